@@ -1,0 +1,348 @@
+//! The commands: load, preflight, plan, run, report, gate. `main` maps the outcome to an
+//! exit code from `exit`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use clap::Parser;
+use globset::{Glob, GlobSetBuilder};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, RunArgs, SelectArgs};
+use crate::exit;
+use crate::gate;
+use crate::preflight::{PreflightError, preflight};
+use crate::report::terminal::{TerminalReporter, Verbosity};
+use crate::report::writer::{EventLog, OutputPaths, WriteError, write_atomic};
+use crate::report::{events, junit, markdown};
+use crate::results::{RESULTS_FORMAT, Results, Status, SuiteInfo, TaskResult, summary, totals};
+use crate::run::events::RunEvent;
+use crate::run::scheduler::{RunOptions, schedule};
+use crate::run::task::display_path;
+use crate::suite::model::Suite;
+use crate::suite::{LoadError, LoadOptions, did_you_mean, load_suite};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n\n"))]
+    Preflight(Vec<PreflightError>),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Usage(_) | AppError::Load(_) => exit::INVALID_INPUT,
+            AppError::Preflight(_) => exit::PREFLIGHT_FAILED,
+            AppError::Write(_) | AppError::Internal(_) => exit::ABORTED,
+        }
+    }
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::INVALID_INPUT } else { exit::SUCCESS };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let outcome = match cli.command {
+        Command::Schema => schema(),
+        Command::List(select) => list(&select),
+        Command::Check(select) => check(&select),
+        Command::Run(args) => run(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{}", error_text(&e));
+            e.exit_code()
+        }
+    }
+}
+
+fn error_text(e: &AppError) -> String {
+    match e {
+        AppError::Load(LoadError::Invalid { .. }) | AppError::Preflight(_) => e.to_string(),
+        _ => format!("error: {e}"),
+    }
+}
+
+fn schema() -> Result<i32, AppError> {
+    let schema = schemars::schema_for!(crate::suite::raw::RawSuite);
+    let text = serde_json::to_string_pretty(&schema).map_err(|e| AppError::Internal(e.to_string()))?;
+    println!("{text}");
+    Ok(exit::SUCCESS)
+}
+
+/// A loaded suite and the indices of its tasks that survive the filters.
+struct Planned {
+    suite: Suite,
+    plan: Vec<usize>,
+}
+
+fn load_all(select: &SelectArgs) -> Result<Vec<Planned>, AppError> {
+    let files = if select.suites.is_empty() { vec![PathBuf::from("evalgate.yaml")] } else { select.suites.clone() };
+    let options = LoadOptions { vars: select.vars.clone() };
+    let mut globs = GlobSetBuilder::new();
+    for pattern in &select.filter {
+        let glob = Glob::new(pattern).map_err(|e| AppError::Usage(format!("invalid --filter `{pattern}`: {e}")))?;
+        globs.add(glob);
+    }
+    let globs = globs.build().map_err(|e| AppError::Usage(e.to_string()))?;
+    let mut planned = Vec::new();
+    let mut diagnostics = Vec::new();
+    for file in files {
+        match load_suite(&file, &options) {
+            Ok(mut suite) => {
+                if let Some(name) = &select.agent {
+                    let Some(agent) = suite.agents.get(name).cloned() else {
+                        let names: Vec<&str> = suite.agents.keys().map(String::as_str).collect();
+                        let help = did_you_mean(name, names.iter().copied())
+                            .map_or_else(|| format!("agents: {}", names.join(", ")), |s| format!("did you mean `{s}`?"));
+                        return Err(AppError::Usage(format!("--agent {name}: no such agent in {}; {help}", file.display())));
+                    };
+                    for task in &mut suite.tasks {
+                        task.agent = agent.clone();
+                    }
+                }
+                let plan = (0..suite.tasks.len())
+                    .filter(|&i| {
+                        let task = &suite.tasks[i];
+                        (select.filter.is_empty() || globs.is_match(&task.id))
+                            && (select.tag.is_empty() || task.tags.iter().any(|t| select.tag.contains(t)))
+                    })
+                    .collect();
+                planned.push(Planned { suite, plan });
+            }
+            Err(LoadError::Invalid { diagnostics: d }) => diagnostics.extend(d),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(LoadError::Invalid { diagnostics }.into());
+    }
+    Ok(planned)
+}
+
+fn preflight_all(planned: &[Planned]) -> Result<(), AppError> {
+    let failures: Vec<PreflightError> = planned.iter().filter_map(|p| preflight(&p.suite).err()).collect();
+    if failures.is_empty() { Ok(()) } else { Err(AppError::Preflight(failures)) }
+}
+
+fn list(select: &SelectArgs) -> Result<i32, AppError> {
+    for p in load_all(select)? {
+        print_plan(&p);
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn print_plan(p: &Planned) {
+    let file = display_path(&p.suite.file);
+    for &i in &p.plan {
+        let task = &p.suite.tasks[i];
+        let tags = if task.tags.is_empty() { String::new() } else { format!(" [{}]", task.tags.join(", ")) };
+        println!("{}/{}  {file}:{}{tags}", p.suite.id, task.id, task.position.line);
+    }
+}
+
+fn check(select: &SelectArgs) -> Result<i32, AppError> {
+    let planned = load_all(select)?;
+    preflight_all(&planned)?;
+    if !select.quiet {
+        for p in &planned {
+            eprintln!(
+                "ok: {} ({}): {} task(s), {} agent(s); preflight passed",
+                p.suite.id,
+                display_path(&p.suite.file),
+                p.suite.tasks.len(),
+                p.suite.agents.len()
+            );
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn run(args: &RunArgs) -> Result<i32, AppError> {
+    let planned = load_all(&args.select)?;
+    if planned.len() > 1 && (args.junit.is_some() || args.markdown.is_some() || args.json.is_some()) {
+        return Err(AppError::Usage(
+            "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
+        ));
+    }
+    preflight_all(&planned)?;
+    if args.dry_run {
+        for p in &planned {
+            print_plan(p);
+        }
+        return Ok(exit::SUCCESS);
+    }
+    let paths: Vec<OutputPaths> = planned
+        .iter()
+        .map(|p| {
+            if planned.len() > 1 {
+                OutputPaths::new(&args.out.join(&p.suite.id), None, None, None)
+            } else {
+                OutputPaths::new(&args.out, args.junit.clone(), args.markdown.clone(), args.json.clone())
+            }
+        })
+        .collect();
+    for p in &paths {
+        p.prepare()?;
+    }
+
+    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Internal(format!("cannot start the async runtime: {e}")))?;
+    let verbosity = match (args.select.quiet, args.select.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (_, true) => Verbosity::Verbose,
+        _ => Verbosity::Normal,
+    };
+    runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        spawn_signal_handler(cancel.clone());
+        let mut code = exit::SUCCESS;
+        for (p, paths) in planned.into_iter().zip(&paths) {
+            let options = RunOptions { jobs, fail_fast: args.fail_fast };
+            let results = run_suite(p, paths, options, verbosity, cancel.clone()).await?;
+            let suite_code = if results.interrupted {
+                exit::ABORTED
+            } else if results.verdict.passed {
+                exit::SUCCESS
+            } else {
+                exit::GATE_FAILED
+            };
+            code = code.max(suite_code);
+            if results.interrupted {
+                break;
+            }
+        }
+        Ok(code)
+    })
+}
+
+fn spawn_signal_handler(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            return;
+        };
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
+        cancel.cancel();
+    });
+}
+
+async fn run_suite(
+    planned: Planned,
+    paths: &OutputPaths,
+    options: RunOptions,
+    verbosity: Verbosity,
+    cancel: CancellationToken,
+) -> Result<Results, AppError> {
+    let started = Instant::now();
+    let started_at = now();
+    let suite = Arc::new(planned.suite);
+    let plan = planned.plan;
+    let mut log = EventLog::create(&paths.events)?;
+    log.append(&events::started(&suite.id, suite.version.as_deref(), plan.len(), &started_at))?;
+    let mut terminal = TerminalReporter::new(verbosity);
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone()));
+    let mut slots: Vec<Option<TaskResult>> = vec![None; plan.len()];
+    let mut interrupted = false;
+    while let Some(event) = rx.recv().await {
+        terminal.handle(&event);
+        match event {
+            RunEvent::Started { .. } | RunEvent::TaskStarted { .. } => {}
+            RunEvent::TaskFinished { index, result } => {
+                if result.status != Status::Skipped {
+                    log.append(&events::scored(&suite.id, &result, &now()))?;
+                }
+                slots[index] = Some(*result);
+            }
+            RunEvent::Finished { interrupted: i } => interrupted = i,
+        }
+    }
+    scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")))?;
+
+    let tasks: Vec<TaskResult> = slots
+        .into_iter()
+        .zip(&plan)
+        .map(|(slot, &i)| {
+            slot.unwrap_or_else(|| {
+                let mut lost = crate::run::task::skipped(&suite, &suite.tasks[i], "internal error: the task's result was lost");
+                lost.status = Status::Error;
+                lost
+            })
+        })
+        .collect();
+    let totals = totals(&tasks);
+    let verdict = gate::evaluate(&totals, suite.thresholds.as_ref());
+    let results = Results {
+        format: RESULTS_FORMAT.into(),
+        evalgate_version: env!("CARGO_PKG_VERSION").into(),
+        suite: SuiteInfo {
+            id: suite.id.clone(),
+            version: suite.version.clone(),
+            description: suite.description.clone(),
+            file: display_path(&suite.file),
+            modes: suite.modes.clone(),
+        },
+        started_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        interrupted,
+        tasks,
+        totals,
+        verdict,
+    };
+    write_reports(&results, paths)?;
+    log.append(&events::completed(&results, &now()))?;
+    terminal.summary(&results);
+    Ok(results)
+}
+
+pub fn write_reports(results: &Results, paths: &OutputPaths) -> Result<(), AppError> {
+    let json = |v: &dyn erased::Json| v.to_pretty();
+    write_atomic(&paths.results, json(results).as_bytes())?;
+    write_atomic(&paths.summary, json(&summary::summary(results)).as_bytes())?;
+    write_atomic(&paths.junit, junit::render(results).as_bytes())?;
+    write_atomic(&paths.markdown, markdown::render(results).as_bytes())?;
+    Ok(())
+}
+
+mod erased {
+    /// Pretty JSON of any serializable value (a results file must never fail to serialize).
+    pub trait Json {
+        fn to_pretty(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn to_pretty(&self) -> String {
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize: {e}\"}}")) + "\n"
+        }
+    }
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}

@@ -1,0 +1,171 @@
+//! The `command` grader: a script judges the run (the code-grader protocol).
+//!
+//! The script gets a context JSON on stdin. A JSON object on stdout is read as
+//! `{score, assertions: [{text, passed}]}` or `{passed, reason, checks}`; anything else is
+//! judged by the exit code (0 passes). A non-zero exit with output on stderr is a grader error.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::{GradeInput, GradeResult, Graded, excerpt};
+use crate::run::process::{ProcessSpec, run_process};
+use crate::suite::ValidateCx;
+use crate::suite::model::CommandLine;
+use crate::suite::raw::{RawCommandLine, RawGraderKind};
+use crate::suite::template::{Scope, Template};
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug)]
+pub struct CommandCheck {
+    command: CommandLine,
+    env: Vec<(String, Template)>,
+    timeout: Duration,
+}
+
+impl CommandCheck {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
+        let RawGraderKind::Command { run, timeout, env } = raw else {
+            unreachable!("only command graders are routed here")
+        };
+        let command = match run {
+            RawCommandLine::Shell(s) => CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &format!("{path}.run"))?),
+            RawCommandLine::Argv(argv) if argv.is_empty() => {
+                cx.error(&format!("{path}.run"), "the command is empty");
+                return None;
+            }
+            RawCommandLine::Argv(argv) => CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &format!("{path}.run"))?),
+        };
+        let env = cx.env_templates(&env.into_iter().collect::<BTreeMap<_, _>>(), Scope::AfterAgent, &format!("{path}.env"));
+        Some(CommandCheck { command, env, timeout: timeout.map_or(DEFAULT_TIMEOUT, |d| d.0) })
+    }
+
+    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        let b = input.bindings;
+        let mut spec = match &self.command {
+            CommandLine::Shell(t) => ProcessSpec::shell(&b.render(t), input.workdir.to_owned(), self.timeout),
+            CommandLine::Argv(argv) => {
+                ProcessSpec::argv(argv.iter().map(|t| b.render(t)).collect(), input.workdir.to_owned(), self.timeout)
+            }
+        };
+        spec.env = self.env.iter().map(|(k, t)| (k.clone(), b.render(t))).collect();
+        spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
+        let context = json!({
+            "task": {"id": b.task_id},
+            "prompt": b.prompt,
+            "output": input.output,
+            "exit_code": input.exit_code,
+            "latency_ms": input.latency.as_millis() as u64,
+            "tool_calls": input.trace.tool_calls,
+            "usage": input.trace.usage,
+            "model": input.trace.model,
+        });
+        spec.stdin = Some(context.to_string().into_bytes());
+        let out = run_process(&spec).await.map_err(|e| e.to_string())?;
+        if out.timed_out {
+            return Err(format!("command grader {}", out.describe_end(self.timeout)));
+        }
+        let stderr = out.stderr.text.trim();
+        if out.exit_code != Some(0) && !stderr.is_empty() {
+            return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt(stderr, 200)));
+        }
+        let stdout = out.stdout.text.trim();
+        if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(stdout) {
+            if let Some(graded) = read_protocol(&object)? {
+                return Ok(graded);
+            }
+        }
+        let passed = out.exit_code == Some(0);
+        let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
+        Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None })
+    }
+}
+
+/// Reads a JSON verdict; `Ok(None)` when the object is not in either protocol shape.
+fn read_protocol(object: &Map<String, Value>) -> Result<Option<Graded>, String> {
+    let score = match object.get("score") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if (0.0..=1.0).contains(&s) => Some(s),
+            _ => return Err(format!("command grader returned score {n}, outside 0..1")),
+        },
+        Some(other) => return Err(format!("command grader returned a non-numeric score: {other}")),
+    };
+    let explicit_pass = match object.get("passed") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => return Err(format!("command grader returned a non-boolean `passed`: {other}")),
+    };
+    let reason = object.get("reason").and_then(Value::as_str).map(|r| excerpt(r, 200));
+
+    if let Some(passed) = explicit_pass {
+        let checks = object.get("checks").cloned();
+        return Ok(Some(Graded {
+            score: score.unwrap_or(if passed { 1.0 } else { 0.0 }),
+            passed,
+            reason: reason.unwrap_or_else(|| if passed { "passed".into() } else { "failed".into() }),
+            evidence: checks,
+        }));
+    }
+    let assertions = match object.get("assertions") {
+        None => None,
+        Some(Value::Array(items)) => {
+            let mut parsed = Vec::with_capacity(items.len());
+            for item in items {
+                let passed = item.get("passed").and_then(Value::as_bool).ok_or_else(|| {
+                    format!("command grader returned an assertion without a boolean `passed`: {item}")
+                })?;
+                let text = item.get("text").and_then(Value::as_str).unwrap_or("(unnamed assertion)").to_owned();
+                parsed.push((text, passed));
+            }
+            Some(parsed)
+        }
+        Some(other) => return Err(format!("command grader returned non-list `assertions`: {other}")),
+    };
+    if score.is_none() && assertions.is_none() {
+        return Ok(None);
+    }
+    let assertions = assertions.unwrap_or_default();
+    let score = match score {
+        Some(s) => s,
+        None if assertions.is_empty() => return Err("command grader returned no score and no assertions".into()),
+        None => assertions.iter().filter(|(_, p)| *p).count() as f64 / assertions.len() as f64,
+    };
+    let failed: Vec<&str> = assertions.iter().filter(|(_, p)| !*p).map(|(t, _)| t.as_str()).collect();
+    let passed = score >= 1.0 - 1e-9 && failed.is_empty();
+    let reason = reason.unwrap_or_else(|| match (failed.is_empty(), assertions.len()) {
+        (true, 0) => format!("score {score:.2}"),
+        (true, n) => format!("all {n} assertions passed"),
+        (false, n) => format!("{} of {n} assertions failed: {}", failed.len(), excerpt(&failed.join("; "), 180)),
+    });
+    let evidence = object.get("assertions").cloned();
+    Ok(Some(Graded { score, passed, reason, evidence }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(v: Value) -> Result<Option<Graded>, String> {
+        read_protocol(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn assertions_without_a_score_score_passed_over_total() {
+        let g = read(json!({"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]})).unwrap().unwrap();
+        assert_eq!(g.score, 0.5);
+        assert!(!g.passed);
+        assert_eq!(g.reason, "1 of 2 assertions failed: b");
+    }
+
+    #[test]
+    fn passed_form_and_bad_scores() {
+        let g = read(json!({"passed": true, "reason": "ok", "checks": []})).unwrap().unwrap();
+        assert!(g.passed && g.score == 1.0 && g.reason == "ok");
+        assert!(read(json!({"score": 1.5})).is_err());
+        assert!(read(json!({"score": "high"})).is_err());
+        assert_eq!(read(json!({"other": 1})).unwrap(), None);
+    }
+}

@@ -1,0 +1,74 @@
+//! The `json_schema` grader: the output validates against a JSON Schema.
+
+use serde_json::Value;
+
+use super::{GradeInput, Graded, excerpt};
+use crate::suite::ValidateCx;
+use crate::suite::raw::RawGraderKind;
+
+#[derive(Debug)]
+pub struct SchemaCheck {
+    validator: jsonschema::Validator,
+}
+
+impl SchemaCheck {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
+        let RawGraderKind::JsonSchema { schema, schema_file } = raw else {
+            unreachable!("only json_schema graders are routed here")
+        };
+        let (schema, key) = match (schema, schema_file) {
+            (Some(schema), None) => (schema, "schema"),
+            (None, Some(file)) => {
+                let key = format!("{path}.schema_file");
+                let full = cx.resolve_path(&file);
+                let text = match std::fs::read_to_string(&full) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        cx.error(&key, format!("cannot read schema file {}: {e}", full.display()));
+                        return None;
+                    }
+                };
+                match serde_json::from_str(&text).or_else(|_| serde_yaml::from_str(&text)) {
+                    Ok(schema) => (schema, "schema_file"),
+                    Err(e) => {
+                        cx.error(&key, format!("schema file {} is neither JSON nor YAML: {e}", full.display()));
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                cx.error(path, "a `json_schema` grader needs exactly one of `schema` or `schema_file`");
+                return None;
+            }
+        };
+        match jsonschema::validator_for(&schema) {
+            Ok(validator) => Some(SchemaCheck { validator }),
+            Err(e) => {
+                cx.error(&format!("{path}.{key}"), format!("invalid JSON Schema: {e}"));
+                None
+            }
+        }
+    }
+
+    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+        let instance: Value = match serde_json::from_str(input.output.trim()) {
+            Ok(v) => v,
+            Err(e) => return Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
+        };
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(&instance)
+            .take(5)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+            })
+            .collect();
+        if errors.is_empty() {
+            Graded::pass("output matches the schema")
+        } else {
+            Graded::fail(format!("output does not match the schema: {}", excerpt(&errors.join("; "), 200)))
+                .with_evidence(Value::from(errors))
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Graders: each turns what the agent did into a score in 0..1, a verdict and a reason.
+//! One file a family; `Grader::from_raw` and `Grader::grade` are where they are registered.
+
+mod budget;
+mod command;
+pub mod json;
+pub mod json_path;
+mod json_schema;
+mod no_leak;
+mod text;
+mod tools;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::run::bindings::Bindings;
+use crate::suite::ValidateCx;
+use crate::suite::raw::{RawGrader, RawGraderKind};
+use crate::sut::Trace;
+
+#[derive(Debug)]
+pub struct Grader {
+    pub name: String,
+    /// The `type` as written in the suite.
+    pub kind_name: &'static str,
+    pub weight: f64,
+    pub required: bool,
+    pub check: Check,
+}
+
+#[derive(Debug)]
+pub enum Check {
+    Text(text::TextCheck),
+    Json(json::JsonCheck),
+    JsonSchema(json_schema::SchemaCheck),
+    Tool(tools::ToolCheck),
+    Command(command::CommandCheck),
+    Budget(budget::BudgetCheck),
+    NoLeak(no_leak::NoLeakCheck),
+}
+
+/// Everything a grader may look at.
+pub struct GradeInput<'a> {
+    pub output: &'a str,
+    pub trace: &'a Trace,
+    pub latency: Duration,
+    pub exit_code: Option<i32>,
+    pub bindings: &'a Bindings,
+    /// Working directory for command graders.
+    pub workdir: &'a Path,
+    pub timeout: Duration,
+}
+
+/// A grader's verdict. `Err` means the grader could not judge (an error, never a pass).
+pub type GradeResult = Result<Graded, String>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graded {
+    pub score: f64,
+    pub passed: bool,
+    pub reason: String,
+    pub evidence: Option<Value>,
+}
+
+impl Graded {
+    pub fn pass(reason: impl Into<String>) -> Self {
+        Graded { score: 1.0, passed: true, reason: reason.into(), evidence: None }
+    }
+
+    pub fn fail(reason: impl Into<String>) -> Self {
+        Graded { score: 0.0, passed: false, reason: reason.into(), evidence: None }
+    }
+
+    pub fn of(passed: bool, pass_reason: impl Into<String>, fail_reason: impl Into<String>) -> Self {
+        if passed { Graded::pass(pass_reason) } else { Graded::fail(fail_reason) }
+    }
+
+    pub fn with_evidence(mut self, evidence: Value) -> Self {
+        self.evidence = Some(evidence);
+        self
+    }
+}
+
+impl Grader {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGrader, path: &str) -> Option<Grader> {
+        let kind_name = kind_name(&raw.kind);
+        let weight = raw.common.weight.unwrap_or(1.0);
+        if !(weight.is_finite() && weight >= 0.0) {
+            cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
+        }
+        let check = match raw.kind {
+            k @ (RawGraderKind::Equals { .. }
+            | RawGraderKind::Contains { .. }
+            | RawGraderKind::NotContains { .. }
+            | RawGraderKind::Regex { .. }
+            | RawGraderKind::StartsWith { .. }) => text::TextCheck::from_raw(cx, k, path).map(Check::Text),
+            k @ RawGraderKind::Json { .. } => json::JsonCheck::from_raw(cx, k, path).map(Check::Json),
+            k @ RawGraderKind::JsonSchema { .. } => json_schema::SchemaCheck::from_raw(cx, k, path).map(Check::JsonSchema),
+            k @ (RawGraderKind::ToolCalled { .. }
+            | RawGraderKind::ToolNotCalled { .. }
+            | RawGraderKind::ToolSequence { .. }
+            | RawGraderKind::ToolCalls { .. }) => tools::ToolCheck::from_raw(cx, k, path).map(Check::Tool),
+            k @ RawGraderKind::Command { .. } => command::CommandCheck::from_raw(cx, k, path).map(Check::Command),
+            k @ (RawGraderKind::Cost { .. } | RawGraderKind::Latency { .. } | RawGraderKind::Tokens { .. }) => {
+                budget::BudgetCheck::from_raw(cx, k, path).map(Check::Budget)
+            }
+            k @ RawGraderKind::NoLeak { .. } => no_leak::NoLeakCheck::from_raw(cx, k, path).map(Check::NoLeak),
+        }?;
+        Some(Grader {
+            name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),
+            kind_name,
+            weight,
+            required: raw.common.required,
+            check,
+        })
+    }
+
+    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        match &self.check {
+            Check::Text(c) => Ok(c.grade(input)),
+            Check::Json(c) => Ok(c.grade(input)),
+            Check::JsonSchema(c) => Ok(c.grade(input)),
+            Check::Tool(c) => Ok(c.grade(input)),
+            Check::Command(c) => c.grade(input).await,
+            Check::Budget(c) => c.grade(input),
+            Check::NoLeak(c) => Ok(c.grade(input)),
+        }
+    }
+}
+
+fn kind_name(kind: &RawGraderKind) -> &'static str {
+    match kind {
+        RawGraderKind::Equals { .. } => "equals",
+        RawGraderKind::Contains { .. } => "contains",
+        RawGraderKind::NotContains { .. } => "not_contains",
+        RawGraderKind::Regex { .. } => "regex",
+        RawGraderKind::StartsWith { .. } => "starts_with",
+        RawGraderKind::Json { .. } => "json",
+        RawGraderKind::JsonSchema { .. } => "json_schema",
+        RawGraderKind::ToolCalled { .. } => "tool_called",
+        RawGraderKind::ToolNotCalled { .. } => "tool_not_called",
+        RawGraderKind::ToolSequence { .. } => "tool_sequence",
+        RawGraderKind::ToolCalls { .. } => "tool_calls",
+        RawGraderKind::Command { .. } => "command",
+        RawGraderKind::Cost { .. } => "cost",
+        RawGraderKind::Latency { .. } => "latency",
+        RawGraderKind::Tokens { .. } => "tokens",
+        RawGraderKind::NoLeak { .. } => "no_leak",
+    }
+}
+
+/// Shortens `text` to at most `max` characters for a one-line reason.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let one_line = text.trim().replace(['\n', '\r'], " ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,14 @@
+//! evalgate: gate pull requests and releases on the measured quality of AI agents,
+//! LLM prompts and MCP servers.
+
+pub mod app;
+pub mod cli;
+pub mod exit;
+pub mod gate;
+pub mod grade;
+pub mod preflight;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod suite;
+pub mod sut;

@@ -1,0 +1,138 @@
+//! Preflight: everything the environment must provide, checked before any task runs.
+//! Every miss is listed at once.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use crate::suite::model::Suite;
+use crate::suite::template::{Template, Var};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    pub kind: &'static str,
+    pub name: String,
+    pub detail: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub struct PreflightError {
+    pub file: String,
+    pub misses: Vec<Miss>,
+}
+
+impl fmt::Display for PreflightError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "preflight failed for {}: {} missing", self.file, self.misses.len())?;
+        for m in &self.misses {
+            writeln!(f, "  - {} `{}`: {}", m.kind, m.name, m.detail)?;
+        }
+        write!(f, "nothing ran")
+    }
+}
+
+pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
+    let mut misses = Vec::new();
+    for command in &suite.env.commands {
+        if which::which_in(command, std::env::var_os("PATH"), &suite.dir).is_err() {
+            misses.push(Miss { kind: "command", name: command.clone(), detail: "not found on PATH".into() });
+        }
+    }
+    if !suite.env.python_modules.is_empty() {
+        python_modules(&suite.env.python_modules, &suite.dir, &mut misses);
+    }
+    let mut env_vars: BTreeSet<&str> = suite.env.env_vars.iter().map(String::as_str).collect();
+    env_vars.extend(referenced_env(suite));
+    for name in env_vars {
+        if std::env::var_os(name).is_none() {
+            // Only the name is reported: values of environment variables are never printed.
+            misses.push(Miss { kind: "environment variable", name: name.to_owned(), detail: "is not set".into() });
+        }
+    }
+    for (written, path) in &suite.env.files {
+        if !path.exists() {
+            misses.push(Miss { kind: "file", name: written.clone(), detail: format!("{} does not exist", path.display()) });
+        }
+    }
+    for agent in suite.agents.values() {
+        let program = agent.command[0].source();
+        if let Some(detail) = missing_program(program, &agent.workdir) {
+            misses.push(Miss { kind: "agent command", name: program.to_owned(), detail: format!("{detail} (agent `{}`)", agent.name) });
+        }
+    }
+    if misses.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError { file: suite.file.display().to_string(), misses })
+    }
+}
+
+/// `{env.X}` used anywhere in the suite's templates.
+fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
+    let mut templates: Vec<&Template> = Vec::new();
+    for agent in suite.agents.values() {
+        templates.extend(&agent.command);
+        templates.extend(agent.env.iter().map(|(_, t)| t));
+    }
+    for task in &suite.tasks {
+        templates.extend(task.prompt.templates());
+        for step in task.setup.iter().chain(&task.cleanup) {
+            templates.extend(step.command.templates());
+            templates.extend(step.env.iter().map(|(_, t)| t));
+        }
+    }
+    templates
+        .into_iter()
+        .flat_map(Template::vars)
+        .filter_map(|v| match v {
+            Var::Env(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn missing_program(program: &str, workdir: &Path) -> Option<String> {
+    if program.contains('/') {
+        let path = workdir.join(program);
+        if !path.is_file() {
+            return Some(format!("{} does not exist", path.display()));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = path.metadata().map(|m| m.permissions().mode()).unwrap_or(0);
+            if mode & 0o111 == 0 {
+                return Some(format!("{} is not executable (chmod +x)", path.display()));
+            }
+        }
+        None
+    } else {
+        which::which(program).err().map(|_| "not found on PATH".to_owned())
+    }
+}
+
+fn python_modules(modules: &[String], dir: &Path, misses: &mut Vec<Miss>) {
+    let python = ["python3", "python"].into_iter().find(|p| which::which(p).is_ok());
+    let Some(python) = python else {
+        for m in modules {
+            misses.push(Miss { kind: "python module", name: m.clone(), detail: "no python3 on PATH to import it".into() });
+        }
+        return;
+    };
+    // One interpreter checks every module and prints the missing ones.
+    let script = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    try:\n        ok = importlib.util.find_spec(m) is not None\n    except Exception:\n        ok = False\n    if not ok:\n        print(m)\n";
+    let out = std::process::Command::new(python).arg("-c").arg(script).args(modules).current_dir(dir).output();
+    match out {
+        Ok(out) if out.status.success() => {
+            for m in String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()) {
+                misses.push(Miss { kind: "python module", name: m.to_owned(), detail: format!("cannot be imported by {python}") });
+            }
+        }
+        Ok(out) => misses.push(Miss {
+            kind: "python module",
+            name: modules.join(", "),
+            detail: format!("{python} failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        }),
+        Err(e) => misses.push(Miss { kind: "python module", name: modules.join(", "), detail: format!("cannot run {python}: {e}") }),
+    }
+}

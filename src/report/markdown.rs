@@ -1,0 +1,187 @@
+//! The Markdown summary: verdict first, the gate table, failing tasks with reasons, a tag
+//! breakdown, cost and latency. Model output is escaped and cut so the whole stays under
+//! a PR comment's 65,536 characters.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::results::{Phase, Results, Status, TaskResult};
+
+/// GitHub's limit for a comment body.
+pub const MAX_CHARS: usize = 65_536;
+/// Characters of output shown per failing task.
+const OUTPUT_EXCERPT: usize = 500;
+
+pub fn render(results: &Results) -> String {
+    render_within(results, MAX_CHARS)
+}
+
+/// Drops detail (output excerpts first, then failing-task rows) until the text fits `max`.
+pub fn render_within(results: &Results, max: usize) -> String {
+    let failing = results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).count();
+    let mut rows = failing;
+    let mut excerpts = true;
+    loop {
+        let text = render_with(results, rows, excerpts);
+        if text.chars().count() <= max {
+            return text;
+        }
+        if excerpts {
+            excerpts = false;
+        } else if rows > 0 {
+            rows /= 2;
+        } else {
+            // Even the skeleton is too long (an enormous tag list): keep the verdict.
+            return text.chars().take(max.saturating_sub(1)).collect::<String>() + "…";
+        }
+    }
+}
+
+fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
+    let t = &results.totals;
+    let mut md = String::new();
+    let (icon, word) = if results.interrupted {
+        ("⚠️", "interrupted")
+    } else if results.verdict.passed {
+        ("✅", "passed")
+    } else {
+        ("❌", "failed")
+    };
+    let _ = writeln!(md, "## {icon} evalgate: `{}` {word}\n", escape(&results.suite.id));
+    let mut line = format!("**{}/{} tasks passed**", t.passed, t.tasks);
+    for (n, what) in [(t.failed, "failed"), (t.errors, "errored"), (t.skipped, "skipped")] {
+        if n > 0 {
+            let _ = write!(line, " · {n} {what}");
+        }
+    }
+    let _ = write!(line, " · score {:.2}", t.score);
+    if let Some(cost) = t.cost_usd {
+        let _ = write!(line, " · cost ${cost:.4}");
+    }
+    if let Some(p95) = t.p95_latency_ms {
+        let _ = write!(line, " · p95 {p95} ms");
+    }
+    let _ = writeln!(md, "{line}\n");
+
+    let _ = writeln!(md, "### Gate\n\n| check | budget | actual | |\n|---|---|---|---|");
+    for c in &results.verdict.checks {
+        let _ = writeln!(md, "| {} | {} | {} | {} |", escape(&c.name), escape(&c.budget), escape(&c.actual), if c.passed { "✅" } else { "❌" });
+    }
+    md.push('\n');
+
+    let failing: Vec<&TaskResult> = results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(md, "### Failing tasks\n\n| task | status | score | reason |\n|---|---|---|---|");
+        for task in failing.iter().take(max_rows) {
+            let status = if task.status == Status::Failed { "❌ failed" } else { "💥 error" };
+            let reason = task.reason.as_deref().unwrap_or("");
+            let _ = writeln!(md, "| `{}` | {status} | {:.2} | {} |", code(&task.id), task.score, escape(&cut(reason, 300)));
+        }
+        if failing.len() > max_rows {
+            let _ = writeln!(md, "\n…and {} more failing tasks: see `results.json`.", failing.len() - max_rows);
+        }
+        md.push('\n');
+        if excerpts {
+            for task in failing.iter().take(max_rows) {
+                let Some(output) = task.last_trial().and_then(|t| t.output.as_deref()).filter(|o| !o.trim().is_empty()) else {
+                    continue;
+                };
+                let _ = writeln!(
+                    md,
+                    "<details><summary>Output of <code>{}</code></summary>\n\n<pre>{}</pre>\n</details>\n",
+                    escape(&task.id),
+                    escape_block(&cut(output, OUTPUT_EXCERPT))
+                );
+            }
+        }
+    }
+
+    let cleanup: Vec<String> = results
+        .tasks
+        .iter()
+        .flat_map(|t| t.trials.iter().flat_map(move |trial| trial.steps.iter().map(move |s| (t, s))))
+        .filter(|(_, s)| s.phase == Phase::Cleanup && s.status != Status::Passed)
+        .map(|(t, s)| format!("| `{}` | {} | {} |", code(&t.id), escape(&s.label()), escape(&cut(s.failure.as_deref().unwrap_or(""), 200))))
+        .collect();
+    if !cleanup.is_empty() {
+        let _ = writeln!(md, "### Cleanup failures (logged, not gated)\n\n| task | step | failure |\n|---|---|---|");
+        for row in cleanup.iter().take(max_rows.max(5)) {
+            let _ = writeln!(md, "{row}");
+        }
+        md.push('\n');
+    }
+
+    let mut tags: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
+    for task in results.tasks.iter().filter(|t| t.status != Status::Skipped) {
+        for tag in &task.tags {
+            let e = tags.entry(tag.as_str()).or_default();
+            e.0 += 1;
+            e.1 += usize::from(task.status == Status::Passed);
+            e.2 += if task.status == Status::Error { 0.0 } else { task.score };
+        }
+    }
+    if !tags.is_empty() {
+        let _ = writeln!(md, "### By tag\n\n| tag | passed | score |\n|---|---|---|");
+        for (tag, (n, passed, score)) in &tags {
+            let _ = writeln!(md, "| {} | {passed}/{n} | {:.2} |", escape(tag), score / *n as f64);
+        }
+        md.push('\n');
+    }
+
+    let _ = writeln!(md, "### Cost and latency\n\n| | |\n|---|---|");
+    let cost = match (t.cost_usd, t.tasks_without_cost) {
+        (Some(c), 0) => format!("${c:.4}"),
+        (Some(c), n) => format!("${c:.4} (unknown for {n} tasks)"),
+        (None, _) => "not reported".into(),
+    };
+    let _ = writeln!(md, "| total cost | {cost} |");
+    let _ = writeln!(md, "| p95 latency | {} |", t.p95_latency_ms.map_or("n/a".into(), |p| format!("{p} ms")));
+    if let Some(tokens) = t.total_tokens {
+        let _ = writeln!(md, "| tokens | {tokens} |");
+    }
+    let _ = writeln!(md, "| wall time | {:.1} s |", results.duration_ms as f64 / 1000.0);
+    md
+}
+
+/// Escapes text for a table cell or paragraph: no table breaks, no HTML, no code spans,
+/// no @mentions, one line.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '`' => out.push_str("\\`"),
+            '@' => out.push_str("@\u{200b}"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes text for a `<pre>` block: HTML and mentions, newlines kept.
+fn escape_block(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{200b}")
+}
+
+/// For text inside a code span: only the backtick must go.
+fn code(text: &str) -> String {
+    text.replace('`', "'")
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max { text.to_owned() } else { format!("{}…", text.chars().take(max).collect::<String>()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_tables_html_code_and_mentions() {
+        assert_eq!(escape("a|b <script> `x` @team\nnext"), "a\\|b &lt;script&gt; \\`x\\` @\u{200b}team next");
+    }
+}

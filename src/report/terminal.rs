@@ -1,0 +1,138 @@
+//! The terminal: a progress bar on a TTY, one plain line per finished task otherwise
+//! (CI logs), then a short summary and the verdict. Colours only on a TTY.
+
+use std::io::IsTerminal;
+
+use console::{Style, Term};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::grade::excerpt;
+use crate::results::{Results, Status, TaskResult};
+use crate::run::events::RunEvent;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+pub struct TerminalReporter {
+    verbosity: Verbosity,
+    bar: Option<ProgressBar>,
+    colors: bool,
+}
+
+impl TerminalReporter {
+    pub fn new(verbosity: Verbosity) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        console::set_colors_enabled_stderr(tty);
+        TerminalReporter { verbosity, bar: None, colors: tty }
+    }
+
+    pub fn handle(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::Started { suite_id, tasks } => {
+                if self.verbosity != Verbosity::Quiet {
+                    self.line(format!("{} {suite_id}: {tasks} task(s)", self.style(Style::new().bold(), "Running")));
+                }
+                if self.colors && self.verbosity != Verbosity::Quiet {
+                    let bar = ProgressBar::new(*tasks as u64);
+                    bar.set_style(
+                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    self.bar = Some(bar);
+                }
+            }
+            RunEvent::TaskStarted { id, .. } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(id.clone());
+                }
+            }
+            RunEvent::TaskFinished { result, .. } => {
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+                let show = match self.verbosity {
+                    Verbosity::Quiet => result.status != Status::Passed && result.status != Status::Skipped,
+                    _ => true,
+                };
+                if show {
+                    let line = self.task_line(result);
+                    self.line(line);
+                }
+            }
+            RunEvent::Finished { .. } => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish_and_clear();
+                }
+            }
+        }
+    }
+
+    pub fn summary(&self, results: &Results) {
+        let t = &results.totals;
+        let mut lines = Vec::new();
+        if self.verbosity != Verbosity::Quiet {
+            lines.push(String::new());
+            for c in &results.verdict.checks {
+                let mark = if c.passed { self.style(Style::new().green(), "ok  ") } else { self.style(Style::new().red(), "FAIL") };
+                lines.push(format!("  {mark} {:<16} budget {:<12} actual {}", c.name, c.budget, c.actual));
+            }
+        }
+        let verdict = if results.interrupted {
+            self.style(Style::new().yellow().bold(), "INTERRUPTED")
+        } else if results.verdict.passed {
+            self.style(Style::new().green().bold(), "PASSED")
+        } else {
+            self.style(Style::new().red().bold(), "FAILED")
+        };
+        lines.push(format!(
+            "{verdict} {}: {}/{} passed, {} failed, {} errors, {} skipped, score {:.2} in {:.1}s",
+            results.suite.id,
+            t.passed,
+            t.tasks,
+            t.failed,
+            t.errors,
+            t.skipped,
+            t.score,
+            results.duration_ms as f64 / 1000.0
+        ));
+        for line in lines {
+            self.line(line);
+        }
+    }
+
+    fn task_line(&self, task: &TaskResult) -> String {
+        let (label, style) = match task.status {
+            Status::Passed => ("PASS ", Style::new().green()),
+            Status::Failed => ("FAIL ", Style::new().red()),
+            Status::Error => ("ERROR", Style::new().red().bold()),
+            Status::Skipped => ("SKIP ", Style::new().yellow()),
+        };
+        let mut line = format!("{} {} [{:.2}] {} ms", self.style(style, label), task.id, task.score, task.duration_ms);
+        if let Some(reason) = &task.reason {
+            line.push_str(&format!(": {}", excerpt(reason, 200)));
+        }
+        if self.verbosity == Verbosity::Verbose {
+            for g in task.last_trial().map(|t| t.graders.as_slice()).unwrap_or_default() {
+                line.push_str(&format!("\n      {} {} [{:.2}] {}", g.status.label(), g.name, g.score, g.reason));
+            }
+        }
+        line
+    }
+
+    fn style(&self, style: Style, text: &str) -> String {
+        if self.colors { style.apply_to(text).to_string() } else { text.to_owned() }
+    }
+
+    fn line(&self, text: String) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => {
+                let _ = Term::stderr().write_line(&text);
+            }
+        }
+    }
+}

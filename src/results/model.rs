@@ -1,0 +1,202 @@
+//! `results.json` (`"format": "evalgate-results/1"`): everything a run found, the input of
+//! every report and of the gate.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::gate::GateVerdict;
+use crate::sut::{ToolCall, Usage};
+
+pub const RESULTS_FORMAT: &str = "evalgate-results/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    pub format: String,
+    pub evalgate_version: String,
+    pub suite: SuiteInfo,
+    pub started_at: String,
+    pub duration_ms: u64,
+    /// The run was interrupted (Ctrl-C, SIGTERM): unfinished tasks are skipped or errors.
+    pub interrupted: bool,
+    pub tasks: Vec<TaskResult>,
+    pub totals: Totals,
+    pub verdict: GateVerdict,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The suite file, relative to the working directory when it is below it.
+    pub file: String,
+    #[serde(default)]
+    pub modes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// The task could not be run or judged (agent crash, timeout, setup or grader error).
+    Error,
+    Skipped,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Error => "error",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Where the task is defined.
+    pub file: String,
+    pub line: usize,
+    pub agent: String,
+    pub status: Status,
+    pub score: f64,
+    pub weight: f64,
+    /// One line: why the task failed, errored or was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub duration_ms: u64,
+    /// How many times the task ran (more than one when infrastructure errors were retried).
+    pub attempts: u32,
+    pub trials: Vec<TrialResult>,
+}
+
+impl TaskResult {
+    pub fn last_trial(&self) -> Option<&TrialResult> {
+        self.trials.last()
+    }
+
+    pub fn latency_ms(&self) -> Option<u64> {
+        self.last_trial().and_then(|t| t.latency_ms)
+    }
+
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.last_trial().and_then(|t| t.usage.as_ref()).and_then(|u| u.cost_usd)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialResult {
+    pub status: Status,
+    pub score: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The agent's output, cut to `OUTPUT_EXCERPT` characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default)]
+    pub output_truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub graders: Vec<GraderResult>,
+    #[serde(default)]
+    pub steps: Vec<StepResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GraderResult {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: Status,
+    pub score: f64,
+    pub weight: f64,
+    pub required: bool,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Setup,
+    Cleanup,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepResult {
+    pub phase: Phase,
+    /// Position in its list as written (0-based).
+    pub index: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub command: String,
+    pub status: Status,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why the step failed: the unmet expectation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+}
+
+impl StepResult {
+    /// "setup step 2 (`id`)" for messages.
+    pub fn label(&self) -> String {
+        let phase = match self.phase {
+            Phase::Setup => "setup",
+            Phase::Cleanup => "cleanup",
+        };
+        match &self.id {
+            Some(id) => format!("{phase} step {} (`{id}`)", self.index + 1),
+            None => format!("{phase} step {}", self.index + 1),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub tasks: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    /// Weighted mean of task scores over tasks that ran (errors count as 0).
+    pub score: f64,
+    /// passed / tasks that ran.
+    pub pass_rate: f64,
+    /// Sum of reported costs; `None` when no task reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Tasks that ran without reporting a cost.
+    pub tasks_without_cost: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Cleanup steps that failed (logged; they do not change the verdict).
+    pub cleanup_failures: usize,
+}

@@ -1,0 +1,97 @@
+//! The OpenWOP `EvalSummary` (RFC 0081 field names and constraints, content-free).
+//!
+//! OpenWOP ids are stricter than ours: a suite id must look like `org.evals.name` and task ids
+//! allow only `[a-z0-9-]`. An id that does not fit is mapped: suite `x` becomes
+//! `local.evals.x` (dots in `x` turned into `-`), and `.`/`_` in task ids become `-`.
+
+use serde::Serialize;
+
+use super::model::{Results, Status};
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvalSummary {
+    pub suite_id: String,
+    pub suite_version: String,
+    pub aggregate_score: f64,
+    pub passed: bool,
+    pub task_count: usize,
+    pub passed_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<f64>,
+    pub tasks: Vec<TaskSummary>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub score: f64,
+    pub passed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_valid: Option<bool>,
+}
+
+pub fn summary(results: &Results) -> EvalSummary {
+    let tasks: Vec<TaskSummary> = results
+        .tasks
+        .iter()
+        .filter(|t| t.status != Status::Skipped)
+        .map(|t| TaskSummary {
+            task_id: openwop_task_id(&t.id),
+            score: clamp(t.score),
+            passed: t.status == Status::Passed,
+            cost_usd: t.cost_usd().map(|c| c.max(0.0)),
+            latency_ms: t.latency_ms(),
+            schema_valid: t.last_trial().and_then(|trial| {
+                let schema: Vec<bool> = trial.graders.iter().filter(|g| g.kind == "json_schema").map(|g| g.status == Status::Passed).collect();
+                (!schema.is_empty()).then(|| schema.iter().all(|ok| *ok))
+            }),
+        })
+        .collect();
+    EvalSummary {
+        suite_id: openwop_suite_id(&results.suite.id),
+        suite_version: results.suite.version.clone().unwrap_or_else(|| "0.0.0".into()),
+        aggregate_score: clamp(results.totals.score),
+        passed: results.verdict.passed,
+        task_count: tasks.len(),
+        passed_count: tasks.iter().filter(|t| t.passed).count(),
+        total_cost_usd: results.totals.cost_usd.map(|c| c.max(0.0)),
+        tasks,
+    }
+}
+
+fn clamp(score: f64) -> f64 {
+    if score.is_finite() { score.clamp(0.0, 1.0) } else { 0.0 }
+}
+
+pub fn openwop_suite_id(id: &str) -> String {
+    let fits = id.split_once(".evals.").is_some_and(|(org, name)| {
+        !org.is_empty()
+            && !name.is_empty()
+            && org.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    });
+    if fits { id.to_owned() } else { format!("local.evals.{}", id.replace(['.', '_'], "-")) }
+}
+
+pub fn openwop_task_id(id: &str) -> String {
+    id.replace(['.', '_'], "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_mapped_into_openwop_shape() {
+        assert_eq!(openwop_suite_id("acme.evals.support-bot"), "acme.evals.support-bot");
+        assert_eq!(openwop_suite_id("quick.start"), "local.evals.quick-start");
+        assert_eq!(openwop_suite_id("acme.evals.a.b"), "local.evals.acme-evals-a-b");
+        assert_eq!(openwop_task_id("a.b_c"), "a-b-c");
+    }
+}

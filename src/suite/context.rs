@@ -1,0 +1,116 @@
+//! The state shared while validating one suite file: where keys are, and the problems found.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::diagnostic::Diagnostic;
+use super::positions::{Position, PositionIndex};
+use super::template::{Scope, Template};
+
+pub struct ValidateCx<'a> {
+    pub file: PathBuf,
+    /// The suite file's directory, absolute.
+    pub dir: PathBuf,
+    source: &'a str,
+    positions: PositionIndex,
+    pub vars: BTreeMap<String, String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> ValidateCx<'a> {
+    pub fn new(file: &Path, dir: PathBuf, source: &'a str) -> Self {
+        ValidateCx {
+            file: file.to_owned(),
+            dir,
+            source,
+            positions: PositionIndex::build(source),
+            vars: BTreeMap::new(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub fn value_position(&self, path: &str) -> Option<Position> {
+        self.positions.value(path)
+    }
+
+    pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            file: self.file.clone(),
+            key_path: path.to_owned(),
+            position,
+            message: message.into(),
+            help: None,
+            source_line: position.and_then(|p| self.source.lines().nth(p.line - 1)).map(str::to_owned),
+        }
+    }
+
+    /// Records an error about the value at `path`.
+    pub fn error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = self.diagnostic_at(path, self.positions.value(path), message);
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    /// Records an error about the key at `path` (an unknown key, say).
+    pub fn key_error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
+        let d = self.diagnostic_at(path, self.positions.key(path), message);
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    /// Parses a template found at `path`, recording an error when it is invalid.
+    pub fn template(&mut self, text: &str, scope: Scope, path: &str) -> Option<Template> {
+        match Template::parse(text, scope, &self.vars) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let mut position = self.positions.value(path);
+                // Point at the offending character when the value sits on one line.
+                if let Some(p) = position.as_mut() {
+                    let line = self.source.lines().nth(p.line - 1).unwrap_or("");
+                    if let Some(offset) = line.chars().skip(p.column - 1).collect::<String>().find(text) {
+                        p.column += offset + e.column - 1;
+                    }
+                }
+                let mut d = self.diagnostic_at(path, position, e.message);
+                d.help = e.help;
+                self.diagnostics.push(d);
+                None
+            }
+        }
+    }
+
+    pub fn templates(&mut self, texts: &[String], scope: Scope, path: &str) -> Option<Vec<Template>> {
+        let parsed: Vec<_> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]")))
+            .collect();
+        parsed.into_iter().collect()
+    }
+
+    pub fn env_templates(
+        &mut self,
+        env: &BTreeMap<String, String>,
+        scope: Scope,
+        path: &str,
+    ) -> Vec<(String, Template)> {
+        env.iter()
+            .filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &format!("{path}.{k}"))?)))
+            .collect()
+    }
+
+    pub fn resolve_path(&self, relative: &str) -> PathBuf {
+        self.dir.join(relative)
+    }
+
+    /// Checks a 0..1 value, recording an error when it is outside.
+    pub fn unit_interval(&mut self, value: Option<f64>, path: &str) -> Option<f64> {
+        let v = value?;
+        if (0.0..=1.0).contains(&v) {
+            Some(v)
+        } else {
+            self.error(path, format!("must be between 0 and 1, got {v}"));
+            None
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Reading a native suite file: YAML into `Raw*` structs (every structural error collected,
+//! each with its key path, line and column), then validation into the model.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde_yaml::{Mapping, Value};
+
+use super::context::ValidateCx;
+use super::load_error::LoadError;
+use super::model::Suite;
+use super::positions::Position;
+use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
+use super::suggest::did_you_mean;
+use super::validate::validate;
+
+/// Options that come from the command line rather than the file.
+#[derive(Debug, Default, Clone)]
+pub struct LoadOptions {
+    /// `--var KEY=VALUE` overrides.
+    pub vars: Vec<(String, String)>,
+}
+
+/// Loads and validates the native suite at `path`.
+pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError> {
+    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Read { path: path.to_owned(), source })?;
+    let dir = std::path::absolute(path)
+        .map_err(|source| LoadError::Read { path: path.to_owned(), source })?
+        .parent()
+        .map(Path::to_owned)
+        .unwrap_or_default();
+    let mut cx = ValidateCx::new(path, dir, &source);
+    let raw = parse(&source, &mut cx);
+    match raw {
+        Some(raw) if cx.diagnostics.is_empty() => {
+            let suite = validate(raw, options, &mut cx);
+            match suite {
+                Some(suite) if cx.diagnostics.is_empty() => Ok(suite),
+                _ => Err(LoadError::Invalid { diagnostics: cx.diagnostics }),
+            }
+        }
+        _ => Err(LoadError::Invalid { diagnostics: cx.diagnostics }),
+    }
+}
+
+fn parse(source: &str, cx: &mut ValidateCx) -> Option<RawSuite> {
+    let root: Value = match serde_yaml::from_str(source) {
+        Ok(v) => v,
+        Err(e) => {
+            let position = e.location().map(|l| Position { line: l.line(), column: l.column() });
+            let message = strip_location(&e.to_string());
+            let d = cx.diagnostic_at("", position, format!("invalid YAML: {message}"));
+            cx.diagnostics.push(d);
+            return None;
+        }
+    };
+    let Value::Mapping(mut root) = root else {
+        cx.error("", "a suite must be a YAML mapping with `evalgate: 1`, `suite` and `tasks`");
+        return None;
+    };
+    let agents = take(&mut root, "agents", Value::is_mapping, Value::Mapping(Mapping::new()));
+    let tasks = take(&mut root, "tasks", Value::is_sequence, Value::Sequence(Vec::new()));
+    let mut suite: Option<RawSuite> = de(cx, Value::Mapping(root), "", &[]);
+
+    if let Some(Value::Mapping(agents)) = agents {
+        for (name, value) in agents {
+            let name = yaml_key(&name);
+            let agent: Option<RawAgent> = de(cx, value, &format!("agents.{name}"), &[]);
+            if let (Some(suite), Some(agent)) = (suite.as_mut(), agent) {
+                suite.agents.insert(name, agent);
+            }
+        }
+    }
+    if let Some(Value::Sequence(tasks)) = tasks {
+        for (i, value) in tasks.into_iter().enumerate() {
+            let task = parse_task(cx, value, &format!("tasks[{i}]"));
+            if let (Some(suite), Some(task)) = (suite.as_mut(), task) {
+                suite.tasks.push(task);
+            }
+        }
+    }
+    suite
+}
+
+fn parse_task(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawTask> {
+    let Value::Mapping(mut map) = value else {
+        return de(cx, value, path, &[]);
+    };
+    let empty = || Value::Sequence(Vec::new());
+    let setup = take(&mut map, "setup", Value::is_sequence, empty());
+    let grade = take(&mut map, "grade", Value::is_sequence, empty());
+    let cleanup = take(&mut map, "cleanup", Value::is_sequence, empty());
+    let mut task: Option<RawTask> = de(cx, Value::Mapping(map), path, &[]);
+    for (key, list) in [("setup", setup), ("cleanup", cleanup)] {
+        for (j, step) in items(list).into_iter().enumerate() {
+            let step: Option<RawStep> = de(cx, step, &format!("{path}.{key}[{j}]"), &[]);
+            if let (Some(task), Some(step)) = (task.as_mut(), step) {
+                if key == "setup" { task.setup.push(step) } else { task.cleanup.push(step) }
+            }
+        }
+    }
+    for (j, grader) in items(grade).into_iter().enumerate() {
+        let grader = parse_grader(cx, grader, &format!("{path}.grade[{j}]"));
+        if let (Some(task), Some(grader)) = (task.as_mut(), grader) {
+            task.grade.push(grader);
+        }
+    }
+    task
+}
+
+/// A grader is its common keys plus a `type`-tagged rest; each part is checked separately so
+/// an unknown key is reported against everything a grader of that type accepts.
+fn parse_grader(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawGrader> {
+    let Value::Mapping(map) = value else {
+        let kind: Option<RawGraderKind> = de(cx, value, path, &[]);
+        return kind.map(|kind| RawGrader { common: RawGraderCommon::default(), kind });
+    };
+    let (common, rest): (Mapping, Mapping) =
+        map.into_iter().partition(|(k, _)| GRADER_COMMON_KEYS.contains(&yaml_key(k).as_str()));
+    let common: Option<RawGraderCommon> = de(cx, Value::Mapping(common), path, &[]);
+    let kind: Option<RawGraderKind> = de(cx, Value::Mapping(rest), path, &GRADER_COMMON_KEYS);
+    Some(RawGrader { common: common?, kind: kind? })
+}
+
+/// Deserializes `value` found at `base`, recording an error with its full key path.
+fn de<T: DeserializeOwned>(cx: &mut ValidateCx, value: Value, base: &str, extra_keys: &[&str]) -> Option<T> {
+    match serde_path_to_error::deserialize(value) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let rel = e.path().to_string();
+            let path = join(base, if rel == "." { "" } else { &rel });
+            let message = e.into_inner().to_string();
+            record_serde_error(cx, &path, &message, extra_keys);
+            None
+        }
+    }
+}
+
+fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys: &[&str]) {
+    for (what, is_field) in [("unknown field `", true), ("unknown variant `", false)] {
+        let Some(start) = message.find(what) else { continue };
+        let name = &message[start + what.len()..];
+        let name = &name[..name.find('`').unwrap_or(name.len())];
+        let expected = message.split_once("expected").map(|(_, e)| e).unwrap_or("");
+        let mut candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        candidates.extend(extra_keys);
+        // The error's path may or may not already end at the offending key.
+        let key_path = if path.ends_with(name) { path.to_owned() } else { join(path, name) };
+        let d = if is_field {
+            cx.key_error(&key_path, format!("unknown key `{name}`"))
+        } else {
+            cx.error(path, format!("unknown {} `{name}`", if path.ends_with("type") { "type" } else { "value" }))
+        };
+        d.help = Some(match did_you_mean(name, candidates.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("expected one of: {}", candidates.join(", ")),
+        });
+        return;
+    }
+    cx.error(path, strip_location(message));
+}
+
+fn take(map: &mut Mapping, key: &str, shape: fn(&Value) -> bool, placeholder: Value) -> Option<Value> {
+    if map.get(key).is_some_and(shape) {
+        map.insert(Value::from(key), placeholder)
+    } else {
+        None
+    }
+}
+
+fn items(list: Option<Value>) -> Vec<Value> {
+    match list {
+        Some(Value::Sequence(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
+fn yaml_key(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        other => serde_yaml::to_string(other).unwrap_or_default().trim().to_owned(),
+    }
+}
+
+fn join(base: &str, rel: &str) -> String {
+    match (base.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_owned(),
+        (_, true) => base.to_owned(),
+        _ if rel.starts_with('[') => format!("{base}{rel}"),
+        _ => format!("{base}.{rel}"),
+    }
+}
+
+/// serde_yaml appends " at line L column C"; the diagnostic shows the position itself.
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}

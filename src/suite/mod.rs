@@ -1,0 +1,18 @@
+//! Suites: the native format, its loading and validation, and the validated model.
+
+mod context;
+mod diagnostic;
+mod load;
+mod load_error;
+pub mod model;
+pub mod positions;
+pub mod raw;
+mod suggest;
+pub mod template;
+mod validate;
+
+pub use context::ValidateCx;
+pub use diagnostic::Diagnostic;
+pub use load::{LoadOptions, load_suite};
+pub use load_error::LoadError;
+pub use suggest::did_you_mean;

@@ -1,0 +1,168 @@
+//! The validated suite: what everything after loading works with. Every name it refers to
+//! exists, every template is checked and every path is resolved.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::positions::Position;
+use super::template::Template;
+use crate::grade::Grader;
+
+#[derive(Debug)]
+pub struct Suite {
+    pub id: String,
+    pub version: Option<String>,
+    pub description: Option<String>,
+    pub modes: Vec<String>,
+    /// The suite file as the user named it.
+    pub file: PathBuf,
+    /// The suite file's directory (absolute): relative paths resolve here and processes run here.
+    pub dir: PathBuf,
+    pub env: EnvRequirements,
+    pub vars: BTreeMap<String, String>,
+    pub agents: BTreeMap<String, Arc<CommandAgent>>,
+    pub thresholds: Option<Thresholds>,
+    pub retries: u32,
+    pub tasks: Vec<Task>,
+}
+
+#[derive(Debug, Default)]
+pub struct EnvRequirements {
+    pub commands: Vec<String>,
+    pub python_modules: Vec<String>,
+    pub env_vars: Vec<String>,
+    pub files: Vec<(String, PathBuf)>,
+}
+
+#[derive(Debug)]
+pub struct CommandAgent {
+    pub name: String,
+    pub command: Vec<Template>,
+    pub stdin: bool,
+    pub env: Vec<(String, Template)>,
+    pub workdir: PathBuf,
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Thresholds {
+    pub pass_score: Option<f64>,
+    pub max_cost_usd: Option<f64>,
+    pub max_p95_latency_ms: Option<u64>,
+    pub max_errors: Option<u32>,
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub id: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    /// Where the task starts in the suite file.
+    pub position: Position,
+    pub agent: Arc<CommandAgent>,
+    pub prompt: Prompt,
+    pub setup: Vec<Step>,
+    pub graders: Vec<Grader>,
+    pub cleanup: Vec<Step>,
+    pub threshold: Option<f64>,
+    pub weight: f64,
+    pub timeout: Duration,
+}
+
+/// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).
+#[derive(Debug)]
+pub enum Prompt {
+    Text(Template),
+    Messages(Vec<(String, Template)>),
+}
+
+impl Prompt {
+    pub fn render(&self, lookup: &dyn Fn(&super::template::Var) -> String) -> String {
+        match self {
+            Prompt::Text(t) => t.render(lookup),
+            Prompt::Messages(messages) => {
+                let list: Vec<_> = messages
+                    .iter()
+                    .map(|(role, content)| serde_json::json!({"role": role, "content": content.render(lookup)}))
+                    .collect();
+                serde_json::Value::Array(list).to_string()
+            }
+        }
+    }
+
+    pub fn templates(&self) -> Vec<&Template> {
+        match self {
+            Prompt::Text(t) => vec![t],
+            Prompt::Messages(m) => m.iter().map(|(_, t)| t).collect(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Step {
+    pub id: Option<String>,
+    pub command: CommandLine,
+    pub env: Vec<(String, Template)>,
+    pub workdir: PathBuf,
+    pub expect: RunExpect,
+    pub continue_on_error: bool,
+    pub timeout: Duration,
+}
+
+/// A shell string run with `sh -c`, or an argv list.
+#[derive(Debug, Clone)]
+pub enum CommandLine {
+    Shell(Template),
+    Argv(Vec<Template>),
+}
+
+impl CommandLine {
+    pub fn display(&self) -> String {
+        match self {
+            CommandLine::Shell(t) => t.source().to_owned(),
+            CommandLine::Argv(argv) => argv.iter().map(Template::source).collect::<Vec<_>>().join(" "),
+        }
+    }
+
+    pub fn templates(&self) -> Vec<&Template> {
+        match self {
+            CommandLine::Shell(t) => vec![t],
+            CommandLine::Argv(argv) => argv.iter().collect(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct RunExpect {
+    pub exit_code: i32,
+    pub stdout: Vec<TextCheck>,
+    pub stderr: Vec<TextCheck>,
+}
+
+#[derive(Debug)]
+pub enum TextCheck {
+    Equals(String),
+    Contains(String),
+    Matches(Regex),
+}
+
+impl TextCheck {
+    /// `None` when the text passes, else what was expected.
+    pub fn check(&self, text: &str) -> Option<String> {
+        match self {
+            TextCheck::Equals(v) if text.trim() != v.trim() => Some(format!("to equal {v:?}")),
+            TextCheck::Contains(v) if !text.contains(v.as_str()) => Some(format!("to contain {v:?}")),
+            TextCheck::Matches(re) if !re.is_match(text) => Some(format!("to match /{}/", re.as_str())),
+            _ => None,
+        }
+    }
+}
+
+/// Default task timeout when neither the task, the agent nor `defaults` sets one.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default timeout of a setup or cleanup step.
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);

@@ -1,0 +1,416 @@
+//! The native suite format as written (`evalgate: 1`): serde structs that mirror the YAML,
+//! reject unknown keys and generate the JSON Schema. Validation into the model is separate.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "evalgate suite", description = "An evalgate eval suite (native format, version 1)")]
+pub struct RawSuite {
+    /// Format version; must be 1.
+    pub evalgate: u32,
+    /// Suite id: `[a-z0-9][a-z0-9.-]*`.
+    pub suite: String,
+    /// Suite version, `MAJOR.MINOR.PATCH`.
+    pub version: Option<String>,
+    pub description: Option<String>,
+    /// golden | rubric | adversarial | regression | live-shadow
+    #[serde(default)]
+    pub modes: Vec<String>,
+    /// Preflight requirements, all checked before anything runs.
+    #[serde(default)]
+    pub env: RawEnv,
+    /// Variables, used as `{vars.NAME}`; `--var NAME=VALUE` overrides.
+    #[serde(default)]
+    pub vars: BTreeMap<String, Scalar>,
+    /// Systems under test, by name.
+    #[serde(default)]
+    pub agents: BTreeMap<String, RawAgent>,
+    #[serde(default)]
+    pub defaults: RawDefaults,
+    /// Gate thresholds; when absent, every task must pass.
+    pub thresholds: Option<RawThresholds>,
+    pub tasks: Vec<RawTask>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnv {
+    #[serde(default)]
+    pub required_commands: Vec<String>,
+    #[serde(default)]
+    pub required_python_modules: Vec<String>,
+    /// Names of environment variables; their values are never printed.
+    #[serde(default)]
+    pub required_env: Vec<String>,
+    #[serde(default)]
+    pub required_files: Vec<String>,
+}
+
+/// A command agent: any CLI that takes a prompt and prints an answer on stdout.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgent {
+    /// argv; may use `{prompt}` and `{prompt_file}`.
+    pub command: Vec<String>,
+    /// Write the prompt to the agent's stdin.
+    #[serde(default)]
+    pub stdin: bool,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub workdir: Option<String>,
+    pub timeout: Option<RawDuration>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDefaults {
+    pub agent: Option<String>,
+    pub timeout: Option<RawDuration>,
+    /// Retries of a task that ended in an infrastructure error (never of a graded fail).
+    pub retries: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawThresholds {
+    /// Minimum aggregate score (weighted mean of task scores), 0..1.
+    pub pass_score: Option<f64>,
+    pub max_cost_usd: Option<f64>,
+    pub max_p95_latency_ms: Option<u64>,
+    /// Erroring tasks allowed (default 0).
+    pub max_errors: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTask {
+    /// Task id: `[a-z0-9][a-z0-9._-]*`, unique in the suite.
+    pub id: String,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Agent name (default: `defaults.agent`).
+    pub agent: Option<String>,
+    pub prompt: Option<String>,
+    pub messages: Option<Vec<RawMessage>>,
+    #[serde(default)]
+    pub setup: Vec<RawStep>,
+    #[serde(default)]
+    pub grade: Vec<RawGrader>,
+    #[serde(default)]
+    pub cleanup: Vec<RawStep>,
+    /// Pass when the weighted score reaches this (required graders must still pass).
+    pub threshold: Option<f64>,
+    pub weight: Option<f64>,
+    pub timeout: Option<RawDuration>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// A setup or cleanup step. `run` is a shell command (`sh -c`); `argv` runs a program directly.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    pub id: Option<String>,
+    pub run: Option<String>,
+    pub argv: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub workdir: Option<String>,
+    pub expect: Option<RawRunExpect>,
+    #[serde(default)]
+    pub continue_on_error: bool,
+    pub timeout: Option<RawDuration>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRunExpect {
+    /// Default 0.
+    pub exit_code: Option<i32>,
+    pub stdout: Option<RawTextExpect>,
+    pub stderr: Option<RawTextExpect>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTextExpect {
+    pub equals: Option<String>,
+    pub contains: Option<String>,
+    pub matches: Option<String>,
+}
+
+/// A grader. The keys common to every grader are here; `type` selects the rest.
+/// (Deserialized in two parts by the loader, see `load.rs`; this type gives the schema.)
+#[derive(Debug, JsonSchema)]
+pub struct RawGrader {
+    #[serde(flatten)]
+    pub common: RawGraderCommon,
+    #[serde(flatten)]
+    pub kind: RawGraderKind,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawGraderCommon {
+    /// Shown in reports (default: the type).
+    pub name: Option<String>,
+    /// Default 1.
+    pub weight: Option<f64>,
+    /// A required grader must pass for the task to pass, whatever its score.
+    #[serde(default)]
+    pub required: bool,
+}
+
+pub const GRADER_COMMON_KEYS: [&str; 3] = ["name", "weight", "required"];
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawGraderKind {
+    /// The output equals `value` (surrounding whitespace ignored).
+    Equals {
+        value: String,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output contains `value`, or any of `any`, or all of `all`.
+    Contains {
+        value: Option<String>,
+        any: Option<Vec<String>>,
+        all: Option<Vec<String>>,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output contains neither `value` nor any of `any`.
+    NotContains {
+        value: Option<String>,
+        any: Option<Vec<String>>,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output matches the regular expression `pattern` (not templated).
+    Regex {
+        pattern: String,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output (leading whitespace ignored) starts with `value`.
+    StartsWith {
+        value: String,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output parsed as JSON: `equals` (deep), `subset`, or `path` with
+    /// `equals` / `matches` / `exists` / `kind` (the JSON type; `type` names the grader).
+    Json {
+        path: Option<String>,
+        equals: Option<serde_json::Value>,
+        subset: Option<serde_json::Value>,
+        matches: Option<String>,
+        exists: Option<bool>,
+        kind: Option<JsonKind>,
+    },
+    /// The output validates against `schema` or `schema_file`.
+    JsonSchema {
+        schema: Option<serde_json::Value>,
+        schema_file: Option<String>,
+    },
+    /// The tool was called (at least `min` times, default 1; at most `max`), with `arguments` as a subset.
+    ToolCalled {
+        tool: String,
+        arguments: Option<serde_json::Value>,
+        min: Option<u32>,
+        max: Option<u32>,
+    },
+    /// The tool was not called (with `arguments` as a subset, when given).
+    ToolNotCalled {
+        tool: String,
+        arguments: Option<serde_json::Value>,
+    },
+    /// The tools were called in this order.
+    ToolSequence {
+        tools: Vec<RawToolRef>,
+        #[serde(default)]
+        order: SequenceOrder,
+    },
+    /// The number of tool calls (of `tool`, or of all tools) is within bounds.
+    ToolCalls {
+        tool: Option<String>,
+        min: Option<u32>,
+        max: Option<u32>,
+    },
+    /// A script grader (the code-grader protocol): context JSON on stdin.
+    Command {
+        run: RawCommandLine,
+        timeout: Option<RawDuration>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    /// The task's cost is at most `max_usd`.
+    Cost { max_usd: f64 },
+    /// The agent's latency is at most `max_ms`.
+    Latency { max_ms: u64 },
+    /// Token budgets.
+    Tokens {
+        max_total: Option<u64>,
+        max_input: Option<u64>,
+        max_output: Option<u64>,
+    },
+    /// None of the canaries appears in the output or in any tool-call argument.
+    NoLeak { canaries: Vec<String> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonKind {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Array,
+    Object,
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SequenceOrder {
+    /// The tools appear in this order, other calls may come between.
+    #[default]
+    InOrder,
+    /// The calls are exactly these, in this order.
+    Exact,
+    /// Each tool is called, in any order.
+    AnyOrder,
+}
+
+/// A tool in a sequence: a name, or a name with an arguments subset.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawToolRef {
+    Name(String),
+    WithArguments {
+        tool: String,
+        arguments: Option<serde_json::Value>,
+    },
+}
+
+/// A shell string (`sh -c`) or an argv list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCommandLine {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+/// A string, number or boolean, kept as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalar(pub String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ScalarVisitor;
+        impl Visitor<'_> for ScalarVisitor {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number or boolean")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_owned()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+impl JsonSchema for Scalar {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Scalar".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number", "boolean"]})
+    }
+}
+
+/// A duration such as `30s`, `500ms` or `2m`; a bare number is seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawDuration(pub Duration);
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DurationVisitor;
+        impl Visitor<'_> for DurationVisitor {
+            type Value = RawDuration;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration such as 30s, 500ms or 2m")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawDuration, E> {
+                humantime::parse_duration(v)
+                    .map(RawDuration)
+                    .map_err(|_| E::custom(format!("invalid duration `{v}`: expected e.g. 30s, 500ms or 2m")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDuration, E> {
+                Ok(RawDuration(Duration::from_secs(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDuration, E> {
+                u64::try_from(v)
+                    .map(|s| RawDuration(Duration::from_secs(s)))
+                    .map_err(|_| E::custom("a duration cannot be negative"))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawDuration, E> {
+                Duration::try_from_secs_f64(v)
+                    .map(RawDuration)
+                    .map_err(|_| E::custom(format!("invalid duration `{v}`")))
+            }
+        }
+        deserializer.deserialize_any(DurationVisitor)
+    }
+}
+
+impl JsonSchema for RawDuration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A duration such as 30s, 500ms or 2m; a number is seconds",
+            "type": ["string", "number"]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for RawGrader {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = serde_yaml::Mapping::deserialize(deserializer)?;
+        let (common, rest): (serde_yaml::Mapping, serde_yaml::Mapping) = map
+            .into_iter()
+            .partition(|(k, _)| k.as_str().is_some_and(|k| GRADER_COMMON_KEYS.contains(&k)));
+        let common = serde_yaml::from_value(serde_yaml::Value::Mapping(common)).map_err(de::Error::custom)?;
+        let kind = serde_yaml::from_value(serde_yaml::Value::Mapping(rest)).map_err(de::Error::custom)?;
+        Ok(RawGrader { common, kind })
+    }
+}

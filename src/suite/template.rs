@@ -1,0 +1,268 @@
+//! `{namespace.name}` templates: parsed and checked at load time, rendered per task run.
+//! `{{` and `}}` are literal braces; `${NAME}` is left for the shell.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where a template is used, which decides the variables it may reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The prompt, and setup steps.
+    Task,
+    /// An agent's command line and environment.
+    Agent,
+    /// Graders and cleanup steps: they also see the agent's output.
+    AfterAgent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Var {
+    Vars(String),
+    Env(String),
+    TaskId,
+    RandomId,
+    RandomPort,
+    Prompt,
+    PromptFile,
+    AgentOutput,
+}
+
+impl fmt::Display for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Var::Vars(n) => write!(f, "vars.{n}"),
+            Var::Env(n) => write!(f, "env.{n}"),
+            Var::TaskId => f.write_str("task.id"),
+            Var::RandomId => f.write_str("random.id"),
+            Var::RandomPort => f.write_str("random.port"),
+            Var::Prompt => f.write_str("prompt"),
+            Var::PromptFile => f.write_str("prompt_file"),
+            Var::AgentOutput => f.write_str("agent.output"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Var(Var),
+}
+
+/// A parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    source: String,
+    segments: Vec<Segment>,
+}
+
+/// Why a template is invalid; `column` is the 1-based character offset in the template text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+const KNOWN: [&str; 8] = [
+    "vars.NAME",
+    "env.NAME",
+    "task.id",
+    "random.id",
+    "random.port",
+    "prompt",
+    "prompt_file",
+    "agent.output",
+];
+
+impl Template {
+    /// Parses `source` and checks every variable against `scope` and the suite's `vars`.
+    pub fn parse(source: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<Self, TemplateError> {
+        let mut segments = Vec::new();
+        let mut literal = String::new();
+        let chars: Vec<char> = source.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            match c {
+                '{' if chars.get(i + 1) == Some(&'{') => {
+                    literal.push('{');
+                    i += 2;
+                }
+                '}' if chars.get(i + 1) == Some(&'}') => {
+                    literal.push('}');
+                    i += 2;
+                }
+                '$' if chars.get(i + 1) == Some(&'{') => {
+                    let end = chars[i..].iter().position(|&c| c == '}').map(|p| i + p);
+                    let Some(end) = end else {
+                        return Err(err(i, "unclosed `${`", None));
+                    };
+                    literal.extend(&chars[i..=end]);
+                    i = end + 1;
+                }
+                '{' => {
+                    let end = chars[i + 1..].iter().position(|&c| c == '}').map(|p| i + 1 + p);
+                    let name: Option<String> = end.map(|e| chars[i + 1..e].iter().collect());
+                    match (end, name) {
+                        (Some(end), Some(name)) if is_identifier(&name) => {
+                            let var = resolve(&name, scope, vars).map_err(|(m, h)| err(i, &m, h))?;
+                            if !literal.is_empty() {
+                                segments.push(Segment::Literal(std::mem::take(&mut literal)));
+                            }
+                            segments.push(Segment::Var(var));
+                            i = end + 1;
+                        }
+                        _ => {
+                            return Err(err(
+                                i,
+                                "`{` does not start a variable such as `{vars.name}`",
+                                Some("write `{{` for a literal `{` (and `}}` for `}`)".into()),
+                            ));
+                        }
+                    }
+                }
+                '}' => {
+                    return Err(err(i, "unmatched `}`", Some("write `}}` for a literal `}`".into())));
+                }
+                _ => {
+                    literal.push(c);
+                    i += 1;
+                }
+            }
+        }
+        if !literal.is_empty() {
+            segments.push(Segment::Literal(literal));
+        }
+        Ok(Template { source: source.to_owned(), segments })
+    }
+
+    /// A template with no variables, standing for itself.
+    pub fn literal(text: &str) -> Self {
+        Template { source: text.to_owned(), segments: vec![Segment::Literal(text.to_owned())] }
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn vars(&self) -> impl Iterator<Item = &Var> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Var(v) => Some(v),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    pub fn uses(&self, var: &Var) -> bool {
+        self.vars().any(|v| v == var)
+    }
+
+    /// Renders with `lookup` giving each variable's value.
+    pub fn render(&self, lookup: &dyn Fn(&Var) -> String) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            match segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Var(var) => out.push_str(&lookup(var)),
+            }
+        }
+        out
+    }
+}
+
+fn err(index: usize, message: &str, help: Option<String>) -> TemplateError {
+    TemplateError { column: index + 1, message: message.to_owned(), help }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+fn resolve(name: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<Var, (String, Option<String>)> {
+    let unknown = |help: Option<String>| (format!("unknown variable `{{{name}}}`"), help);
+    let (namespace, rest) = name.split_once('.').unwrap_or((name, ""));
+    let var = match (namespace, rest) {
+        ("vars", n) if !n.is_empty() => {
+            if !vars.contains_key(n) {
+                let help = match super::suggest::did_you_mean(n, vars.keys().map(String::as_str)) {
+                    Some(s) => format!("did you mean `{{vars.{s}}}`?"),
+                    None if vars.is_empty() => "the suite defines no `vars`; add it there or pass --var".into(),
+                    None => format!(
+                        "defined vars: {}",
+                        vars.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                return Err(unknown(Some(help)));
+            }
+            Var::Vars(n.to_owned())
+        }
+        ("env", n) if !n.is_empty() => Var::Env(n.to_owned()),
+        ("task", "id") => Var::TaskId,
+        ("random", "id") => Var::RandomId,
+        ("random", "port") => Var::RandomPort,
+        ("prompt", "") => Var::Prompt,
+        ("prompt_file", "") => Var::PromptFile,
+        ("agent", "output") => Var::AgentOutput,
+        _ => {
+            let help = super::suggest::did_you_mean(name, KNOWN)
+                .map(|s| format!("did you mean `{{{s}}}`?"))
+                .unwrap_or_else(|| format!("known variables: {}", KNOWN.join(", ")));
+            return Err(unknown(Some(help)));
+        }
+    };
+    let allowed = match var {
+        Var::Prompt | Var::PromptFile => scope != Scope::Task,
+        Var::AgentOutput => scope == Scope::AfterAgent,
+        _ => true,
+    };
+    if !allowed {
+        let where_ = match var {
+            Var::AgentOutput => "graders and cleanup steps",
+            _ => "agent commands, graders and cleanup steps",
+        };
+        return Err((format!("`{{{var}}}` is only available in {where_}"), None));
+    }
+    Ok(var)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> BTreeMap<String, String> {
+        BTreeMap::from([("greeting".to_owned(), "hello".to_owned())])
+    }
+
+    fn render(src: &str) -> String {
+        Template::parse(src, Scope::AfterAgent, &vars()).unwrap().render(&|v| match v {
+            Var::Vars(n) => vars()[n].clone(),
+            other => format!("<{other}>"),
+        })
+    }
+
+    #[test]
+    fn renders_variables_braces_and_shell_parameters() {
+        assert_eq!(render("{vars.greeting} {{x}} ${HOME} {task.id}"), "hello {x} ${HOME} <task.id>");
+        assert_eq!(render("{{\"k\": 1}}"), "{\"k\": 1}");
+    }
+
+    #[test]
+    fn rejects_unknown_variables_with_a_suggestion() {
+        let e = Template::parse("hi {vars.greting}", Scope::Task, &vars()).unwrap_err();
+        assert_eq!(e.column, 4);
+        assert_eq!(e.message, "unknown variable `{vars.greting}`");
+        assert_eq!(e.help.as_deref(), Some("did you mean `{vars.greeting}`?"));
+        let e = Template::parse("{taks.id}", Scope::Task, &vars()).unwrap_err();
+        assert_eq!(e.help.as_deref(), Some("did you mean `{task.id}`?"));
+    }
+
+    #[test]
+    fn rejects_stray_braces_and_out_of_scope_variables() {
+        assert!(Template::parse("awk '{print $1}'", Scope::Task, &vars()).is_err());
+        assert!(Template::parse("a } b", Scope::Task, &vars()).is_err());
+        let e = Template::parse("{agent.output}", Scope::Task, &vars()).unwrap_err();
+        assert!(e.message.contains("only available in graders"));
+        assert!(Template::parse("{prompt}", Scope::Agent, &vars()).is_ok());
+    }
+}

@@ -1,0 +1,315 @@
+//! Raw suite → validated model. Checks what serde cannot (ids, names, ranges, templates,
+//! paths) and records every problem rather than stopping at the first.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::context::ValidateCx;
+use super::load::LoadOptions;
+use super::model::{
+    CommandAgent, CommandLine, Prompt, DEFAULT_STEP_TIMEOUT, DEFAULT_TASK_TIMEOUT, EnvRequirements, RunExpect, Step, Suite,
+    Task, TextCheck, Thresholds,
+};
+use super::positions::Position;
+use super::raw::{RawAgent, RawStep, RawSuite, RawTask, RawTextExpect};
+use super::suggest::did_you_mean;
+use super::template::Scope;
+use crate::grade::Grader;
+
+const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
+
+pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Option<Suite> {
+    if raw.evalgate != 1 {
+        cx.error("evalgate", format!("unsupported format version {}; this evalgate reads version 1", raw.evalgate));
+    }
+    if !is_id(&raw.suite, false) {
+        cx.error("suite", format!("invalid suite id `{}`: use lowercase letters, digits, `.` and `-`, starting with a letter or digit", raw.suite));
+    }
+    if let Some(v) = &raw.version {
+        if !is_semver(v) {
+            cx.error("version", format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
+        }
+    }
+    for (i, mode) in raw.modes.iter().enumerate() {
+        if !MODES.contains(&mode.as_str()) {
+            let help = hint(mode, &MODES);
+            cx.error(&format!("modes[{i}]"), format!("unknown mode `{mode}`")).help = Some(help);
+        }
+    }
+
+    cx.vars = raw.vars.into_iter().map(|(k, v)| (k, v.0)).collect();
+    for (k, v) in &options.vars {
+        cx.vars.insert(k.clone(), v.clone());
+    }
+
+    let env = EnvRequirements {
+        commands: raw.env.required_commands,
+        python_modules: raw.env.required_python_modules,
+        env_vars: raw.env.required_env,
+        files: raw.env.required_files.into_iter().map(|f| { let p = cx.resolve_path(&f); (f, p) }).collect(),
+    };
+
+    let agents: BTreeMap<String, Arc<CommandAgent>> = raw
+        .agents
+        .into_iter()
+        .filter_map(|(name, agent)| {
+            let agent = validate_agent(cx, &name, agent)?;
+            Some((name, Arc::new(agent)))
+        })
+        .collect();
+
+    let default_agent = raw.defaults.agent.clone();
+    if let Some(name) = &default_agent {
+        check_agent_name(cx, name, "defaults.agent", &agents);
+    }
+    let default_timeout = raw.defaults.timeout.map(|d| d.0);
+
+    let thresholds = raw.thresholds.map(|t| Thresholds {
+        pass_score: cx.unit_interval(t.pass_score, "thresholds.pass_score"),
+        max_cost_usd: non_negative(cx, t.max_cost_usd, "thresholds.max_cost_usd"),
+        max_p95_latency_ms: t.max_p95_latency_ms,
+        max_errors: t.max_errors,
+    });
+
+    if raw.tasks.is_empty() {
+        cx.error("tasks", "the suite has no tasks");
+    }
+    let mut seen = HashSet::new();
+    let mut tasks = Vec::with_capacity(raw.tasks.len());
+    for (i, task) in raw.tasks.into_iter().enumerate() {
+        let path = format!("tasks[{i}]");
+        if !seen.insert(task.id.clone()) {
+            cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
+        }
+        if let Some(task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout) {
+            tasks.push(task);
+        }
+    }
+
+    Some(Suite {
+        id: raw.suite,
+        version: raw.version,
+        description: raw.description,
+        modes: raw.modes,
+        file: cx.file.clone(),
+        dir: cx.dir.clone(),
+        env,
+        vars: cx.vars.clone(),
+        agents,
+        thresholds,
+        retries: raw.defaults.retries.unwrap_or(0),
+        tasks,
+    })
+}
+
+fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<CommandAgent> {
+    let path = format!("agents.{name}");
+    if raw.command.is_empty() {
+        cx.error(&format!("{path}.command"), "the command is empty");
+    }
+    let command = cx.templates(&raw.command, Scope::Agent, &format!("{path}.command"));
+    if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned()) {
+        if first.vars().next().is_some() {
+            cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
+        }
+    }
+    let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
+    Some(CommandAgent {
+        name: name.to_owned(),
+        command: command?,
+        stdin: raw.stdin,
+        env,
+        workdir: raw.workdir.map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(&w)),
+        timeout: raw.timeout.map(|d| d.0),
+    })
+}
+
+fn validate_task(
+    cx: &mut ValidateCx,
+    raw: RawTask,
+    path: &str,
+    agents: &BTreeMap<String, Arc<CommandAgent>>,
+    default_agent: Option<&str>,
+    default_timeout: Option<std::time::Duration>,
+) -> Option<Task> {
+    if !is_id(&raw.id, true) {
+        cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
+    }
+    let agent = match (&raw.agent, default_agent) {
+        (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
+        (None, Some(name)) => agents.get(name).cloned(),
+        (None, None) if agents.len() == 1 => agents.values().next().cloned(),
+        (None, None) => {
+            let msg = if agents.is_empty() {
+                "no agent to run this task: define one under `agents`"
+            } else {
+                "no agent for this task: set `agent` here or `defaults.agent`"
+            };
+            cx.error(path, msg);
+            None
+        }
+    };
+    let prompt = match (&raw.prompt, &raw.messages) {
+        (Some(p), None) => cx.template(p, Scope::Task, &format!("{path}.prompt")).map(Prompt::Text),
+        (None, Some(messages)) => {
+            let mut parsed = Vec::new();
+            for (j, m) in messages.iter().enumerate() {
+                if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
+                    cx.error(&format!("{path}.messages[{j}].role"), format!("unknown role `{}`: expected system, user or assistant", m.role));
+                }
+                let content = cx.template(&m.content, Scope::Task, &format!("{path}.messages[{j}].content"));
+                parsed.push(content.map(|c| (m.role.clone(), c)));
+            }
+            parsed.into_iter().collect::<Option<Vec<_>>>().map(Prompt::Messages)
+        }
+        (Some(_), Some(_)) => {
+            cx.error(path, "set either `prompt` or `messages`, not both");
+            None
+        }
+        (None, None) => {
+            cx.error(path, "the task has no `prompt` (or `messages`)");
+            None
+        }
+    };
+    let setup = steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
+    let cleanup = steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
+    if raw.grade.is_empty() {
+        cx.error(path, "the task has no graders: add at least one under `grade`");
+    }
+    let graders: Vec<Option<Grader>> = raw
+        .grade
+        .into_iter()
+        .enumerate()
+        .map(|(j, g)| Grader::from_raw(cx, g, &format!("{path}.grade[{j}]")))
+        .collect();
+    let threshold = cx.unit_interval(raw.threshold, &format!("{path}.threshold"));
+    let weight = raw.weight.unwrap_or(1.0);
+    if !(weight.is_finite() && weight >= 0.0) {
+        cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
+    }
+    let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
+    let agent = agent?;
+    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
+    Some(Task {
+        id: raw.id,
+        description: raw.description,
+        tags: raw.tags,
+        position,
+        agent,
+        prompt: prompt?,
+        setup: setup?,
+        graders: graders.into_iter().collect::<Option<Vec<_>>>()?,
+        cleanup: cleanup?,
+        threshold,
+        weight,
+        timeout,
+    })
+}
+
+fn steps(cx: &mut ValidateCx, raw: &[RawStep], path: &str, scope: Scope) -> Option<Vec<Step>> {
+    let steps: Vec<Option<Step>> = raw.iter().enumerate().map(|(i, s)| step(cx, s, &format!("{path}[{i}]"), scope)).collect();
+    steps.into_iter().collect()
+}
+
+fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Option<Step> {
+    let command = match (&raw.run, &raw.argv) {
+        (Some(run), None) => cx.template(run, scope, &format!("{path}.run")).map(CommandLine::Shell),
+        (None, Some(argv)) if !argv.is_empty() => cx.templates(argv, scope, &format!("{path}.argv")).map(CommandLine::Argv),
+        (None, Some(_)) => {
+            cx.error(&format!("{path}.argv"), "argv is empty");
+            None
+        }
+        (Some(_), Some(_)) => {
+            cx.error(path, "a step has either `run` or `argv`, not both");
+            None
+        }
+        (None, None) => {
+            cx.error(path, "the step has nothing to do: add `run: COMMAND` or `argv: [...]`");
+            None
+        }
+    };
+    let env = cx.env_templates(&raw.env, scope, &format!("{path}.env"));
+    let expect = match &raw.expect {
+        None => Some(RunExpect { exit_code: 0, stdout: Vec::new(), stderr: Vec::new() }),
+        Some(e) => {
+            let stdout = text_checks(cx, e.stdout.as_ref(), &format!("{path}.expect.stdout"));
+            let stderr = text_checks(cx, e.stderr.as_ref(), &format!("{path}.expect.stderr"));
+            Some(RunExpect { exit_code: e.exit_code.unwrap_or(0), stdout: stdout?, stderr: stderr? })
+        }
+    };
+    Some(Step {
+        id: raw.id.clone(),
+        command: command?,
+        env,
+        workdir: raw.workdir.as_ref().map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(w)),
+        expect: expect?,
+        continue_on_error: raw.continue_on_error,
+        timeout: raw.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
+    })
+}
+
+fn text_checks(cx: &mut ValidateCx, raw: Option<&RawTextExpect>, path: &str) -> Option<Vec<TextCheck>> {
+    let Some(raw) = raw else { return Some(Vec::new()) };
+    let mut checks = Vec::new();
+    if let Some(v) = &raw.equals {
+        checks.push(TextCheck::Equals(v.clone()));
+    }
+    if let Some(v) = &raw.contains {
+        checks.push(TextCheck::Contains(v.clone()));
+    }
+    if let Some(p) = &raw.matches {
+        match Regex::new(p) {
+            Ok(re) => checks.push(TextCheck::Matches(re)),
+            Err(e) => {
+                cx.error(&format!("{path}.matches"), format!("invalid regular expression: {e}"));
+                return None;
+            }
+        }
+    }
+    Some(checks)
+}
+
+fn check_agent_name(
+    cx: &mut ValidateCx,
+    name: &str,
+    path: &str,
+    agents: &BTreeMap<String, Arc<CommandAgent>>,
+) -> Option<Arc<CommandAgent>> {
+    if let Some(agent) = agents.get(name) {
+        return Some(agent.clone());
+    }
+    let names: Vec<&str> = agents.keys().map(String::as_str).collect();
+    let help = if names.is_empty() { "the suite defines no agents".to_owned() } else { hint(name, &names) };
+    cx.error(path, format!("unknown agent `{name}`")).help = Some(help);
+    None
+}
+
+fn hint(input: &str, candidates: &[&str]) -> String {
+    match did_you_mean(input, candidates.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("expected one of: {}", candidates.join(", ")),
+    }
+}
+
+fn non_negative(cx: &mut ValidateCx, value: Option<f64>, path: &str) -> Option<f64> {
+    let v = value?;
+    if v >= 0.0 && v.is_finite() {
+        Some(v)
+    } else {
+        cx.error(path, format!("must be 0 or more, got {v}"));
+        None
+    }
+}
+
+fn is_id(id: &str, allow_underscore: bool) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || (allow_underscore && c == '_'))
+}
+
+fn is_semver(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}

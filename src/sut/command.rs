@@ -1,0 +1,78 @@
+//! Command agents: any CLI that takes a prompt (argv, file or stdin) and prints its answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{AgentError, AgentRun, SystemUnderTest, Trace};
+use crate::run::bindings::Bindings;
+use crate::run::process::{ProcessSpec, run_process};
+use crate::suite::model::CommandAgent;
+use crate::suite::template::Var;
+
+pub struct CommandSut {
+    pub agent: Arc<CommandAgent>,
+}
+
+#[async_trait::async_trait]
+impl SystemUnderTest for CommandSut {
+    async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
+        let agent = &self.agent;
+        let scratch = tempfile::Builder::new().prefix("evalgate-").tempdir().map_err(|e| AgentError {
+            reason: format!("cannot create a temporary directory: {e}"),
+            run: None,
+        })?;
+        let mut bindings = bindings.clone();
+        if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
+            let path = scratch.path().join("prompt.txt");
+            std::fs::write(&path, &bindings.prompt)
+                .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
+            bindings.prompt_file = Some(path);
+        }
+        let trace_path = scratch.path().join("trace.json");
+        let argv: Vec<String> = agent.command.iter().map(|t| bindings.render(t)).collect();
+        let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
+        spec.env = agent.env.iter().map(|(k, t)| (k.clone(), bindings.render(t))).collect();
+        spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
+        spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
+        if agent.stdin {
+            spec.stdin = Some(bindings.prompt.clone().into_bytes());
+        }
+
+        let out = run_process(&spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None })?;
+        let mut run = AgentRun {
+            output: out.stdout.text.clone(),
+            output_truncated: out.stdout.is_truncated(),
+            stderr: out.stderr.text.clone(),
+            exit_code: out.exit_code,
+            latency: out.duration,
+            trace: Trace::default(),
+        };
+        if out.timed_out || out.exit_code != Some(0) {
+            let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));
+            if let Some(line) = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {
+                reason.push_str(": ");
+                reason.push_str(line.trim());
+            }
+            return Err(AgentError { reason, run: Some(run) });
+        }
+        match std::fs::read(&trace_path) {
+            Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
+                Ok(trace) => {
+                    if let Some(output) = &trace.output {
+                        run.output = output.clone();
+                    }
+                    run.trace = trace;
+                }
+                Err(e) => {
+                    let reason = format!("agent `{}` wrote an invalid trace to $EVALGATE_TRACE: {e}", agent.name);
+                    return Err(AgentError { reason, run: Some(run) });
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
+            }
+        }
+        Ok(run)
+    }
+}

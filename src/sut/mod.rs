@@ -1,0 +1,36 @@
+//! Systems under test: what a task runs and what it answered.
+
+mod command;
+pub mod trace;
+
+use std::time::Duration;
+
+pub use command::CommandSut;
+pub use trace::{ToolCall, Trace, Usage};
+
+use crate::run::bindings::Bindings;
+
+/// What an agent produced, whether or not it succeeded.
+#[derive(Debug, Clone, Default)]
+pub struct AgentRun {
+    /// What graders see: the trace's `output` if it has one, else stdout.
+    pub output: String,
+    pub output_truncated: bool,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub latency: Duration,
+    pub trace: Trace,
+}
+
+/// An agent run that did not produce an answer is an infrastructure error, never a graded fail.
+#[derive(Debug, Clone)]
+pub struct AgentError {
+    pub reason: String,
+    pub run: Option<AgentRun>,
+}
+
+#[async_trait::async_trait]
+pub trait SystemUnderTest: Send + Sync {
+    /// Runs the agent on `bindings.prompt`; `timeout` bounds the whole run.
+    async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError>;
+}

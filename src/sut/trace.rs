@@ -1,0 +1,76 @@
+//! The optional trace an agent writes to `$EVALGATE_TRACE`: its answer, tool calls and usage.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Overrides stdout as the output graders see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    /// The MCP server the tool belongs to, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default)]
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+impl ToolCall {
+    /// Whether this call is of `tool`, written `tool` or `server.tool`.
+    pub fn is(&self, tool: &str) -> bool {
+        if self.name == tool {
+            return true;
+        }
+        match (&self.server, tool.split_once('.')) {
+            (Some(server), Some((s, t))) => server == s && self.name == t,
+            (None, _) => self.name.rsplit_once('.').is_some_and(|(_, short)| short == tool),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn total_tokens(&self) -> Option<u64> {
+        match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_match_plain_and_qualified() {
+        let call = ToolCall { name: "add".into(), server: Some("calc".into()), arguments: Value::Null, result: None };
+        assert!(call.is("add") && call.is("calc.add"));
+        assert!(!call.is("other.add") && !call.is("sub"));
+        let qualified = ToolCall { name: "calc.add".into(), server: None, arguments: Value::Null, result: None };
+        assert!(qualified.is("add") && qualified.is("calc.add"));
+    }
+}
