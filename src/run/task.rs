@@ -100,9 +100,6 @@ async fn run_attempt(suite: &Suite, vars: &Arc<std::collections::BTreeMap<String
         let body = run_body(suite, task, &mut bindings, &mut trial);
         tokio::select! {
             () = body => None,
-            () = tokio::time::sleep(task.timeout) => {
-                Some(format!("task timed out after {}", humantime::format_duration(task.timeout)))
-            }
             () = cancel.cancelled() => Some("interrupted".to_owned()),
         }
     };

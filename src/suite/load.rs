@@ -191,10 +191,9 @@ fn join(base: &str, rel: &str) -> String {
     }
 }
 
-/// serde_yaml appends " at line L column C"; the diagnostic shows the position itself.
+/// serde_yaml adds " at line L column C"; the diagnostic shows the position itself.
 fn strip_location(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
+    static LOCATION: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r" at line \d+ column \d+").expect("valid regex"));
+    LOCATION.replace_all(message, "").into_owned()
 }

@@ -1,0 +1,123 @@
+//! A small builder for running the real binary in a temp directory (after `just`'s tests).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Test {
+    pub dir: tempfile::TempDir,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub dir: PathBuf,
+    _keep: tempfile::TempDir,
+}
+
+impl Test {
+    pub fn new() -> Self {
+        Test { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), env: Vec::new() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file below the test directory; `.sh` and `.py` files are made executable.
+    pub fn write(self, name: &str, contents: &str) -> Self {
+        let path = self.dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, contents).unwrap();
+        if name.ends_with(".sh") || name.ends_with(".py") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        self
+    }
+
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|s| s.to_string()));
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_evalgate"));
+        cmd.current_dir(self.dir.path()).args(&self.args).env_remove("GITHUB_ACTIONS");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub fn run(self) -> Run {
+        let Output { status, stdout, stderr } = self.command().output().expect("run evalgate");
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            dir: self.dir.path().to_owned(),
+            _keep: self.dir,
+        }
+    }
+}
+
+impl Run {
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("read {name}: {e}\nstderr:\n{}", self.stderr))
+    }
+
+    pub fn json(&self, name: &str) -> serde_json::Value {
+        serde_json::from_str(&self.read(name)).unwrap()
+    }
+
+    pub fn results(&self) -> serde_json::Value {
+        self.json("evalgate-out/results.json")
+    }
+
+    /// The result of task `id` in `results.json`.
+    pub fn task(&self, id: &str) -> serde_json::Value {
+        let results = self.results();
+        results["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap_or_else(|| panic!("no task {id}"))
+    }
+
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+/// A suite with one command agent `./agent.sh` and the given tasks (YAML, indented 2).
+pub fn suite(extra: &str, tasks: &str) -> String {
+    format!("evalgate: 1\nsuite: test.evals.demo\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"], timeout: 10s}}\n{extra}\ntasks:\n{tasks}")
+}
+
+/// An agent that echoes its prompt.
+pub const ECHO_AGENT: &str = "#!/bin/sh\nprintf '%s\\n' \"$1\"\n";
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper counts as dead).
+pub fn is_running(pid: i32) -> bool {
+    // Give the kernel a moment to deliver a SIGKILL sent just before.
+    for _ in 0..20 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return false,
+            Ok(stat) => {
+                let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
+                if matches!(state, Some('Z' | 'X')) {
+                    return false;
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    true
+}

@@ -1,0 +1,262 @@
+//! End-to-end runs of the binary: verdicts, exit codes, reports.
+
+mod common;
+
+use common::{ECHO_AGENT, Test, suite};
+
+#[test]
+fn quickstart_example_passes() {
+    let example = std::fs::canonicalize("examples/quickstart/evalgate.yaml").unwrap();
+    let run = Test::new().args(&["run", example.to_str().unwrap()]).run();
+    run.expect_code(0);
+    let results = run.results();
+    assert_eq!(results["verdict"]["passed"], true);
+    assert_eq!(results["totals"]["passed"], 3);
+    assert!(run.read("evalgate-out/summary.md").starts_with("## ✅ evalgate: `evalgate.evals.quickstart` passed"));
+}
+
+#[test]
+fn a_failing_grader_fails_the_gate_with_its_reason() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                "  - id: good\n    prompt: hello world\n    grade: [{type: contains, value: world}]\n  - id: bad\n    prompt: hello there\n    grade: [{type: contains, value: galaxy}]\n",
+            ),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(run.task("good")["status"], "passed");
+    assert_eq!(run.task("bad")["status"], "failed");
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.starts_with("## ❌ evalgate: `test.evals.demo` failed"), "{md}");
+    assert!(md.contains("| `bad` | ❌ failed | 0.00 | \\`contains\\` failed: output does not contain \"galaxy\" |"), "{md}");
+    let junit = run.read("evalgate-out/junit.xml");
+    assert!(junit.contains("<failure message=\"`contains` failed: output does not contain &quot;galaxy&quot;\""), "{junit}");
+}
+
+#[test]
+fn an_agent_that_crashes_is_an_error_not_a_failure() {
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho partial answer\necho 'Traceback: boom' >&2\nexit 3\n")
+        .write("evalgate.yaml", &suite("", "  - id: crash\n    prompt: hi\n    grade: [{type: contains, value: partial}]\n"))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    let task = run.task("crash");
+    assert_eq!(task["status"], "error");
+    assert_eq!(task["reason"], "agent `bot` exit 3: Traceback: boom");
+    let junit = run.read("evalgate-out/junit.xml");
+    assert!(junit.contains("<error message=\"agent `bot` exit 3: Traceback: boom\" type=\"infrastructure-error\""), "{junit}");
+    let gate = &run.results()["verdict"]["checks"];
+    assert!(gate.as_array().unwrap().iter().any(|c| c["name"] == "erroring tasks" && c["passed"] == false));
+}
+
+#[test]
+fn a_hanging_agent_is_killed_with_its_children_after_the_timeout() {
+    let test = Test::new()
+        .write("agent.sh", "#!/bin/sh\nsleep 300 &\necho $! > child.pid\nsleep 300\n")
+        .write(
+            "evalgate.yaml",
+            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh], timeout: 1s}\ntasks:\n  - id: hang\n    prompt: hi\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: touch cleaned-up}]\n",
+        )
+        .args(&["run"]);
+    let started = std::time::Instant::now();
+    let run = test.run();
+    run.expect_code(1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let task = run.task("hang");
+    assert_eq!(task["status"], "error");
+    assert_eq!(task["reason"], "agent `bot` timed out after 1s");
+    let pid: i32 = run.read("child.pid").trim().parse().unwrap();
+    // The forked `sleep` shared the agent's process group, so the timeout killed it too.
+    assert!(!common::is_running(pid), "the agent's child {pid} outlived the timeout");
+    assert!(run.dir.join("cleaned-up").exists(), "cleanup did not run after the timeout");
+}
+
+#[test]
+fn cleanup_runs_after_a_failed_grader_in_reverse_order_even_when_a_step_fails() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                "  - id: t\n    prompt: hi\n    setup: [{run: echo setup > log}]\n    grade: [{type: equals, value: bye}]\n    cleanup:\n      - run: echo first >> log\n      - run: exit 7\n      - run: echo third >> log\n",
+            ),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(run.read("log"), "setup\nthird\nfirst\n");
+    let task = run.task("t");
+    assert_eq!(task["status"], "failed");
+    let steps = task["trials"][0]["steps"].as_array().unwrap();
+    let cleanup: Vec<_> = steps.iter().filter(|s| s["phase"] == "cleanup").map(|s| (s["index"].as_u64().unwrap(), s["status"].as_str().unwrap())).collect();
+    assert_eq!(cleanup, vec![(2, "passed"), (1, "failed"), (0, "passed")]);
+    assert!(run.read("evalgate-out/summary.md").contains("### Cleanup failures (logged, not gated)"));
+}
+
+#[test]
+fn a_failing_setup_step_makes_the_task_an_error_and_skips_the_agent() {
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch agent-ran\necho hi\n")
+        .write(
+            "evalgate.yaml",
+            &suite("", "  - id: t\n    prompt: hi\n    setup: [{id: db, run: 'echo no database >&2; exit 2'}]\n    grade: [{type: contains, value: hi}]\n    cleanup: [{run: touch cleaned}]\n"),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error");
+    assert_eq!(task["reason"], "setup step 1 (`db`) failed: exit 2, expected exit 0: no database");
+    assert!(!run.dir.join("agent-ran").exists());
+    assert!(run.dir.join("cleaned").exists());
+}
+
+#[test]
+fn thresholds_gate_on_the_aggregate_score() {
+    let tasks = "  - id: a\n    prompt: alpha\n    grade: [{type: contains, value: alpha}]\n  - id: b\n    prompt: beta\n    grade: [{type: contains, value: alpha}]\n  - id: c\n    prompt: alpha gamma\n    grade: [{type: contains, all: [alpha, gamma, delta, epsilon]}]\n";
+    let run = |score: &str| {
+        Test::new()
+            .write("agent.sh", ECHO_AGENT)
+            .write("evalgate.yaml", &suite(&format!("thresholds: {{pass_score: {score}}}"), tasks))
+            .args(&["run"])
+            .run()
+    };
+    // Scores: 1, 0 and 2/4 → aggregate 0.5.
+    let passing = run("0.5");
+    passing.expect_code(0);
+    assert_eq!(passing.results()["totals"]["score"], 0.5);
+    assert_eq!(passing.task("c")["score"], 0.5);
+    run("0.51").expect_code(1);
+}
+
+#[test]
+fn no_selected_task_fails_the_gate() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
+        .args(&["run", "--filter", "nothing-*"])
+        .run();
+    run.expect_code(1);
+    assert!(run.stderr.contains("FAIL tasks run        budget ≥ 1          actual 0"), "{}", run.stderr);
+}
+
+#[test]
+fn filters_tags_and_vars_select_and_shape_tasks() {
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write(
+        "evalgate.yaml",
+        &suite(
+            "vars: {name: world}",
+            "  - id: api.one\n    tags: [fast]\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: \"hello {vars.name}\"}]\n  - id: api.two\n    prompt: x\n    grade: [{type: contains, value: x}]\n  - id: ui.one\n    tags: [fast]\n    prompt: x\n    grade: [{type: contains, value: x}]\n",
+        ),
+    );
+    let listed = test.args(&["list", "--filter", "api.*", "--tag", "fast"]).run();
+    listed.expect_code(0);
+    assert_eq!(listed.stdout, "test.evals.demo/api.one  evalgate.yaml:7 [fast]\n");
+
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("vars: {name: world}", "  - id: t\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: hello mars}]\n"))
+        .args(&["run", "--var", "name=mars"])
+        .run();
+    run.expect_code(0);
+}
+
+#[test]
+fn dry_run_and_check_run_nothing() {
+    let test = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"));
+    let dry = test.args(&["run", "--dry-run"]).run();
+    dry.expect_code(0);
+    assert!(dry.stdout.contains("test.evals.demo/a"));
+    assert!(!dry.dir.join("ran").exists() && !dry.dir.join("evalgate-out").exists());
+    let test = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"));
+    let check = test.args(&["check"]).run();
+    check.expect_code(0);
+    assert!(!check.dir.join("ran").exists());
+}
+
+#[test]
+fn retries_rerun_infrastructure_errors_only() {
+    // The agent crashes on its first run and answers on the second.
+    let flaky = "#!/bin/sh\nif [ ! -f first ]; then touch first; exit 1; fi\necho ok\n";
+    let run = Test::new()
+        .write("agent.sh", flaky)
+        .write("evalgate.yaml", &suite("defaults: {retries: 1}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"))
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    assert_eq!(run.task("t")["attempts"], 2);
+
+    let counting = "#!/bin/sh\necho x >> runs\necho wrong\n";
+    let run = Test::new()
+        .write("agent.sh", counting)
+        .write("evalgate.yaml", &suite("defaults: {retries: 3}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(run.read("runs"), "x\n", "a graded failure must not be retried");
+}
+
+#[test]
+fn fail_fast_skips_the_remaining_tasks() {
+    let tasks: String = (0..5).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", &tasks))
+        .args(&["run", "-j", "1", "--fail-fast"])
+        .run();
+    run.expect_code(1);
+    let totals = &run.results()["totals"];
+    assert_eq!(totals["failed"], 1);
+    assert_eq!(totals["skipped"], 4);
+    assert_eq!(run.task("t4")["reason"], "not run: --fail-fast stopped the run after a failure");
+}
+
+#[test]
+fn reports_go_where_the_flags_say() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
+        .args(&["run", "--out", "o", "--junit", "j/junit.xml", "--markdown", "m.md", "--json", "r.json"])
+        .run();
+    run.expect_code(0);
+    for f in ["o/summary.json", "o/events.jsonl", "j/junit.xml", "m.md", "r.json"] {
+        assert!(run.dir.join(f).exists(), "{f} missing");
+    }
+}
+
+#[test]
+fn prompts_reach_agents_by_file_and_stdin_and_paths_resolve_against_the_suite() {
+    let run = Test::new()
+        .write("suite/agent.sh", "#!/bin/sh\ncat \"$1\"\nprintf ' / '\ncat\n")
+        .write(
+            "suite/evalgate.yaml",
+            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh, \"{prompt_file}\"], stdin: true}\ntasks:\n  - id: t\n    prompt: \"say {{hi}} to {task.id}\"\n    grade: [{type: equals, value: \"say {{hi}} to t / say {{hi}} to t\"}]\n",
+        )
+        .args(&["run", "suite/evalgate.yaml"])
+        .run();
+    run.expect_code(0);
+}
+
+#[test]
+fn messages_reach_command_agents_as_json() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write(
+            "evalgate.yaml",
+            &suite("vars: {q: \"a \\\"quoted\\\" word\"}", "  - id: t\n    messages:\n      - {role: system, content: be brief}\n      - {role: user, content: \"{vars.q}\"}\n    grade: [{type: json, equals: [{role: system, content: be brief}, {role: user, content: 'a \"quoted\" word'}]}]\n"),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+}
