@@ -155,6 +155,7 @@ pub struct RawTextExpect {
 /// A grader. The keys common to every grader are here; `type` selects the rest.
 /// (Deserialized in two parts by the loader, see `load.rs`; this type gives the schema.)
 #[derive(Debug, JsonSchema)]
+#[schemars(extend("unevaluatedProperties" = false))]
 pub struct RawGrader {
     #[serde(flatten)]
     pub common: RawGraderCommon,

@@ -7,7 +7,12 @@ where
 {
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(input, c), c))
+        .map(|c| {
+            // A transposition or one wrong letter in a short name is a typo too.
+            let close = strsim::damerau_levenshtein(input, c) <= (input.chars().count() / 3).max(1);
+            let score = strsim::jaro_winkler(input, c);
+            (if close { score.max(0.8) } else { score }, c)
+        })
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -21,5 +26,6 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("timout", ["timeout", "tags", "id"]), Some("timeout"));
         assert_eq!(did_you_mean("zzz", ["timeout", "tags"]), None);
+        assert_eq!(did_you_mean("bto", ["bot", "judge"]), Some("bot"));
     }
 }

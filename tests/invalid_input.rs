@@ -1,0 +1,154 @@
+//! Bad suites and bad environments: exit 2 and 3, every problem listed with where it is.
+
+mod common;
+
+use common::{ECHO_AGENT, Test, suite};
+
+#[test]
+fn invalid_yaml_is_reported_with_line_and_column() {
+    let run = Test::new().write("evalgate.yaml", "evalgate: 1\nsuite: t\ntasks:\n  - id: [a\n    prompt: x\n").args(&["run"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.starts_with("error: evalgate.yaml:5:11: invalid YAML:"), "{}", run.stderr);
+    assert!(!run.dir.join("evalgate-out").exists(), "nothing may run or be written");
+}
+
+#[test]
+fn unknown_keys_get_a_suggestion_and_all_are_listed_together() {
+    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [echo], timout: 3s}\ntasks:\n  - id: a\n    promt: x\n    grade: [{type: contains, valeu: x}]\n  - id: b\n    prompt: x\n    grade: [{type: contians, value: x}]\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    let expected = [
+        "error: evalgate.yaml:4:26: agents.bot.timout: unknown key `timout`",
+        "help: did you mean `timeout`?",
+        "error: evalgate.yaml:7:5: tasks[0].promt: unknown key `promt`",
+        "help: did you mean `prompt`?",
+        "error: evalgate.yaml:8:30: tasks[0].grade[0].valeu: unknown key `valeu`",
+        "help: did you mean `value`?",
+        "error: evalgate.yaml:11:20: tasks[1].grade[0].type: unknown type `contians`",
+        "help: did you mean `contains`?",
+        "4 errors in the suite; nothing ran",
+    ];
+    for line in expected {
+        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn semantic_errors_are_all_listed() {
+    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh, \"{prompt}\"]}\nthresholds: {pass_score: 1.5}\ntasks:\n  - id: a\n    agent: bott\n    prompt: \"hi {vars.nmae}\"\n    grade: [{type: contains, value: x}]\n  - id: a\n    prompt: x\n    grade:\n      - {type: regex, pattern: \"(\"}\n      - {type: json}\n      - {type: contains, value: x, weight: -1}\n  - id: Bad_ID\n    prompt: x\n    grade: []\n";
+    let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &format!("vars: {{name: x}}\n{yaml}")).args(&["run"]).run();
+    run.expect_code(2);
+    let expected = [
+        "thresholds.pass_score: must be between 0 and 1, got 1.5",
+        "tasks[0].agent: unknown agent `bott`",
+        "help: did you mean `bot`?",
+        "tasks[0].prompt: unknown variable `{vars.nmae}`",
+        "help: did you mean `{vars.name}`?",
+        "tasks[1].id: duplicate task id `a`",
+        "tasks[1].grade[0].pattern: invalid regular expression",
+        "tasks[1].grade[1]: a `json` grader needs `equals`, `subset`, or `path` with a check",
+        "tasks[1].grade[2].weight: weight must be 0 or more, got -1",
+        "tasks[2].id: invalid task id `Bad_ID`",
+        "tasks[2]: the task has no graders",
+        "9 errors in the suite; nothing ran",
+    ];
+    for line in expected {
+        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
+    }
+    // The template error points at the variable itself.
+    assert!(run.stderr.contains("evalgate.yaml:10:17: tasks[0].prompt"), "{}", run.stderr);
+}
+
+#[test]
+fn templates_reject_stray_braces_and_out_of_scope_variables() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write(
+            "evalgate.yaml",
+            &suite("", "  - id: a\n    prompt: \"{agent.output}\"\n    setup: [{run: \"awk '{print $1}' f\"}]\n    grade: [{type: contains, value: \"{agent.output}\"}]\n"),
+        )
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("tasks[0].prompt: `{agent.output}` is only available in graders and cleanup steps"), "{}", run.stderr);
+    assert!(run.stderr.contains("tasks[0].setup[0].run: `{` does not start a variable such as `{vars.name}`"), "{}", run.stderr);
+    assert!(run.stderr.contains("help: write `{{` for a literal `{` (and `}}` for `}`)"), "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_suite_file_is_invalid_input() {
+    let run = Test::new().args(&["run"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.starts_with("error: cannot read suite file evalgate.yaml:"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_command_lines_exit_2() {
+    Test::new().args(&["run", "--bogus"]).run().expect_code(2);
+    Test::new().args(&["run", "--var", "novalue"]).run().expect_code(2);
+    Test::new().args(&["run", "-j", "0"]).run().expect_code(2);
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
+        .args(&["run", "--agent", "bto"])
+        .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("did you mean `bot`?"), "{}", run.stderr);
+}
+
+#[test]
+fn every_preflight_miss_is_listed_and_nothing_runs() {
+    let extra = "env:\n  required_commands: [definitely-not-a-command-xyz, sh]\n  required_python_modules: [json, no_such_module_xyz]\n  required_env: [EVALGATE_TEST_UNSET_VAR]\n  required_files: [fixtures/missing.json]\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
+        .write("evalgate.yaml", &suite(extra, "  - id: a\n    prompt: \"{env.EVALGATE_TEST_OTHER_UNSET}\"\n    grade: [{type: contains, value: x}]\n"))
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    let expected = [
+        "preflight failed for evalgate.yaml: 5 missing",
+        "- command `definitely-not-a-command-xyz`: not found on PATH",
+        "- python module `no_such_module_xyz`: cannot be imported by python3",
+        "- environment variable `EVALGATE_TEST_OTHER_UNSET`: is not set",
+        "- environment variable `EVALGATE_TEST_UNSET_VAR`: is not set",
+        "- file `fixtures/missing.json`:",
+        "nothing ran",
+    ];
+    for line in expected {
+        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
+    }
+    assert!(!run.dir.join("ran").exists());
+}
+
+#[test]
+fn a_missing_or_non_executable_agent_fails_preflight() {
+    let run = Test::new()
+        .write("agent.txt", "not executable")
+        .write(
+            "evalgate.yaml",
+            "evalgate: 1\nsuite: t\nagents:\n  a: {command: [./agent.txt]}\n  b: {command: [./nope.sh]}\ndefaults: {agent: a}\ntasks:\n  - id: x\n    prompt: x\n    grade: [{type: contains, value: x}]\n",
+        )
+        .args(&["check"])
+        .run();
+    run.expect_code(3);
+    assert!(run.stderr.contains("agent.txt is not executable (chmod +x) (agent `a`)"), "{}", run.stderr);
+    assert!(run.stderr.contains("nope.sh does not exist (agent `b`)"), "{}", run.stderr);
+}
+
+#[test]
+fn schema_describes_the_format() {
+    let run = Test::new().args(&["schema"]).run();
+    run.expect_code(0);
+    let schema: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(schema["title"], "evalgate suite");
+    assert_eq!(schema["additionalProperties"], false);
+    let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(required, ["evalgate", "suite", "tasks"]);
+    // The quickstart example is valid against the schema an editor would use.
+    let example: serde_json::Value = serde_yaml::from_str(&std::fs::read_to_string("examples/quickstart/evalgate.yaml").unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&example).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let bad: serde_json::Value = serde_json::json!({"evalgate": 1, "suite": "s", "tasks": [{"id": "a", "prompt": "x", "grade": [{"type": "contains", "valeu": "x"}]}]});
+    assert!(!validator.is_valid(&bad));
+}
