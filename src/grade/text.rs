@@ -107,8 +107,9 @@ impl TextCheck {
                     format!("output contains {}", list(&present)),
                 )
             }
+            // Trimmed, so `^…$` anchor to the answer rather than to a trailing newline.
             TextCheck::Regex { pattern } => Graded::of(
-                pattern.is_match(output),
+                pattern.is_match(output.trim()),
                 format!("output matches /{}/", pattern.as_str()),
                 format!("output does not match /{}/: {:?}", pattern.as_str(), shown()),
             ),

@@ -1,0 +1,196 @@
+//! Graders through the real binary, including the code-grader protocol.
+
+mod common;
+
+use common::{Test, suite};
+use serde_json::{Value, json};
+
+/// Runs one task whose agent prints `output` (and writes `trace` when given) and returns
+/// the task's result.
+fn grade(output: &str, trace: Option<&str>, graders: &str, files: &[(&str, &str)]) -> (i32, Value) {
+    let mut agent = format!("#!/bin/sh\ncat <<'EOF'\n{output}\nEOF\n");
+    if let Some(trace) = trace {
+        agent.push_str(&format!("cat > \"$EVALGATE_TRACE\" <<'EOF'\n{trace}\nEOF\n"));
+    }
+    let mut test = Test::new().write("agent.sh", &agent).write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{graders}")));
+    for (name, contents) in files {
+        test = test.write(name, contents);
+    }
+    let run = test.args(&["run"]).run();
+    let task = run.task("t");
+    (run.code, task)
+}
+
+fn graders(task: &Value) -> Vec<(String, String, f64)> {
+    task["trials"][0]["graders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["status"].as_str().unwrap().to_owned(), g["reason"].as_str().unwrap().to_owned(), g["score"].as_f64().unwrap()))
+        .collect()
+}
+
+fn one(task: &Value) -> (String, String, f64) {
+    graders(task).remove(0)
+}
+
+const GRADER: &str = "      - {type: command, run: ./grader.sh}\n";
+
+#[test]
+fn code_grader_score_and_assertions() {
+    let script = "#!/bin/sh\ncat > /dev/null\necho '{\"score\": 0.75, \"assertions\": [{\"text\": \"cites policy\", \"passed\": true}, {\"text\": \"polite\", \"passed\": false}]}'\n";
+    let (code, task) = grade("hi", None, GRADER, &[("grader.sh", script)]);
+    assert_eq!(code, 1);
+    assert_eq!(one(&task), ("failed".into(), "1 of 2 assertions failed: polite".into(), 0.75));
+    assert_eq!(task["trials"][0]["graders"][0]["evidence"][1]["text"], "polite");
+}
+
+#[test]
+fn code_grader_missing_score_is_passed_over_total() {
+    let script = "#!/bin/sh\necho '{\"assertions\": [{\"text\": \"a\", \"passed\": true}, {\"text\": \"b\", \"passed\": true}, {\"text\": \"c\", \"passed\": false}, {\"text\": \"d\", \"passed\": true}]}'\n";
+    let (_, task) = grade("hi", None, GRADER, &[("grader.sh", script)]);
+    assert_eq!(one(&task), ("failed".into(), "1 of 4 assertions failed: c".into(), 0.75));
+    let all = "#!/bin/sh\necho '{\"assertions\": [{\"text\": \"a\", \"passed\": true}]}'\n";
+    let (code, task) = grade("hi", None, GRADER, &[("grader.sh", all)]);
+    assert_eq!((code, one(&task)), (0, ("passed".into(), "all 1 assertions passed".into(), 1.0)));
+}
+
+#[test]
+fn code_grader_passed_reason_checks() {
+    let script = "#!/bin/sh\necho '{\"passed\": false, \"reason\": \"refund window missing\", \"checks\": [{\"name\": \"window\", \"passed\": false}]}'\n";
+    let (_, task) = grade("hi", None, GRADER, &[("grader.sh", script)]);
+    assert_eq!(one(&task), ("failed".into(), "refund window missing".into(), 0.0));
+    assert_eq!(task["trials"][0]["graders"][0]["evidence"], json!([{"name": "window", "passed": false}]));
+}
+
+#[test]
+fn code_grader_plain_output_is_judged_by_exit_code() {
+    let ok = "#!/bin/sh\necho looks good\n";
+    let (code, task) = grade("hi", None, GRADER, &[("grader.sh", ok)]);
+    assert_eq!((code, one(&task)), (0, ("passed".into(), "looks good".into(), 1.0)));
+    // A bare number is not the protocol: the exit code decides.
+    let bare = "#!/bin/sh\necho 0.75\nexit 1\n";
+    let (_, task) = grade("hi", None, GRADER, &[("grader.sh", bare)]);
+    assert_eq!(one(&task), ("failed".into(), "0.75".into(), 0.0));
+    let silent = "#!/bin/sh\nexit 4\n";
+    let (_, task) = grade("hi", None, GRADER, &[("grader.sh", silent)]);
+    assert_eq!(one(&task), ("failed".into(), "exit 4".into(), 0.0));
+}
+
+#[test]
+fn code_grader_crash_with_stderr_is_a_grader_error() {
+    let crash = "#!/bin/sh\necho 'Traceback (most recent call last): KeyError' >&2\nexit 1\n";
+    let (code, task) = grade("hi", None, GRADER, &[("grader.sh", crash)]);
+    assert_eq!(code, 1);
+    assert_eq!(task["status"], "error");
+    assert_eq!(one(&task).0, "error");
+    assert_eq!(task["reason"], "grader `command` errored: command grader exit 1: Traceback (most recent call last): KeyError");
+}
+
+#[test]
+fn code_grader_gets_the_context_on_stdin() {
+    let script = "#!/usr/bin/env python3\nimport json, sys\nc = json.load(sys.stdin)\nok = c['output'].strip() == 'the answer' and c['prompt'] == 'x' and c['task']['id'] == 't' and c['tool_calls'][0]['name'] == 'search' and c['usage']['input_tokens'] == 5\nprint(json.dumps({'passed': ok, 'reason': repr(sorted(c))}))\n";
+    let trace = r#"{"tool_calls": [{"name": "search", "arguments": {"q": "a"}}], "usage": {"input_tokens": 5, "output_tokens": 2}}"#;
+    let (code, task) = grade("the answer", Some(trace), GRADER.replace("grader.sh", "grader.py").as_str(), &[("grader.py", script)]);
+    assert_eq!(code, 0, "{task}");
+}
+
+#[test]
+fn json_graders() {
+    let out = r#"{"order": {"id": "A-1", "items": [{"sku": "x", "qty": 2}, {"sku": "y", "qty": 1}]}, "total": 12.5}"#;
+    let g = "      - {type: json, subset: {order: {items: [{sku: y}]}}}\n      - {type: json, path: 'order.items[0].qty', equals: 2}\n      - {type: json, path: order.id, matches: '^A-\\d+$'}\n      - {type: json, path: total, kind: number}\n      - {type: json, path: missing, exists: false}\n      - {type: json, path: 'order.items[1].sku', equals: z}\n      - {type: json, path: total, kind: string}\n";
+    let (_, task) = grade(out, None, g, &[]);
+    let results = graders(&task);
+    let statuses: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "failed", "failed"]);
+    assert_eq!(results[5].1, "`order.items[1].sku`: expected \"z\", got \"y\"");
+    assert_eq!(results[6].1, "`total`: expected a string, got a number");
+    let (_, task) = grade("not json", None, "      - {type: json, equals: {a: 1}}\n", &[]);
+    assert!(one(&task).1.starts_with("output is not JSON"));
+}
+
+#[test]
+fn json_schema_grader_reads_a_schema_file() {
+    let schema = r#"{"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok"]}}}"#;
+    let (code, _) = grade(r#"{"status": "ok"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
+    assert_eq!(code, 0);
+    let (_, task) = grade(r#"{"status": "bad"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
+    let (status, reason, _) = one(&task);
+    assert_eq!(status, "failed");
+    assert!(reason.starts_with("output does not match the schema: /status:"), "{reason}");
+}
+
+#[test]
+fn tool_graders_read_the_trace() {
+    let trace = r#"{"tool_calls": [{"name": "search", "arguments": {"q": "refund", "limit": 5}}, {"name": "kb.fetch", "arguments": {"id": 7}}, {"name": "search", "arguments": {"q": "policy"}}]}"#;
+    let g = "      - {type: tool_called, tool: search, arguments: {q: refund}}\n      - {type: tool_called, tool: fetch, min: 1, max: 1}\n      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_sequence, tools: [search, kb.fetch]}\n      - {type: tool_sequence, order: exact, tools: [search, fetch, search]}\n      - {type: tool_sequence, order: any_order, tools: [fetch, {tool: search, arguments: {q: policy}}]}\n      - {type: tool_calls, min: 1, max: 3}\n      - {type: tool_calls, tool: search, max: 1}\n      - {type: tool_sequence, tools: [kb.fetch, {tool: search, arguments: {q: refund}}]}\n      - {type: tool_not_called, tool: search, arguments: {q: policy}}\n";
+    let (_, task) = grade("ok", Some(trace), g, &[]);
+    let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
+    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed"]);
+    assert_eq!(graders(&task)[7].1, "2 calls of search, expected at most 1");
+}
+
+#[test]
+fn budget_graders_and_unknown_figures() {
+    let trace = r#"{"usage": {"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.02}}"#;
+    let g = "      - {type: cost, max_usd: 0.05}\n      - {type: tokens, max_total: 120}\n      - {type: latency, max_ms: 60000}\n";
+    let (_, task) = grade("ok", Some(trace), g, &[]);
+    let results = graders(&task);
+    assert_eq!(results[0].0, "passed");
+    assert_eq!(results[1], ("failed".into(), "tokens over budget: total 150 > 120".into(), 0.0));
+    assert_eq!(results[2].0, "passed");
+    // A cost budget for an agent that reports no cost cannot be judged: an error, not a pass.
+    let (_, task) = grade("ok", None, "      - {type: cost, max_usd: 1}\n", &[]);
+    assert_eq!(task["status"], "error");
+    assert_eq!(one(&task).1, "the agent reported no cost (usage.cost_usd in its trace)");
+}
+
+#[test]
+fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
+    let g = "      - {type: no_leak, canaries: [CANARY-123, CANARY-456]}\n";
+    let (code, _) = grade("all clean", Some(r#"{"tool_calls": [{"name": "send", "arguments": {"body": "hello"}}]}"#), g, &[]);
+    assert_eq!(code, 0);
+    let trace = r#"{"tool_calls": [{"name": "send", "arguments": {"to": ["x@y"], "body": "key CANARY-456"}}]}"#;
+    let (_, task) = grade("leaking CANARY-123", Some(trace), g, &[]);
+    let (status, reason, _) = one(&task);
+    assert_eq!(status, "failed");
+    assert_eq!(reason, "leaked: canary #1 in the output, canary #2 in the arguments of send");
+}
+
+#[test]
+fn text_graders() {
+    let g = "      - {type: equals, value: 'Hello World', ignore_case: true}\n      - {type: contains, any: [planet, world]}\n      - {type: contains, all: [hello, World], ignore_case: true}\n      - {type: not_contains, value: goodbye}\n      - {type: regex, pattern: '^hello\\s+\\w+$', ignore_case: true}\n      - {type: starts_with, value: hello}\n";
+    let (code, task) = grade("  hello world  ", None, g, &[]);
+    let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
+    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn required_graders_and_thresholds() {
+    // Score 2/3 ≥ 0.6 but the required grader failed.
+    let g = "      - {type: contains, value: a}\n      - {type: contains, value: b}\n      - {type: contains, value: z, required: true}\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho a b\n")
+        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    threshold: 0.6\n    grade:\n{g}")))
+        .args(&["run"])
+        .run();
+    let task = run.task("t");
+    assert_eq!(task["status"], "failed");
+    assert_eq!(task["reason"], "required grader `contains` failed: output does not contain \"z\"");
+    let g = "      - {type: contains, value: a, weight: 3}\n      - {type: contains, value: z}\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho a b\n")
+        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    threshold: 0.75\n    grade:\n{g}")))
+        .args(&["run"])
+        .run();
+    let task = run.task("t");
+    assert_eq!((task["status"].as_str(), task["score"].as_f64()), (Some("passed"), Some(0.75)));
+}
+
+#[test]
+fn an_invalid_trace_is_an_error() {
+    let (_, task) = grade("ok", Some("{not json"), "      - {type: tool_calls, max: 0}\n", &[]);
+    assert_eq!(task["status"], "error");
+    assert!(task["reason"].as_str().unwrap().starts_with("agent `bot` wrote an invalid trace to $EVALGATE_TRACE:"));
+}
