@@ -72,6 +72,9 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
 fn details(task: &TaskResult) -> String {
     let Some(trial) = task.last_trial() else { return String::new() };
     let mut lines = Vec::new();
+    if !trial.stderr.is_empty() {
+        lines.push(format!("agent stderr:\n{}", trial.stderr.trim_end()));
+    }
     for step in trial.steps.iter().filter(|s| s.status != Status::Passed) {
         lines.push(format!("{}: {}", step.label(), step.failure.as_deref().unwrap_or("failed")));
     }

@@ -105,6 +105,9 @@ pub struct TrialResult {
     pub output: Option<String>,
     #[serde(default)]
     pub output_truncated: bool,
+    /// The end of the agent's stderr, for diagnosing errors.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

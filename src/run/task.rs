@@ -87,6 +87,7 @@ async fn run_attempt(suite: &Suite, vars: &Arc<std::collections::BTreeMap<String
         reason: None,
         output: None,
         output_truncated: false,
+        stderr: String::new(),
         exit_code: None,
         latency_ms: None,
         model: None,
@@ -135,6 +136,7 @@ async fn run_body(suite: &Suite, task: &Task, bindings: &mut Bindings, trial: &m
         Err(e) => {
             if let Some(run) = &e.run {
                 trial.output = Some(cut(&run.output));
+                trial.stderr = tail(&run.stderr, STDERR_TAIL);
                 trial.exit_code = run.exit_code;
                 trial.latency_ms = Some(run.latency.as_millis() as u64);
             }
@@ -228,6 +230,14 @@ pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, 
 
 fn setup_failure(step: &StepResult) -> String {
     format!("{} failed: {}", step.label(), step.failure.as_deref().map_or_else(String::new, |f| excerpt(f, 200)))
+}
+
+/// Characters of an erroring agent's stderr kept (its end, where the error usually is).
+const STDERR_TAIL: usize = 2000;
+
+fn tail(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max { text.to_owned() } else { format!("…{}", text.chars().skip(count - max).collect::<String>()) }
 }
 
 fn cut(text: &str) -> String {

@@ -1,0 +1,127 @@
+//! The report files: JUnit read back, the OpenWOP summary checked against its schema,
+//! events in order, Markdown escaped and bounded, snapshots with timings redacted.
+
+mod common;
+
+use common::{Test, suite};
+use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
+
+/// A suite with one task of each outcome: passed, failed, error, and (with --fail-fast -j1
+/// not used here) everything else through the other tests.
+fn mixed() -> common::Run {
+    let agent = "#!/bin/sh\ncase \"$1\" in\n  crash*) echo 'fatal: model unavailable' >&2; exit 2;;\n  *) printf '%s\\n' \"$1\";;\nesac\n";
+    let tasks = "  - id: passes\n    tags: [core]\n    prompt: hello | <b>world</b>\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    tags: [core, edge]\n    prompt: \"@team `rm -rf` | <script>\"\n    grade: [{type: contains, value: \"expected text\"}]\n  - id: crashes\n    prompt: crash now\n    grade: [{type: contains, value: x}]\n";
+    Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("version: 2.1.0", tasks)).args(&["run", "-j", "1"]).run()
+}
+
+#[test]
+fn junit_cases_carry_classname_time_file_and_line() {
+    let run = mixed();
+    run.expect_code(1);
+    let report = Report::deserialize_from_str(&run.read("evalgate-out/junit.xml")).unwrap();
+    assert_eq!(report.test_suites.len(), 1);
+    let suite = &report.test_suites[0];
+    assert_eq!(suite.name.as_str(), "test.evals.demo");
+    assert_eq!((suite.tests, suite.failures, suite.errors), (3, 1, 1));
+    assert!(suite.time.is_some());
+    let expected_lines = [("passes", "7"), ("fails", "11"), ("crashes", "15")];
+    for (case, (id, line)) in suite.test_cases.iter().zip(expected_lines) {
+        assert_eq!(case.name.as_str(), id);
+        assert_eq!(case.classname.as_ref().map(|c| c.as_str()), Some("test.evals.demo"));
+        assert!(case.time.is_some(), "{id} has no time");
+        assert_eq!(case.extra.get("file").map(|f| f.as_str()), Some("evalgate.yaml"));
+        assert_eq!(case.extra.get("line").map(|l| l.as_str()), Some(line), "{id}");
+    }
+    match &suite.test_cases[1].status {
+        TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, .. } => {
+            assert_eq!(message.as_ref().unwrap().as_str(), "`contains` failed: output does not contain \"expected text\"");
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    assert!(matches!(&suite.test_cases[2].status, TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. }));
+}
+
+#[test]
+fn summary_json_satisfies_the_openwop_eval_summary_schema() {
+    let run = mixed();
+    let summary = run.json("evalgate-out/summary.json");
+    let schema: serde_json::Value = serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&summary).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{summary:#}");
+    assert_eq!(summary["suiteId"], "test.evals.demo");
+    assert_eq!(summary["suiteVersion"], "2.1.0");
+    assert_eq!(summary["taskCount"], 3);
+    assert_eq!(summary["passedCount"], 1);
+    assert_eq!(summary["passed"], false);
+    let keys: Vec<&str> = summary.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["suiteId", "suiteVersion", "aggregateScore", "passed", "taskCount", "passedCount", "tasks"]);
+
+    // Ids outside OpenWOP's shape are mapped so the summary stays valid.
+    let run = Test::new()
+        .write("agent.sh", common::ECHO_AGENT)
+        .write("evalgate.yaml", "evalgate: 1\nsuite: quick.start\nagents: {bot: {command: [./agent.sh, \"{prompt}\"]}}\ntasks:\n  - id: my_task.one\n    prompt: x\n    grade: [{type: contains, value: x}]\n")
+        .args(&["run"])
+        .run();
+    let summary = run.json("evalgate-out/summary.json");
+    assert!(validator.is_valid(&summary), "{summary:#}");
+    assert_eq!(summary["suiteId"], "local.evals.quick-start");
+    assert_eq!(summary["suiteVersion"], "0.0.0");
+    assert_eq!(summary["tasks"][0]["taskId"], "my-task-one");
+}
+
+#[test]
+fn events_are_written_in_order_one_per_line() {
+    let run = mixed();
+    let lines: Vec<serde_json::Value> = run.read("evalgate-out/events.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["eval.started", "eval.scored", "eval.scored", "eval.scored", "eval.completed"]);
+    assert_eq!(lines[0]["payload"]["taskCount"], 3);
+    assert_eq!(lines[4]["payload"]["passedCount"], 1);
+}
+
+#[test]
+fn markdown_escapes_model_output() {
+    let run = mixed();
+    let md = run.read("evalgate-out/summary.md");
+    assert!(!md.contains("<script>") && !md.contains("@team"), "{md}");
+    assert!(md.contains("&lt;script&gt;") && md.contains("@\u{200b}team"), "{md}");
+    assert!(md.contains("| `crashes` | 💥 error | 0.00 | agent \\`bot\\` exit 2: fatal: model unavailable |"), "{md}");
+}
+
+#[test]
+fn markdown_stays_under_the_comment_limit_with_the_verdict_first() {
+    let agent = "#!/bin/sh\nhead -c 3000 /dev/zero | tr '\\0' 'x'\n";
+    let tasks: String = (0..600)
+        .map(|i| format!("  - id: task-{i}-with-a-rather-long-descriptive-name-for-testing-the-limit\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "needle ".repeat(30)))
+        .collect();
+    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", &tasks)).args(&["run", "-q"]).run();
+    run.expect_code(1);
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.chars().count() <= 65_536, "{} characters", md.chars().count());
+    assert!(md.starts_with("## ❌ evalgate: `test.evals.demo` failed"));
+    assert!(md.contains("more failing tasks: see `results.json`."));
+    // The results file keeps every task.
+    assert_eq!(run.results()["tasks"].as_array().unwrap().len(), 600);
+}
+
+
+#[test]
+fn junit_and_markdown_snapshots() {
+    let run = mixed();
+    let mut settings = insta::Settings::clone_current();
+    for (pattern, replacement) in [
+        (r#"time="[0-9.]+""#, r#"time="[time]""#),
+        (r#"name="latency_ms" value="\d+""#, r#"name="latency_ms" value="[ms]""#),
+        (r#"name="p95_latency_ms" value="\d+""#, r#"name="p95_latency_ms" value="[ms]""#),
+        (r"p95 \d+ ms", "p95 [ms] ms"),
+        (r"p95 latency \| \d+ ms", "p95 latency | [ms] ms"),
+        (r"wall time \| [0-9.]+ s", "wall time | [s] s"),
+    ] {
+        settings.add_filter(pattern, replacement);
+    }
+    settings.bind(|| {
+        insta::assert_snapshot!("junit", run.read("evalgate-out/junit.xml"));
+        insta::assert_snapshot!("markdown", run.read("evalgate-out/summary.md"));
+    });
+}
