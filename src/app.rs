@@ -111,9 +111,14 @@ fn load_all(select: &SelectArgs) -> Result<Vec<Planned>, AppError> {
                 if let Some(name) = &select.agent {
                     let Some(agent) = suite.agents.get(name).cloned() else {
                         let names: Vec<&str> = suite.agents.keys().map(String::as_str).collect();
-                        let help = did_you_mean(name, names.iter().copied())
-                            .map_or_else(|| format!("agents: {}", names.join(", ")), |s| format!("did you mean `{s}`?"));
-                        return Err(AppError::Usage(format!("--agent {name}: no such agent in {}; {help}", file.display())));
+                        let help = did_you_mean(name, names.iter().copied()).map_or_else(
+                            || format!("agents: {}", names.join(", ")),
+                            |s| format!("did you mean `{s}`?"),
+                        );
+                        return Err(AppError::Usage(format!(
+                            "--agent {name}: no such agent in {}; {help}",
+                            file.display()
+                        )));
                     };
                     for task in &mut suite.tasks {
                         task.agent = agent.clone();
@@ -291,7 +296,8 @@ async fn run_suite(
         .zip(&plan)
         .map(|(slot, &i)| {
             slot.unwrap_or_else(|| {
-                let mut lost = crate::run::task::skipped(&suite, &suite.tasks[i], "internal error: the task's result was lost");
+                let mut lost =
+                    crate::run::task::skipped(&suite, &suite.tasks[i], "internal error: the task's result was lost");
                 lost.status = Status::Error;
                 lost
             })
@@ -338,7 +344,8 @@ mod erased {
     }
     impl<T: serde::Serialize> Json for T {
         fn to_pretty(&self) -> String {
-            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize: {e}\"}}")) + "\n"
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize: {e}\"}}"))
+                + "\n"
         }
     }
 }

@@ -31,16 +31,21 @@ pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>) -> GateVerdict
     let ran = totals.tasks - totals.skipped;
     let mut checks = vec![check("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
     match t.pass_score {
-        Some(min) => checks.push(check("aggregate score", format!("≥ {min:.2}"), format!("{:.2}", totals.score), totals.score + 1e-9 >= min)),
-        None => checks.push(check(
-            "failing tasks",
-            "0".into(),
-            totals.failed.to_string(),
-            totals.failed == 0,
+        Some(min) => checks.push(check(
+            "aggregate score",
+            format!("≥ {min:.2}"),
+            format!("{:.2}", totals.score),
+            totals.score + 1e-9 >= min,
         )),
+        None => checks.push(check("failing tasks", "0".into(), totals.failed.to_string(), totals.failed == 0)),
     }
     let max_errors = t.max_errors.unwrap_or(0) as usize;
-    checks.push(check("erroring tasks", format!("≤ {max_errors}"), totals.errors.to_string(), totals.errors <= max_errors));
+    checks.push(check(
+        "erroring tasks",
+        format!("≤ {max_errors}"),
+        totals.errors.to_string(),
+        totals.errors <= max_errors,
+    ));
     if let Some(max) = t.max_cost_usd {
         let (actual, ok) = match (totals.cost_usd, totals.tasks_without_cost) {
             (_, n) if n > 0 => (format!("unknown for {n} task(s)"), false),

@@ -51,20 +51,24 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     }
     for (written, path) in &suite.env.files {
         if !path.exists() {
-            misses.push(Miss { kind: "file", name: written.clone(), detail: format!("{} does not exist", path.display()) });
+            misses.push(Miss {
+                kind: "file",
+                name: written.clone(),
+                detail: format!("{} does not exist", path.display()),
+            });
         }
     }
     for agent in suite.agents.values() {
         let program = agent.command[0].source();
         if let Some(detail) = missing_program(program, &agent.workdir) {
-            misses.push(Miss { kind: "agent command", name: program.to_owned(), detail: format!("{detail} (agent `{}`)", agent.name) });
+            misses.push(Miss {
+                kind: "agent command",
+                name: program.to_owned(),
+                detail: format!("{detail} (agent `{}`)", agent.name),
+            });
         }
     }
-    if misses.is_empty() {
-        Ok(())
-    } else {
-        Err(PreflightError { file: suite.file.display().to_string(), misses })
-    }
+    if misses.is_empty() { Ok(()) } else { Err(PreflightError { file: suite.file.display().to_string(), misses }) }
 }
 
 /// `{env.X}` used anywhere in the suite's templates.
@@ -115,7 +119,11 @@ fn python_modules(modules: &[String], dir: &Path, misses: &mut Vec<Miss>) {
     let python = ["python3", "python"].into_iter().find(|p| which::which(p).is_ok());
     let Some(python) = python else {
         for m in modules {
-            misses.push(Miss { kind: "python module", name: m.clone(), detail: "no python3 on PATH to import it".into() });
+            misses.push(Miss {
+                kind: "python module",
+                name: m.clone(),
+                detail: "no python3 on PATH to import it".into(),
+            });
         }
         return;
     };
@@ -125,7 +133,11 @@ fn python_modules(modules: &[String], dir: &Path, misses: &mut Vec<Miss>) {
     match out {
         Ok(out) if out.status.success() => {
             for m in String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()) {
-                misses.push(Miss { kind: "python module", name: m.to_owned(), detail: format!("cannot be imported by {python}") });
+                misses.push(Miss {
+                    kind: "python module",
+                    name: m.to_owned(),
+                    detail: format!("cannot be imported by {python}"),
+                });
             }
         }
         Ok(out) => misses.push(Miss {
@@ -133,6 +145,10 @@ fn python_modules(modules: &[String], dir: &Path, misses: &mut Vec<Miss>) {
             name: modules.join(", "),
             detail: format!("{python} failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
         }),
-        Err(e) => misses.push(Miss { kind: "python module", name: modules.join(", "), detail: format!("cannot run {python}: {e}") }),
+        Err(e) => misses.push(Miss {
+            kind: "python module",
+            name: modules.join(", "),
+            detail: format!("cannot run {python}: {e}"),
+        }),
     }
 }

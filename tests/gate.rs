@@ -33,16 +33,25 @@ fn a_failing_grader_fails_the_gate_with_its_reason() {
     assert_eq!(run.task("bad")["status"], "failed");
     let md = run.read("evalgate-out/summary.md");
     assert!(md.starts_with("## ❌ evalgate: `test.evals.demo` failed"), "{md}");
-    assert!(md.contains("| `bad` | ❌ failed | 0.00 | \\`contains\\` failed: output does not contain \"galaxy\" |"), "{md}");
+    assert!(
+        md.contains("| `bad` | ❌ failed | 0.00 | \\`contains\\` failed: output does not contain \"galaxy\" |"),
+        "{md}"
+    );
     let junit = run.read("evalgate-out/junit.xml");
-    assert!(junit.contains("<failure message=\"`contains` failed: output does not contain &quot;galaxy&quot;\""), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"`contains` failed: output does not contain &quot;galaxy&quot;\""),
+        "{junit}"
+    );
 }
 
 #[test]
 fn an_agent_that_crashes_is_an_error_not_a_failure() {
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho partial answer\necho 'Traceback: boom' >&2\nexit 3\n")
-        .write("evalgate.yaml", &suite("", "  - id: crash\n    prompt: hi\n    grade: [{type: contains, value: partial}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite("", "  - id: crash\n    prompt: hi\n    grade: [{type: contains, value: partial}]\n"),
+        )
         .args(&["run"])
         .run();
     run.expect_code(1);
@@ -50,7 +59,10 @@ fn an_agent_that_crashes_is_an_error_not_a_failure() {
     assert_eq!(task["status"], "error");
     assert_eq!(task["reason"], "agent `bot` exit 3: Traceback: boom");
     let junit = run.read("evalgate-out/junit.xml");
-    assert!(junit.contains("<error message=\"agent `bot` exit 3: Traceback: boom\" type=\"infrastructure-error\""), "{junit}");
+    assert!(
+        junit.contains("<error message=\"agent `bot` exit 3: Traceback: boom\" type=\"infrastructure-error\""),
+        "{junit}"
+    );
     let gate = &run.results()["verdict"]["checks"];
     assert!(gate.as_array().unwrap().iter().any(|c| c["name"] == "erroring tasks" && c["passed"] == false));
 }
@@ -95,7 +107,11 @@ fn cleanup_runs_after_a_failed_grader_in_reverse_order_even_when_a_step_fails() 
     let task = run.task("t");
     assert_eq!(task["status"], "failed");
     let steps = task["trials"][0]["steps"].as_array().unwrap();
-    let cleanup: Vec<_> = steps.iter().filter(|s| s["phase"] == "cleanup").map(|s| (s["index"].as_u64().unwrap(), s["status"].as_str().unwrap())).collect();
+    let cleanup: Vec<_> = steps
+        .iter()
+        .filter(|s| s["phase"] == "cleanup")
+        .map(|s| (s["index"].as_u64().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
     assert_eq!(cleanup, vec![(2, "passed"), (1, "failed"), (0, "passed")]);
     assert!(run.read("evalgate-out/summary.md").contains("### Cleanup failures (logged, not gated)"));
 }
@@ -162,7 +178,13 @@ fn filters_tags_and_vars_select_and_shape_tasks() {
 
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("vars: {name: world}", "  - id: t\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: hello mars}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "vars: {name: world}",
+                "  - id: t\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: hello mars}]\n",
+            ),
+        )
         .args(&["run", "--var", "name=mars"])
         .run();
     run.expect_code(0);
@@ -191,7 +213,10 @@ fn retries_rerun_infrastructure_errors_only() {
     let flaky = "#!/bin/sh\nif [ ! -f first ]; then touch first; exit 1; fi\necho ok\n";
     let run = Test::new()
         .write("agent.sh", flaky)
-        .write("evalgate.yaml", &suite("defaults: {retries: 1}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite("defaults: {retries: 1}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"),
+        )
         .args(&["run"])
         .run();
     run.expect_code(0);
@@ -200,7 +225,10 @@ fn retries_rerun_infrastructure_errors_only() {
     let counting = "#!/bin/sh\necho x >> runs\necho wrong\n";
     let run = Test::new()
         .write("agent.sh", counting)
-        .write("evalgate.yaml", &suite("defaults: {retries: 3}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite("defaults: {retries: 3}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"),
+        )
         .args(&["run"])
         .run();
     run.expect_code(1);
@@ -209,7 +237,8 @@ fn retries_rerun_infrastructure_errors_only() {
 
 #[test]
 fn fail_fast_skips_the_remaining_tasks() {
-    let tasks: String = (0..5).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let tasks: String =
+        (0..5).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", &tasks))

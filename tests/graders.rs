@@ -12,7 +12,9 @@ fn grade(output: &str, trace: Option<&str>, graders: &str, files: &[(&str, &str)
     if let Some(trace) = trace {
         agent.push_str(&format!("cat > \"$EVALGATE_TRACE\" <<'EOF'\n{trace}\nEOF\n"));
     }
-    let mut test = Test::new().write("agent.sh", &agent).write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{graders}")));
+    let mut test = Test::new()
+        .write("agent.sh", &agent)
+        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{graders}")));
     for (name, contents) in files {
         test = test.write(name, contents);
     }
@@ -26,7 +28,13 @@ fn graders(task: &Value) -> Vec<(String, String, f64)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|g| (g["status"].as_str().unwrap().to_owned(), g["reason"].as_str().unwrap().to_owned(), g["score"].as_f64().unwrap()))
+        .map(|g| {
+            (
+                g["status"].as_str().unwrap().to_owned(),
+                g["reason"].as_str().unwrap().to_owned(),
+                g["score"].as_f64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -84,14 +92,18 @@ fn code_grader_crash_with_stderr_is_a_grader_error() {
     assert_eq!(code, 1);
     assert_eq!(task["status"], "error");
     assert_eq!(one(&task).0, "error");
-    assert_eq!(task["reason"], "grader `command` errored: command grader exit 1: Traceback (most recent call last): KeyError");
+    assert_eq!(
+        task["reason"],
+        "grader `command` errored: command grader exit 1: Traceback (most recent call last): KeyError"
+    );
 }
 
 #[test]
 fn code_grader_gets_the_context_on_stdin() {
     let script = "#!/usr/bin/env python3\nimport json, sys\nc = json.load(sys.stdin)\nok = c['output'].strip() == 'the answer' and c['prompt'] == 'x' and c['task']['id'] == 't' and c['tool_calls'][0]['name'] == 'search' and c['usage']['input_tokens'] == 5\nprint(json.dumps({'passed': ok, 'reason': repr(sorted(c))}))\n";
     let trace = r#"{"tool_calls": [{"name": "search", "arguments": {"q": "a"}}], "usage": {"input_tokens": 5, "output_tokens": 2}}"#;
-    let (code, task) = grade("the answer", Some(trace), GRADER.replace("grader.sh", "grader.py").as_str(), &[("grader.py", script)]);
+    let (code, task) =
+        grade("the answer", Some(trace), GRADER.replace("grader.sh", "grader.py").as_str(), &[("grader.py", script)]);
     assert_eq!(code, 0, "{task}");
 }
 
@@ -112,9 +124,15 @@ fn json_graders() {
 #[test]
 fn json_schema_grader_reads_a_schema_file() {
     let schema = r#"{"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok"]}}}"#;
-    let (code, _) = grade(r#"{"status": "ok"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
+    let (code, _) =
+        grade(r#"{"status": "ok"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
     assert_eq!(code, 0);
-    let (_, task) = grade(r#"{"status": "bad"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
+    let (_, task) = grade(
+        r#"{"status": "bad"}"#,
+        None,
+        "      - {type: json_schema, schema_file: s.json}\n",
+        &[("s.json", schema)],
+    );
     let (status, reason, _) = one(&task);
     assert_eq!(status, "failed");
     assert!(reason.starts_with("output does not match the schema: /status:"), "{reason}");
@@ -126,7 +144,10 @@ fn tool_graders_read_the_trace() {
     let g = "      - {type: tool_called, tool: search, arguments: {q: refund}}\n      - {type: tool_called, tool: fetch, min: 1, max: 1}\n      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_sequence, tools: [search, kb.fetch]}\n      - {type: tool_sequence, order: exact, tools: [search, fetch, search]}\n      - {type: tool_sequence, order: any_order, tools: [fetch, {tool: search, arguments: {q: policy}}]}\n      - {type: tool_calls, min: 1, max: 3}\n      - {type: tool_calls, tool: search, max: 1}\n      - {type: tool_sequence, tools: [kb.fetch, {tool: search, arguments: {q: refund}}]}\n      - {type: tool_not_called, tool: search, arguments: {q: policy}}\n";
     let (_, task) = grade("ok", Some(trace), g, &[]);
     let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
-    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed"]);
+    assert_eq!(
+        statuses,
+        ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed"]
+    );
     assert_eq!(graders(&task)[7].1, "2 calls of search, expected at most 1");
 }
 
@@ -148,7 +169,8 @@ fn budget_graders_and_unknown_figures() {
 #[test]
 fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
     let g = "      - {type: no_leak, canaries: [CANARY-123, CANARY-456]}\n";
-    let (code, _) = grade("all clean", Some(r#"{"tool_calls": [{"name": "send", "arguments": {"body": "hello"}}]}"#), g, &[]);
+    let (code, _) =
+        grade("all clean", Some(r#"{"tool_calls": [{"name": "send", "arguments": {"body": "hello"}}]}"#), g, &[]);
     assert_eq!(code, 0);
     let trace = r#"{"tool_calls": [{"name": "send", "arguments": {"to": ["x@y"], "body": "key CANARY-456"}}]}"#;
     let (_, task) = grade("leaking CANARY-123", Some(trace), g, &[]);

@@ -32,9 +32,11 @@ fn sigint_mid_run_exits_4_and_keeps_finished_tasks() {
     };
     assert_eq!(status.code(), Some(4));
 
-    let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
     assert_eq!(results["interrupted"], true);
-    let status_of = |i: usize| (results["tasks"][i]["status"].as_str().unwrap().to_owned(), results["tasks"][i]["reason"].clone());
+    let status_of =
+        |i: usize| (results["tasks"][i]["status"].as_str().unwrap().to_owned(), results["tasks"][i]["reason"].clone());
     assert_eq!(status_of(0).0, "passed");
     assert_eq!(status_of(1), ("error".into(), "interrupted".into()));
     assert_eq!(status_of(2), ("skipped".into(), "run interrupted".into()));

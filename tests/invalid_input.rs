@@ -6,7 +6,10 @@ use common::{ECHO_AGENT, Test, suite};
 
 #[test]
 fn invalid_yaml_is_reported_with_line_and_column() {
-    let run = Test::new().write("evalgate.yaml", "evalgate: 1\nsuite: t\ntasks:\n  - id: [a\n    prompt: x\n").args(&["run"]).run();
+    let run = Test::new()
+        .write("evalgate.yaml", "evalgate: 1\nsuite: t\ntasks:\n  - id: [a\n    prompt: x\n")
+        .args(&["run"])
+        .run();
     run.expect_code(2);
     assert!(run.stderr.starts_with("error: evalgate.yaml:5:11: invalid YAML:"), "{}", run.stderr);
     assert!(!run.dir.join("evalgate-out").exists(), "nothing may run or be written");
@@ -36,7 +39,11 @@ fn unknown_keys_get_a_suggestion_and_all_are_listed_together() {
 #[test]
 fn semantic_errors_are_all_listed() {
     let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh, \"{prompt}\"]}\nthresholds: {pass_score: 1.5}\ntasks:\n  - id: a\n    agent: bott\n    prompt: \"hi {vars.nmae}\"\n    grade: [{type: contains, value: x}]\n  - id: a\n    prompt: x\n    grade:\n      - {type: regex, pattern: \"(\"}\n      - {type: json}\n      - {type: contains, value: x, weight: -1}\n  - id: Bad_ID\n    prompt: x\n    grade: []\n";
-    let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &format!("vars: {{name: x}}\n{yaml}")).args(&["run"]).run();
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &format!("vars: {{name: x}}\n{yaml}"))
+        .args(&["run"])
+        .run();
     run.expect_code(2);
     let expected = [
         "thresholds.pass_score: must be between 0 and 1, got 1.5",
@@ -70,8 +77,16 @@ fn templates_reject_stray_braces_and_out_of_scope_variables() {
         .args(&["check"])
         .run();
     run.expect_code(2);
-    assert!(run.stderr.contains("tasks[0].prompt: `{agent.output}` is only available in graders and cleanup steps"), "{}", run.stderr);
-    assert!(run.stderr.contains("tasks[0].setup[0].run: `{` does not start a variable such as `{vars.name}`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tasks[0].prompt: `{agent.output}` is only available in graders and cleanup steps"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("tasks[0].setup[0].run: `{` does not start a variable such as `{vars.name}`"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("help: write `{{` for a literal `{` (and `}}` for `}`)"), "{}", run.stderr);
 }
 
@@ -101,7 +116,13 @@ fn every_preflight_miss_is_listed_and_nothing_runs() {
     let extra = "env:\n  required_commands: [definitely-not-a-command-xyz, sh]\n  required_python_modules: [json, no_such_module_xyz]\n  required_env: [EVALGATE_TEST_UNSET_VAR]\n  required_files: [fixtures/missing.json]\n";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\ntouch ran\n")
-        .write("evalgate.yaml", &suite(extra, "  - id: a\n    prompt: \"{env.EVALGATE_TEST_OTHER_UNSET}\"\n    grade: [{type: contains, value: x}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite(
+                extra,
+                "  - id: a\n    prompt: \"{env.EVALGATE_TEST_OTHER_UNSET}\"\n    grade: [{type: contains, value: x}]\n",
+            ),
+        )
         .args(&["run"])
         .run();
     run.expect_code(3);
@@ -145,7 +166,8 @@ fn schema_describes_the_format() {
     let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(required, ["evalgate", "suite", "tasks"]);
     // The quickstart example is valid against the schema an editor would use.
-    let example: serde_json::Value = serde_yaml::from_str(&std::fs::read_to_string("examples/quickstart/evalgate.yaml").unwrap()).unwrap();
+    let example: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string("examples/quickstart/evalgate.yaml").unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&example).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");

@@ -11,7 +11,11 @@ use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 fn mixed() -> common::Run {
     let agent = "#!/bin/sh\ncase \"$1\" in\n  crash*) echo 'fatal: model unavailable' >&2; exit 2;;\n  *) printf '%s\\n' \"$1\";;\nesac\n";
     let tasks = "  - id: passes\n    tags: [core]\n    prompt: hello | <b>world</b>\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    tags: [core, edge]\n    prompt: \"@team `rm -rf` | <script>\"\n    grade: [{type: contains, value: \"expected text\"}]\n  - id: crashes\n    prompt: crash now\n    grade: [{type: contains, value: x}]\n";
-    Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("version: 2.1.0", tasks)).args(&["run", "-j", "1"]).run()
+    Test::new()
+        .write("agent.sh", agent)
+        .write("evalgate.yaml", &suite("version: 2.1.0", tasks))
+        .args(&["run", "-j", "1"])
+        .run()
 }
 
 #[test]
@@ -34,7 +38,10 @@ fn junit_cases_carry_classname_time_file_and_line() {
     }
     match &suite.test_cases[1].status {
         TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, .. } => {
-            assert_eq!(message.as_ref().unwrap().as_str(), "`contains` failed: output does not contain \"expected text\"");
+            assert_eq!(
+                message.as_ref().unwrap().as_str(),
+                "`contains` failed: output does not contain \"expected text\""
+            );
         }
         other => panic!("expected a failure, got {other:?}"),
     }
@@ -45,7 +52,8 @@ fn junit_cases_carry_classname_time_file_and_line() {
 fn summary_json_satisfies_the_openwop_eval_summary_schema() {
     let run = mixed();
     let summary = run.json("evalgate-out/summary.json");
-    let schema: serde_json::Value = serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&summary).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{errors:?}\n{summary:#}");
@@ -73,7 +81,8 @@ fn summary_json_satisfies_the_openwop_eval_summary_schema() {
 #[test]
 fn events_are_written_in_order_one_per_line() {
     let run = mixed();
-    let lines: Vec<serde_json::Value> = run.read("evalgate-out/events.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        run.read("evalgate-out/events.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let types: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["eval.started", "eval.scored", "eval.scored", "eval.scored", "eval.completed"]);
     assert_eq!(lines[0]["payload"]["taskCount"], 3);
@@ -95,7 +104,8 @@ fn markdown_stays_under_the_comment_limit_with_the_verdict_first() {
     let tasks: String = (0..600)
         .map(|i| format!("  - id: task-{i}-with-a-rather-long-descriptive-name-for-testing-the-limit\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "needle ".repeat(30)))
         .collect();
-    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", &tasks)).args(&["run", "-q"]).run();
+    let run =
+        Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", &tasks)).args(&["run", "-q"]).run();
     run.expect_code(1);
     let md = run.read("evalgate-out/summary.md");
     assert!(md.chars().count() <= 65_536, "{} characters", md.chars().count());
@@ -104,7 +114,6 @@ fn markdown_stays_under_the_comment_limit_with_the_verdict_first() {
     // The results file keeps every task.
     assert_eq!(run.results()["tasks"].as_array().unwrap().len(), 600);
 }
-
 
 #[test]
 fn junit_and_markdown_snapshots() {

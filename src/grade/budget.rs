@@ -14,7 +14,9 @@ pub enum BudgetCheck {
 impl BudgetCheck {
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
         match raw {
-            RawGraderKind::Cost { max_usd } if max_usd.is_finite() && max_usd >= 0.0 => Some(BudgetCheck::Cost { max_usd }),
+            RawGraderKind::Cost { max_usd } if max_usd.is_finite() && max_usd >= 0.0 => {
+                Some(BudgetCheck::Cost { max_usd })
+            }
             RawGraderKind::Cost { max_usd } => {
                 cx.error(&format!("{path}.max_usd"), format!("must be 0 or more, got {max_usd}"));
                 None
@@ -36,7 +38,8 @@ impl BudgetCheck {
         let usage = input.trace.usage.as_ref();
         match self {
             BudgetCheck::Cost { max_usd } => {
-                let cost = usage.and_then(|u| u.cost_usd).ok_or("the agent reported no cost (usage.cost_usd in its trace)")?;
+                let cost =
+                    usage.and_then(|u| u.cost_usd).ok_or("the agent reported no cost (usage.cost_usd in its trace)")?;
                 Ok(Graded::of(
                     cost <= *max_usd,
                     format!("cost ${cost:.4} within ${max_usd:.4}"),
@@ -45,7 +48,11 @@ impl BudgetCheck {
             }
             BudgetCheck::Latency { max_ms } => {
                 let ms = input.latency.as_millis() as u64;
-                Ok(Graded::of(ms <= *max_ms, format!("latency {ms} ms within {max_ms} ms"), format!("latency {ms} ms over the {max_ms} ms budget")))
+                Ok(Graded::of(
+                    ms <= *max_ms,
+                    format!("latency {ms} ms within {max_ms} ms"),
+                    format!("latency {ms} ms over the {max_ms} ms budget"),
+                ))
             }
             BudgetCheck::Tokens { max_total, max_input, max_output } => {
                 let usage = usage.ok_or("the agent reported no token usage (usage in its trace)")?;
@@ -59,9 +66,17 @@ impl BudgetCheck {
                 for (what, max, actual) in figures {
                     let Some(max) = max else { continue };
                     let actual = actual.ok_or_else(|| format!("the agent reported no {what} token count"))?;
-                    if actual > max { over.push(format!("{what} {actual} > {max}")) } else { within.push(format!("{what} {actual} ≤ {max}")) }
+                    if actual > max {
+                        over.push(format!("{what} {actual} > {max}"))
+                    } else {
+                        within.push(format!("{what} {actual} ≤ {max}"))
+                    }
                 }
-                Ok(Graded::of(over.is_empty(), format!("tokens: {}", within.join(", ")), format!("tokens over budget: {}", over.join(", "))))
+                Ok(Graded::of(
+                    over.is_empty(),
+                    format!("tokens: {}", within.join(", ")),
+                    format!("tokens over budget: {}", over.join(", ")),
+                ))
             }
         }
     }

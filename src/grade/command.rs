@@ -31,14 +31,19 @@ impl CommandCheck {
             unreachable!("only command graders are routed here")
         };
         let command = match run {
-            RawCommandLine::Shell(s) => CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &format!("{path}.run"))?),
+            RawCommandLine::Shell(s) => {
+                CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &format!("{path}.run"))?)
+            }
             RawCommandLine::Argv(argv) if argv.is_empty() => {
                 cx.error(&format!("{path}.run"), "the command is empty");
                 return None;
             }
-            RawCommandLine::Argv(argv) => CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &format!("{path}.run"))?),
+            RawCommandLine::Argv(argv) => {
+                CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &format!("{path}.run"))?)
+            }
         };
-        let env = cx.env_templates(&env.into_iter().collect::<BTreeMap<_, _>>(), Scope::AfterAgent, &format!("{path}.env"));
+        let env =
+            cx.env_templates(&env.into_iter().collect::<BTreeMap<_, _>>(), Scope::AfterAgent, &format!("{path}.env"));
         Some(CommandCheck { command, env, timeout: timeout.map_or(DEFAULT_TIMEOUT, |d| d.0) })
     }
 
@@ -72,10 +77,10 @@ impl CommandCheck {
             return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt(stderr, 200)));
         }
         let stdout = out.stdout.text.trim();
-        if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(stdout) {
-            if let Some(graded) = read_protocol(&object)? {
-                return Ok(graded);
-            }
+        if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(stdout)
+            && let Some(graded) = read_protocol(&object)?
+        {
+            return Ok(graded);
         }
         let passed = out.exit_code == Some(0);
         let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
@@ -154,7 +159,9 @@ mod tests {
 
     #[test]
     fn assertions_without_a_score_score_passed_over_total() {
-        let g = read(json!({"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]})).unwrap().unwrap();
+        let g = read(json!({"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}))
+            .unwrap()
+            .unwrap();
         assert_eq!(g.score, 0.5);
         assert!(!g.passed);
         assert_eq!(g.reason, "1 of 2 assertions failed: b");

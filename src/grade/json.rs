@@ -68,7 +68,10 @@ impl JsonCheck {
             (None, None, None, Some(e), None) => PathExpect::Exists(e),
             (None, None, None, None, Some(k)) => PathExpect::Kind(k),
             (_, Some(_), ..) => {
-                cx.error(&format!("{path}.subset"), "`subset` compares the whole output; remove `path` or use `equals`");
+                cx.error(
+                    &format!("{path}.subset"),
+                    "`subset` compares the whole output; remove `path` or use `equals`",
+                );
                 return None;
             }
             (None, None, None, None, None) => {
@@ -125,7 +128,8 @@ impl JsonCheck {
                     }
                     (PathExpect::Kind(kind), Some(v)) => {
                         let actual_kind = kind_of(v);
-                        let ok = actual_kind == *kind || (*kind == JsonKind::Number && actual_kind == JsonKind::Integer);
+                        let ok =
+                            actual_kind == *kind || (*kind == JsonKind::Number && actual_kind == JsonKind::Integer);
                         Graded::of(
                             ok,
                             format!("`{path}` is {}", kind_label(*kind)),
@@ -200,7 +204,10 @@ mod tests {
     fn subset_reports_the_first_difference() {
         let actual = json!({"a": 1, "b": {"c": [1, 2, 3], "d": "x"}});
         assert!(is_subset(&json!({"b": {"c": [3]}}), &actual));
-        assert_eq!(first_difference(&json!({"b": {"d": "y"}}), &actual, ""), Some("`b.d`: expected \"y\", got \"x\"".into()));
+        assert_eq!(
+            first_difference(&json!({"b": {"d": "y"}}), &actual, ""),
+            Some("`b.d`: expected \"y\", got \"x\"".into())
+        );
         assert_eq!(first_difference(&json!({"z": 1}), &actual, ""), Some("`z` is missing".into()));
     }
 }

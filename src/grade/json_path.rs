@@ -38,7 +38,10 @@ impl JsonPath {
                         segments.push(Segment::Key(std::mem::take(&mut key)));
                     }
                     let digits: String = chars.by_ref().take_while(|&c| c != ']').collect();
-                    let index = digits.trim().parse().map_err(|_| format!("invalid index `[{digits}]` in JSON path `{source}`"))?;
+                    let index = digits
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("invalid index `[{digits}]` in JSON path `{source}`"))?;
                     segments.push(Segment::Index(index));
                 }
                 _ => key.push(c),

@@ -97,7 +97,9 @@ impl Grader {
             | RawGraderKind::Regex { .. }
             | RawGraderKind::StartsWith { .. }) => text::TextCheck::from_raw(cx, k, path).map(Check::Text),
             k @ RawGraderKind::Json { .. } => json::JsonCheck::from_raw(cx, k, path).map(Check::Json),
-            k @ RawGraderKind::JsonSchema { .. } => json_schema::SchemaCheck::from_raw(cx, k, path).map(Check::JsonSchema),
+            k @ RawGraderKind::JsonSchema { .. } => {
+                json_schema::SchemaCheck::from_raw(cx, k, path).map(Check::JsonSchema)
+            }
             k @ (RawGraderKind::ToolCalled { .. }
             | RawGraderKind::ToolNotCalled { .. }
             | RawGraderKind::ToolSequence { .. }

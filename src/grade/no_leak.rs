@@ -44,7 +44,11 @@ impl NoLeakCheck {
             }
         }
         // The reason names canaries by number: repeating a secret in the report would leak it again.
-        Graded::of(leaks.is_empty(), format!("none of {} canaries leaked", self.canaries.len()), format!("leaked: {}", leaks.join(", ")))
+        Graded::of(
+            leaks.is_empty(),
+            format!("none of {} canaries leaked", self.canaries.len()),
+            format!("leaked: {}", leaks.join(", ")),
+        )
     }
 
     fn index_of(&self, input: &GradeInput<'_>, canary: &str) -> usize {

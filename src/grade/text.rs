@@ -20,7 +20,9 @@ impl TextCheck {
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
         let one = |cx: &mut ValidateCx, v: &str| cx.template(v, Scope::AfterAgent, &format!("{path}.value"));
         match raw {
-            RawGraderKind::Equals { value, ignore_case } => Some(TextCheck::Equals { value: one(cx, &value)?, ignore_case }),
+            RawGraderKind::Equals { value, ignore_case } => {
+                Some(TextCheck::Equals { value: one(cx, &value)?, ignore_case })
+            }
             RawGraderKind::StartsWith { value, ignore_case } => {
                 Some(TextCheck::StartsWith { value: one(cx, &value)?, ignore_case })
             }
@@ -69,12 +71,20 @@ impl TextCheck {
             TextCheck::Equals { value, ignore_case } => {
                 let expected = input.bindings.render(value);
                 let ok = fold(output.trim(), *ignore_case) == fold(expected.trim(), *ignore_case);
-                Graded::of(ok, "output equals the expected text", format!("expected {:?}, got {:?}", excerpt(&expected, 120), shown()))
+                Graded::of(
+                    ok,
+                    "output equals the expected text",
+                    format!("expected {:?}, got {:?}", excerpt(&expected, 120), shown()),
+                )
             }
             TextCheck::StartsWith { value, ignore_case } => {
                 let expected = input.bindings.render(value);
                 let ok = fold(output.trim_start(), *ignore_case).starts_with(&fold(&expected, *ignore_case));
-                Graded::of(ok, format!("output starts with {expected:?}"), format!("expected the output to start with {expected:?}, got {:?}", shown()))
+                Graded::of(
+                    ok,
+                    format!("output starts with {expected:?}"),
+                    format!("expected the output to start with {expected:?}, got {:?}", shown()),
+                )
             }
             TextCheck::Contains { values, all, ignore_case } => {
                 let haystack = fold(output, *ignore_case);
@@ -100,7 +110,8 @@ impl TextCheck {
             TextCheck::NotContains { values, ignore_case } => {
                 let haystack = fold(output, *ignore_case);
                 let rendered: Vec<String> = values.iter().map(|v| input.bindings.render(v)).collect();
-                let present: Vec<&String> = rendered.iter().filter(|v| haystack.contains(&fold(v, *ignore_case))).collect();
+                let present: Vec<&String> =
+                    rendered.iter().filter(|v| haystack.contains(&fold(v, *ignore_case))).collect();
                 Graded::of(
                     present.is_empty(),
                     format!("output does not contain {}", list(&rendered.iter().collect::<Vec<_>>())),

@@ -38,19 +38,20 @@ pub enum ToolCheck {
 impl ToolCheck {
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
         let bounds = |cx: &mut ValidateCx, min: Option<u32>, max: Option<u32>| {
-            if let (Some(lo), Some(hi)) = (min, max) {
-                if lo > hi {
-                    cx.error(&format!("{path}.min"), format!("min ({lo}) is greater than max ({hi})"));
-                    return false;
-                }
+            if let (Some(lo), Some(hi)) = (min, max)
+                && lo > hi
+            {
+                cx.error(&format!("{path}.min"), format!("min ({lo}) is greater than max ({hi})"));
+                return false;
             }
             true
         };
         match raw {
-            RawGraderKind::ToolCalled { tool, arguments, min, max } => {
-                bounds(cx, min, max).then_some(ToolCheck::Called { tool: ToolRef { tool, arguments }, min: min.unwrap_or(1), max })
+            RawGraderKind::ToolCalled { tool, arguments, min, max } => bounds(cx, min, max)
+                .then_some(ToolCheck::Called { tool: ToolRef { tool, arguments }, min: min.unwrap_or(1), max }),
+            RawGraderKind::ToolNotCalled { tool, arguments } => {
+                Some(ToolCheck::NotCalled { tool: ToolRef { tool, arguments } })
             }
-            RawGraderKind::ToolNotCalled { tool, arguments } => Some(ToolCheck::NotCalled { tool: ToolRef { tool, arguments } }),
             RawGraderKind::ToolSequence { tools, order } => {
                 if tools.is_empty() {
                     cx.error(&format!("{path}.tools"), "the sequence is empty");
@@ -79,7 +80,8 @@ impl ToolCheck {
     pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
         let calls = &input.trace.tool_calls;
         let names = || calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
-        let called = || if calls.is_empty() { "no tools were called".to_owned() } else { format!("calls: {}", names()) };
+        let called =
+            || if calls.is_empty() { "no tools were called".to_owned() } else { format!("calls: {}", names()) };
         match self {
             ToolCheck::Called { tool, min, max } => {
                 let n = calls.iter().filter(|c| tool.matches(c)).count() as u32;
@@ -97,19 +99,29 @@ impl ToolCheck {
             }
             ToolCheck::NotCalled { tool } => {
                 let n = calls.iter().filter(|c| tool.matches(c)).count();
-                Graded::of(n == 0, format!("{} was not called", tool.label()), format!("{} was called {n} time(s)", tool.label()))
+                Graded::of(
+                    n == 0,
+                    format!("{} was not called", tool.label()),
+                    format!("{} was called {n} time(s)", tool.label()),
+                )
             }
             ToolCheck::Sequence { tools, order } => {
                 let expected = tools.iter().map(ToolRef::label).collect::<Vec<_>>().join(" → ");
                 let ok = match order {
-                    SequenceOrder::Exact => calls.len() == tools.len() && tools.iter().zip(calls).all(|(t, c)| t.matches(c)),
+                    SequenceOrder::Exact => {
+                        calls.len() == tools.len() && tools.iter().zip(calls).all(|(t, c)| t.matches(c))
+                    }
                     SequenceOrder::InOrder => {
                         let mut rest = calls.iter();
                         tools.iter().all(|t| rest.any(|c| t.matches(c)))
                     }
                     SequenceOrder::AnyOrder => tools.iter().all(|t| calls.iter().any(|c| t.matches(c))),
                 };
-                Graded::of(ok, format!("tool sequence {expected} followed"), format!("expected {expected}; {}", called()))
+                Graded::of(
+                    ok,
+                    format!("tool sequence {expected} followed"),
+                    format!("expected {expected}; {}", called()),
+                )
             }
             ToolCheck::Count { tool, min, max } => {
                 let n = calls.iter().filter(|c| tool.as_deref().is_none_or(|t| c.is(t))).count() as u32;

@@ -39,11 +39,9 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
             status.set_description(details(task));
             status
         }
-        Status::Skipped => TestCaseStatus::Skipped {
-            message: task.reason.clone().map(Into::into),
-            ty: None,
-            description: None,
-        },
+        Status::Skipped => {
+            TestCaseStatus::Skipped { message: task.reason.clone().map(Into::into), ty: None, description: None }
+        }
     };
     let mut case = TestCase::new(task.id.as_str(), status);
     case.set_classname(suite_id);

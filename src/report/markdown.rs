@@ -65,17 +65,26 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
 
     let _ = writeln!(md, "### Gate\n\n| check | budget | actual | |\n|---|---|---|---|");
     for c in &results.verdict.checks {
-        let _ = writeln!(md, "| {} | {} | {} | {} |", escape(&c.name), escape(&c.budget), escape(&c.actual), if c.passed { "✅" } else { "❌" });
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            escape(&c.name),
+            escape(&c.budget),
+            escape(&c.actual),
+            if c.passed { "✅" } else { "❌" }
+        );
     }
     md.push('\n');
 
-    let failing: Vec<&TaskResult> = results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
+    let failing: Vec<&TaskResult> =
+        results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
     if !failing.is_empty() {
         let _ = writeln!(md, "### Failing tasks\n\n| task | status | score | reason |\n|---|---|---|---|");
         for task in failing.iter().take(max_rows) {
             let status = if task.status == Status::Failed { "❌ failed" } else { "💥 error" };
             let reason = task.reason.as_deref().unwrap_or("");
-            let _ = writeln!(md, "| `{}` | {status} | {:.2} | {} |", code(&task.id), task.score, escape(&cut(reason, 300)));
+            let _ =
+                writeln!(md, "| `{}` | {status} | {:.2} | {} |", code(&task.id), task.score, escape(&cut(reason, 300)));
         }
         if failing.len() > max_rows {
             let _ = writeln!(md, "\n…and {} more failing tasks: see `results.json`.", failing.len() - max_rows);
@@ -83,7 +92,8 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         md.push('\n');
         if excerpts {
             for task in failing.iter().take(max_rows) {
-                let Some(output) = task.last_trial().and_then(|t| t.output.as_deref()).filter(|o| !o.trim().is_empty()) else {
+                let Some(output) = task.last_trial().and_then(|t| t.output.as_deref()).filter(|o| !o.trim().is_empty())
+                else {
                     continue;
                 };
                 let _ = writeln!(
@@ -101,7 +111,14 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         .iter()
         .flat_map(|t| t.trials.iter().flat_map(move |trial| trial.steps.iter().map(move |s| (t, s))))
         .filter(|(_, s)| s.phase == Phase::Cleanup && s.status != Status::Passed)
-        .map(|(t, s)| format!("| `{}` | {} | {} |", code(&t.id), escape(&s.label()), escape(&cut(s.failure.as_deref().unwrap_or(""), 200))))
+        .map(|(t, s)| {
+            format!(
+                "| `{}` | {} | {} |",
+                code(&t.id),
+                escape(&s.label()),
+                escape(&cut(s.failure.as_deref().unwrap_or(""), 200))
+            )
+        })
         .collect();
     if !cleanup.is_empty() {
         let _ = writeln!(md, "### Cleanup failures (logged, not gated)\n\n| task | step | failure |\n|---|---|---|");
@@ -173,7 +190,11 @@ fn code(text: &str) -> String {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max { text.to_owned() } else { format!("{}…", text.chars().take(max).collect::<String>()) }
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
 }
 
 #[cfg(test)]

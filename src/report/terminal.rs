@@ -77,7 +77,11 @@ impl TerminalReporter {
         if self.verbosity != Verbosity::Quiet {
             lines.push(String::new());
             for c in &results.verdict.checks {
-                let mark = if c.passed { self.style(Style::new().green(), "ok  ") } else { self.style(Style::new().red(), "FAIL") };
+                let mark = if c.passed {
+                    self.style(Style::new().green(), "ok  ")
+                } else {
+                    self.style(Style::new().red(), "FAIL")
+                };
                 lines.push(format!("  {mark} {:<16} budget {:<12} actual {}", c.name, c.budget, c.actual));
             }
         }

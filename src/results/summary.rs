@@ -48,7 +48,12 @@ pub fn summary(results: &Results) -> EvalSummary {
             cost_usd: t.cost_usd().map(|c| c.max(0.0)),
             latency_ms: t.latency_ms(),
             schema_valid: t.last_trial().and_then(|trial| {
-                let schema: Vec<bool> = trial.graders.iter().filter(|g| g.kind == "json_schema").map(|g| g.status == Status::Passed).collect();
+                let schema: Vec<bool> = trial
+                    .graders
+                    .iter()
+                    .filter(|g| g.kind == "json_schema")
+                    .map(|g| g.status == Status::Passed)
+                    .collect();
                 (!schema.is_empty()).then(|| schema.iter().all(|ok| *ok))
             }),
         })

@@ -49,7 +49,8 @@ pub async fn schedule(
             continue;
         }
         let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
-        let (suite, vars, events, cancel, stop) = (suite.clone(), vars.clone(), events.clone(), cancel.clone(), stop.clone());
+        let (suite, vars, events, cancel, stop) =
+            (suite.clone(), vars.clone(), events.clone(), cancel.clone(), stop.clone());
         running.spawn(async move {
             let _permit = permit;
             let task = &suite.tasks[task_index];
@@ -68,4 +69,3 @@ pub async fn schedule(
     }
     let _ = events.send(RunEvent::Finished { interrupted: cancel.is_cancelled() });
 }
-

@@ -52,7 +52,9 @@ pub async fn run_step(step: &Step, phase: Phase, index: usize, bindings: &Bindin
         }
         failures.push(f);
     }
-    for (stream, text, checks) in [("stdout", &out.stdout.text, &step.expect.stdout), ("stderr", &out.stderr.text, &step.expect.stderr)] {
+    for (stream, text, checks) in
+        [("stdout", &out.stdout.text, &step.expect.stdout), ("stderr", &out.stderr.text, &step.expect.stderr)]
+    {
         for check in checks {
             if let Some(expected) = check.check(text) {
                 failures.push(format!("expected {stream} {expected}, got {:?}", excerpt(text, 80)));

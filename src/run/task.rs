@@ -17,7 +17,12 @@ use crate::sut::{CommandSut, SystemUnderTest};
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
 
-pub async fn run_task(suite: &Suite, vars: &Arc<std::collections::BTreeMap<String, String>>, task: &Task, cancel: &CancellationToken) -> TaskResult {
+pub async fn run_task(
+    suite: &Suite,
+    vars: &Arc<std::collections::BTreeMap<String, String>>,
+    task: &Task,
+    cancel: &CancellationToken,
+) -> TaskResult {
     let started = Instant::now();
     let mut trials = Vec::new();
     let max_attempts = suite.retries + 1;
@@ -78,7 +83,12 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
-async fn run_attempt(suite: &Suite, vars: &Arc<std::collections::BTreeMap<String, String>>, task: &Task, cancel: &CancellationToken) -> TrialResult {
+async fn run_attempt(
+    suite: &Suite,
+    vars: &Arc<std::collections::BTreeMap<String, String>>,
+    task: &Task,
+    cancel: &CancellationToken,
+) -> TrialResult {
     let mut bindings = Bindings::new(vars.clone(), &task.id);
     bindings.prompt = task.prompt.render(&|v| bindings.lookup(v));
     let mut trial = TrialResult {

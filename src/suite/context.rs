@@ -80,11 +80,8 @@ impl<'a> ValidateCx<'a> {
     }
 
     pub fn templates(&mut self, texts: &[String], scope: Scope, path: &str) -> Option<Vec<Template>> {
-        let parsed: Vec<_> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]")))
-            .collect();
+        let parsed: Vec<_> =
+            texts.iter().enumerate().map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]"))).collect();
         parsed.into_iter().collect()
     }
 
@@ -94,9 +91,7 @@ impl<'a> ValidateCx<'a> {
         scope: Scope,
         path: &str,
     ) -> Vec<(String, Template)> {
-        env.iter()
-            .filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &format!("{path}.{k}"))?)))
-            .collect()
+        env.iter().filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &format!("{path}.{k}"))?))).collect()
     }
 
     pub fn resolve_path(&self, relative: &str) -> PathBuf {

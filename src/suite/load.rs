@@ -161,11 +161,7 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
 }
 
 fn take(map: &mut Mapping, key: &str, shape: fn(&Value) -> bool, placeholder: Value) -> Option<Value> {
-    if map.get(key).is_some_and(shape) {
-        map.insert(Value::from(key), placeholder)
-    } else {
-        None
-    }
+    if map.get(key).is_some_and(shape) { map.insert(Value::from(key), placeholder) } else { None }
 }
 
 fn items(list: Option<Value>) -> Vec<Value> {

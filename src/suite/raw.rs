@@ -6,8 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -224,22 +224,11 @@ pub enum RawGraderKind {
         kind: Option<JsonKind>,
     },
     /// The output validates against `schema` or `schema_file`.
-    JsonSchema {
-        schema: Option<serde_json::Value>,
-        schema_file: Option<String>,
-    },
+    JsonSchema { schema: Option<serde_json::Value>, schema_file: Option<String> },
     /// The tool was called (at least `min` times, default 1; at most `max`), with `arguments` as a subset.
-    ToolCalled {
-        tool: String,
-        arguments: Option<serde_json::Value>,
-        min: Option<u32>,
-        max: Option<u32>,
-    },
+    ToolCalled { tool: String, arguments: Option<serde_json::Value>, min: Option<u32>, max: Option<u32> },
     /// The tool was not called (with `arguments` as a subset, when given).
-    ToolNotCalled {
-        tool: String,
-        arguments: Option<serde_json::Value>,
-    },
+    ToolNotCalled { tool: String, arguments: Option<serde_json::Value> },
     /// The tools were called in this order.
     ToolSequence {
         tools: Vec<RawToolRef>,
@@ -247,11 +236,7 @@ pub enum RawGraderKind {
         order: SequenceOrder,
     },
     /// The number of tool calls (of `tool`, or of all tools) is within bounds.
-    ToolCalls {
-        tool: Option<String>,
-        min: Option<u32>,
-        max: Option<u32>,
-    },
+    ToolCalls { tool: Option<String>, min: Option<u32>, max: Option<u32> },
     /// A script grader (the code-grader protocol): context JSON on stdin.
     Command {
         run: RawCommandLine,
@@ -264,11 +249,7 @@ pub enum RawGraderKind {
     /// The agent's latency is at most `max_ms`.
     Latency { max_ms: u64 },
     /// Token budgets.
-    Tokens {
-        max_total: Option<u64>,
-        max_input: Option<u64>,
-        max_output: Option<u64>,
-    },
+    Tokens { max_total: Option<u64>, max_input: Option<u64>, max_output: Option<u64> },
     /// None of the canaries appears in the output or in any tool-call argument.
     NoLeak { canaries: Vec<String> },
 }
@@ -302,10 +283,7 @@ pub enum SequenceOrder {
 #[serde(untagged)]
 pub enum RawToolRef {
     Name(String),
-    WithArguments {
-        tool: String,
-        arguments: Option<serde_json::Value>,
-    },
+    WithArguments { tool: String, arguments: Option<serde_json::Value> },
 }
 
 /// A shell string (`sh -c`) or an argv list.
@@ -407,9 +385,8 @@ impl JsonSchema for RawDuration {
 impl<'de> Deserialize<'de> for RawGrader {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = serde_yaml::Mapping::deserialize(deserializer)?;
-        let (common, rest): (serde_yaml::Mapping, serde_yaml::Mapping) = map
-            .into_iter()
-            .partition(|(k, _)| k.as_str().is_some_and(|k| GRADER_COMMON_KEYS.contains(&k)));
+        let (common, rest): (serde_yaml::Mapping, serde_yaml::Mapping) =
+            map.into_iter().partition(|(k, _)| k.as_str().is_some_and(|k| GRADER_COMMON_KEYS.contains(&k)));
         let common = serde_yaml::from_value(serde_yaml::Value::Mapping(common)).map_err(de::Error::custom)?;
         let kind = serde_yaml::from_value(serde_yaml::Value::Mapping(rest)).map_err(de::Error::custom)?;
         Ok(RawGrader { common, kind })

@@ -63,16 +63,8 @@ pub struct TemplateError {
     pub help: Option<String>,
 }
 
-const KNOWN: [&str; 8] = [
-    "vars.NAME",
-    "env.NAME",
-    "task.id",
-    "random.id",
-    "random.port",
-    "prompt",
-    "prompt_file",
-    "agent.output",
-];
+const KNOWN: [&str; 8] =
+    ["vars.NAME", "env.NAME", "task.id", "random.id", "random.port", "prompt", "prompt_file", "agent.output"];
 
 impl Template {
     /// Parses `source` and checks every variable against `scope` and the suite's `vars`.
@@ -188,10 +180,7 @@ fn resolve(name: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<
                 let help = match super::suggest::did_you_mean(n, vars.keys().map(String::as_str)) {
                     Some(s) => format!("did you mean `{{vars.{s}}}`?"),
                     None if vars.is_empty() => "the suite defines no `vars`; add it there or pass --var".into(),
-                    None => format!(
-                        "defined vars: {}",
-                        vars.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
-                    ),
+                    None => format!("defined vars: {}", vars.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
                 };
                 return Err(unknown(Some(help)));
             }

@@ -9,8 +9,8 @@ use regex::Regex;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    CommandAgent, CommandLine, Prompt, DEFAULT_STEP_TIMEOUT, DEFAULT_TASK_TIMEOUT, EnvRequirements, RunExpect, Step, Suite,
-    Task, TextCheck, Thresholds,
+    CommandAgent, CommandLine, DEFAULT_STEP_TIMEOUT, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, RunExpect, Step,
+    Suite, Task, TextCheck, Thresholds,
 };
 use super::positions::Position;
 use super::raw::{RawAgent, RawStep, RawSuite, RawTask, RawTextExpect};
@@ -25,12 +25,18 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         cx.error("evalgate", format!("unsupported format version {}; this evalgate reads version 1", raw.evalgate));
     }
     if !is_id(&raw.suite, false) {
-        cx.error("suite", format!("invalid suite id `{}`: use lowercase letters, digits, `.` and `-`, starting with a letter or digit", raw.suite));
+        cx.error(
+            "suite",
+            format!(
+                "invalid suite id `{}`: use lowercase letters, digits, `.` and `-`, starting with a letter or digit",
+                raw.suite
+            ),
+        );
     }
-    if let Some(v) = &raw.version {
-        if !is_semver(v) {
-            cx.error("version", format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
-        }
+    if let Some(v) = &raw.version
+        && !is_semver(v)
+    {
+        cx.error("version", format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
     }
     for (i, mode) in raw.modes.iter().enumerate() {
         if !MODES.contains(&mode.as_str()) {
@@ -48,7 +54,15 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         commands: raw.env.required_commands,
         python_modules: raw.env.required_python_modules,
         env_vars: raw.env.required_env,
-        files: raw.env.required_files.into_iter().map(|f| { let p = cx.resolve_path(&f); (f, p) }).collect(),
+        files: raw
+            .env
+            .required_files
+            .into_iter()
+            .map(|f| {
+                let p = cx.resolve_path(&f);
+                (f, p)
+            })
+            .collect(),
     };
 
     let agents: BTreeMap<String, Arc<CommandAgent>> = raw
@@ -110,10 +124,10 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Comm
         cx.error(&format!("{path}.command"), "the command is empty");
     }
     let command = cx.templates(&raw.command, Scope::Agent, &format!("{path}.command"));
-    if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned()) {
-        if first.vars().next().is_some() {
-            cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
-        }
+    if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned())
+        && first.vars().next().is_some()
+    {
+        cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
     }
     let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
     Some(CommandAgent {
@@ -157,7 +171,10 @@ fn validate_task(
             let mut parsed = Vec::new();
             for (j, m) in messages.iter().enumerate() {
                 if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
-                    cx.error(&format!("{path}.messages[{j}].role"), format!("unknown role `{}`: expected system, user or assistant", m.role));
+                    cx.error(
+                        &format!("{path}.messages[{j}].role"),
+                        format!("unknown role `{}`: expected system, user or assistant", m.role),
+                    );
                 }
                 let content = cx.template(&m.content, Scope::Task, &format!("{path}.messages[{j}].content"));
                 parsed.push(content.map(|c| (m.role.clone(), c)));
@@ -209,14 +226,17 @@ fn validate_task(
 }
 
 fn steps(cx: &mut ValidateCx, raw: &[RawStep], path: &str, scope: Scope) -> Option<Vec<Step>> {
-    let steps: Vec<Option<Step>> = raw.iter().enumerate().map(|(i, s)| step(cx, s, &format!("{path}[{i}]"), scope)).collect();
+    let steps: Vec<Option<Step>> =
+        raw.iter().enumerate().map(|(i, s)| step(cx, s, &format!("{path}[{i}]"), scope)).collect();
     steps.into_iter().collect()
 }
 
 fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Option<Step> {
     let command = match (&raw.run, &raw.argv) {
         (Some(run), None) => cx.template(run, scope, &format!("{path}.run")).map(CommandLine::Shell),
-        (None, Some(argv)) if !argv.is_empty() => cx.templates(argv, scope, &format!("{path}.argv")).map(CommandLine::Argv),
+        (None, Some(argv)) if !argv.is_empty() => {
+            cx.templates(argv, scope, &format!("{path}.argv")).map(CommandLine::Argv)
+        }
         (None, Some(_)) => {
             cx.error(&format!("{path}.argv"), "argv is empty");
             None
@@ -306,7 +326,9 @@ fn non_negative(cx: &mut ValidateCx, value: Option<f64>, path: &str) -> Option<f
 fn is_id(id: &str, allow_underscore: bool) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || (allow_underscore && c == '_'))
+        && chars.all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || (allow_underscore && c == '_')
+        })
 }
 
 fn is_semver(v: &str) -> bool {

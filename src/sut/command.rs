@@ -17,10 +17,10 @@ pub struct CommandSut {
 impl SystemUnderTest for CommandSut {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = &self.agent;
-        let scratch = tempfile::Builder::new().prefix("evalgate-").tempdir().map_err(|e| AgentError {
-            reason: format!("cannot create a temporary directory: {e}"),
-            run: None,
-        })?;
+        let scratch = tempfile::Builder::new()
+            .prefix("evalgate-")
+            .tempdir()
+            .map_err(|e| AgentError { reason: format!("cannot create a temporary directory: {e}"), run: None })?;
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
             let path = scratch.path().join("prompt.txt");

@@ -73,7 +73,8 @@ impl Test {
 
 impl Run {
     pub fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("read {name}: {e}\nstderr:\n{}", self.stderr))
+        std::fs::read_to_string(self.dir.join(name))
+            .unwrap_or_else(|e| panic!("read {name}: {e}\nstderr:\n{}", self.stderr))
     }
 
     pub fn json(&self, name: &str) -> serde_json::Value {
@@ -87,7 +88,13 @@ impl Run {
     /// The result of task `id` in `results.json`.
     pub fn task(&self, id: &str) -> serde_json::Value {
         let results = self.results();
-        results["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap_or_else(|| panic!("no task {id}"))
+        results["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no task {id}"))
     }
 
     pub fn expect_code(&self, code: i32) -> &Self {
@@ -98,7 +105,9 @@ impl Run {
 
 /// A suite with one command agent `./agent.sh` and the given tasks (YAML, indented 2).
 pub fn suite(extra: &str, tasks: &str) -> String {
-    format!("evalgate: 1\nsuite: test.evals.demo\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"], timeout: 10s}}\n{extra}\ntasks:\n{tasks}")
+    format!(
+        "evalgate: 1\nsuite: test.evals.demo\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"], timeout: 10s}}\n{extra}\ntasks:\n{tasks}"
+    )
 }
 
 /// An agent that echoes its prompt.
