@@ -149,9 +149,12 @@ fn preflight_all(planned: &[Planned]) -> Result<(), AppError> {
 }
 
 fn list(select: &SelectArgs) -> Result<i32, AppError> {
-    for p in load_all(select)? {
-        print_plan(&p);
+    let planned = load_all(select)?;
+    for p in &planned {
+        print_plan(p);
     }
+    // The process ends now; freeing a large suite piece by piece would only cost time.
+    std::mem::forget(planned);
     Ok(exit::SUCCESS)
 }
 
@@ -178,6 +181,7 @@ fn check(select: &SelectArgs) -> Result<i32, AppError> {
             );
         }
     }
+    std::mem::forget(planned);
     Ok(exit::SUCCESS)
 }
 

@@ -12,7 +12,10 @@ pub struct ValidateCx<'a> {
     /// The suite file's directory, absolute.
     pub dir: PathBuf,
     source: &'a str,
-    positions: PositionIndex,
+    /// Positions down to the tasks (for JUnit and annotations), built on every load.
+    shallow: PositionIndex,
+    /// Every position, built when the first error needs one.
+    full: std::cell::OnceCell<PositionIndex>,
     pub vars: BTreeMap<String, String>,
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -23,14 +26,19 @@ impl<'a> ValidateCx<'a> {
             file: file.to_owned(),
             dir,
             source,
-            positions: PositionIndex::build(source),
+            shallow: PositionIndex::build_to_depth(source, 2),
+            full: std::cell::OnceCell::new(),
             vars: BTreeMap::new(),
             diagnostics: Vec::new(),
         }
     }
 
     pub fn value_position(&self, path: &str) -> Option<Position> {
-        self.positions.value(path)
+        self.shallow.value(path).or_else(|| self.positions().value(path))
+    }
+
+    fn positions(&self) -> &PositionIndex {
+        self.full.get_or_init(|| PositionIndex::build(self.source))
     }
 
     pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
@@ -46,14 +54,14 @@ impl<'a> ValidateCx<'a> {
 
     /// Records an error about the value at `path`.
     pub fn error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = self.diagnostic_at(path, self.positions.value(path), message);
+        let d = self.diagnostic_at(path, self.positions().value(path), message);
         self.diagnostics.push(d);
         self.diagnostics.last_mut().expect("just pushed")
     }
 
     /// Records an error about the key at `path` (an unknown key, say).
     pub fn key_error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = self.diagnostic_at(path, self.positions.key(path), message);
+        let d = self.diagnostic_at(path, self.positions().key(path), message);
         self.diagnostics.push(d);
         self.diagnostics.last_mut().expect("just pushed")
     }
@@ -63,7 +71,7 @@ impl<'a> ValidateCx<'a> {
         match Template::parse(text, scope, &self.vars) {
             Ok(t) => Some(t),
             Err(e) => {
-                let mut position = self.positions.value(path);
+                let mut position = self.positions().value(path);
                 // Point at the offending character when the value sits on one line.
                 if let Some(p) = position.as_mut() {
                     let line = self.source.lines().nth(p.line - 1).unwrap_or("");

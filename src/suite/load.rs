@@ -44,6 +44,11 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
 }
 
 fn parse(source: &str, cx: &mut ValidateCx) -> Option<RawSuite> {
+    // A well-formed suite deserializes in one pass; only a broken one takes the slower
+    // path below, which collects every problem with its key path.
+    if let Ok(suite) = serde_yaml::from_str::<RawSuite>(source) {
+        return Some(suite);
+    }
     let root: Value = match serde_yaml::from_str(source) {
         Ok(v) => v,
         Err(e) => {

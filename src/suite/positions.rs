@@ -1,8 +1,7 @@
 //! Where every key and value of a YAML document is, by key path (`tasks[0].grade[1].type`),
 //! so that errors found after deserialization still point at a line and column.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use saphyr_parser::{Event, Parser};
 
 /// A 1-based line and column in a source file.
@@ -14,52 +13,75 @@ pub struct Position {
 
 #[derive(Debug, Default)]
 pub struct PositionIndex {
-    keys: HashMap<String, Position>,
-    values: HashMap<String, Position>,
+    keys: FxHashMap<String, Position>,
+    values: FxHashMap<String, Position>,
 }
 
+/// An open mapping or sequence; `base` is the length of its own path in the path buffer.
 enum Frame {
-    Mapping { key: Option<String>, expect_key: bool },
-    Sequence { index: usize },
+    Mapping { base: usize, expect_key: bool },
+    Sequence { base: usize, index: usize },
 }
 
 impl PositionIndex {
-    /// Indexes `source`; a document the scanner rejects yields an empty index (the YAML
-    /// deserializer reports the syntax error itself).
+    /// Indexes every key and value of `source`; a document the scanner rejects yields a
+    /// partial index (the YAML deserializer reports the syntax error itself).
     pub fn build(source: &str) -> Self {
+        Self::build_to_depth(source, usize::MAX)
+    }
+
+    /// Indexes only nodes at most `depth` levels deep (`tasks[3]` is depth 2): cheap enough
+    /// for every load, where the full index is only needed to report an error.
+    pub fn build_to_depth(source: &str, depth: usize) -> Self {
         let mut index = PositionIndex::default();
         let mut stack: Vec<Frame> = Vec::new();
+        let mut path = String::new();
         for event in Parser::new_from_str(source) {
             let Ok((event, span)) = event else { break };
             let pos = Position { line: span.start.line(), column: span.start.col() + 1 };
-            match event {
-                Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_) => {
-                    let is_key = matches!(stack.last(), Some(Frame::Mapping { expect_key: true, .. }));
-                    if is_key {
-                        let key = match &event {
-                            Event::Scalar(text, ..) => text.to_string(),
-                            _ => String::from("?"),
-                        };
-                        if let Some(Frame::Mapping { key: k, expect_key }) = stack.last_mut() {
-                            *k = Some(key);
-                            *expect_key = false;
+            let is_node = matches!(event, Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_));
+            if is_node && stack.len() > depth {
+                match event {
+                    Event::MappingStart(..) => stack.push(Frame::Mapping { base: path.len(), expect_key: true }),
+                    Event::SequenceStart(..) => stack.push(Frame::Sequence { base: path.len(), index: 0 }),
+                    _ => advance(&mut stack),
+                }
+            } else if is_node {
+                match stack.last_mut() {
+                    Some(Frame::Mapping { base, expect_key: expect_key @ true }) => {
+                        *expect_key = false;
+                        path.truncate(*base);
+                        if *base > 0 {
+                            path.push('.');
                         }
-                        index.keys.entry(path_of(&stack)).or_insert(pos);
-                    } else {
-                        index.values.entry(path_of(&stack)).or_insert(pos);
+                        match &event {
+                            Event::Scalar(text, ..) => path.push_str(text),
+                            _ => path.push('?'),
+                        }
+                        index.keys.entry(path.clone()).or_insert(pos);
+                        // A complex key's own children are not indexed.
+                        if matches!(event, Event::MappingStart(..) | Event::SequenceStart(..)) {
+                            stack.push(Frame::Mapping { base: path.len(), expect_key: true });
+                        }
+                        continue;
                     }
-                    match event {
-                        Event::MappingStart(..) => stack.push(Frame::Mapping { key: None, expect_key: true }),
-                        Event::SequenceStart(..) => stack.push(Frame::Sequence { index: 0 }),
-                        _ if !is_key => advance(&mut stack),
-                        _ => {}
+                    Some(Frame::Sequence { base, index: i }) => {
+                        path.truncate(*base);
+                        path.push('[');
+                        path.push_str(&i.to_string());
+                        path.push(']');
                     }
+                    _ => {}
                 }
-                Event::MappingEnd | Event::SequenceEnd => {
-                    stack.pop();
-                    advance(&mut stack);
+                index.values.entry(path.clone()).or_insert(pos);
+                match event {
+                    Event::MappingStart(..) => stack.push(Frame::Mapping { base: path.len(), expect_key: true }),
+                    Event::SequenceStart(..) => stack.push(Frame::Sequence { base: path.len(), index: 0 }),
+                    _ => advance(&mut stack),
                 }
-                _ => {}
+            } else if matches!(event, Event::MappingEnd | Event::SequenceEnd) {
+                stack.pop();
+                advance(&mut stack);
             }
         }
         index
@@ -80,30 +102,9 @@ impl PositionIndex {
 fn advance(stack: &mut [Frame]) {
     match stack.last_mut() {
         Some(Frame::Mapping { expect_key, .. }) => *expect_key = true,
-        Some(Frame::Sequence { index }) => *index += 1,
+        Some(Frame::Sequence { index, .. }) => *index += 1,
         None => {}
     }
-}
-
-fn path_of(stack: &[Frame]) -> String {
-    let mut path = String::new();
-    for frame in stack {
-        match frame {
-            Frame::Mapping { key: Some(key), .. } => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-            }
-            Frame::Mapping { key: None, .. } => {}
-            Frame::Sequence { index } => {
-                path.push('[');
-                path.push_str(&index.to_string());
-                path.push(']');
-            }
-        }
-    }
-    path
 }
 
 #[cfg(test)]
@@ -119,5 +120,8 @@ mod tests {
         assert_eq!(index.value("tasks[1].id"), Some(Position { line: 6, column: 9 }));
         assert_eq!(index.key("tasks[0].grade[0].value"), Some(Position { line: 5, column: 26 }));
         assert_eq!(index.value("tasks[0].grade[0].value"), Some(Position { line: 5, column: 33 }));
+        let shallow = PositionIndex::build_to_depth(src, 2);
+        assert_eq!(shallow.value("tasks[1]"), Some(Position { line: 6, column: 5 }));
+        assert_eq!(shallow.value("tasks[1].id"), None);
     }
 }
