@@ -27,6 +27,20 @@ pub async fn schedule(
 ) {
     let _ = events.send(RunEvent::Started { suite_id: suite.id.clone(), tasks: plan.len() });
     let vars = Arc::new(suite.vars.clone());
+    // Prompt and trace files of every agent run; removed when the run ends.
+    let scratch = match tempfile::Builder::new().prefix("evalgate-").tempdir() {
+        Ok(dir) => Arc::new(dir),
+        Err(e) => {
+            eprintln!("evalgate: cannot create a temporary directory: {e}");
+            for (index, &task_index) in plan.iter().enumerate() {
+                let mut result = skipped(&suite, &suite.tasks[task_index], "cannot create a temporary directory");
+                result.status = Status::Error;
+                let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
+            }
+            let _ = events.send(RunEvent::Finished { interrupted: false });
+            return;
+        }
+    };
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let stop = Arc::new(AtomicBool::new(false));
     let mut running = tokio::task::JoinSet::new();
@@ -51,10 +65,11 @@ pub async fn schedule(
         let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
         let (suite, vars, events, cancel, stop) =
             (suite.clone(), vars.clone(), events.clone(), cancel.clone(), stop.clone());
+        let scratch = scratch.clone();
         running.spawn(async move {
             let _permit = permit;
             let task = &suite.tasks[task_index];
-            let result = run_task(&suite, &vars, task, &cancel).await;
+            let result = run_task(scratch.path(), &suite, &vars, task, &cancel).await;
             if options.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
                 stop.store(true, Ordering::SeqCst);
             }

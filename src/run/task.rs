@@ -18,6 +18,7 @@ use crate::sut::{CommandSut, SystemUnderTest};
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
 
 pub async fn run_task(
+    scratch_dir: &Path,
     suite: &Suite,
     vars: &Arc<std::collections::BTreeMap<String, String>>,
     task: &Task,
@@ -29,7 +30,7 @@ pub async fn run_task(
     let mut attempts = 0;
     while attempts < max_attempts {
         attempts += 1;
-        let trial = run_attempt(suite, vars, task, cancel).await;
+        let trial = run_attempt(scratch_dir, suite, vars, task, cancel).await;
         let retry = trial.status == Status::Error && !cancel.is_cancelled();
         trials.push(trial);
         if !retry {
@@ -84,6 +85,7 @@ pub fn display_path(path: &Path) -> String {
 }
 
 async fn run_attempt(
+    scratch_dir: &Path,
     suite: &Suite,
     vars: &Arc<std::collections::BTreeMap<String, String>>,
     task: &Task,
@@ -108,7 +110,7 @@ async fn run_attempt(
     };
 
     let interrupted_by = {
-        let body = run_body(suite, task, &mut bindings, &mut trial);
+        let body = run_body(scratch_dir, suite, task, &mut bindings, &mut trial);
         tokio::select! {
             () = body => None,
             () = cancel.cancelled() => Some("interrupted".to_owned()),
@@ -128,7 +130,7 @@ async fn run_attempt(
 }
 
 /// Setup, agent and graders; writes into `trial` as it goes so a timeout keeps what happened.
-async fn run_body(suite: &Suite, task: &Task, bindings: &mut Bindings, trial: &mut TrialResult) {
+async fn run_body(scratch_dir: &Path, suite: &Suite, task: &Task, bindings: &mut Bindings, trial: &mut TrialResult) {
     for (index, step) in task.setup.iter().enumerate() {
         let result = run_step(step, Phase::Setup, index, bindings).await;
         let failed = result.status != Status::Passed && !step.continue_on_error;
@@ -140,7 +142,7 @@ async fn run_body(suite: &Suite, task: &Task, bindings: &mut Bindings, trial: &m
         }
     }
 
-    let sut = CommandSut { agent: task.agent.clone() };
+    let sut = CommandSut { agent: task.agent.clone(), scratch_dir: scratch_dir.to_owned() };
     let run = match sut.run(bindings, task.timeout).await {
         Ok(run) => run,
         Err(e) => {

@@ -39,7 +39,10 @@ impl PositionIndex {
         for event in Parser::new_from_str(source) {
             let Ok((event, span)) = event else { break };
             let pos = Position { line: span.start.line(), column: span.start.col() + 1 };
-            let is_node = matches!(event, Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_));
+            let is_node = matches!(
+                event,
+                Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..) | Event::Alias(_)
+            );
             if is_node && stack.len() > depth {
                 match event {
                     Event::MappingStart(..) => stack.push(Frame::Mapping { base: path.len(), expect_key: true }),

@@ -1,6 +1,8 @@
 //! Command agents: any CLI that takes a prompt (argv, file or stdin) and prints its answer.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{AgentError, AgentRun, SystemUnderTest, Trace};
@@ -9,26 +11,46 @@ use crate::run::process::{ProcessSpec, run_process};
 use crate::suite::model::CommandAgent;
 use crate::suite::template::Var;
 
+/// The prompt and trace files of one agent run, in the run's scratch directory (one
+/// directory per task would cost two syscalls a task for nothing); removed on drop.
+struct ScratchFiles {
+    prompt: PathBuf,
+    trace: PathBuf,
+}
+
+impl ScratchFiles {
+    fn new(dir: &Path) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        ScratchFiles { prompt: dir.join(format!("prompt-{n}.txt")), trace: dir.join(format!("trace-{n}.json")) }
+    }
+}
+
+impl Drop for ScratchFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.prompt);
+        let _ = std::fs::remove_file(&self.trace);
+    }
+}
+
 pub struct CommandSut {
     pub agent: Arc<CommandAgent>,
+    /// A directory for prompt and trace files, alive for the whole run.
+    pub scratch_dir: PathBuf,
 }
 
 #[async_trait::async_trait]
 impl SystemUnderTest for CommandSut {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = &self.agent;
-        let scratch = tempfile::Builder::new()
-            .prefix("evalgate-")
-            .tempdir()
-            .map_err(|e| AgentError { reason: format!("cannot create a temporary directory: {e}"), run: None })?;
+        let scratch = ScratchFiles::new(&self.scratch_dir);
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
-            let path = scratch.path().join("prompt.txt");
-            std::fs::write(&path, &bindings.prompt)
+            std::fs::write(&scratch.prompt, &bindings.prompt)
                 .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
-            bindings.prompt_file = Some(path);
+            bindings.prompt_file = Some(scratch.prompt.clone());
         }
-        let trace_path = scratch.path().join("trace.json");
+        let trace_path = scratch.trace.clone();
         let argv: Vec<String> = agent.command.iter().map(|t| bindings.render(t)).collect();
         let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
         spec.env = agent.env.iter().map(|(k, t)| (k.clone(), bindings.render(t))).collect();
