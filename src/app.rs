@@ -230,7 +230,12 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
         for (p, paths) in planned.into_iter().zip(&paths) {
             let options = RunOptions { jobs, fail_fast: args.fail_fast };
             let results = run_suite(p, paths, options, verbosity, cancel.clone()).await?;
-            let suite_code = if results.interrupted {
+            if let Some(reason) = &results.preflight_failure {
+                eprintln!("preflight failed for {}: {reason}\nno task ran", results.suite.file);
+            }
+            let suite_code = if results.preflight_failure.is_some() {
+                exit::PREFLIGHT_FAILED
+            } else if results.interrupted {
                 exit::ABORTED
             } else if results.verdict.passed {
                 exit::SUCCESS
@@ -293,7 +298,7 @@ async fn run_suite(
             RunEvent::Finished { interrupted: i } => interrupted = i,
         }
     }
-    scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")))?;
+    let outcome = scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")))?;
 
     let tasks: Vec<TaskResult> = slots
         .into_iter()
@@ -322,6 +327,8 @@ async fn run_suite(
         started_at,
         duration_ms: started.elapsed().as_millis() as u64,
         interrupted,
+        preflight_failure: outcome.preflight_failure,
+        hooks: outcome.hooks,
         tasks,
         totals,
         verdict,

@@ -78,11 +78,13 @@ fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
         templates.extend(&agent.command);
         templates.extend(agent.env.iter().map(|(_, t)| t));
     }
+    for step in suite.before_all.iter().chain(&suite.after_all) {
+        templates.extend(step.templates());
+    }
     for task in &suite.tasks {
         templates.extend(task.prompt.templates());
         for step in task.setup.iter().chain(&task.cleanup) {
-            templates.extend(step.command.templates());
-            templates.extend(step.env.iter().map(|(_, t)| t));
+            templates.extend(step.templates());
         }
     }
     templates

@@ -93,7 +93,7 @@ impl JsonCheck {
         };
         match self {
             JsonCheck::Equals(expected) => Graded::of(
-                &actual == expected,
+                json_eq(&actual, expected),
                 "output equals the expected JSON",
                 format!("expected {}, got {}", compact(expected), compact(&actual)),
             ),
@@ -101,44 +101,59 @@ impl JsonCheck {
                 None => Graded::pass("output contains the expected JSON"),
                 Some(diff) => Graded::fail(diff),
             },
-            JsonCheck::Path { path, expect } => {
-                let found = path.get(&actual);
-                match (expect, found) {
-                    (PathExpect::Exists(want), found) => Graded::of(
-                        found.is_some() == *want,
-                        format!("`{path}` {}", if *want { "exists" } else { "is absent" }),
-                        format!("`{path}` {}", if *want { "does not exist" } else { "exists" }),
-                    ),
-                    (_, None) => Graded::fail(format!("`{path}` does not exist in the output")),
-                    (PathExpect::Equals(want), Some(v)) => Graded::of(
-                        v == want,
-                        format!("`{path}` equals {}", compact(want)),
-                        format!("`{path}`: expected {}, got {}", compact(want), compact(v)),
-                    ),
-                    (PathExpect::Matches(re), Some(v)) => {
-                        let text = match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        };
-                        Graded::of(
-                            re.is_match(&text),
-                            format!("`{path}` matches /{}/", re.as_str()),
-                            format!("`{path}` = {} does not match /{}/", compact(v), re.as_str()),
-                        )
-                    }
-                    (PathExpect::Kind(kind), Some(v)) => {
-                        let actual_kind = kind_of(v);
-                        let ok =
-                            actual_kind == *kind || (*kind == JsonKind::Number && actual_kind == JsonKind::Integer);
-                        Graded::of(
-                            ok,
-                            format!("`{path}` is {}", kind_label(*kind)),
-                            format!("`{path}`: expected {}, got {}", kind_label(*kind), kind_label(actual_kind)),
-                        )
-                    }
-                }
+            JsonCheck::Path { path, expect } => expect.check(&path.to_string(), path.get(&actual)),
+        }
+    }
+}
+
+impl PathExpect {
+    /// Checks the value found at `at` (described as `at` in reasons).
+    pub fn check(&self, at: &str, found: Option<&Value>) -> Graded {
+        match (self, found) {
+            (PathExpect::Exists(want), found) => Graded::of(
+                found.is_some() == *want,
+                format!("`{at}` {}", if *want { "exists" } else { "is absent" }),
+                format!("`{at}` {}", if *want { "does not exist" } else { "exists" }),
+            ),
+            (_, None) => Graded::fail(format!("`{at}` does not exist")),
+            (PathExpect::Equals(want), Some(v)) => Graded::of(
+                json_eq(v, want),
+                format!("`{at}` equals {}", compact(want)),
+                format!("`{at}`: expected {}, got {}", compact(want), compact(v)),
+            ),
+            (PathExpect::Matches(re), Some(v)) => {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Graded::of(
+                    re.is_match(&text),
+                    format!("`{at}` matches /{}/", re.as_str()),
+                    format!("`{at}` = {} does not match /{}/", compact(v), re.as_str()),
+                )
+            }
+            (PathExpect::Kind(kind), Some(v)) => {
+                let actual_kind = kind_of(v);
+                let ok = actual_kind == *kind || (*kind == JsonKind::Number && actual_kind == JsonKind::Integer);
+                Graded::of(
+                    ok,
+                    format!("`{at}` is {}", kind_label(*kind)),
+                    format!("`{at}`: expected {}, got {}", kind_label(*kind), kind_label(actual_kind)),
+                )
             }
         }
+    }
+}
+
+/// Deep equality where numbers compare by value (`5` equals `5.0`).
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        (a, b) => a == b,
     }
 }
 
@@ -158,7 +173,7 @@ pub fn first_difference(expected: &Value, actual: &Value, at: &str) -> Option<St
             let found = a.iter().any(|av| first_difference(ev, av, "").is_none());
             (!found).then(|| format!("{here} has no element matching {}", compact(&e[i])))
         }),
-        (e, a) if e == a => None,
+        (e, a) if json_eq(e, a) => None,
         (e, a) => Some(format!("{here}: expected {}, got {}", compact(e), compact(a))),
     }
 }

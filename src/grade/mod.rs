@@ -9,6 +9,7 @@ mod json_schema;
 mod no_leak;
 mod text;
 mod tools;
+mod world;
 
 use std::path::Path;
 use std::time::Duration;
@@ -39,6 +40,7 @@ pub enum Check {
     Command(command::CommandCheck),
     Budget(budget::BudgetCheck),
     NoLeak(no_leak::NoLeakCheck),
+    World(world::WorldCheck),
 }
 
 /// Everything a grader may look at.
@@ -109,6 +111,9 @@ impl Grader {
                 budget::BudgetCheck::from_raw(cx, k, path).map(Check::Budget)
             }
             k @ RawGraderKind::NoLeak { .. } => no_leak::NoLeakCheck::from_raw(cx, k, path).map(Check::NoLeak),
+            k @ (RawGraderKind::Http(_) | RawGraderKind::File(_)) => {
+                world::WorldCheck::from_raw(cx, k, path).map(Check::World)
+            }
         }?;
         Some(Grader {
             name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),
@@ -128,6 +133,7 @@ impl Grader {
             Check::Command(c) => c.grade(input).await,
             Check::Budget(c) => c.grade(input),
             Check::NoLeak(c) => Ok(c.grade(input)),
+            Check::World(c) => c.grade(input).await,
         }
     }
 }
@@ -150,6 +156,8 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::Latency { .. } => "latency",
         RawGraderKind::Tokens { .. } => "tokens",
         RawGraderKind::NoLeak { .. } => "no_leak",
+        RawGraderKind::Http(_) => "http",
+        RawGraderKind::File(_) => "file",
     }
 }
 

@@ -106,6 +106,20 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         }
     }
 
+    let hooks: Vec<String> = results
+        .hooks
+        .iter()
+        .filter(|s| s.status != Status::Passed)
+        .map(|s| format!("| {} | {} |", escape(&s.label()), escape(&cut(s.failure.as_deref().unwrap_or(""), 300))))
+        .collect();
+    if !hooks.is_empty() {
+        let _ = writeln!(md, "### Hook failures\n\n| step | failure |\n|---|---|");
+        for row in &hooks {
+            let _ = writeln!(md, "{row}");
+        }
+        md.push('\n');
+    }
+
     let cleanup: Vec<String> = results
         .tasks
         .iter()

@@ -18,6 +18,12 @@ pub struct Results {
     pub duration_ms: u64,
     /// The run was interrupted (Ctrl-C, SIGTERM): unfinished tasks are skipped or errors.
     pub interrupted: bool,
+    /// A `before_all` hook marked `preflight: true` failed: no task ran (exit 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight_failure: Option<String>,
+    /// `before_all` and `after_all` steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<StepResult>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     pub verdict: GateVerdict,
@@ -141,8 +147,10 @@ pub struct GraderResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    BeforeAll,
     Setup,
     Cleanup,
+    AfterAll,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,7 +160,10 @@ pub struct StepResult {
     pub index: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    pub command: String,
+    /// `run`, `http`, `file`, `wait`, `foreach`, `any_of` or `group`.
+    pub kind: String,
+    /// What the step did: the command, `GET URL`, `create PATH`, …
+    pub action: String,
     pub status: Status,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,14 +175,19 @@ pub struct StepResult {
     pub stdout: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
+    /// Steps inside a `wait`, `foreach`, `any_of` or `group`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<StepResult>,
 }
 
 impl StepResult {
     /// "setup step 2 (`id`)" for messages.
     pub fn label(&self) -> String {
         let phase = match self.phase {
+            Phase::BeforeAll => "before_all",
             Phase::Setup => "setup",
             Phase::Cleanup => "cleanup",
+            Phase::AfterAll => "after_all",
         };
         match &self.id {
             Some(id) => format!("{phase} step {} (`{id}`)", self.index + 1),

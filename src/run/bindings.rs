@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::suite::template::{Template, Var};
 
@@ -16,6 +16,13 @@ pub struct Bindings {
     pub prompt: String,
     pub prompt_file: Option<PathBuf>,
     pub agent_output: Option<String>,
+    /// Captured step outputs, by step id then output name.
+    pub step_outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// `foreach` variables, innermost last.
+    pub locals: Vec<(String, String)>,
+    /// Step outputs a render asked for that were never captured (their step did not run
+    /// or failed); see `take_missing`.
+    missing: Arc<Mutex<Vec<String>>>,
 }
 
 impl Bindings {
@@ -28,6 +35,9 @@ impl Bindings {
             prompt: String::new(),
             prompt_file: None,
             agent_output: None,
+            step_outputs: BTreeMap::new(),
+            locals: Vec::new(),
+            missing: Arc::default(),
         }
     }
 
@@ -41,7 +51,30 @@ impl Bindings {
             Var::Prompt => self.prompt.clone(),
             Var::PromptFile => self.prompt_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             Var::AgentOutput => self.agent_output.clone().unwrap_or_default(),
+            Var::Local(name) => {
+                self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default()
+            }
+            Var::StepOutput { step, name } => match self.step_outputs.get(step).and_then(|o| o.get(name)) {
+                Some(value) => value.clone(),
+                None => {
+                    self.missing.lock().unwrap_or_else(|e| e.into_inner()).push(var.to_string());
+                    String::new()
+                }
+            },
         }
+    }
+
+    /// The step outputs renders asked for since the last call and did not find: a template
+    /// rendered with one of them is wrong, and must not be used.
+    pub fn take_missing(&self) -> Option<String> {
+        let mut missing = self.missing.lock().unwrap_or_else(|e| e.into_inner());
+        if missing.is_empty() {
+            return None;
+        }
+        missing.sort();
+        missing.dedup();
+        let list = missing.drain(..).map(|m| format!("{{{m}}}")).collect::<Vec<_>>().join(", ");
+        Some(format!("{list} was not captured (its step did not run or failed)"))
     }
 
     pub fn render(&self, template: &Template) -> String {

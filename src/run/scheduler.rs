@@ -7,8 +7,10 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::events::RunEvent;
-use super::task::{run_task, skipped};
-use crate::results::Status;
+use super::bindings::Bindings;
+use super::steps::{run_every, run_sequence};
+use super::task::{RunContext, run_task, skipped};
+use crate::results::{Phase, Status, StepResult};
 use crate::suite::model::Suite;
 
 #[derive(Debug, Clone, Copy)]
@@ -17,14 +19,23 @@ pub struct RunOptions {
     pub fail_fast: bool,
 }
 
-/// Runs `plan` (indices into `suite.tasks`); event indices are positions in `plan`.
+/// What the run did besides its tasks.
+#[derive(Debug, Default)]
+pub struct ScheduleOutcome {
+    /// `before_all` and `after_all` steps.
+    pub hooks: Vec<StepResult>,
+    /// A `before_all` hook marked `preflight: true` failed: the environment is not ready.
+    pub preflight_failure: Option<String>,
+}
+
+/// Runs the hooks and `plan` (indices into `suite.tasks`); event indices are positions in `plan`.
 pub async fn schedule(
     suite: Arc<Suite>,
     plan: Vec<usize>,
     options: RunOptions,
     events: mpsc::UnboundedSender<RunEvent>,
     cancel: CancellationToken,
-) {
+) -> ScheduleOutcome {
     let _ = events.send(RunEvent::Started { suite_id: suite.id.clone(), tasks: plan.len() });
     let vars = Arc::new(suite.vars.clone());
     // Prompt and trace files of every agent run; removed when the run ends.
@@ -38,9 +49,33 @@ pub async fn schedule(
                 let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
             }
             let _ = events.send(RunEvent::Finished { interrupted: false });
-            return;
+            return ScheduleOutcome::default();
         }
     };
+
+    let mut outcome = ScheduleOutcome::default();
+    let mut hook_bindings = Bindings::new(vars.clone(), "");
+    let before =
+        run_sequence(&suite.before_all, &suite.dir, Phase::BeforeAll, &mut hook_bindings, &mut outcome.hooks).await;
+    // A failing before_all hook: the environment (exit 3), or every task is an error.
+    let not_run: Option<(Status, String)> = match before {
+        Ok(()) => None,
+        Err(reason) => {
+            let failed = outcome.hooks.last().map(|r| r.index).and_then(|i| suite.before_all.get(i));
+            if failed.is_some_and(|s| s.preflight) {
+                outcome.preflight_failure = Some(reason.clone());
+                Some((Status::Skipped, format!("not run: {reason}")))
+            } else {
+                Some((Status::Error, reason))
+            }
+        }
+    };
+    let ctx = Arc::new(RunContext {
+        suite: suite.clone(),
+        vars: vars.clone(),
+        hook_outputs: hook_bindings.step_outputs.clone(),
+        scratch_dir: scratch.path().to_owned(),
+    });
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let stop = Arc::new(AtomicBool::new(false));
     let mut running = tokio::task::JoinSet::new();
@@ -50,6 +85,12 @@ pub async fn schedule(
             () = cancel.cancelled() => None,
         };
         let task = &suite.tasks[task_index];
+        if let Some((status, reason)) = &not_run {
+            let mut result = skipped(&suite, task, reason);
+            result.status = *status;
+            let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
+            continue;
+        }
         let reason = if cancel.is_cancelled() || permit.is_none() {
             Some("run interrupted")
         } else if stop.load(Ordering::SeqCst) {
@@ -63,13 +104,11 @@ pub async fn schedule(
             continue;
         }
         let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
-        let (suite, vars, events, cancel, stop) =
-            (suite.clone(), vars.clone(), events.clone(), cancel.clone(), stop.clone());
-        let scratch = scratch.clone();
+        let (ctx, events, cancel, stop) = (ctx.clone(), events.clone(), cancel.clone(), stop.clone());
         running.spawn(async move {
             let _permit = permit;
-            let task = &suite.tasks[task_index];
-            let result = run_task(scratch.path(), &suite, &vars, task, &cancel).await;
+            let task = &ctx.suite.tasks[task_index];
+            let result = run_task(&ctx, task, &cancel).await;
             if options.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
                 stop.store(true, Ordering::SeqCst);
             }
@@ -82,5 +121,10 @@ pub async fn schedule(
             eprintln!("evalgate: internal error in a task: {e}");
         }
     }
+    // after_all always runs, and sees before_all's outputs.
+    let after = run_every(&suite.after_all, &suite.dir, Phase::AfterAll, &mut hook_bindings).await;
+    outcome.hooks.extend(after);
     let _ = events.send(RunEvent::Finished { interrupted: cancel.is_cancelled() });
+    drop(scratch);
+    outcome
 }

@@ -1,48 +1,50 @@
 //! One task, start to end: setup → agent → graders → cleanup (always), retried on
 //! infrastructure errors. Failures are data in the `TaskResult`, never `Err`.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::grade::{GradeInput, excerpt};
-use crate::results::{GraderResult, Phase, Status, StepResult, TaskResult, TrialResult};
+use crate::grade::GradeInput;
+use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::run::bindings::Bindings;
-use crate::run::steps::run_step;
+use crate::run::steps::{run_cleanup, run_sequence};
 use crate::suite::model::{Suite, Task};
 use crate::sut::{CommandSut, SystemUnderTest};
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
 
-pub async fn run_task(
-    scratch_dir: &Path,
-    suite: &Suite,
-    vars: &Arc<std::collections::BTreeMap<String, String>>,
-    task: &Task,
-    cancel: &CancellationToken,
-) -> TaskResult {
+/// What every task of a run shares.
+pub struct RunContext {
+    pub suite: Arc<Suite>,
+    pub vars: Arc<BTreeMap<String, String>>,
+    /// Outputs captured by `hooks.before_all`.
+    pub hook_outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// For prompt and trace files; lives as long as the run.
+    pub scratch_dir: PathBuf,
+}
+
+pub async fn run_task(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TaskResult {
     let started = Instant::now();
-    let mut trials = Vec::new();
-    let max_attempts = suite.retries + 1;
+    let max_attempts = ctx.suite.retries + 1;
     let mut attempts = 0;
-    while attempts < max_attempts {
+    let last = loop {
         attempts += 1;
-        let trial = run_attempt(scratch_dir, suite, vars, task, cancel).await;
-        let retry = trial.status == Status::Error && !cancel.is_cancelled();
-        trials.push(trial);
+        let trial = run_attempt(ctx, task, cancel).await;
+        let retry = trial.status == Status::Error && !cancel.is_cancelled() && attempts < max_attempts;
         if !retry {
-            break;
+            break trial;
         }
-    }
-    let last = trials.last().expect("at least one attempt");
+    };
     TaskResult {
         id: task.id.clone(),
         description: task.description.clone(),
         tags: task.tags.clone(),
-        file: display_path(&suite.file),
+        file: display_path(&ctx.suite.file),
         line: task.position.line,
         agent: task.agent.name.clone(),
         status: last.status,
@@ -52,7 +54,7 @@ pub async fn run_task(
         duration_ms: started.elapsed().as_millis() as u64,
         attempts,
         // Earlier attempts ended in infrastructure errors; only the last one counts.
-        trials: vec![last.clone()],
+        trials: vec![last],
     }
 }
 
@@ -84,15 +86,9 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
-async fn run_attempt(
-    scratch_dir: &Path,
-    suite: &Suite,
-    vars: &Arc<std::collections::BTreeMap<String, String>>,
-    task: &Task,
-    cancel: &CancellationToken,
-) -> TrialResult {
-    let mut bindings = Bindings::new(vars.clone(), &task.id);
-    bindings.prompt = task.prompt.render(&|v| bindings.lookup(v));
+async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
+    let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
+    bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult {
         status: Status::Error,
         score: 0.0,
@@ -109,40 +105,39 @@ async fn run_attempt(
         steps: Vec::new(),
     };
 
-    let interrupted_by = {
-        let body = run_body(scratch_dir, suite, task, &mut bindings, &mut trial);
+    let interrupted = {
+        let body = run_body(ctx, task, &mut bindings, &mut trial);
         tokio::select! {
-            () = body => None,
-            () = cancel.cancelled() => Some("interrupted".to_owned()),
+            () = body => false,
+            () = cancel.cancelled() => true,
         }
     };
-    if let Some(reason) = interrupted_by {
+    if interrupted {
         trial.status = Status::Error;
         trial.score = 0.0;
-        trial.reason = Some(reason);
+        trial.reason = Some("interrupted".into());
     }
 
     // Cleanup always runs, every step, in reverse order; failures are logged, not gated.
-    for (index, step) in task.cleanup.iter().enumerate().rev() {
-        trial.steps.push(run_step(step, Phase::Cleanup, index, &bindings).await);
-    }
+    let cleanup = run_cleanup(&task.cleanup, &ctx.suite.dir, Phase::Cleanup, &mut bindings).await;
+    trial.steps.extend(cleanup);
     trial
 }
 
-/// Setup, agent and graders; writes into `trial` as it goes so a timeout keeps what happened.
-async fn run_body(scratch_dir: &Path, suite: &Suite, task: &Task, bindings: &mut Bindings, trial: &mut TrialResult) {
-    for (index, step) in task.setup.iter().enumerate() {
-        let result = run_step(step, Phase::Setup, index, bindings).await;
-        let failed = result.status != Status::Passed && !step.continue_on_error;
-        let reason = failed.then(|| setup_failure(&result));
-        trial.steps.push(result);
-        if let Some(reason) = reason {
-            trial.reason = Some(reason);
-            return;
-        }
+/// Setup, agent and graders; writes into `trial` as it goes so an interrupt keeps what happened.
+async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial: &mut TrialResult) {
+    let suite = &ctx.suite;
+    if let Err(reason) = run_sequence(&task.setup, &suite.dir, Phase::Setup, bindings, &mut trial.steps).await {
+        trial.reason = Some(reason);
+        return;
+    }
+    bindings.prompt = task.prompt.render(&|v| bindings.lookup(v));
+    if let Some(missing) = bindings.take_missing() {
+        trial.reason = Some(format!("the prompt uses {missing}"));
+        return;
     }
 
-    let sut = CommandSut { agent: task.agent.clone(), scratch_dir: scratch_dir.to_owned() };
+    let sut = CommandSut { agent: task.agent.clone(), scratch_dir: ctx.scratch_dir.clone() };
     let run = match sut.run(bindings, task.timeout).await {
         Ok(run) => run,
         Err(e) => {
@@ -175,7 +170,10 @@ async fn run_body(scratch_dir: &Path, suite: &Suite, task: &Task, bindings: &mut
         timeout: task.timeout,
     };
     for grader in &task.graders {
-        let outcome = grader.grade(&input).await;
+        let mut outcome = grader.grade(&input).await;
+        if let Some(missing) = input.bindings.take_missing() {
+            outcome = Err(format!("uses {missing}"));
+        }
         trial.graders.push(match outcome {
             Ok(g) => GraderResult {
                 name: grader.name.clone(),
@@ -238,10 +236,6 @@ pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, 
         Some(format!("`{}` failed: {}{more}", g.name, g.reason))
     };
     (if passed { Status::Passed } else { Status::Failed }, score, reason)
-}
-
-fn setup_failure(step: &StepResult) -> String {
-    format!("{} failed: {}", step.label(), step.failure.as_deref().map_or_else(String::new, |f| excerpt(f, 200)))
 }
 
 /// Characters of an erroring agent's stderr kept (its end, where the error usually is).

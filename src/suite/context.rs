@@ -1,11 +1,11 @@
 //! The state shared while validating one suite file: where keys are, and the problems found.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::Diagnostic;
 use super::positions::{Position, PositionIndex};
-use super::template::{Scope, Template};
+use super::template::{Names, Scope, Template};
 
 pub struct ValidateCx<'a> {
     pub file: PathBuf,
@@ -17,6 +17,10 @@ pub struct ValidateCx<'a> {
     /// Every position, built when the first error needs one.
     full: std::cell::OnceCell<PositionIndex>,
     pub vars: BTreeMap<String, String>,
+    /// Step ids in reach of the templates being validated, with their declared outputs.
+    pub step_outputs: BTreeMap<String, BTreeSet<String>>,
+    /// `foreach` variables in reach.
+    pub locals: Vec<String>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -29,6 +33,8 @@ impl<'a> ValidateCx<'a> {
             shallow: PositionIndex::build_to_depth(source, 2),
             full: std::cell::OnceCell::new(),
             vars: BTreeMap::new(),
+            step_outputs: BTreeMap::new(),
+            locals: Vec::new(),
             diagnostics: Vec::new(),
         }
     }
@@ -68,7 +74,8 @@ impl<'a> ValidateCx<'a> {
 
     /// Parses a template found at `path`, recording an error when it is invalid.
     pub fn template(&mut self, text: &str, scope: Scope, path: &str) -> Option<Template> {
-        match Template::parse(text, scope, &self.vars) {
+        let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals };
+        match Template::parse(text, scope, names) {
             Ok(t) => Some(t),
             Err(e) => {
                 let mut position = self.positions().value(path);

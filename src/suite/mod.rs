@@ -7,9 +7,12 @@ mod load_error;
 pub mod model;
 pub mod positions;
 pub mod raw;
+mod raw_step;
+mod step;
 mod suggest;
 pub mod template;
 mod validate;
+pub mod validate_step;
 
 pub use context::ValidateCx;
 pub use diagnostic::Diagnostic;

@@ -12,6 +12,8 @@ use super::positions::Position;
 use super::template::Template;
 use crate::grade::Grader;
 
+pub use super::step::*;
+
 #[derive(Debug)]
 pub struct Suite {
     pub id: String,
@@ -27,6 +29,8 @@ pub struct Suite {
     pub agents: BTreeMap<String, Arc<CommandAgent>>,
     pub thresholds: Option<Thresholds>,
     pub retries: u32,
+    pub before_all: Vec<Step>,
+    pub after_all: Vec<Step>,
     pub tasks: Vec<Task>,
 }
 
@@ -102,17 +106,6 @@ impl Prompt {
     }
 }
 
-#[derive(Debug)]
-pub struct Step {
-    pub id: Option<String>,
-    pub command: CommandLine,
-    pub env: Vec<(String, Template)>,
-    pub workdir: PathBuf,
-    pub expect: RunExpect,
-    pub continue_on_error: bool,
-    pub timeout: Duration,
-}
-
 /// A shell string run with `sh -c`, or an argv list.
 #[derive(Debug, Clone)]
 pub enum CommandLine {
@@ -164,5 +157,3 @@ impl TextCheck {
 
 /// Default task timeout when neither the task, the agent nor `defaults` sets one.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(300);
-/// Default timeout of a setup or cleanup step.
-pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);

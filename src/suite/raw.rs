@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+pub use super::raw_step::*;
 use serde::de::{self, Deserializer, Visitor};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,6 +38,9 @@ pub struct RawSuite {
     pub defaults: RawDefaults,
     /// Gate thresholds; when absent, every task must pass.
     pub thresholds: Option<RawThresholds>,
+    /// Steps run once: `before_all` before the first task, `after_all` after the last (always).
+    #[serde(default)]
+    pub hooks: RawHooks,
     pub tasks: Vec<RawTask>,
 }
 
@@ -117,39 +122,6 @@ pub struct RawTask {
 pub struct RawMessage {
     pub role: String,
     pub content: String,
-}
-
-/// A setup or cleanup step. `run` is a shell command (`sh -c`); `argv` runs a program directly.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawStep {
-    pub id: Option<String>,
-    pub run: Option<String>,
-    pub argv: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub workdir: Option<String>,
-    pub expect: Option<RawRunExpect>,
-    #[serde(default)]
-    pub continue_on_error: bool,
-    pub timeout: Option<RawDuration>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawRunExpect {
-    /// Default 0.
-    pub exit_code: Option<i32>,
-    pub stdout: Option<RawTextExpect>,
-    pub stderr: Option<RawTextExpect>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawTextExpect {
-    pub equals: Option<String>,
-    pub contains: Option<String>,
-    pub matches: Option<String>,
 }
 
 /// A grader. The keys common to every grader are here; `type` selects the rest.
@@ -237,7 +209,12 @@ pub enum RawGraderKind {
     },
     /// The number of tool calls (of `tool`, or of all tools) is within bounds.
     ToolCalls { tool: Option<String>, min: Option<u32>, max: Option<u32> },
-    /// A script grader (the code-grader protocol): context JSON on stdin.
+    /// An HTTP request whose response must meet `expect` (the world after the agent ran).
+    Http(RawHttp),
+    /// A file that must meet `expect`.
+    File(RawFileCheck),
+    /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
+    #[serde(alias = "run")]
     Command {
         run: RawCommandLine,
         timeout: Option<RawDuration>,

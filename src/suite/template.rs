@@ -1,12 +1,14 @@
 //! `{namespace.name}` templates: parsed and checked at load time, rendered per task run.
 //! `{{` and `}}` are literal braces; `${NAME}` is left for the shell.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Where a template is used, which decides the variables it may reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
+    /// `hooks.before_all` / `after_all`: no task.
+    Hook,
     /// The prompt, and setup steps.
     Task,
     /// An agent's command line and environment.
@@ -25,6 +27,10 @@ pub enum Var {
     Prompt,
     PromptFile,
     AgentOutput,
+    /// `{steps.ID.outputs.NAME}`
+    StepOutput { step: String, name: String },
+    /// A `foreach` loop variable.
+    Local(String),
 }
 
 impl fmt::Display for Var {
@@ -38,6 +44,8 @@ impl fmt::Display for Var {
             Var::Prompt => f.write_str("prompt"),
             Var::PromptFile => f.write_str("prompt_file"),
             Var::AgentOutput => f.write_str("agent.output"),
+            Var::StepOutput { step, name } => write!(f, "steps.{step}.outputs.{name}"),
+            Var::Local(n) => f.write_str(n),
         }
     }
 }
@@ -63,12 +71,31 @@ pub struct TemplateError {
     pub help: Option<String>,
 }
 
-const KNOWN: [&str; 8] =
-    ["vars.NAME", "env.NAME", "task.id", "random.id", "random.port", "prompt", "prompt_file", "agent.output"];
+/// The names a template may use besides the fixed namespaces.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Names<'a> {
+    pub vars: Option<&'a BTreeMap<String, String>>,
+    /// Step ids in reach, with the outputs each declares.
+    pub step_outputs: Option<&'a BTreeMap<String, BTreeSet<String>>>,
+    /// `foreach` variables in reach.
+    pub locals: &'a [String],
+}
+
+const KNOWN: [&str; 9] = [
+    "vars.NAME",
+    "env.NAME",
+    "task.id",
+    "random.id",
+    "random.port",
+    "prompt",
+    "prompt_file",
+    "agent.output",
+    "steps.ID.outputs.NAME",
+];
 
 impl Template {
     /// Parses `source` and checks every variable against `scope` and the suite's `vars`.
-    pub fn parse(source: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<Self, TemplateError> {
+    pub fn parse(source: &str, scope: Scope, names: Names<'_>) -> Result<Self, TemplateError> {
         let mut segments = Vec::new();
         let mut literal = String::new();
         let chars: Vec<char> = source.chars().collect();
@@ -97,7 +124,7 @@ impl Template {
                     let name: Option<String> = end.map(|e| chars[i + 1..e].iter().collect());
                     match (end, name) {
                         (Some(end), Some(name)) if is_identifier(&name) => {
-                            let var = resolve(&name, scope, vars).map_err(|(m, h)| err(i, &m, h))?;
+                            let var = resolve(&name, scope, names).map_err(|(m, h)| err(i, &m, h))?;
                             if !literal.is_empty() {
                                 segments.push(Segment::Literal(std::mem::take(&mut literal)));
                             }
@@ -171,10 +198,16 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-fn resolve(name: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<Var, (String, Option<String>)> {
+fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, Option<String>)> {
     let unknown = |help: Option<String>| (format!("unknown variable `{{{name}}}`"), help);
+    if names.locals.iter().any(|l| l == name) {
+        return Ok(Var::Local(name.to_owned()));
+    }
+    let empty = BTreeMap::new();
+    let vars = names.vars.unwrap_or(&empty);
     let (namespace, rest) = name.split_once('.').unwrap_or((name, ""));
     let var = match (namespace, rest) {
+        ("steps", rest) => return step_output(rest, names.step_outputs),
         ("vars", n) if !n.is_empty() => {
             if !vars.contains_key(n) {
                 let help = match super::suggest::did_you_mean(n, vars.keys().map(String::as_str)) {
@@ -201,18 +234,50 @@ fn resolve(name: &str, scope: Scope, vars: &BTreeMap<String, String>) -> Result<
         }
     };
     let allowed = match var {
-        Var::Prompt | Var::PromptFile => scope != Scope::Task,
+        Var::Prompt | Var::PromptFile => !matches!(scope, Scope::Task | Scope::Hook),
         Var::AgentOutput => scope == Scope::AfterAgent,
+        Var::TaskId => scope != Scope::Hook,
         _ => true,
     };
     if !allowed {
         let where_ = match var {
             Var::AgentOutput => "graders and cleanup steps",
+            Var::TaskId => "tasks, not in hooks",
             _ => "agent commands, graders and cleanup steps",
         };
         return Err((format!("`{{{var}}}` is only available in {where_}"), None));
     }
     Ok(var)
+}
+
+/// `{steps.ID.outputs.NAME}`: the step must come earlier and declare the output.
+fn step_output(
+    rest: &str,
+    known: Option<&BTreeMap<String, BTreeSet<String>>>,
+) -> Result<Var, (String, Option<String>)> {
+    let full = format!("{{steps.{rest}}}");
+    let Some((step, name)) = rest.split_once(".outputs.") else {
+        return Err((format!("invalid step reference `{full}`"), Some("write `{steps.STEP_ID.outputs.NAME}`".into())));
+    };
+    let empty = BTreeMap::new();
+    let known = known.unwrap_or(&empty);
+    let Some(outputs) = known.get(step) else {
+        let help = match super::suggest::did_you_mean(step, known.keys().map(String::as_str)) {
+            Some(s) => format!("did you mean step `{s}`?"),
+            None if known.is_empty() => "no earlier step has an `id` here".to_owned(),
+            None => format!("steps in reach: {}", known.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
+        };
+        return Err((format!("`{full}` refers to no earlier step `{step}`"), Some(help)));
+    };
+    if !outputs.contains(name) {
+        let help = match super::suggest::did_you_mean(name, outputs.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{{steps.{step}.outputs.{s}}}`?"),
+            None if outputs.is_empty() => format!("step `{step}` declares no `outputs`"),
+            None => format!("its outputs: {}", outputs.iter().map(String::as_str).collect::<Vec<_>>().join(", ")),
+        };
+        return Err((format!("step `{step}` has no output `{name}`"), Some(help)));
+    }
+    Ok(Var::StepOutput { step: step.to_owned(), name: name.to_owned() })
 }
 
 #[cfg(test)]
@@ -223,9 +288,14 @@ mod tests {
         BTreeMap::from([("greeting".to_owned(), "hello".to_owned())])
     }
 
+    fn names(vars: &BTreeMap<String, String>) -> Names<'_> {
+        Names { vars: Some(vars), ..Names::default() }
+    }
+
     fn render(src: &str) -> String {
-        Template::parse(src, Scope::AfterAgent, &vars()).unwrap().render(&|v| match v {
-            Var::Vars(n) => vars()[n].clone(),
+        let vars = vars();
+        Template::parse(src, Scope::AfterAgent, names(&vars)).unwrap().render(&|v| match v {
+            Var::Vars(n) => vars[n].clone(),
             other => format!("<{other}>"),
         })
     }
@@ -238,20 +308,35 @@ mod tests {
 
     #[test]
     fn rejects_unknown_variables_with_a_suggestion() {
-        let e = Template::parse("hi {vars.greting}", Scope::Task, &vars()).unwrap_err();
+        let e = Template::parse("hi {vars.greting}", Scope::Task, names(&vars())).unwrap_err();
         assert_eq!(e.column, 4);
         assert_eq!(e.message, "unknown variable `{vars.greting}`");
         assert_eq!(e.help.as_deref(), Some("did you mean `{vars.greeting}`?"));
-        let e = Template::parse("{taks.id}", Scope::Task, &vars()).unwrap_err();
+        let e = Template::parse("{taks.id}", Scope::Task, names(&vars())).unwrap_err();
         assert_eq!(e.help.as_deref(), Some("did you mean `{task.id}`?"));
     }
 
     #[test]
     fn rejects_stray_braces_and_out_of_scope_variables() {
-        assert!(Template::parse("awk '{print $1}'", Scope::Task, &vars()).is_err());
-        assert!(Template::parse("a } b", Scope::Task, &vars()).is_err());
-        let e = Template::parse("{agent.output}", Scope::Task, &vars()).unwrap_err();
+        assert!(Template::parse("awk '{print $1}'", Scope::Task, names(&vars())).is_err());
+        assert!(Template::parse("a } b", Scope::Task, names(&vars())).is_err());
+        let e = Template::parse("{agent.output}", Scope::Task, names(&vars())).unwrap_err();
         assert!(e.message.contains("only available in graders"));
-        assert!(Template::parse("{prompt}", Scope::Agent, &vars()).is_ok());
+        assert!(Template::parse("{prompt}", Scope::Agent, names(&vars())).is_ok());
+    }
+
+    #[test]
+    fn step_outputs_and_loop_variables() {
+        let steps = BTreeMap::from([("ns".to_owned(), BTreeSet::from(["name".to_owned()]))]);
+        let locals = ["user".to_owned()];
+        let n = Names { vars: None, step_outputs: Some(&steps), locals: &locals };
+        let t = Template::parse("add {user} to {steps.ns.outputs.name}", Scope::Task, n).unwrap();
+        assert!(t.uses(&Var::Local("user".into())));
+        assert!(t.uses(&Var::StepOutput { step: "ns".into(), name: "name".into() }));
+        let e = Template::parse("{steps.nss.outputs.name}", Scope::Task, n).unwrap_err();
+        assert_eq!(e.help.as_deref(), Some("did you mean step `ns`?"));
+        let e = Template::parse("{steps.ns.outputs.nmae}", Scope::Task, n).unwrap_err();
+        assert_eq!(e.message, "step `ns` has no output `nmae`");
+        assert!(Template::parse("{task.id}", Scope::Hook, n).is_err());
     }
 }

@@ -4,18 +4,15 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use regex::Regex;
 
 use super::context::ValidateCx;
 use super::load::LoadOptions;
-use super::model::{
-    CommandAgent, CommandLine, DEFAULT_STEP_TIMEOUT, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, RunExpect, Step,
-    Suite, Task, TextCheck, Thresholds,
-};
+use super::model::{CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, Suite, Task, Thresholds};
 use super::positions::Position;
-use super::raw::{RawAgent, RawStep, RawSuite, RawTask, RawTextExpect};
+use super::raw::{RawAgent, RawSuite, RawTask};
 use super::suggest::did_you_mean;
 use super::template::Scope;
+use super::validate_step::steps;
 use crate::grade::Grader;
 
 const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
@@ -87,6 +84,16 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         max_errors: t.max_errors,
     });
 
+    // Hook outputs are in reach of every task; after_all also sees before_all's.
+    let before_all = steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
+    let hook_outputs = cx.step_outputs.clone();
+    let after_all = steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
+    for (i, step) in raw.hooks.after_all.iter().enumerate() {
+        if step.preflight {
+            cx.error(&format!("hooks.after_all[{i}].preflight"), "`preflight` applies to `before_all` hooks");
+        }
+    }
+
     if raw.tasks.is_empty() {
         cx.error("tasks", "the suite has no tasks");
     }
@@ -97,6 +104,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         if !seen.insert(task.id.clone()) {
             cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
         }
+        cx.step_outputs.clone_from(&hook_outputs);
         if let Some(task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout) {
             tasks.push(task);
         }
@@ -114,6 +122,8 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         agents,
         thresholds,
         retries: raw.defaults.retries.unwrap_or(0),
+        before_all: before_all?,
+        after_all: after_all?,
         tasks,
     })
 }
@@ -165,6 +175,13 @@ fn validate_task(
             None
         }
     };
+    for (i, step) in raw.setup.iter().chain(&raw.cleanup).enumerate() {
+        if step.preflight {
+            cx.error(&format!("{path}.setup[{i}].preflight"), "`preflight` applies to `before_all` hooks");
+        }
+    }
+    // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
+    let setup = steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
     let prompt = match (&raw.prompt, &raw.messages) {
         (Some(p), None) => cx.template(p, Scope::Task, &format!("{path}.prompt")).map(Prompt::Text),
         (None, Some(messages)) => {
@@ -190,7 +207,6 @@ fn validate_task(
             None
         }
     };
-    let setup = steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
     let cleanup = steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
     if raw.grade.is_empty() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
@@ -223,72 +239,6 @@ fn validate_task(
         weight,
         timeout,
     })
-}
-
-fn steps(cx: &mut ValidateCx, raw: &[RawStep], path: &str, scope: Scope) -> Option<Vec<Step>> {
-    let steps: Vec<Option<Step>> =
-        raw.iter().enumerate().map(|(i, s)| step(cx, s, &format!("{path}[{i}]"), scope)).collect();
-    steps.into_iter().collect()
-}
-
-fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Option<Step> {
-    let command = match (&raw.run, &raw.argv) {
-        (Some(run), None) => cx.template(run, scope, &format!("{path}.run")).map(CommandLine::Shell),
-        (None, Some(argv)) if !argv.is_empty() => {
-            cx.templates(argv, scope, &format!("{path}.argv")).map(CommandLine::Argv)
-        }
-        (None, Some(_)) => {
-            cx.error(&format!("{path}.argv"), "argv is empty");
-            None
-        }
-        (Some(_), Some(_)) => {
-            cx.error(path, "a step has either `run` or `argv`, not both");
-            None
-        }
-        (None, None) => {
-            cx.error(path, "the step has nothing to do: add `run: COMMAND` or `argv: [...]`");
-            None
-        }
-    };
-    let env = cx.env_templates(&raw.env, scope, &format!("{path}.env"));
-    let expect = match &raw.expect {
-        None => Some(RunExpect { exit_code: 0, stdout: Vec::new(), stderr: Vec::new() }),
-        Some(e) => {
-            let stdout = text_checks(cx, e.stdout.as_ref(), &format!("{path}.expect.stdout"));
-            let stderr = text_checks(cx, e.stderr.as_ref(), &format!("{path}.expect.stderr"));
-            Some(RunExpect { exit_code: e.exit_code.unwrap_or(0), stdout: stdout?, stderr: stderr? })
-        }
-    };
-    Some(Step {
-        id: raw.id.clone(),
-        command: command?,
-        env,
-        workdir: raw.workdir.as_ref().map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(w)),
-        expect: expect?,
-        continue_on_error: raw.continue_on_error,
-        timeout: raw.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
-    })
-}
-
-fn text_checks(cx: &mut ValidateCx, raw: Option<&RawTextExpect>, path: &str) -> Option<Vec<TextCheck>> {
-    let Some(raw) = raw else { return Some(Vec::new()) };
-    let mut checks = Vec::new();
-    if let Some(v) = &raw.equals {
-        checks.push(TextCheck::Equals(v.clone()));
-    }
-    if let Some(v) = &raw.contains {
-        checks.push(TextCheck::Contains(v.clone()));
-    }
-    if let Some(p) = &raw.matches {
-        match Regex::new(p) {
-            Ok(re) => checks.push(TextCheck::Matches(re)),
-            Err(e) => {
-                cx.error(&format!("{path}.matches"), format!("invalid regular expression: {e}"));
-                return None;
-            }
-        }
-    }
-    Some(checks)
 }
 
 fn check_agent_name(

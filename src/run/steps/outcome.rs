@@ -1,0 +1,121 @@
+//! What a leaf step (run, http, file) produced: its verdict and the raw material outputs
+//! are captured from.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::grade::excerpt;
+use crate::suite::model::OutputSpec;
+
+/// Characters of each stream kept in a step's result.
+pub const STEP_OUTPUT_EXCERPT: usize = 2000;
+
+#[derive(Debug, Default)]
+pub struct Leaf {
+    /// What the step did, for reports: the command, `GET URL`, `create PATH`.
+    pub action: String,
+    /// `None` when the step passed, else why not.
+    pub failure: Option<String>,
+    /// The step could not be carried out at all (spawn failure, connection refused), as
+    /// opposed to running and not meeting its expectations.
+    pub error: bool,
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub response: Option<Response>,
+}
+
+#[derive(Debug, Default)]
+pub struct Response {
+    pub status: u16,
+    /// Header names in lower case.
+    pub headers: BTreeMap<String, String>,
+    pub body: String,
+}
+
+impl Leaf {
+    /// The value of one declared output, or why it cannot be had.
+    pub fn output(&self, spec: &OutputSpec) -> Result<String, String> {
+        let from_json = |text: &str, path: &crate::grade::json_path::JsonPath, what: &str| {
+            let doc: Value =
+                serde_json::from_str(text.trim()).map_err(|e| format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80)))?;
+            path.get(&doc).map(plain).ok_or_else(|| format!("`{path}` does not exist in {what}"))
+        };
+        let response = || self.response.as_ref().ok_or_else(|| "no HTTP response".to_owned());
+        match spec {
+            OutputSpec::Stdout(None) => Ok(self.stdout.trim().to_owned()),
+            OutputSpec::Stderr(None) => Ok(self.stderr.trim().to_owned()),
+            OutputSpec::Stdout(Some(path)) => from_json(&self.stdout, path, "stdout"),
+            OutputSpec::Stderr(Some(path)) => from_json(&self.stderr, path, "stderr"),
+            OutputSpec::ExitCode => self.exit_code.map(|c| c.to_string()).ok_or_else(|| "no exit code".to_owned()),
+            OutputSpec::Status => Ok(response()?.status.to_string()),
+            OutputSpec::Body => Ok(response()?.body.clone()),
+            OutputSpec::Header(name) => {
+                response()?.headers.get(name).cloned().ok_or_else(|| format!("no `{name}` header in the response"))
+            }
+            OutputSpec::Json(path) => from_json(&response()?.body, path, "the response body"),
+        }
+    }
+}
+
+/// A JSON value as an output string: strings as they are, anything else as JSON text (so an
+/// array can feed `foreach`).
+pub fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn cut(text: &str) -> String {
+    if text.len() <= STEP_OUTPUT_EXCERPT {
+        return text.to_owned();
+    }
+    let mut end = STEP_OUTPUT_EXCERPT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Why `text` fails `checks` (empty when it passes).
+pub fn content_failures(
+    checks: &[crate::suite::model::ContentCheck],
+    text: &str,
+    what: &str,
+    bindings: &crate::run::bindings::Bindings,
+) -> Vec<String> {
+    use crate::suite::model::ContentCheck;
+    let mut failures = Vec::new();
+    for check in checks {
+        match check {
+            ContentCheck::Contains(t) => {
+                let needle = bindings.render(t);
+                if !text.contains(&needle) {
+                    failures.push(format!("{what} does not contain {needle:?}"));
+                }
+            }
+            ContentCheck::Matches(re) => {
+                if !re.is_match(text) {
+                    failures.push(format!("{what} does not match /{}/", re.as_str()));
+                }
+            }
+            ContentCheck::Json(expect) => match serde_json::from_str::<Value>(text.trim()) {
+                Err(e) => failures.push(format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80))),
+                Ok(doc) => {
+                    let at = expect.path.as_ref().map_or_else(|| "$".to_owned(), ToString::to_string);
+                    let found = match &expect.path {
+                        Some(p) => p.get(&doc),
+                        None => Some(&doc),
+                    };
+                    let graded = expect.expect.check(&at, found);
+                    if !graded.passed {
+                        failures.push(format!("{what}: {}", graded.reason));
+                    }
+                }
+            },
+        }
+    }
+    failures
+}
