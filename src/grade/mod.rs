@@ -111,7 +111,7 @@ impl Grader {
                 budget::BudgetCheck::from_raw(cx, k, path).map(Check::Budget)
             }
             k @ RawGraderKind::NoLeak { .. } => no_leak::NoLeakCheck::from_raw(cx, k, path).map(Check::NoLeak),
-            k @ (RawGraderKind::Http(_) | RawGraderKind::File(_)) => {
+            k @ (RawGraderKind::Http(_) | RawGraderKind::File(_) | RawGraderKind::Steps { .. }) => {
                 world::WorldCheck::from_raw(cx, k, path).map(Check::World)
             }
         }?;
@@ -158,6 +158,7 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::NoLeak { .. } => "no_leak",
         RawGraderKind::Http(_) => "http",
         RawGraderKind::File(_) => "file",
+        RawGraderKind::Steps { .. } => "steps",
     }
 }
 

@@ -2,17 +2,19 @@
 //! verify steps), checked with the same code as the steps.
 
 use super::{GradeInput, GradeResult, Graded};
-use crate::run::steps::{check_file, send};
+use crate::results::Phase;
+use crate::run::steps::{check_file, run_sequence, send};
 use crate::suite::ValidateCx;
-use crate::suite::model::{FileExpect, HttpRequest};
+use crate::suite::model::{FileExpect, HttpRequest, Step};
 use crate::suite::raw::RawGraderKind;
 use crate::suite::template::{Scope, Template};
-use crate::suite::validate_step::{file_expect, http_request};
+use crate::suite::validate_step::{file_expect, http_request, steps};
 
 #[derive(Debug)]
 pub enum WorldCheck {
     Http(HttpRequest),
     File { path: Template, expect: FileExpect },
+    Steps(Vec<Step>),
 }
 
 impl WorldCheck {
@@ -24,7 +26,18 @@ impl WorldCheck {
                 let expect = file_expect(cx, &file.expect, &format!("{path}.expect"), Scope::AfterAgent);
                 Some(WorldCheck::File { path: file_path?, expect: expect? })
             }
-            _ => unreachable!("only http and file graders are routed here"),
+            RawGraderKind::Steps { steps: raw } => {
+                if raw.is_empty() {
+                    cx.error(&format!("{path}.steps"), "list at least one step");
+                    return None;
+                }
+                // Outputs captured by verify steps stay inside the grader.
+                let outer = cx.step_outputs.clone();
+                let parsed = steps(cx, &raw, &format!("{path}.steps"), Scope::AfterAgent);
+                cx.step_outputs = outer;
+                parsed.map(WorldCheck::Steps)
+            }
+            _ => unreachable!("only http, file and steps graders are routed here"),
         }
     }
 
@@ -39,6 +52,20 @@ impl WorldCheck {
                     (Some(f), false) => Ok(Graded::fail(format!("{}: {f}", leaf.action))),
                     (Some(f), true) => Err(format!("{}: {f}", leaf.action)),
                 }
+            }
+            WorldCheck::Steps(steps) => {
+                let mut bindings = input.bindings.clone();
+                let mut results = Vec::new();
+                let outcome = run_sequence(steps, input.workdir, Phase::Setup, &mut bindings, &mut results).await;
+                let evidence = serde_json::to_value(&results).ok();
+                let graded = match outcome {
+                    Ok(()) => Graded::pass(format!("{} verify step(s) passed", steps.len())),
+                    Err(reason) => Graded::fail(reason.replacen("setup step", "verify step", 1)),
+                };
+                Ok(match evidence {
+                    Some(e) => graded.with_evidence(e),
+                    None => graded,
+                })
             }
             WorldCheck::File { path, expect } => {
                 let full = input.workdir.join(input.bindings.render(path));

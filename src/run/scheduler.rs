@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::events::RunEvent;
 use super::bindings::Bindings;
+use super::events::RunEvent;
 use super::steps::{run_every, run_sequence};
 use super::task::{RunContext, run_task, skipped};
 use crate::results::{Phase, Status, StepResult};

@@ -213,6 +213,8 @@ pub enum RawGraderKind {
     Http(RawHttp),
     /// A file that must meet `expect`.
     File(RawFileCheck),
+    /// Verify steps (polling, control flow): passes when every step passes.
+    Steps { steps: Vec<RawStep> },
     /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
     #[serde(alias = "run")]
     Command {

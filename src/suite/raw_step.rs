@@ -62,10 +62,7 @@ pub enum RawOutput {
     /// One of the `{…}` forms.
     Template(String),
     /// A field of JSON stdout.
-    Field {
-        from: OutputStream,
-        json_path: Option<String>,
-    },
+    Field { from: OutputStream, json_path: Option<String> },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

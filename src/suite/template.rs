@@ -28,7 +28,10 @@ pub enum Var {
     PromptFile,
     AgentOutput,
     /// `{steps.ID.outputs.NAME}`
-    StepOutput { step: String, name: String },
+    StepOutput {
+        step: String,
+        name: String,
+    },
     /// A `foreach` loop variable.
     Local(String),
 }

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, Suite, Task, Thresholds};

@@ -12,9 +12,8 @@ use super::raw_step::{
     RawTextExpect,
 };
 use super::step::{
-    Action, ContentCheck, DEFAULT_HTTP_TIMEOUT, FileAction, FileExpect, FileOp, ForeachAction,
-    ForeachItems, GroupAction, HttpBody, HttpExpect, HttpRequest, JsonExpect, JsonTemplate, OutputSpec, RunAction,
-    Step, WaitAction,
+    Action, ContentCheck, DEFAULT_HTTP_TIMEOUT, FileAction, FileExpect, FileOp, ForeachAction, ForeachItems,
+    GroupAction, HttpBody, HttpExpect, HttpRequest, JsonExpect, JsonTemplate, OutputSpec, RunAction, Step, WaitAction,
 };
 use super::template::Scope;
 use crate::grade::json::PathExpect;
@@ -54,17 +53,18 @@ pub fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Opt
         return None;
     }
     let is_run = raw.run.is_some() || raw.argv.is_some();
-    for (key, set) in [("env", !raw.env.is_empty()), ("workdir", raw.workdir.is_some()), ("expect", raw.expect.is_some())]
+    for (key, set) in
+        [("env", !raw.env.is_empty()), ("workdir", raw.workdir.is_some()), ("expect", raw.expect.is_some())]
     {
         if set && !is_run {
             let hint = if key == "expect" { format!("; put it inside `{}`", present[0]) } else { String::new() };
             cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to `run` steps{hint}"));
         }
     }
-    if let Some(id) = &raw.id {
-        if cx.step_outputs.contains_key(id) {
-            cx.error(&format!("{path}.id"), format!("duplicate step id `{id}`"));
-        }
+    if let Some(id) = &raw.id
+        && cx.step_outputs.contains_key(id)
+    {
+        cx.error(&format!("{path}.id"), format!("duplicate step id `{id}`"));
     }
     let action = match () {
         () if is_run => run_action(cx, raw, path, scope).map(Action::Run),
@@ -179,10 +179,10 @@ pub fn http_request(cx: &mut ValidateCx, raw: &RawHttp, path: &str, scope: Scope
     let expect = match &raw.expect {
         None => Some(HttpExpect::default()),
         Some(e) => {
-            if let Some(status) = e.status {
-                if !(100..=599).contains(&status) {
-                    cx.error(&format!("{path}.expect.status"), format!("{status} is not an HTTP status"));
-                }
+            if let Some(status) = e.status
+                && !(100..=599).contains(&status)
+            {
+                cx.error(&format!("{path}.expect.status"), format!("{status} is not an HTTP status"));
             }
             content_checks(cx, e.body.as_ref(), &format!("{path}.expect.body"), scope)
                 .map(|body| HttpExpect { status: e.status, body })
@@ -333,7 +333,8 @@ fn foreach(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Opti
     let path = format!("{path}.foreach");
     let valid_name = f.var.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && f.var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid_name || ["vars", "env", "task", "random", "steps", "prompt", "prompt_file", "agent"].contains(&f.var.as_str())
+    if !valid_name
+        || ["vars", "env", "task", "random", "steps", "prompt", "prompt_file", "agent"].contains(&f.var.as_str())
     {
         cx.error(&format!("{path}.var"), format!("`{}` cannot name a loop variable", f.var));
         return None;
@@ -386,13 +387,15 @@ fn outputs(cx: &mut ValidateCx, raw: &RawStep, path: &str, kind: &str) -> Option
                         Some(h) if h.starts_with("response.headers.") => {
                             Some(OutputSpec::Header(h["response.headers.".len()..].to_ascii_lowercase()))
                         }
-                        Some(j) if j.starts_with("response.json.") => match JsonPath::parse(&j["response.json.".len()..]) {
-                            Ok(p) => Some(OutputSpec::Json(p)),
-                            Err(e) => {
-                                cx.error(&key, e);
-                                None
+                        Some(j) if j.starts_with("response.json.") => {
+                            match JsonPath::parse(&j["response.json.".len()..]) {
+                                Ok(p) => Some(OutputSpec::Json(p)),
+                                Err(e) => {
+                                    cx.error(&key, e);
+                                    None
+                                }
                             }
-                        },
+                        }
                         _ => {
                             cx.error(&key, format!("unknown output `{t}`")).help = Some(
                                 "use {stdout}, {stderr}, {exit_code}, {response.status}, {response.body}, \
@@ -436,4 +439,3 @@ fn regex(cx: &mut ValidateCx, pattern: &str, path: &str) -> Option<Regex> {
         }
     }
 }
-

@@ -39,11 +39,17 @@ pub async fn run_sequence(
     sequence(steps, env, bindings, results).await
 }
 
-async fn sequence(steps: &[Step], env: StepEnv<'_>, b: &mut Bindings, results: &mut Vec<StepResult>) -> Result<(), String> {
+async fn sequence(
+    steps: &[Step],
+    env: StepEnv<'_>,
+    b: &mut Bindings,
+    results: &mut Vec<StepResult>,
+) -> Result<(), String> {
     for (index, step) in steps.iter().enumerate() {
         let result = run_step(step, index, env, b).await;
         let failed = result.status != Status::Passed && !step.continue_on_error;
-        let reason = failed.then(|| format!("{} failed: {}", result.label(), result.failure.as_deref().unwrap_or("failed")));
+        let reason =
+            failed.then(|| format!("{} failed: {}", result.label(), result.failure.as_deref().unwrap_or("failed")));
         results.push(result);
         if let Some(reason) = reason {
             return Err(reason);
@@ -200,7 +206,10 @@ async fn wait(w: &WaitAction, env: StepEnv<'_>, b: &mut Bindings, result: &mut S
         result.children = vec![check];
         if !passed {
             let held = fmt(Duration::from_millis(stable_since.elapsed().as_millis() as u64));
-            return fail(result, format!("passed, then failed after {held} of the required {}: {reason}", fmt(stable_for)));
+            return fail(
+                result,
+                format!("passed, then failed after {held} of the required {}: {reason}", fmt(stable_for)),
+            );
         }
     }
     result.action.push_str(&format!(" (passed on attempt {attempts}, stable for {})", fmt(stable_for)));
@@ -271,4 +280,3 @@ async fn group(g: &GroupAction, env: StepEnv<'_>, b: &mut Bindings, result: &mut
 fn fmt(d: Duration) -> String {
     humantime::format_duration(d).to_string()
 }
-

@@ -38,8 +38,8 @@ impl Leaf {
     /// The value of one declared output, or why it cannot be had.
     pub fn output(&self, spec: &OutputSpec) -> Result<String, String> {
         let from_json = |text: &str, path: &crate::grade::json_path::JsonPath, what: &str| {
-            let doc: Value =
-                serde_json::from_str(text.trim()).map_err(|e| format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80)))?;
+            let doc: Value = serde_json::from_str(text.trim())
+                .map_err(|e| format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80)))?;
             path.get(&doc).map(plain).ok_or_else(|| format!("`{path}` does not exist in {what}"))
         };
         let response = || self.response.as_ref().ok_or_else(|| "no HTTP response".to_owned());

@@ -1,0 +1,242 @@
+//! The step language: http, file, wait, foreach, any_of, group, outputs, hooks.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::server::{Server, closed_port};
+use common::{ECHO_AGENT, Test, suite};
+use serde_json::Value;
+
+fn run_suite(extra: &str, tasks: &str) -> common::Run {
+    Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite(extra, tasks))
+        .args(&["run", "-j", "1"])
+        .run()
+}
+
+fn graders(task: &Value) -> Vec<(String, String)> {
+    task["trials"][0]["graders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["status"].as_str().unwrap().to_owned(), g["reason"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[test]
+fn http_graders_check_status_and_json_and_report_a_down_server_as_an_error() {
+    let server = Server::start(|r| match r.path.as_str() {
+        "/orders/42" => (200, r#"{"state": "done", "items": [{"sku": "a"}]}"#.into()),
+        _ => (404, r#"{"error": "not found"}"#.into()),
+    });
+    let url = server.url();
+    let down = closed_port();
+    let tasks = format!(
+        "  - id: t\n    prompt: x\n    grade:\n      - {{type: http, url: '{url}/orders/42', expect: {{status: 200, body: {{json: {{path: state, equals: done}}}}}}}}\n      - {{type: http, url: '{url}/orders/7', expect: {{status: 200}}}}\n      - {{type: http, url: '{url}/orders/42', expect: {{body: {{json: {{path: 'items[0].sku', equals: b}}}}}}}}\n      - {{type: http, url: 'http://127.0.0.1:{down}/'}}\n"
+    );
+    let run = run_suite("", &tasks);
+    let task = run.task("t");
+    let g = graders(&task);
+    assert_eq!(g[0].0, "passed");
+    assert_eq!(
+        g[1],
+        (
+            "failed".into(),
+            format!("GET {url}/orders/7: status 404, expected 200: \"{{\\\"error\\\": \\\"not found\\\"}}\"")
+        )
+    );
+    assert_eq!(
+        g[2],
+        ("failed".into(), format!("GET {url}/orders/42: the body: `items[0].sku`: expected \"b\", got \"a\""))
+    );
+    assert_eq!(g[3].0, "error");
+    assert!(g[3].1.contains("request failed"), "{}", g[3].1);
+    assert_eq!(task["status"], "error", "a grader that cannot reach the world is an error");
+}
+
+#[test]
+fn file_steps_create_check_and_remove() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - file: {path: out/config.json, content: \"{{\\\"k\\\": 1}}\", mode: \"0600\"}\n      - file: {path: out/config.json, expect: {contains: k, json: {path: k, equals: 1}}}\n      - file: {path: stale.txt, content: old}\n      - file: {path: stale.txt, absent: true}\n      - file: {path: stale.txt, expect: {exists: false}}\n    grade:\n      - {type: file, path: out/config.json, expect: {json: {path: k, type: integer}}}\n      - {type: file, path: out/config.json, expect: {matches: '\"k\": 2'}}\n";
+    let run = run_suite("", tasks);
+    let task = run.task("t");
+    let g = graders(&task);
+    assert_eq!(g[0].0, "passed");
+    assert_eq!(g[1].0, "failed");
+    assert!(g[1].1.ends_with("does not match /\"k\": 2/"), "{}", g[1].1);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(run.dir.join("out/config.json")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(!run.dir.join("stale.txt").exists());
+}
+
+#[test]
+fn wait_polls_until_the_third_attempt_and_times_out_otherwise() {
+    let polls = Arc::new(AtomicU32::new(0));
+    let counter = polls.clone();
+    let server = Server::start(move |r| match r.path.as_str() {
+        "/ready" if counter.fetch_add(1, Ordering::SeqCst) >= 2 => (200, "{}".into()),
+        "/ready" => (503, "{}".into()),
+        _ => (503, "{}".into()),
+    });
+    let url = server.url();
+    let tasks = format!(
+        "  - id: ready\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 10s, step: {{http: {{url: '{url}/ready'}}}}}}\n    grade: [{{type: contains, value: x}}]\n  - id: never\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 300ms, step: {{http: {{url: '{url}/never'}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
+    );
+    let run = run_suite("", &tasks);
+    assert_eq!(run.task("ready")["status"], "passed");
+    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    let step = &run.task("ready")["trials"][0]["steps"][0];
+    assert!(step["action"].as_str().unwrap().ends_with("(passed on attempt 3)"), "{step}");
+    let never = run.task("never");
+    assert_eq!(never["status"], "error");
+    let reason = never["reason"].as_str().unwrap();
+    assert!(reason.starts_with("setup step 1 failed: still failing after"), "{reason}");
+    assert!(reason.contains("status 503, expected 2xx"), "{reason}");
+}
+
+#[test]
+fn stable_for_fails_when_the_value_changes() {
+    let polls = Arc::new(AtomicU32::new(0));
+    let counter = polls.clone();
+    let server = Server::start(move |_| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        (200, format!(r#"{{"restarts": {}}}"#, if n < 3 { 0 } else { 1 }))
+    });
+    let url = server.url();
+    let tasks = format!(
+        "  - id: t\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 5s, stable_for: 2s, step: {{http: {{url: '{url}/pod', expect: {{body: {{json: {{path: restarts, equals: 0}}}}}}}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
+    );
+    let run = run_suite("", &tasks);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(reason.contains("passed, then failed after"), "{reason}");
+    assert!(reason.contains("of the required 2s"), "{reason}");
+    assert!(reason.contains("`restarts`: expected 0, got 1"), "{reason}");
+}
+
+#[test]
+fn foreach_over_a_list_and_over_a_json_array_output() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - foreach: {var: user, in: [alice, bob], steps: [{run: 'echo {user} >> users.txt'}]}\n      - id: list\n        run: \"echo '[\\\"carol\\\", \\\"dave\\\"]'\"\n        outputs: {names: '{stdout}'}\n      - foreach: {var: name, in: '{steps.list.outputs.names}', steps: [{run: 'echo {name} >> users.txt'}]}\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite("", tasks);
+    run.expect_code(0);
+    assert_eq!(run.read("users.txt"), "alice\nbob\ncarol\ndave\n");
+}
+
+#[test]
+fn any_of_passes_on_one_branch_and_reports_every_failure() {
+    let tasks = "  - id: one\n    prompt: x\n    setup:\n      - any_of:\n          - run: exit 1\n          - run: echo second > chosen\n          - run: echo third > chosen\n    grade: [{type: contains, value: x}]\n  - id: none\n    prompt: x\n    setup:\n      - any_of:\n          - run: echo v1 missing >&2; exit 1\n          - run: echo v2 missing >&2; exit 2\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite("", tasks);
+    assert_eq!(run.task("one")["status"], "passed");
+    assert_eq!(run.read("chosen"), "second\n");
+    let reason = run.task("none")["reason"].as_str().unwrap().to_owned();
+    assert_eq!(
+        reason,
+        "setup step 1 failed: no branch passed: 1) exit 1, expected exit 0: v1 missing; 2) exit 2, expected exit 0: v2 missing"
+    );
+}
+
+#[test]
+fn a_group_runs_its_cleanup_after_its_step_fails() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - group: {setup: [{run: echo start >> log}], steps: [{run: exit 3}], cleanup: [{run: echo stop >> log}]}\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite("", tasks);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error");
+    assert_eq!(run.read("log"), "start\nstop\n");
+    let children = task["trials"][0]["steps"][0]["children"].as_array().unwrap();
+    assert_eq!(
+        children.iter().map(|c| c["phase"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["setup", "setup", "cleanup"]
+    );
+}
+
+#[test]
+fn a_setup_output_reaches_the_prompt_graders_and_cleanup() {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let seen = received.clone();
+    let server = Server::start(move |r| {
+        seen.lock().unwrap().push(format!("{} {} {}", r.method, r.path, r.body));
+        (200, r#"{"id": "ns-17", "status": {"ready": true}}"#.into())
+    });
+    let url = server.url();
+    let tasks = format!(
+        "  - id: t\n    prompt: 'namespace {{steps.ns.outputs.name}}'\n    setup:\n      - id: ns\n        http: {{url: '{url}/namespaces', method: post, json: {{owner: '{{task.id}}'}}}}\n        outputs: {{name: '{{response.json.id}}', request: '{{response.headers.x-request-id}}'}}\n      - id: info\n        run: \"echo '{{{{\\\"status\\\": {{{{\\\"ready\\\": true}}}}}}}}'\"\n        outputs: {{ready: {{from: stdout, json_path: status.ready}}}}\n    grade:\n      - {{type: equals, value: 'namespace {{steps.ns.outputs.name}}'}}\n      - {{type: contains, value: '{{steps.info.outputs.ready}}', name: never}}\n      - {{type: http, url: '{url}/namespaces/{{steps.ns.outputs.name}}'}}\n    cleanup:\n      - http: {{url: '{url}/namespaces/{{steps.ns.outputs.name}}', method: delete}}\n"
+    );
+    let run = run_suite("", &tasks);
+    let task = run.task("t");
+    assert_eq!(graders(&task)[0].0, "passed", "{task}");
+    assert_eq!(graders(&task)[1], ("failed".into(), "output does not contain \"true\"".into()));
+    let received = received.lock().unwrap().clone();
+    assert_eq!(received, ["POST /namespaces {\"owner\":\"t\"}", "GET /namespaces/ns-17 ", "DELETE /namespaces/ns-17 "]);
+}
+
+#[test]
+fn cleanup_skips_nothing_but_never_runs_a_command_with_a_missing_output() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - {run: exit 1, continue_on_error: true}\n      - id: ns\n        run: exit 2\n        outputs: {name: '{stdout}'}\n    grade: [{type: contains, value: x}]\n    cleanup:\n      - run: touch ran-first\n      - run: 'echo delete {steps.ns.outputs.name} > deleted'\n";
+    let run = run_suite("", tasks);
+    let task = run.task("t");
+    assert_eq!(task["reason"], "setup step 2 (`ns`) failed: exit 2, expected exit 0");
+    assert!(run.dir.join("ran-first").exists());
+    assert!(!run.dir.join("deleted").exists(), "a cleanup step ran with an empty output");
+    let steps = task["trials"][0]["steps"].as_array().unwrap();
+    let last = steps.iter().find(|s| s["phase"] == "cleanup" && s["index"] == 1).unwrap();
+    assert_eq!(last["failure"], "{steps.ns.outputs.name} was not captured (its step did not run or failed)");
+}
+
+#[test]
+fn random_port_is_free() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - run: \"python3 -c 'import socket; s = socket.socket(); s.bind((\\\"127.0.0.1\\\", {random.port})); print(\\\"bound\\\")'\"\n        id: bind\n        outputs: {said: '{stdout}'}\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite("", tasks);
+    run.expect_code(0);
+}
+
+#[test]
+fn hooks_run_once_share_outputs_and_after_all_always_runs() {
+    let extra = "hooks:\n  before_all:\n    - id: env\n      run: echo staging\n      outputs: {name: '{stdout}'}\n  after_all:\n    - run: 'echo done {steps.env.outputs.name} >> hooks.log'\n";
+    let tasks = "  - id: a\n    prompt: 'on {steps.env.outputs.name}'\n    grade: [{type: equals, value: on staging}]\n  - id: b\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
+    let run = run_suite(extra, tasks);
+    run.expect_code(1);
+    assert_eq!(run.task("a")["status"], "passed");
+    assert_eq!(run.read("hooks.log"), "done staging\n");
+    assert_eq!(run.results()["hooks"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
+    let failing = "hooks:\n  before_all: [{run: 'echo no cluster >&2; exit 1'}]\n  after_all: [{run: touch after}]\n";
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite(failing, tasks);
+    run.expect_code(1);
+    assert_eq!(run.task("a")["status"], "error");
+    assert_eq!(run.task("a")["reason"], "before_all step 1 failed: exit 1, expected exit 0: no cluster");
+    assert!(run.dir.join("after").exists());
+
+    let preflight = "hooks:\n  before_all: [{run: 'exit 1', preflight: true}]\n  after_all: [{run: touch after}]\n";
+    let run = run_suite(preflight, tasks);
+    run.expect_code(3);
+    assert_eq!(run.task("a")["status"], "skipped");
+    assert!(run.stderr.contains("preflight failed for evalgate.yaml: before_all step 1 failed"), "{}", run.stderr);
+    assert!(run.dir.join("after").exists());
+}
+
+#[test]
+fn step_mistakes_are_load_errors() {
+    let tasks = "  - id: t\n    prompt: '{steps.nss.outputs.name}'\n    setup:\n      - id: ns\n        run: echo hi\n        outputs: {name: '{stdout}', bad: '{response.status}'}\n      - {run: echo, http: {url: 'http://x'}}\n      - {http: {url: 'http://x'}, expect: {exit_code: 0}}\n      - {file: {path: a, content: b, absent: true}}\n      - {run: 'echo {steps.ns.outputs.nmae}'}\n      - {foreach: {var: u, in: [a], steps: [{run: 'echo {user}'}]}}\n    grade: [{type: contains, value: x}]\n";
+    let run = run_suite("", tasks);
+    run.expect_code(2);
+    for expected in [
+        "tasks[0].setup[0].outputs.bad: a `run` step cannot capture this output",
+        "tasks[0].setup[1]: a step does one thing, but this one has run and http",
+        "tasks[0].setup[2].expect: `expect` belongs to `run` steps; put it inside `http`",
+        "tasks[0].setup[3].file: a `file` step does one of",
+        "tasks[0].setup[4].run: step `ns` has no output `nmae`",
+        "tasks[0].setup[5].foreach.steps[0].run: unknown variable `{user}`",
+        "tasks[0].prompt: `{steps.nss.outputs.name}` refers to no earlier step `nss`",
+        "help: did you mean step `ns`?",
+    ] {
+        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
+    }
+}
