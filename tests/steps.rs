@@ -240,3 +240,18 @@ fn step_mistakes_are_load_errors() {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
 }
+
+#[test]
+fn the_rollout_example_passes_and_catches_a_sloppy_agent() {
+    // One test runs both, in turn: they share the example's pid file.
+    let example = std::fs::canonicalize("examples/rollout/evalgate.yaml").unwrap();
+    let run = Test::new().args(&["run", example.to_str().unwrap()]).run();
+    run.expect_code(0);
+    let sloppy = Test::new().args(&["run", example.to_str().unwrap(), "--agent", "sloppy"]).run();
+    sloppy.expect_code(1);
+    assert_eq!(
+        sloppy.task("deploy-web")["reason"],
+        "required grader `rollout` failed: verify step 2 failed: the body: `spec.image`: expected \"nginx:1.27\", got \"nginx:latest\""
+    );
+    assert!(sloppy.read("evalgate-out/summary.md").contains("verify step 2 failed"));
+}
