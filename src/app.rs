@@ -13,12 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, Command, RunArgs, SelectArgs};
 use crate::exit;
-use crate::gate;
+use crate::gate::GateVerdict;
 use crate::preflight::{PreflightError, preflight};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{EventLog, OutputPaths, WriteError, write_atomic};
 use crate::report::{events, junit, markdown};
-use crate::results::{RESULTS_FORMAT, Results, Status, SuiteInfo, TaskResult, summary, totals};
+use crate::results::regression::{Baseline, BaselineError};
+use crate::results::{
+    RESULTS_FORMAT, RegressionSection, Results, Shard, Status, SuiteInfo, TaskResult, Totals, finalize, summary,
+};
 use crate::run::events::RunEvent;
 use crate::run::scheduler::{RunOptions, schedule};
 use crate::run::task::display_path;
@@ -64,6 +67,9 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::List(select) => list(&select),
         Command::Check(select) => check(&select),
         Command::Run(args) => run(&args),
+        Command::Compare(args) => crate::commands::compare::compare(&args),
+        Command::Merge(args) => crate::commands::merge::merge(&args),
+        Command::Report(args) => crate::commands::report::report(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -186,12 +192,24 @@ fn check(select: &SelectArgs) -> Result<i32, AppError> {
 }
 
 fn run(args: &RunArgs) -> Result<i32, AppError> {
-    let planned = load_all(&args.select)?;
+    let mut planned = load_all(&args.select)?;
+    if let Some((k, n)) = args.shard {
+        for p in &mut planned {
+            p.plan = p
+                .plan
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % n as usize == (k - 1) as usize)
+                .map(|(_, &t)| t)
+                .collect();
+        }
+    }
     if planned.len() > 1 && (args.junit.is_some() || args.markdown.is_some() || args.json.is_some()) {
         return Err(AppError::Usage(
             "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
         ));
     }
+    let regressions = planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>()?;
     preflight_all(&planned)?;
     if args.dry_run {
         for p in &planned {
@@ -227,9 +245,27 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
         let cancel = CancellationToken::new();
         spawn_signal_handler(cancel.clone());
         let mut code = exit::SUCCESS;
-        for (p, paths) in planned.into_iter().zip(&paths) {
-            let options = RunOptions { jobs, fail_fast: args.fail_fast };
-            let results = run_suite(p, paths, options, verbosity, cancel.clone()).await?;
+        for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
+            let options = RunOptions { jobs, fail_fast: args.fail_fast, repeat: args.repeat };
+            let shard = args.shard.map(|(index, count)| Shard { index, count });
+            if shard.is_some() && p.plan.is_empty() {
+                eprintln!(
+                    "notice: shard {} of {} of {} has no task",
+                    shard.map_or(0, |s| s.index),
+                    shard.map_or(0, |s| s.count),
+                    p.suite.id
+                );
+            }
+            let baseline_path = regression.path.clone();
+            let results = run_suite(p, paths, options, regression, shard, verbosity, cancel.clone()).await?;
+            if args.update_baseline && results.verdict.passed && !results.interrupted {
+                if let Some(path) = &baseline_path {
+                    write_atomic(path, erased::Json::to_pretty(&results).as_bytes())?;
+                    eprintln!("baseline updated: {}", path.display());
+                }
+            } else if args.update_baseline {
+                eprintln!("the run did not pass: the baseline was not updated");
+            }
             if let Some(reason) = &results.preflight_failure {
                 eprintln!("preflight failed for {}: {reason}\nno task ran", results.suite.file);
             }
@@ -237,6 +273,10 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
                 exit::PREFLIGHT_FAILED
             } else if results.interrupted {
                 exit::ABORTED
+            } else if results.shard.is_some() {
+                // A shard's tasks are part of a whole: `merge` then `report --gate` decides.
+                eprintln!("gate deferred: merge the shards' results and run `evalgate report --gate`");
+                exit::SUCCESS
             } else if results.verdict.passed {
                 exit::SUCCESS
             } else {
@@ -266,10 +306,66 @@ fn spawn_signal_handler(cancel: CancellationToken) {
     });
 }
 
+/// The baseline side of a run: the regression section to record and the baseline itself.
+struct RegressionPlan {
+    section: Option<RegressionSection>,
+    baseline: Option<Baseline>,
+    /// Where `--update-baseline` writes.
+    path: Option<PathBuf>,
+}
+
+/// Resolves the baseline (`--baseline` over `regression.baseline`) and loads it before
+/// anything runs: a missing file is a warning (a failed check with `required: true`); an
+/// unreadable one, or one for another suite, is invalid input.
+fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, AppError> {
+    let config = suite.regression.as_ref();
+    let path = args.baseline.clone().or_else(|| config.and_then(|c| c.baseline.clone()));
+    if args.update_baseline && path.is_none() {
+        return Err(AppError::Usage(format!(
+            "--update-baseline needs a baseline path: --baseline FILE or `regression.baseline` in {}",
+            suite.file.display()
+        )));
+    }
+    let Some(path) = path else {
+        return Ok(RegressionPlan { section: None, baseline: None, path: None });
+    };
+    let mut section = RegressionSection {
+        baseline: Some(args.baseline.as_ref().map_or_else(
+            || config.and_then(|c| c.baseline_written.clone()).unwrap_or_default(),
+            |p| p.display().to_string(),
+        )),
+        required: config.is_some_and(|c| c.required),
+        budget: config.map(|c| c.budget).unwrap_or_default(),
+        comparison: None,
+        warning: None,
+    };
+    let baseline = match Baseline::load(&path) {
+        Ok(b) if !b.is_for_suite(&suite.id) => {
+            return Err(AppError::Usage(format!(
+                "baseline {} is for suite `{}`, not `{}`",
+                path.display(),
+                b.suite_id,
+                suite.id
+            )));
+        }
+        Ok(b) => Some(b),
+        Err(e @ BaselineError::Missing(_)) => {
+            let note = if section.required { "the regression gate fails" } else { "the regression gate is skipped" };
+            eprintln!("warning: {e}; {note}");
+            section.warning = Some(e.to_string());
+            None
+        }
+        Err(e) => return Err(AppError::Usage(e.to_string())),
+    };
+    Ok(RegressionPlan { section: Some(section), baseline, path: Some(path) })
+}
+
 async fn run_suite(
     planned: Planned,
     paths: &OutputPaths,
     options: RunOptions,
+    regression: RegressionPlan,
+    shard: Option<Shard>,
     verbosity: Verbosity,
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
@@ -312,11 +408,13 @@ async fn run_suite(
             })
         })
         .collect();
-    let totals = totals(&tasks);
-    let verdict = gate::evaluate(&totals, suite.thresholds.as_ref());
-    let results = Results {
+    let mut results = Results {
         format: RESULTS_FORMAT.into(),
         evalgate_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id(),
+        thresholds: suite.thresholds,
+        regression: regression.section,
+        shard,
         suite: SuiteInfo {
             id: suite.id.clone(),
             version: suite.version.clone(),
@@ -330,9 +428,10 @@ async fn run_suite(
         preflight_failure: outcome.preflight_failure,
         hooks: outcome.hooks,
         tasks,
-        totals,
-        verdict,
+        totals: Totals::default(),
+        verdict: GateVerdict { passed: false, checks: Vec::new() },
     };
+    finalize(&mut results, regression.baseline.as_ref());
     write_reports(&results, paths)?;
     log.append(&events::completed(&results, &now()))?;
     terminal.summary(&results);
@@ -358,6 +457,15 @@ mod erased {
             serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize: {e}\"}}"))
                 + "\n"
         }
+    }
+}
+
+/// `$GITHUB_RUN_ID` (with the attempt) when set, else the start time.
+fn run_id() -> String {
+    match (std::env::var("GITHUB_RUN_ID"), std::env::var("GITHUB_RUN_ATTEMPT")) {
+        (Ok(id), Ok(attempt)) if !id.is_empty() => format!("{id}.{attempt}"),
+        (Ok(id), _) if !id.is_empty() => id,
+        _ => format!("local-{}", humantime::format_rfc3339_seconds(SystemTime::now())),
     }
 }
 

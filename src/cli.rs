@@ -25,8 +25,71 @@ pub enum Command {
     Check(SelectArgs),
     /// Print the tasks that would run, after filters.
     List(SelectArgs),
+    /// Compare two results files against regression budgets; exits 1 on a regression.
+    Compare(CompareArgs),
+    /// Merge the results files of shards into one (then `report --gate` gates it).
+    Merge(MergeArgs),
+    /// Render JUnit, Markdown and the OpenWOP summary from a results file.
+    Report(ReportArgs),
     /// Print the JSON Schema of the native suite format.
     Schema,
+}
+
+/// `--max-*` regression budgets (override those recorded in the results).
+#[derive(Debug, Args, Clone, Default)]
+pub struct BudgetArgs {
+    /// The aggregate score may drop at most this much.
+    #[arg(long, value_name = "X")]
+    pub max_score_drop: Option<f64>,
+    /// Tasks that passed in the baseline and fail now.
+    #[arg(long, value_name = "N")]
+    pub max_new_failures: Option<u32>,
+    /// Any single task's score may drop at most this much.
+    #[arg(long, value_name = "X")]
+    pub max_task_score_drop: Option<f64>,
+    #[arg(long, value_name = "PCT")]
+    pub max_cost_increase_pct: Option<f64>,
+    #[arg(long, value_name = "PCT")]
+    pub max_p95_latency_increase_pct: Option<f64>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// The baseline: a results.json or an OpenWOP EvalSummary.
+    pub base: PathBuf,
+    /// The results.json to judge.
+    pub head: PathBuf,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Also write the comparison as Markdown here.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// Results files of the shards.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The merged results file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A results.json (of a run, or merged shards).
+    pub results: PathBuf,
+    /// Directory for the reports.
+    #[arg(long, value_name = "DIR", default_value = "evalgate-out")]
+    pub out: PathBuf,
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Exit with the gate verdict of these results (0 passed, 1 failed).
+    #[arg(long)]
+    pub gate: bool,
 }
 
 /// Which suites and which of their tasks.
@@ -80,6 +143,26 @@ pub struct RunArgs {
     /// Validate, run preflight and print the plan; run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run only shard K of N (tasks dealt round-robin in suite order); the gate belongs to
+    /// the merged results.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+    /// Trials per task (overrides the suite's `repeat`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
+    /// Compare with this baseline (a results.json or OpenWOP EvalSummary) instead of `regression.baseline`.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// After a passing run, write its results to the baseline file.
+    #[arg(long)]
+    pub update_baseline: bool,
+}
+
+fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let err = || format!("expected K/N with 1 ≤ K ≤ N, got `{s}`");
+    let (k, n) = s.split_once('/').ok_or_else(err)?;
+    let (k, n): (u32, u32) = (k.parse().map_err(|_| err())?, n.parse().map_err(|_| err())?);
+    if k == 0 || n == 0 || k > n { Err(err()) } else { Ok((k, n)) }
 }
 
 fn parse_var(s: &str) -> Result<(String, String), String> {

@@ -26,7 +26,8 @@ fn check(name: &str, budget: String, actual: String, passed: bool) -> GateCheck 
 
 /// Without `pass_score`, every task must pass; erroring tasks are allowed only up to
 /// `max_errors` (default 0); zero tasks run fails.
-pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>) -> GateVerdict {
+/// `extra` are further checks (regression budgets) appended after the thresholds.
+pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>, extra: Vec<GateCheck>) -> GateVerdict {
     let t = thresholds.copied().unwrap_or_default();
     let ran = totals.tasks - totals.skipped;
     let mut checks = vec![check("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
@@ -63,6 +64,7 @@ pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>) -> GateVerdict
         };
         checks.push(check("p95 latency", format!("≤ {max} ms"), actual, ok));
     }
+    checks.extend(extra);
     GateVerdict { passed: checks.iter().all(|c| c.passed), checks }
 }
 
@@ -76,28 +78,28 @@ mod tests {
 
     #[test]
     fn without_thresholds_every_task_must_pass() {
-        assert!(evaluate(&totals(3, 0, 0, 1.0), None).passed);
-        assert!(!evaluate(&totals(2, 1, 0, 0.9), None).passed);
-        assert!(!evaluate(&totals(2, 0, 1, 0.6), None).passed);
+        assert!(evaluate(&totals(3, 0, 0, 1.0), None, vec![]).passed);
+        assert!(!evaluate(&totals(2, 1, 0, 0.9), None, vec![]).passed);
+        assert!(!evaluate(&totals(2, 0, 1, 0.6), None, vec![]).passed);
     }
 
     #[test]
     fn pass_score_allows_failures_but_not_errors() {
         let t = Thresholds { pass_score: Some(0.6), ..Thresholds::default() };
-        assert!(evaluate(&totals(2, 1, 0, 0.7), Some(&t)).passed);
-        assert!(!evaluate(&totals(2, 1, 0, 0.5), Some(&t)).passed);
-        assert!(!evaluate(&totals(3, 0, 1, 0.75), Some(&t)).passed);
+        assert!(evaluate(&totals(2, 1, 0, 0.7), Some(&t), vec![]).passed);
+        assert!(!evaluate(&totals(2, 1, 0, 0.5), Some(&t), vec![]).passed);
+        assert!(!evaluate(&totals(3, 0, 1, 0.75), Some(&t), vec![]).passed);
         let lenient = Thresholds { max_errors: Some(1), ..t };
-        assert!(evaluate(&totals(3, 0, 1, 0.75), Some(&lenient)).passed);
+        assert!(evaluate(&totals(3, 0, 1, 0.75), Some(&lenient), vec![]).passed);
     }
 
     #[test]
     fn zero_tasks_fail_and_unknown_cost_fails_a_cost_budget() {
-        assert!(!evaluate(&Totals::default(), None).passed);
+        assert!(!evaluate(&Totals::default(), None, vec![]).passed);
         let t = Thresholds { max_cost_usd: Some(1.0), ..Thresholds::default() };
         let mut tt = totals(1, 0, 0, 1.0);
         tt.tasks_without_cost = 1;
-        let v = evaluate(&tt, Some(&t));
+        let v = evaluate(&tt, Some(&t), vec![]);
         assert!(!v.passed);
         assert_eq!(v.checks.last().unwrap().actual, "unknown for 1 task(s)");
     }

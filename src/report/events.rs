@@ -47,5 +47,8 @@ pub fn completed(results: &Results, at: &str) -> Value {
     if let Some(cost) = s.total_cost_usd {
         payload["totalCostUsd"] = json!(cost);
     }
+    if let Some(r) = &s.regression {
+        payload["regressionVsBaseline"] = json!({"baselineRunId": r.baseline_run_id, "scoreDelta": r.score_delta});
+    }
     json!({"type": "eval.completed", "timestamp": at, "payload": payload})
 }

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{FlakyOrRerun, NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
-use crate::results::{Results, Status, TaskResult};
+use crate::results::{Results, Status, TaskResult, TrialResult};
 
 pub fn render(results: &Results) -> String {
     let mut report = Report::new("evalgate");
@@ -43,12 +43,32 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
             TestCaseStatus::Skipped { message: task.reason.clone().map(Into::into), ty: None, description: None }
         }
     };
+    let mut status = status;
+    // Repeated trials: a flaky pass keeps its failing trials as <flakyFailure>, a failing
+    // task its other failing trials as <rerunFailure>.
+    if task.trials.len() > 1 {
+        let failing: Vec<&TrialResult> =
+            task.trials.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
+        let reruns = failing.iter().skip(usize::from(task.status != Status::Passed)).map(|t| {
+            let kind = if t.status == Status::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error };
+            let mut rerun = TestRerun::new(kind);
+            rerun.set_message(t.reason.clone().unwrap_or_else(|| t.status.label().to_owned()));
+            rerun
+        });
+        status.add_reruns(reruns);
+        status.set_rerun_kind(FlakyOrRerun::Rerun);
+    }
     let mut case = TestCase::new(task.id.as_str(), status);
     case.set_classname(suite_id);
     case.set_time(ms(task.duration_ms));
     case.extra.insert("file".into(), task.file.as_str().into());
     case.extra.insert("line".into(), task.line.to_string().into());
     case.add_property(Property::new("score", format!("{:.4}", task.score)));
+    if task.trials.len() > 1 {
+        let passed = task.trials.iter().filter(|t| t.status == Status::Passed).count();
+        case.add_property(Property::new("trials_passed", format!("{passed}/{}", task.trials.len())));
+        case.add_property(Property::new("flaky", task.flaky.to_string()));
+    }
     if let Some(trial) = task.last_trial() {
         if let Some(latency) = trial.latency_ms {
             case.add_property(Property::new("latency_ms", latency.to_string()));

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::gate::GateCheck;
+use crate::results::regression::Comparison;
 use crate::results::{Phase, Results, Status, TaskResult};
 
 /// GitHub's limit for a comment body.
@@ -49,7 +51,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     };
     let _ = writeln!(md, "## {icon} evalgate: `{}` {word}\n", escape(&results.suite.id));
     let mut line = format!("**{}/{} tasks passed**", t.passed, t.tasks);
-    for (n, what) in [(t.failed, "failed"), (t.errors, "errored"), (t.skipped, "skipped")] {
+    for (n, what) in [(t.failed, "failed"), (t.errors, "errored"), (t.skipped, "skipped"), (t.flaky, "flaky")] {
         if n > 0 {
             let _ = write!(line, " · {n} {what}");
         }
@@ -104,6 +106,23 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
                 );
             }
         }
+    }
+
+    let flaky: Vec<&TaskResult> = results.tasks.iter().filter(|t| t.flaky).collect();
+    if !flaky.is_empty() {
+        let _ = writeln!(md, "### Flaky tasks\n\n| task | trials passed | required | verdict |\n|---|---|---|---|");
+        for task in flaky.iter().take(max_rows.max(5)) {
+            let passed = task.trials.iter().filter(|t| t.status == Status::Passed).count();
+            let _ = writeln!(
+                md,
+                "| `{}` | {passed}/{} | {} | {} |",
+                code(&task.id),
+                task.trials.len(),
+                task.min_pass,
+                task.status.label()
+            );
+        }
+        md.push('\n');
     }
 
     let hooks: Vec<String> = results
@@ -171,6 +190,92 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         let _ = writeln!(md, "| tokens | {tokens} |");
     }
     let _ = writeln!(md, "| wall time | {:.1} s |", results.duration_ms as f64 / 1000.0);
+    md
+}
+
+/// "Compared with baseline": score delta, new failures, fixes, largest drops, cost and
+/// p95 latency change, added and removed tasks.
+pub fn comparison_section(cmp: &Comparison, max_rows: usize) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "### Compared with baseline\n");
+    let _ = writeln!(
+        md,
+        "Baseline `{}`: score {:.2} → {:.2} (**{:+.2}**)",
+        code(&cmp.baseline_run_id),
+        cmp.baseline_score,
+        cmp.score,
+        cmp.score_delta
+    );
+    let mut lines = Vec::new();
+    let list = |ids: &[String]| {
+        let shown: Vec<String> = ids.iter().take(max_rows).map(|id| format!("`{}`", code(id))).collect();
+        let more = if ids.len() > max_rows { format!(" and {} more", ids.len() - max_rows) } else { String::new() };
+        format!("{}{more}", shown.join(", "))
+    };
+    if !cmp.new_failures.is_empty() {
+        lines.push(format!("- ❌ newly failing ({}): {}", cmp.new_failures.len(), list(&cmp.new_failures)));
+    }
+    if !cmp.fixed.is_empty() {
+        lines.push(format!("- ✅ fixed ({}): {}", cmp.fixed.len(), list(&cmp.fixed)));
+    }
+    if !cmp.score_drops.is_empty() {
+        let drops: Vec<String> = cmp
+            .score_drops
+            .iter()
+            .take(5)
+            .map(|(id, base, now)| format!("`{}` {base:.2} → {now:.2}", code(id)))
+            .collect();
+        lines.push(format!("- largest score drops: {}", drops.join(", ")));
+    }
+    match (cmp.baseline_cost_usd, cmp.cost_usd, cmp.cost_change_pct()) {
+        (Some(b), Some(n), Some(pct)) => lines.push(format!("- cost ${b:.4} → ${n:.4} ({pct:+.1}%)")),
+        (b, n, _) if b.is_some() || n.is_some() => lines.push(format!(
+            "- cost {} → {}",
+            b.map_or("unknown".into(), |b| format!("${b:.4}")),
+            n.map_or("unknown".into(), |n| format!("${n:.4}"))
+        )),
+        _ => {}
+    }
+    if let (Some(b), Some(n)) = (cmp.baseline_p95_latency_ms, cmp.p95_latency_ms) {
+        let pct = cmp.p95_change_pct().map_or(String::new(), |p| format!(" ({p:+.1}%)"));
+        lines.push(format!("- p95 latency {b} ms → {n} ms{pct}"));
+    }
+    if !cmp.added.is_empty() {
+        lines.push(format!("- added (not gated): {}", list(&cmp.added)));
+    }
+    if !cmp.removed.is_empty() {
+        lines.push(format!("- removed (not gated): {}", list(&cmp.removed)));
+    }
+    if !lines.is_empty() {
+        md.push('\n');
+        md.push_str(&lines.join("\n"));
+        md.push('\n');
+    }
+    md.push('\n');
+    md
+}
+
+/// The output of `evalgate compare`: verdict, the budget checks and the comparison.
+pub fn comparison_report(suite_id: &str, cmp: &Comparison, checks: &[GateCheck]) -> String {
+    let passed = checks.iter().all(|c| c.passed);
+    let mut md = format!(
+        "## {} evalgate compare: `{}` {}\n\n| check | budget | actual | |\n|---|---|---|---|\n",
+        if passed { "✅" } else { "❌" },
+        escape(suite_id),
+        if passed { "no regression" } else { "regressed" }
+    );
+    for c in checks {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            escape(&c.name),
+            escape(&c.budget),
+            escape(&c.actual),
+            if c.passed { "✅" } else { "❌" }
+        );
+    }
+    md.push('\n');
+    md.push_str(&comparison_section(cmp, 50));
     md
 }
 

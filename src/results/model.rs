@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::regression::{Comparison, RegressionBudget};
 use crate::gate::GateVerdict;
+use crate::suite::model::Thresholds;
 use crate::sut::{ToolCall, Usage};
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
@@ -13,7 +15,18 @@ pub const RESULTS_FORMAT: &str = "evalgate-results/1";
 pub struct Results {
     pub format: String,
     pub evalgate_version: String,
+    /// Identifies this run when it serves as a baseline (`$GITHUB_RUN_ID` when set).
+    pub run_id: String,
     pub suite: SuiteInfo,
+    /// The thresholds the verdict was computed with (so merged shards can be gated again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<Thresholds>,
+    /// The comparison with a baseline, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression: Option<RegressionSection>,
+    /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     pub started_at: String,
     pub duration_ms: u64,
     /// The run was interrupted (Ctrl-C, SIGTERM): unfinished tasks are skipped or errors.
@@ -27,6 +40,28 @@ pub struct Results {
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     pub verdict: GateVerdict,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RegressionSection {
+    /// The baseline file, as configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+    pub budget: RegressionBudget,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    /// Why the regression gate was skipped (a missing baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -81,9 +116,26 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub duration_ms: u64,
-    /// How many times the task ran (more than one when infrastructure errors were retried).
+    /// Agent runs in all (trials, plus retries of infrastructure errors).
     pub attempts: u32,
+    /// Trials asked for (`repeat`) and trials that had to pass (`min_pass`).
+    #[serde(default = "one")]
+    pub repeat: u32,
+    #[serde(default = "one")]
+    pub min_pass: u32,
+    /// Both passing and failing trials.
+    #[serde(default)]
+    pub flaky: bool,
+    /// With k = repeat trials: pass@k (some trial passed) and pass^k (every trial passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_at_k: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_hat_k: Option<f64>,
     pub trials: Vec<TrialResult>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl TaskResult {
@@ -91,12 +143,16 @@ impl TaskResult {
         self.trials.last()
     }
 
+    /// Mean latency over the trials that reported one.
     pub fn latency_ms(&self) -> Option<u64> {
-        self.last_trial().and_then(|t| t.latency_ms)
+        let l: Vec<u64> = self.trials.iter().filter_map(|t| t.latency_ms).collect();
+        (!l.is_empty()).then(|| l.iter().sum::<u64>() / l.len() as u64)
     }
 
+    /// Total cost over the trials; `None` when no trial reported one.
     pub fn cost_usd(&self) -> Option<f64> {
-        self.last_trial().and_then(|t| t.usage.as_ref()).and_then(|u| u.cost_usd)
+        let c: Vec<f64> = self.trials.iter().filter_map(|t| t.usage.as_ref()?.cost_usd).collect();
+        (!c.is_empty()).then(|| c.iter().sum())
     }
 }
 
@@ -203,6 +259,9 @@ pub struct Totals {
     pub failed: usize,
     pub errors: usize,
     pub skipped: usize,
+    /// Tasks with both passing and failing trials.
+    #[serde(default)]
+    pub flaky: usize,
     /// Weighted mean of task scores over tasks that ran (errors count as 0).
     pub score: f64,
     /// passed / tasks that ran.

@@ -20,6 +20,15 @@ pub struct EvalSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_cost_usd: Option<f64>,
     pub tasks: Vec<TaskSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regression: Option<RegressionSummary>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegressionSummary {
+    pub baseline_run_id: String,
+    pub score_delta: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -67,6 +76,10 @@ pub fn summary(results: &Results) -> EvalSummary {
         passed_count: tasks.iter().filter(|t| t.passed).count(),
         total_cost_usd: results.totals.cost_usd.map(|c| c.max(0.0)),
         tasks,
+        regression: results.regression.as_ref().and_then(|r| r.comparison.as_ref()).map(|c| RegressionSummary {
+            baseline_run_id: if c.baseline_run_id.is_empty() { "baseline".into() } else { c.baseline_run_id.clone() },
+            score_delta: c.score_delta.clamp(-1.0, 1.0),
+        }),
     }
 }
 

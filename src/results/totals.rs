@@ -15,7 +15,8 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
     };
     let passed = count(Status::Passed);
     let costs: Vec<f64> = ran.iter().filter_map(|t| t.cost_usd()).collect();
-    let tokens: Vec<u64> = ran.iter().filter_map(|t| t.last_trial()?.usage.as_ref()?.total_tokens()).collect();
+    let tokens: Vec<u64> =
+        ran.iter().flat_map(|t| &t.trials).filter_map(|trial| trial.usage.as_ref()?.total_tokens()).collect();
     let mut latencies: Vec<u64> = ran.iter().filter_map(|t| t.latency_ms()).collect();
     latencies.sort_unstable();
     Totals {
@@ -24,6 +25,7 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
         failed: count(Status::Failed),
         errors: count(Status::Error),
         skipped: count(Status::Skipped),
+        flaky: tasks.iter().filter(|t| t.flaky).count(),
         score,
         pass_rate: if ran.is_empty() { 0.0 } else { passed as f64 / ran.len() as f64 },
         cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),

@@ -1,7 +1,8 @@
 //! Runs the planned tasks concurrently (at most `jobs` at once) and reports each as it ends.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -9,14 +10,33 @@ use tokio_util::sync::CancellationToken;
 use super::bindings::Bindings;
 use super::events::RunEvent;
 use super::steps::{run_every, run_sequence};
-use super::task::{RunContext, run_task, skipped};
-use crate::results::{Phase, Status, StepResult};
+use super::task::{RunContext, aggregate, run_trial, skipped, skipped_trial};
+use crate::results::{Phase, Status, StepResult, TrialResult};
 use crate::suite::model::Suite;
 
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
     pub jobs: usize,
     pub fail_fast: bool,
+    /// `--repeat N`: trials per task, over the suite's `repeat`.
+    pub repeat: Option<u32>,
+}
+
+/// The trials of one task, as they finish.
+struct Pending {
+    trials: Vec<Option<TrialResult>>,
+    remaining: usize,
+    attempts: u32,
+}
+
+impl Pending {
+    /// Records trial `i`; when it was the last, returns every trial in order.
+    fn finish(&mut self, i: usize, trial: TrialResult, attempts: u32) -> Option<(Vec<TrialResult>, u32)> {
+        self.trials[i] = Some(trial);
+        self.attempts += attempts;
+        self.remaining -= 1;
+        (self.remaining == 0).then(|| (self.trials.drain(..).flatten().collect(), self.attempts))
+    }
 }
 
 /// What the run did besides its tasks.
@@ -80,10 +100,6 @@ pub async fn schedule(
     let stop = Arc::new(AtomicBool::new(false));
     let mut running = tokio::task::JoinSet::new();
     for (index, &task_index) in plan.iter().enumerate() {
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => permit.ok(),
-            () = cancel.cancelled() => None,
-        };
         let task = &suite.tasks[task_index];
         if let Some((status, reason)) = &not_run {
             let mut result = skipped(&suite, task, reason);
@@ -91,29 +107,60 @@ pub async fn schedule(
             let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
             continue;
         }
-        let reason = if cancel.is_cancelled() || permit.is_none() {
-            Some("run interrupted")
-        } else if stop.load(Ordering::SeqCst) {
-            Some("not run: --fail-fast stopped the run after a failure")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            let result = skipped(&suite, task, reason);
-            let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
-            continue;
-        }
-        let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
-        let (ctx, events, cancel, stop) = (ctx.clone(), events.clone(), cancel.clone(), stop.clone());
-        running.spawn(async move {
-            let _permit = permit;
-            let task = &ctx.suite.tasks[task_index];
-            let result = run_task(&ctx, task, &cancel).await;
-            if options.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
-                stop.store(true, Ordering::SeqCst);
+        // Each trial is a unit of work; the task is reported when its last trial ends.
+        let repeat = options.repeat.unwrap_or(task.repeat).max(1) as usize;
+        let pending = Arc::new(Mutex::new(Pending { trials: vec![None; repeat], remaining: repeat, attempts: 0 }));
+        let started = Instant::now();
+        for trial in 0..repeat {
+            let permit = tokio::select! {
+                permit = permits.clone().acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            };
+            let stopped = if cancel.is_cancelled() || permit.is_none() {
+                Some("run interrupted")
+            } else if stop.load(Ordering::SeqCst) {
+                Some("not run: --fail-fast stopped the run after a failure")
+            } else {
+                None
+            };
+            if let Some(reason) = stopped {
+                if trial == 0 {
+                    let result = skipped(&suite, task, reason);
+                    let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
+                } else {
+                    for rest in trial..repeat {
+                        let finished =
+                            pending.lock().unwrap_or_else(|e| e.into_inner()).finish(rest, skipped_trial(reason), 0);
+                        if let Some((trials, attempts)) = finished {
+                            let result =
+                                aggregate(&suite, task, trials, attempts, started.elapsed().as_millis() as u64);
+                            let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
+                        }
+                    }
+                }
+                break;
             }
-            let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
-        });
+            if trial == 0 {
+                let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
+            }
+            let (ctx, events, cancel, stop, pending) =
+                (ctx.clone(), events.clone(), cancel.clone(), stop.clone(), pending.clone());
+            running.spawn(async move {
+                let _permit = permit;
+                let task = &ctx.suite.tasks[task_index];
+                let (result, attempts) = run_trial(&ctx, task, &cancel).await;
+                let finished = pending.lock().unwrap_or_else(|e| e.into_inner()).finish(trial, result, attempts);
+                if let Some((trials, attempts)) = finished {
+                    let result = aggregate(&ctx.suite, task, trials, attempts, started.elapsed().as_millis() as u64);
+                    if options.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
+                }
+            });
+            // Keep the set small on large suites.
+            while running.try_join_next().is_some() {}
+        }
     }
     while let Some(joined) = running.join_next().await {
         if let Err(e) = joined {

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
@@ -28,33 +27,83 @@ pub struct RunContext {
     pub scratch_dir: PathBuf,
 }
 
-pub async fn run_task(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TaskResult {
-    let started = Instant::now();
+/// Runs one trial of `task`, retrying infrastructure errors; returns the trial and how
+/// many attempts it took.
+pub async fn run_trial(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> (TrialResult, u32) {
     let max_attempts = ctx.suite.retries + 1;
     let mut attempts = 0;
-    let last = loop {
+    loop {
         attempts += 1;
         let trial = run_attempt(ctx, task, cancel).await;
         let retry = trial.status == Status::Error && !cancel.is_cancelled() && attempts < max_attempts;
         if !retry {
-            break trial;
+            // Earlier attempts ended in infrastructure errors; only the last one counts.
+            return (trial, attempts);
+        }
+    }
+}
+
+/// A trial that never ran (interrupt, fail-fast).
+pub fn skipped_trial(reason: &str) -> TrialResult {
+    let mut trial = empty_trial();
+    trial.status = Status::Skipped;
+    trial.reason = Some(reason.to_owned());
+    trial
+}
+
+/// The task's result from its trials: score = mean; passed when at least `min_pass`
+/// trials passed; an error when trials that errored or did not run could have changed that.
+pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts: u32, duration_ms: u64) -> TaskResult {
+    let n = trials.len().max(1);
+    let passed = trials.iter().filter(|t| t.status == Status::Passed).count();
+    let undecided = trials.iter().filter(|t| matches!(t.status, Status::Error | Status::Skipped)).count();
+    let min_pass = (task.min_pass as usize).min(n);
+    let score = trials
+        .iter()
+        .map(|t| if t.status == Status::Passed || t.status == Status::Failed { t.score } else { 0.0 })
+        .sum::<f64>()
+        / n as f64;
+    let status = if passed >= min_pass {
+        Status::Passed
+    } else if passed + undecided >= min_pass {
+        Status::Error
+    } else {
+        Status::Failed
+    };
+    let reason = match (status, trials.len()) {
+        (Status::Passed, _) => None,
+        (_, 1) => trials[0].reason.clone(),
+        _ => {
+            let (i, first) =
+                trials.iter().enumerate().find(|(_, t)| t.status != Status::Passed).expect("a trial did not pass");
+            Some(format!(
+                "{passed}/{} trials passed, {min_pass} required; trial {}: {}",
+                trials.len(),
+                i + 1,
+                first.reason.as_deref().unwrap_or(first.status.label())
+            ))
         }
     };
+    let repeated = trials.len() > 1;
     TaskResult {
         id: task.id.clone(),
         description: task.description.clone(),
         tags: task.tags.clone(),
-        file: display_path(&ctx.suite.file),
+        file: display_path(&suite.file),
         line: task.position.line,
         agent: task.agent.name.clone(),
-        status: last.status,
-        score: last.score,
+        status,
+        score,
         weight: task.weight,
-        reason: last.reason.clone(),
-        duration_ms: started.elapsed().as_millis() as u64,
+        reason,
+        duration_ms,
         attempts,
-        // Earlier attempts ended in infrastructure errors; only the last one counts.
-        trials: vec![last],
+        repeat: trials.len() as u32,
+        min_pass: min_pass as u32,
+        flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
+        pass_at_k: repeated.then_some(if passed > 0 { 1.0 } else { 0.0 }),
+        pass_hat_k: repeated.then_some(if passed == trials.len() { 1.0 } else { 0.0 }),
+        trials,
     }
 }
 
@@ -73,6 +122,11 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         reason: Some(reason.to_owned()),
         duration_ms: 0,
         attempts: 0,
+        repeat: task.repeat,
+        min_pass: task.min_pass,
+        flaky: false,
+        pass_at_k: None,
+        pass_hat_k: None,
         trials: Vec::new(),
     }
 }
@@ -89,21 +143,7 @@ pub fn display_path(path: &Path) -> String {
 async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
-    let mut trial = TrialResult {
-        status: Status::Error,
-        score: 0.0,
-        reason: None,
-        output: None,
-        output_truncated: false,
-        stderr: String::new(),
-        exit_code: None,
-        latency_ms: None,
-        model: None,
-        usage: None,
-        tool_calls: Vec::new(),
-        graders: Vec::new(),
-        steps: Vec::new(),
-    };
+    let mut trial = empty_trial();
 
     let interrupted = {
         let body = run_body(ctx, task, &mut bindings, &mut trial);
@@ -122,6 +162,24 @@ async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) 
     let cleanup = run_cleanup(&task.cleanup, &ctx.suite.dir, Phase::Cleanup, &mut bindings).await;
     trial.steps.extend(cleanup);
     trial
+}
+
+fn empty_trial() -> TrialResult {
+    TrialResult {
+        status: Status::Error,
+        score: 0.0,
+        reason: None,
+        output: None,
+        output_truncated: false,
+        stderr: String::new(),
+        exit_code: None,
+        latency_ms: None,
+        model: None,
+        usage: None,
+        tool_calls: Vec::new(),
+        graders: Vec::new(),
+        steps: Vec::new(),
+    }
 }
 
 /// Setup, agent and graders; writes into `trial` as it goes so an interrupt keeps what happened.

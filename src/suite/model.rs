@@ -28,6 +28,7 @@ pub struct Suite {
     pub vars: BTreeMap<String, String>,
     pub agents: BTreeMap<String, Arc<CommandAgent>>,
     pub thresholds: Option<Thresholds>,
+    pub regression: Option<RegressionConfig>,
     pub retries: u32,
     pub before_all: Vec<Step>,
     pub after_all: Vec<Step>,
@@ -52,7 +53,7 @@ pub struct CommandAgent {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Thresholds {
     pub pass_score: Option<f64>,
     pub max_cost_usd: Option<f64>,
@@ -75,6 +76,18 @@ pub struct Task {
     pub threshold: Option<f64>,
     pub weight: f64,
     pub timeout: Duration,
+    pub repeat: u32,
+    pub min_pass: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct RegressionConfig {
+    /// Resolved against the suite's directory.
+    pub baseline: Option<PathBuf>,
+    /// As written, for reports.
+    pub baseline_written: Option<String>,
+    pub required: bool,
+    pub budget: crate::results::regression::RegressionBudget,
 }
 
 /// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).

@@ -38,6 +38,8 @@ pub struct RawSuite {
     pub defaults: RawDefaults,
     /// Gate thresholds; when absent, every task must pass.
     pub thresholds: Option<RawThresholds>,
+    /// Budgets against a baseline run (applies when a baseline is given here or by --baseline).
+    pub regression: Option<RawRegression>,
     /// Steps run once: `before_all` before the first task, `after_all` after the last (always).
     #[serde(default)]
     pub hooks: RawHooks,
@@ -80,6 +82,28 @@ pub struct RawDefaults {
     pub timeout: Option<RawDuration>,
     /// Retries of a task that ended in an infrastructure error (never of a graded fail).
     pub retries: Option<u32>,
+    /// Trials per task (default 1).
+    pub repeat: Option<u32>,
+    /// Trials that must pass (default: all).
+    pub min_pass: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegression {
+    /// A `results.json` of an earlier run, or an OpenWOP EvalSummary.
+    pub baseline: Option<String>,
+    /// Fail the gate when the baseline file is missing (default: warn and skip).
+    #[serde(default)]
+    pub required: bool,
+    /// The aggregate score may drop at most this much (0..1).
+    pub max_score_drop: Option<f64>,
+    /// Tasks that passed in the baseline and fail now.
+    pub max_new_failures: Option<u32>,
+    /// Any single task's score may drop at most this much (0..1).
+    pub max_task_score_drop: Option<f64>,
+    pub max_cost_increase_pct: Option<f64>,
+    pub max_p95_latency_increase_pct: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -115,6 +139,10 @@ pub struct RawTask {
     pub threshold: Option<f64>,
     pub weight: Option<f64>,
     pub timeout: Option<RawDuration>,
+    /// Trials (default: `defaults.repeat`, else 1).
+    pub repeat: Option<u32>,
+    /// Trials that must pass (default: all).
+    pub min_pass: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -6,13 +6,16 @@ use std::sync::Arc;
 
 use super::context::ValidateCx;
 use super::load::LoadOptions;
-use super::model::{CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, Suite, Task, Thresholds};
+use super::model::{
+    CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, RegressionConfig, Suite, Task, Thresholds,
+};
 use super::positions::Position;
 use super::raw::{RawAgent, RawSuite, RawTask};
 use super::suggest::did_you_mean;
 use super::template::Scope;
 use super::validate_step::steps;
 use crate::grade::Grader;
+use crate::results::regression::RegressionBudget;
 
 const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
 
@@ -75,6 +78,25 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         check_agent_name(cx, name, "defaults.agent", &agents);
     }
     let default_timeout = raw.defaults.timeout.map(|d| d.0);
+    let trials = Trials { repeat: raw.defaults.repeat, min_pass: raw.defaults.min_pass };
+    check_trials(cx, trials, "defaults");
+
+    let regression = raw.regression.map(|r| RegressionConfig {
+        baseline: r.baseline.as_deref().map(|b| cx.resolve_path(b)),
+        baseline_written: r.baseline.clone(),
+        required: r.required,
+        budget: RegressionBudget {
+            max_score_drop: cx.unit_interval(r.max_score_drop, "regression.max_score_drop"),
+            max_new_failures: r.max_new_failures,
+            max_task_score_drop: cx.unit_interval(r.max_task_score_drop, "regression.max_task_score_drop"),
+            max_cost_increase_pct: non_negative(cx, r.max_cost_increase_pct, "regression.max_cost_increase_pct"),
+            max_p95_latency_increase_pct: non_negative(
+                cx,
+                r.max_p95_latency_increase_pct,
+                "regression.max_p95_latency_increase_pct",
+            ),
+        },
+    });
 
     let thresholds = raw.thresholds.map(|t| Thresholds {
         pass_score: cx.unit_interval(t.pass_score, "thresholds.pass_score"),
@@ -104,7 +126,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
             cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
         }
         cx.step_outputs.clone_from(&hook_outputs);
-        if let Some(task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout) {
+        if let Some(task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials) {
             tasks.push(task);
         }
     }
@@ -120,6 +142,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         vars: cx.vars.clone(),
         agents,
         thresholds,
+        regression,
         retries: raw.defaults.retries.unwrap_or(0),
         before_all: before_all?,
         after_all: after_all?,
@@ -156,7 +179,12 @@ fn validate_task(
     agents: &BTreeMap<String, Arc<CommandAgent>>,
     default_agent: Option<&str>,
     default_timeout: Option<std::time::Duration>,
+    defaults: Trials,
 ) -> Option<Task> {
+    let trials = Trials { repeat: raw.repeat.or(defaults.repeat), min_pass: raw.min_pass.or(defaults.min_pass) };
+    check_trials(cx, Trials { repeat: raw.repeat, min_pass: raw.min_pass }, path);
+    let repeat = trials.repeat.unwrap_or(1).max(1);
+    let min_pass = trials.min_pass.unwrap_or(repeat).clamp(1, repeat);
     if !is_id(&raw.id, true) {
         cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }
@@ -237,7 +265,29 @@ fn validate_task(
         threshold,
         weight,
         timeout,
+        repeat,
+        min_pass,
     })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Trials {
+    repeat: Option<u32>,
+    min_pass: Option<u32>,
+}
+
+fn check_trials(cx: &mut ValidateCx, t: Trials, path: &str) {
+    if t.repeat == Some(0) {
+        cx.error(&format!("{path}.repeat"), "`repeat` must be at least 1");
+    }
+    if t.min_pass == Some(0) {
+        cx.error(&format!("{path}.min_pass"), "`min_pass` must be at least 1");
+    }
+    if let (Some(r), Some(m)) = (t.repeat, t.min_pass)
+        && m > r
+    {
+        cx.error(&format!("{path}.min_pass"), format!("`min_pass` ({m}) is more than `repeat` ({r})"));
+    }
 }
 
 fn check_agent_name(

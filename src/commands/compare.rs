@@ -1,0 +1,51 @@
+//! `evalgate compare BASE HEAD`: the regression report between two results files, gated.
+
+use crate::app::AppError;
+use crate::cli::{BudgetArgs, CompareArgs};
+use crate::exit;
+use crate::report::markdown;
+use crate::report::writer::write_atomic;
+use crate::results::Results;
+use crate::results::regression::{Baseline, Comparison, RegressionBudget};
+
+pub fn compare(args: &CompareArgs) -> Result<i32, AppError> {
+    let base = Baseline::load(&args.base).map_err(|e| AppError::Usage(e.to_string()))?;
+    let head = read_results(&args.head)?;
+    if !base.is_for_suite(&head.suite.id) {
+        return Err(AppError::Usage(format!(
+            "{} is for suite `{}` but {} is for `{}`",
+            args.base.display(),
+            base.suite_id,
+            args.head.display(),
+            head.suite.id
+        )));
+    }
+    let recorded = head.regression.as_ref().map(|r| r.budget).unwrap_or_default();
+    let budget = recorded.overridden_by(budget_from(&args.budget)).or_default_budget();
+    let cmp = Comparison::new(&base, &head);
+    let checks = cmp.checks(&budget);
+    let passed = checks.iter().all(|c| c.passed);
+    let text = markdown::comparison_report(&head.suite.id, &cmp, &checks);
+    print!("{text}");
+    if let Some(path) = &args.markdown {
+        write_atomic(path, text.as_bytes())?;
+    }
+    Ok(if passed { exit::SUCCESS } else { exit::GATE_FAILED })
+}
+
+pub fn budget_from(args: &BudgetArgs) -> RegressionBudget {
+    RegressionBudget {
+        max_score_drop: args.max_score_drop,
+        max_new_failures: args.max_new_failures,
+        max_task_score_drop: args.max_task_score_drop,
+        max_cost_increase_pct: args.max_cost_increase_pct,
+        max_p95_latency_increase_pct: args.max_p95_latency_increase_pct,
+    }
+}
+
+pub fn read_results(path: &std::path::Path) -> Result<Results, AppError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AppError::Usage(format!("cannot read results file {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| AppError::Usage(format!("{} is not an evalgate results file: {e}", path.display())))
+}

@@ -1,0 +1,68 @@
+//! `evalgate merge FILE... -o F`: the results of shards combined into one results file,
+//! with totals and the gate verdict computed again over every task.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::compare::read_results;
+use crate::app::AppError;
+use crate::cli::MergeArgs;
+use crate::exit;
+use crate::report::writer::write_atomic;
+use crate::results::finalize;
+use crate::results::regression::Baseline;
+
+pub fn merge(args: &MergeArgs) -> Result<i32, AppError> {
+    let mut all = args.files.iter().map(|f| read_results(f).map(|r| (f, r))).collect::<Result<Vec<_>, _>>()?;
+    let (first_file, mut merged) = all.remove(0);
+    let mut seen: BTreeSet<String> = merged.tasks.iter().map(|t| t.id.clone()).collect();
+    for (file, part) in all {
+        if part.suite.id != merged.suite.id {
+            return Err(AppError::Usage(format!(
+                "{} is for suite `{}` but {} is for `{}`: merge shards of one suite",
+                file.display(),
+                part.suite.id,
+                first_file.display(),
+                merged.suite.id
+            )));
+        }
+        for task in part.tasks {
+            if !seen.insert(task.id.clone()) {
+                return Err(AppError::Usage(format!(
+                    "task `{}` is in more than one file ({}): were the same shards given twice?",
+                    task.id,
+                    file.display()
+                )));
+            }
+            merged.tasks.push(task);
+        }
+        merged.hooks.extend(part.hooks);
+        merged.interrupted |= part.interrupted;
+        merged.preflight_failure = merged.preflight_failure.or(part.preflight_failure);
+        merged.duration_ms = merged.duration_ms.max(part.duration_ms);
+        merged.started_at = merged.started_at.min(part.started_at);
+    }
+    // Suite order, whichever shard ran a task.
+    merged.tasks.sort_by_key(|t| t.line);
+    merged.shard = None;
+    let baseline = baseline_of(&merged);
+    finalize(&mut merged, baseline.as_ref());
+    let json = serde_json::to_string_pretty(&merged).map_err(|e| AppError::Internal(e.to_string()))? + "\n";
+    write_atomic(&args.output, json.as_bytes())?;
+    eprintln!(
+        "merged {} file(s): {} task(s), score {:.2}, gate {}",
+        args.files.len(),
+        merged.tasks.len(),
+        merged.totals.score,
+        if merged.verdict.passed { "passed" } else { "failed" }
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// The baseline the shards were compared with, when it can still be read (its path is
+/// relative to the suite file).
+fn baseline_of(results: &crate::results::Results) -> Option<Baseline> {
+    let written = results.regression.as_ref()?.baseline.as_ref()?;
+    let suite_dir = Path::new(&results.suite.file).parent().unwrap_or(Path::new("."));
+    [suite_dir.join(written), Path::new(written).to_owned()].iter().find_map(|p| Baseline::load(p).ok())
+}

@@ -1,0 +1,279 @@
+//! Comparing a run with a baseline: per task (matched by id) and in aggregate, and the
+//! regression budgets that turn the comparison into gate checks.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{Results, Status};
+use super::summary::openwop_task_id;
+use crate::gate::GateCheck;
+
+/// Budgets against the baseline; `None` means unbounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RegressionBudget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_score_drop: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_new_failures: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_task_score_drop: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_increase_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p95_latency_increase_pct: Option<f64>,
+}
+
+impl RegressionBudget {
+    pub fn is_empty(&self) -> bool {
+        *self == RegressionBudget::default()
+    }
+
+    /// With no budget at all, any newly failing task is a regression.
+    pub fn or_default_budget(self) -> Self {
+        if self.is_empty() { RegressionBudget { max_new_failures: Some(0), ..self } } else { self }
+    }
+
+    /// Each flag that is set replaces the budget's value.
+    pub fn overridden_by(self, other: RegressionBudget) -> Self {
+        RegressionBudget {
+            max_score_drop: other.max_score_drop.or(self.max_score_drop),
+            max_new_failures: other.max_new_failures.or(self.max_new_failures),
+            max_task_score_drop: other.max_task_score_drop.or(self.max_task_score_drop),
+            max_cost_increase_pct: other.max_cost_increase_pct.or(self.max_cost_increase_pct),
+            max_p95_latency_increase_pct: other.max_p95_latency_increase_pct.or(self.max_p95_latency_increase_pct),
+        }
+    }
+}
+
+/// What a run is compared with: an earlier `results.json` or an OpenWOP `EvalSummary`.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub run_id: String,
+    pub suite_id: String,
+    pub score: f64,
+    pub tasks: BTreeMap<String, BaselineTask>,
+    pub cost_usd: Option<f64>,
+    pub p95_latency_ms: Option<u64>,
+    /// Task ids in the baseline are OpenWOP-mapped and must be matched that way.
+    pub openwop_ids: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct BaselineTask {
+    pub score: f64,
+    pub passed: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("baseline {} does not exist", .0.display())]
+    Missing(std::path::PathBuf),
+    #[error("cannot read baseline {path}: {1}", path = .0.display())]
+    Invalid(std::path::PathBuf, String),
+}
+
+impl Baseline {
+    pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(BaselineError::Missing(path.to_owned())),
+            Err(e) => return Err(BaselineError::Invalid(path.to_owned(), e.to_string())),
+        };
+        let invalid = |m: String| BaselineError::Invalid(path.to_owned(), m);
+        let value: Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON: {e}")))?;
+        if value.get("format").is_some() {
+            let results: Results =
+                serde_json::from_value(value).map_err(|e| invalid(format!("not an evalgate results file: {e}")))?;
+            return Ok(Baseline::from_results(&results));
+        }
+        if value.get("suiteId").is_some() {
+            return Baseline::from_summary(&value, path).map_err(invalid);
+        }
+        Err(invalid("neither an evalgate results.json nor an OpenWOP EvalSummary".into()))
+    }
+
+    pub fn from_results(results: &Results) -> Baseline {
+        Baseline {
+            run_id: results.run_id.clone(),
+            suite_id: results.suite.id.clone(),
+            score: results.totals.score,
+            tasks: results
+                .tasks
+                .iter()
+                .filter(|t| t.status != Status::Skipped)
+                .map(|t| (t.id.clone(), BaselineTask { score: t.score, passed: t.status == Status::Passed }))
+                .collect(),
+            cost_usd: results.totals.cost_usd,
+            p95_latency_ms: results.totals.p95_latency_ms,
+            openwop_ids: false,
+        }
+    }
+
+    fn from_summary(value: &Value, path: &Path) -> Result<Baseline, String> {
+        let field = |k: &str| value.get(k).ok_or_else(|| format!("EvalSummary without `{k}`"));
+        let suite_id = field("suiteId")?.as_str().ok_or("`suiteId` is not a string")?.to_owned();
+        let score = field("aggregateScore")?.as_f64().ok_or("`aggregateScore` is not a number")?;
+        let mut tasks = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for t in field("tasks")?.as_array().ok_or("`tasks` is not a list")? {
+            let id = t.get("taskId").and_then(Value::as_str).ok_or("a task without `taskId`")?;
+            let score = t.get("score").and_then(Value::as_f64).ok_or("a task without `score`")?;
+            let passed = t.get("passed").and_then(Value::as_bool).ok_or("a task without `passed`")?;
+            if let Some(l) = t.get("latencyMs").and_then(Value::as_u64) {
+                latencies.push(l);
+            }
+            tasks.insert(id.to_owned(), BaselineTask { score, passed });
+        }
+        latencies.sort_unstable();
+        Ok(Baseline {
+            run_id: path.display().to_string(),
+            suite_id,
+            score,
+            tasks,
+            cost_usd: value.get("totalCostUsd").and_then(Value::as_f64),
+            p95_latency_ms: super::totals::percentile(&latencies, 95),
+            openwop_ids: true,
+        })
+    }
+
+    /// Whether this baseline belongs to the suite `id` (OpenWOP ids are compared mapped).
+    pub fn is_for_suite(&self, id: &str) -> bool {
+        self.suite_id == id || (self.openwop_ids && self.suite_id == super::summary::openwop_suite_id(id))
+    }
+}
+
+/// The comparison of a run with its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub baseline_run_id: String,
+    pub baseline_score: f64,
+    pub score: f64,
+    pub score_delta: f64,
+    /// Passed in the baseline, fail now.
+    pub new_failures: Vec<String>,
+    /// Failed in the baseline, pass now.
+    pub fixed: Vec<String>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Tasks whose score dropped, largest drop first: (id, baseline, now).
+    pub score_drops: Vec<(String, f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_p95_latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_latency_ms: Option<u64>,
+}
+
+impl Comparison {
+    pub fn new(baseline: &Baseline, head: &Results) -> Comparison {
+        let key = |id: &str| if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() };
+        let ran: Vec<_> = head.tasks.iter().filter(|t| t.status != Status::Skipped).collect();
+        let mut cmp = Comparison {
+            baseline_run_id: baseline.run_id.clone(),
+            baseline_score: baseline.score,
+            score: head.totals.score,
+            score_delta: round(head.totals.score - baseline.score),
+            new_failures: Vec::new(),
+            fixed: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+            score_drops: Vec::new(),
+            baseline_cost_usd: baseline.cost_usd,
+            cost_usd: head.totals.cost_usd,
+            baseline_p95_latency_ms: baseline.p95_latency_ms,
+            p95_latency_ms: head.totals.p95_latency_ms,
+        };
+        for task in &ran {
+            let passed = task.status == Status::Passed;
+            match baseline.tasks.get(&key(&task.id)) {
+                None => cmp.added.push(task.id.clone()),
+                Some(base) => {
+                    if base.passed && !passed {
+                        cmp.new_failures.push(task.id.clone());
+                    } else if !base.passed && passed {
+                        cmp.fixed.push(task.id.clone());
+                    }
+                    if task.score < base.score - 1e-9 {
+                        cmp.score_drops.push((task.id.clone(), base.score, task.score));
+                    }
+                }
+            }
+        }
+        let present: std::collections::BTreeSet<String> = ran.iter().map(|t| key(&t.id)).collect();
+        cmp.removed = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
+        cmp.score_drops.sort_by(|a, b| (b.1 - b.2).total_cmp(&(a.1 - a.2)));
+        cmp
+    }
+
+    pub fn cost_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_cost_usd?, self.cost_usd?)
+    }
+
+    pub fn p95_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_p95_latency_ms? as f64, self.p95_latency_ms? as f64)
+    }
+
+    /// One gate check per budget that is set.
+    pub fn checks(&self, budget: &RegressionBudget) -> Vec<GateCheck> {
+        let mut checks = Vec::new();
+        let mut add = |name: &str, budget: String, actual: String, passed: bool| {
+            checks.push(GateCheck { name: name.to_owned(), budget, actual, passed });
+        };
+        if let Some(max) = budget.max_score_drop {
+            let drop = -self.score_delta;
+            add(
+                "score drop vs baseline",
+                format!("≤ {max:.2}"),
+                format!("{:+.2}", self.score_delta),
+                drop <= max + 1e-9,
+            );
+        }
+        if let Some(max) = budget.max_new_failures {
+            let n = self.new_failures.len();
+            let actual = if n == 0 { "0".to_owned() } else { format!("{n}: {}", self.new_failures.join(", ")) };
+            add("new failures vs baseline", format!("≤ {max}"), actual, n <= max as usize);
+        }
+        if let Some(max) = budget.max_task_score_drop {
+            let (actual, passed) = match self.score_drops.first() {
+                Some((id, base, now)) => (format!("{:.2} ({id})", base - now), base - now <= max + 1e-9),
+                None => ("0.00".to_owned(), true),
+            };
+            add("task score drop vs baseline", format!("≤ {max:.2}"), actual, passed);
+        }
+        if let Some(max) = budget.max_cost_increase_pct {
+            let (actual, passed) = match self.cost_change_pct() {
+                Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
+                None => ("unknown".to_owned(), false),
+            };
+            add("cost increase vs baseline", format!("≤ {max}%"), actual, passed);
+        }
+        if let Some(max) = budget.max_p95_latency_increase_pct {
+            let (actual, passed) = match self.p95_change_pct() {
+                Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
+                None => ("unknown".to_owned(), false),
+            };
+            add("p95 latency increase vs baseline", format!("≤ {max}%"), actual, passed);
+        }
+        checks
+    }
+}
+
+fn change_pct(base: f64, now: f64) -> Option<f64> {
+    if base > 0.0 {
+        Some(round((now - base) / base * 100.0))
+    } else if now == 0.0 {
+        Some(0.0)
+    } else {
+        None
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
