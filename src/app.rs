@@ -260,6 +260,9 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             let results = run_suite(p, paths, options, regression, shard, verbosity, cancel.clone()).await?;
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        std::fs::create_dir_all(dir).map_err(|source| WriteError { path: dir.to_owned(), source })?;
+                    }
                     write_atomic(path, erased::Json::to_pretty(&results).as_bytes())?;
                     eprintln!("baseline updated: {}", path.display());
                 }

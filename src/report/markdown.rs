@@ -78,6 +78,16 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     }
     md.push('\n');
 
+    if let Some(section) = &results.regression {
+        match (&section.comparison, &section.warning) {
+            (Some(cmp), _) => md.push_str(&comparison_section(cmp, max_rows.max(5))),
+            (None, Some(warning)) => {
+                let _ = writeln!(md, "### Compared with baseline\n\n⚠️ {}\n", escape(warning));
+            }
+            (None, None) => {}
+        }
+    }
+
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
     if !failing.is_empty() {

@@ -57,7 +57,7 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
     let n = trials.len().max(1);
     let passed = trials.iter().filter(|t| t.status == Status::Passed).count();
     let undecided = trials.iter().filter(|t| matches!(t.status, Status::Error | Status::Skipped)).count();
-    let min_pass = (task.min_pass as usize).min(n);
+    let min_pass = task.min_pass.map_or(n, |m| (m as usize).min(n));
     let score = trials
         .iter()
         .map(|t| if t.status == Status::Passed || t.status == Status::Failed { t.score } else { 0.0 })
@@ -123,7 +123,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         duration_ms: 0,
         attempts: 0,
         repeat: task.repeat,
-        min_pass: task.min_pass,
+        min_pass: task.min_pass.unwrap_or(task.repeat),
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

@@ -77,7 +77,8 @@ pub struct Task {
     pub weight: f64,
     pub timeout: Duration,
     pub repeat: u32,
-    pub min_pass: u32,
+    /// `None`: every trial must pass.
+    pub min_pass: Option<u32>,
 }
 
 #[derive(Debug, Clone)]

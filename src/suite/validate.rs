@@ -184,7 +184,7 @@ fn validate_task(
     let trials = Trials { repeat: raw.repeat.or(defaults.repeat), min_pass: raw.min_pass.or(defaults.min_pass) };
     check_trials(cx, Trials { repeat: raw.repeat, min_pass: raw.min_pass }, path);
     let repeat = trials.repeat.unwrap_or(1).max(1);
-    let min_pass = trials.min_pass.unwrap_or(repeat).clamp(1, repeat);
+    let min_pass = trials.min_pass.map(|m| m.clamp(1, repeat));
     if !is_id(&raw.id, true) {
         cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }

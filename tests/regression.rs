@@ -1,0 +1,290 @@
+//! Baselines and regression budgets, repeated trials, sharding and merging.
+
+mod common;
+
+use common::Test;
+use serde_json::Value;
+
+/// An agent whose answers depend on files in its directory: `fail-TASK` makes that task's
+/// answer wrong, `cost` sets the reported cost, `slow` adds latency.
+const AGENT: &str = r#"#!/bin/sh
+task="$EVALGATE_TASK_ID"
+if [ -f "fail-$task" ]; then echo wrong; else echo "right $task"; fi
+cost=0.001; [ -f cost ] && cost=$(cat cost)
+[ -f slow ] && sleep 0.3
+printf '{"usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' "$cost" > "$EVALGATE_TRACE"
+"#;
+
+fn suite_yaml(extra: &str, ids: &[&str]) -> String {
+    let tasks: String = ids
+        .iter()
+        .map(|id| format!("  - id: {id}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n"))
+        .collect();
+    format!("evalgate: 1\nsuite: test.evals.reg\nagents: {{bot: {{command: [./agent.sh]}}}}\n{extra}\ntasks:\n{tasks}")
+}
+
+/// Runs the suite once to make `baseline.json`, then applies `change` and runs again.
+fn baseline_then(extra: &str, ids: &[&str], change: &[(&str, &str)], head_ids: &[&str]) -> common::Run {
+    let base = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", ids)).args(&["run"]).run();
+    base.expect_code(0);
+    let baseline = base.read("evalgate-out/results.json");
+    let mut test = Test::new()
+        .write("agent.sh", AGENT)
+        .write("baseline.json", &baseline)
+        .write("evalgate.yaml", &suite_yaml(extra, head_ids));
+    for (name, contents) in change {
+        test = test.write(name, contents);
+    }
+    test.args(&["run"]).run()
+}
+
+fn check<'a>(results: &'a Value, name: &str) -> &'a Value {
+    results["verdict"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}"))
+}
+
+#[test]
+fn a_task_that_passed_and_now_fails_fails_the_gate_by_name() {
+    let extra = "thresholds: {pass_score: 0.5}\nregression: {baseline: baseline.json, max_new_failures: 0}";
+    let run = baseline_then(extra, &["a", "b", "c"], &[("fail-b", "")], &["a", "b", "c"]);
+    run.expect_code(1);
+    let results = run.results();
+    assert_eq!(check(&results, "aggregate score")["passed"], true);
+    let c = check(&results, "new failures vs baseline");
+    assert_eq!((c["passed"].as_bool(), c["actual"].as_str()), (Some(false), Some("1: b")));
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.contains("### Compared with baseline"), "{md}");
+    assert!(md.contains("- ❌ newly failing (1): `b`"), "{md}");
+    let summary = run.json("evalgate-out/summary.json");
+    assert_eq!(summary["regression"]["scoreDelta"], -0.333333333);
+    assert!(summary["regression"]["baselineRunId"].as_str().unwrap().starts_with("local-"));
+    let events = run.read("evalgate-out/events.jsonl");
+    assert!(events.lines().last().unwrap().contains("\"regressionVsBaseline\""));
+}
+
+#[test]
+fn a_score_drop_inside_the_budget_passes() {
+    let extra = "thresholds: {pass_score: 0.5}\nregression: {baseline: baseline.json, max_score_drop: 0.5, max_new_failures: 1}";
+    let run = baseline_then(extra, &["a", "b", "c"], &[("fail-b", "")], &["a", "b", "c"]);
+    run.expect_code(0);
+    assert_eq!(check(&run.results(), "score drop vs baseline")["actual"], "-0.33");
+}
+
+#[test]
+fn cost_and_latency_increases_over_budget_fail() {
+    let extra = "regression: {baseline: baseline.json, max_cost_increase_pct: 50, max_p95_latency_increase_pct: 50}";
+    let run = baseline_then(extra, &["a", "b"], &[("cost", "0.01"), ("slow", "")], &["a", "b"]);
+    run.expect_code(1);
+    let results = run.results();
+    let cost = check(&results, "cost increase vs baseline");
+    assert_eq!((cost["passed"].as_bool(), cost["actual"].as_str()), (Some(false), Some("+900.0%")));
+    assert_eq!(check(&results, "p95 latency increase vs baseline")["passed"], false);
+}
+
+#[test]
+fn added_and_removed_tasks_are_listed_without_failing() {
+    let extra = "regression: {baseline: baseline.json}";
+    let run = baseline_then(extra, &["a", "b"], &[], &["a", "c"]);
+    run.expect_code(0);
+    let cmp = &run.results()["regression"]["comparison"];
+    assert_eq!(cmp["added"], serde_json::json!(["c"]));
+    assert_eq!(cmp["removed"], serde_json::json!(["b"]));
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.contains("- added (not gated): `c`") && md.contains("- removed (not gated): `b`"), "{md}");
+}
+
+#[test]
+fn a_missing_baseline_warns_unless_required() {
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("regression: {baseline: .evalgate/baseline.json}", &["a"]))
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("warning: baseline") && run.stderr.contains("the regression gate is skipped"),
+        "{}",
+        run.stderr
+    );
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("regression: {baseline: .evalgate/baseline.json, required: true}", &["a"]))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(check(&run.results(), "baseline")["passed"], false);
+}
+
+#[test]
+fn a_baseline_of_another_suite_is_an_error() {
+    let other = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("", &["a"]).replace("test.evals.reg", "other.evals.x"))
+        .args(&["run"])
+        .run();
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("baseline.json", &other.read("evalgate-out/results.json"))
+        .write("evalgate.yaml", &suite_yaml("", &["a"]))
+        .args(&["run", "--baseline", "baseline.json"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("baseline baseline.json is for suite `other.evals.x`, not `test.evals.reg`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn compare_two_results_files_and_an_openwop_summary() {
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
+    let base = test.args(&["run", "--out", "base"]).run();
+    let dir = base.dir.clone();
+    let run = |args: &[&str]| {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    std::fs::write(dir.join("fail-a"), "").unwrap();
+    assert_eq!(run(&["run", "--out", "head"]).0, 1);
+    let (code, out) = run(&["compare", "base/results.json", "head/results.json"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("## ❌ evalgate compare: `test.evals.reg` regressed"), "{out}");
+    assert!(out.contains("| new failures vs baseline | ≤ 0 | 1: a | ❌ |"), "{out}");
+    let (code, _) = run(&["compare", "base/results.json", "head/results.json", "--max-new-failures", "1"]);
+    assert_eq!(code, 0);
+    // An OpenWOP EvalSummary works as the baseline too.
+    let (code, out) = run(&["compare", "base/summary.json", "head/results.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("1: a"), "{out}");
+    let (code, _) = run(&["compare", "head/results.json", "head/results.json"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn update_baseline_writes_the_results_after_a_passing_run() {
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("regression: {baseline: .evalgate/baseline.json}", &["a"]))
+        .args(&["run", "--update-baseline"])
+        .run();
+    run.expect_code(0);
+    let baseline = run.json(".evalgate/baseline.json");
+    assert_eq!(baseline["format"], "evalgate-results/1");
+    assert_eq!(baseline["tasks"][0]["id"], "a");
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("", &["a"]))
+        .args(&["run", "--update-baseline"])
+        .run();
+    run.expect_code(2);
+}
+
+#[test]
+fn repeated_trials_pass_with_min_pass_and_are_flaky() {
+    // Exactly one of the five concurrent trials wins the mkdir and answers wrong.
+    let agent = "#!/bin/sh\nif mkdir lost.lock 2>/dev/null; then echo wrong; else echo right; fi\n";
+    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [./agent.sh]}}\ntasks:\n  - id: flaky\n    prompt: x\n    repeat: 5\n    min_pass: 3\n    grade: [{type: contains, value: right}]\n";
+    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", yaml).args(&["run", "-j", "3"]).run();
+    run.expect_code(0);
+    let task = run.task("flaky");
+    assert_eq!(task["status"], "passed");
+    assert_eq!(task["flaky"], true);
+    assert_eq!(task["score"], 0.8);
+    assert_eq!(task["trials"].as_array().unwrap().len(), 5);
+    assert_eq!((task["pass_at_k"].as_f64(), task["pass_hat_k"].as_f64()), (Some(1.0), Some(0.0)));
+    assert_eq!(run.results()["totals"]["flaky"], 1);
+    assert!(
+        run.read("evalgate-out/junit.xml")
+            .contains("<flakyFailure message=\"`contains` failed: output does not contain &quot;right&quot;\"")
+    );
+    assert!(run.read("evalgate-out/summary.md").contains("| `flaky` | 4/5 | 3 | passed |"));
+
+    // Without min_pass every trial must pass; --repeat overrides the suite.
+    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [./agent.sh]}}\ntasks:\n  - id: strict\n    prompt: x\n    grade: [{type: contains, value: right}]\n";
+    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", yaml).args(&["run", "--repeat", "3"]).run();
+    run.expect_code(1);
+    let task = run.task("strict");
+    assert_eq!(task["status"], "failed");
+    assert!(task["reason"].as_str().unwrap().starts_with("2/3 trials passed, 3 required; trial"), "{task}");
+}
+
+#[test]
+fn shards_cover_every_task_once_and_merge_to_the_unsharded_verdict() {
+    let ids: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+    let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let test = Test::new()
+        .write("agent.sh", AGENT)
+        .write("fail-t4", "")
+        .write("fail-t7", "")
+        .write("evalgate.yaml", &suite_yaml("thresholds: {pass_score: 0.7}", &id_refs));
+    let dir = test.path().to_owned();
+    let full = test.args(&["run", "--out", "full"]).run();
+    full.expect_code(0);
+    let evalgate = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap()
+    };
+    let mut seen = Vec::new();
+    for k in 1..=3 {
+        let out = evalgate(&["run", "--shard", &format!("{k}/3"), "--out", &format!("shard{k}")]);
+        assert_eq!(out.status.code(), Some(0));
+        let results: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("shard{k}/results.json"))).unwrap())
+                .unwrap();
+        let shard_ids: Vec<String> =
+            results["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect();
+        // Round-robin in suite order, the same every time.
+        let expected: Vec<String> = ids.iter().skip(k - 1).step_by(3).cloned().collect();
+        assert_eq!(shard_ids, expected);
+        let listed = evalgate(&["list", "--filter", "*"]);
+        assert!(listed.status.success());
+        seen.extend(shard_ids);
+    }
+    seen.sort();
+    let mut all = ids.clone();
+    all.sort();
+    assert_eq!(seen, all, "every task exactly once");
+
+    let merged =
+        evalgate(&["merge", "shard1/results.json", "shard2/results.json", "shard3/results.json", "-o", "merged.json"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", String::from_utf8_lossy(&merged.stderr));
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("merged.json")).unwrap()).unwrap();
+    let full: Value = full.json("full/results.json");
+    assert_eq!(merged["totals"]["score"], full["totals"]["score"]);
+    assert_eq!(merged["verdict"]["passed"], full["verdict"]["passed"]);
+    assert_eq!(merged["verdict"]["checks"], full["verdict"]["checks"]);
+    let merged_ids: Vec<&str> = merged["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(merged_ids, id_refs);
+
+    let report = evalgate(&["report", "merged.json", "--out", "merged-out", "--gate"]);
+    assert_eq!(report.status.code(), Some(0));
+    assert!(dir.join("merged-out/junit.xml").exists() && dir.join("merged-out/summary.md").exists());
+    // Giving a shard twice is refused.
+    let twice = evalgate(&["merge", "shard1/results.json", "shard1/results.json", "-o", "bad.json"]);
+    assert_eq!(twice.status.code(), Some(2));
+}
+
+#[test]
+fn a_failing_merged_gate_exits_1_from_report() {
+    let test =
+        Test::new().write("agent.sh", AGENT).write("fail-a", "").write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
+    let dir = test.path().to_owned();
+    let shard = test.args(&["run", "--shard", "1/2", "--out", "s1"]).run();
+    shard.expect_code(0);
+    assert!(shard.stderr.contains("gate deferred"), "{}", shard.stderr);
+    let evalgate = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap()
+    };
+    assert_eq!(evalgate(&["run", "--shard", "2/2", "--out", "s2"]).status.code(), Some(0));
+    assert_eq!(evalgate(&["merge", "s1/results.json", "s2/results.json", "-o", "m.json"]).status.code(), Some(0));
+    assert_eq!(evalgate(&["report", "m.json", "--gate"]).status.code(), Some(1));
+    // A shard with no task exits 0 with a notice.
+    let empty = evalgate(&["run", "--shard", "3/3", "--out", "s3", "--filter", "a"]);
+    assert_eq!(empty.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("has no task"));
+}
