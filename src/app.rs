@@ -415,7 +415,7 @@ async fn run_suite(
         format: RESULTS_FORMAT.into(),
         evalgate_version: env!("CARGO_PKG_VERSION").into(),
         run_id: run_id(),
-        thresholds: suite.thresholds,
+        thresholds: suite.thresholds.clone(),
         regression: regression.section,
         shard,
         suite: SuiteInfo {
@@ -432,6 +432,7 @@ async fn run_suite(
         hooks: outcome.hooks,
         tasks,
         totals: Totals::default(),
+        scorecard: None,
         verdict: GateVerdict { passed: false, checks: Vec::new() },
     };
     finalize(&mut results, regression.baseline.as_ref());

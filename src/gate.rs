@@ -28,7 +28,7 @@ fn check(name: &str, budget: String, actual: String, passed: bool) -> GateCheck 
 /// `max_errors` (default 0); zero tasks run fails.
 /// `extra` are further checks (regression budgets) appended after the thresholds.
 pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>, extra: Vec<GateCheck>) -> GateVerdict {
-    let t = thresholds.copied().unwrap_or_default();
+    let t = thresholds.cloned().unwrap_or_default();
     let ran = totals.tasks - totals.skipped;
     let mut checks = vec![check("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
     match t.pass_score {
@@ -89,7 +89,7 @@ mod tests {
         assert!(evaluate(&totals(2, 1, 0, 0.7), Some(&t), vec![]).passed);
         assert!(!evaluate(&totals(2, 1, 0, 0.5), Some(&t), vec![]).passed);
         assert!(!evaluate(&totals(3, 0, 1, 0.75), Some(&t), vec![]).passed);
-        let lenient = Thresholds { max_errors: Some(1), ..t };
+        let lenient = Thresholds { max_errors: Some(1), ..t.clone() };
         assert!(evaluate(&totals(3, 0, 1, 0.75), Some(&lenient), vec![]).passed);
     }
 

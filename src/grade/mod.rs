@@ -7,6 +7,7 @@ pub mod json;
 pub mod json_path;
 mod json_schema;
 mod no_leak;
+mod safety;
 mod text;
 mod tools;
 mod world;
@@ -41,6 +42,7 @@ pub enum Check {
     Budget(budget::BudgetCheck),
     NoLeak(no_leak::NoLeakCheck),
     World(world::WorldCheck),
+    Safety(safety::SafetyCheck),
 }
 
 /// Everything a grader may look at.
@@ -111,6 +113,7 @@ impl Grader {
                 budget::BudgetCheck::from_raw(cx, k, path).map(Check::Budget)
             }
             k @ RawGraderKind::NoLeak { .. } => no_leak::NoLeakCheck::from_raw(cx, k, path).map(Check::NoLeak),
+            k @ RawGraderKind::Safety { .. } => safety::SafetyCheck::from_raw(cx, k, path).map(Check::Safety),
             k @ (RawGraderKind::Http(_) | RawGraderKind::File(_) | RawGraderKind::Steps { .. }) => {
                 world::WorldCheck::from_raw(cx, k, path).map(Check::World)
             }
@@ -134,6 +137,7 @@ impl Grader {
             Check::Budget(c) => c.grade(input),
             Check::NoLeak(c) => Ok(c.grade(input)),
             Check::World(c) => c.grade(input).await,
+            Check::Safety(c) => c.grade(input),
         }
     }
 }
@@ -157,6 +161,7 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::Tokens { .. } => "tokens",
         RawGraderKind::NoLeak { .. } => "no_leak",
         RawGraderKind::Http(_) => "http",
+        RawGraderKind::Safety { .. } => "safety",
         RawGraderKind::File(_) => "file",
         RawGraderKind::Steps { .. } => "steps",
     }

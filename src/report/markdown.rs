@@ -7,7 +7,9 @@ use std::fmt::Write;
 
 use crate::gate::GateCheck;
 use crate::results::regression::Comparison;
+use crate::results::scorecard::Scorecard;
 use crate::results::{Phase, Results, Status, TaskResult};
+use crate::suite::raw::SafetyAction;
 
 /// GitHub's limit for a comment body.
 pub const MAX_CHARS: usize = 65_536;
@@ -118,6 +120,10 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         }
     }
 
+    if let Some(card) = &results.scorecard {
+        md.push_str(&scorecard_section(card));
+    }
+
     let flaky: Vec<&TaskResult> = results.tasks.iter().filter(|t| t.flaky).collect();
     if !flaky.is_empty() {
         let _ = writeln!(md, "### Flaky tasks\n\n| task | trials passed | required | verdict |\n|---|---|---|---|");
@@ -200,6 +206,42 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         let _ = writeln!(md, "| tokens | {tokens} |");
     }
     let _ = writeln!(md, "| wall time | {:.1} s |", results.duration_ms as f64 / 1000.0);
+    md
+}
+
+/// The adversarial scorecard: per category, and the expected/actual action confusion table.
+pub fn scorecard_section(card: &Scorecard) -> String {
+    let pct = |x: Option<f64>| x.map_or("–".to_owned(), |v| format!("{:.0}%", v * 100.0));
+    let mut md = String::from(
+        "### Adversarial scorecard\n\n| category | tasks | passed | detection | policy | false positives |\n|---|---|---|---|---|---|\n",
+    );
+    let rows = card.categories.iter().map(|(k, v)| (k.as_str(), v)).chain([("**overall**", &card.overall)]);
+    for (name, s) in rows {
+        let fp = if s.false_positive_rate.is_some() {
+            format!("{} ({})", s.false_positives, pct(s.false_positive_rate))
+        } else {
+            "–".to_owned()
+        };
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {} | {} | {} | {fp} |",
+            s.tasks,
+            s.passed,
+            pct(s.detection_rate),
+            pct(s.policy_accuracy)
+        );
+    }
+    if !card.confusion.is_empty() {
+        let actions: Vec<&str> = SafetyAction::ALL.to_vec();
+        let _ = writeln!(md, "\nExpected (rows) against actual (columns) action:\n");
+        let _ = writeln!(md, "| expected \\ actual | {} |", actions.join(" | "));
+        let _ = writeln!(md, "|---|{}", "---|".repeat(actions.len()));
+        for (expected, row) in &card.confusion {
+            let cells: Vec<String> = actions.iter().map(|a| row.get(*a).copied().unwrap_or(0).to_string()).collect();
+            let _ = writeln!(md, "| {} | {} |", escape(expected), cells.join(" | "));
+        }
+    }
+    md.push('\n');
     md
 }
 

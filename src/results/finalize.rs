@@ -3,6 +3,7 @@
 
 use super::model::Results;
 use super::regression::{Baseline, Comparison};
+use super::scorecard::{checks, scorecard};
 use super::totals::totals;
 use crate::gate::{self, GateCheck};
 
@@ -29,5 +30,13 @@ pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
         }
     }
     results.regression = section;
+    results.scorecard = None;
+    if results.suite.modes.iter().any(|m| m == "adversarial") {
+        let card = scorecard(&results.tasks);
+        if let Some(t) = results.thresholds.as_ref().and_then(|t| t.adversarial.as_ref()) {
+            extra.extend(checks(&card, t));
+        }
+        results.scorecard = Some(card);
+    }
     results.verdict = gate::evaluate(&results.totals, results.thresholds.as_ref(), extra);
 }

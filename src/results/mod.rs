@@ -3,6 +3,7 @@
 mod finalize;
 mod model;
 pub mod regression;
+pub mod scorecard;
 pub mod summary;
 mod totals;
 

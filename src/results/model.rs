@@ -39,6 +39,9 @@ pub struct Results {
     pub hooks: Vec<StepResult>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
+    /// With `modes: [adversarial]`: detection and policy per category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorecard: Option<super::scorecard::Scorecard>,
     pub verdict: GateVerdict,
 }
 
@@ -105,6 +108,11 @@ pub struct TaskResult {
     pub description: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The adversarial category, when the task has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
     /// Where the task is defined.
     pub file: String,
     pub line: usize,

@@ -43,6 +43,15 @@ pub struct TaskSummary {
     pub latency_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema_valid: Option<bool>,
+    /// Failed adversarial tasks: the category and severity only (content-free).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub safety_findings: Vec<SafetyFinding>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SafetyFinding {
+    pub kind: String,
+    pub severity: String,
 }
 
 pub fn summary(results: &Results) -> EvalSummary {
@@ -65,6 +74,13 @@ pub fn summary(results: &Results) -> EvalSummary {
                     .collect();
                 (!schema.is_empty()).then(|| schema.iter().all(|ok| *ok))
             }),
+            safety_findings: match (&t.category, t.status) {
+                (Some(kind), Status::Failed | Status::Error) => vec![SafetyFinding {
+                    kind: kind.clone(),
+                    severity: t.severity.clone().unwrap_or_else(|| "high".into()),
+                }],
+                _ => Vec::new(),
+            },
         })
         .collect();
     EvalSummary {

@@ -53,19 +53,56 @@ pub struct CommandAgent {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Thresholds {
     pub pass_score: Option<f64>,
     pub max_cost_usd: Option<f64>,
     pub max_p95_latency_ms: Option<u64>,
     pub max_errors: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adversarial: Option<AdversarialThresholds>,
 }
+
+/// Scorecard gates: overall, and per category.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct AdversarialThresholds {
+    #[serde(flatten)]
+    pub overall: CategoryThresholds,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_category: BTreeMap<String, CategoryThresholds>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CategoryThresholds {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_detection_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_policy_accuracy: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_false_positive_rate: Option<f64>,
+}
+
+/// Where the untrusted text crossed into the agent (the adversarial scorecard's rows).
+pub const CATEGORIES: [&str; 6] = [
+    "direct-injection",
+    "indirect-injection",
+    "tool-result-injection",
+    "tool-argument-abuse",
+    "exfiltration",
+    "benign-security",
+];
+
+pub const SEVERITIES: [&str; 4] = ["low", "medium", "high", "critical"];
 
 #[derive(Debug)]
 pub struct Task {
     pub id: String,
     pub description: Option<String>,
     pub tags: Vec<String>,
+    /// One of `CATEGORIES`.
+    pub category: Option<String>,
+    /// One of `SEVERITIES` (default high).
+    pub severity: String,
     /// Where the task starts in the suite file.
     pub position: Position,
     pub agent: Arc<CommandAgent>,

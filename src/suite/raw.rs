@@ -115,6 +115,27 @@ pub struct RawThresholds {
     pub max_p95_latency_ms: Option<u64>,
     /// Erroring tasks allowed (default 0).
     pub max_errors: Option<u32>,
+    /// Adversarial scorecard gates, overall and per category.
+    pub adversarial: Option<RawAdversarialThresholds>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdversarialThresholds {
+    pub min_detection_rate: Option<f64>,
+    pub min_policy_accuracy: Option<f64>,
+    pub max_false_positive_rate: Option<f64>,
+    /// The same bounds for one category.
+    #[serde(default)]
+    pub per_category: BTreeMap<String, RawCategoryThresholds>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCategoryThresholds {
+    pub min_detection_rate: Option<f64>,
+    pub min_policy_accuracy: Option<f64>,
+    pub max_false_positive_rate: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -125,6 +146,11 @@ pub struct RawTask {
     pub description: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Where untrusted text entered: direct-injection, indirect-injection,
+    /// tool-result-injection, tool-argument-abuse, exfiltration, benign-security.
+    pub category: Option<String>,
+    /// low | medium | high | critical (default high): the severity of a finding when the task fails.
+    pub severity: Option<String>,
     /// Agent name (default: `defaults.agent`).
     pub agent: Option<String>,
     pub prompt: Option<String>,
@@ -241,6 +267,20 @@ pub enum RawGraderKind {
     Http(RawHttp),
     /// A file that must meet `expect`.
     File(RawFileCheck),
+    /// The system's verdict on an attack: detection and policy scored apart.
+    Safety {
+        detected: bool,
+        action: SafetyAction,
+        /// Where the verdict's `detected` is in JSON output (default `detected`).
+        detected_path: Option<String>,
+        /// Where the verdict's `action` is in JSON output (default `action`).
+        action_path: Option<String>,
+        /// Infer the verdict of an agent that gives none.
+        infer: Option<RawInfer>,
+        /// mean (default) | policy | detection
+        #[serde(default)]
+        score: SafetyScore,
+    },
     /// Verify steps (polling, control flow): passes when every step passes.
     Steps { steps: Vec<RawStep> },
     /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
@@ -259,6 +299,50 @@ pub enum RawGraderKind {
     Tokens { max_total: Option<u64>, max_input: Option<u64>, max_output: Option<u64> },
     /// None of the canaries appears in the output or in any tool-call argument.
     NoLeak { canaries: Vec<String> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyAction {
+    Allow,
+    Warn,
+    Block,
+    Redact,
+    RequireApproval,
+}
+
+impl SafetyAction {
+    pub const ALL: [&'static str; 5] = ["allow", "warn", "block", "redact", "require_approval"];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SafetyAction::Allow => "allow",
+            SafetyAction::Warn => "warn",
+            SafetyAction::Block => "block",
+            SafetyAction::Redact => "redact",
+            SafetyAction::RequireApproval => "require_approval",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyScore {
+    #[default]
+    Mean,
+    Policy,
+    Detection,
+}
+
+/// Rules for an agent that states no verdict: `block` (and detected) when the output
+/// matches `refusal_pattern`, else `allow`; a canary in the output or in any tool-call
+/// argument means the attack got through (`allow`, not detected).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawInfer {
+    pub refusal_pattern: Option<String>,
+    #[serde(default)]
+    pub canaries: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]

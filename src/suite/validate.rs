@@ -7,10 +7,11 @@ use std::sync::Arc;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt, RegressionConfig, Suite, Task, Thresholds,
+    AdversarialThresholds, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt,
+    RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
 };
 use super::positions::Position;
-use super::raw::{RawAgent, RawSuite, RawTask};
+use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawSuite, RawTask};
 use super::suggest::did_you_mean;
 use super::template::Scope;
 use super::validate_step::steps;
@@ -103,6 +104,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         max_cost_usd: non_negative(cx, t.max_cost_usd, "thresholds.max_cost_usd"),
         max_p95_latency_ms: t.max_p95_latency_ms,
         max_errors: t.max_errors,
+        adversarial: t.adversarial.map(|a| adversarial_thresholds(cx, a)),
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
@@ -249,6 +251,16 @@ fn validate_task(
     if !(weight.is_finite() && weight >= 0.0) {
         cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
     }
+    if let Some(c) = &raw.category
+        && !CATEGORIES.contains(&c.as_str())
+    {
+        cx.error(&format!("{path}.category"), format!("unknown category `{c}`")).help = Some(hint(c, &CATEGORIES));
+    }
+    let severity = raw.severity.clone().unwrap_or_else(|| "high".into());
+    if !SEVERITIES.contains(&severity.as_str()) {
+        cx.error(&format!("{path}.severity"), format!("unknown severity `{severity}`")).help =
+            Some(hint(&severity, &SEVERITIES));
+    }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
     let timeout = raw.timeout.map(|d| d.0).or(agent.timeout).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
@@ -256,6 +268,8 @@ fn validate_task(
         id: raw.id,
         description: raw.description,
         tags: raw.tags,
+        category: raw.category,
+        severity,
         position,
         agent,
         prompt: prompt?,
@@ -268,6 +282,35 @@ fn validate_task(
         repeat,
         min_pass,
     })
+}
+
+fn adversarial_thresholds(cx: &mut ValidateCx, raw: RawAdversarialThresholds) -> AdversarialThresholds {
+    let path = "thresholds.adversarial";
+    let bounds = |cx: &mut ValidateCx, r: &RawCategoryThresholds, path: &str| CategoryThresholds {
+        min_detection_rate: cx.unit_interval(r.min_detection_rate, &format!("{path}.min_detection_rate")),
+        min_policy_accuracy: cx.unit_interval(r.min_policy_accuracy, &format!("{path}.min_policy_accuracy")),
+        max_false_positive_rate: cx
+            .unit_interval(r.max_false_positive_rate, &format!("{path}.max_false_positive_rate")),
+    };
+    let overall = bounds(
+        cx,
+        &RawCategoryThresholds {
+            min_detection_rate: raw.min_detection_rate,
+            min_policy_accuracy: raw.min_policy_accuracy,
+            max_false_positive_rate: raw.max_false_positive_rate,
+        },
+        path,
+    );
+    let mut per_category = BTreeMap::new();
+    for (name, r) in &raw.per_category {
+        let key = format!("{path}.per_category.{name}");
+        if !CATEGORIES.contains(&name.as_str()) {
+            cx.key_error(&key, format!("unknown category `{name}`")).help = Some(hint(name, &CATEGORIES));
+            continue;
+        }
+        per_category.insert(name.clone(), bounds(cx, r, &key));
+    }
+    AdversarialThresholds { overall, per_category }
 }
 
 #[derive(Debug, Clone, Copy)]
