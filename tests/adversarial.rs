@@ -102,7 +102,7 @@ fn per_category_and_false_positive_thresholds_gate_by_name() {
 #[test]
 fn an_unknown_category_is_a_load_error_with_a_suggestion() {
     let yaml = guard_suite("").replace("category: tool-result-injection", "category: tool-result-injections");
-    let run = run(&yaml.replace("{pass_score", "{pass_score"));
+    let run = run(&yaml);
     run.expect_code(2);
     assert!(run.stderr.contains("tasks[3].category: unknown category `tool-result-injections`"), "{}", run.stderr);
     assert!(run.stderr.contains("did you mean `tool-result-injection`?"), "{}", run.stderr);
