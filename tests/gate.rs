@@ -160,7 +160,7 @@ fn no_selected_task_fails_the_gate() {
         .args(&["run", "--filter", "nothing-*"])
         .run();
     run.expect_code(1);
-    assert!(run.stderr.contains("FAIL tasks run        budget ≥ 1          actual 0"), "{}", run.stderr);
+    assert!(run.stderr.contains("FAIL tasks run      budget ≥ 1          actual 0"), "{}", run.stderr);
 }
 
 #[test]

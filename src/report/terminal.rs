@@ -76,13 +76,14 @@ impl TerminalReporter {
         let mut lines = Vec::new();
         if self.verbosity != Verbosity::Quiet {
             lines.push(String::new());
+            let width = results.verdict.checks.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
             for c in &results.verdict.checks {
                 let mark = if c.passed {
                     self.style(Style::new().green(), "ok  ")
                 } else {
                     self.style(Style::new().red(), "FAIL")
                 };
-                lines.push(format!("  {mark} {:<16} budget {:<12} actual {}", c.name, c.budget, c.actual));
+                lines.push(format!("  {mark} {:<width$} budget {:<12} actual {}", c.name, c.budget, c.actual));
             }
         }
         let verdict = if results.interrupted {
