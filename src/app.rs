@@ -14,6 +14,10 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{Cli, Command, RunArgs, SelectArgs};
 use crate::exit;
 use crate::gate::GateVerdict;
+use crate::llm::cache::ResponseCache;
+use crate::llm::pricing::{Price, PriceTable};
+use crate::llm::runtime::LlmRuntime;
+use std::collections::BTreeMap;
 use crate::preflight::{PreflightError, preflight};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{EventLog, OutputPaths, WriteError, write_atomic};
@@ -210,6 +214,7 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
         ));
     }
     let regressions = planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>()?;
+    let price_file = read_prices(args.pricing.as_deref())?;
     preflight_all(&planned)?;
     if args.dry_run {
         for p in &planned {
@@ -257,7 +262,8 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
                 );
             }
             let baseline_path = regression.path.clone();
-            let results = run_suite(p, paths, options, regression, shard, verbosity, cancel.clone()).await?;
+            let llm = Arc::new(llm_runtime(&p.suite, args, &price_file)?);
+            let results = run_suite(p, paths, options, regression, shard, llm, verbosity, cancel.clone()).await?;
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {
                     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -307,6 +313,24 @@ fn spawn_signal_handler(cancel: CancellationToken) {
         eprintln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
         cancel.cancel();
     });
+}
+
+/// `--pricing FILE`: the same shape as the suite's `pricing:` block.
+fn read_prices(path: Option<&std::path::Path>) -> Result<BTreeMap<String, Price>, AppError> {
+    let Some(path) = path else { return Ok(BTreeMap::new()) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AppError::Usage(format!("cannot read pricing file {}: {e}", path.display())))?;
+    serde_yaml::from_str(&text).map_err(|e| AppError::Usage(format!("invalid pricing file {}: {e}", path.display())))
+}
+
+/// Prices (built-in, then the suite's, then `--pricing`) and the response cache under the
+/// suite's `.evalgate/cache/` (unless `--no-cache`).
+fn llm_runtime(suite: &Suite, args: &RunArgs, price_file: &BTreeMap<String, Price>) -> Result<LlmRuntime, AppError> {
+    let mut prices = PriceTable::default();
+    prices.overrides.extend(suite.pricing.clone());
+    prices.overrides.extend(price_file.clone());
+    let cache = (!args.no_cache).then(|| ResponseCache { dir: suite.dir.join(".evalgate").join("cache") });
+    Ok(LlmRuntime::new(prices, cache))
 }
 
 /// The baseline side of a run: the regression section to record and the baseline itself.
@@ -369,6 +393,7 @@ async fn run_suite(
     options: RunOptions,
     regression: RegressionPlan,
     shard: Option<Shard>,
+    llm: Arc<LlmRuntime>,
     verbosity: Verbosity,
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
@@ -381,7 +406,7 @@ async fn run_suite(
     let mut terminal = TerminalReporter::new(verbosity);
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone()));
+    let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone(), llm));
     let mut slots: Vec<Option<TaskResult>> = vec![None; plan.len()];
     let mut interrupted = false;
     while let Some(event) = rx.recv().await {

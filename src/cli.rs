@@ -156,6 +156,12 @@ pub struct RunArgs {
     /// After a passing run, write its results to the baseline file.
     #[arg(long)]
     pub update_baseline: bool,
+    /// Do not read or write the model response cache (.evalgate/cache/).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Token prices (YAML or JSON: MODEL_OR_PREFIX: {input_per_mtok, output_per_mtok, ...}), over the suite's.
+    #[arg(long, value_name = "FILE")]
+    pub pricing: Option<PathBuf>,
 }
 
 fn parse_shard(s: &str) -> Result<(u32, u32), String> {

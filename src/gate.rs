@@ -48,7 +48,12 @@ pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>, extra: Vec<Gat
         totals.errors <= max_errors,
     ));
     if let Some(max) = t.max_cost_usd {
+        let ignore = t.unknown_cost == crate::suite::raw::UnknownCost::Ignore;
         let (actual, ok) = match (totals.cost_usd, totals.tasks_without_cost) {
+            (cost, n) if n > 0 && ignore => {
+                let cost = cost.unwrap_or(0.0);
+                (format!("${cost:.4} (unknown for {n} task(s), ignored)"), cost <= max)
+            }
             (_, n) if n > 0 => (format!("unknown for {n} task(s)"), false),
             (cost, _) => {
                 let cost = cost.unwrap_or(0.0);

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod llm;
 pub mod commands;
 pub mod exit;
 pub mod gate;

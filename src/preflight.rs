@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
-use crate::suite::model::Suite;
+use crate::suite::model::{Agent, LlmSpec, Suite};
 use crate::suite::template::{Template, Var};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,23 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
             });
         }
     }
+    let models = suite.agents.values().filter_map(|a| match &**a {
+        Agent::Llm(l) => Some((format!("agent `{}`", l.name), &l.spec)),
+        Agent::Command(_) => None,
+    });
+    let judges = suite.judge.iter().map(|j| ("the judge".to_owned(), j));
+    for (who, spec) in models.chain(judges).chain(grader_judges(suite)) {
+        if std::env::var_os(&spec.api_key_env).is_none_or(|v| v.is_empty()) {
+            // The name only: the values of keys are never printed.
+            misses.push(Miss {
+                kind: "API key",
+                name: spec.api_key_env.clone(),
+                detail: format!("is not set ({who}, {} {})", spec.provider.label(), spec.model),
+            });
+        }
+    }
     for agent in suite.agents.values() {
+        let Agent::Command(agent) = &**agent else { continue };
         let program = agent.command[0].source();
         if let Some(detail) = missing_program(program, &agent.workdir) {
             misses.push(Miss {
@@ -75,8 +91,16 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
 fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
     let mut templates: Vec<&Template> = Vec::new();
     for agent in suite.agents.values() {
-        templates.extend(&agent.command);
-        templates.extend(agent.env.iter().map(|(_, t)| t));
+        match &**agent {
+            Agent::Command(agent) => {
+                templates.extend(&agent.command);
+                templates.extend(agent.env.iter().map(|(_, t)| t));
+            }
+            Agent::Llm(agent) => templates.extend(spec_templates(&agent.spec)),
+        }
+    }
+    if let Some(judge) = &suite.judge {
+        templates.extend(spec_templates(judge));
     }
     for step in suite.before_all.iter().chain(&suite.after_all) {
         templates.extend(step.templates());
@@ -95,6 +119,17 @@ fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
             _ => None,
         })
         .collect()
+}
+
+fn spec_templates(spec: &LlmSpec) -> impl Iterator<Item = &Template> {
+    spec.base_url.iter().chain(spec.headers.iter().map(|(_, t)| t))
+}
+
+/// Judges set on single graders.
+fn grader_judges(suite: &Suite) -> impl Iterator<Item = (String, &LlmSpec)> {
+    suite.tasks.iter().flat_map(|t| {
+        t.graders.iter().filter_map(move |g| g.judge().map(|j| (format!("the judge of task `{}`", t.id), j)))
+    })
 }
 
 fn missing_program(program: &str, workdir: &Path) -> Option<String> {

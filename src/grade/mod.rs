@@ -6,6 +6,7 @@ mod command;
 pub mod json;
 pub mod json_path;
 mod json_schema;
+mod judge;
 mod no_leak;
 mod safety;
 mod text;
@@ -17,7 +18,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::llm::runtime::LlmRuntime;
 use crate::run::bindings::Bindings;
+use crate::suite::model::LlmSpec;
 use crate::suite::ValidateCx;
 use crate::suite::raw::{RawGrader, RawGraderKind};
 use crate::sut::Trace;
@@ -43,6 +46,7 @@ pub enum Check {
     NoLeak(no_leak::NoLeakCheck),
     World(world::WorldCheck),
     Safety(safety::SafetyCheck),
+    Judge(judge::JudgeCheck),
 }
 
 /// Everything a grader may look at.
@@ -55,6 +59,17 @@ pub struct GradeInput<'a> {
     /// Working directory for command graders.
     pub workdir: &'a Path,
     pub timeout: Duration,
+    pub llm: &'a LlmRuntime,
+    /// The suite's default judge.
+    pub judge: Option<&'a LlmSpec>,
+    /// What judges cost, as (USD or unknown, cache hit), for the task runner to add up.
+    pub judge_costs: &'a std::sync::Mutex<Vec<(Option<f64>, bool)>>,
+}
+
+impl GradeInput<'_> {
+    pub fn record_judge_cost(&self, cost_usd: Option<f64>, cached: bool) {
+        self.judge_costs.lock().unwrap_or_else(|e| e.into_inner()).push((cost_usd, cached));
+    }
 }
 
 /// A grader's verdict. `Err` means the grader could not judge (an error, never a pass).
@@ -113,6 +128,9 @@ impl Grader {
                 budget::BudgetCheck::from_raw(cx, k, path).map(Check::Budget)
             }
             k @ RawGraderKind::NoLeak { .. } => no_leak::NoLeakCheck::from_raw(cx, k, path).map(Check::NoLeak),
+            k @ (RawGraderKind::Rubric { .. } | RawGraderKind::Llm { .. }) => {
+                judge::JudgeCheck::from_raw(cx, k, path).map(Check::Judge)
+            }
             k @ RawGraderKind::Safety { .. } => safety::SafetyCheck::from_raw(cx, k, path).map(Check::Safety),
             k @ (RawGraderKind::Http(_) | RawGraderKind::File(_) | RawGraderKind::Steps { .. }) => {
                 world::WorldCheck::from_raw(cx, k, path).map(Check::World)
@@ -127,6 +145,14 @@ impl Grader {
         })
     }
 
+    /// The judge this grader names itself, if any.
+    pub fn judge(&self) -> Option<&LlmSpec> {
+        match &self.check {
+            Check::Judge(j) => j.judge.as_ref(),
+            _ => None,
+        }
+    }
+
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         match &self.check {
             Check::Text(c) => Ok(c.grade(input)),
@@ -138,6 +164,7 @@ impl Grader {
             Check::NoLeak(c) => Ok(c.grade(input)),
             Check::World(c) => c.grade(input).await,
             Check::Safety(c) => c.grade(input),
+            Check::Judge(c) => c.grade(input).await,
         }
     }
 }
@@ -162,6 +189,8 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::NoLeak { .. } => "no_leak",
         RawGraderKind::Http(_) => "http",
         RawGraderKind::Safety { .. } => "safety",
+        RawGraderKind::Rubric { .. } => "rubric",
+        RawGraderKind::Llm { .. } => "llm",
         RawGraderKind::File(_) => "file",
         RawGraderKind::Steps { .. } => "steps",
     }

@@ -157,9 +157,18 @@ impl TaskResult {
         (!l.is_empty()).then(|| l.iter().sum::<u64>() / l.len() as u64)
     }
 
-    /// Total cost over the trials; `None` when no trial reported one.
+    /// Total cost over the trials, judges included; `None` when it is not known (no trial
+    /// reported one, or a judge's price is unknown).
     pub fn cost_usd(&self) -> Option<f64> {
-        let c: Vec<f64> = self.trials.iter().filter_map(|t| t.usage.as_ref()?.cost_usd).collect();
+        if self.trials.iter().any(|t| t.judge_cost_unknown) {
+            return None;
+        }
+        let c: Vec<f64> = self
+            .trials
+            .iter()
+            .flat_map(|t| [t.usage.as_ref().and_then(|u| u.cost_usd), t.judge_cost_usd])
+            .flatten()
+            .collect();
         (!c.is_empty()).then(|| c.iter().sum())
     }
 }
@@ -192,6 +201,12 @@ pub struct TrialResult {
     pub graders: Vec<GraderResult>,
     #[serde(default)]
     pub steps: Vec<StepResult>,
+    /// What the judges of this trial cost (counted in the task's cost; 0 for cache hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_cost_usd: Option<f64>,
+    /// A judge's model has no known price.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub judge_cost_unknown: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -206,6 +221,9 @@ pub struct GraderResult {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Value>,
+    /// A judge grader whose answer came from the response cache (cost nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

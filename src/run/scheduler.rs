@@ -11,6 +11,7 @@ use super::bindings::Bindings;
 use super::events::RunEvent;
 use super::steps::{run_every, run_sequence};
 use super::task::{RunContext, aggregate, run_trial, skipped, skipped_trial};
+use crate::llm::runtime::LlmRuntime;
 use crate::results::{Phase, Status, StepResult, TrialResult};
 use crate::suite::model::Suite;
 
@@ -55,6 +56,7 @@ pub async fn schedule(
     options: RunOptions,
     events: mpsc::UnboundedSender<RunEvent>,
     cancel: CancellationToken,
+    llm: Arc<LlmRuntime>,
 ) -> ScheduleOutcome {
     let _ = events.send(RunEvent::Started { suite_id: suite.id.clone(), tasks: plan.len() });
     let vars = Arc::new(suite.vars.clone());
@@ -95,7 +97,11 @@ pub async fn schedule(
         vars: vars.clone(),
         hook_outputs: hook_bindings.step_outputs.clone(),
         scratch_dir: scratch.path().to_owned(),
+        llm,
     });
+    // What finished tasks cost, to stop dispatching once `max_cost_usd` is spent.
+    let spent = Arc::new(Mutex::new(0.0_f64));
+    let budget = suite.thresholds.as_ref().and_then(|t| t.max_cost_usd);
     let permits = Arc::new(Semaphore::new(options.jobs.max(1)));
     let stop = Arc::new(AtomicBool::new(false));
     let mut running = tokio::task::JoinSet::new();
@@ -120,6 +126,8 @@ pub async fn schedule(
                 Some("run interrupted")
             } else if stop.load(Ordering::SeqCst) {
                 Some("not run: --fail-fast stopped the run after a failure")
+            } else if budget.is_some_and(|b| *spent.lock().unwrap_or_else(|e| e.into_inner()) >= b) {
+                Some("not run: the cost budget (thresholds.max_cost_usd) is spent")
             } else {
                 None
             };
@@ -143,8 +151,8 @@ pub async fn schedule(
             if trial == 0 {
                 let _ = events.send(RunEvent::TaskStarted { index, id: task.id.clone() });
             }
-            let (ctx, events, cancel, stop, pending) =
-                (ctx.clone(), events.clone(), cancel.clone(), stop.clone(), pending.clone());
+            let (ctx, events, cancel, stop, pending, spent) =
+                (ctx.clone(), events.clone(), cancel.clone(), stop.clone(), pending.clone(), spent.clone());
             running.spawn(async move {
                 let _permit = permit;
                 let task = &ctx.suite.tasks[task_index];
@@ -154,6 +162,9 @@ pub async fn schedule(
                     let result = aggregate(&ctx.suite, task, trials, attempts, started.elapsed().as_millis() as u64);
                     if options.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
                         stop.store(true, Ordering::SeqCst);
+                    }
+                    if let Some(cost) = result.cost_usd() {
+                        *spent.lock().unwrap_or_else(|e| e.into_inner()) += cost;
                     }
                     let _ = events.send(RunEvent::TaskFinished { index, result: Box::new(result) });
                 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::grade::GradeInput;
+use crate::llm::runtime::LlmRuntime;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::run::bindings::Bindings;
 use crate::run::steps::{run_cleanup, run_sequence};
-use crate::suite::model::{Suite, Task};
-use crate::sut::{CommandSut, SystemUnderTest};
+use crate::suite::model::{Agent, Suite, Task};
+use crate::sut::{CommandSut, LlmSut, SystemUnderTest};
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -25,6 +26,8 @@ pub struct RunContext {
     pub hook_outputs: BTreeMap<String, BTreeMap<String, String>>,
     /// For prompt and trace files; lives as long as the run.
     pub scratch_dir: PathBuf,
+    /// Model clients, prices and the response cache.
+    pub llm: Arc<LlmRuntime>,
 }
 
 /// Runs one trial of `task`, retrying infrastructure errors; returns the trial and how
@@ -93,7 +96,7 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         severity: task.category.as_ref().map(|_| task.severity.clone()),
         file: display_path(&suite.file),
         line: task.position.line,
-        agent: task.agent.name.clone(),
+        agent: task.agent.name().to_owned(),
         status,
         score,
         weight: task.weight,
@@ -119,7 +122,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         severity: task.category.as_ref().map(|_| task.severity.clone()),
         file: display_path(&suite.file),
         line: task.position.line,
-        agent: task.agent.name.clone(),
+        agent: task.agent.name().to_owned(),
         status: Status::Skipped,
         score: 0.0,
         weight: task.weight,
@@ -183,6 +186,8 @@ fn empty_trial() -> TrialResult {
         tool_calls: Vec::new(),
         graders: Vec::new(),
         steps: Vec::new(),
+        judge_cost_usd: None,
+        judge_cost_unknown: false,
     }
 }
 
@@ -199,8 +204,13 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         return;
     }
 
-    let sut = CommandSut { agent: task.agent.clone(), scratch_dir: ctx.scratch_dir.clone() };
-    let run = match sut.run(bindings, task.timeout).await {
+    let outcome = match &*task.agent {
+        Agent::Command(agent) => {
+            CommandSut { agent, scratch_dir: &ctx.scratch_dir }.run(bindings, task.timeout).await
+        }
+        Agent::Llm(agent) => LlmSut { agent, task, llm: &ctx.llm }.run(bindings, task.timeout).await,
+    };
+    let run = match outcome {
         Ok(run) => run,
         Err(e) => {
             if let Some(run) = &e.run {
@@ -222,6 +232,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.usage = run.trace.usage.clone();
     trial.tool_calls = run.trace.tool_calls.clone();
 
+    let judge_costs = std::sync::Mutex::new(Vec::new());
     let input = GradeInput {
         output: &run.output,
         trace: &run.trace,
@@ -230,9 +241,20 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         bindings,
         workdir: &suite.dir,
         timeout: task.timeout,
+        llm: &ctx.llm,
+        judge: suite.judge.as_ref(),
+        judge_costs: &judge_costs,
     };
     for grader in &task.graders {
         let mut outcome = grader.grade(&input).await;
+        let spent: Vec<(Option<f64>, bool)> =
+            std::mem::take(&mut *judge_costs.lock().unwrap_or_else(|e| e.into_inner()));
+        for (cost, _) in &spent {
+            match cost {
+                Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
+                None => trial.judge_cost_unknown = true,
+            }
+        }
         if let Some(missing) = input.bindings.take_missing() {
             outcome = Err(format!("uses {missing}"));
         }
@@ -246,6 +268,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
                 required: grader.required,
                 reason: g.reason,
                 evidence: g.evidence,
+                cached: !spent.is_empty() && spent.iter().all(|(_, cached)| *cached),
             },
             Err(reason) => GraderResult {
                 name: grader.name.clone(),
@@ -256,6 +279,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
                 required: grader.required,
                 reason,
                 evidence: None,
+                cached: false,
             },
         });
     }

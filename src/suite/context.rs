@@ -21,6 +21,8 @@ pub struct ValidateCx<'a> {
     pub step_outputs: BTreeMap<String, BTreeSet<String>>,
     /// `foreach` variables in reach.
     pub locals: Vec<String>,
+    /// The suite has a default judge.
+    pub has_judge: bool,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -35,6 +37,7 @@ impl<'a> ValidateCx<'a> {
             vars: BTreeMap::new(),
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
+            has_judge: false,
             diagnostics: Vec::new(),
         }
     }

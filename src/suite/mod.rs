@@ -19,3 +19,4 @@ pub use diagnostic::Diagnostic;
 pub use load::{LoadOptions, load_suite};
 pub use load_error::LoadError;
 pub use suggest::did_you_mean;
+pub use validate::llm_spec as validate_llm_spec;

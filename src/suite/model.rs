@@ -26,7 +26,11 @@ pub struct Suite {
     pub dir: PathBuf,
     pub env: EnvRequirements,
     pub vars: BTreeMap<String, String>,
-    pub agents: BTreeMap<String, Arc<CommandAgent>>,
+    pub agents: BTreeMap<String, Arc<Agent>>,
+    /// The default judge of `rubric` and `llm` graders.
+    pub judge: Option<LlmSpec>,
+    /// Price overrides (the suite's `pricing:`).
+    pub pricing: BTreeMap<String, crate::llm::pricing::Price>,
     pub thresholds: Option<Thresholds>,
     pub regression: Option<RegressionConfig>,
     pub retries: u32,
@@ -41,6 +45,72 @@ pub struct EnvRequirements {
     pub python_modules: Vec<String>,
     pub env_vars: Vec<String>,
     pub files: Vec<(String, PathBuf)>,
+}
+
+/// A system under test.
+#[derive(Debug)]
+pub enum Agent {
+    Command(CommandAgent),
+    Llm(LlmAgent),
+}
+
+impl Agent {
+    pub fn name(&self) -> &str {
+        match self {
+            Agent::Command(a) => &a.name,
+            Agent::Llm(a) => &a.name,
+        }
+    }
+
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            Agent::Command(a) => a.timeout,
+            Agent::Llm(a) => a.spec.timeout,
+        }
+    }
+}
+
+/// The built-in model agent.
+#[derive(Debug)]
+pub struct LlmAgent {
+    pub name: String,
+    pub spec: LlmSpec,
+    pub max_turns: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    pub fn label(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// A model behind a provider, for an agent or a judge.
+#[derive(Debug, Clone)]
+pub struct LlmSpec {
+    pub provider: Provider,
+    pub model: String,
+    /// `None`: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
+    pub base_url: Option<Template>,
+    pub api_key_env: String,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    pub system: Option<String>,
+    pub headers: Vec<(String, Template)>,
+    pub max_concurrency: u32,
+    pub retries: u32,
+    pub cache: bool,
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Debug)]
@@ -59,6 +129,8 @@ pub struct Thresholds {
     pub max_cost_usd: Option<f64>,
     pub max_p95_latency_ms: Option<u64>,
     pub max_errors: Option<u32>,
+    #[serde(default)]
+    pub unknown_cost: super::raw::UnknownCost,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adversarial: Option<AdversarialThresholds>,
 }
@@ -105,7 +177,7 @@ pub struct Task {
     pub severity: String,
     /// Where the task starts in the suite file.
     pub position: Position,
-    pub agent: Arc<CommandAgent>,
+    pub agent: Arc<Agent>,
     pub prompt: Prompt,
     pub setup: Vec<Step>,
     pub graders: Vec<Grader>,

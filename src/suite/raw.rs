@@ -34,6 +34,11 @@ pub struct RawSuite {
     /// Systems under test, by name.
     #[serde(default)]
     pub agents: BTreeMap<String, RawAgent>,
+    /// The default judge of `rubric` and `llm` graders.
+    pub judge: Option<RawJudge>,
+    /// Token prices by model or model prefix (USD per million tokens), over the built-in table.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, crate::llm::pricing::Price>,
     #[serde(default)]
     pub defaults: RawDefaults,
     /// Gate thresholds; when absent, every task must pass.
@@ -60,12 +65,13 @@ pub struct RawEnv {
     pub required_files: Vec<String>,
 }
 
-/// A command agent: any CLI that takes a prompt and prints an answer on stdout.
+/// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
+/// model reached through a provider (`provider` + `model`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgent {
     /// argv; may use `{prompt}` and `{prompt_file}`.
-    pub command: Vec<String>,
+    pub command: Option<Vec<String>>,
     /// Write the prompt to the agent's stdin.
     #[serde(default)]
     pub stdin: bool,
@@ -73,7 +79,95 @@ pub struct RawAgent {
     pub env: BTreeMap<String, String>,
     pub workdir: Option<String>,
     pub timeout: Option<RawDuration>,
+    /// Turns of the tool-calling loop (scenario level).
+    pub max_turns: Option<u32>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
+    pub base_url: Option<String>,
+    /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    pub system: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Requests in flight at once to this provider (default 4).
+    pub max_concurrency: Option<u32>,
+    /// Retries of 429, 5xx and timeouts (default 2).
+    pub retries: Option<u32>,
+    /// Cache responses on disk (judges always do unless --no-cache).
+    pub cache: Option<bool>,
 }
+
+/// A judge model (same keys as a model agent).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawJudge {
+    pub timeout: Option<RawDuration>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
+    pub base_url: Option<String>,
+    /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    pub system: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Requests in flight at once to this provider (default 4).
+    pub max_concurrency: Option<u32>,
+    /// Retries of 429, 5xx and timeouts (default 2).
+    pub retries: Option<u32>,
+    /// Cache responses on disk (judges always do unless --no-cache).
+    pub cache: Option<bool>,
+}
+
+/// The model keys agents and judges share, gathered for validation.
+pub struct RawLlmFields<'a> {
+    pub provider: &'a Option<String>,
+    pub model: &'a Option<String>,
+    pub base_url: &'a Option<String>,
+    pub api_key_env: &'a Option<String>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    pub system: &'a Option<String>,
+    pub headers: &'a BTreeMap<String, String>,
+    pub max_concurrency: Option<u32>,
+    pub retries: Option<u32>,
+    pub cache: Option<bool>,
+    pub timeout: Option<RawDuration>,
+}
+
+macro_rules! llm_fields {
+    ($t:ty) => {
+        impl $t {
+            pub fn llm(&self) -> RawLlmFields<'_> {
+                RawLlmFields {
+                    provider: &self.provider,
+                    model: &self.model,
+                    base_url: &self.base_url,
+                    api_key_env: &self.api_key_env,
+                    temperature: self.temperature,
+                    max_tokens: self.max_tokens,
+                    seed: self.seed,
+                    system: &self.system,
+                    headers: &self.headers,
+                    max_concurrency: self.max_concurrency,
+                    retries: self.retries,
+                    cache: self.cache,
+                    timeout: self.timeout,
+                }
+            }
+        }
+    };
+}
+llm_fields!(RawAgent);
+llm_fields!(RawJudge);
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -115,6 +209,8 @@ pub struct RawThresholds {
     pub max_p95_latency_ms: Option<u64>,
     /// Erroring tasks allowed (default 0).
     pub max_errors: Option<u32>,
+    /// With `max_cost_usd`: `fail` (default) when some cost is unknown, or `ignore` it.
+    pub unknown_cost: Option<UnknownCost>,
     /// Adversarial scorecard gates, overall and per category.
     pub adversarial: Option<RawAdversarialThresholds>,
 }
@@ -267,6 +363,17 @@ pub enum RawGraderKind {
     Http(RawHttp),
     /// A file that must meet `expect`.
     File(RawFileCheck),
+    /// An LLM judge scores weighted criteria; score = weighted share met.
+    Rubric {
+        criteria: Vec<RawCriterion>,
+        judge: Option<RawJudge>,
+    },
+    /// An LLM judge checks the answer semantically `contains` or is `exact`ly the expected text.
+    Llm {
+        contains: Option<String>,
+        exact: Option<String>,
+        judge: Option<RawJudge>,
+    },
     /// The system's verdict on an attack: detection and policy scored apart.
     Safety {
         detected: bool,
@@ -323,6 +430,22 @@ impl SafetyAction {
             SafetyAction::RequireApproval => "require_approval",
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownCost {
+    #[default]
+    Fail,
+    Ignore,
+}
+
+/// A rubric criterion: text (equal weights) or `{criterion, weight}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCriterion {
+    Text(String),
+    Weighted { criterion: String, weight: f64 },
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]

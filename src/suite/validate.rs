@@ -7,11 +7,11 @@ use std::sync::Arc;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    AdversarialThresholds, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt,
+    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, LlmAgent, LlmSpec, Provider, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt,
     RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
 };
 use super::positions::Position;
-use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawSuite, RawTask};
+use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
 use super::suggest::did_you_mean;
 use super::template::Scope;
 use super::validate_step::steps;
@@ -65,7 +65,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
             .collect(),
     };
 
-    let agents: BTreeMap<String, Arc<CommandAgent>> = raw
+    let judge = raw.judge.as_ref().and_then(|j| llm_spec(cx, &j.llm(), "judge"));
+    cx.has_judge = raw.judge.is_some();
+    let agents: BTreeMap<String, Arc<Agent>> = raw
         .agents
         .into_iter()
         .filter_map(|(name, agent)| {
@@ -104,6 +106,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         max_cost_usd: non_negative(cx, t.max_cost_usd, "thresholds.max_cost_usd"),
         max_p95_latency_ms: t.max_p95_latency_ms,
         max_errors: t.max_errors,
+        unknown_cost: t.unknown_cost.unwrap_or_default(),
         adversarial: t.adversarial.map(|a| adversarial_thresholds(cx, a)),
     });
 
@@ -143,6 +146,8 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         env,
         vars: cx.vars.clone(),
         agents,
+        judge,
+        pricing: raw.pricing,
         thresholds,
         regression,
         retries: raw.defaults.retries.unwrap_or(0),
@@ -152,24 +157,92 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     })
 }
 
-fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<CommandAgent> {
+fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
     let path = format!("agents.{name}");
-    if raw.command.is_empty() {
+    let Some(command) = &raw.command else {
+        if raw.provider.is_none() {
+            cx.error(&path, "an agent needs `command` (a CLI) or `provider` and `model` (a model)");
+            return None;
+        }
+        if raw.stdin || !raw.env.is_empty() || raw.workdir.is_some() {
+            cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
+        }
+        let spec = llm_spec(cx, &raw.llm(), &path);
+        return Some(Agent::Llm(LlmAgent { name: name.to_owned(), spec: spec?, max_turns: raw.max_turns.unwrap_or(8) }));
+    };
+    let model_keys = [("provider", raw.provider.is_some()), ("model", raw.model.is_some()), ("max_turns", raw.max_turns.is_some())];
+    if let Some((key, _)) = model_keys.iter().find(|(_, set)| *set) {
+        cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
+    }
+    if command.is_empty() {
         cx.error(&format!("{path}.command"), "the command is empty");
     }
-    let command = cx.templates(&raw.command, Scope::Agent, &format!("{path}.command"));
+    let command = cx.templates(command, Scope::Agent, &format!("{path}.command"));
     if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned())
         && first.vars().next().is_some()
     {
         cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
     }
     let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
-    Some(CommandAgent {
+    Some(Agent::Command(CommandAgent {
         name: name.to_owned(),
         command: command?,
         stdin: raw.stdin,
         env,
         workdir: raw.workdir.map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(&w)),
+        timeout: raw.timeout.map(|d| d.0),
+    }))
+}
+
+/// A model for an agent or a judge.
+pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Option<LlmSpec> {
+    let provider = match raw.provider.as_deref() {
+        Some("openai") => Some(Provider::OpenAi),
+        Some("anthropic") => Some(Provider::Anthropic),
+        Some(other) => {
+            cx.error(&format!("{path}.provider"), format!("unknown provider `{other}`")).help =
+                Some(hint(other, &["openai", "anthropic"]));
+            None
+        }
+        None => {
+            cx.error(path, "a model needs `provider` (openai or anthropic)");
+            None
+        }
+    };
+    let model = raw.model.clone();
+    if model.as_deref().is_none_or(str::is_empty) {
+        cx.error(path, "a model needs `model`");
+    }
+    if let Some(t) = raw.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        cx.error(&format!("{path}.temperature"), format!("temperature must be between 0 and 2, got {t}"));
+    }
+    if raw.max_concurrency == Some(0) {
+        cx.error(&format!("{path}.max_concurrency"), "`max_concurrency` must be at least 1");
+    }
+    let base_url = raw.base_url.as_deref().map(|b| cx.template(b, Scope::Hook, &format!("{path}.base_url")));
+    let headers = cx.env_templates(raw.headers, Scope::Hook, &format!("{path}.headers"));
+    let provider = provider?;
+    Some(LlmSpec {
+        provider,
+        model: model?,
+        base_url: match base_url {
+            Some(b) => Some(b?),
+            None => None,
+        },
+        api_key_env: raw.api_key_env.clone().unwrap_or_else(|| match provider {
+            Provider::OpenAi => "OPENAI_API_KEY".into(),
+            Provider::Anthropic => "ANTHROPIC_API_KEY".into(),
+        }),
+        temperature: raw.temperature,
+        max_tokens: raw.max_tokens,
+        seed: raw.seed,
+        system: raw.system.clone(),
+        headers,
+        max_concurrency: raw.max_concurrency.unwrap_or(4),
+        retries: raw.retries.unwrap_or(2),
+        cache: raw.cache.unwrap_or(false),
         timeout: raw.timeout.map(|d| d.0),
     })
 }
@@ -178,7 +251,7 @@ fn validate_task(
     cx: &mut ValidateCx,
     raw: RawTask,
     path: &str,
-    agents: &BTreeMap<String, Arc<CommandAgent>>,
+    agents: &BTreeMap<String, Arc<Agent>>,
     default_agent: Option<&str>,
     default_timeout: Option<std::time::Duration>,
     defaults: Trials,
@@ -263,7 +336,7 @@ fn validate_task(
     }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
-    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
+    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
     Some(Task {
         id: raw.id,
         description: raw.description,
@@ -337,8 +410,8 @@ fn check_agent_name(
     cx: &mut ValidateCx,
     name: &str,
     path: &str,
-    agents: &BTreeMap<String, Arc<CommandAgent>>,
-) -> Option<Arc<CommandAgent>> {
+    agents: &BTreeMap<String, Arc<Agent>>,
+) -> Option<Arc<Agent>> {
     if let Some(agent) = agents.get(name) {
         return Some(agent.clone());
     }

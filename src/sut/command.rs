@@ -1,7 +1,6 @@
 //! Command agents: any CLI that takes a prompt (argv, file or stdin) and prints its answer.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -33,17 +32,17 @@ impl Drop for ScratchFiles {
     }
 }
 
-pub struct CommandSut {
-    pub agent: Arc<CommandAgent>,
+pub struct CommandSut<'a> {
+    pub agent: &'a CommandAgent,
     /// A directory for prompt and trace files, alive for the whole run.
-    pub scratch_dir: PathBuf,
+    pub scratch_dir: &'a Path,
 }
 
 #[async_trait::async_trait]
-impl SystemUnderTest for CommandSut {
+impl SystemUnderTest for CommandSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
-        let agent = &self.agent;
-        let scratch = ScratchFiles::new(&self.scratch_dir);
+        let agent = self.agent;
+        let scratch = ScratchFiles::new(self.scratch_dir);
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
             std::fs::write(&scratch.prompt, &bindings.prompt)

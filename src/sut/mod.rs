@@ -1,11 +1,13 @@
 //! Systems under test: what a task runs and what it answered.
 
 mod command;
+mod llm_agent;
 pub mod trace;
 
 use std::time::Duration;
 
 pub use command::CommandSut;
+pub use llm_agent::LlmSut;
 pub use trace::{ToolCall, Trace, Usage};
 
 use crate::run::bindings::Bindings;

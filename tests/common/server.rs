@@ -1,4 +1,5 @@
-//! A minimal HTTP/1.1 server on 127.0.0.1 for tests: each request is answered by a closure.
+//! A minimal HTTP/1.1 server on 127.0.0.1 for tests: each request is answered by a closure
+//! (on its own thread, so a slow answer does not hold up the others).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -7,7 +8,27 @@ use std::sync::{Arc, Mutex};
 pub struct Request {
     pub method: String,
     pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
     pub body: String,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Reply {
+        Reply { status, headers: Vec::new(), body: body.into() }
+    }
 }
 
 pub struct Server {
@@ -18,45 +39,24 @@ pub struct Server {
 
 impl Server {
     /// Serves `handler(request) -> (status, body)` until the test process ends.
-    pub fn start(handler: impl Fn(&Request) -> (u16, String) + Send + 'static) -> Server {
+    pub fn start(handler: impl Fn(&Request) -> (u16, String) + Send + Sync + 'static) -> Server {
+        Server::start_with(move |r| {
+            let (status, body) = handler(r);
+            Reply::json(status, body)
+        })
+    }
+
+    pub fn start_with(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let log = Arc::new(Mutex::new(Vec::new()));
         let seen = log.clone();
+        let handler = Arc::new(handler);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    continue;
-                }
-                let mut parts = line.split_whitespace();
-                let method = parts.next().unwrap_or("").to_owned();
-                let path = parts.next().unwrap_or("").to_owned();
-                let mut length = 0;
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
-                        break;
-                    }
-                    if let Some((k, v)) = header.split_once(':')
-                        && k.eq_ignore_ascii_case("content-length")
-                    {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let request = Request { method, path, body: String::from_utf8_lossy(&body).into_owned() };
-                seen.lock().unwrap().push(format!("{} {}", request.method, request.path));
-                let (status, body) = handler(&request);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\nx-request-id: r-{}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    seen.lock().unwrap().len(),
-                    body.len()
-                );
+                let Ok(stream) = stream else { continue };
+                let (handler, seen) = (handler.clone(), seen.clone());
+                std::thread::spawn(move || serve(stream, &*handler, &seen));
             }
         });
         Server { port, log }
@@ -65,6 +65,54 @@ impl Server {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    pub fn requests(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}
+
+fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, seen: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = header.split_once(':') {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_owned());
+            if k == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((k, v));
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let request = Request { method, path, headers, body: String::from_utf8_lossy(&body).into_owned() };
+    let n = {
+        let mut seen = seen.lock().unwrap();
+        seen.push(format!("{} {}", request.method, request.path));
+        seen.len()
+    };
+    let reply = handler(&request);
+    let mut head = format!(
+        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\nx-request-id: r-{n}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let _ = write!(stream, "{head}\r\n{}", reply.body);
 }
 
 /// A port nothing listens on (bound, then released).

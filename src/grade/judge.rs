@@ -1,0 +1,190 @@
+//! LLM judges: `rubric` (weighted criteria, each judged met or not) and `llm` (the answer
+//! semantically contains, or is, the expected text). The judge answers through a forced
+//! tool call; an answer that does not parse is asked again once, then the grader errors.
+
+use serde_json::{Value, json};
+
+use super::{GradeInput, GradeResult, Graded, excerpt};
+use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
+use crate::suite::ValidateCx;
+use crate::suite::model::LlmSpec;
+use crate::suite::raw::{RawCriterion, RawGraderKind};
+use crate::suite::template::{Scope, Template};
+
+#[derive(Debug)]
+pub struct JudgeCheck {
+    pub judge: Option<LlmSpec>,
+    question: Question,
+}
+
+#[derive(Debug)]
+enum Question {
+    Rubric(Vec<(String, f64)>),
+    Contains(Template),
+    Exact(Template),
+}
+
+const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
+strictly, from the answer's content. Record your verdict with the record_verdict tool.";
+
+/// Characters of the agent's output shown to the judge.
+const ANSWER_LIMIT: usize = 20_000;
+
+impl JudgeCheck {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
+        let (question, judge) = match raw {
+            RawGraderKind::Rubric { criteria, judge } => {
+                if criteria.is_empty() {
+                    cx.error(&format!("{path}.criteria"), "list at least one criterion");
+                    return None;
+                }
+                let mut parsed = Vec::new();
+                for (i, c) in criteria.into_iter().enumerate() {
+                    let (text, weight) = match c {
+                        RawCriterion::Text(t) => (t, 1.0),
+                        RawCriterion::Weighted { criterion, weight } => (criterion, weight),
+                    };
+                    if text.trim().is_empty() || !(weight.is_finite() && weight >= 0.0) {
+                        cx.error(&format!("{path}.criteria[{i}]"), "a criterion needs text and a weight of 0 or more");
+                        return None;
+                    }
+                    parsed.push((text, weight));
+                }
+                if parsed.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+                    cx.error(&format!("{path}.criteria"), "the weights add up to 0");
+                    return None;
+                }
+                (Some(Question::Rubric(parsed)), judge)
+            }
+            RawGraderKind::Llm { contains, exact, judge } => {
+                let q = match (contains, exact) {
+                    (Some(c), None) => cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains),
+                    (None, Some(e)) => cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact),
+                    _ => {
+                        cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
+                        None
+                    }
+                };
+                (q, judge)
+            }
+            _ => unreachable!("only judge graders are routed here"),
+        };
+        let judge = match judge {
+            Some(j) => Some(crate::suite::validate_llm_spec(cx, &j.llm(), &format!("{path}.judge"))?),
+            None => {
+                if !cx.has_judge {
+                    cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");
+                    return None;
+                }
+                None
+            }
+        };
+        Some(JudgeCheck { judge, question: question? })
+    }
+
+    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        let spec = self.judge.as_ref().or(input.judge).ok_or("no judge is configured")?;
+        let answer = excerpt_long(input.output);
+        let (task_text, schema) = match &self.question {
+            Question::Rubric(criteria) => {
+                let list: Vec<String> = criteria.iter().enumerate().map(|(i, (c, _))| format!("{i}. {c}")).collect();
+                (
+                    format!("For each criterion, decide whether the answer meets it.\n\nCriteria:\n{}", list.join("\n")),
+                    json!({"type": "object", "properties": {"criteria": {"type": "array", "items": {"type": "object",
+                        "properties": {"index": {"type": "integer"}, "met": {"type": "boolean"}, "note": {"type": "string"}},
+                        "required": ["index", "met", "note"]}}}, "required": ["criteria"]}),
+                )
+            }
+            Question::Contains(t) => (
+                format!("Does the answer contain, in meaning, the following? Wording may differ.\n\nExpected:\n{}", input.bindings.render(t)),
+                json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
+            ),
+            Question::Exact(t) => (
+                format!("Is the answer exactly the following, in meaning (no more, no less)?\n\nExpected:\n{}", input.bindings.render(t)),
+                json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
+            ),
+        };
+        let user = format!("Task given to the system:\n{}\n\nThe system's answer:\n{answer}\n\n{task_text}", input.bindings.prompt);
+        let mut request = ChatRequest {
+            model: spec.model.clone(),
+            system: Some(SYSTEM.into()),
+            messages: vec![ChatMessage::text(Role::User, user)],
+            tools: vec![ToolDef { name: "record_verdict".into(), description: "Record the verdict.".into(), parameters: schema }],
+            force_tool: Some("record_verdict".into()),
+            temperature: Some(spec.temperature.unwrap_or(0.0)),
+            max_tokens: spec.max_tokens,
+            seed: spec.seed,
+        };
+        let mut last_error = String::new();
+        for attempt in 0..2 {
+            if attempt == 1 {
+                request.messages.push(ChatMessage::text(
+                    Role::User,
+                    format!("Your previous verdict could not be read ({last_error}). Call record_verdict with the exact schema."),
+                ));
+            }
+            let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
+            input.record_judge_cost(completion.cost_usd, completion.cached);
+            let verdict = completion
+                .response
+                .tool_calls
+                .iter()
+                .find(|c| c.name == "record_verdict")
+                .map(|c| c.arguments.clone())
+                .or_else(|| serde_json::from_str::<Value>(completion.response.text.trim()).ok());
+            match verdict.ok_or_else(|| "no record_verdict call".to_owned()).and_then(|v| self.read(&v)) {
+                Ok(graded) => return Ok(graded),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(format!("the judge's verdict could not be read twice: {last_error}"))
+    }
+
+    fn read(&self, v: &Value) -> Result<Graded, String> {
+        match &self.question {
+            Question::Rubric(criteria) => {
+                let items = v.get("criteria").and_then(Value::as_array).ok_or("no `criteria` list")?;
+                let mut met = vec![None; criteria.len()];
+                let mut notes = vec![String::new(); criteria.len()];
+                for item in items {
+                    let i = item.get("index").and_then(Value::as_u64).ok_or("a criterion without `index`")? as usize;
+                    let m = item.get("met").and_then(Value::as_bool).ok_or("a criterion without `met`")?;
+                    if i >= criteria.len() {
+                        return Err(format!("criterion index {i} out of range"));
+                    }
+                    met[i] = Some(m);
+                    notes[i] = item.get("note").and_then(Value::as_str).unwrap_or_default().to_owned();
+                }
+                if let Some(missing) = met.iter().position(Option::is_none) {
+                    return Err(format!("no verdict for criterion {missing}"));
+                }
+                let total: f64 = criteria.iter().map(|(_, w)| w).sum();
+                let score = criteria.iter().zip(&met).filter(|(_, m)| **m == Some(true)).map(|((_, w), _)| w).sum::<f64>() / total;
+                let reason = criteria
+                    .iter()
+                    .zip(met.iter().zip(&notes))
+                    .map(|((c, _), (m, note))| {
+                        let mark = if *m == Some(true) { "✓" } else { "✗" };
+                        if note.is_empty() { format!("{mark} {c}") } else { format!("{mark} {c}: {}", excerpt(note, 80)) }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let evidence = json!(criteria
+                    .iter()
+                    .zip(met.iter().zip(&notes))
+                    .map(|((c, w), (m, note))| json!({"criterion": c, "weight": w, "met": m, "note": note}))
+                    .collect::<Vec<_>>());
+                Ok(Graded { score, passed: met.iter().all(|m| *m == Some(true)), reason, evidence: Some(evidence) })
+            }
+            Question::Contains(_) | Question::Exact(_) => {
+                let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
+                let reason = v.get("reason").and_then(Value::as_str).unwrap_or_default();
+                Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason: excerpt(reason, 200), evidence: None })
+            }
+        }
+    }
+}
+
+fn excerpt_long(text: &str) -> String {
+    if text.chars().count() <= ANSWER_LIMIT { text.to_owned() } else { text.chars().take(ANSWER_LIMIT).collect::<String>() + "…" }
+}

@@ -1,0 +1,125 @@
+//! The Anthropic Messages wire protocol.
+
+use serde_json::{Value, json};
+
+use super::client::{LlmClient, LlmError};
+use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
+use super::wire::{HttpSettings, post_json};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+const PROVIDER: &str = "anthropic";
+const VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`.
+const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+pub struct Anthropic {
+    pub http: HttpSettings,
+}
+
+#[async_trait::async_trait]
+impl LlmClient for Anthropic {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let url = format!("{}/v1/messages", self.http.base_url.trim_end_matches('/'));
+        let mut http = self.http.clone();
+        http.headers.push(("anthropic-version".into(), VERSION.into()));
+        let auth = self.http.api_key.as_ref().map(|k| ("x-api-key".to_owned(), k.clone()));
+        let (status, body) = post_json(PROVIDER, &http, &url, auth, &to_wire(request)).await?;
+        from_wire(status, &body)
+    }
+}
+
+pub fn to_wire(request: &ChatRequest) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| {
+            let content: Vec<Value> = m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(t) => json!({"type": "text", "text": t}),
+                    Part::ToolCall(c) => json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}),
+                    Part::ToolResult { id, content, is_error } => {
+                        json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error})
+                    }
+                })
+                .collect();
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({"role": role, "content": content})
+        })
+        .collect();
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages,
+    });
+    if let Some(system) = &request.system {
+        body["system"] = json!(system);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body["tool_choice"] = match &request.force_tool {
+            Some(name) => json!({"type": "tool", "name": name}),
+            None => json!({"type": "auto"}),
+        };
+    }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
+    body
+}
+
+pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
+    let malformed = |message: String| LlmError::Malformed {
+        provider: PROVIDER,
+        status,
+        message,
+        excerpt: super::wire::excerpt(body),
+    };
+    let v: Value = serde_json::from_str(body).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    let blocks = v.get("content").and_then(Value::as_array).ok_or_else(|| malformed("no `content` list".into()))?;
+    let mut text = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push(block.get("text").and_then(Value::as_str).unwrap_or_default().to_owned()),
+            Some("tool_use") => tool_calls.push(ModelToolCall {
+                id: block.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                name: block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| malformed("a `tool_use` block without `name`".into()))?
+                    .to_owned(),
+                arguments: block.get("input").cloned().unwrap_or(json!({})),
+                arguments_error: None,
+            }),
+            // thinking, server_tool_use, …: not part of the answer.
+            _ => {}
+        }
+    }
+    let u = v.get("usage");
+    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    let (cache_read, cache_write) = (n("cache_read_input_tokens"), n("cache_creation_input_tokens"));
+    let usage = TokenUsage {
+        // Anthropic's input_tokens excludes cache reads and writes.
+        input: n("input_tokens") + cache_read + cache_write,
+        output: n("output_tokens"),
+        cache_read,
+        cache_write,
+        reasoning: 0,
+    };
+    Ok(ChatResponse {
+        text: text.join("\n"),
+        tool_calls,
+        usage,
+        model: v.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        stop_reason: v.get("stop_reason").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    })
+}

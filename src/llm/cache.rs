@@ -1,0 +1,40 @@
+//! The response cache: judge responses (and, with `cache: true`, agent responses) on disk
+//! under `.evalgate/cache/`, keyed by a hash of the exact request. A hit costs nothing.
+
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use super::types::{ChatRequest, ChatResponse};
+
+#[derive(Debug, Clone)]
+pub struct ResponseCache {
+    pub dir: PathBuf,
+}
+
+impl ResponseCache {
+    /// The key covers the provider and endpoint as well as the request (never the API key).
+    pub fn key(provider: &str, base_url: &str, request: &ChatRequest) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(provider.as_bytes());
+        hasher.update([0]);
+        hasher.update(base_url.as_bytes());
+        hasher.update([0]);
+        hasher.update(serde_json::to_vec(request).unwrap_or_default());
+        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub fn get(&self, key: &str) -> Option<ChatResponse> {
+        let text = std::fs::read_to_string(self.dir.join(format!("{key}.json"))).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Best effort: a cache that cannot be written only costs a later re-request.
+    pub fn put(&self, key: &str, response: &ChatResponse) {
+        if std::fs::create_dir_all(&self.dir).is_ok() {
+            if let Ok(json) = serde_json::to_vec(response) {
+                let _ = crate::report::writer::write_atomic(&self.dir.join(format!("{key}.json")), &json);
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Language models: the wire protocols (OpenAI-compatible Chat Completions and Anthropic
+//! Messages) behind one small `LlmClient` trait, with retries, prices and a response cache.
+
+pub mod anthropic;
+pub mod cache;
+pub mod client;
+pub mod openai;
+pub mod pricing;
+pub mod retry;
+pub mod runtime;
+pub mod types;
+mod wire;
+
+pub use wire::HttpSettings;

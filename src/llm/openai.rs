@@ -1,0 +1,147 @@
+//! The OpenAI Chat Completions wire protocol, which every OpenAI-compatible server (vLLM,
+//! Ollama, llama.cpp, LiteLLM, OpenRouter) speaks too.
+
+
+use serde_json::{Value, json};
+
+use super::client::{LlmClient, LlmError};
+use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
+use super::wire::{HttpSettings, post_json};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+const PROVIDER: &str = "openai";
+
+pub struct OpenAi {
+    pub http: HttpSettings,
+}
+
+#[async_trait::async_trait]
+impl LlmClient for OpenAi {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let url = format!("{}/chat/completions", self.http.base_url.trim_end_matches('/'));
+        let auth = self.http.api_key.as_ref().map(|k| ("authorization".to_owned(), format!("Bearer {k}")));
+        let (status, body) = post_json(PROVIDER, &self.http, &url, auth, &to_wire(request)).await?;
+        from_wire(status, &body)
+    }
+}
+
+pub fn to_wire(request: &ChatRequest) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        let text: String = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let calls: Vec<Value> = message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall(c) => Some(json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments.to_string()}
+                })),
+                _ => None,
+            })
+            .collect();
+        match message.role {
+            Role::User => {
+                for part in &message.parts {
+                    if let Part::ToolResult { id, content, .. } = part {
+                        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+                    }
+                }
+                if !text.is_empty() {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+            Role::Assistant => {
+                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+                if !calls.is_empty() {
+                    m["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(m);
+            }
+        }
+    }
+    let mut body = json!({"model": request.model, "messages": messages});
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        body["tool_choice"] = match &request.force_tool {
+            Some(name) => json!({"type": "function", "function": {"name": name}}),
+            None => json!("auto"),
+        };
+    }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(m) = request.max_tokens {
+        // `max_tokens` rather than `max_completion_tokens`: every compatible server reads it.
+        body["max_tokens"] = json!(m);
+    }
+    if let Some(s) = request.seed {
+        body["seed"] = json!(s);
+    }
+    body
+}
+
+pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
+    let malformed = |message: String| LlmError::Malformed {
+        provider: PROVIDER,
+        status,
+        message,
+        excerpt: super::wire::excerpt(body),
+    };
+    let v: Value = serde_json::from_str(body).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    let choice = v.pointer("/choices/0").ok_or_else(|| malformed("no `choices[0]`".into()))?;
+    let message = choice.get("message").ok_or_else(|| malformed("no `choices[0].message`".into()))?;
+    let text = message.get("content").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut tool_calls = Vec::new();
+    for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| malformed("a tool call without `function.name`".into()))?;
+        let raw = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}");
+        // Arguments arrive as a JSON string and may be invalid: keep the call, note why.
+        let (arguments, arguments_error) = match serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw }) {
+            Ok(a) => (a, None),
+            Err(e) => (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw)))),
+        };
+        tool_calls.push(ModelToolCall {
+            id: call.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            name: name.to_owned(),
+            arguments,
+            arguments_error,
+        });
+    }
+    let u = v.get("usage");
+    let n = |path: &str| u.and_then(|u| u.pointer(path)).and_then(Value::as_u64).unwrap_or(0);
+    let usage = TokenUsage {
+        input: n("/prompt_tokens"),
+        output: n("/completion_tokens"),
+        cache_read: n("/prompt_tokens_details/cached_tokens"),
+        cache_write: 0,
+        reasoning: n("/completion_tokens_details/reasoning_tokens"),
+    };
+    Ok(ChatResponse {
+        text,
+        tool_calls,
+        usage,
+        model: v.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        stop_reason: choice.get("finish_reason").and_then(Value::as_str).unwrap_or_default().to_owned(),
+    })
+}
+

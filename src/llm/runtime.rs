@@ -1,0 +1,108 @@
+//! What a run needs to talk to models: one client per provider endpoint (with its
+//! concurrency limit and retries), the price table and the response cache.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use super::anthropic::{self, Anthropic};
+use super::cache::ResponseCache;
+use super::client::{LlmClient, LlmError};
+use super::openai::{self, OpenAi};
+use super::pricing::PriceTable;
+use super::retry::Retrying;
+use super::types::{ChatRequest, ChatResponse};
+use super::wire::HttpSettings;
+use crate::suite::model::{LlmSpec, Provider};
+use crate::suite::template::Var;
+
+/// A model request's time limit when the agent or judge sets none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub struct LlmRuntime {
+    pub prices: PriceTable,
+    /// `None` with --no-cache.
+    pub cache: Option<ResponseCache>,
+    clients: Mutex<HashMap<String, Arc<dyn LlmClient>>>,
+}
+
+/// A model's answer and what it cost.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub response: ChatResponse,
+    /// `None` when the model has no known price; 0 for a cache hit.
+    pub cost_usd: Option<f64>,
+    pub cached: bool,
+}
+
+impl LlmRuntime {
+    pub fn new(prices: PriceTable, cache: Option<ResponseCache>) -> Self {
+        LlmRuntime { prices, cache, clients: Mutex::new(HashMap::new()) }
+    }
+
+    /// Sends `request` to the model of `spec`; `use_cache` reads and fills the cache.
+    pub async fn complete(&self, spec: &LlmSpec, request: &ChatRequest, use_cache: bool) -> Result<Completion, LlmError> {
+        let base_url = base_url(spec);
+        let cache = self.cache.as_ref().filter(|_| use_cache);
+        let key = ResponseCache::key(spec.provider.label(), &base_url, request);
+        if let Some(hit) = cache.and_then(|c| c.get(&key)) {
+            return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true });
+        }
+        let client = self.client(spec, base_url);
+        let response = client.complete(request).await?;
+        if let Some(cache) = cache {
+            cache.put(&key, &response);
+        }
+        let model = if response.model.is_empty() { &spec.model } else { &response.model };
+        let cost_usd = self.prices.cost(model, &response.usage).or_else(|| self.prices.cost(&spec.model, &response.usage));
+        Ok(Completion { response, cost_usd, cached: false })
+    }
+
+    fn client(&self, spec: &LlmSpec, base_url: String) -> Arc<dyn LlmClient> {
+        let key = format!("{}|{base_url}|{}|{}", spec.provider.label(), spec.api_key_env, spec.model);
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients
+            .entry(key)
+            .or_insert_with(|| {
+                let http = HttpSettings {
+                    base_url,
+                    api_key: std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty()),
+                    headers: spec.headers.iter().map(|(k, t)| (k.clone(), t.render(&env_only))).collect(),
+                    timeout: spec.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                };
+                let inner: Box<dyn LlmClient> = match spec.provider {
+                    Provider::OpenAi => Box::new(OpenAi { http }),
+                    Provider::Anthropic => Box::new(Anthropic { http }),
+                };
+                Arc::new(Retrying {
+                    inner,
+                    retries: spec.retries,
+                    permits: Arc::new(Semaphore::new(spec.max_concurrency.max(1) as usize)),
+                })
+            })
+            .clone()
+    }
+}
+
+/// The endpoint: `base_url`, else the SDK conventions' variables, else the official one.
+pub fn base_url(spec: &LlmSpec) -> String {
+    if let Some(t) = &spec.base_url {
+        return t.render(&env_only);
+    }
+    let (var, default) = match spec.provider {
+        Provider::OpenAi => ("OPENAI_BASE_URL", openai::DEFAULT_BASE_URL),
+        Provider::Anthropic => ("ANTHROPIC_BASE_URL", anthropic::DEFAULT_BASE_URL),
+    };
+    std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_owned())
+}
+
+/// Model settings are rendered once per run: only `{env.X}` (and `{vars.X}` is resolved
+/// at load) make sense there.
+fn env_only(var: &Var) -> String {
+    match var {
+        Var::Env(name) => std::env::var(name).unwrap_or_default(),
+        _ => String::new(),
+    }
+}

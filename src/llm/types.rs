@@ -1,0 +1,103 @@
+//! Provider-neutral chat types: what evalgate asks a model and what it gets back.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDef>,
+    /// Force a call of this tool (judges use it to get a structured verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub parts: Vec<Part>,
+}
+
+impl ChatMessage {
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        ChatMessage { role, parts: vec![Part::Text(text.into())] }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text(String),
+    ToolCall(ModelToolCall),
+    ToolResult { id: String, content: String, is_error: bool },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as parsed; `Value::Null` when they were not valid JSON.
+    pub arguments: Value,
+    /// Why the arguments could not be parsed (OpenAI sends them as a string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub text: String,
+    pub tool_calls: Vec<ModelToolCall>,
+    pub usage: TokenUsage,
+    /// The model the provider says answered.
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub stop_reason: String,
+}
+
+/// Tokens of one response. `input` counts every input token, cached ones included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    /// Part of `output` (OpenAI reasoning models).
+    pub reasoning: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: TokenUsage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.reasoning += other.reasoning;
+    }
+}

@@ -1,0 +1,87 @@
+//! The HTTP part both protocols share: one POST of JSON, errors classified.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::client::LlmError;
+
+/// Where and how to reach a provider.
+#[derive(Clone)]
+pub struct HttpSettings {
+    pub base_url: String,
+    /// Never printed, never written.
+    pub api_key: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSettings").field("base_url", &self.base_url).field("timeout", &self.timeout).finish()
+    }
+}
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new)
+}
+
+/// Characters of a response body quoted in an error.
+const EXCERPT: usize = 300;
+
+pub fn excerpt(text: &str) -> String {
+    crate::grade::excerpt(text, EXCERPT)
+}
+
+/// POSTs `body`; a 2xx answer gives `(status, body)`, anything else an error.
+pub async fn post_json(
+    provider: &'static str,
+    settings: &HttpSettings,
+    url: &str,
+    auth: Option<(String, String)>,
+    body: &Value,
+) -> Result<(u16, String), LlmError> {
+    let mut request = client().post(url).timeout(settings.timeout).json(body);
+    for (k, v) in settings.headers.iter().chain(auth.iter()) {
+        request = request.header(k, v);
+    }
+    let response = request.send().await.map_err(|e| LlmError::Transport {
+        provider,
+        message: if e.is_timeout() {
+            format!("timed out after {}", humantime::format_duration(settings.timeout))
+        } else {
+            describe(&e)
+        },
+        timeout: e.is_timeout(),
+    })?;
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|s| Duration::try_from_secs_f64(s).ok());
+    let text = response.text().await.map_err(|e| LlmError::Transport { provider, message: describe(&e), timeout: e.is_timeout() })?;
+    if (200..300).contains(&status) {
+        return Ok((status, text));
+    }
+    // Both providers put the reason in `error.message`.
+    let message = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| excerpt(&text));
+    Err(LlmError::Status { provider, status, message, retry_after })
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
