@@ -17,7 +17,6 @@ use crate::gate::GateVerdict;
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
-use std::collections::BTreeMap;
 use crate::preflight::{PreflightError, preflight};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{EventLog, OutputPaths, WriteError, write_atomic};
@@ -31,6 +30,7 @@ use crate::run::scheduler::{RunOptions, schedule};
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
 use crate::suite::{LoadError, LoadOptions, did_you_mean, load_suite};
+use std::collections::BTreeMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -263,7 +263,8 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             }
             let baseline_path = regression.path.clone();
             let llm = Arc::new(llm_runtime(&p.suite, args, &price_file)?);
-            let results = run_suite(p, paths, options, regression, shard, llm, verbosity, cancel.clone()).await?;
+            let run = SuiteRun { planned: p, paths, regression, shard, llm };
+            let results = run_suite(run, options, verbosity, cancel.clone()).await?;
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {
                     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -387,16 +388,22 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, AppE
     Ok(RegressionPlan { section: Some(section), baseline, path: Some(path) })
 }
 
-async fn run_suite(
+/// One suite's run, as prepared before anything runs.
+struct SuiteRun<'a> {
     planned: Planned,
-    paths: &OutputPaths,
-    options: RunOptions,
+    paths: &'a OutputPaths,
     regression: RegressionPlan,
     shard: Option<Shard>,
     llm: Arc<LlmRuntime>,
+}
+
+async fn run_suite(
+    run: SuiteRun<'_>,
+    options: RunOptions,
     verbosity: Verbosity,
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
+    let SuiteRun { planned, paths, regression, shard, llm } = run;
     let started = Instant::now();
     let started_at = now();
     let suite = Arc::new(planned.suite);

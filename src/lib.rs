@@ -3,11 +3,11 @@
 
 pub mod app;
 pub mod cli;
-pub mod llm;
 pub mod commands;
 pub mod exit;
 pub mod gate;
 pub mod grade;
+pub mod llm;
 pub mod preflight;
 pub mod report;
 pub mod results;

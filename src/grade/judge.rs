@@ -58,8 +58,12 @@ impl JudgeCheck {
             }
             RawGraderKind::Llm { contains, exact, judge } => {
                 let q = match (contains, exact) {
-                    (Some(c), None) => cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains),
-                    (None, Some(e)) => cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact),
+                    (Some(c), None) => {
+                        cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains)
+                    }
+                    (None, Some(e)) => {
+                        cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact)
+                    }
                     _ => {
                         cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
                         None
@@ -89,27 +93,43 @@ impl JudgeCheck {
             Question::Rubric(criteria) => {
                 let list: Vec<String> = criteria.iter().enumerate().map(|(i, (c, _))| format!("{i}. {c}")).collect();
                 (
-                    format!("For each criterion, decide whether the answer meets it.\n\nCriteria:\n{}", list.join("\n")),
+                    format!(
+                        "For each criterion, decide whether the answer meets it.\n\nCriteria:\n{}",
+                        list.join("\n")
+                    ),
                     json!({"type": "object", "properties": {"criteria": {"type": "array", "items": {"type": "object",
                         "properties": {"index": {"type": "integer"}, "met": {"type": "boolean"}, "note": {"type": "string"}},
                         "required": ["index", "met", "note"]}}}, "required": ["criteria"]}),
                 )
             }
             Question::Contains(t) => (
-                format!("Does the answer contain, in meaning, the following? Wording may differ.\n\nExpected:\n{}", input.bindings.render(t)),
+                format!(
+                    "Does the answer contain, in meaning, the following? Wording may differ.\n\nExpected:\n{}",
+                    input.bindings.render(t)
+                ),
                 json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
             ),
             Question::Exact(t) => (
-                format!("Is the answer exactly the following, in meaning (no more, no less)?\n\nExpected:\n{}", input.bindings.render(t)),
+                format!(
+                    "Is the answer exactly the following, in meaning (no more, no less)?\n\nExpected:\n{}",
+                    input.bindings.render(t)
+                ),
                 json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
             ),
         };
-        let user = format!("Task given to the system:\n{}\n\nThe system's answer:\n{answer}\n\n{task_text}", input.bindings.prompt);
+        let user = format!(
+            "Task given to the system:\n{}\n\nThe system's answer:\n{answer}\n\n{task_text}",
+            input.bindings.prompt
+        );
         let mut request = ChatRequest {
             model: spec.model.clone(),
             system: Some(SYSTEM.into()),
             messages: vec![ChatMessage::text(Role::User, user)],
-            tools: vec![ToolDef { name: "record_verdict".into(), description: "Record the verdict.".into(), parameters: schema }],
+            tools: vec![ToolDef {
+                name: "record_verdict".into(),
+                description: "Record the verdict.".into(),
+                parameters: schema,
+            }],
             force_tool: Some("record_verdict".into()),
             temperature: Some(spec.temperature.unwrap_or(0.0)),
             max_tokens: spec.max_tokens,
@@ -159,32 +179,49 @@ impl JudgeCheck {
                     return Err(format!("no verdict for criterion {missing}"));
                 }
                 let total: f64 = criteria.iter().map(|(_, w)| w).sum();
-                let score = criteria.iter().zip(&met).filter(|(_, m)| **m == Some(true)).map(|((_, w), _)| w).sum::<f64>() / total;
+                let score =
+                    criteria.iter().zip(&met).filter(|(_, m)| **m == Some(true)).map(|((_, w), _)| w).sum::<f64>()
+                        / total;
                 let reason = criteria
                     .iter()
                     .zip(met.iter().zip(&notes))
                     .map(|((c, _), (m, note))| {
                         let mark = if *m == Some(true) { "✓" } else { "✗" };
-                        if note.is_empty() { format!("{mark} {c}") } else { format!("{mark} {c}: {}", excerpt(note, 80)) }
+                        if note.is_empty() {
+                            format!("{mark} {c}")
+                        } else {
+                            format!("{mark} {c}: {}", excerpt(note, 80))
+                        }
                     })
                     .collect::<Vec<_>>()
                     .join("; ");
-                let evidence = json!(criteria
-                    .iter()
-                    .zip(met.iter().zip(&notes))
-                    .map(|((c, w), (m, note))| json!({"criterion": c, "weight": w, "met": m, "note": note}))
-                    .collect::<Vec<_>>());
+                let evidence = json!(
+                    criteria
+                        .iter()
+                        .zip(met.iter().zip(&notes))
+                        .map(|((c, w), (m, note))| json!({"criterion": c, "weight": w, "met": m, "note": note}))
+                        .collect::<Vec<_>>()
+                );
                 Ok(Graded { score, passed: met.iter().all(|m| *m == Some(true)), reason, evidence: Some(evidence) })
             }
             Question::Contains(_) | Question::Exact(_) => {
                 let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
                 let reason = v.get("reason").and_then(Value::as_str).unwrap_or_default();
-                Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason: excerpt(reason, 200), evidence: None })
+                Ok(Graded {
+                    score: if passed { 1.0 } else { 0.0 },
+                    passed,
+                    reason: excerpt(reason, 200),
+                    evidence: None,
+                })
             }
         }
     }
 }
 
 fn excerpt_long(text: &str) -> String {
-    if text.chars().count() <= ANSWER_LIMIT { text.to_owned() } else { text.chars().take(ANSWER_LIMIT).collect::<String>() + "…" }
+    if text.chars().count() <= ANSWER_LIMIT {
+        text.to_owned()
+    } else {
+        text.chars().take(ANSWER_LIMIT).collect::<String>() + "…"
+    }
 }

@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use crate::llm::runtime::LlmRuntime;
 use crate::run::bindings::Bindings;
-use crate::suite::model::LlmSpec;
 use crate::suite::ValidateCx;
+use crate::suite::model::LlmSpec;
 use crate::suite::raw::{RawGrader, RawGraderKind};
 use crate::sut::Trace;
 

@@ -13,15 +13,16 @@ pub struct ResponseCache {
 }
 
 impl ResponseCache {
-    /// The key covers the provider and endpoint as well as the request (never the API key).
-    pub fn key(provider: &str, base_url: &str, request: &ChatRequest) -> String {
+    /// The key covers the provider and endpoint as well as the request (never the API key);
+    /// `None` if the request cannot be serialized (then it is not cached at all).
+    pub fn key(provider: &str, base_url: &str, request: &ChatRequest) -> Option<String> {
         let mut hasher = Sha256::new();
         hasher.update(provider.as_bytes());
         hasher.update([0]);
         hasher.update(base_url.as_bytes());
         hasher.update([0]);
-        hasher.update(serde_json::to_vec(request).unwrap_or_default());
-        hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        hasher.update(serde_json::to_vec(request).ok()?);
+        Some(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }
 
     pub fn get(&self, key: &str) -> Option<ChatResponse> {
@@ -31,10 +32,34 @@ impl ResponseCache {
 
     /// Best effort: a cache that cannot be written only costs a later re-request.
     pub fn put(&self, key: &str, response: &ChatResponse) {
-        if std::fs::create_dir_all(&self.dir).is_ok() {
-            if let Ok(json) = serde_json::to_vec(response) {
-                let _ = crate::report::writer::write_atomic(&self.dir.join(format!("{key}.json")), &json);
-            }
+        if std::fs::create_dir_all(&self.dir).is_ok()
+            && let Ok(json) = serde_json::to_vec(response)
+        {
+            let _ = crate::report::writer::write_atomic(&self.dir.join(format!("{key}.json")), &json);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{ChatMessage, Role};
+
+    #[test]
+    fn different_requests_get_different_keys() {
+        let mut a = ChatRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![ChatMessage::text(Role::User, "one")],
+            tools: Vec::new(),
+            force_tool: None,
+            temperature: None,
+            max_tokens: None,
+            seed: None,
+        };
+        let first = ResponseCache::key("openai", "http://x", &a).unwrap();
+        a.messages.push(ChatMessage::text(Role::User, "two"));
+        assert_ne!(first, ResponseCache::key("openai", "http://x", &a).unwrap());
+        assert_ne!(first, ResponseCache::key("anthropic", "http://x", &a).unwrap());
     }
 }

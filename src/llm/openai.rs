@@ -1,7 +1,6 @@
 //! The OpenAI Chat Completions wire protocol, which every OpenAI-compatible server (vLLM,
 //! Ollama, llama.cpp, LiteLLM, OpenRouter) speaks too.
 
-
 use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
@@ -116,10 +115,11 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
             .ok_or_else(|| malformed("a tool call without `function.name`".into()))?;
         let raw = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}");
         // Arguments arrive as a JSON string and may be invalid: keep the call, note why.
-        let (arguments, arguments_error) = match serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw }) {
-            Ok(a) => (a, None),
-            Err(e) => (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw)))),
-        };
+        let (arguments, arguments_error) =
+            match serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw }) {
+                Ok(a) => (a, None),
+                Err(e) => (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw)))),
+            };
         tool_calls.push(ModelToolCall {
             id: call.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
             name: name.to_owned(),
@@ -144,4 +144,3 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
         stop_reason: choice.get("finish_reason").and_then(Value::as_str).unwrap_or_default().to_owned(),
     })
 }
-

@@ -40,7 +40,12 @@ struct Builtin {
 }
 
 const fn p(input: f64, output: f64, read: f64, write: f64) -> Price {
-    Price { input_per_mtok: input, output_per_mtok: output, cache_read_per_mtok: Some(read), cache_write_per_mtok: Some(write) }
+    Price {
+        input_per_mtok: input,
+        output_per_mtok: output,
+        cache_read_per_mtok: Some(read),
+        cache_write_per_mtok: Some(write),
+    }
 }
 
 /// Sources: https://openai.com/api/pricing/ and https://www.anthropic.com/pricing#api,
@@ -71,7 +76,10 @@ pub struct PriceTable {
 impl PriceTable {
     pub fn price(&self, model: &str) -> Option<Price> {
         let longest = |prefixes: &mut dyn Iterator<Item = (&str, Price)>| {
-            prefixes.filter(|(prefix, _)| model.starts_with(prefix)).max_by_key(|(prefix, _)| prefix.len()).map(|(_, p)| p)
+            prefixes
+                .filter(|(prefix, _)| model.starts_with(prefix))
+                .max_by_key(|(prefix, _)| prefix.len())
+                .map(|(_, p)| p)
         };
         longest(&mut self.overrides.iter().map(|(k, v)| (k.as_str(), *v)))
             .or_else(|| longest(&mut BUILTIN.iter().map(|b| (b.prefix, b.price))))
@@ -97,7 +105,10 @@ mod tests {
         let u = TokenUsage { input: 1_000_000, output: 100_000, cache_read: 400_000, cache_write: 0, reasoning: 0 };
         assert!((table.cost("gpt-4o", &u).unwrap() - 3.0).abs() < 1e-9);
         let mut custom = PriceTable::default();
-        custom.overrides.insert("gpt-4o".into(), Price { input_per_mtok: 1.0, output_per_mtok: 1.0, cache_read_per_mtok: None, cache_write_per_mtok: None });
+        custom.overrides.insert(
+            "gpt-4o".into(),
+            Price { input_per_mtok: 1.0, output_per_mtok: 1.0, cache_read_per_mtok: None, cache_write_per_mtok: None },
+        );
         assert!((custom.cost("gpt-4o-mini", &u).unwrap() - 1.1).abs() < 1e-9);
     }
 }

@@ -43,20 +43,26 @@ impl LlmRuntime {
     }
 
     /// Sends `request` to the model of `spec`; `use_cache` reads and fills the cache.
-    pub async fn complete(&self, spec: &LlmSpec, request: &ChatRequest, use_cache: bool) -> Result<Completion, LlmError> {
+    pub async fn complete(
+        &self,
+        spec: &LlmSpec,
+        request: &ChatRequest,
+        use_cache: bool,
+    ) -> Result<Completion, LlmError> {
         let base_url = base_url(spec);
-        let cache = self.cache.as_ref().filter(|_| use_cache);
         let key = ResponseCache::key(spec.provider.label(), &base_url, request);
-        if let Some(hit) = cache.and_then(|c| c.get(&key)) {
+        let cache = self.cache.as_ref().filter(|_| use_cache).zip(key);
+        if let Some(hit) = cache.as_ref().and_then(|(c, key)| c.get(key)) {
             return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true });
         }
         let client = self.client(spec, base_url);
         let response = client.complete(request).await?;
-        if let Some(cache) = cache {
-            cache.put(&key, &response);
+        if let Some((cache, key)) = &cache {
+            cache.put(key, &response);
         }
         let model = if response.model.is_empty() { &spec.model } else { &response.model };
-        let cost_usd = self.prices.cost(model, &response.usage).or_else(|| self.prices.cost(&spec.model, &response.usage));
+        let cost_usd =
+            self.prices.cost(model, &response.usage).or_else(|| self.prices.cost(&spec.model, &response.usage));
         Ok(Completion { response, cost_usd, cached: false })
     }
 

@@ -63,7 +63,11 @@ pub async fn post_json(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
         .and_then(|s| Duration::try_from_secs_f64(s).ok());
-    let text = response.text().await.map_err(|e| LlmError::Transport { provider, message: describe(&e), timeout: e.is_timeout() })?;
+    let text = response.text().await.map_err(|e| LlmError::Transport {
+        provider,
+        message: describe(&e),
+        timeout: e.is_timeout(),
+    })?;
     if (200..300).contains(&status) {
         return Ok((status, text));
     }

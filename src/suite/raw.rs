@@ -364,16 +364,9 @@ pub enum RawGraderKind {
     /// A file that must meet `expect`.
     File(RawFileCheck),
     /// An LLM judge scores weighted criteria; score = weighted share met.
-    Rubric {
-        criteria: Vec<RawCriterion>,
-        judge: Option<RawJudge>,
-    },
+    Rubric { criteria: Vec<RawCriterion>, judge: Option<RawJudge> },
     /// An LLM judge checks the answer semantically `contains` or is `exact`ly the expected text.
-    Llm {
-        contains: Option<String>,
-        exact: Option<String>,
-        judge: Option<RawJudge>,
-    },
+    Llm { contains: Option<String>, exact: Option<String>, judge: Option<RawJudge> },
     /// The system's verdict on an attack: detection and policy scored apart.
     Safety {
         detected: bool,

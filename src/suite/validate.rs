@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, LlmAgent, LlmSpec, Provider, DEFAULT_TASK_TIMEOUT, EnvRequirements, Prompt,
-    RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
+    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
+    LlmAgent, LlmSpec, Prompt, Provider, RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
 };
 use super::positions::Position;
 use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
@@ -168,9 +168,14 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
         let spec = llm_spec(cx, &raw.llm(), &path);
-        return Some(Agent::Llm(LlmAgent { name: name.to_owned(), spec: spec?, max_turns: raw.max_turns.unwrap_or(8) }));
+        return Some(Agent::Llm(LlmAgent {
+            name: name.to_owned(),
+            spec: spec?,
+            max_turns: raw.max_turns.unwrap_or(8),
+        }));
     };
-    let model_keys = [("provider", raw.provider.is_some()), ("model", raw.model.is_some()), ("max_turns", raw.max_turns.is_some())];
+    let model_keys =
+        [("provider", raw.provider.is_some()), ("model", raw.model.is_some()), ("max_turns", raw.max_turns.is_some())];
     if let Some((key, _)) = model_keys.iter().find(|(_, set)| *set) {
         cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }

@@ -1,0 +1,304 @@
+//! Model agents and judges against a local server that speaks the OpenAI Chat Completions
+//! and Anthropic Messages protocols.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use common::Test;
+use common::server::{Reply, Request, Server};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-secret-value-9b1c";
+
+fn openai_answer(text: &str, usage: Value) -> String {
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": usage})
+    .to_string()
+}
+
+fn openai_verdict(arguments: Value) -> String {
+    json!({"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "record_verdict", "arguments": arguments.to_string()}}]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
+    .to_string()
+}
+
+fn body(r: &Request) -> Value {
+    serde_json::from_str(&r.body).unwrap_or(Value::Null)
+}
+
+fn suite(server: &Server, extra: &str, tasks: &str) -> String {
+    format!(
+        "evalgate: 1\nsuite: t\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY, system: Be brief., retries: 2, timeout: 2s}}\n{extra}\ntasks:\n{tasks}",
+        server.url()
+    )
+}
+
+fn run(yaml: &str) -> common::Run {
+    Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
+}
+
+#[test]
+fn an_openai_agent_answers_and_its_cost_comes_from_the_price_table() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        assert_eq!(r.path, "/v1/chat/completions");
+        assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        assert_eq!(b["messages"][0], json!({"role": "system", "content": "Be brief."}));
+        let usage = json!({"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200,
+            "prompt_tokens_details": {"cached_tokens": 400}, "completion_tokens_details": {"reasoning_tokens": 50}});
+        (
+            200,
+            openai_answer(
+                &format!("Refunds within 30 days. You asked: {}", b["messages"][1]["content"].as_str().unwrap()),
+                usage,
+            ),
+        )
+    });
+    let yaml = suite(
+        &server,
+        "",
+        "  - id: refund\n    prompt: What is the refund window?\n    grade: [{type: contains, value: 30 days}]\n",
+    );
+    let run = run(&yaml);
+    run.expect_code(0);
+    let trial = &run.task("refund")["trials"][0];
+    assert_eq!(trial["model"], "gpt-4o-mini-2024-07-18");
+    assert_eq!(trial["usage"]["input_tokens"], 1000);
+    // (600 × 0.15 + 400 × 0.075 + 200 × 0.60) / 1e6
+    let cost = trial["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.00024).abs() < 1e-12, "{cost}");
+}
+
+#[test]
+fn an_anthropic_agent_with_cache_tokens_and_a_price_override() {
+    let server = Server::start(|r| {
+        assert_eq!(r.path, "/v1/messages");
+        assert_eq!(r.header("x-api-key"), Some(KEY));
+        assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+        let b = body(r);
+        assert_eq!(b["system"], "Be brief.");
+        assert_eq!(b["max_tokens"], 1024);
+        let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x-1",
+            "content": [{"type": "thinking", "thinking": "..."}, {"type": "text", "text": "Paris."}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300}});
+        (200, answer.to_string())
+    });
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\npricing:\n  claude-x: {{input_per_mtok: 1, output_per_mtok: 10, cache_read_per_mtok: 0.1, cache_write_per_mtok: 2}}\nagents:\n  bot: {{provider: anthropic, model: claude-x-1, base_url: '{}', api_key_env: EVALGATE_TEST_KEY, system: Be brief.}}\ntasks:\n  - id: capital\n    prompt: Capital of France?\n    grade: [{{type: equals, value: Paris.}}]\n",
+        server.url()
+    );
+    let run = run(&yaml);
+    run.expect_code(0);
+    let usage = &run.task("capital")["trials"][0]["usage"];
+    assert_eq!(usage["input_tokens"], 600);
+    // (100 × 1 + 300 × 0.1 + 200 × 2 + 10 × 10) / 1e6
+    assert!((usage["cost_usd"].as_f64().unwrap() - 0.00063).abs() < 1e-12, "{usage}");
+}
+
+#[test]
+fn rate_limits_honour_retry_after_and_server_errors_are_retried() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let count = calls.clone();
+    let server = Server::start_with(move |_| match count.fetch_add(1, Ordering::SeqCst) {
+        0 => Reply {
+            status: 429,
+            headers: vec![("retry-after".into(), "1".into())],
+            body: r#"{"error": {"message": "Rate limit reached", "type": "rate_limit"}}"#.into(),
+        },
+        1 => Reply::json(500, r#"{"error": {"message": "internal"}}"#),
+        _ => Reply::json(200, openai_answer("ok", json!({"prompt_tokens": 1, "completion_tokens": 1}))),
+    });
+    let started = std::time::Instant::now();
+    let run = run(&suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n"));
+    run.expect_code(0);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After was not honoured");
+}
+
+#[test]
+fn malformed_bodies_errors_and_timeouts_are_task_errors() {
+    let server = Server::start_with(|r| {
+        let prompt = body(r)["messages"][1]["content"].as_str().unwrap_or_default().to_owned();
+        match prompt.as_str() {
+            "malformed" => Reply::json(200, "{\"choices\": [}"),
+            "missing" => Reply::json(200, r#"{"id": "x", "choices": []}"#),
+            "forbidden" => Reply::json(401, r#"{"error": {"message": "Incorrect API key provided"}}"#),
+            _ => {
+                std::thread::sleep(Duration::from_secs(4));
+                Reply::json(200, openai_answer("late", json!({})))
+            }
+        }
+    });
+    let tasks = ["malformed", "missing", "forbidden", "slow"]
+        .map(|p| format!("  - id: {p}\n    prompt: {p}\n    grade: [{{type: contains, value: x}}]\n"))
+        .concat();
+    let yaml = suite(&server, "", &tasks).replace("retries: 2", "retries: 0");
+    let run = run(&yaml);
+    run.expect_code(1);
+    let reason = |id: &str| run.task(id)["reason"].as_str().unwrap().to_owned();
+    assert!(
+        reason("malformed").starts_with("agent `bot`: malformed response from openai (HTTP 200): not JSON"),
+        "{}",
+        reason("malformed")
+    );
+    assert!(reason("malformed").contains("body: {\"choices\": [}"));
+    assert_eq!(
+        reason("missing"),
+        "agent `bot`: malformed response from openai (HTTP 200): no `choices[0]`; body: {\"id\": \"x\", \"choices\": []}"
+    );
+    assert_eq!(reason("forbidden"), "agent `bot`: HTTP 401 from openai: Incorrect API key provided");
+    assert_eq!(reason("slow"), "agent `bot`: openai request failed: timed out after 2s");
+    for id in ["malformed", "missing", "forbidden", "slow"] {
+        assert_eq!(run.task(id)["status"], "error");
+    }
+}
+
+#[test]
+fn a_rubric_judged_two_of_three_criteria_scores_their_weights() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some() {
+            let user = b["messages"][1]["content"].as_str().unwrap();
+            assert!(user.contains("0. polite") && user.contains("2. cites the 30-day window"), "{user}");
+            (
+                200,
+                openai_verdict(json!({"criteria": [
+                {"index": 0, "met": true, "note": "courteous"},
+                {"index": 1, "met": false, "note": "no apology"},
+                {"index": 2, "met": true, "note": "mentions 30 days"}]})),
+            )
+        } else {
+            (200, openai_answer("Refunds within 30 days.", json!({"prompt_tokens": 10, "completion_tokens": 5})))
+        }
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let tasks = "  - id: t\n    prompt: Refund?\n    threshold: 0.7\n    grade:\n      - type: rubric\n        criteria:\n          - {criterion: polite, weight: 0.5}\n          - {criterion: apologises, weight: 0.3}\n          - {criterion: cites the 30-day window, weight: 0.2}\n";
+    let run = run(&suite(&server, &judge, tasks));
+    run.expect_code(0);
+    let grader = &run.task("t")["trials"][0]["graders"][0];
+    assert!((grader["score"].as_f64().unwrap() - 0.7).abs() < 1e-9, "{grader}");
+    assert_eq!(
+        grader["reason"],
+        "✓ polite: courteous; ✗ apologises: no apology; ✓ cites the 30-day window: mentions 30 days"
+    );
+    // The judge's cost is counted with the agent's: 10+5 and 100+10 tokens of gpt-4o-mini.
+    let trial = &run.task("t")["trials"][0];
+    assert!(trial["judge_cost_usd"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn an_unparseable_judge_is_asked_twice_then_errors() {
+    let judged = Arc::new(AtomicU32::new(0));
+    let count = judged.clone();
+    let server = Server::start(move |r| {
+        if body(r).get("tool_choice").is_some() {
+            count.fetch_add(1, Ordering::SeqCst);
+            (200, openai_answer("I think it is fine.", json!({})))
+        } else {
+            (200, openai_answer("answer", json!({})))
+        }
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let run =
+        run(&suite(&server, &judge, "  - id: t\n    prompt: x\n    grade: [{type: llm, contains: the answer}]\n"));
+    run.expect_code(1);
+    let task = run.task("t");
+    assert_eq!(judged.load(Ordering::SeqCst), 2, "{task}");
+    assert_eq!(task["status"], "error");
+    assert_eq!(
+        task["reason"],
+        "grader `llm` errored: the judge's verdict could not be read twice: no record_verdict call"
+    );
+}
+
+#[test]
+fn judge_responses_are_cached_across_runs() {
+    let judged = Arc::new(AtomicU32::new(0));
+    let count = judged.clone();
+    let server = Server::start(move |r| {
+        if body(r).get("tool_choice").is_some() {
+            count.fetch_add(1, Ordering::SeqCst);
+            (200, openai_verdict(json!({"passed": true, "reason": "same meaning"})))
+        } else {
+            (200, openai_answer("Paris is the capital.", json!({"prompt_tokens": 5, "completion_tokens": 5})))
+        }
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let yaml = suite(&server, &judge, "  - id: t\n    prompt: x\n    grade: [{type: llm, contains: Paris}]\n");
+    let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
+    let dir = test.path().to_owned();
+    let first = test.args(&["run"]).run();
+    first.expect_code(0);
+    let evalgate = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&dir)
+            .env("EVALGATE_TEST_KEY", KEY)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(evalgate(&["run"]).status.code(), Some(0));
+    assert_eq!(judged.load(Ordering::SeqCst), 1, "the second run's judge answer came from the cache");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    let grader = &results["tasks"][0]["trials"][0]["graders"][0];
+    assert_eq!(grader["cached"], true);
+    assert_eq!(results["tasks"][0]["trials"][0]["judge_cost_usd"], 0.0);
+    assert_eq!(evalgate(&["run", "--no-cache"]).status.code(), Some(0));
+    assert_eq!(judged.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn the_cost_budget_stops_dispatch() {
+    let server =
+        Server::start(|_| (200, openai_answer("ok", json!({"prompt_tokens": 1_000_000, "completion_tokens": 0}))));
+    let tasks: String =
+        (0..4).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: equals, value: ok}}]\n")).collect();
+    // Each answer costs $0.15 (1M input tokens of gpt-4o-mini); the budget is $0.20.
+    let run = run(&suite(&server, "thresholds: {max_cost_usd: 0.2}", &tasks));
+    run.expect_code(1);
+    let totals = &run.results()["totals"];
+    assert_eq!(totals["skipped"], 2, "{totals}");
+    assert_eq!(run.task("t3")["reason"], "not run: the cost budget (thresholds.max_cost_usd) is spent");
+    assert_eq!(server.requests(), 2);
+}
+
+#[test]
+fn the_api_key_never_reaches_an_output() {
+    let server = Server::start(|_| (401, r#"{"error": {"message": "bad key"}}"#.to_string()));
+    let run = run(&suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n"));
+    run.expect_code(1);
+    for file in ["results.json", "summary.json", "events.jsonl", "junit.xml", "summary.md"] {
+        assert!(!run.read(&format!("evalgate-out/{file}")).contains(KEY), "{file} contains the key");
+    }
+    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+}
+
+#[test]
+fn a_missing_api_key_fails_preflight_by_name() {
+    let server = Server::start(|_| (200, String::new()));
+    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n");
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("- API key `EVALGATE_TEST_KEY`: is not set (agent `bot`, openai gpt-4o-mini)"),
+        "{}",
+        run.stderr
+    );
+}
