@@ -74,6 +74,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Compare(args) => crate::commands::compare::compare(&args),
         Command::Merge(args) => crate::commands::merge::merge(&args),
         Command::Report(args) => crate::commands::report::report(&args),
+        Command::Convert(args) => crate::commands::convert::convert(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -31,8 +31,18 @@ pub enum Command {
     Merge(MergeArgs),
     /// Render JUnit, Markdown and the OpenWOP summary from a results file.
     Report(ReportArgs),
+    /// Print a suite of another format (OpenWOP AgentEvalSuite) as a native evalgate suite.
+    Convert(ConvertArgs),
     /// Print the JSON Schema of the native suite format.
     Schema,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ConvertArgs {
+    pub file: PathBuf,
+    /// The input format (default: detected): openwop.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
 }
 
 /// `--max-*` regression budgets (override those recorded in the results).

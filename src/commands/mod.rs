@@ -1,5 +1,6 @@
 //! Commands that work on results files rather than suites.
 
 pub mod compare;
+pub mod convert;
 pub mod merge;
 pub mod report;

@@ -94,8 +94,8 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         tags: task.tags.clone(),
         category: task.category.clone(),
         severity: task.category.as_ref().map(|_| task.severity.clone()),
-        file: display_path(&suite.file),
-        line: task.position.line,
+        file: task_file(suite, task),
+        line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
         status,
         score,
@@ -120,8 +120,8 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         tags: task.tags.clone(),
         category: task.category.clone(),
         severity: task.category.as_ref().map(|_| task.severity.clone()),
-        file: display_path(&suite.file),
-        line: task.position.line,
+        file: task_file(suite, task),
+        line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
         status: Status::Skipped,
         score: 0.0,
@@ -135,6 +135,14 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         pass_at_k: None,
         pass_hat_k: None,
         trials: Vec::new(),
+    }
+}
+
+/// Where the task is defined: the suite file, or the file it was imported from.
+fn task_file(suite: &Suite, task: &Task) -> String {
+    match &task.origin {
+        Some((file, _)) => display_path(&suite.dir.join(file)),
+        None => display_path(&suite.file),
     }
 }
 

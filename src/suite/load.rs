@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_yaml::{Mapping, Value};
 
 use super::context::ValidateCx;
+use super::formats::{self, Format};
 use super::load_error::LoadError;
 use super::model::Suite;
 use super::positions::Position;
@@ -30,7 +31,10 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
         .map(Path::to_owned)
         .unwrap_or_default();
     let mut cx = ValidateCx::new(path, dir, &source);
-    let raw = parse(&source, &mut cx);
+    let raw = parse(&source, &mut cx).map(|mut raw| {
+        expand_imports(&mut raw, &mut cx);
+        raw
+    });
     match raw {
         Some(raw) if cx.diagnostics.is_empty() => {
             let suite = validate(raw, options, &mut cx);
@@ -50,7 +54,13 @@ fn parse(source: &str, cx: &mut ValidateCx) -> Option<RawSuite> {
         return Some(suite);
     }
     let root: Value = match serde_yaml::from_str(source) {
-        Ok(v) => v,
+        Ok(v) => {
+            if let Some(d) = foreign(&v, cx) {
+                cx.diagnostics.push(d);
+                return None;
+            }
+            v
+        }
         Err(e) => {
             let position = e.location().map(|l| Position { line: l.line(), column: l.column() });
             let message = strip_location(&e.to_string());
@@ -125,6 +135,129 @@ fn parse_grader(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawGrad
     let common: Option<RawGraderCommon> = de(cx, Value::Mapping(common), path, &[]);
     let kind: Option<RawGraderKind> = de(cx, Value::Mapping(rest), path, &GRADER_COMMON_KEYS);
     Some(RawGrader { common: common?, kind: kind? })
+}
+
+/// A file in another format, run directly: say what it is and how to run it.
+fn foreign(root: &Value, cx: &ValidateCx) -> Option<super::Diagnostic> {
+    let json: serde_json::Value = serde_yaml::from_value(root.clone()).ok()?;
+    let format = formats::detect(&json);
+    let file = cx.file.display();
+    let (message, help) = match format {
+        Format::Native | Format::Unknown => return None,
+        Format::OpenWop => {
+            let problems = formats::openwop::validate(&json);
+            if !problems.is_empty() {
+                let list: Vec<String> = problems.iter().map(|(at, m)| format!("{at}: {m}")).collect();
+                (format!("invalid OpenWOP AgentEvalSuite:\n  {}", list.join("\n  ")), None)
+            } else {
+                (
+                    "this OpenWOP AgentEvalSuite does not say how to run the agent under test".to_owned(),
+                    Some(format!(
+                        "import it from a native suite that names the agent:\n    imports: [{{format: openwop, path: {file}, agent: NAME}}]\n  or run `evalgate convert {file}` and edit the agent in the suite it prints"
+                    )),
+                )
+            }
+        }
+        other => (format!("{} files are recognised but not run by this evalgate yet", other.name()), None),
+    };
+    let mut d = cx.diagnostic_at("", None, message);
+    d.help = help;
+    Some(d)
+}
+
+/// Appends the tasks of every `imports` entry, recording where each came from.
+fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
+    let imports = std::mem::take(&mut raw.imports);
+    for (i, import) in imports.iter().enumerate() {
+        let path = format!("imports[{i}]");
+        if import.format != "openwop" {
+            let d = cx.error(&format!("{path}.format"), format!("unknown import format `{}`", import.format));
+            d.help = Some("supported: openwop".into());
+            continue;
+        }
+        let Some(agent) = import.agent.clone().or_else(|| raw.defaults.agent.clone()) else {
+            cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
+            continue;
+        };
+        let files = match glob_files(&cx.dir, &import.path) {
+            Ok(files) if !files.is_empty() => files,
+            Ok(_) => {
+                cx.error(&format!("{path}.path"), format!("no file matches `{}`", import.path));
+                continue;
+            }
+            Err(e) => {
+                cx.error(&format!("{path}.path"), e);
+                continue;
+            }
+        };
+        for file in files {
+            let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    cx.error(&format!("{path}.path"), format!("cannot read {shown}: {e}"));
+                    continue;
+                }
+            };
+            let doc: serde_json::Value = match serde_yaml::from_str(&text) {
+                Ok(d) => d,
+                Err(e) => {
+                    cx.error(
+                        &format!("{path}.path"),
+                        format!("{shown} is not JSON or YAML: {}", strip_location(&e.to_string())),
+                    );
+                    continue;
+                }
+            };
+            let problems = formats::openwop::validate(&doc);
+            if !problems.is_empty() {
+                for (at, m) in problems {
+                    cx.error(&format!("{path}.path"), format!("{shown}{at}: {m}"));
+                }
+                continue;
+            }
+            let positions = super::positions::PositionIndex::build_to_depth(&text, 2);
+            let existing: std::collections::HashSet<String> = raw.tasks.iter().map(|t| t.id.clone()).collect();
+            let prefix = file.file_stem().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
+            for (j, mut task) in formats::openwop::tasks(&doc, &agent).into_iter().enumerate() {
+                let id = task["id"].as_str().unwrap_or_default().to_owned();
+                if existing.contains(&id) {
+                    task["id"] = serde_json::Value::String(format!("{prefix}.{id}"));
+                }
+                match serde_json::from_value::<RawTask>(task) {
+                    Ok(t) => {
+                        let line = positions.value(&format!("tasks[{j}]")).map_or(1, |p| p.line);
+                        cx.task_origins.insert(raw.tasks.len(), (shown.clone(), line));
+                        raw.tasks.push(t);
+                    }
+                    Err(e) => {
+                        cx.error(&format!("{path}.path"), format!("{shown} task {j}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `pattern` relative to `dir`: a path, or a glob in its last component (`evals/*.json`).
+fn glob_files(dir: &std::path::Path, pattern: &str) -> Result<Vec<std::path::PathBuf>, String> {
+    let full = dir.join(pattern);
+    if !pattern.contains(['*', '?', '[']) {
+        return Ok(if full.exists() { vec![full] } else { Vec::new() });
+    }
+    let parent = full.parent().map(std::path::Path::to_owned).unwrap_or_else(|| dir.to_owned());
+    let name = full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if parent.to_string_lossy().contains(['*', '?', '[']) {
+        return Err(format!("`{pattern}`: a glob may only be in the file name"));
+    }
+    let matcher = globset::Glob::new(&name).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?.compile_matcher();
+    let mut files: Vec<_> = std::fs::read_dir(&parent)
+        .map_err(|e| format!("cannot list {}: {e}", parent.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| matcher.is_match(n)))
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Deserializes `value` found at `base`, recording an error with its full key path.

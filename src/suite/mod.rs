@@ -2,6 +2,7 @@
 
 mod context;
 mod diagnostic;
+pub mod formats;
 mod load;
 mod load_error;
 pub mod model;

@@ -177,6 +177,8 @@ pub struct Task {
     pub severity: String,
     /// Where the task starts in the suite file.
     pub position: Position,
+    /// For an imported task: its file (relative to the suite's directory) and line.
+    pub origin: Option<(String, usize)>,
     pub agent: Arc<Agent>,
     pub prompt: Prompt,
     pub setup: Vec<Step>,

@@ -48,7 +48,21 @@ pub struct RawSuite {
     /// Steps run once: `before_all` before the first task, `after_all` after the last (always).
     #[serde(default)]
     pub hooks: RawHooks,
+    /// Tasks from files in other formats, run with this suite's agents, judge and gates.
+    #[serde(default)]
+    pub imports: Vec<RawImport>,
     pub tasks: Vec<RawTask>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawImport {
+    /// openwop (more formats to come).
+    pub format: String,
+    /// A file, or a glob of files, relative to this suite.
+    pub path: String,
+    /// The agent that runs the imported tasks (default: `defaults.agent`).
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

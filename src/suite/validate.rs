@@ -131,7 +131,11 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
             cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
         }
         cx.step_outputs.clone_from(&hook_outputs);
-        if let Some(task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials) {
+        let origin = cx.task_origins.get(&i).cloned();
+        if let Some(mut task) =
+            validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials)
+        {
+            task.origin = origin;
             tasks.push(task);
         }
     }
@@ -349,6 +353,7 @@ fn validate_task(
         category: raw.category,
         severity,
         position,
+        origin: None,
         agent,
         prompt: prompt?,
         setup: setup?,

@@ -1,0 +1,128 @@
+//! OpenWOP AgentEvalSuite (RFC 0081): validated with its schema's exact patterns and bounds
+//! plus the checks the schema leaves out, then turned into native tasks.
+//!
+//! `expected.match` strategies: `exact` → `equals` (a non-string value → `json` equals),
+//! `contains` → `contains`, `json-match` → `json` deep equality (key order ignored);
+//! `rubric` → a `rubric` judge with the same weights. `input`: a string is the prompt, an
+//! object with `messages` the conversation, anything else its JSON text.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use serde_json::{Value, json};
+
+use super::literal;
+
+static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+    let schema: Value = serde_json::from_str(include_str!("openwop-agent-eval-suite.schema.json")).expect("valid JSON");
+    jsonschema::validator_for(&schema).expect("a valid schema")
+});
+
+/// Every problem, as `(JSON pointer, message)`.
+pub fn validate(doc: &Value) -> Vec<(String, String)> {
+    let mut problems: Vec<(String, String)> =
+        SCHEMA.iter_errors(doc).map(|e| (e.instance_path().to_string(), e.to_string())).collect();
+    let mut seen = HashSet::new();
+    for (i, task) in doc.get("tasks").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let at = format!("/tasks/{i}");
+        if let Some(id) = task.get("taskId").and_then(Value::as_str)
+            && !seen.insert(id.to_owned())
+        {
+            problems.push((format!("{at}/taskId"), format!("duplicate taskId `{id}`")));
+        }
+        match task.pointer("/expected/kind").and_then(Value::as_str) {
+            Some("golden") if task.pointer("/expected/match").is_none() => {
+                problems.push((format!("{at}/expected"), "a golden task needs `match`".into()));
+            }
+            Some("rubric") if task.pointer("/expected/rubric").and_then(Value::as_array).is_none_or(Vec::is_empty) => {
+                problems.push((format!("{at}/expected"), "a rubric task needs a non-empty `rubric`".into()));
+            }
+            _ => {}
+        }
+        if task.pointer("/fixtures/toolResponses").and_then(Value::as_array).is_some_and(|r| !r.is_empty()) {
+            problems.push((
+                format!("{at}/fixtures/toolResponses"),
+                "tool-response fixtures need the scenario level, which this evalgate does not run yet".into(),
+            ));
+        }
+    }
+    problems
+}
+
+/// The native tasks of `doc`, each run by `agent`.
+pub fn tasks(doc: &Value, agent: &str) -> Vec<Value> {
+    doc.get("tasks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let mut task = json!({"id": t["taskId"], "agent": agent});
+            match &t["input"] {
+                Value::String(s) => task["prompt"] = json!(literal(s)),
+                Value::Object(o) if o.get("messages").is_some_and(Value::is_array) => {
+                    task["messages"] = Value::Array(
+                        o["messages"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|m| json!({"role": m["role"], "content": literal(m["content"].as_str().unwrap_or_default())}))
+                            .collect(),
+                    );
+                }
+                other => task["prompt"] = json!(literal(&other.to_string())),
+            }
+            let expected = &t["expected"];
+            let grader = match expected["kind"].as_str() {
+                Some("rubric") => json!({
+                    "type": "rubric",
+                    "criteria": expected["rubric"].as_array().into_iter().flatten()
+                        .map(|c| json!({"criterion": c["criterion"], "weight": c["weight"]})).collect::<Vec<_>>(),
+                }),
+                _ => {
+                    let m = &expected["match"];
+                    match (m["strategy"].as_str(), &m["value"]) {
+                        (Some("exact"), Value::String(v)) => json!({"type": "equals", "value": literal(v)}),
+                        (Some("contains"), Value::String(v)) => json!({"type": "contains", "value": literal(v)}),
+                        (Some("contains"), v) => json!({"type": "contains", "value": literal(&v.to_string())}),
+                        (_, v) => json!({"type": "json", "equals": v}),
+                    }
+                }
+            };
+            task["grade"] = json!([grader]);
+            task
+        })
+        .collect()
+}
+
+/// `thresholds` in native names.
+pub fn thresholds(doc: &Value) -> Option<Value> {
+    let t = doc.get("thresholds")?;
+    let mut out = serde_json::Map::new();
+    for (from, to) in
+        [("passScore", "pass_score"), ("maxCostUsd", "max_cost_usd"), ("maxP95LatencyMs", "max_p95_latency_ms")]
+    {
+        if let Some(v) = t.get(from) {
+            out.insert(to.into(), v.clone());
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// A whole native suite for `evalgate convert`, with a placeholder agent to point at yours.
+pub fn suite(doc: &Value) -> Value {
+    let mut suite = json!({
+        "evalgate": 1,
+        "suite": doc["suiteId"],
+        "version": doc["version"],
+        "modes": doc["modes"],
+        "agents": {"agent": {"command": ["./agent.sh", "{prompt}"]}},
+    });
+    if let Some(t) = thresholds(doc) {
+        suite["thresholds"] = t;
+    }
+    if tasks(doc, "agent").iter().any(|t| t["grade"][0]["type"] == "rubric") {
+        suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
+    }
+    suite["tasks"] = Value::Array(tasks(doc, "agent"));
+    suite
+}
