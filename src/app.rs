@@ -214,6 +214,13 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
         ));
     }
+    let github = crate::github::actions::enabled(args.github, args.no_github);
+    if github {
+        // Masks first, before anything else can print a secret.
+        for line in crate::github::actions::masks(planned.iter().flat_map(|p| crate::preflight::secret_env(&p.suite))) {
+            println!("{line}");
+        }
+    }
     let regressions = planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>()?;
     let price_file = read_prices(args.pricing.as_deref())?;
     preflight_all(&planned)?;
@@ -265,7 +272,17 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             let baseline_path = regression.path.clone();
             let llm = Arc::new(llm_runtime(&p.suite, args, &price_file)?);
             let run = SuiteRun { planned: p, paths, regression, shard, llm };
+            if github {
+                println!("::group::evalgate: tasks of {}", run.planned.suite.id);
+            }
             let results = run_suite(run, options, verbosity, cancel.clone()).await?;
+            if github {
+                println!("::endgroup::");
+                for line in crate::github::actions::annotations(&results) {
+                    println!("{line}");
+                }
+                crate::github::actions::publish(&results, paths)?;
+            }
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {
                     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

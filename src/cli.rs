@@ -166,6 +166,12 @@ pub struct RunArgs {
     /// After a passing run, write its results to the baseline file.
     #[arg(long)]
     pub update_baseline: bool,
+    /// Act as a GitHub Action: step summary, outputs, annotations, masks (default: on when GITHUB_ACTIONS=true).
+    #[arg(long, conflicts_with = "no_github")]
+    pub github: bool,
+    /// Do not act as a GitHub Action even under GitHub Actions.
+    #[arg(long)]
+    pub no_github: bool,
     /// Do not read or write the model response cache (.evalgate/cache/).
     #[arg(long)]
     pub no_cache: bool,

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod gate;
+pub mod github;
 pub mod grade;
 pub mod llm;
 pub mod preflight;

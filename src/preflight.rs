@@ -87,6 +87,21 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     if misses.is_empty() { Ok(()) } else { Err(PreflightError { file: suite.file.display().to_string(), misses }) }
 }
 
+/// The environment variables whose values the run reads and must never show: required
+/// ones, every `{env.X}`, and the API keys of model agents and judges.
+pub fn secret_env(suite: &Suite) -> BTreeSet<&str> {
+    let mut names = referenced_env(suite);
+    names.extend(suite.env.env_vars.iter().map(String::as_str));
+    for agent in suite.agents.values() {
+        if let Agent::Llm(l) = &**agent {
+            names.insert(&l.spec.api_key_env);
+        }
+    }
+    names.extend(suite.judge.iter().map(|j| j.api_key_env.as_str()));
+    names.extend(grader_judges(suite).map(|(_, j)| j.api_key_env.as_str()));
+    names
+}
+
 /// `{env.X}` used anywhere in the suite's templates.
 fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
     let mut templates: Vec<&Template> = Vec::new();

@@ -1,0 +1,4 @@
+//! GitHub Actions: the step summary, step outputs, annotations and masks.
+
+pub mod actions;
+pub mod commands;
