@@ -7,6 +7,10 @@ set -euo pipefail
 args=(run)
 read -r -a suites <<< "$INPUT_SUITE"
 args+=("${suites[@]}" --github --out "${INPUT_OUT:-evalgate-out}")
+case "${INPUT_COMMENT:-auto}" in
+  true) args+=(--comment) ;;
+  auto) case "${GITHUB_EVENT_NAME:-}" in pull_request | pull_request_target) args+=(--comment) ;; esac ;;
+esac
 if [ -n "${INPUT_BASELINE:-}" ]; then
   args+=(--baseline "$INPUT_BASELINE")
 fi

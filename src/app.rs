@@ -75,6 +75,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Merge(args) => crate::commands::merge::merge(&args),
         Command::Report(args) => crate::commands::report::report(&args),
         Command::Convert(args) => crate::commands::convert::convert(&args),
+        Command::Comment(args) => comment(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -90,6 +91,16 @@ fn error_text(e: &AppError) -> String {
         AppError::Load(LoadError::Invalid { .. }) | AppError::Preflight(_) => e.to_string(),
         _ => format!("error: {e}"),
     }
+}
+
+fn comment(args: &crate::cli::CommentArgs) -> Result<i32, AppError> {
+    let results = crate::commands::compare::read_results(&args.results)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Internal(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(crate::github::comment::comment(&results));
+    Ok(exit::SUCCESS)
 }
 
 fn schema() -> Result<i32, AppError> {
@@ -282,6 +293,9 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
                     println!("{line}");
                 }
                 crate::github::actions::publish(&results, paths)?;
+            }
+            if args.comment {
+                crate::github::comment::comment(&results).await;
             }
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {

@@ -31,10 +31,18 @@ pub enum Command {
     Merge(MergeArgs),
     /// Render JUnit, Markdown and the OpenWOP summary from a results file.
     Report(ReportArgs),
+    /// Create or update the sticky PR comment from a results file.
+    Comment(CommentArgs),
     /// Print a suite of another format (OpenWOP AgentEvalSuite) as a native evalgate suite.
     Convert(ConvertArgs),
     /// Print the JSON Schema of the native suite format.
     Schema,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CommentArgs {
+    /// A results.json.
+    pub results: PathBuf,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -172,6 +180,9 @@ pub struct RunArgs {
     /// Do not act as a GitHub Action even under GitHub Actions.
     #[arg(long)]
     pub no_github: bool,
+    /// Create or update the sticky PR comment (token from $GITHUB_TOKEN).
+    #[arg(long)]
+    pub comment: bool,
     /// Do not read or write the model response cache (.evalgate/cache/).
     #[arg(long)]
     pub no_cache: bool,

@@ -2,3 +2,5 @@
 
 pub mod actions;
 pub mod commands;
+pub mod comment;
+pub mod event;

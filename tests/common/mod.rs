@@ -54,7 +54,13 @@ impl Test {
 
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_evalgate"));
-        cmd.current_dir(self.dir.path()).args(&self.args).env_remove("GITHUB_ACTIONS");
+        cmd.current_dir(self.dir.path()).args(&self.args);
+        // Tests may themselves run under GitHub Actions: start from none of its variables.
+        for (key, _) in std::env::vars() {
+            if key.starts_with("GITHUB_") || key.starts_with("RUNNER_") || key.ends_with("_BASE_URL") {
+                cmd.env_remove(key);
+            }
+        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
