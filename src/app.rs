@@ -76,6 +76,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Report(args) => crate::commands::report::report(&args),
         Command::Convert(args) => crate::commands::convert::convert(&args),
         Command::Comment(args) => comment(&args),
+        Command::Init => crate::commands::init::init(),
     };
     match outcome {
         Ok(code) => code,

@@ -31,6 +31,8 @@ pub enum Command {
     Merge(MergeArgs),
     /// Render JUnit, Markdown and the OpenWOP summary from a results file.
     Report(ReportArgs),
+    /// Write a starter suite and a GitHub workflow here (never overwriting).
+    Init,
     /// Create or update the sticky PR comment from a results file.
     Comment(CommentArgs),
     /// Print a suite of another format (OpenWOP AgentEvalSuite) as a native evalgate suite.

@@ -158,3 +158,24 @@ fn the_action_scripts_install_a_given_binary_and_run_the_gate() {
     assert_eq!(results["tasks"].as_array().unwrap().len(), 1, "--tag billing reached evalgate");
     assert!(Path::new(&summary).exists());
 }
+
+#[test]
+fn init_writes_a_working_suite_and_a_workflow_once() {
+    let test = Test::new();
+    let dir = test.path().to_owned();
+    let init = test.args(&["init"]).run();
+    init.expect_code(0);
+    for f in ["evalgate.yaml", "evals/agent.sh", ".github/workflows/evalgate.yml"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let evalgate =
+        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+    assert_eq!(evalgate(&["check"]).status.code(), Some(0));
+    assert_eq!(evalgate(&["run"]).status.code(), Some(0));
+    let again = evalgate(&["init"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr)
+            .contains("not overwriting evalgate.yaml, evals/agent.sh, .github/workflows/evalgate.yml")
+    );
+}

@@ -2,5 +2,6 @@
 
 pub mod compare;
 pub mod convert;
+pub mod init;
 pub mod merge;
 pub mod report;

@@ -1,0 +1,86 @@
+//! `evalgate init`: a starter suite (with its agent script) and a GitHub workflow, never
+//! overwriting a file.
+
+use std::path::Path;
+
+use crate::app::AppError;
+use crate::exit;
+
+const SUITE: &str = r#"# A starter evalgate suite: run it with `evalgate run`.
+evalgate: 1
+suite: my.evals.starter
+version: 0.1.0
+
+agents:
+  bot:
+    # Replace with your agent: any command that takes the prompt and prints its answer.
+    command: [./evals/agent.sh, "{prompt}"]
+    timeout: 30s
+
+tasks:
+  - id: greets
+    prompt: "Say hello"
+    grade:
+      - {type: contains, value: hello, ignore_case: true}
+  - id: answers-with-json
+    prompt: "status as json"
+    grade:
+      - {type: json, path: status, equals: ok}
+"#;
+
+const AGENT: &str = r#"#!/bin/sh
+# A stand-in agent: replace it with yours.
+case "$1" in
+  *json*) echo '{"status": "ok"}' ;;
+  *) echo "Hello! You said: $1" ;;
+esac
+"#;
+
+const WORKFLOW: &str = r#"name: evalgate
+on:
+  pull_request:
+  push:
+    branches: [main]
+permissions:
+  contents: read
+  pull-requests: write
+jobs:
+  evals:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: evalgate/evalgate@v1
+        with:
+          suite: evalgate.yaml
+      - if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: evalgate
+          path: evalgate-out/
+"#;
+
+pub fn init() -> Result<i32, AppError> {
+    let files = [("evalgate.yaml", SUITE), ("evals/agent.sh", AGENT), (".github/workflows/evalgate.yml", WORKFLOW)];
+    let existing: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| Path::new(p).exists()).collect();
+    if !existing.is_empty() {
+        return Err(AppError::Usage(format!("not overwriting {}: nothing was written", existing.join(", "))));
+    }
+    for (path, contents) in files {
+        let path = Path::new(path);
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, contents)?;
+            if path.extension().is_some_and(|e| e == "sh") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+            }
+            Ok(())
+        };
+        write().map_err(|source| crate::report::writer::WriteError { path: path.to_owned(), source })?;
+        eprintln!("wrote {}", path.display());
+    }
+    eprintln!("next: `evalgate run`, then point agents.bot.command at your agent");
+    Ok(exit::SUCCESS)
+}
