@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what the tests need, then runs them.
-# Needs: a Rust toolchain (cargo), sh, python3 (the example's code grader and some tests).
+# Needs: a Rust toolchain (cargo), sh, python3 and node/npm. Installs (pinned):
+#   - the real MCP servers under tests/fixtures/mcp (npm ci, from package-lock.json),
+#   - a Python venv .venv-test with the MCP Python SDK for the fixture server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for tool in cargo python3; do
+for tool in cargo python3 npm; do
   command -v "$tool" >/dev/null || { echo "scripts/test.sh: $tool is required" >&2; exit 1; }
 done
+
+(cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
+if [ ! -x .venv-test/bin/python ]; then
+  python3 -m venv .venv-test
+fi
+.venv-test/bin/pip install --quiet --disable-pip-version-check 'mcp==2.3.0'
 
 # Snapshots are compared, never rewritten, here.
 export INSTA_UPDATE=no

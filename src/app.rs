@@ -26,7 +26,7 @@ use crate::results::{
     RESULTS_FORMAT, RegressionSection, Results, Shard, Status, SuiteInfo, TaskResult, Totals, finalize, summary,
 };
 use crate::run::events::RunEvent;
-use crate::run::scheduler::{RunOptions, schedule};
+use crate::run::scheduler::{RunOptions, Services, schedule};
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
 use crate::suite::{LoadError, LoadOptions, did_you_mean, load_suite};
@@ -193,6 +193,19 @@ fn print_plan(p: &Planned) {
 fn check(select: &SelectArgs) -> Result<i32, AppError> {
     let planned = load_all(select)?;
     preflight_all(&planned)?;
+    if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| AppError::Internal(format!("cannot start the async runtime: {e}")))?;
+        runtime.block_on(async {
+            for p in &planned {
+                let servers = crate::preflight::start_servers(&p.suite).await.map_err(|e| AppError::Preflight(vec![e]))?;
+                servers.close().await;
+            }
+            Ok::<(), AppError>(())
+        })?;
+    }
     if !select.quiet {
         for p in &planned {
             eprintln!(
@@ -437,6 +450,7 @@ async fn run_suite(
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
     let SuiteRun { planned, paths, regression, shard, llm } = run;
+    let servers = Arc::new(crate::preflight::start_servers(&planned.suite).await.map_err(|e| AppError::Preflight(vec![e]))?);
     let started = Instant::now();
     let started_at = now();
     let suite = Arc::new(planned.suite);
@@ -446,7 +460,8 @@ async fn run_suite(
     let mut terminal = TerminalReporter::new(verbosity);
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone(), llm));
+    let services = Services { llm, servers: servers.clone() };
+    let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone(), services));
     let mut slots: Vec<Option<TaskResult>> = vec![None; plan.len()];
     let mut interrupted = false;
     while let Some(event) = rx.recv().await {
@@ -462,7 +477,9 @@ async fn run_suite(
             RunEvent::Finished { interrupted: i } => interrupted = i,
         }
     }
-    let outcome = scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")))?;
+    let outcome = scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")));
+    servers.close().await;
+    let outcome = outcome?;
 
     let tasks: Vec<TaskResult> = slots
         .into_iter()
@@ -495,6 +512,7 @@ async fn run_suite(
         interrupted,
         preflight_failure: outcome.preflight_failure,
         hooks: outcome.hooks,
+        mcp_servers: servers.by_name.iter().map(|(n, s)| (n.clone(), s.info.clone())).collect(),
         tasks,
         totals: Totals::default(),
         scorecard: None,

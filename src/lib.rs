@@ -9,6 +9,7 @@ pub mod gate;
 pub mod github;
 pub mod grade;
 pub mod llm;
+pub mod mcp;
 pub mod preflight;
 pub mod report;
 pub mod results;

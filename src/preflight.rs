@@ -31,6 +31,75 @@ impl fmt::Display for PreflightError {
     }
 }
 
+/// Starts the suite's MCP servers and checks every tool the suite names exists (with a
+/// "did you mean" from the real list) and, when it is destructive, that its server allows
+/// side effects. The servers stay up for the run.
+pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers, PreflightError> {
+    use crate::mcp::servers::Servers;
+    use crate::mcp::session::Endpoint;
+    let env = |v: &Var| match v {
+        Var::Env(n) => std::env::var(n).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let endpoints = suite
+        .mcp_servers
+        .values()
+        .map(|s| {
+            let endpoint = match (&s.command, &s.url) {
+                (Some(command), _) => Endpoint::Stdio {
+                    command: command.clone(),
+                    env: s.env.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+                    cwd: s.cwd.clone(),
+                },
+                (None, url) => Endpoint::Http {
+                    url: url.as_ref().map(|t| t.render(&env)).unwrap_or_default(),
+                    headers: s.headers.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+                },
+            };
+            (s.name.clone(), endpoint)
+        })
+        .collect();
+    let file = suite.file.display().to_string();
+    let servers = Servers::start(endpoints).await.map_err(|(name, e)| PreflightError {
+        file: file.clone(),
+        misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
+    })?;
+    let mut misses = Vec::new();
+    for task in &suite.tasks {
+        let Agent::Call(call) = &*task.agent else { continue };
+        let Some(server) = servers.by_name.get(&call.server) else { continue };
+        match server.tools.iter().find(|t| t.name == call.tool) {
+            None => {
+                let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+                let help = match crate::suite::did_you_mean(&call.tool, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("its tools: {}", names.join(", ")),
+                };
+                misses.push(Miss {
+                    kind: "MCP tool",
+                    name: format!("{}.{}", call.server, call.tool),
+                    detail: format!("server `{}` has no such tool (task `{}`); {help}", call.server, task.id),
+                });
+            }
+            Some(tool) if tool.destructive && !suite.mcp_servers[&call.server].allow_side_effects => misses.push(Miss {
+                kind: "MCP tool",
+                name: format!("{}.{}", call.server, call.tool),
+                detail: format!(
+                    "is annotated destructiveHint: calling it is refused unless `mcp_servers.{}.allow_side_effects: true` (task `{}`)",
+                    call.server, task.id
+                ),
+            }),
+            Some(_) => {}
+        }
+    }
+    if misses.is_empty() {
+        Ok(servers)
+    } else {
+        servers.close().await;
+        Err(PreflightError { file, misses })
+    }
+}
+
 pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     let mut misses = Vec::new();
     for command in &suite.env.commands {
@@ -60,7 +129,7 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     }
     let models = suite.agents.values().filter_map(|a| match &**a {
         Agent::Llm(l) => Some((format!("agent `{}`", l.name), &l.spec)),
-        Agent::Command(_) => None,
+        Agent::Command(_) | Agent::Call(_) => None,
     });
     let judges = suite.judge.iter().map(|j| ("the judge".to_owned(), j));
     for (who, spec) in models.chain(judges).chain(grader_judges(suite)) {
@@ -112,7 +181,12 @@ fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
                 templates.extend(agent.env.iter().map(|(_, t)| t));
             }
             Agent::Llm(agent) => templates.extend(spec_templates(&agent.spec)),
+            Agent::Call(_) => {}
         }
+    }
+    for server in suite.mcp_servers.values() {
+        templates.extend(server.url.iter());
+        templates.extend(server.env.iter().chain(&server.headers).map(|(_, t)| t));
     }
     if let Some(judge) = &suite.judge {
         templates.extend(spec_templates(judge));

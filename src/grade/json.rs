@@ -87,6 +87,18 @@ impl JsonCheck {
     }
 
     pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+        if let Some(message) = input.tool_error {
+            return Graded::fail(format!("the tool returned an error: {}", excerpt(message, 160)));
+        }
+        // On an MCP tool result, `content…`, `structuredContent…` and `isError` address the
+        // whole result rather than the output text.
+        if let (JsonCheck::Path { path, expect }, Some(result)) = (self, input.tool_result) {
+            let p = path.to_string();
+            let p = p.trim_start_matches("$.");
+            if ["content", "structuredContent", "isError"].iter().any(|k| p == *k || p.starts_with(&format!("{k}.")) || p.starts_with(&format!("{k}["))) {
+                return expect.check(&path.to_string(), path.get(result));
+            }
+        }
         let actual: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
             Err(e) => return Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),

@@ -60,6 +60,10 @@ pub struct GradeInput<'a> {
     pub workdir: &'a Path,
     pub timeout: Duration,
     pub llm: &'a LlmRuntime,
+    /// An MCP tool's whole result, for execution-level tasks.
+    pub tool_result: Option<&'a Value>,
+    /// The tool's message when it returned `isError: true`.
+    pub tool_error: Option<&'a str>,
     /// The suite's default judge.
     pub judge: Option<&'a LlmSpec>,
     /// What judges cost, as (USD or unknown, cache hit), for the task runner to add up.

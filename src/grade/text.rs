@@ -68,6 +68,10 @@ impl TextCheck {
         let fold = |s: &str, ic: bool| if ic { s.to_lowercase() } else { s.to_owned() };
         let shown = || excerpt(output, 120);
         match self {
+            TextCheck::Equals { .. } if input.tool_error.is_some() => Graded::fail(format!(
+                "the tool returned an error: {}",
+                excerpt(input.tool_error.unwrap_or_default(), 160)
+            )),
             TextCheck::Equals { value, ignore_case } => {
                 let expected = input.bindings.render(value);
                 let ok = fold(output.trim(), *ignore_case) == fold(expected.trim(), *ignore_case);

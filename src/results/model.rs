@@ -37,6 +37,9 @@ pub struct Results {
     /// `before_all` and `after_all` steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<StepResult>,
+    /// The MCP servers the run used: negotiated protocol version and server info.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::session::ServerInfo>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.

@@ -40,6 +40,12 @@ impl Pending {
     }
 }
 
+/// What tasks talk to: models and MCP servers.
+pub struct Services {
+    pub llm: Arc<LlmRuntime>,
+    pub servers: Arc<crate::mcp::servers::Servers>,
+}
+
 /// What the run did besides its tasks.
 #[derive(Debug, Default)]
 pub struct ScheduleOutcome {
@@ -56,8 +62,9 @@ pub async fn schedule(
     options: RunOptions,
     events: mpsc::UnboundedSender<RunEvent>,
     cancel: CancellationToken,
-    llm: Arc<LlmRuntime>,
+    services: Services,
 ) -> ScheduleOutcome {
+    let Services { llm, servers } = services;
     let _ = events.send(RunEvent::Started { suite_id: suite.id.clone(), tasks: plan.len() });
     let vars = Arc::new(suite.vars.clone());
     // Prompt and trace files of every agent run; removed when the run ends.
@@ -98,6 +105,7 @@ pub async fn schedule(
         hook_outputs: hook_bindings.step_outputs.clone(),
         scratch_dir: scratch.path().to_owned(),
         llm,
+        servers,
     });
     // What finished tasks cost, to stop dispatching once `max_cost_usd` is spent.
     let spent = Arc::new(Mutex::new(0.0_f64));

@@ -13,7 +13,7 @@ use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::run::bindings::Bindings;
 use crate::run::steps::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
-use crate::sut::{CommandSut, LlmSut, SystemUnderTest};
+use crate::sut::{CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -28,6 +28,8 @@ pub struct RunContext {
     pub scratch_dir: PathBuf,
     /// Model clients, prices and the response cache.
     pub llm: Arc<LlmRuntime>,
+    /// The run's MCP servers.
+    pub servers: Arc<crate::mcp::servers::Servers>,
 }
 
 /// Runs one trial of `task`, retrying infrastructure errors; returns the trial and how
@@ -215,6 +217,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     let outcome = match &*task.agent {
         Agent::Command(agent) => CommandSut { agent, scratch_dir: &ctx.scratch_dir }.run(bindings, task.timeout).await,
         Agent::Llm(agent) => LlmSut { agent, task, llm: &ctx.llm }.run(bindings, task.timeout).await,
+        Agent::Call(call) => McpCallSut { call, servers: &ctx.servers }.run(bindings, task.timeout).await,
     };
     let run = match outcome {
         Ok(run) => run,
@@ -248,6 +251,8 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         workdir: &suite.dir,
         timeout: task.timeout,
         llm: &ctx.llm,
+        tool_result: run.tool_result.as_ref(),
+        tool_error: run.tool_error.as_deref(),
         judge: suite.judge.as_ref(),
         judge_costs: &judge_costs,
     };

@@ -23,6 +23,8 @@ pub struct ValidateCx<'a> {
     pub locals: Vec<String>,
     /// The suite has a default judge.
     pub has_judge: bool,
+    /// Names of the suite's MCP servers.
+    pub mcp_servers: Vec<String>,
     /// Imported tasks, by index in `tasks`: the file (relative to the suite) and line.
     pub task_origins: std::collections::HashMap<usize, (String, usize)>,
     pub diagnostics: Vec<Diagnostic>,
@@ -40,6 +42,7 @@ impl<'a> ValidateCx<'a> {
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
             has_judge: false,
+            mcp_servers: Vec::new(),
             task_origins: std::collections::HashMap::new(),
             diagnostics: Vec::new(),
         }

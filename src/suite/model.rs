@@ -27,6 +27,7 @@ pub struct Suite {
     pub env: EnvRequirements,
     pub vars: BTreeMap<String, String>,
     pub agents: BTreeMap<String, Arc<Agent>>,
+    pub mcp_servers: BTreeMap<String, McpServer>,
     /// The default judge of `rubric` and `llm` graders.
     pub judge: Option<LlmSpec>,
     /// Price overrides (the suite's `pricing:`).
@@ -52,6 +53,28 @@ pub struct EnvRequirements {
 pub enum Agent {
     Command(CommandAgent),
     Llm(LlmAgent),
+    /// An execution-level task's one `tools/call`.
+    Call(ToolCallSpec),
+}
+
+#[derive(Debug)]
+pub struct ToolCallSpec {
+    pub server: String,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    /// `server.tool`, shown as the agent.
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    pub name: String,
+    pub command: Option<Vec<String>>,
+    pub env: Vec<(String, Template)>,
+    pub cwd: PathBuf,
+    pub url: Option<Template>,
+    pub headers: Vec<(String, Template)>,
+    pub allow_side_effects: bool,
 }
 
 impl Agent {
@@ -59,6 +82,7 @@ impl Agent {
         match self {
             Agent::Command(a) => &a.name,
             Agent::Llm(a) => &a.name,
+            Agent::Call(c) => &c.name,
         }
     }
 
@@ -66,6 +90,7 @@ impl Agent {
         match self {
             Agent::Command(a) => a.timeout,
             Agent::Llm(a) => a.spec.timeout,
+            Agent::Call(_) => None,
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct RawSuite {
     /// Systems under test, by name.
     #[serde(default)]
     pub agents: BTreeMap<String, RawAgent>,
+    /// MCP servers, started once per run: stdio (`command`) or streamable HTTP (`url`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, RawMcpServer>,
     /// The default judge of `rubric` and `llm` graders.
     pub judge: Option<RawJudge>,
     /// Token prices by model or model prefix (USD per million tokens), over the built-in table.
@@ -183,6 +186,33 @@ macro_rules! llm_fields {
 llm_fields!(RawAgent);
 llm_fields!(RawJudge);
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpServer {
+    /// stdio: the server's argv.
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    /// Streamable HTTP: the endpoint, e.g. http://127.0.0.1:3001/mcp.
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Execution-level tasks may call tools annotated `destructiveHint: true`.
+    #[serde(default)]
+    pub allow_side_effects: bool,
+}
+
+/// `level: execution`: one `tools/call` with fixed arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCall {
+    pub server: String,
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDefaults {
@@ -263,6 +293,10 @@ pub struct RawTask {
     pub severity: Option<String>,
     /// Agent name (default: `defaults.agent`).
     pub agent: Option<String>,
+    /// agent (default) | execution (one MCP tool call, no model).
+    pub level: Option<String>,
+    /// The tool call of an execution-level task.
+    pub call: Option<RawCall>,
     pub prompt: Option<String>,
     pub messages: Option<Vec<RawMessage>>,
     #[serde(default)]

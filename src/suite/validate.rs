@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
+    AdversarialThresholds, Agent, CATEGORIES, McpServer, ToolCallSpec, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
     LlmAgent, LlmSpec, Prompt, Provider, RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
 };
 use super::positions::Position;
@@ -65,6 +65,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
             .collect(),
     };
 
+    let mcp_servers: BTreeMap<String, McpServer> =
+        raw.mcp_servers.iter().filter_map(|(name, s)| Some((name.clone(), mcp_server(cx, name, s)?))).collect();
+    cx.mcp_servers = raw.mcp_servers.keys().cloned().collect();
     let judge = raw.judge.as_ref().and_then(|j| llm_spec(cx, &j.llm(), "judge"));
     cx.has_judge = raw.judge.is_some();
     let agents: BTreeMap<String, Arc<Agent>> = raw
@@ -150,6 +153,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         env,
         vars: cx.vars.clone(),
         agents,
+        mcp_servers,
         judge,
         pricing: raw.pricing,
         thresholds,
@@ -201,6 +205,37 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         workdir: raw.workdir.map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(&w)),
         timeout: raw.timeout.map(|d| d.0),
     }))
+}
+
+fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer) -> Option<McpServer> {
+    let path = format!("mcp_servers.{name}");
+    let url = match (&raw.command, &raw.url) {
+        (Some(c), None) if c.is_empty() => {
+            cx.error(&format!("{path}.command"), "the command is empty");
+            return None;
+        }
+        (Some(_), None) => None,
+        (None, Some(url)) => Some(cx.template(url, Scope::Hook, &format!("{path}.url"))?),
+        _ => {
+            cx.error(&path, "an MCP server has either `command` (stdio) or `url` (streamable HTTP)");
+            return None;
+        }
+    };
+    if raw.url.is_some() && (!raw.env.is_empty() || raw.cwd.is_some()) {
+        cx.error(&path, "`env` and `cwd` belong to stdio servers (`command`)");
+    }
+    if raw.command.is_some() && !raw.headers.is_empty() {
+        cx.error(&format!("{path}.headers"), "`headers` belong to HTTP servers (`url`)");
+    }
+    Some(McpServer {
+        name: name.to_owned(),
+        command: raw.command.clone(),
+        env: cx.env_templates(&raw.env, Scope::Hook, &format!("{path}.env")),
+        cwd: raw.cwd.as_ref().map_or_else(|| cx.dir.clone(), |c| cx.resolve_path(c)),
+        url,
+        headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
+        allow_side_effects: raw.allow_side_effects,
+    })
 }
 
 /// A model for an agent or a judge.
@@ -272,7 +307,46 @@ fn validate_task(
     if !is_id(&raw.id, true) {
         cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }
+    let level = raw.level.as_deref().unwrap_or("agent");
+    let call = match (level, &raw.call) {
+        ("agent", None) => None,
+        ("execution", Some(call)) => {
+            if !cx.mcp_servers.contains(&call.server) {
+                let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
+                let help = if names.is_empty() { "the suite defines no `mcp_servers`".to_owned() } else { hint(&call.server, &names) };
+                cx.error(&format!("{path}.call.server"), format!("unknown MCP server `{}`", call.server)).help = Some(help);
+            }
+            if raw.agent.is_some() {
+                cx.error(&format!("{path}.agent"), "an execution-level task calls a tool; it has no agent");
+            }
+            Some(Arc::new(Agent::Call(ToolCallSpec {
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+                arguments: serde_json::Value::Object(call.arguments.clone()),
+                name: format!("{}.{}", call.server, call.tool),
+            })))
+        }
+        ("execution", None) => {
+            cx.error(path, "an execution-level task needs `call: {server, tool, arguments}`");
+            None
+        }
+        ("agent", Some(_)) => {
+            cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
+            None
+        }
+        ("invocation" | "scenario", _) => {
+            cx.error(&format!("{path}.level"), format!("the `{level}` level is not supported by this evalgate yet"));
+            None
+        }
+        (other, _) => {
+            cx.error(&format!("{path}.level"), format!("unknown level `{other}`")).help =
+                Some(hint(other, &["agent", "execution", "invocation", "scenario"]));
+            None
+        }
+    };
+    let needs_agent = level == "agent";
     let agent = match (&raw.agent, default_agent) {
+        _ if !needs_agent => call,
         (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
         (None, Some(name)) => agents.get(name).cloned(),
         (None, None) if agents.len() == 1 => agents.values().next().cloned(),
@@ -313,6 +387,7 @@ fn validate_task(
             cx.error(path, "set either `prompt` or `messages`, not both");
             None
         }
+        (None, None) if !needs_agent => Some(Prompt::Text(super::template::Template::literal(""))),
         (None, None) => {
             cx.error(path, "the task has no `prompt` (or `messages`)");
             None

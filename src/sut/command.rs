@@ -67,6 +67,8 @@ impl SystemUnderTest for CommandSut<'_> {
             exit_code: out.exit_code,
             latency: out.duration,
             trace: Trace::default(),
+            tool_result: None,
+            tool_error: None,
         };
         if out.timed_out || out.exit_code != Some(0) {
             let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));

@@ -70,6 +70,8 @@ impl SystemUnderTest for LlmSut<'_> {
                 }),
                 model: Some(if r.model.is_empty() { spec.model.clone() } else { r.model.clone() }),
             },
+            tool_result: None,
+            tool_error: None,
         })
     }
 }

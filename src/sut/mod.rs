@@ -2,12 +2,14 @@
 
 mod command;
 mod llm_agent;
+mod mcp_call;
 pub mod trace;
 
 use std::time::Duration;
 
 pub use command::CommandSut;
 pub use llm_agent::LlmSut;
+pub use mcp_call::McpCallSut;
 pub use trace::{ToolCall, Trace, Usage};
 
 use crate::run::bindings::Bindings;
@@ -22,6 +24,10 @@ pub struct AgentRun {
     pub exit_code: Option<i32>,
     pub latency: Duration,
     pub trace: Trace,
+    /// An MCP tool's whole result (`content`, `structuredContent`, `isError`).
+    pub tool_result: Option<serde_json::Value>,
+    /// The tool's message when it returned `isError: true`.
+    pub tool_error: Option<String>,
 }
 
 /// An agent run that did not produce an answer is an infrastructure error, never a graded fail.

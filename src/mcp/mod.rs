@@ -1,0 +1,4 @@
+//! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
+
+pub mod servers;
+pub mod session;

@@ -1,0 +1,53 @@
+//! An execution-level task: one `tools/call` with fixed arguments, no model. The output
+//! graders see is `structuredContent` when present, else the text blocks.
+
+use std::time::{Duration, Instant};
+
+use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
+use crate::mcp::servers::Servers;
+use crate::mcp::session::{is_error, result_output};
+use crate::run::bindings::Bindings;
+use crate::suite::model::ToolCallSpec;
+
+pub struct McpCallSut<'a> {
+    pub call: &'a ToolCallSpec,
+    pub servers: &'a Servers,
+}
+
+#[async_trait::async_trait]
+impl SystemUnderTest for McpCallSut<'_> {
+    async fn run(&self, _bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
+        let call = self.call;
+        let server = self.servers.by_name.get(&call.server).ok_or_else(|| AgentError {
+            reason: format!("MCP server `{}` is not running", call.server),
+            run: None,
+        })?;
+        let started = Instant::now();
+        // A transport or JSON-RPC error is an error of the task; `isError` is data.
+        let result = server
+            .call(&call.tool, call.arguments.clone(), timeout)
+            .await
+            .map_err(|e| AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None })?;
+        let output = result_output(&result);
+        Ok(AgentRun {
+            output,
+            output_truncated: false,
+            stderr: String::new(),
+            exit_code: None,
+            latency: started.elapsed(),
+            trace: Trace {
+                output: None,
+                tool_calls: vec![ToolCall {
+                    name: call.tool.clone(),
+                    server: Some(call.server.clone()),
+                    arguments: call.arguments.clone(),
+                    result: Some(result.clone()),
+                }],
+                usage: None,
+                model: None,
+            },
+            tool_result: Some(result.clone()),
+            tool_error: is_error(&result).then(|| result_output(&result)),
+        })
+    }
+}

@@ -1,0 +1,164 @@
+//! MCP servers, for real: @modelcontextprotocol/server-everything and server-filesystem
+//! (npm, from tests/fixtures/mcp) and a fixture server written with the Python SDK (in the
+//! venv scripts/test.sh creates).
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Test;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin(name: &str) -> String {
+    let path = root().join("tests/fixtures/mcp/node_modules/.bin").join(name);
+    assert!(path.exists(), "{} is missing: run scripts/test.sh (it runs npm ci in tests/fixtures/mcp)", path.display());
+    path.display().to_string()
+}
+
+fn python() -> String {
+    let path = root().join(".venv-test/bin/python");
+    assert!(path.exists(), "{} is missing: run scripts/test.sh (it creates the venv)", path.display());
+    path.display().to_string()
+}
+
+/// The Python fixture server, copied into the test's directory so its processes can be found.
+fn fixture(test: Test) -> Test {
+    test.write("fixture_server.py", include_str!("fixtures/mcp/fixture_server.py"))
+}
+
+fn fixture_server(extra: &str) -> String {
+    format!("  fx: {{command: [{}, fixture_server.py]{extra}}}\n", python())
+}
+
+/// Processes whose command line mentions `needle` (zombies excluded).
+fn processes_with(needle: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle) && common::is_running(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn execution_level_calls_on_stdio_servers() {
+    let files = root().join("tests/fixtures/mcp");
+    let servers = format!(
+        "mcp_servers:\n  everything: {{command: [{}, stdio]}}\n  files: {{command: [{}, {}]}}\n{}",
+        bin("mcp-server-everything"),
+        bin("mcp-server-filesystem"),
+        files.display(),
+        fixture_server("")
+    );
+    let tasks = format!(
+        "tasks:\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n  - id: sum\n    level: execution\n    call: {{server: everything, tool: get-sum, arguments: {{a: 2, b: 40}}}}\n    grade: [{{type: contains, value: '42'}}, {{type: tool_called, tool: everything.get-sum}}]\n  - id: read\n    level: execution\n    call: {{server: files, tool: read_text_file, arguments: {{path: '{}'}}}}\n    grade: [{{type: json, path: structuredContent.content, matches: 'server-everything'}}]\n  - id: add\n    level: execution\n    call: {{server: fx, tool: add, arguments: {{a: 2, b: 3}}}}\n    grade: [{{type: json, path: structuredContent.result, equals: 5}}, {{type: json, path: isError, equals: false}}]\n",
+        files.join("package.json").display()
+    );
+    let yaml = format!("evalgate: 1\nsuite: t\n{servers}{tasks}");
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+    let servers = &run.results()["mcp_servers"];
+    assert_eq!(servers["everything"]["name"], "mcp-servers/everything");
+    assert!(servers["fx"]["protocol_version"].as_str().unwrap().starts_with("20"), "{servers}");
+    assert!(processes_with(&run.dir.join("fixture_server.py").display().to_string()).is_empty(), "an MCP server outlived the run");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts server-everything over streamable HTTP and waits until it listens.
+fn everything_http() -> (Child, u16) {
+    let port = free_port();
+    let child = Command::new(bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (child, port)
+}
+
+#[test]
+fn execution_level_calls_over_streamable_http() {
+    let (mut server, port) = everything_http();
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  remote: {{url: 'http://127.0.0.1:{port}/mcp', headers: {{X-Test: '{{env.EVALGATE_TEST_HEADER}}'}}}}\ntasks:\n  - id: echo\n    level: execution\n    call: {{server: remote, tool: echo, arguments: {{message: over http}}}}\n    grade: [{{type: equals, value: 'Echo: over http'}}]\n  - id: sum\n    level: execution\n    call: {{server: remote, tool: get-sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: 'is 3'}}]\n"
+    );
+    let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_HEADER", "yes").args(&["run"]).run();
+    let _ = server.kill();
+    let _ = server.wait();
+    run.expect_code(0);
+}
+
+#[test]
+fn tool_errors_fail_graders_and_timeouts_and_crashes_are_task_errors() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n{}tasks:\n  - id: refused\n    level: execution\n    call: {{server: fx, tool: refuse, arguments: {{reason: quota}}}}\n    grade: [{{type: json, path: result, equals: 1}}]\n  - id: slow\n    level: execution\n    timeout: 1s\n    call: {{server: fx, tool: slow, arguments: {{seconds: 5}}}}\n    grade: [{{type: contains, value: done}}]\n  - id: crash\n    level: execution\n    call: {{server: fx, tool: crash}}\n    grade: [{{type: contains, value: x}}]\n  - id: after-crash\n    level: execution\n    call: {{server: fx, tool: add, arguments: {{a: 1, b: 1}}}}\n    grade: [{{type: json, path: structuredContent.result, equals: 2}}]\n",
+        fixture_server("")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    let refused = run.task("refused");
+    assert_eq!(refused["status"], "failed");
+    assert_eq!(refused["reason"], "`json` failed: the tool returned an error: Error executing tool refuse: refused: quota");
+    let slow = run.task("slow");
+    assert_eq!(slow["status"], "error");
+    assert_eq!(slow["reason"], "MCP server `fx`: tools/call slow timed out after 1s");
+    let crash = run.task("crash");
+    assert_eq!(crash["status"], "error");
+    assert!(crash["reason"].as_str().unwrap().starts_with("MCP server `fx`: tools/call crash failed"), "{crash}");
+    // The server was restarted once; later tasks run against it.
+    assert_eq!(run.task("after-crash")["status"], "passed", "{}", run.task("after-crash"));
+    assert!(processes_with(&run.dir.join("fixture_server.py").display().to_string()).is_empty());
+}
+
+#[test]
+fn an_unknown_tool_is_caught_in_preflight_with_a_suggestion() {
+    let yaml = format!("evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\ntasks:\n  - id: t\n    level: execution\n    call: {{server: everything, tool: get_sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: '3'}}]\n", bin("mcp-server-everything"));
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
+    run.expect_code(3);
+    assert!(run.stderr.contains("- MCP tool `everything.get_sum`: server `everything` has no such tool (task `t`); did you mean `get-sum`?"), "{}", run.stderr);
+}
+
+#[test]
+fn a_destructive_tool_is_refused_without_allow_side_effects() {
+    let task = "tasks:\n  - id: wipe\n    level: execution\n    call: {server: fx, tool: delete_all}\n    grade: [{type: contains, value: deleted}]\n";
+    let refused = fixture(Test::new()).write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(""))).args(&["run"]).run();
+    refused.expect_code(3);
+    assert!(refused.stderr.contains("is annotated destructiveHint: calling it is refused unless `mcp_servers.fx.allow_side_effects: true` (task `wipe`)"), "{}", refused.stderr);
+    let allowed = fixture(Test::new())
+        .write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(", allow_side_effects: true")))
+        .args(&["run"])
+        .run();
+    allowed.expect_code(0);
+}
+
+#[test]
+fn mcp_suite_mistakes_are_load_errors() {
+    let yaml = "evalgate: 1\nsuite: t\nmcp_servers:\n  a: {command: [x], url: 'http://127.0.0.1:1/mcp'}\ntasks:\n  - id: t\n    level: execution\n    call: {server: ab, tool: x}\n    grade: [{type: contains, value: x}]\n  - id: u\n    level: executoin\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    for expected in [
+        "mcp_servers.a: an MCP server has either `command` (stdio) or `url` (streamable HTTP)",
+        "tasks[0].call.server: unknown MCP server `ab`",
+        "tasks[1].level: unknown level `executoin`",
+        "did you mean `execution`?",
+    ] {
+        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
+    }
+}
