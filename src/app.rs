@@ -200,7 +200,8 @@ fn check(select: &SelectArgs) -> Result<i32, AppError> {
             .map_err(|e| AppError::Internal(format!("cannot start the async runtime: {e}")))?;
         runtime.block_on(async {
             for p in &planned {
-                let servers = crate::preflight::start_servers(&p.suite).await.map_err(|e| AppError::Preflight(vec![e]))?;
+                let servers =
+                    crate::preflight::start_servers(&p.suite).await.map_err(|e| AppError::Preflight(vec![e]))?;
                 servers.close().await;
             }
             Ok::<(), AppError>(())
@@ -450,7 +451,8 @@ async fn run_suite(
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
     let SuiteRun { planned, paths, regression, shard, llm } = run;
-    let servers = Arc::new(crate::preflight::start_servers(&planned.suite).await.map_err(|e| AppError::Preflight(vec![e]))?);
+    let servers =
+        Arc::new(crate::preflight::start_servers(&planned.suite).await.map_err(|e| AppError::Preflight(vec![e]))?);
     let started = Instant::now();
     let started_at = now();
     let suite = Arc::new(planned.suite);

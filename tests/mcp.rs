@@ -68,7 +68,10 @@ fn execution_level_calls_on_stdio_servers() {
     let servers = &run.results()["mcp_servers"];
     assert_eq!(servers["everything"]["name"], "mcp-servers/everything");
     assert!(servers["fx"]["protocol_version"].as_str().unwrap().starts_with("20"), "{servers}");
-    assert!(processes_with(&run.dir.join("fixture_server.py").display().to_string()).is_empty(), "an MCP server outlived the run");
+    assert!(
+        processes_with(&run.dir.join("fixture_server.py").display().to_string()).is_empty(),
+        "an MCP server outlived the run"
+    );
 }
 
 fn free_port() -> u16 {
@@ -115,7 +118,10 @@ fn tool_errors_fail_graders_and_timeouts_and_crashes_are_task_errors() {
     run.expect_code(1);
     let refused = run.task("refused");
     assert_eq!(refused["status"], "failed");
-    assert_eq!(refused["reason"], "`json` failed: the tool returned an error: Error executing tool refuse: refused: quota");
+    assert_eq!(
+        refused["reason"],
+        "`json` failed: the tool returned an error: Error executing tool refuse: refused: quota"
+    );
     let slow = run.task("slow");
     assert_eq!(slow["status"], "error");
     assert_eq!(slow["reason"], "MCP server `fx`: tools/call slow timed out after 1s");
@@ -129,20 +135,35 @@ fn tool_errors_fail_graders_and_timeouts_and_crashes_are_task_errors() {
 
 #[test]
 fn an_unknown_tool_is_caught_in_preflight_with_a_suggestion() {
-    let yaml = format!("evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\ntasks:\n  - id: t\n    level: execution\n    call: {{server: everything, tool: get_sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: '3'}}]\n", bin("mcp-server-everything"));
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\ntasks:\n  - id: t\n    level: execution\n    call: {{server: everything, tool: get_sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: '3'}}]\n",
+        bin("mcp-server-everything")
+    );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
     run.expect_code(3);
-    assert!(run.stderr.contains("- MCP tool `everything.get_sum`: server `everything` has no such tool (task `t`); did you mean `get-sum`?"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "- MCP tool `everything.get_sum`: server `everything` has no such tool (task `t`); did you mean `get-sum`?"
+        ),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_destructive_tool_is_refused_without_allow_side_effects() {
     let task = "tasks:\n  - id: wipe\n    level: execution\n    call: {server: fx, tool: delete_all}\n    grade: [{type: contains, value: deleted}]\n";
-    let refused = fixture(Test::new()).write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(""))).args(&["run"]).run();
+    let refused = fixture(Test::new())
+        .write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server("")))
+        .args(&["run"])
+        .run();
     refused.expect_code(3);
     assert!(refused.stderr.contains("is annotated destructiveHint: calling it is refused unless `mcp_servers.fx.allow_side_effects: true` (task `wipe`)"), "{}", refused.stderr);
     let allowed = fixture(Test::new())
-        .write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(", allow_side_effects: true")))
+        .write(
+            "evalgate.yaml",
+            &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(", allow_side_effects: true")),
+        )
         .args(&["run"])
         .run();
     allowed.expect_code(0);

@@ -95,7 +95,10 @@ impl JsonCheck {
         if let (JsonCheck::Path { path, expect }, Some(result)) = (self, input.tool_result) {
             let p = path.to_string();
             let p = p.trim_start_matches("$.");
-            if ["content", "structuredContent", "isError"].iter().any(|k| p == *k || p.starts_with(&format!("{k}.")) || p.starts_with(&format!("{k}["))) {
+            if ["content", "structuredContent", "isError"]
+                .iter()
+                .any(|k| p == *k || p.starts_with(&format!("{k}.")) || p.starts_with(&format!("{k}[")))
+            {
                 return expect.check(&path.to_string(), path.get(result));
             }
         }

@@ -67,15 +67,27 @@ impl Servers {
 impl Server {
     /// Calls a tool. A transport failure restarts the server once (for later tasks) and is
     /// returned as an error: the task that saw it cannot pass.
-    pub async fn call(&self, tool: &str, arguments: serde_json::Value, timeout: Duration) -> Result<serde_json::Value, McpError> {
-        let session = self.session.lock().await.clone().ok_or_else(|| McpError(format!("server `{}` is not running", self.name)))?;
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, McpError> {
+        let session = self
+            .session
+            .lock()
+            .await
+            .clone()
+            .ok_or_else(|| McpError(format!("server `{}` is not running", self.name)))?;
         match tokio::time::timeout(timeout, session.call_tool(tool, arguments)).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) => {
                 self.restart_once().await;
                 Err(e)
             }
-            Err(_) => Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout)))),
+            Err(_) => {
+                Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout))))
+            }
         }
     }
 

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::RoleClient;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -86,7 +86,8 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake with {url} failed: {e}")))?;
+                let service =
+                    ().serve(transport).await.map_err(|e| McpError(format!("handshake with {url} failed: {e}")))?;
                 Ok((service, None))
             }
         }
@@ -136,7 +137,8 @@ impl McpSession for RmcpSession {
         if let Value::Object(map) = arguments {
             params = params.with_arguments(map);
         }
-        let result = self.peer.call_tool(params).await.map_err(|e| McpError(format!("tools/call {name} failed: {e}")))?;
+        let result =
+            self.peer.call_tool(params).await.map_err(|e| McpError(format!("tools/call {name} failed: {e}")))?;
         serde_json::to_value(&result).map_err(|e| McpError(e.to_string()))
     }
 

@@ -216,7 +216,9 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
 
     let outcome = match &*task.agent {
         Agent::Command(agent) => CommandSut { agent, scratch_dir: &ctx.scratch_dir }.run(bindings, task.timeout).await,
-        Agent::Llm(agent) => LlmSut { agent, task, llm: &ctx.llm }.run(bindings, task.timeout).await,
+        Agent::Llm(agent) => {
+            LlmSut { agent, task, llm: &ctx.llm, servers: &ctx.servers }.run(bindings, task.timeout).await
+        }
         Agent::Call(call) => McpCallSut { call, servers: &ctx.servers }.run(bindings, task.timeout).await,
     };
     let run = match outcome {
@@ -298,6 +300,10 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.status = status;
     trial.score = score;
     trial.reason = reason;
+    if let (Some(failure), Status::Passed | Status::Failed) = (&run.failure, status) {
+        trial.status = Status::Failed;
+        trial.reason = Some(failure.clone());
+    }
 }
 
 /// Task score = weighted mean of grader scores. Passed = every required grader passed and

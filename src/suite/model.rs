@@ -101,6 +101,21 @@ pub struct LlmAgent {
     pub name: String,
     pub spec: LlmSpec,
     pub max_turns: u32,
+    /// MCP servers whose tools the model is offered.
+    pub mcp: Vec<String>,
+}
+
+/// How the system under test is exercised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Any agent given the prompt.
+    Agent,
+    /// One MCP `tools/call`, no model.
+    Execution,
+    /// One completion with the tools offered; the calls are graded, not executed.
+    Invocation,
+    /// The tool-calling loop until a final answer or `max_turns`.
+    Scenario,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -215,6 +230,9 @@ pub struct Task {
     pub repeat: u32,
     /// `None`: every trial must pass.
     pub min_pass: Option<u32>,
+    pub level: Level,
+    pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
+    pub fixtures_only: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -98,6 +98,8 @@ pub struct RawAgent {
     pub timeout: Option<RawDuration>,
     /// Turns of the tool-calling loop (scenario level).
     pub max_turns: Option<u32>,
+    /// MCP servers whose tools the model is offered (invocation and scenario levels).
+    pub mcp: Option<Vec<String>>,
     pub provider: Option<String>,
     pub model: Option<String>,
     /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
@@ -203,6 +205,24 @@ pub struct RawMcpServer {
     pub allow_side_effects: bool,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFixtures {
+    #[serde(default)]
+    pub tool_responses: Vec<RawToolResponse>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolResponse {
+    /// `server.tool` (or `tool`).
+    pub tool: String,
+    /// Matches calls whose arguments contain these.
+    pub arguments: Option<serde_json::Value>,
+    /// The tool result: `{content: [...], structuredContent?, isError?}`, or any value (sent as JSON text).
+    pub response: serde_json::Value,
+}
+
 /// `level: execution`: one `tools/call` with fixed arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -297,6 +317,11 @@ pub struct RawTask {
     pub level: Option<String>,
     /// The tool call of an execution-level task.
     pub call: Option<RawCall>,
+    /// Canned tool responses that replace live calls in a scenario.
+    pub fixtures: Option<RawFixtures>,
+    /// A tool call no fixture matches is an error.
+    #[serde(default)]
+    pub fixtures_only: bool,
     pub prompt: Option<String>,
     pub messages: Option<Vec<RawMessage>>,
     #[serde(default)]

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
-    AdversarialThresholds, Agent, CATEGORIES, McpServer, ToolCallSpec, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
-    LlmAgent, LlmSpec, Prompt, Provider, RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
+    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
+    Level, LlmAgent, LlmSpec, McpServer, Prompt, Provider, RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
+    ToolCallSpec,
 };
 use super::positions::Position;
 use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
@@ -176,10 +177,19 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
         let spec = llm_spec(cx, &raw.llm(), &path);
+        let mcp = raw.mcp.clone().unwrap_or_default();
+        for (i, server) in mcp.iter().enumerate() {
+            if !cx.mcp_servers.contains(server) {
+                let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
+                cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
+                    Some(hint(server, &names));
+            }
+        }
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
             max_turns: raw.max_turns.unwrap_or(8),
+            mcp,
         }));
     };
     let model_keys =
@@ -313,8 +323,13 @@ fn validate_task(
         ("execution", Some(call)) => {
             if !cx.mcp_servers.contains(&call.server) {
                 let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-                let help = if names.is_empty() { "the suite defines no `mcp_servers`".to_owned() } else { hint(&call.server, &names) };
-                cx.error(&format!("{path}.call.server"), format!("unknown MCP server `{}`", call.server)).help = Some(help);
+                let help = if names.is_empty() {
+                    "the suite defines no `mcp_servers`".to_owned()
+                } else {
+                    hint(&call.server, &names)
+                };
+                cx.error(&format!("{path}.call.server"), format!("unknown MCP server `{}`", call.server)).help =
+                    Some(help);
             }
             if raw.agent.is_some() {
                 cx.error(&format!("{path}.agent"), "an execution-level task calls a tool; it has no agent");
@@ -334,8 +349,9 @@ fn validate_task(
             cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
             None
         }
-        ("invocation" | "scenario", _) => {
-            cx.error(&format!("{path}.level"), format!("the `{level}` level is not supported by this evalgate yet"));
+        ("invocation" | "scenario", None) => None,
+        ("invocation" | "scenario", Some(_)) => {
+            cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
             None
         }
         (other, _) => {
@@ -344,7 +360,7 @@ fn validate_task(
             None
         }
     };
-    let needs_agent = level == "agent";
+    let needs_agent = level != "execution";
     let agent = match (&raw.agent, default_agent) {
         _ if !needs_agent => call,
         (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
@@ -360,6 +376,9 @@ fn validate_task(
             None
         }
     };
+    if matches!(level, "invocation" | "scenario") && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_))) {
+        cx.error(&format!("{path}.level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
+    }
     for (i, step) in raw.setup.iter().chain(&raw.cleanup).enumerate() {
         if step.preflight {
             cx.error(&format!("{path}.setup[{i}].preflight"), "`preflight` applies to `before_all` hooks");
@@ -439,6 +458,14 @@ fn validate_task(
         timeout,
         repeat,
         min_pass,
+        level: match level {
+            "execution" => Level::Execution,
+            "invocation" => Level::Invocation,
+            "scenario" => Level::Scenario,
+            _ => Level::Agent,
+        },
+        fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
+        fixtures_only: raw.fixtures_only,
     })
 }
 

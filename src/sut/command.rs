@@ -69,6 +69,7 @@ impl SystemUnderTest for CommandSut<'_> {
             trace: Trace::default(),
             tool_result: None,
             tool_error: None,
+            failure: None,
         };
         if out.timed_out || out.exit_code != Some(0) {
             let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));

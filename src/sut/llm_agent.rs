@@ -1,17 +1,111 @@
-//! The built-in model agent at the `agent` level: one completion of the prompt or messages.
+//! The built-in model agent: one completion (`agent` level), one completion with the MCP
+//! servers' tools offered and the chosen calls recorded (`invocation`), or the tool-calling
+//! loop until a final answer or `max_turns` (`scenario`), with fixtures replacing live tools.
 
 use std::time::{Duration, Instant};
 
-use super::{AgentError, AgentRun, SystemUnderTest, Trace, Usage};
+use serde_json::{Value, json};
+
+use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace, Usage};
 use crate::llm::runtime::LlmRuntime;
-use crate::llm::types::{ChatMessage, ChatRequest, Role};
+use crate::llm::types::{ChatMessage, ChatRequest, ModelToolCall, Part, Role, TokenUsage, ToolDef};
+use crate::mcp::servers::Servers;
+use crate::mcp::session::result_output;
 use crate::run::bindings::Bindings;
-use crate::suite::model::{LlmAgent, Prompt, Task};
+use crate::suite::model::{Level, LlmAgent, Prompt, Task};
 
 pub struct LlmSut<'a> {
     pub agent: &'a LlmAgent,
     pub task: &'a Task,
     pub llm: &'a LlmRuntime,
+    pub servers: &'a Servers,
+}
+
+/// A tool offered to the model: `server__tool`, for the names providers accept.
+struct Offered {
+    def: ToolDef,
+    server: String,
+    tool: String,
+}
+
+fn offered_tools(agent: &LlmAgent, servers: &Servers, level: Level) -> Vec<Offered> {
+    if !matches!(level, Level::Invocation | Level::Scenario) {
+        return Vec::new();
+    }
+    agent
+        .mcp
+        .iter()
+        .filter_map(|name| servers.by_name.get(name))
+        .flat_map(|server| {
+            server.tools.iter().map(|t| Offered {
+                def: ToolDef {
+                    name: format!("{}__{}", server.name, t.name),
+                    description: t.description.clone(),
+                    parameters: if t.input_schema.is_object() {
+                        t.input_schema.clone()
+                    } else {
+                        json!({"type": "object"})
+                    },
+                },
+                server: server.name.clone(),
+                tool: t.name.clone(),
+            })
+        })
+        .collect()
+}
+
+fn record(tools: &[Offered], call: &ModelToolCall, result: Option<Value>) -> ToolCall {
+    let (server, name) = match tools.iter().find(|t| t.def.name == call.name) {
+        Some(t) => (Some(t.server.clone()), t.tool.clone()),
+        None => (None, call.name.clone()),
+    };
+    // Arguments that were not valid JSON are kept as the evidence of why.
+    let result = result.or_else(|| call.arguments_error.as_ref().map(|e| json!({"argumentsError": e})));
+    ToolCall { name, server, arguments: call.arguments.clone(), result }
+}
+
+/// What the model is told a tool returned.
+fn tool_text(result: &Value) -> String {
+    let text = result_output(result);
+    if text.is_empty() { result.to_string() } else { text }
+}
+
+impl LlmSut<'_> {
+    /// A fixture when one matches (`server.tool` or `tool`, arguments as a subset), else the
+    /// live server; with `fixtures_only`, a call no fixture matches is an error.
+    async fn execute(&self, tools: &[Offered], call: &ModelToolCall, timeout: Duration) -> Result<Value, String> {
+        let offered = tools.iter().find(|t| t.def.name == call.name);
+        let (server, tool) = match offered {
+            Some(t) => (t.server.as_str(), t.tool.as_str()),
+            None => {
+                return Ok(
+                    json!({"content": [{"type": "text", "text": format!("unknown tool {}", call.name)}], "isError": true}),
+                );
+            }
+        };
+        if let Some(error) = &call.arguments_error {
+            return Ok(json!({"content": [{"type": "text", "text": error}], "isError": true}));
+        }
+        let fixture = self.task.fixtures.iter().find(|f| {
+            (f.tool == format!("{server}.{tool}") || f.tool == tool)
+                && f.arguments.as_ref().is_none_or(|a| crate::grade::json::is_subset(a, &call.arguments))
+        });
+        if let Some(f) = fixture {
+            return Ok(if f.response.get("content").is_some() {
+                f.response.clone()
+            } else {
+                json!({"content": [{"type": "text", "text": match &f.response { Value::String(s) => s.clone(), v => v.to_string() }}]})
+            });
+        }
+        if self.task.fixtures_only {
+            return Err(format!(
+                "no fixture matches the call of {server}.{tool} {} and the task is fixtures_only",
+                call.arguments
+            ));
+        }
+        let live = self.servers.by_name.get(server).ok_or_else(|| format!("MCP server `{server}` is not running"))?;
+        live.call(tool, call.arguments.clone(), timeout).await.map_err(|e| format!("MCP server `{server}`: {e}"))
+    }
 }
 
 #[async_trait::async_trait]
@@ -35,43 +129,85 @@ impl SystemUnderTest for LlmSut<'_> {
                 out
             }
         };
-        let request = ChatRequest {
+        let tools = offered_tools(self.agent, self.servers, self.task.level);
+        let mut request = ChatRequest {
             model: spec.model.clone(),
             system,
             messages,
-            tools: Vec::new(),
+            tools: tools.iter().map(|t| t.def.clone()).collect(),
             force_tool: None,
             temperature: spec.temperature,
             max_tokens: spec.max_tokens,
             seed: spec.seed,
         };
         let started = Instant::now();
-        let completion = tokio::time::timeout(timeout, self.llm.complete(spec, &request, spec.cache))
-            .await
-            .map_err(|_| AgentError {
-                reason: format!("agent `{}` timed out after {}", self.agent.name, humantime::format_duration(timeout)),
-                run: None,
-            })?
-            .map_err(|e| AgentError { reason: format!("agent `{}`: {e}", self.agent.name), run: None })?;
-        let r = &completion.response;
+        let deadline = started + timeout;
+        let fail = |reason: String| AgentError { reason: format!("agent `{}`: {reason}", self.agent.name), run: None };
+        let mut usage = TokenUsage::default();
+        let mut cost = Some(0.0);
+        let mut recorded: Vec<ToolCall> = Vec::new();
+        let mut model = spec.model.clone();
+        let turns = if self.task.level == Level::Scenario { self.agent.max_turns.max(1) } else { 1 };
+        let mut answer = None;
+        for _ in 0..turns {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let completion = tokio::time::timeout(left, self.llm.complete(spec, &request, spec.cache))
+                .await
+                .map_err(|_| fail(format!("timed out after {}", humantime::format_duration(timeout))))?
+                .map_err(|e| fail(e.to_string()))?;
+            usage.add(completion.response.usage);
+            cost = cost.zip(completion.cost_usd).map(|(a, b)| a + b);
+            let r = completion.response;
+            if !r.model.is_empty() {
+                model = r.model.clone();
+            }
+            if self.task.level != Level::Scenario || r.tool_calls.is_empty() {
+                // The invocation level records the calls the model chose, without running them.
+                for call in &r.tool_calls {
+                    recorded.push(record(&tools, call, None));
+                }
+                answer = Some(r.text);
+                break;
+            }
+            let mut parts: Vec<Part> = Vec::new();
+            if !r.text.is_empty() {
+                parts.push(Part::Text(r.text.clone()));
+            }
+            parts.extend(r.tool_calls.iter().cloned().map(Part::ToolCall));
+            request.messages.push(ChatMessage { role: Role::Assistant, parts });
+            let mut results = Vec::new();
+            for call in &r.tool_calls {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let result = self.execute(&tools, call, left).await.map_err(fail)?;
+                results.push(Part::ToolResult {
+                    id: call.id.clone(),
+                    content: tool_text(&result),
+                    is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                });
+                recorded.push(record(&tools, call, Some(result)));
+            }
+            request.messages.push(ChatMessage { role: Role::User, parts: results });
+        }
+        let failure = answer.is_none().then(|| format!("reached max_turns ({turns}) without a final answer"));
         Ok(AgentRun {
-            output: r.text.clone(),
+            output: answer.unwrap_or_default(),
             output_truncated: false,
             stderr: String::new(),
             exit_code: None,
             latency: started.elapsed(),
             trace: Trace {
                 output: None,
-                tool_calls: Vec::new(),
+                tool_calls: recorded,
                 usage: Some(Usage {
-                    input_tokens: Some(r.usage.input),
-                    output_tokens: Some(r.usage.output),
-                    cost_usd: completion.cost_usd,
+                    input_tokens: Some(usage.input),
+                    output_tokens: Some(usage.output),
+                    cost_usd: cost,
                 }),
-                model: Some(if r.model.is_empty() { spec.model.clone() } else { r.model.clone() }),
+                model: Some(model),
             },
             tool_result: None,
             tool_error: None,
+            failure,
         })
     }
 }

@@ -18,10 +18,11 @@ pub struct McpCallSut<'a> {
 impl SystemUnderTest for McpCallSut<'_> {
     async fn run(&self, _bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let call = self.call;
-        let server = self.servers.by_name.get(&call.server).ok_or_else(|| AgentError {
-            reason: format!("MCP server `{}` is not running", call.server),
-            run: None,
-        })?;
+        let server = self
+            .servers
+            .by_name
+            .get(&call.server)
+            .ok_or_else(|| AgentError { reason: format!("MCP server `{}` is not running", call.server), run: None })?;
         let started = Instant::now();
         // A transport or JSON-RPC error is an error of the task; `isError` is data.
         let result = server
@@ -48,6 +49,7 @@ impl SystemUnderTest for McpCallSut<'_> {
             },
             tool_result: Some(result.clone()),
             tool_error: is_error(&result).then(|| result_output(&result)),
+            failure: None,
         })
     }
 }

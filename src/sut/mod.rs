@@ -28,6 +28,8 @@ pub struct AgentRun {
     pub tool_result: Option<serde_json::Value>,
     /// The tool's message when it returned `isError: true`.
     pub tool_error: Option<String>,
+    /// The run ended without an answer in a way that is a graded failure (`max_turns`).
+    pub failure: Option<String>,
 }
 
 /// An agent run that did not produce an answer is an infrastructure error, never a graded fail.
