@@ -180,3 +180,32 @@ fn scenario_levels_need_a_model_agent() {
     run.expect_code(2);
     assert!(run.stderr.contains("tasks[0].level: the `scenario` level needs a model agent"), "{}", run.stderr);
 }
+
+#[test]
+fn a_judge_of_a_scenario_sees_the_tool_calls() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some_and(|c| c.get("function").is_some()) {
+            let user = b["messages"][1]["content"].as_str().unwrap();
+            let saw =
+                user.contains("Tool calls the system made, in order:\n1. everything.get-sum({\"a\":2,\"b\":3}) →");
+            let verdict = json!({"passed": saw, "reason": if saw { "used the tool" } else { "no transcript" }});
+            return (200, answer(None, &[("record_verdict", &verdict.to_string())]));
+        }
+        match tool_results(&b).first() {
+            None => (200, answer(None, &[("everything__get-sum", r#"{"a": 2, "b": 3}"#)])),
+            Some(r) => (200, answer(Some(r), &[])),
+        }
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}\n",
+        server.url()
+    );
+    let yaml = suite(
+        &server,
+        "  - id: t\n    level: scenario\n    prompt: Add 2 and 3\n    grade: [{type: llm, contains: the sum is 5}]\n",
+    )
+    .replace("tasks:\n", &format!("{judge}tasks:\n"));
+    let run = run(&yaml);
+    assert_eq!(run.task("t")["trials"][0]["graders"][0]["reason"], "used the tool", "{}", run.task("t"));
+}

@@ -118,8 +118,9 @@ impl JudgeCheck {
             ),
         };
         let user = format!(
-            "Task given to the system:\n{}\n\nThe system's answer:\n{answer}\n\n{task_text}",
-            input.bindings.prompt
+            "Task given to the system:\n{}\n{}\nThe system's answer:\n{answer}\n\n{task_text}",
+            input.bindings.prompt,
+            transcript(input)
         );
         let mut request = ChatRequest {
             model: spec.model.clone(),
@@ -216,6 +217,24 @@ impl JudgeCheck {
             }
         }
     }
+}
+
+/// The tool calls the system made, compactly, so the judge sees how it got its answer.
+fn transcript(input: &GradeInput<'_>) -> String {
+    let calls = &input.trace.tool_calls;
+    if calls.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let name = c.server.as_ref().map_or_else(|| c.name.clone(), |s| format!("{s}.{}", c.name));
+            let result = c.result.as_ref().map(|r| format!(" → {}", excerpt(&r.to_string(), 200))).unwrap_or_default();
+            format!("{}. {name}({}){result}", i + 1, excerpt(&c.arguments.to_string(), 200))
+        })
+        .collect();
+    format!("\nTool calls the system made, in order:\n{}\n", lines.join("\n"))
 }
 
 fn excerpt_long(text: &str) -> String {
