@@ -11,4 +11,4 @@ pub mod runtime;
 pub mod types;
 mod wire;
 
-pub use wire::HttpSettings;
+pub use wire::{HttpSettings, describe_reqwest};

@@ -52,7 +52,7 @@ pub async fn post_json(
         message: if e.is_timeout() {
             format!("timed out after {}", humantime::format_duration(settings.timeout))
         } else {
-            describe(&e)
+            describe_reqwest(&e)
         },
         timeout: e.is_timeout(),
     })?;
@@ -65,7 +65,7 @@ pub async fn post_json(
         .and_then(|s| Duration::try_from_secs_f64(s).ok());
     let text = response.text().await.map_err(|e| LlmError::Transport {
         provider,
-        message: describe(&e),
+        message: describe_reqwest(&e),
         timeout: e.is_timeout(),
     })?;
     if (200..300).contains(&status) {
@@ -79,8 +79,9 @@ pub async fn post_json(
     Err(LlmError::Status { provider, status, message, retry_after })
 }
 
-fn describe(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
+/// reqwest's message stops at "error sending request"; its causes say what happened.
+pub fn describe_reqwest(e: &reqwest::Error) -> String {
+    let mut text = if e.is_timeout() { "timed out".to_owned() } else { e.to_string() };
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         text.push_str(": ");

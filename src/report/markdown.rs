@@ -67,17 +67,8 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     }
     let _ = writeln!(md, "{line}\n");
 
-    let _ = writeln!(md, "### Gate\n\n| check | budget | actual | |\n|---|---|---|---|");
-    for c in &results.verdict.checks {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            escape(&c.name),
-            escape(&c.budget),
-            escape(&c.actual),
-            if c.passed { "✅" } else { "❌" }
-        );
-    }
+    let _ = writeln!(md, "### Gate\n");
+    md.push_str(&gate_table(&results.verdict.checks));
     md.push('\n');
 
     if let Some(section) = &results.regression {
@@ -311,23 +302,24 @@ pub fn comparison_section(cmp: &Comparison, max_rows: usize) -> String {
 pub fn comparison_report(suite_id: &str, cmp: &Comparison, checks: &[GateCheck]) -> String {
     let passed = checks.iter().all(|c| c.passed);
     let mut md = format!(
-        "## {} evalgate compare: `{}` {}\n\n| check | budget | actual | |\n|---|---|---|---|\n",
+        "## {} evalgate compare: `{}` {}\n\n",
         if passed { "✅" } else { "❌" },
         escape(suite_id),
         if passed { "no regression" } else { "regressed" }
     );
-    for c in checks {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            escape(&c.name),
-            escape(&c.budget),
-            escape(&c.actual),
-            if c.passed { "✅" } else { "❌" }
-        );
-    }
+    md.push_str(&gate_table(checks));
     md.push('\n');
     md.push_str(&comparison_section(cmp, 50));
+    md
+}
+
+/// The gate checks as a table: check, budget, actual, ✅/❌.
+fn gate_table(checks: &[GateCheck]) -> String {
+    let mut md = String::from("| check | budget | actual | |\n|---|---|---|---|\n");
+    for c in checks {
+        let mark = if c.passed { "✅" } else { "❌" };
+        let _ = writeln!(md, "| {} | {} | {} | {mark} |", escape(&c.name), escape(&c.budget), escape(&c.actual));
+    }
     md
 }
 

@@ -91,17 +91,8 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
     };
     let repeated = trials.len() > 1;
     TaskResult {
-        id: task.id.clone(),
-        description: task.description.clone(),
-        tags: task.tags.clone(),
-        category: task.category.clone(),
-        severity: task.category.as_ref().map(|_| task.severity.clone()),
-        file: task_file(suite, task),
-        line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
-        agent: task.agent.name().to_owned(),
         status,
         score,
-        weight: task.weight,
         reason,
         duration_ms,
         attempts,
@@ -111,6 +102,7 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         pass_at_k: repeated.then_some(if passed > 0 { 1.0 } else { 0.0 }),
         pass_hat_k: repeated.then_some(if passed == trials.len() { 1.0 } else { 0.0 }),
         trials,
+        ..skipped(suite, task, "")
     }
 }
 

@@ -120,7 +120,8 @@ pub struct RawAgent {
     pub cache: Option<bool>,
 }
 
-/// A judge model (same keys as a model agent).
+/// A judge model (same keys as a model agent). The keys are repeated rather than
+/// `#[serde(flatten)]`ed because serde cannot reject unknown keys through a flatten.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJudge {

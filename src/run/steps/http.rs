@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::outcome::{Leaf, Response, content_failures};
 use crate::grade::excerpt;
+use crate::llm::describe_reqwest;
 use crate::run::bindings::Bindings;
 use crate::run::process::OUTPUT_CAP;
 use crate::suite::model::{HttpBody, HttpRequest};
@@ -41,7 +42,7 @@ pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindi
     let mut response = match builder.send().await {
         Ok(r) => r,
         Err(e) => {
-            leaf.failure = Some(format!("request failed: {}", describe(&e)));
+            leaf.failure = Some(format!("request failed: {}", describe_reqwest(&e)));
             leaf.error = true;
             return leaf;
         }
@@ -61,7 +62,7 @@ pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindi
             }
             Ok(None) => break,
             Err(e) => {
-                leaf.failure = Some(format!("reading the response failed: {}", describe(&e)));
+                leaf.failure = Some(format!("reading the response failed: {}", describe_reqwest(&e)));
                 leaf.error = true;
                 return leaf;
             }
@@ -85,16 +86,4 @@ pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindi
     leaf.stdout = body.clone();
     leaf.response = Some(Response { status, headers, body });
     leaf
-}
-
-/// reqwest's Display stops at "error sending request"; the cause says what happened.
-fn describe(e: &reqwest::Error) -> String {
-    let mut text = if e.is_timeout() { "timed out".to_owned() } else { e.to_string() };
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
