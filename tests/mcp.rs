@@ -183,3 +183,39 @@ fn mcp_suite_mistakes_are_load_errors() {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
 }
+
+/// A command agent that speaks MCP (streamable HTTP, JSON-RPC) to the config it is given.
+const MCP_AGENT: &str = r#"#!/usr/bin/env python3
+import json, os, sys, urllib.request
+
+config = json.load(open(os.environ["EVALGATE_MCP_CONFIG"]))
+assert sys.argv[1] == os.environ["EVALGATE_MCP_CONFIG"], "{mcp_config} is the same file"
+url = config["mcpServers"]["everything"]["url"]
+
+def rpc(method, params, id=1):
+    body = json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode()
+    req = urllib.request.Request(url, data=body, headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+    return json.load(urllib.request.urlopen(req))
+
+rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test-agent", "version": "1"}})
+tools = [t["name"] for t in rpc("tools/list", {}, 2)["result"]["tools"]]
+assert "get-sum" in tools, tools
+total = rpc("tools/call", {"name": "get-sum", "arguments": {"a": 20, "b": 22}}, 3)["result"]["content"][0]["text"]
+rpc("tools/call", {"name": "echo", "arguments": {"message": "done"}}, 4)
+print(total)
+"#;
+
+#[test]
+fn a_command_agent_s_tool_calls_are_recorded_through_the_proxy() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py, '{{mcp_config}}'], mcp: [everything]}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'is 42'}}\n      - {{type: tool_sequence, order: exact, tools: [{{tool: everything.get-sum, arguments: {{a: 20}}}}, echo]}}\n",
+        bin("mcp-server-everything"),
+        python()
+    );
+    let run = Test::new().write("agent.py", MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+    let calls = &run.task("t")["trials"][0]["tool_calls"];
+    assert_eq!(calls[0]["server"], "everything");
+    assert_eq!(calls[0]["result"]["content"][0]["text"], "The sum of 20 and 22 is 42.");
+    assert!(calls[0]["duration_ms"].is_u64());
+}

@@ -1,4 +1,5 @@
 //! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
 
+pub mod proxy;
 pub mod servers;
 pub mod session;

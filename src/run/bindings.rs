@@ -16,6 +16,8 @@ pub struct Bindings {
     pub prompt: String,
     pub prompt_file: Option<PathBuf>,
     pub agent_output: Option<String>,
+    /// A command agent's MCP client config file.
+    pub mcp_config: Option<PathBuf>,
     /// Captured step outputs, by step id then output name.
     pub step_outputs: BTreeMap<String, BTreeMap<String, String>>,
     /// `foreach` variables, innermost last.
@@ -35,6 +37,7 @@ impl Bindings {
             prompt: String::new(),
             prompt_file: None,
             agent_output: None,
+            mcp_config: None,
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
             missing: Arc::default(),
@@ -51,6 +54,7 @@ impl Bindings {
             Var::Prompt => self.prompt.clone(),
             Var::PromptFile => self.prompt_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             Var::AgentOutput => self.agent_output.clone().unwrap_or_default(),
+            Var::McpConfig => self.mcp_config.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             Var::Local(name) => {
                 self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default()
             }

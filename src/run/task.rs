@@ -207,7 +207,9 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     }
 
     let outcome = match &*task.agent {
-        Agent::Command(agent) => CommandSut { agent, scratch_dir: &ctx.scratch_dir }.run(bindings, task.timeout).await,
+        Agent::Command(agent) => {
+            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &ctx.servers }.run(bindings, task.timeout).await
+        }
         Agent::Llm(agent) => {
             LlmSut { agent, task, llm: &ctx.llm, servers: &ctx.servers }.run(bindings, task.timeout).await
         }

@@ -156,6 +156,8 @@ pub struct LlmSpec {
 #[derive(Debug)]
 pub struct CommandAgent {
     pub name: String,
+    /// MCP servers reached through evalgate's recording proxy.
+    pub mcp: Vec<String>,
     pub command: Vec<Template>,
     pub stdin: bool,
     pub env: Vec<(String, Template)>,

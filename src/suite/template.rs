@@ -34,6 +34,8 @@ pub enum Var {
     },
     /// A `foreach` loop variable.
     Local(String),
+    /// The MCP client config file of a command agent with `mcp: [...]`.
+    McpConfig,
 }
 
 impl fmt::Display for Var {
@@ -49,6 +51,7 @@ impl fmt::Display for Var {
             Var::AgentOutput => f.write_str("agent.output"),
             Var::StepOutput { step, name } => write!(f, "steps.{step}.outputs.{name}"),
             Var::Local(n) => f.write_str(n),
+            Var::McpConfig => f.write_str("mcp_config"),
         }
     }
 }
@@ -229,6 +232,7 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         ("prompt", "") => Var::Prompt,
         ("prompt_file", "") => Var::PromptFile,
         ("agent", "output") => Var::AgentOutput,
+        ("mcp_config", "") => Var::McpConfig,
         _ => {
             let help = super::suggest::did_you_mean(name, KNOWN)
                 .map(|s| format!("did you mean `{{{s}}}`?"))
@@ -240,12 +244,14 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         Var::Prompt | Var::PromptFile => !matches!(scope, Scope::Task | Scope::Hook),
         Var::AgentOutput => scope == Scope::AfterAgent,
         Var::TaskId => scope != Scope::Hook,
+        Var::McpConfig => scope == Scope::Agent,
         _ => true,
     };
     if !allowed {
         let where_ = match var {
             Var::AgentOutput => "graders and cleanup steps",
             Var::TaskId => "tasks, not in hooks",
+            Var::McpConfig => "agent commands and their env",
             _ => "agent commands, graders and cleanup steps",
         };
         return Err((format!("`{{{var}}}` is only available in {where_}"), None));

@@ -207,8 +207,17 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
     }
     let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
+    let mcp = raw.mcp.clone().unwrap_or_default();
+    for (i, server) in mcp.iter().enumerate() {
+        if !cx.mcp_servers.contains(server) {
+            let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
+            cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
+                Some(hint(server, &names));
+        }
+    }
     Some(Agent::Command(CommandAgent {
         name: name.to_owned(),
+        mcp,
         command: command?,
         stdin: raw.stdin,
         env,

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{AgentError, AgentRun, SystemUnderTest, Trace};
+use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
+use crate::mcp::proxy::Proxy;
+use crate::mcp::servers::Servers;
 use crate::run::bindings::Bindings;
 use crate::run::process::{ProcessSpec, run_process};
 use crate::suite::model::CommandAgent;
@@ -15,13 +17,18 @@ use crate::suite::template::Var;
 struct ScratchFiles {
     prompt: PathBuf,
     trace: PathBuf,
+    mcp_config: PathBuf,
 }
 
 impl ScratchFiles {
     fn new(dir: &Path) -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        ScratchFiles { prompt: dir.join(format!("prompt-{n}.txt")), trace: dir.join(format!("trace-{n}.json")) }
+        ScratchFiles {
+            prompt: dir.join(format!("prompt-{n}.txt")),
+            trace: dir.join(format!("trace-{n}.json")),
+            mcp_config: dir.join(format!("mcp-{n}.json")),
+        }
     }
 }
 
@@ -29,6 +36,7 @@ impl Drop for ScratchFiles {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.prompt);
         let _ = std::fs::remove_file(&self.trace);
+        let _ = std::fs::remove_file(&self.mcp_config);
     }
 }
 
@@ -36,6 +44,8 @@ pub struct CommandSut<'a> {
     pub agent: &'a CommandAgent,
     /// A directory for prompt and trace files, alive for the whole run.
     pub scratch_dir: &'a Path,
+    /// The run's MCP servers, reached through recording proxies for `mcp: [...]`.
+    pub servers: &'a Servers,
 }
 
 #[async_trait::async_trait]
@@ -50,16 +60,43 @@ impl SystemUnderTest for CommandSut<'_> {
             bindings.prompt_file = Some(scratch.prompt.clone());
         }
         let trace_path = scratch.trace.clone();
+        // Agents with `mcp: [...]` get a client config pointing at recording proxies.
+        let mut proxies = Vec::new();
+        if !agent.mcp.is_empty() {
+            let mut config = serde_json::Map::new();
+            for name in &agent.mcp {
+                let server =
+                    self.servers.by_name.get(name).cloned().ok_or_else(|| AgentError {
+                        reason: format!("MCP server `{name}` is not running"),
+                        run: None,
+                    })?;
+                let proxy = Proxy::start(server)
+                    .await
+                    .map_err(|e| AgentError { reason: format!("cannot start the MCP proxy: {e}"), run: None })?;
+                config.insert(name.clone(), serde_json::json!({"type": "http", "url": proxy.url()}));
+                proxies.push(proxy);
+            }
+            let text = serde_json::json!({"mcpServers": config}).to_string();
+            std::fs::write(&scratch.mcp_config, text)
+                .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
+            bindings.mcp_config = Some(scratch.mcp_config.clone());
+        }
         let argv: Vec<String> = agent.command.iter().map(|t| bindings.render(t)).collect();
         let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
         spec.env = agent.env.iter().map(|(k, t)| (k.clone(), bindings.render(t))).collect();
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
+        if let Some(config) = &bindings.mcp_config {
+            spec.env.push(("EVALGATE_MCP_CONFIG".into(), config.display().to_string()));
+        }
         if agent.stdin {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());
         }
 
-        let out = run_process(&spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None })?;
+        let out = run_process(&spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
+        let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
+        proxied.sort_by_key(|(at, _)| *at);
+        let out = out?;
         let mut run = AgentRun {
             output: out.stdout.text.clone(),
             output_truncated: out.stdout.is_truncated(),
@@ -97,6 +134,8 @@ impl SystemUnderTest for CommandSut<'_> {
                 return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
             }
         }
+        // Calls the proxy saw come after those the agent reported itself.
+        run.trace.tool_calls.extend(proxied.into_iter().map(|(_, call)| call));
         Ok(run)
     }
 }

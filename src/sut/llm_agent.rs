@@ -61,7 +61,7 @@ fn record(tools: &[Offered], call: &ModelToolCall, result: Option<Value>) -> Too
     };
     // Arguments that were not valid JSON are kept as the evidence of why.
     let result = result.or_else(|| call.arguments_error.as_ref().map(|e| json!({"argumentsError": e})));
-    ToolCall { name, server, arguments: call.arguments.clone(), result }
+    ToolCall { name, server, arguments: call.arguments.clone(), result, duration_ms: None }
 }
 
 /// What the model is told a tool returned.

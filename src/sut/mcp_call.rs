@@ -43,6 +43,7 @@ impl SystemUnderTest for McpCallSut<'_> {
                     server: Some(call.server.clone()),
                     arguments: call.arguments.clone(),
                     result: Some(result.clone()),
+                    duration_ms: Some(started.elapsed().as_millis() as u64),
                 }],
                 usage: None,
                 model: None,

@@ -26,6 +26,8 @@ pub struct ToolCall {
     pub arguments: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 impl ToolCall {
@@ -67,10 +69,17 @@ mod tests {
 
     #[test]
     fn tool_names_match_plain_and_qualified() {
-        let call = ToolCall { name: "add".into(), server: Some("calc".into()), arguments: Value::Null, result: None };
+        let call = ToolCall {
+            name: "add".into(),
+            server: Some("calc".into()),
+            arguments: Value::Null,
+            result: None,
+            duration_ms: None,
+        };
         assert!(call.is("add") && call.is("calc.add"));
         assert!(!call.is("other.add") && !call.is("sub"));
-        let qualified = ToolCall { name: "calc.add".into(), server: None, arguments: Value::Null, result: None };
+        let qualified =
+            ToolCall { name: "calc.add".into(), server: None, arguments: Value::Null, result: None, duration_ms: None };
         assert!(qualified.is("add") && qualified.is("calc.add"));
     }
 }
