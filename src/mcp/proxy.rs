@@ -67,10 +67,10 @@ async fn serve(stream: TcpStream, server: &Server, recorded: &Mutex<Vec<(Instant
             if reader.read_line(&mut header).await? == 0 || header.trim().is_empty() {
                 break;
             }
-            if let Some((k, v)) = header.split_once(':') {
-                if k.trim().eq_ignore_ascii_case("content-length") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
+            if let Some((k, v)) = header.split_once(':')
+                && k.trim().eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
             }
         }
         let mut body = vec![0; length];
