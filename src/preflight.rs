@@ -65,6 +65,28 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
         misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
     })?;
     let mut misses = Vec::new();
+    // Tools named by steps and graders must exist too.
+    let hooks =
+        suite.before_all.iter().chain(&suite.after_all).flat_map(|s| s.mcp_calls()).map(|c| (c, "hooks".to_owned()));
+    let tasks = suite.tasks.iter().flat_map(|t| {
+        let steps = t.setup.iter().chain(&t.cleanup).flat_map(|s| s.mcp_calls());
+        steps.chain(t.graders.iter().flat_map(|g| g.mcp_calls())).map(move |c| (c, format!("task `{}`", t.id)))
+    });
+    for ((server_name, tool), place) in hooks.chain(tasks) {
+        let Some(server) = servers.by_name.get(server_name) else { continue };
+        if !server.tools.iter().any(|t| t.name == tool) {
+            let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+            let help = match crate::suite::did_you_mean(tool, names.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("its tools: {}", names.join(", ")),
+            };
+            misses.push(Miss {
+                kind: "MCP tool",
+                name: format!("{server_name}.{tool}"),
+                detail: format!("server `{server_name}` has no such tool ({place}); {help}"),
+            });
+        }
+    }
     for task in &suite.tasks {
         let Agent::Call(call) = &*task.agent else { continue };
         let Some(server) = servers.by_name.get(&call.server) else { continue };

@@ -219,3 +219,30 @@ fn a_command_agent_s_tool_calls_are_recorded_through_the_proxy() {
     assert_eq!(calls[0]["result"]["content"][0]["text"], "The sum of 20 and 22 is 42.");
     assert!(calls[0]["duration_ms"].is_u64());
 }
+
+#[test]
+fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents: {{bot: {{command: [sh, -c, 'echo total $0', '{{prompt}}']}}}}\ntasks:\n  - id: t\n    setup:\n      - id: sum\n        mcp: {{server: fx, tool: add, arguments: {{a: 40, b: 2}}, expect: {{output: {{contains: '42'}}}}}}\n        outputs: {{value: '{{response.json.structuredContent.result}}'}}\n      - mcp: {{server: fx, tool: refuse, arguments: {{reason: expected}}, expect: {{is_error: true}}}}\n    prompt: '{{steps.sum.outputs.value}}'\n    grade:\n      - {{type: contains, value: total 42}}\n      - {{type: mcp, server: fx, tool: add, arguments: {{a: '{{steps.sum.outputs.value}}', b: 1}}, expect: {{output: {{json: {{path: result, equals: 43}}}}}}}}\n      - {{type: mcp, server: fx, tool: add, arguments: {{a: 1, b: 1}}, expect: {{output: {{contains: '3'}}}}}}\n",
+        fixture_server("")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    let task = run.task("t");
+    let graders = &task["trials"][0]["graders"];
+    assert_eq!(graders[0]["status"], "passed", "{task}");
+    assert_eq!(graders[1]["status"], "passed", "{task}");
+    assert_eq!(graders[2]["status"], "failed");
+    assert!(graders[2]["reason"].as_str().unwrap().ends_with("the result does not contain \"3\""), "{}", graders[2]);
+
+    let typo = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents: {{bot: {{command: [echo]}}}}\ntasks:\n  - id: t\n    prompt: x\n    grade: [{{type: mcp, server: fx, tool: ad}}]\n",
+        fixture_server("")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &typo).args(&["check"]).run();
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("- MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?"),
+        "{}",
+        run.stderr
+    );
+}

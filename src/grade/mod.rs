@@ -136,9 +136,10 @@ impl Grader {
                 judge::JudgeCheck::from_raw(cx, k, path).map(Check::Judge)
             }
             k @ RawGraderKind::Safety { .. } => safety::SafetyCheck::from_raw(cx, k, path).map(Check::Safety),
-            k @ (RawGraderKind::Http(_) | RawGraderKind::File(_) | RawGraderKind::Steps { .. }) => {
-                world::WorldCheck::from_raw(cx, k, path).map(Check::World)
-            }
+            k @ (RawGraderKind::Http(_)
+            | RawGraderKind::File(_)
+            | RawGraderKind::Mcp(_)
+            | RawGraderKind::Steps { .. }) => world::WorldCheck::from_raw(cx, k, path).map(Check::World),
         }?;
         Some(Grader {
             name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),
@@ -147,6 +148,14 @@ impl Grader {
             required: raw.common.required,
             check,
         })
+    }
+
+    /// The MCP tools this grader calls, as `(server, tool)`.
+    pub fn mcp_calls(&self) -> Vec<(&str, &str)> {
+        match &self.check {
+            Check::World(w) => w.mcp_calls(),
+            _ => Vec::new(),
+        }
     }
 
     /// The judge this grader names itself, if any.
@@ -192,6 +201,7 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::Tokens { .. } => "tokens",
         RawGraderKind::NoLeak { .. } => "no_leak",
         RawGraderKind::Http(_) => "http",
+        RawGraderKind::Mcp(_) => "mcp",
         RawGraderKind::Safety { .. } => "safety",
         RawGraderKind::Rubric { .. } => "rubric",
         RawGraderKind::Llm { .. } => "llm",

@@ -3,21 +3,31 @@
 
 use super::{GradeInput, GradeResult, Graded};
 use crate::results::Phase;
-use crate::run::steps::{check_file, run_sequence, send};
+use crate::run::steps::{call_tool, check_file, run_sequence, send};
 use crate::suite::ValidateCx;
-use crate::suite::model::{FileExpect, HttpRequest, Step};
+use crate::suite::model::{FileExpect, HttpRequest, McpAction, Step};
 use crate::suite::raw::RawGraderKind;
 use crate::suite::template::{Scope, Template};
-use crate::suite::validate_step::{file_expect, http_request, steps};
+use crate::suite::validate_step::{file_expect, http_request, mcp_action, steps};
 
 #[derive(Debug)]
 pub enum WorldCheck {
     Http(HttpRequest),
     File { path: Template, expect: FileExpect },
     Steps(Vec<Step>),
+    Mcp(McpAction),
 }
 
 impl WorldCheck {
+    /// The MCP tools this grader calls, as `(server, tool)`.
+    pub fn mcp_calls(&self) -> Vec<(&str, &str)> {
+        match self {
+            WorldCheck::Mcp(m) => vec![(m.server.as_str(), m.tool.as_str())],
+            WorldCheck::Steps(steps) => steps.iter().flat_map(Step::mcp_calls).collect(),
+            WorldCheck::Http(_) | WorldCheck::File { .. } => Vec::new(),
+        }
+    }
+
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
         match raw {
             RawGraderKind::Http(http) => http_request(cx, &http, path, Scope::AfterAgent).map(WorldCheck::Http),
@@ -26,6 +36,7 @@ impl WorldCheck {
                 let expect = file_expect(cx, &file.expect, &format!("{path}.expect"), Scope::AfterAgent);
                 Some(WorldCheck::File { path: file_path?, expect: expect? })
             }
+            RawGraderKind::Mcp(call) => mcp_action(cx, &call, path, Scope::AfterAgent).map(WorldCheck::Mcp),
             RawGraderKind::Steps { steps: raw } => {
                 if raw.is_empty() {
                     cx.error(&format!("{path}.steps"), "list at least one step");
@@ -47,6 +58,14 @@ impl WorldCheck {
         match self {
             WorldCheck::Http(req) => {
                 let leaf = send(req, None, input.bindings).await;
+                match (leaf.failure, leaf.error) {
+                    (None, _) => Ok(Graded::pass(format!("{} met expectations", leaf.action))),
+                    (Some(f), false) => Ok(Graded::fail(format!("{}: {f}", leaf.action))),
+                    (Some(f), true) => Err(format!("{}: {f}", leaf.action)),
+                }
+            }
+            WorldCheck::Mcp(action) => {
+                let leaf = call_tool(action, None, input.bindings).await;
                 match (leaf.failure, leaf.error) {
                     (None, _) => Ok(Graded::pass(format!("{} met expectations", leaf.action))),
                     (Some(f), false) => Ok(Graded::fail(format!("{}: {f}", leaf.action))),

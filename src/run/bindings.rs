@@ -22,6 +22,8 @@ pub struct Bindings {
     pub step_outputs: BTreeMap<String, BTreeMap<String, String>>,
     /// `foreach` variables, innermost last.
     pub locals: Vec<(String, String)>,
+    /// The run's MCP servers, for `mcp` steps and graders.
+    pub servers: Option<ServersRef>,
     /// Step outputs a render asked for that were never captured (their step did not run
     /// or failed); see `take_missing`.
     missing: Arc<Mutex<Vec<String>>>,
@@ -40,6 +42,7 @@ impl Bindings {
             mcp_config: None,
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
+            servers: None,
             missing: Arc::default(),
         }
     }
@@ -83,6 +86,16 @@ impl Bindings {
 
     pub fn render(&self, template: &Template) -> String {
         template.render(&|v| self.lookup(v))
+    }
+}
+
+/// The run's MCP servers, shared by every task's bindings.
+#[derive(Clone)]
+pub struct ServersRef(pub Arc<crate::mcp::servers::Servers>);
+
+impl std::fmt::Debug for ServersRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.by_name.keys()).finish()
     }
 }
 

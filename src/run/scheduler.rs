@@ -84,6 +84,7 @@ pub async fn schedule(
 
     let mut outcome = ScheduleOutcome::default();
     let mut hook_bindings = Bindings::new(vars.clone(), "");
+    hook_bindings.servers = Some(super::bindings::ServersRef(servers.clone()));
     let before =
         run_sequence(&suite.before_all, &suite.dir, Phase::BeforeAll, &mut hook_bindings, &mut outcome.hooks).await;
     // A failing before_all hook: the environment (exit 3), or every task is an error.

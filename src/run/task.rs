@@ -151,6 +151,7 @@ pub fn display_path(path: &Path) -> String {
 
 async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
+    bindings.servers = Some(crate::run::bindings::ServersRef(ctx.servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = empty_trial();
 

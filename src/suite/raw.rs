@@ -455,6 +455,8 @@ pub enum RawGraderKind {
         #[serde(default)]
         score: SafetyScore,
     },
+    /// An MCP tool call whose result must meet `expect`.
+    Mcp(RawMcpCall),
     /// Verify steps (polling, control flow): passes when every step passes.
     Steps { steps: Vec<RawStep> },
     /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.

@@ -49,6 +49,8 @@ pub struct RawStep {
     pub expect: Option<RawRunExpect>,
 
     pub http: Option<RawHttp>,
+    /// Call an MCP tool: `{server, tool, arguments, expect}`.
+    pub mcp: Option<RawMcpCall>,
     pub file: Option<RawFileStep>,
     pub wait: Option<Box<RawWait>>,
     pub foreach: Option<Box<RawForeach>>,
@@ -133,6 +135,26 @@ pub struct RawJsonExpect {
     pub exists: Option<bool>,
     #[serde(rename = "type")]
     pub kind: Option<super::raw::JsonKind>,
+}
+
+/// One MCP `tools/call`, as a step or a grader.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpCall {
+    pub server: String,
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    pub expect: Option<RawMcpExpect>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpExpect {
+    /// Default false: a result with `isError: true` fails the step.
+    pub is_error: Option<bool>,
+    /// Checks on the result's text (structuredContent, else the text blocks).
+    pub output: Option<RawBodyExpect>,
 }
 
 /// Create (`content`), remove (`absent: true`) or check (`expect`) a file.

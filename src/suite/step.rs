@@ -32,6 +32,7 @@ pub struct Step {
 pub enum Action {
     Run(RunAction),
     Http(HttpRequest),
+    Mcp(McpAction),
     File(FileAction),
     Wait(Box<WaitAction>),
     Foreach(Box<ForeachAction>),
@@ -44,6 +45,7 @@ impl Action {
         match self {
             Action::Run(_) => "run",
             Action::Http(_) => "http",
+            Action::Mcp(_) => "mcp",
             Action::File(_) => "file",
             Action::Wait(_) => "wait",
             Action::Foreach(_) => "foreach",
@@ -96,6 +98,15 @@ pub enum ContentCheck {
 pub struct JsonExpect {
     pub path: Option<JsonPath>,
     pub expect: PathExpect,
+}
+
+#[derive(Debug)]
+pub struct McpAction {
+    pub server: String,
+    pub tool: String,
+    pub arguments: JsonTemplate,
+    pub is_error: bool,
+    pub output: Vec<ContentCheck>,
 }
 
 #[derive(Debug)]
@@ -199,6 +210,10 @@ impl Step {
                 out.extend(r.env.iter().map(|(_, t)| t));
             }
             Action::Http(h) => out.extend(h.templates()),
+            Action::Mcp(m) => {
+                out.extend(m.arguments.templates());
+                out.extend(content_templates(&m.output));
+            }
             Action::File(f) => {
                 out.push(&f.path);
                 match &f.op {
@@ -221,6 +236,20 @@ impl Step {
             Action::Group(g) => out.extend(g.setup.iter().chain(&g.steps).chain(&g.cleanup).flat_map(Step::templates)),
         }
         out
+    }
+}
+
+impl Step {
+    /// Every `(server, tool)` this step (and the steps inside it) calls.
+    pub fn mcp_calls(&self) -> Vec<(&str, &str)> {
+        match &self.action {
+            Action::Mcp(m) => vec![(m.server.as_str(), m.tool.as_str())],
+            Action::Wait(w) => w.step.mcp_calls(),
+            Action::Foreach(f) => f.steps.iter().flat_map(Step::mcp_calls).collect(),
+            Action::AnyOf(steps) => steps.iter().flat_map(Step::mcp_calls).collect(),
+            Action::Group(g) => g.setup.iter().chain(&g.steps).chain(&g.cleanup).flat_map(Step::mcp_calls).collect(),
+            Action::Run(_) | Action::Http(_) | Action::File(_) => Vec::new(),
+        }
     }
 }
 

@@ -8,12 +8,13 @@ use serde_json::Value;
 use super::context::ValidateCx;
 use super::model::{CommandLine, RunExpect, TextCheck};
 use super::raw_step::{
-    OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonExpect, RawOutput, RawStep,
-    RawTextExpect,
+    OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonExpect, RawMcpCall, RawOutput,
+    RawStep, RawTextExpect,
 };
 use super::step::{
     Action, ContentCheck, DEFAULT_HTTP_TIMEOUT, FileAction, FileExpect, FileOp, ForeachAction, ForeachItems,
-    GroupAction, HttpBody, HttpExpect, HttpRequest, JsonExpect, JsonTemplate, OutputSpec, RunAction, Step, WaitAction,
+    GroupAction, HttpBody, HttpExpect, HttpRequest, JsonExpect, JsonTemplate, McpAction, OutputSpec, RunAction, Step,
+    WaitAction,
 };
 use super::template::Scope;
 use crate::grade::json::PathExpect;
@@ -34,6 +35,7 @@ pub fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Opt
         ("run", raw.run.is_some()),
         ("argv", raw.argv.is_some()),
         ("http", raw.http.is_some()),
+        ("mcp", raw.mcp.is_some()),
         ("file", raw.file.is_some()),
         ("wait", raw.wait.is_some()),
         ("foreach", raw.foreach.is_some()),
@@ -70,6 +72,9 @@ pub fn step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Opt
         () if is_run => run_action(cx, raw, path, scope).map(Action::Run),
         () if raw.http.is_some() => {
             http_request(cx, raw.http.as_ref().expect("checked"), &format!("{path}.http"), scope).map(Action::Http)
+        }
+        () if raw.mcp.is_some() => {
+            mcp_action(cx, raw.mcp.as_ref().expect("checked"), &format!("{path}.mcp"), scope).map(Action::Mcp)
         }
         () if raw.file.is_some() => file_action(cx, raw, &format!("{path}.file"), scope).map(Action::File),
         () if raw.wait.is_some() => {
@@ -262,6 +267,37 @@ fn content(
     ok.then_some(checks)
 }
 
+pub fn mcp_action(cx: &mut ValidateCx, raw: &RawMcpCall, path: &str, scope: Scope) -> Option<McpAction> {
+    if !cx.mcp_servers.contains(&raw.server) {
+        let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
+        let help = match crate::suite::did_you_mean(&raw.server, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None if names.is_empty() => "the suite defines no `mcp_servers`".into(),
+            None => format!("servers: {}", names.join(", ")),
+        };
+        cx.error(&format!("{path}.server"), format!("unknown MCP server `{}`", raw.server)).help = Some(help);
+    }
+    let arguments = json_template(cx, &Value::Object(raw.arguments.clone()), scope, &format!("{path}.arguments"));
+    let output = match raw.expect.as_ref().and_then(|e| e.output.as_ref()) {
+        Some(o) => content(
+            cx,
+            o.contains.as_ref(),
+            o.matches.as_ref(),
+            o.json.as_ref(),
+            &format!("{path}.expect.output"),
+            scope,
+        ),
+        None => Some(Vec::new()),
+    };
+    Some(McpAction {
+        server: raw.server.clone(),
+        tool: raw.tool.clone(),
+        arguments: arguments?,
+        is_error: raw.expect.as_ref().and_then(|e| e.is_error).unwrap_or(false),
+        output: output?,
+    })
+}
+
 pub fn json_expect(cx: &mut ValidateCx, raw: &RawJsonExpect, path: &str) -> Option<JsonExpect> {
     let json_path = match &raw.path {
         None => None,
@@ -414,7 +450,7 @@ fn outputs(cx: &mut ValidateCx, raw: &RawStep, path: &str, kind: &str) -> Option
         };
         let fits = match parsed {
             OutputSpec::Stdout(_) | OutputSpec::Stderr(_) | OutputSpec::ExitCode => kind == "run" || kind == "argv",
-            _ => kind == "http",
+            _ => kind == "http" || kind == "mcp",
         };
         if !fits {
             cx.error(&key, format!("a `{kind}` step cannot capture this output"));

@@ -98,7 +98,7 @@ pub fn run_step<'a>(step: &'a Step, index: usize, env: StepEnv<'a>, b: &'a mut B
         let body = execute(step, env, b, &mut result);
         let timed_out = match (step.timeout, &step.action) {
             // `run` and `http` apply the step timeout themselves, killing what they started.
-            (Some(limit), action) if !matches!(action, Action::Run(_) | Action::Http(_)) => {
+            (Some(limit), action) if !matches!(action, Action::Run(_) | Action::Http(_) | Action::Mcp(_)) => {
                 tokio::time::timeout(limit, body).await.is_err()
             }
             _ => {
@@ -121,6 +121,7 @@ async fn execute(step: &Step, env: StepEnv<'_>, b: &mut Bindings, result: &mut S
     let leaf = match &step.action {
         Action::Run(a) => Some(command::run(a, step.timeout.unwrap_or(DEFAULT_STEP_TIMEOUT), b).await),
         Action::Http(h) => Some(send(h, step.timeout, b).await),
+        Action::Mcp(m) => Some(super::mcp::call(m, step.timeout, b).await),
         Action::File(f) => Some(file(f, env.dir, b)),
         Action::Wait(w) => {
             wait(w, env, b, result).await;
