@@ -209,3 +209,57 @@ fn a_judge_of_a_scenario_sees_the_tool_calls() {
     let run = run(&yaml);
     assert_eq!(run.task("t")["trials"][0]["graders"][0]["reason"], "used the tool", "{}", run.task("t"));
 }
+
+const MCP_EVALS: &str = r#"{"evals": [
+  {"id": "echo-exec", "name": "Echo echoes", "gradingType": "exact-match",
+   "input": {"type": "execution", "toolName": "echo", "arguments": {"message": "hi"}}, "expected": "Echo: hi"},
+  {"id": "sum-invoke", "name": "Picks get-sum", "gradingType": "exact-match",
+   "input": {"type": "invocation", "messages": [{"role": "user", "content": "add 2 and 3"}]},
+   "expected": {"toolName": "get-sum", "arguments": {"a": 2, "b": 3}}},
+  {"id": "sum-scenario", "name": "Answers a sum", "gradingType": "llm-as-judge",
+   "input": {"type": "scenario", "messages": [{"role": "user", "content": "what is 2+3"}], "maxTurns": 3},
+   "expected": "5"}
+]}"#;
+
+#[test]
+fn mcp_evals_from_a_file_run_at_every_level() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some_and(|c| c.get("function").is_some()) {
+            return (200, answer(None, &[("record_verdict", r#"{"passed": true, "reason": "says 5"}"#)]));
+        }
+        match tool_results(&b).first() {
+            None => (200, answer(None, &[("everything__get-sum", r#"{"a": 2, "b": 3}"#)])),
+            Some(r) => (200, answer(Some(r), &[])),
+        }
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports: [{{format: mcp-evals, path: evals.json, server: everything, agent: bot}}]\n",
+        server.url()
+    );
+    let yaml = suite(&server, " []\n").replace("tasks:\n", &format!("{judge}tasks:"));
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .write("evals.json", MCP_EVALS)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(&["run", "-j", "1"])
+        .run();
+    run.expect_code(0);
+    for id in ["echo-exec", "sum-invoke", "sum-scenario"] {
+        assert_eq!(run.task(id)["status"], "passed", "{}", run.task(id));
+        assert_eq!(run.task(id)["file"], "evals.json");
+    }
+    let invalid = MCP_EVALS.replace(r#""gradingType": "llm-as-judge""#, r#""gradingType": "exact-match""#);
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .write("evals.json", &invalid)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("evals.json/evals/2/gradingType: a scenario cannot be graded by `exact-match`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -170,19 +170,37 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
     let imports = std::mem::take(&mut raw.imports);
     for (i, import) in imports.iter().enumerate() {
         let path = format!("imports[{i}]");
-        if import.format != "openwop" {
-            let d = cx.error(&format!("{path}.format"), format!("unknown import format `{}`", import.format));
-            d.help = Some("supported: openwop".into());
-            continue;
-        }
-        let Some(agent) = import.agent.clone().or_else(|| raw.defaults.agent.clone()) else {
+        let agent = import.agent.clone().or_else(|| raw.defaults.agent.clone());
+        let (is_openwop, server) = match (import.format.as_str(), &import.server) {
+            ("openwop", _) => (true, String::new()),
+            ("mcp-evals", Some(server)) => (false, server.clone()),
+            ("mcp-evals", None) => {
+                cx.error(&path, "an mcp-evals import needs `server`: the MCP server the evals are about");
+                continue;
+            }
+            (other, _) => {
+                let d = cx.error(&format!("{path}.format"), format!("unknown import format `{other}`"));
+                d.help = Some("supported: openwop, mcp-evals".into());
+                continue;
+            }
+        };
+        if is_openwop && agent.is_none() {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
+        }
+        let Some(pattern) = &import.path else {
+            let message = if is_openwop {
+                "an openwop import needs `path`"
+            } else {
+                "reading `evals/list` from a live server is not supported yet: save its result as JSON and set `path`"
+            };
+            cx.error(&path, message);
+            continue;
         };
-        let files = match glob_files(&cx.dir, &import.path) {
+        let files = match glob_files(&cx.dir, pattern) {
             Ok(files) if !files.is_empty() => files,
             Ok(_) => {
-                cx.error(&format!("{path}.path"), format!("no file matches `{}`", import.path));
+                cx.error(&format!("{path}.path"), format!("no file matches `{pattern}`"));
                 continue;
             }
             Err(e) => {
@@ -209,7 +227,8 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                     continue;
                 }
             };
-            let problems = formats::openwop::validate(&doc);
+            let problems =
+                if is_openwop { formats::openwop::validate(&doc) } else { formats::mcp_evals::validate(&doc) };
             if !problems.is_empty() {
                 for (at, m) in problems {
                     cx.error(&format!("{path}.path"), format!("{shown}{at}: {m}"));
@@ -219,14 +238,20 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             let positions = super::positions::PositionIndex::build_to_depth(&text, 2);
             let existing: std::collections::HashSet<String> = raw.tasks.iter().map(|t| t.id.clone()).collect();
             let prefix = file.file_stem().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
-            for (j, mut task) in formats::openwop::tasks(&doc, &agent).into_iter().enumerate() {
+            let imported = if is_openwop {
+                formats::openwop::tasks(&doc, agent.as_deref().unwrap_or_default())
+            } else {
+                formats::mcp_evals::tasks(&doc, &server, agent.as_deref())
+            };
+            let key = if is_openwop { "tasks" } else { "evals" };
+            for (j, mut task) in imported.into_iter().enumerate() {
                 let id = task["id"].as_str().unwrap_or_default().to_owned();
                 if existing.contains(&id) {
                     task["id"] = serde_json::Value::String(format!("{prefix}.{id}"));
                 }
                 match serde_json::from_value::<RawTask>(task) {
                     Ok(t) => {
-                        let line = positions.value(&format!("tasks[{j}]")).map_or(1, |p| p.line);
+                        let line = positions.value(&format!("{key}[{j}]")).map_or(1, |p| p.line);
                         cx.task_origins.insert(raw.tasks.len(), (shown.clone(), line));
                         raw.tasks.push(t);
                     }

@@ -60,10 +60,12 @@ pub struct RawSuite {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawImport {
-    /// openwop (more formats to come).
+    /// openwop | mcp-evals
     pub format: String,
     /// A file, or a glob of files, relative to this suite.
-    pub path: String,
+    pub path: Option<String>,
+    /// mcp-evals: the MCP server the evals are about.
+    pub server: Option<String>,
     /// The agent that runs the imported tasks (default: `defaults.agent`).
     pub agent: Option<String>,
 }

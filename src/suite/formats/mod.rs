@@ -1,6 +1,7 @@
 //! Foreign suite formats, turned into native suite YAML so everything downstream (and
 //! `evalgate convert`) works on the one model.
 
+pub mod mcp_evals;
 pub mod openwop;
 
 use serde_json::Value;

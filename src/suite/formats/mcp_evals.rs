@@ -1,0 +1,118 @@
+//! MCP evals (the `evals/list` proposal) from a JSON file `{evals: [...]}`: each `Eval`
+//! `{id, name, description?, gradingType, input, expected}` becomes a native task whose
+//! level is `input.type`, against the importing suite's server and agent.
+//!
+//! - `execution`: `input {toolName, arguments}` → `call`; `exact-match` compares the result
+//!   with `expected`: a string with `equals`, anything else with `json` deep equality.
+//! - `invocation`: `input {messages}` → the model's first tool call must be
+//!   `expected {toolName, arguments}` (`tool_called` with the arguments as a subset).
+//! - `scenario`: `input {messages, maxTurns}` → judged (`llm-as-judge` only): the answer must
+//!   contain, in meaning, `expected` (its text, or its JSON).
+//! - `llm-as-judge` on the other levels → an `llm` grader on `expected`.
+//! - `scenario` with `exact-match` is invalid (the proposal says so).
+
+use serde_json::{Value, json};
+
+use super::literal;
+
+/// Every problem, as `(JSON pointer, message)`.
+pub fn validate(doc: &Value) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    let Some(evals) = doc.get("evals").and_then(Value::as_array) else {
+        return vec![(String::new(), "an MCP evals file is `{\"evals\": [...]}`".into())];
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, e) in evals.iter().enumerate() {
+        let at = format!("/evals/{i}");
+        match e.get("id").and_then(Value::as_str) {
+            Some(id) if !seen.insert(id.to_owned()) => {
+                problems.push((format!("{at}/id"), format!("duplicate id `{id}`")))
+            }
+            Some(_) => {}
+            None => problems.push((format!("{at}/id"), "missing `id`".into())),
+        }
+        let grading = e.get("gradingType").and_then(Value::as_str);
+        if !matches!(grading, Some("exact-match" | "llm-as-judge")) {
+            problems.push((format!("{at}/gradingType"), "expected `exact-match` or `llm-as-judge`".into()));
+        }
+        match e.pointer("/input/type").and_then(Value::as_str) {
+            Some("execution") if e.pointer("/input/toolName").and_then(Value::as_str).is_none() => {
+                problems.push((format!("{at}/input"), "an execution eval needs `toolName`".into()));
+            }
+            Some("invocation" | "scenario") if e.pointer("/input/messages").and_then(Value::as_array).is_none() => {
+                problems.push((format!("{at}/input"), "needs `messages`".into()));
+            }
+            Some("scenario") if grading == Some("exact-match") => {
+                problems.push((format!("{at}/gradingType"), "a scenario cannot be graded by `exact-match`".into()));
+            }
+            Some("invocation") if grading == Some("exact-match") && e.pointer("/expected/toolName").is_none() => {
+                problems.push((format!("{at}/expected"), "an exact-match invocation needs `expected.toolName`".into()));
+            }
+            Some("execution" | "invocation" | "scenario") => {}
+            _ => problems.push((format!("{at}/input/type"), "expected `invocation`, `execution` or `scenario`".into())),
+        }
+        if e.get("expected").is_none() {
+            problems.push((format!("{at}/expected"), "missing `expected`".into()));
+        }
+    }
+    problems
+}
+
+/// Native tasks against `server`, run by `agent` where a model is needed.
+pub fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
+    doc["evals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let id = e["id"].as_str().unwrap_or_default().to_lowercase().replace(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'), "-");
+            let level = e["input"]["type"].as_str().unwrap_or_default();
+            let expected = &e["expected"];
+            let judged = e["gradingType"] == "llm-as-judge";
+            let mut task = json!({"id": id, "level": level});
+            if let Some(d) = e.get("description").or_else(|| e.get("name")).and_then(Value::as_str) {
+                task["description"] = json!(d);
+            }
+            let judge_text = match expected {
+                Value::String(s) => literal(s),
+                other => literal(&other.to_string()),
+            };
+            let grader = if level == "execution" {
+                task["call"] = json!({"server": server, "tool": e["input"]["toolName"], "arguments": e["input"].get("arguments").cloned().unwrap_or(json!({}))});
+                match (judged, expected) {
+                    (true, _) => json!({"type": "llm", "contains": judge_text}),
+                    (false, Value::String(s)) => json!({"type": "equals", "value": literal(s)}),
+                    (false, v) => json!({"type": "json", "equals": v}),
+                }
+            } else {
+                task["agent"] = json!(agent);
+                task["messages"] = Value::Array(
+                    e["input"]["messages"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|m| json!({"role": m["role"], "content": literal(m["content"].as_str().unwrap_or_default())}))
+                        .collect(),
+                );
+                if let Some(turns) = e["input"].get("maxTurns") {
+                    task["max_turns_hint"] = turns.clone();
+                }
+                match (level, judged) {
+                    ("invocation", false) => {
+                        let mut g = json!({"type": "tool_called", "tool": format!("{server}.{}", expected["toolName"].as_str().unwrap_or_default())});
+                        if let Some(args) = expected.get("arguments") {
+                            g["arguments"] = args.clone();
+                        }
+                        g
+                    }
+                    _ => json!({"type": "llm", "contains": judge_text}),
+                }
+            };
+            if let Some(obj) = task.as_object_mut() {
+                obj.remove("max_turns_hint");
+            }
+            task["grade"] = json!([grader]);
+            task
+        })
+        .collect()
+}
