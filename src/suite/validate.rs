@@ -168,6 +168,14 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
 
 fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
     let path = format!("agents.{name}");
+    let mcp = raw.mcp.clone().unwrap_or_default();
+    for (i, server) in mcp.iter().enumerate() {
+        if !cx.mcp_servers.contains(server) {
+            let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
+            cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
+                Some(hint(server, &names));
+        }
+    }
     let Some(command) = &raw.command else {
         if raw.provider.is_none() {
             cx.error(&path, "an agent needs `command` (a CLI) or `provider` and `model` (a model)");
@@ -177,14 +185,6 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
         let spec = llm_spec(cx, &raw.llm(), &path);
-        let mcp = raw.mcp.clone().unwrap_or_default();
-        for (i, server) in mcp.iter().enumerate() {
-            if !cx.mcp_servers.contains(server) {
-                let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-                cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
-                    Some(hint(server, &names));
-            }
-        }
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
@@ -207,14 +207,6 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
     }
     let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
-    let mcp = raw.mcp.clone().unwrap_or_default();
-    for (i, server) in mcp.iter().enumerate() {
-        if !cx.mcp_servers.contains(server) {
-            let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-            cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
-                Some(hint(server, &names));
-        }
-    }
     Some(Agent::Command(CommandAgent {
         name: name.to_owned(),
         mcp,
