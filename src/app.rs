@@ -244,9 +244,9 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
     let github = crate::github::actions::enabled(args.github, args.no_github);
     if github {
         // Masks first, before anything else can print a secret.
-        for line in
-            crate::github::masks::mask_lines(planned.iter().flat_map(|p| crate::preflight::secret_env(&p.suite)))
-        {
+        let names: std::collections::BTreeSet<String> =
+            planned.iter().flat_map(|p| crate::github::masks::suite_env_names(&p.suite)).collect();
+        for line in crate::github::masks::mask_lines(names.iter().map(String::as_str)) {
             println!("{line}");
         }
     }

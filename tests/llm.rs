@@ -302,3 +302,32 @@ fn a_missing_api_key_fails_preflight_by_name() {
         run.stderr
     );
 }
+
+#[test]
+fn agents_with_cache_true_reuse_answers_and_mark_them() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let count = calls.clone();
+    let server = Server::start(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+        (200, openai_answer("ok", json!({"prompt_tokens": 1000, "completion_tokens": 10})))
+    });
+    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n")
+        .replace("timeout: 2s}", "timeout: 2s, cache: true}");
+    let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
+    let dir = test.path().to_owned();
+    let first = test.args(&["run"]).run();
+    first.expect_code(0);
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&dir)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .arg("run")
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the second run's answer came from the cache");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    let trial = &results["tasks"][0]["trials"][0];
+    assert_eq!(trial["cached"], true);
+    assert_eq!(trial["usage"]["cost_usd"], 0.0);
+}

@@ -210,6 +210,9 @@ pub struct TrialResult {
     /// A judge's model has no known price.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub judge_cost_unknown: bool,
+    /// The agent's answers came from the response cache (cost nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -191,6 +191,7 @@ fn empty_trial() -> TrialResult {
         steps: Vec::new(),
         judge_cost_usd: None,
         judge_cost_unknown: false,
+        cached: false,
     }
 }
 
@@ -237,6 +238,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.model = run.trace.model.clone();
     trial.usage = run.trace.usage.clone();
     trial.tool_calls = run.trace.tool_calls.clone();
+    trial.cached = run.cached;
 
     let judge_costs = std::sync::Mutex::new(Vec::new());
     let input = GradeInput {

@@ -107,6 +107,7 @@ impl SystemUnderTest for CommandSut<'_> {
             tool_result: None,
             tool_error: None,
             failure: None,
+            cached: false,
         };
         if out.timed_out || out.exit_code != Some(0) {
             let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));

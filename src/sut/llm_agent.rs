@@ -147,6 +147,7 @@ impl SystemUnderTest for LlmSut<'_> {
         let mut cost = Some(0.0);
         let mut recorded: Vec<ToolCall> = Vec::new();
         let mut model = spec.model.clone();
+        let mut all_cached = true;
         let turns = if self.task.level == Level::Scenario { self.agent.max_turns.max(1) } else { 1 };
         let mut answer = None;
         for _ in 0..turns {
@@ -156,6 +157,7 @@ impl SystemUnderTest for LlmSut<'_> {
                 .map_err(|_| fail(format!("timed out after {}", humantime::format_duration(timeout))))?
                 .map_err(|e| fail(e.to_string()))?;
             usage.add(completion.response.usage);
+            all_cached &= completion.cached;
             cost = cost.zip(completion.cost_usd).map(|(a, b)| a + b);
             let r = completion.response;
             if !r.model.is_empty() {
@@ -208,6 +210,7 @@ impl SystemUnderTest for LlmSut<'_> {
             tool_result: None,
             tool_error: None,
             failure,
+            cached: all_cached,
         })
     }
 }

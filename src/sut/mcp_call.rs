@@ -51,6 +51,7 @@ impl SystemUnderTest for McpCallSut<'_> {
             tool_result: Some(result.clone()),
             tool_error: is_error(&result).then(|| result_output(&result)),
             failure: None,
+            cached: false,
         })
     }
 }

@@ -30,6 +30,8 @@ pub struct AgentRun {
     pub tool_error: Option<String>,
     /// The run ended without an answer in a way that is a graded failure (`max_turns`).
     pub failure: Option<String>,
+    /// Every model answer of this run came from the response cache (`cache: true`).
+    pub cached: bool,
 }
 
 /// An agent run that did not produce an answer is an infrastructure error, never a graded fail.
