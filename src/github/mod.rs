@@ -1,12 +1,6 @@
-//! GitHub: what evalgate does under GitHub Actions (step summary, step outputs,
-//! annotations, masks, log groups) and the sticky pull-request comment.
+//! GitHub Actions: the step summary, step outputs, annotations and masks.
 
 pub mod actions;
-pub mod annotations;
-pub mod api;
+pub mod commands;
 pub mod comment;
 pub mod event;
-pub mod masks;
-pub mod outputs;
-pub mod step_summary;
-pub mod workflow_command;
