@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# The action's run step: `evalgate run` with --github, so the binary appends the step
-# summary, writes the step outputs, annotates failing tasks and masks secrets. The exit
-# code is evalgate's own (0 passed, 1 gate failed, 2 invalid, 3 preflight, 4 aborted).
+# The action's run step: `evalgate run --github`, so the binary appends the step summary,
+# writes the step outputs, annotates failing tasks and masks secrets. The exit code is
+# evalgate's own (0 passed, 1 gate failed, 2 invalid, 3 preflight, 4 aborted). Inputs
+# arrive as environment variables (never interpolated into the script): EVALGATE_BIN,
+# INPUT_SUITE, INPUT_ARGS, INPUT_OUT, INPUT_BASELINE, INPUT_COMMENT.
 set -euo pipefail
 
-args=(run)
-read -r -a suites <<< "$INPUT_SUITE"
-args+=("${suites[@]}" --github --out "${INPUT_OUT:-evalgate-out}")
+# Split on spaces, tabs and newlines (a YAML block input is several lines) without glob
+# expansion: the words are flags and paths, never patterns for the shell.
+set -f
+# shellcheck disable=SC2206
+suites=(${INPUT_SUITE:-})
+# shellcheck disable=SC2206
+extra=(${INPUT_ARGS:-})
+set +f
+
+if [ "${#suites[@]}" -eq 0 ]; then
+  echo "::error title=evalgate::the suite input is empty"
+  exit 2
+fi
+args=(run "${suites[@]}" --github --out "${INPUT_OUT:-evalgate-out}")
 case "${INPUT_COMMENT:-auto}" in
   true) args+=(--comment) ;;
-  auto) case "${GITHUB_EVENT_NAME:-}" in pull_request | pull_request_target) args+=(--comment) ;; esac ;;
+  false) ;;
+  auto)
+    case "${GITHUB_EVENT_NAME:-}" in
+      pull_request | pull_request_target) args+=(--comment) ;;
+    esac
+    ;;
+  *)
+    echo "::error title=evalgate::the comment input must be true, false or auto"
+    exit 2
+    ;;
 esac
 if [ -n "${INPUT_BASELINE:-}" ]; then
   args+=(--baseline "$INPUT_BASELINE")
 fi
-if [ -n "${INPUT_ARGS:-}" ]; then
-  # Word-split on purpose: `args` is a list of flags. No glob expansion.
-  set -f
-  read -r -a extra <<< "$INPUT_ARGS"
-  set +f
-  args+=("${extra[@]}")
-fi
+# `${a[@]+…}`: an empty array is "unbound" under `set -u` in the bash 3 of macOS.
+args+=(${extra[@]+"${extra[@]}"})
 exec "$EVALGATE_BIN" "${args[@]}"

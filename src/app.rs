@@ -100,7 +100,8 @@ fn comment(args: &crate::cli::CommentArgs) -> Result<i32, AppError> {
         .enable_all()
         .build()
         .map_err(|e| AppError::Internal(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(crate::github::comment::comment(&results));
+    runtime.block_on(crate::github::comment::comment(&results, args.pr));
+    // Commenting reports, it never gates: `report --gate` is for the verdict.
     Ok(exit::SUCCESS)
 }
 
@@ -243,7 +244,9 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
     let github = crate::github::actions::enabled(args.github, args.no_github);
     if github {
         // Masks first, before anything else can print a secret.
-        for line in crate::github::actions::masks(planned.iter().flat_map(|p| crate::preflight::secret_env(&p.suite))) {
+        let names: std::collections::BTreeSet<String> =
+            planned.iter().flat_map(|p| crate::github::masks::suite_env_names(&p.suite)).collect();
+        for line in crate::github::masks::mask_lines(names.iter().map(String::as_str)) {
             println!("{line}");
         }
     }
@@ -284,6 +287,7 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
         let cancel = CancellationToken::new();
         spawn_signal_handler(cancel.clone());
         let mut code = exit::SUCCESS;
+        let mut step = github.then(|| crate::github::actions::GitHubStep::new(planned.len()));
         for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
             let options = RunOptions { jobs, fail_fast: args.fail_fast, repeat: args.repeat };
             let shard = args.shard.map(|(index, count)| Shard { index, count });
@@ -297,20 +301,10 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             }
             let baseline_path = regression.path.clone();
             let llm = Arc::new(llm_runtime(&p.suite, args, &price_file)?);
-            let run = SuiteRun { planned: p, paths, regression, shard, llm };
-            if github {
-                println!("::group::evalgate: tasks of {}", run.planned.suite.id);
-            }
+            let run = SuiteRun { planned: p, paths, regression, shard, llm, github: step.as_mut() };
             let results = run_suite(run, options, verbosity, cancel.clone()).await?;
-            if github {
-                println!("::endgroup::");
-                for line in crate::github::actions::annotations(&results) {
-                    println!("{line}");
-                }
-                crate::github::actions::publish(&results, paths)?;
-            }
             if args.comment {
-                crate::github::comment::comment(&results).await;
+                crate::github::comment::comment(&results, None).await;
             }
             if args.update_baseline && results.verdict.passed && !results.interrupted {
                 if let Some(path) = &baseline_path {
@@ -343,6 +337,9 @@ fn run(args: &RunArgs) -> Result<i32, AppError> {
             if results.interrupted {
                 break;
             }
+        }
+        if let Some(step) = &step {
+            step.finish()?;
         }
         Ok(code)
     })
@@ -442,6 +439,8 @@ struct SuiteRun<'a> {
     regression: RegressionPlan,
     shard: Option<Shard>,
     llm: Arc<LlmRuntime>,
+    /// Under GitHub Actions: the step this suite publishes to.
+    github: Option<&'a mut crate::github::actions::GitHubStep>,
 }
 
 async fn run_suite(
@@ -450,7 +449,7 @@ async fn run_suite(
     verbosity: Verbosity,
     cancel: CancellationToken,
 ) -> Result<Results, AppError> {
-    let SuiteRun { planned, paths, regression, shard, llm } = run;
+    let SuiteRun { planned, paths, regression, shard, llm, github } = run;
     let servers =
         Arc::new(crate::preflight::start_servers(&planned.suite).await.map_err(|e| AppError::Preflight(vec![e]))?);
     let started = Instant::now();
@@ -461,6 +460,10 @@ async fn run_suite(
     log.append(&events::started(&suite.id, suite.version.as_deref(), plan.len(), &started_at))?;
     let mut terminal = TerminalReporter::new(verbosity);
 
+    if github.is_some() {
+        // Fold the per-task lines; the verdict printed after the group stays in view.
+        println!("::group::evalgate: tasks of {}", suite.id);
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     let services = Services { llm, servers: servers.clone() };
     let scheduler = tokio::spawn(schedule(suite.clone(), plan.clone(), options, tx, cancel.clone(), services));
@@ -478,6 +481,9 @@ async fn run_suite(
             }
             RunEvent::Finished { interrupted: i } => interrupted = i,
         }
+    }
+    if github.is_some() {
+        println!("::endgroup::");
     }
     let outcome = scheduler.await.map_err(|e| AppError::Internal(format!("the scheduler stopped: {e}")));
     servers.close().await;
@@ -522,6 +528,9 @@ async fn run_suite(
     };
     finalize(&mut results, regression.baseline.as_ref());
     write_reports(&results, paths)?;
+    if let Some(step) = github {
+        step.after_suite(&results, paths)?;
+    }
     log.append(&events::completed(&results, &now()))?;
     terminal.summary(&results);
     Ok(results)

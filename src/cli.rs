@@ -45,6 +45,9 @@ pub enum Command {
 pub struct CommentArgs {
     /// A results.json.
     pub results: PathBuf,
+    /// The pull request to comment on (default: from $GITHUB_EVENT_PATH or $GITHUB_REF).
+    #[arg(long, value_name = "NUMBER")]
+    pub pr: Option<u64>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -36,14 +36,19 @@ case "$1" in
 esac
 "#;
 
-const WORKFLOW: &str = r#"name: evalgate
+const WORKFLOW: &str = r#"# Runs the evals on every pull request (with one sticky comment) and on main.
+name: evalgate
 on:
   pull_request:
   push:
     branches: [main]
 permissions:
   contents: read
-  pull-requests: write
+  pull-requests: write # the sticky PR comment
+concurrency:
+  # One run per branch at a time, so two runs never race to create the comment.
+  group: evalgate-${{ github.ref }}
+  cancel-in-progress: true
 jobs:
   evals:
     runs-on: ubuntu-latest
@@ -52,6 +57,8 @@ jobs:
       - uses: evalgate/evalgate@v1
         with:
           suite: evalgate.yaml
+        # env:
+        #   OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
       - if: always()
         uses: actions/upload-artifact@v4
         with:
@@ -71,7 +78,9 @@ pub fn init() -> Result<i32, AppError> {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)?;
             }
-            std::fs::write(path, contents)?;
+            // `create_new`: a file that appeared since the check is still never overwritten.
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+            std::io::Write::write_all(&mut file, contents.as_bytes())?;
             if path.extension().is_some_and(|e| e == "sh") {
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;

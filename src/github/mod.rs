@@ -1,6 +1,12 @@
-//! GitHub Actions: the step summary, step outputs, annotations and masks.
+//! GitHub: what evalgate does under GitHub Actions (step summary, step outputs,
+//! annotations, masks, log groups) and the sticky pull-request comment.
 
 pub mod actions;
-pub mod commands;
+pub mod annotations;
+pub mod api;
 pub mod comment;
 pub mod event;
+pub mod masks;
+pub mod outputs;
+pub mod step_summary;
+pub mod workflow_command;

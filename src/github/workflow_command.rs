@@ -5,7 +5,7 @@ pub fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
-/// Escapes a property value: as data, plus `:` and `,`.
+/// Escapes a property value: as data, plus `:` and `,` (they separate properties).
 pub fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
@@ -27,8 +27,8 @@ mod tests {
     #[test]
     fn escapes_data_and_properties() {
         assert_eq!(
-            command("error", &[("file", "a,b:c.yaml".into()), ("line", "3".into())], "50% done\nnext"),
-            "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0Anext"
+            command("error", &[("file", "a,b:c.yaml".into()), ("line", "3".into())], "50% done\r\nnext: x, y"),
+            "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0D%0Anext: x, y"
         );
         assert_eq!(command("add-mask", &[], "s3cr3t"), "::add-mask::s3cr3t");
     }

@@ -1,0 +1,598 @@
+//! evalgate as a GitHub Action: the runner files and workflow commands under
+//! `GITHUB_ACTIONS=true`, the sticky PR comment against a local mock of GitHub's REST API
+//! (127.0.0.1; GitHub itself is never contacted), the action's scripts and action.yml, and
+//! `evalgate init`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{ECHO_AGENT, Run, Test, suite};
+use serde_json::{Value, json};
+use wiremock::matchers::{body_string_contains, header, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const PASSING: &str = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
+const FAILING: &str = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
+const TOKEN: &str = "ghs_test_token_never_printed";
+
+/// Parses `$GITHUB_OUTPUT` as the runner does; panics on a line outside a block.
+fn outputs(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delimiter)) = line.split_once("<<") {
+            let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
+            out.insert(name.to_owned(), value.join("\n"));
+        } else {
+            let (name, value) = line.split_once('=').unwrap_or_else(|| panic!("not an output line: {line:?}"));
+            out.insert(name.to_owned(), value.to_owned());
+        }
+    }
+    out
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+// ---------------------------------------------------------------- under GitHub Actions
+
+#[test]
+fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and_masks() {
+    let tasks = "  - id: good\n    prompt: hello {env.EVALGATE_TEST_GREETING}\n    grade: [{type: contains, value: hello}]\n  - id: bad\n    prompt: 'a: b, 50%'\n    grade: [{type: contains, value: zzz}]\n";
+    let test = Test::new()
+        .write("evals/agent.sh", ECHO_AGENT)
+        .write("evals/evalgate.yaml", &suite("env: {required_env: [EVALGATE_TEST_SECRET]}", tasks))
+        .write("runner/summary.md", "previous step's summary\n")
+        .write("runner/output.txt", "earlier=value\n")
+        .write("runner/event.json", r#"{"pull_request": {"number": 5}}"#);
+    let dir = test.path().to_owned();
+    let run = test
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", path_str(&dir.join("runner/summary.md")))
+        .env("GITHUB_OUTPUT", path_str(&dir.join("runner/output.txt")))
+        .env("GITHUB_EVENT_PATH", path_str(&dir.join("runner/event.json")))
+        .env("GITHUB_WORKSPACE", path_str(&dir))
+        .env("EVALGATE_TEST_SECRET", "hunter2-very-secret")
+        .env("EVALGATE_TEST_GREETING", "greeting-token-42")
+        .args(&["run", "evals/evalgate.yaml"])
+        .run();
+    run.expect_code(1);
+
+    // Masks come first, before anything could print a value.
+    let first_two: Vec<&str> = run.stdout.lines().take(2).collect();
+    assert_eq!(first_two, ["::add-mask::greeting-token-42", "::add-mask::hunter2-very-secret"], "{}", run.stdout);
+    assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+    assert_eq!(run.stdout.matches("hunter2-very-secret").count(), 1, "{}", run.stdout);
+
+    let group = run.stdout.find("::group::evalgate: tasks of test.evals.demo").expect("a group");
+    let end = run.stdout.find("::endgroup::").expect("the group ends");
+    let annotation = run.stdout.lines().find(|l| l.starts_with("::error ")).expect("an annotation");
+    assert!(group < end && end < run.stdout.find(annotation).unwrap());
+    assert_eq!(
+        annotation,
+        "::error file=evals/evalgate.yaml,line=10,title=bad (failed)::`contains` failed: output does not contain \"zzz\""
+    );
+    assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 1);
+
+    let summary = run.read("runner/summary.md");
+    assert!(summary.starts_with("previous step's summary\n## ❌ evalgate: `test.evals.demo` failed"), "{summary}");
+    assert!(summary.contains("| `bad` | ❌ failed |"), "{summary}");
+    let outputs = outputs(&run.read("runner/output.txt"));
+    assert_eq!(outputs["earlier"], "value", "appended, not replaced");
+    assert_eq!(outputs["passed"], "false");
+    assert_eq!(outputs["score"], "0.5000");
+    assert_eq!(outputs["pass-rate"], "0.5000");
+    assert_eq!(outputs["cost-usd"], "", "the echo agent reports no cost");
+    assert_eq!(outputs["results-path"], "evalgate-out/results.json");
+    assert_eq!(outputs["junit-path"], "evalgate-out/junit.xml");
+    assert_eq!(outputs["summary-path"], "evalgate-out/summary.md");
+    assert_eq!(outputs.len(), 8);
+}
+
+#[test]
+fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
+    let tasks: String =
+        (0..12).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", &tasks))
+        .args(&["run", "--github"])
+        .run();
+    run.expect_code(1);
+    let errors: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::error ")).collect();
+    assert_eq!(errors.len(), 10);
+    assert!(errors[0].starts_with("::error file=evalgate.yaml,line=7,title=t0 (failed)::"), "{}", errors[0]);
+    assert!(
+        run.stdout
+            .contains("::notice::2 more failing tasks of test.evals.demo are not annotated; see the step summary"),
+        "{}",
+        run.stdout
+    );
+
+    let off = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", &tasks))
+        .env("GITHUB_ACTIONS", "true")
+        .args(&["run", "--no-github"])
+        .run();
+    off.expect_code(1);
+    assert!(!off.stdout.contains("::"), "{}", off.stdout);
+}
+
+#[test]
+fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_them() {
+    let many_failing: String =
+        (0..12).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let test = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("a.yaml", &suite("", PASSING).replace("test.evals.demo", "test.evals.a"))
+        .write("b.yaml", &suite("", &many_failing).replace("test.evals.demo", "test.evals.b"))
+        .write("c.yaml", &suite("", FAILING).replace("test.evals.demo", "test.evals.c"))
+        .write("output.txt", "");
+    let output = test.path().join("output.txt");
+    let summary = test.path().join("summary.md");
+    let run = test
+        .env("GITHUB_OUTPUT", path_str(&output))
+        .env("GITHUB_STEP_SUMMARY", path_str(&summary))
+        .args(&["run", "--github", "a.yaml", "b.yaml", "c.yaml", "--out", "out"])
+        .run();
+    run.expect_code(1);
+    let outputs = outputs(&run.read("output.txt"));
+    assert_eq!(outputs["passed"], "false");
+    assert_eq!(outputs["score"], "0.0000");
+    assert_eq!(
+        outputs["results-path"],
+        "out/test.evals.a/results.json\nout/test.evals.b/results.json\nout/test.evals.c/results.json"
+    );
+    let summary = run.read("summary.md");
+    assert!(summary.contains("## ✅ evalgate: `test.evals.a` passed"), "{summary}");
+    assert!(summary.contains("## ❌ evalgate: `test.evals.b` failed"), "{summary}");
+    assert!(summary.contains("## ❌ evalgate: `test.evals.c` failed"), "{summary}");
+    // The runner shows 10 error annotations a step, whatever the number of suites.
+    assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 10);
+    assert!(run.stdout.contains("::notice::2 more failing tasks of test.evals.b are not annotated"));
+    assert!(run.stdout.contains("::notice::1 more failing tasks of test.evals.c are not annotated"));
+}
+
+#[test]
+fn the_step_summary_stays_under_one_mebibyte_with_the_verdict_kept() {
+    let tasks: String = (0..40)
+        .map(|i| {
+            format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "é".repeat(200))
+        })
+        .collect();
+    // An earlier step of the job left the file nearly full.
+    let earlier = "x".repeat(1_000_000 - 6_000);
+    let test = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", &tasks))
+        .write("summary.md", &earlier);
+    let summary = test.path().join("summary.md");
+    let run = test.env("GITHUB_STEP_SUMMARY", path_str(&summary)).args(&["run", "--github"]).run();
+    run.expect_code(1);
+    let written = std::fs::read(&summary).unwrap();
+    assert!(written.len() <= 1_000_000, "{} bytes", written.len());
+    let ours = String::from_utf8(written[earlier.len()..].to_vec()).unwrap();
+    assert!(ours.starts_with("## ❌ evalgate: `test.evals.demo` failed"), "{ours}");
+    assert!(ours.contains("more failing tasks: see `results.json`."), "task rows were cut first: {ours}");
+}
+
+// ---------------------------------------------------------------- the sticky PR comment
+
+const COMMENTS: &str = "/repos/acme/bot/issues/5/comments";
+
+/// Runs a suite with `--comment`, as in a pull_request workflow, against the mock API.
+fn run_with_comment(api: &str, tasks: &str) -> Run {
+    let test = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", tasks))
+        .write("event.json", r#"{"pull_request": {"number": 5}}"#);
+    let event = test.path().join("event.json");
+    test.env("GITHUB_API_URL", api)
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_EVENT_PATH", path_str(&event))
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_RUN_ID", "42")
+        .args(&["run", "--comment"])
+        .run()
+}
+
+/// The binary blocks; the mock server needs the test's runtime to keep answering.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+/// Bodies of the requests the mock received with this method.
+async fn requests(server: &MockServer, verb: &str) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method.as_str() == verb)
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        .collect()
+}
+
+fn assert_token_not_printed(run: &Run) {
+    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN), "{}\n{}", run.stdout, run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .and(header("authorization", format!("Bearer {TOKEN}")))
+        .and(query_param("per_page", "100"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .and(body_string_contains("<!-- evalgate:test.evals.demo -->"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let first = blocking(move || run_with_comment(&uri, PASSING)).await;
+    first.expect_code(0);
+    assert!(first.stderr.contains("evalgate: commented on pull request #5"), "{}", first.stderr);
+
+    // GitHub now lists the comment the first run created.
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!([{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- evalgate:test.evals.demo -->\nold"}]),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/bot/issues/comments/99"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 99})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let second = blocking(move || run_with_comment(&uri, PASSING)).await;
+    second.expect_code(0);
+    assert!(second.stderr.contains("evalgate: updated comment 99 on pull request #5"), "{}", second.stderr);
+
+    let verbs: Vec<String> = server.received_requests().await.unwrap().iter().map(|r| r.method.to_string()).collect();
+    assert_eq!(verbs, ["GET", "POST", "GET", "PATCH"], "exactly one POST, then a PATCH");
+    let patched = requests(&server, "PATCH").await;
+    let body = patched[0]["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: `test.evals.demo` passed"), "{body}");
+    assert!(body.contains("### Gate"), "{body}");
+    assert!(body.ends_with("[Full results of this run](https://github.com/acme/bot/actions/runs/42)"), "{body}");
+    assert_token_not_printed(&second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_marker_is_found_on_the_second_page_of_comments() {
+    let server = MockServer::start().await;
+    let page1: Vec<Value> = (1..=100).map(|i| json!({"id": i, "body": format!("comment {i}")})).collect();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .and(query_param("page", "1"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(Value::Array(page1)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .and(query_param("page", "2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!([{"id": 500, "body": "chatter"}, {"id": 777, "body": "<!-- evalgate:test.evals.demo -->\nold"}]),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/bot/issues/comments/777"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 777})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let run = blocking(move || run_with_comment(&uri, PASSING)).await;
+    run.expect_code(0);
+    assert!(requests(&server, "POST").await.is_empty(), "never a second comment");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_token_is_a_warning_and_the_verdict_stands() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let passing = blocking(move || run_with_comment(&uri, PASSING)).await;
+    passing.expect_code(0);
+    assert!(
+        passing.stdout.contains(
+            "::warning title=evalgate::GitHub refused the comment (HTTP 403): Resource not accessible by integration"
+        ),
+        "{}",
+        passing.stdout
+    );
+    assert_token_not_printed(&passing);
+    let uri = server.uri();
+    let failing = blocking(move || run_with_comment(&uri, FAILING)).await;
+    failing.expect_code(1);
+    assert!(failing.stdout.contains("::warning title=evalgate::GitHub refused the comment (HTTP 403)"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_body_is_cut_under_the_limit_with_the_verdict_kept() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    // 700 failing rows of about 150 characters: over 100,000 characters uncut.
+    let tasks: String = (0..700)
+        .map(|i| format!("  - id: task-{i}-with-a-long-name-to-fill-the-comment-body\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "y".repeat(60)))
+        .collect();
+    let uri = server.uri();
+    let run = blocking(move || run_with_comment(&uri, &tasks)).await;
+    run.expect_code(1);
+    let posted = requests(&server, "POST").await;
+    let body = posted[0]["body"].as_str().unwrap();
+    assert!(body.chars().count() <= 65_536, "{} characters", body.chars().count());
+    assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate: `test.evals.demo` failed"));
+    assert!(body.contains("more failing tasks: see `results.json`."));
+    assert!(body.ends_with("[Full results of this run](https://github.com/acme/bot/actions/runs/42)"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/bot/issues/8/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/bot/issues/8/comments"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 3})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let saved =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
+    saved.expect_code(1);
+    let results = saved.read("evalgate-out/results.json");
+    let uri = server.uri();
+    // A workflow_run job: the event names no pull request (a fork's), so --pr does.
+    let run = blocking(move || {
+        let test = Test::new()
+            .write("results.json", &results)
+            .write("event.json", r#"{"workflow_run": {"id": 1, "pull_requests": []}}"#);
+        let event = test.path().join("event.json");
+        test.env("GITHUB_API_URL", &uri)
+            .env("GITHUB_REPOSITORY", "acme/bot")
+            .env("GITHUB_EVENT_PATH", path_str(&event))
+            .env("GITHUB_TOKEN", TOKEN)
+            .args(&["comment", "results.json", "--pr", "8"])
+            .run()
+    })
+    .await;
+    run.expect_code(0);
+    let posted = requests(&server, "POST").await;
+    assert!(posted[0]["body"].as_str().unwrap().starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
+}
+
+#[test]
+fn no_pull_request_or_no_token_skips_the_comment_with_a_notice() {
+    let no_pr = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", PASSING))
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_REF", "refs/heads/main")
+        .env("GITHUB_TOKEN", TOKEN)
+        .args(&["run", "--comment"])
+        .run();
+    no_pr.expect_code(0);
+    assert!(
+        no_pr
+            .stdout
+            .contains("::notice title=evalgate::no pull request for this run (and no --pr): the comment is skipped"),
+        "{}",
+        no_pr.stdout
+    );
+    let no_token = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", FAILING))
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_REF", "refs/pull/5/merge")
+        .args(&["run", "--comment"])
+        .run();
+    no_token.expect_code(1);
+    assert!(
+        no_token.stdout.contains("::notice title=evalgate::GITHUB_TOKEN is not set: the comment is skipped"),
+        "{}",
+        no_token.stdout
+    );
+}
+
+// ---------------------------------------------------------------- the action
+
+#[test]
+fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs() {
+    let action: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string("action.yml").unwrap()).unwrap();
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let run_step = steps.iter().find(|s| s["id"] == "run").expect("a step with id `run`");
+    let outputs = action["outputs"].as_mapping().unwrap();
+    let names: Vec<&str> = outputs.keys().map(|k| k.as_str().unwrap()).collect();
+    assert_eq!(names, ["passed", "score", "pass-rate", "cost-usd", "results-path", "junit-path", "summary-path"]);
+    for (name, output) in outputs {
+        let name = name.as_str().unwrap();
+        assert_eq!(output["value"].as_str().unwrap(), format!("${{{{ steps.run.outputs.{name} }}}}"), "output {name}");
+        assert!(output["description"].is_string(), "output {name}");
+    }
+    // The run script passes --github, so evalgate itself writes those step outputs.
+    assert!(run_step["run"].as_str().unwrap().contains("scripts/action-run.sh"));
+    assert!(std::fs::read_to_string("scripts/action-run.sh").unwrap().contains("--github"));
+    for step in steps {
+        assert_eq!(step["shell"], "bash", "{step:?}");
+        let run = step["run"].as_str().unwrap_or_default();
+        assert!(!run.contains("${{ inputs.") && !run.contains("${{"), "a run: interpolates an expression: {run}");
+    }
+    let inputs = action["inputs"].as_mapping().unwrap();
+    for input in ["suite", "args", "out", "baseline", "comment", "github-token", "version", "binary-path"] {
+        assert!(inputs.contains_key(input), "input {input}");
+    }
+    assert_eq!(action["inputs"]["suite"]["required"], true);
+}
+
+fn script(name: &str) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(std::fs::canonicalize("scripts").unwrap().join(name));
+    // The test may itself run on a runner: start from none of its variables.
+    for (key, _) in std::env::vars() {
+        if key.starts_with("GITHUB_") || key.starts_with("RUNNER_") || key.starts_with("INPUT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn the_install_script_takes_binary_path_and_rejects_a_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("output.txt");
+    std::fs::write(&output, "").unwrap();
+    let bin = env!("CARGO_BIN_EXE_evalgate");
+
+    let install = script("action-install.sh")
+        .env("INPUT_BINARY_PATH", bin)
+        .env("INPUT_VERSION", "")
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_ACTION_PATH", std::fs::canonicalize(".").unwrap())
+        .env("RUNNER_TEMP", dir.path())
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", text(&install));
+    assert_eq!(outputs(&std::fs::read_to_string(&output).unwrap())["bin"], bin);
+
+    let missing = script("action-install.sh")
+        .env("INPUT_BINARY_PATH", "/no/such/evalgate")
+        .env("GITHUB_OUTPUT", &output)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        text(&missing).contains("::error title=evalgate::binary-path /no/such/evalgate is not an executable file"),
+        "{}",
+        text(&missing)
+    );
+}
+
+#[test]
+fn the_run_script_runs_the_gate_with_the_inputs_and_keeps_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("output.txt");
+    let summary = dir.path().join("summary.md");
+    let event = dir.path().join("event.json");
+    std::fs::write(&output, "").unwrap();
+    std::fs::write(&event, r#"{"ref": "refs/heads/main"}"#).unwrap();
+    let quickstart = std::fs::canonicalize("examples/quickstart/evalgate.yaml").unwrap();
+    let run_script = |suite: &Path, args: &str, comment: &str| {
+        script("action-run.sh")
+            .current_dir(dir.path())
+            .env("EVALGATE_BIN", env!("CARGO_BIN_EXE_evalgate"))
+            .env("INPUT_SUITE", suite)
+            .env("INPUT_ARGS", args)
+            .env("INPUT_OUT", "reports")
+            .env("INPUT_BASELINE", "")
+            .env("INPUT_COMMENT", comment)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_NAME", "push")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .output()
+            .unwrap()
+    };
+
+    // A block input is several lines; `*` must reach evalgate as a glob, not the shell's.
+    let run = run_script(&quickstart, "-j 2\n--tag billing --filter *", "auto");
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    assert!(!text(&run).contains("::notice title=evalgate::"), "auto on a push: no comment");
+    let outputs = outputs(&std::fs::read_to_string(&output).unwrap());
+    assert_eq!(outputs["passed"], "true");
+    assert_eq!(outputs["results-path"], "reports/results.json");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reports/results.json")).unwrap()).unwrap();
+    assert_eq!(results["tasks"].as_array().unwrap().len(), 1, "--tag billing reached evalgate");
+    assert!(std::fs::read_to_string(&summary).unwrap().contains("evalgate.evals.quickstart"));
+
+    let failing = dir.path().join("failing/evalgate.yaml");
+    std::fs::create_dir_all(failing.parent().unwrap()).unwrap();
+    std::fs::write(&failing, suite("", FAILING)).unwrap();
+    std::fs::write(failing.with_file_name("agent.sh"), ECHO_AGENT).unwrap();
+    let chmod = Command::new("chmod").arg("+x").arg(failing.with_file_name("agent.sh")).status().unwrap();
+    assert!(chmod.success());
+    let gate = run_script(&failing, "", "true");
+    assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
+    assert!(text(&gate).contains("::error file="), "{}", text(&gate));
+    assert!(text(&gate).contains("::notice title=evalgate::"), "comment: true asks for the comment");
+
+    let invalid = run_script(&quickstart, "", "maybe");
+    assert_eq!(invalid.status.code(), Some(2));
+    assert!(text(&invalid).contains("::error title=evalgate::the comment input must be true, false or auto"));
+}
+
+// ---------------------------------------------------------------- evalgate init
+
+#[test]
+fn init_writes_a_working_suite_and_a_workflow_and_never_overwrites() {
+    let test = Test::new();
+    let dir = test.path().to_owned();
+    let init = test.args(&["init"]).run();
+    init.expect_code(0);
+    for f in ["evalgate.yaml", "evals/agent.sh", ".github/workflows/evalgate.yml"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let workflow: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate.yml")).unwrap()).unwrap();
+    assert_eq!(workflow["permissions"]["pull-requests"], "write");
+    let evalgate =
+        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+    assert_eq!(evalgate(&["check"]).status.code(), Some(0));
+    assert_eq!(evalgate(&["run", "--no-github"]).status.code(), Some(0));
+
+    std::fs::write(dir.join("evalgate.yaml"), "mine").unwrap();
+    let again = evalgate(&["init"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr)
+            .contains("not overwriting evalgate.yaml, evals/agent.sh, .github/workflows/evalgate.yml"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("evalgate.yaml")).unwrap(), "mine");
+}
