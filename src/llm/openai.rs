@@ -97,12 +97,7 @@ pub fn to_wire(request: &ChatRequest) -> Value {
 }
 
 pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
-    let malformed = |message: String| LlmError::Malformed {
-        provider: PROVIDER,
-        status,
-        message,
-        excerpt: super::wire::excerpt(body),
-    };
+    let malformed = super::wire::malformed(PROVIDER, status, body);
     let v: Value = serde_json::from_str(body).map_err(|e| malformed(format!("not JSON: {e}")))?;
     let choice = v.pointer("/choices/0").ok_or_else(|| malformed("no `choices[0]`".into()))?;
     let message = choice.get("message").ok_or_else(|| malformed("no `choices[0].message`".into()))?;

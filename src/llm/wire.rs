@@ -31,6 +31,11 @@ fn client() -> &'static reqwest::Client {
 /// Characters of a response body quoted in an error.
 const EXCERPT: usize = 300;
 
+/// The error for an answer from `provider` that is not the protocol, quoting its body.
+pub fn malformed<'a>(provider: &'static str, status: u16, body: &'a str) -> impl Fn(String) -> LlmError + 'a {
+    move |message| LlmError::Malformed { provider, status, message, excerpt: excerpt(body) }
+}
+
 pub fn excerpt(text: &str) -> String {
     crate::grade::excerpt(text, EXCERPT)
 }
