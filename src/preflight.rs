@@ -36,29 +36,7 @@ impl fmt::Display for PreflightError {
 /// side effects. The servers stay up for the run.
 pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers, PreflightError> {
     use crate::mcp::servers::Servers;
-    use crate::mcp::session::Endpoint;
-    let env = |v: &Var| match v {
-        Var::Env(n) => std::env::var(n).unwrap_or_default(),
-        _ => String::new(),
-    };
-    let endpoints = suite
-        .mcp_servers
-        .values()
-        .map(|s| {
-            let endpoint = match (&s.command, &s.url) {
-                (Some(command), _) => Endpoint::Stdio {
-                    command: command.clone(),
-                    env: s.env.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
-                    cwd: s.cwd.clone(),
-                },
-                (None, url) => Endpoint::Http {
-                    url: url.as_ref().map(|t| t.render(&env)).unwrap_or_default(),
-                    headers: s.headers.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
-                },
-            };
-            (s.name.clone(), endpoint)
-        })
-        .collect();
+    let endpoints = suite.mcp_servers.values().map(|s| (s.name.clone(), s.endpoint())).collect();
     let file = suite.file.display().to_string();
     let servers = Servers::start(endpoints).await.map_err(|(name, e)| PreflightError {
         file: file.clone(),

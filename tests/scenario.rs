@@ -263,3 +263,52 @@ fn mcp_evals_from_a_file_run_at_every_level() {
         run.stderr
     );
 }
+
+/// A stdio MCP server answering `evals/list` one eval per page (stdlib Python only).
+fn evals_server(flag: &str) -> String {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
+    format!("  evals: {{command: [python3, '{}'{flag}]}}\n", script.display())
+}
+
+#[test]
+fn mcp_evals_listed_live_by_the_server_follow_every_page() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some_and(|c| c.get("function").is_some()) {
+            return (200, answer(None, &[("record_verdict", r#"{"passed": true, "reason": "says 5"}"#)]));
+        }
+        match tool_results(&b).first() {
+            None => (200, answer(None, &[("evals__add", r#"{"a": 2, "b": 3}"#)])),
+            Some(r) => (200, answer(Some(&format!("the sum is {r}")), &[])),
+        }
+    });
+    let yaml = |flag: &str| {
+        format!(
+            "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [evals]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\ntasks: []\n",
+            evals_server(flag),
+            url = server.url()
+        )
+    };
+    let run =
+        Test::new().write("evalgate.yaml", &yaml("")).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run();
+    run.expect_code(0);
+    let results = run.results();
+    let ids: Vec<&str> = results["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["add-exec", "add-invoke", "add-scenario"], "one eval per page, all three pages read");
+    for id in ids {
+        assert_eq!(run.task(id)["status"], "passed", "{}", run.task(id));
+        assert_eq!(
+            (run.task(id)["file"].as_str(), run.task(id)["line"].as_u64()),
+            (Some("evalgate.yaml"), Some(9)),
+            "the import entry is the source"
+        );
+    }
+    assert_eq!(run.task("add-exec")["trials"][0]["output"], "5");
+
+    let run =
+        Test::new().write("evalgate.yaml", &yaml(", --no-evals")).env("EVALGATE_TEST_KEY", KEY).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("imports[0].server: cannot read the evals of MCP server `evals`"), "{}", run.stderr);
+    assert!(run.stderr.contains("Method not found"), "{}", run.stderr);
+    assert!(run.stderr.contains("save them as JSON and set `path`"), "{}", run.stderr);
+}

@@ -1,5 +1,6 @@
 //! `evalgate convert FILE`: a suite of another format printed as a native suite, so a team
-//! can migrate. Running the printed suite gives the same results as importing the original.
+//! can migrate. Running the printed suite (saved beside the original) gives the same results
+//! as importing the original.
 
 use crate::app::AppError;
 use crate::cli::ConvertArgs;
@@ -13,31 +14,24 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, AppError> {
         serde_yaml::from_str(&text).map_err(|e| AppError::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let format = match args.format.as_deref() {
         None => formats::detect(&doc),
-        Some("openwop") => Format::OpenWop,
-        Some(other) => return Err(AppError::Usage(format!("unknown format `{other}`; supported: openwop"))),
+        Some(name) => formats::by_import_name(name)
+            .ok_or_else(|| AppError::Usage(format!("unknown format `{name}`; supported: {}", formats::IMPORT_NAMES)))?,
     };
-    let suite = match format {
-        Format::OpenWop => {
-            let problems = formats::openwop::validate(&doc);
-            if !problems.is_empty() {
-                let list: Vec<String> = problems.iter().map(|(at, m)| format!("  {file}{at}: {m}")).collect();
-                return Err(AppError::Usage(format!("invalid OpenWOP AgentEvalSuite:\n{}", list.join("\n"))));
-            }
-            formats::openwop::suite(&doc)
-        }
+    match format {
         Format::Native => return Err(AppError::Usage(format!("{file} is already an evalgate suite"))),
-        Format::Unknown => {
-            return Err(AppError::Usage(format!("{file}: the format is not recognised; pass --format")));
-        }
-        other => {
-            return Err(AppError::Usage(format!("{} files cannot be converted by this evalgate yet", other.name())));
-        }
-    };
-    let yaml = serde_yaml::to_string(&suite).map_err(|e| AppError::Internal(e.to_string()))?;
+        Format::Unknown => return Err(AppError::Usage(format!("{file}: the format is not recognised; pass --format"))),
+        _ => {}
+    }
+    let absolute = std::path::absolute(&args.file).map_err(|e| AppError::Usage(format!("{file}: {e}")))?;
+    let cx = formats::ConvertCx { file: &absolute, rel_dir: Default::default(), agent: None, server: None };
+    let converted = formats::convert(format, &doc, &cx).map_err(|problems| {
+        let list: Vec<String> = problems.iter().map(|(at, m)| format!("  {file}{at}: {m}")).collect();
+        AppError::Usage(format!("invalid {}:\n{}", format.name(), list.join("\n")))
+    })?;
+    let yaml = serde_yaml::to_string(&converted.suite).map_err(|e| AppError::Internal(e.to_string()))?;
     println!(
-        "# Converted from {file} ({}) by evalgate convert.\n# OpenWOP does not say how to run the agent: point `agents.agent.command` at yours{}.\n{yaml}",
-        format.name(),
-        if suite.get("judge").is_some() { ", and set the `judge` model" } else { "" }
+        "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
+        format.name()
     );
     Ok(exit::SUCCESS)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, ServerResult};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -45,6 +45,8 @@ pub trait McpSession: Send + Sync {
     /// The tool's result (`{content, structuredContent?, isError?}`); `Err` for transport
     /// and JSON-RPC errors.
     async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpError>;
+    /// A request outside rmcp's typed API (e.g. `evals/list`); the result as JSON.
+    async fn request(&self, method: &str, params: Value) -> Result<Value, McpError>;
     async fn close(&self);
 }
 
@@ -140,6 +142,15 @@ impl McpSession for RmcpSession {
         let result =
             self.peer.call_tool(params).await.map_err(|e| McpError(format!("tools/call {name} failed: {e}")))?;
         serde_json::to_value(&result).map_err(|e| McpError(e.to_string()))
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        match self.peer.send_request(request).await {
+            Ok(ServerResult::CustomResult(r)) => Ok(r.0),
+            Ok(other) => serde_json::to_value(&other).map_err(|e| McpError(e.to_string())),
+            Err(e) => Err(McpError(format!("{method} failed: {e}"))),
+        }
     }
 
     async fn close(&self) {

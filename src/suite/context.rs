@@ -48,6 +48,14 @@ impl<'a> ValidateCx<'a> {
         }
     }
 
+    /// Drops the source: the suite being validated was converted from another format, so
+    /// its key paths have no position in the file.
+    pub fn forget_positions(&mut self) {
+        self.source = "";
+        self.shallow = PositionIndex::build_to_depth("", 2);
+        self.full = std::cell::OnceCell::from(PositionIndex::build(""));
+    }
+
     pub fn value_position(&self, path: &str) -> Option<Position> {
         self.shallow.value(path).or_else(|| self.positions().value(path))
     }

@@ -54,13 +54,14 @@ fn parse(source: &str, cx: &mut ValidateCx) -> Option<RawSuite> {
         return Some(suite);
     }
     let root: Value = match serde_yaml::from_str(source) {
-        Ok(v) => {
-            if let Some(d) = foreign(&v, cx) {
+        Ok(v) => match foreign(&v, cx) {
+            Some(Ok(raw)) => return Some(raw),
+            Some(Err(d)) => {
                 cx.diagnostics.push(d);
                 return None;
             }
-            v
-        }
+            None => v,
+        },
         Err(e) => {
             let position = e.location().map(|l| Position { line: l.line(), column: l.column() });
             let message = strip_location(&e.to_string());
@@ -137,129 +138,199 @@ fn parse_grader(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawGrad
     Some(RawGrader { common: common?, kind: kind? })
 }
 
-/// A file in another format, run directly: say what it is and how to run it.
-fn foreign(root: &Value, cx: &ValidateCx) -> Option<super::Diagnostic> {
+/// A file in another format, run directly: its native suite, or an error that says what it
+/// is and how to run it.
+fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::Diagnostic>> {
     let json: serde_json::Value = serde_yaml::from_value(root.clone()).ok()?;
     let format = formats::detect(&json);
-    let file = cx.file.display();
-    let (message, help) = match format {
-        Format::Native | Format::Unknown => return None,
-        Format::OpenWop => {
-            let problems = formats::openwop::validate(&json);
-            if !problems.is_empty() {
-                let list: Vec<String> = problems.iter().map(|(at, m)| format!("{at}: {m}")).collect();
-                (format!("invalid OpenWOP AgentEvalSuite:\n  {}", list.join("\n  ")), None)
-            } else {
-                (
-                    "this OpenWOP AgentEvalSuite does not say how to run the agent under test".to_owned(),
-                    Some(format!(
-                        "import it from a native suite that names the agent:\n    imports: [{{format: openwop, path: {file}, agent: NAME}}]\n  or run `evalgate convert {file}` and edit the agent in the suite it prints"
-                    )),
-                )
-            }
+    if matches!(format, Format::Native | Format::Unknown) {
+        return None;
+    }
+    let file = cx.file.display().to_string();
+    let missing = match format {
+        Format::OpenWop if formats::openwop::validate(&json).is_empty() => {
+            Some(("this OpenWOP AgentEvalSuite does not say how to run the agent under test", "openwop", "agent: NAME"))
         }
-        other => (format!("{} files are recognised but not run by this evalgate yet", other.name()), None),
+        Format::McpEvals if formats::mcp_evals::validate(&json).is_empty() => {
+            Some(("MCP evals do not say how to reach their server", "mcp-evals", "server: NAME, agent: NAME"))
+        }
+        _ => None,
     };
-    let mut d = cx.diagnostic_at("", None, message);
-    d.help = help;
-    Some(d)
+    if let Some((message, name, keys)) = missing {
+        let d = cx.diagnostic_at("", None, message);
+        return Some(Err(d.with_help(format!(
+            "import it from a native suite that supplies it:\n    imports: [{{format: {name}, path: {file}, {keys}}}]\n  or run `evalgate convert {file}` and edit the placeholders in the suite it prints"
+        ))));
+    }
+    let absolute = cx.dir.join(cx.file.file_name().unwrap_or_default());
+    let fcx = formats::ConvertCx { file: &absolute, rel_dir: Default::default(), agent: None, server: None };
+    let converted = match formats::convert(format, &json, &fcx) {
+        Ok(c) => c,
+        Err(problems) => {
+            let list: Vec<String> = problems.iter().map(|(at, m)| format!("{at}: {m}")).collect();
+            let message = format!("invalid {}:\n  {}", format.name(), list.join("\n  "));
+            return Some(Err(cx.diagnostic_at("", None, message)));
+        }
+    };
+    Origins::default().record(&converted, cx, 0);
+    // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
+    cx.forget_positions();
+    match serde_json::from_value::<RawSuite>(converted.suite) {
+        Ok(raw) => Some(Ok(raw)),
+        Err(e) => Some(Err(cx.diagnostic_at("", None, format!("cannot run this {} file: {e}", format.name())))),
+    }
 }
 
-/// Appends the tasks of every `imports` entry, recording where each came from.
+/// The line of each converted task in its source file, read once per file.
+#[derive(Default)]
+struct Origins {
+    positions: std::collections::HashMap<std::path::PathBuf, super::positions::PositionIndex>,
+}
+
+impl Origins {
+    /// Records where the tasks of `converted` came from, as tasks `first..` of the suite.
+    fn record(&mut self, converted: &formats::Converted, cx: &mut ValidateCx, first: usize) {
+        for (i, origin) in converted.origins.iter().enumerate() {
+            let positions = self.positions.entry(origin.file.clone()).or_insert_with(|| {
+                let text = std::fs::read_to_string(&origin.file).unwrap_or_default();
+                super::positions::PositionIndex::build_to_depth(&text, 2)
+            });
+            let line = positions.value(&origin.at).map_or(1, |p| p.line);
+            let shown = origin.file.strip_prefix(&cx.dir).unwrap_or(&origin.file).display().to_string();
+            cx.task_origins.insert(first + i, (shown, line));
+        }
+    }
+}
+
+/// Appends what every `imports` entry brings: tasks (each recording where it came from),
+/// environment requirements and hooks.
 fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
     let imports = std::mem::take(&mut raw.imports);
+    let mut origins = Origins::default();
     for (i, import) in imports.iter().enumerate() {
         let path = format!("imports[{i}]");
-        let agent = import.agent.clone().or_else(|| raw.defaults.agent.clone());
-        let (is_openwop, server) = match (import.format.as_str(), &import.server) {
-            ("openwop", _) => (true, String::new()),
-            ("mcp-evals", Some(server)) => (false, server.clone()),
-            ("mcp-evals", None) => {
-                cx.error(&path, "an mcp-evals import needs `server`: the MCP server the evals are about");
-                continue;
-            }
-            (other, _) => {
-                let d = cx.error(&format!("{path}.format"), format!("unknown import format `{other}`"));
-                d.help = Some("supported: openwop, mcp-evals".into());
-                continue;
-            }
+        let Some(format) = formats::by_import_name(&import.format) else {
+            let d = cx.error(&format!("{path}.format"), format!("unknown import format `{}`", import.format));
+            d.help = Some(format!("supported: {}", formats::IMPORT_NAMES));
+            continue;
         };
-        if is_openwop && agent.is_none() {
+        let agent = import.agent.clone().or_else(|| raw.defaults.agent.clone());
+        if format == Format::McpEvals && import.server.is_none() {
+            cx.error(&path, "an mcp-evals import needs `server`: the MCP server the evals are about");
+            continue;
+        }
+        if format != Format::McpEvals && agent.is_none() {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
         }
-        let Some(pattern) = &import.path else {
-            let message = if is_openwop {
-                "an openwop import needs `path`"
-            } else {
-                "reading `evals/list` from a live server is not supported yet: save its result as JSON and set `path`"
-            };
-            cx.error(&path, message);
-            continue;
-        };
-        let files = match glob_files(&cx.dir, pattern) {
-            Ok(files) if !files.is_empty() => files,
-            Ok(_) => {
-                cx.error(&format!("{path}.path"), format!("no file matches `{pattern}`"));
-                continue;
+        let documents = match &import.path {
+            Some(pattern) => import_files(cx, &path, pattern),
+            None if format == Format::McpEvals => {
+                live_evals(raw, cx, &path, import.server.as_deref().unwrap_or_default())
             }
-            Err(e) => {
-                cx.error(&format!("{path}.path"), e);
+            None => {
+                cx.error(&path, format!("an {} import needs `path`", import.format));
                 continue;
             }
         };
-        for file in files {
+        for (file, doc) in documents {
             let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
-            let text = match std::fs::read_to_string(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    cx.error(&format!("{path}.path"), format!("cannot read {shown}: {e}"));
+            let rel_dir =
+                file.parent().and_then(|d| d.strip_prefix(&cx.dir).ok()).map(Path::to_owned).unwrap_or_default();
+            let fcx =
+                formats::ConvertCx { file: &file, rel_dir, agent: agent.as_deref(), server: import.server.as_deref() };
+            let converted = match formats::convert(format, &doc, &fcx) {
+                Ok(c) => c,
+                Err(problems) => {
+                    for (at, m) in problems {
+                        cx.error(&format!("{path}.path"), format!("{shown}{at}: {m}"));
+                    }
                     continue;
                 }
             };
-            let doc: serde_json::Value = match serde_yaml::from_str(&text) {
-                Ok(d) => d,
+            let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
+                Ok(s) => s,
                 Err(e) => {
-                    cx.error(
-                        &format!("{path}.path"),
-                        format!("{shown} is not JSON or YAML: {}", strip_location(&e.to_string())),
-                    );
+                    cx.error(&format!("{path}.path"), format!("{shown}: {e}"));
                     continue;
                 }
             };
-            let problems =
-                if is_openwop { formats::openwop::validate(&doc) } else { formats::mcp_evals::validate(&doc) };
-            if !problems.is_empty() {
-                for (at, m) in problems {
-                    cx.error(&format!("{path}.path"), format!("{shown}{at}: {m}"));
-                }
-                continue;
-            }
-            let positions = super::positions::PositionIndex::build_to_depth(&text, 2);
             let existing: std::collections::HashSet<String> = raw.tasks.iter().map(|t| t.id.clone()).collect();
             let prefix = file.file_stem().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
-            let imported = if is_openwop {
-                formats::openwop::tasks(&doc, agent.as_deref().unwrap_or_default())
-            } else {
-                formats::mcp_evals::tasks(&doc, &server, agent.as_deref())
-            };
-            let key = if is_openwop { "tasks" } else { "evals" };
-            for (j, mut task) in imported.into_iter().enumerate() {
-                let id = task["id"].as_str().unwrap_or_default().to_owned();
-                if existing.contains(&id) {
-                    task["id"] = serde_json::Value::String(format!("{prefix}.{id}"));
-                }
-                match serde_json::from_value::<RawTask>(task) {
-                    Ok(t) => {
-                        let line = positions.value(&format!("{key}[{j}]")).map_or(1, |p| p.line);
-                        cx.task_origins.insert(raw.tasks.len(), (shown.clone(), line));
-                        raw.tasks.push(t);
-                    }
-                    Err(e) => {
-                        cx.error(&format!("{path}.path"), format!("{shown} task {j}: {e}"));
-                    }
+            origins.record(&converted, cx, raw.tasks.len());
+            if import.path.is_none() {
+                // Listed by a live server: the import in this suite is the source.
+                let line = cx.value_position(&path).map_or(1, |p| p.line);
+                let suite_file = cx.file.display().to_string();
+                for n in raw.tasks.len()..raw.tasks.len() + imported.tasks.len() {
+                    cx.task_origins.insert(n, (suite_file.clone(), line));
                 }
             }
+            for mut task in imported.tasks {
+                if existing.contains(&task.id) {
+                    task.id = format!("{prefix}.{}", task.id);
+                }
+                raw.tasks.push(task);
+            }
+            raw.env.merge(imported.env);
+            raw.hooks.before_all.extend(imported.hooks.before_all);
+            raw.hooks.after_all.extend(imported.hooks.after_all);
+        }
+    }
+}
+
+/// The documents of the files `pattern` matches, relative to the suite.
+fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+    let files = match glob_files(&cx.dir, pattern) {
+        Ok(files) if !files.is_empty() => files,
+        Ok(_) => {
+            cx.error(&format!("{path}.path"), format!("no file matches `{pattern}`"));
+            return Vec::new();
+        }
+        Err(e) => {
+            cx.error(&format!("{path}.path"), e);
+            return Vec::new();
+        }
+    };
+    let mut documents = Vec::new();
+    for file in files {
+        let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
+        let parsed = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}")).and_then(|text| {
+            serde_yaml::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{shown} is not JSON or YAML: {}", strip_location(&e.to_string())))
+        });
+        match parsed {
+            Ok(doc) => documents.push((file, doc)),
+            Err(e) => {
+                cx.error(&format!("{path}.path"), e);
+            }
+        }
+    }
+    documents
+}
+
+/// The evals `server` lists with `evals/list`; its tasks point at the import in the suite.
+fn live_evals(
+    raw: &RawSuite,
+    cx: &mut ValidateCx,
+    path: &str,
+    server: &str,
+) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+    let Some(spec) = raw.mcp_servers.get(server) else {
+        let names: Vec<&str> = raw.mcp_servers.keys().map(String::as_str).collect();
+        let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
+        d.help = did_you_mean(server, names.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+        return Vec::new();
+    };
+    let Some(spec) = super::validate::mcp_server(cx, server, spec) else { return Vec::new() };
+    match formats::mcp_evals::fetch(&spec.endpoint()) {
+        Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), doc)],
+        Err(e) => {
+            let d = cx.error(&format!("{path}.server"), format!("cannot read the evals of MCP server `{server}`: {e}"));
+            d.help = Some(
+                "a server that does not implement `evals/list` (the MCP evals proposal) cannot list them; save them as JSON and set `path`".into(),
+            );
+            Vec::new()
         }
     }
 }

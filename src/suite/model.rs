@@ -77,6 +77,28 @@ pub struct McpServer {
     pub allow_side_effects: bool,
 }
 
+impl McpServer {
+    /// How to reach it, with `{env.X}` rendered (an unset variable renders empty).
+    pub fn endpoint(&self) -> crate::mcp::session::Endpoint {
+        use crate::mcp::session::Endpoint;
+        let env = |v: &super::template::Var| match v {
+            super::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
+            _ => String::new(),
+        };
+        match (&self.command, &self.url) {
+            (Some(command), _) => Endpoint::Stdio {
+                command: command.clone(),
+                env: self.env.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+                cwd: self.cwd.clone(),
+            },
+            (None, url) => Endpoint::Http {
+                url: url.as_ref().map(|t| t.render(&env)).unwrap_or_default(),
+                headers: self.headers.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+            },
+        }
+    }
+}
+
 impl Agent {
     pub fn name(&self) -> &str {
         match self {

@@ -84,6 +84,24 @@ pub struct RawEnv {
     pub required_files: Vec<String>,
 }
 
+impl RawEnv {
+    /// Adds `other`'s requirements to these, each once.
+    pub fn merge(&mut self, other: RawEnv) {
+        for (mine, theirs) in [
+            (&mut self.required_commands, other.required_commands),
+            (&mut self.required_python_modules, other.required_python_modules),
+            (&mut self.required_env, other.required_env),
+            (&mut self.required_files, other.required_files),
+        ] {
+            for item in theirs {
+                if !mine.contains(&item) {
+                    mine.push(item);
+                }
+            }
+        }
+    }
+}
+
 /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
 /// model reached through a provider (`provider` + `model`).
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -218,7 +218,7 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
     }))
 }
 
-fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer) -> Option<McpServer> {
+pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer) -> Option<McpServer> {
     let path = format!("mcp_servers.{name}");
     let url = match (&raw.command, &raw.url) {
         (Some(c), None) if c.is_empty() => {

@@ -13,10 +13,74 @@
 
 use serde_json::{Value, json};
 
-use super::literal;
+use std::collections::HashSet;
+
+use super::{ConvertCx, Converted, Origin, Problems, literal};
+use crate::mcp::servers::START_TIMEOUT;
+use crate::mcp::session::{Endpoint, McpSession, connect};
+
+/// The native suite: one task per eval, against the importing suite's server.
+pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+    let problems = validate(doc);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    // On its own (`evalgate convert`), placeholders to point at the real server and model.
+    let server = cx.server.unwrap_or("server");
+    let tasks = tasks(doc, server, Some(cx.agent.unwrap_or("agent")));
+    let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("evals[{i}]") }).collect();
+    let mut suite = json!({"evalgate": 1, "suite": "mcp-evals"});
+    if cx.server.is_none() {
+        suite["mcp_servers"] = json!({"server": {"command": ["./server.sh"]}});
+        suite["agents"] = json!({"agent": {"provider": "openai", "model": "gpt-4o-mini", "mcp": ["server"]}});
+        if tasks.iter().any(|t| t["grade"][0]["type"] == "llm") {
+            suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
+        }
+    }
+    suite["tasks"] = Value::Array(tasks);
+    Ok(Converted { suite, origins })
+}
+
+/// `{evals: [...]}` read from a live server with `evals/list`, following `nextCursor`.
+pub fn fetch(endpoint: &Endpoint) -> Result<Value, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let session = connect(endpoint, START_TIMEOUT).await.map_err(|e| format!("did not start: {e}"))?;
+        let listed = list_all(&session).await;
+        session.close().await;
+        listed
+    })
+}
+
+async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
+    let mut evals = Vec::new();
+    let mut cursors = HashSet::new();
+    let mut params = json!({});
+    loop {
+        let page = tokio::time::timeout(START_TIMEOUT, session.request("evals/list", params))
+            .await
+            .map_err(|_| "`evals/list` did not answer".to_owned())?
+            .map_err(|e| e.0)?;
+        let Some(page_evals) = page.get("evals").and_then(Value::as_array) else {
+            let text = page.to_string();
+            return Err(format!(
+                "`evals/list` answered without an `evals` array: {}",
+                crate::grade::excerpt(&text, 200)
+            ));
+        };
+        evals.extend(page_evals.iter().cloned());
+        match page.get("nextCursor").and_then(Value::as_str) {
+            None => return Ok(json!({"evals": evals})),
+            Some(cursor) if !cursors.insert(cursor.to_owned()) => {
+                return Err(format!("`evals/list` returned the cursor `{cursor}` twice"));
+            }
+            Some(cursor) => params = json!({"cursor": cursor}),
+        }
+    }
+}
 
 /// Every problem, as `(JSON pointer, message)`.
-pub fn validate(doc: &Value) -> Vec<(String, String)> {
+pub fn validate(doc: &Value) -> Problems {
     let mut problems = Vec::new();
     let Some(evals) = doc.get("evals").and_then(Value::as_array) else {
         return vec![(String::new(), "an MCP evals file is `{\"evals\": [...]}`".into())];
@@ -59,7 +123,7 @@ pub fn validate(doc: &Value) -> Vec<(String, String)> {
 }
 
 /// Native tasks against `server`, run by `agent` where a model is needed.
-pub fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
+fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
     doc["evals"]
         .as_array()
         .into_iter()

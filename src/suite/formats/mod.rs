@@ -1,10 +1,64 @@
-//! Foreign suite formats, turned into native suite YAML so everything downstream (and
-//! `evalgate convert`) works on the one model.
+//! Foreign suite formats, turned into a native suite (as JSON) so everything downstream
+//! works on the one model. One conversion serves the three uses: `imports` take its tasks,
+//! environment requirements and hooks; a direct run and `evalgate convert` take it whole.
 
 pub mod mcp_evals;
 pub mod openwop;
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
+
+/// Problems with a foreign file, as `(JSON pointer, message)`.
+pub type Problems = Vec<(String, String)>;
+
+/// What a conversion needs to know besides the document.
+pub struct ConvertCx<'a> {
+    /// The file, absolute.
+    pub file: &'a Path,
+    /// Its directory relative to the directory of the suite the result belongs to, which
+    /// paths in the result are relative to (empty for a direct run or `convert`).
+    pub rel_dir: PathBuf,
+    /// The importing suite's agent for the tasks; `None` when the file runs on its own.
+    pub agent: Option<&'a str>,
+    /// The importing suite's MCP server the evals are about (MCP evals).
+    pub server: Option<&'a str>,
+}
+
+/// Where a converted task came from: a file and the key path of the task in it.
+pub struct Origin {
+    pub file: PathBuf,
+    pub at: String,
+}
+
+pub struct Converted {
+    pub suite: Value,
+    /// One per task of `suite`, in order.
+    pub origins: Vec<Origin>,
+}
+
+/// `doc` as a native suite.
+pub fn convert(format: Format, doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+    match format {
+        Format::OpenWop => openwop::convert(doc, cx),
+        Format::McpEvals => mcp_evals::convert(doc, cx),
+        other => Err(vec![(
+            String::new(),
+            format!("{} files are recognised but not run by this evalgate yet", other.name()),
+        )]),
+    }
+}
+
+/// The format an `imports` entry names.
+pub fn by_import_name(name: &str) -> Option<Format> {
+    Some(match name {
+        "openwop" => Format::OpenWop,
+        "mcp-evals" => Format::McpEvals,
+        _ => return None,
+    })
+}
+
+pub const IMPORT_NAMES: &str = "openwop, mcp-evals";
 
 /// The formats evalgate recognises from a file's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use super::literal;
+use super::{ConvertCx, Converted, Origin, Problems, literal};
 
 static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
     let schema: Value = serde_json::from_str(include_str!("openwop-agent-eval-suite.schema.json")).expect("valid JSON");
@@ -19,8 +19,8 @@ static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
 });
 
 /// Every problem, as `(JSON pointer, message)`.
-pub fn validate(doc: &Value) -> Vec<(String, String)> {
-    let mut problems: Vec<(String, String)> =
+pub fn validate(doc: &Value) -> Problems {
+    let mut problems: Problems =
         SCHEMA.iter_errors(doc).map(|e| (e.instance_path().to_string(), e.to_string())).collect();
     let mut seen = HashSet::new();
     for (i, task) in doc.get("tasks").and_then(Value::as_array).into_iter().flatten().enumerate() {
@@ -50,7 +50,7 @@ pub fn validate(doc: &Value) -> Vec<(String, String)> {
 }
 
 /// The native tasks of `doc`, each run by `agent`.
-pub fn tasks(doc: &Value, agent: &str) -> Vec<Value> {
+fn tasks(doc: &Value, agent: &str) -> Vec<Value> {
     doc.get("tasks")
         .and_then(Value::as_array)
         .into_iter()
@@ -95,7 +95,7 @@ pub fn tasks(doc: &Value, agent: &str) -> Vec<Value> {
 }
 
 /// `thresholds` in native names.
-pub fn thresholds(doc: &Value) -> Option<Value> {
+fn thresholds(doc: &Value) -> Option<Value> {
     let t = doc.get("thresholds")?;
     let mut out = serde_json::Map::new();
     for (from, to) in
@@ -108,21 +108,25 @@ pub fn thresholds(doc: &Value) -> Option<Value> {
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
-/// A whole native suite for `evalgate convert`, with a placeholder agent to point at yours.
-pub fn suite(doc: &Value) -> Value {
-    let mut suite = json!({
-        "evalgate": 1,
-        "suite": doc["suiteId"],
-        "version": doc["version"],
-        "modes": doc["modes"],
-        "agents": {"agent": {"command": ["./agent.sh", "{prompt}"]}},
-    });
+/// The native suite: the tasks run by the importing suite's agent, or by a placeholder
+/// command agent to point at yours when the file is converted on its own.
+pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+    let problems = validate(doc);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let tasks = tasks(doc, cx.agent.unwrap_or("agent"));
+    let mut suite = json!({"evalgate": 1, "suite": doc["suiteId"], "version": doc["version"], "modes": doc["modes"]});
+    if cx.agent.is_none() {
+        suite["agents"] = json!({"agent": {"command": ["./agent.sh", "{prompt}"]}});
+    }
     if let Some(t) = thresholds(doc) {
         suite["thresholds"] = t;
     }
-    if tasks(doc, "agent").iter().any(|t| t["grade"][0]["type"] == "rubric") {
+    if tasks.iter().any(|t| t["grade"][0]["type"] == "rubric") {
         suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
     }
-    suite["tasks"] = Value::Array(tasks(doc, "agent"));
-    suite
+    let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("tasks[{i}]") }).collect();
+    suite["tasks"] = Value::Array(tasks);
+    Ok(Converted { suite, origins })
 }
