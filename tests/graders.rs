@@ -181,11 +181,25 @@ fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
 
 #[test]
 fn text_graders() {
-    let g = "      - {type: equals, value: 'Hello World', ignore_case: true}\n      - {type: contains, any: [planet, world]}\n      - {type: contains, all: [hello, World], ignore_case: true}\n      - {type: not_contains, value: goodbye}\n      - {type: regex, pattern: '^hello\\s+\\w+$', ignore_case: true}\n      - {type: starts_with, value: hello}\n";
+    let g = "      - {type: equals, value: 'Hello World', ignore_case: true}\n      - {type: contains, any: [planet, world]}\n      - {type: contains, all: [hello, World], ignore_case: true}\n      - {type: not_contains, value: goodbye}\n      - {type: regex, pattern: '^hello\\s+\\w+$', ignore_case: true}\n      - {type: starts_with, value: hello}\n      - {type: ends_with, value: WORLD, ignore_case: true}\n";
     let (code, task) = grade("  hello world  ", None, g, &[]);
     let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
-    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed"]);
+    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "passed"]);
     assert_eq!(code, 0);
+    let (code, task) = grade("hello world!", None, "      - {type: ends_with, value: world}\n", &[]);
+    assert_eq!((code, one(&task).1), (1, r#"expected the output to end with "world", got "hello world!""#.to_owned()));
+}
+
+#[test]
+fn negate_inverts_the_verdict_but_never_an_error() {
+    let g = "      - {type: contains, value: refund, negate: true}\n      - {type: contains, all: [a, b, c, d], negate: true}\n";
+    let (code, task) = grade("a b: no refund here", None, g, &[]);
+    assert_eq!(code, 1);
+    let got = graders(&task);
+    assert_eq!(got[0], ("failed".to_owned(), r#"negated: output contains "refund""#.to_owned(), 0.0));
+    assert_eq!((got[1].0.as_str(), got[1].2), ("passed", 0.25), "{got:?}");
+    let (code, task) = grade("x", None, "      - {type: cost, max_usd: 1, negate: true}\n", &[]);
+    assert_eq!((code, one(&task).0.as_str()), (1, "error"), "{task}");
 }
 
 #[test]

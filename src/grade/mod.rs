@@ -32,6 +32,7 @@ pub struct Grader {
     pub kind_name: &'static str,
     pub weight: f64,
     pub required: bool,
+    pub negate: bool,
     pub check: Check,
 }
 
@@ -118,7 +119,8 @@ impl Grader {
             | RawGraderKind::Contains { .. }
             | RawGraderKind::NotContains { .. }
             | RawGraderKind::Regex { .. }
-            | RawGraderKind::StartsWith { .. }) => text::TextCheck::from_raw(cx, k, path).map(Check::Text),
+            | RawGraderKind::StartsWith { .. }
+            | RawGraderKind::EndsWith { .. }) => text::TextCheck::from_raw(cx, k, path).map(Check::Text),
             k @ RawGraderKind::Json { .. } => json::JsonCheck::from_raw(cx, k, path).map(Check::Json),
             k @ RawGraderKind::JsonSchema { .. } => {
                 json_schema::SchemaCheck::from_raw(cx, k, path).map(Check::JsonSchema)
@@ -146,6 +148,7 @@ impl Grader {
             kind_name,
             weight,
             required: raw.common.required,
+            negate: raw.common.negate,
             check,
         })
     }
@@ -167,6 +170,20 @@ impl Grader {
     }
 
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        let graded = self.check(input).await?;
+        Ok(if self.negate {
+            Graded {
+                score: 1.0 - graded.score,
+                passed: !graded.passed,
+                reason: format!("negated: {}", graded.reason),
+                evidence: graded.evidence,
+            }
+        } else {
+            graded
+        })
+    }
+
+    async fn check(&self, input: &GradeInput<'_>) -> GradeResult {
         match &self.check {
             Check::Text(c) => Ok(c.grade(input)),
             Check::Json(c) => Ok(c.grade(input)),
@@ -189,6 +206,7 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::NotContains { .. } => "not_contains",
         RawGraderKind::Regex { .. } => "regex",
         RawGraderKind::StartsWith { .. } => "starts_with",
+        RawGraderKind::EndsWith { .. } => "ends_with",
         RawGraderKind::Json { .. } => "json",
         RawGraderKind::JsonSchema { .. } => "json_schema",
         RawGraderKind::ToolCalled { .. } => "tool_called",

@@ -14,6 +14,7 @@ pub enum TextCheck {
     NotContains { values: Vec<Template>, ignore_case: bool },
     Regex { pattern: Regex },
     StartsWith { value: Template, ignore_case: bool },
+    EndsWith { value: Template, ignore_case: bool },
 }
 
 impl TextCheck {
@@ -25,6 +26,9 @@ impl TextCheck {
             }
             RawGraderKind::StartsWith { value, ignore_case } => {
                 Some(TextCheck::StartsWith { value: one(cx, &value)?, ignore_case })
+            }
+            RawGraderKind::EndsWith { value, ignore_case } => {
+                Some(TextCheck::EndsWith { value: one(cx, &value)?, ignore_case })
             }
             RawGraderKind::Contains { value, any, all, ignore_case } => {
                 let (key, list, is_all) = match (value, any, all) {
@@ -88,6 +92,15 @@ impl TextCheck {
                     ok,
                     format!("output starts with {expected:?}"),
                     format!("expected the output to start with {expected:?}, got {:?}", shown()),
+                )
+            }
+            TextCheck::EndsWith { value, ignore_case } => {
+                let expected = input.bindings.render(value);
+                let ok = fold(output.trim_end(), *ignore_case).ends_with(&fold(&expected, *ignore_case));
+                Graded::of(
+                    ok,
+                    format!("output ends with {expected:?}"),
+                    format!("expected the output to end with {expected:?}, got {:?}", shown()),
                 )
             }
             TextCheck::Contains { values, all, ignore_case } => {

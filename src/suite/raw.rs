@@ -389,9 +389,13 @@ pub struct RawGraderCommon {
     /// A required grader must pass for the task to pass, whatever its score.
     #[serde(default)]
     pub required: bool,
+    /// Inverts the verdict: passes when the check fails (score 1 − score). A grader that
+    /// cannot judge is still an error.
+    #[serde(default)]
+    pub negate: bool,
 }
 
-pub const GRADER_COMMON_KEYS: [&str; 3] = ["name", "weight", "required"];
+pub const GRADER_COMMON_KEYS: [&str; 4] = ["name", "weight", "required", "negate"];
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -425,6 +429,12 @@ pub enum RawGraderKind {
     },
     /// The output (leading whitespace ignored) starts with `value`.
     StartsWith {
+        value: String,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+    /// The output (trailing whitespace ignored) ends with `value`.
+    EndsWith {
         value: String,
         #[serde(default)]
         ignore_case: bool,
