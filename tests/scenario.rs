@@ -312,3 +312,55 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     assert!(run.stderr.contains("Method not found"), "{}", run.stderr);
     assert!(run.stderr.contains("save them as JSON and set `path`"), "{}", run.stderr);
 }
+
+#[test]
+fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() {
+    let direct = Test::new().write("evals.json", MCP_EVALS).args(&["run", "evals.json"]).run();
+    direct.expect_code(2);
+    assert!(direct.stderr.contains("MCP evals do not say how to reach their server"), "{}", direct.stderr);
+    assert!(direct.stderr.contains("imports: [{format: mcp-evals, path: evals.json, server: NAME, agent: NAME}]"));
+
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some_and(|c| c.get("function").is_some()) {
+            return (200, answer(None, &[("record_verdict", r#"{"passed": true, "reason": "says 5"}"#)]));
+        }
+        let tool =
+            if b["tools"].to_string().contains("server__get-sum") { "server__get-sum" } else { "everything__get-sum" };
+        match tool_results(&b).first() {
+            None => (200, answer(None, &[(tool, r#"{"a": 2, "b": 3}"#)])),
+            Some(r) => (200, answer(Some(r), &[])),
+        }
+    });
+    let test = Test::new().write("evals.json", MCP_EVALS);
+    let dir = test.path().to_owned();
+    let converted = test.args(&["convert", "evals.json"]).run();
+    converted.expect_code(0);
+    // Point the placeholders at the real server and the local model.
+    let mut suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    assert_eq!(suite["mcp_servers"]["server"]["command"], json!(["./server.sh"]), "{}", converted.stdout);
+    suite["mcp_servers"]["server"]["command"] = json!([everything(), "stdio"]);
+    let model = json!({"base_url": format!("{}/v1", server.url()), "api_key_env": "EVALGATE_TEST_KEY"});
+    for key in ["/agents/agent", "/judge"] {
+        let target = suite.pointer_mut(key).unwrap().as_object_mut().unwrap();
+        target.extend(model.as_object().unwrap().clone());
+    }
+    std::fs::write(dir.join("converted.yaml"), serde_yaml::to_string(&suite).unwrap()).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&dir)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(["run", "converted.yaml", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    let got: Vec<(&str, &str)> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect();
+    // The same verdicts as importing the file (mcp_evals_from_a_file_run_at_every_level).
+    assert_eq!(got, [("echo-exec", "passed"), ("sum-invoke", "passed"), ("sum-scenario", "passed")]);
+}
