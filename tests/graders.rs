@@ -148,7 +148,25 @@ fn tool_graders_read_the_trace() {
         statuses,
         ["passed", "passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed"]
     );
-    assert_eq!(graders(&task)[7].1, "2 calls of search, expected at most 1");
+    assert_eq!(graders(&task)[7].1, "2 calls of search, expected at most 1; calls: search, kb.fetch, search");
+}
+
+#[test]
+fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
+    let trace = r#"{"tool_calls": [{"name": "pods_list", "server": "k8s", "arguments": {"ns": "a"}}, {"name": "fs.read_file", "arguments": {"path": "x"}}, {"name": "pods_list", "server": "k8s", "arguments": {"ns": "a"}}]}"#;
+    let g = "      - {type: tool_called, server: k8s, pattern: 'pods_'}\n      - {type: tool_called, server: fs, pattern: '^read'}\n      - {type: tool_called, server: fs}\n      - {type: tool_not_called, server: k8s, pattern: 'delete'}\n      - {type: tool_calls, tools: [{server: fs, pattern: write}, k8s.pods_list], min: 2}\n      - {type: tool_calls, max: 5}\n      - {type: tool_called, server: fs, pattern: '^list'}\n      - {type: tool_not_called, pattern: 'pods'}\n      - {type: tool_calls, tools: [{server: fs, pattern: write}, {server: k8s, tool: pods_delete}], min: 1}\n      - {type: tool_calls, unique: true}\n";
+    let (_, task) = grade("ok", Some(trace), g, &[]);
+    let results = graders(&task);
+    let statuses: Vec<&str> = results.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed", "failed"]);
+    assert_eq!(results[9].1, r#"pods_list({"ns":"a"}) was called twice"#);
+    assert_eq!(results[6].1, "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list");
+
+    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n";
+    let run = Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("tasks[0].grade[0].pattern") && run.stderr.contains("invalid regular expression"), "{}", run.stderr);
+    assert!(run.stderr.contains("name the tool with `tool`, `pattern` or `server`"), "{}", run.stderr);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Tool-call graders: tool_called, tool_not_called, tool_sequence, tool_calls.
 
+use regex::Regex;
 use serde_json::Value;
 
 use super::json::is_subset;
@@ -8,21 +9,79 @@ use crate::suite::ValidateCx;
 use crate::suite::raw::{RawGraderKind, RawToolRef, SequenceOrder};
 use crate::sut::ToolCall;
 
-#[derive(Debug)]
+/// Which calls a tool grader is about: of `tool` (`name` or `server.name`), of a tool whose
+/// name `pattern` matches (unanchored), and/or of any tool of `server`; with `arguments` as a
+/// subset of the call's.
+#[derive(Debug, Default)]
 pub struct ToolRef {
-    pub tool: String,
+    pub tool: Option<String>,
+    pub server: Option<String>,
+    pub pattern: Option<Regex>,
     pub arguments: Option<Value>,
 }
 
 impl ToolRef {
+    fn named(tool: String) -> Self {
+        ToolRef { tool: Some(tool), ..ToolRef::default() }
+    }
+
+    /// Validates a selector at `path`: at least one of `tool`, `pattern`, `server`.
+    fn from_parts(
+        cx: &mut ValidateCx,
+        path: &str,
+        tool: Option<String>,
+        server: Option<String>,
+        pattern: Option<String>,
+        arguments: Option<Value>,
+    ) -> Option<Self> {
+        if tool.is_none() && server.is_none() && pattern.is_none() {
+            cx.error(path, "name the tool with `tool`, `pattern` or `server`");
+            return None;
+        }
+        let pattern = match pattern.map(|p| Regex::new(&p)).transpose() {
+            Ok(p) => p,
+            Err(e) => {
+                cx.error(&format!("{path}.pattern"), format!("invalid regular expression: {e}"));
+                return None;
+            }
+        };
+        Some(ToolRef { tool, server, pattern, arguments })
+    }
+
+    fn from_raw(cx: &mut ValidateCx, path: &str, raw: RawToolRef) -> Option<Self> {
+        match raw {
+            RawToolRef::Name(tool) => Some(ToolRef::named(tool)),
+            RawToolRef::Spec { tool, server, pattern, arguments } => {
+                ToolRef::from_parts(cx, path, tool, server, pattern, arguments)
+            }
+        }
+    }
+
     fn matches(&self, call: &ToolCall) -> bool {
-        call.is(&self.tool) && self.arguments.as_ref().is_none_or(|a| is_subset(a, &call.arguments))
+        // A call recorded as `server.name` without a server still belongs to that server.
+        let (server, name) = match (&call.server, call.name.split_once('.')) {
+            (Some(s), _) => (Some(s.as_str()), call.name.as_str()),
+            (None, Some((s, n))) => (Some(s), n),
+            (None, None) => (None, call.name.as_str()),
+        };
+        self.tool.as_deref().is_none_or(|t| call.is(t))
+            && self.server.as_deref().is_none_or(|s| server == Some(s))
+            && self.pattern.as_ref().is_none_or(|p| p.is_match(name))
+            && self.arguments.as_ref().is_none_or(|a| is_subset(a, &call.arguments))
     }
 
     fn label(&self) -> String {
+        let mut label = match (&self.tool, &self.pattern) {
+            (Some(t), _) => t.clone(),
+            (None, Some(p)) => format!("/{p}/"),
+            (None, None) => "any tool".to_owned(),
+        };
+        if let Some(s) = &self.server {
+            label = format!("{label} of {s}");
+        }
         match &self.arguments {
-            Some(a) => format!("{}({a})", self.tool),
-            None => self.tool.clone(),
+            Some(a) => format!("{label}({a})"),
+            None => label,
         }
     }
 }
@@ -32,7 +91,8 @@ pub enum ToolCheck {
     Called { tool: ToolRef, min: u32, max: Option<u32> },
     NotCalled { tool: ToolRef },
     Sequence { tools: Vec<ToolRef>, order: SequenceOrder },
-    Count { tool: Option<String>, min: Option<u32>, max: Option<u32> },
+    /// Calls of any of `tools` (all calls when empty).
+    Count { tools: Vec<ToolRef>, min: Option<u32>, max: Option<u32>, unique: bool },
 }
 
 impl ToolCheck {
@@ -46,32 +106,45 @@ impl ToolCheck {
             }
             true
         };
+        let list = |cx: &mut ValidateCx, key: &str, tools: Vec<RawToolRef>| -> Option<Vec<ToolRef>> {
+            let refs: Vec<_> = tools
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| ToolRef::from_raw(cx, &format!("{path}.{key}[{i}]"), t))
+                .collect();
+            refs.into_iter().collect()
+        };
         match raw {
-            RawGraderKind::ToolCalled { tool, arguments, min, max } => bounds(cx, min, max)
-                .then_some(ToolCheck::Called { tool: ToolRef { tool, arguments }, min: min.unwrap_or(1), max }),
-            RawGraderKind::ToolNotCalled { tool, arguments } => {
-                Some(ToolCheck::NotCalled { tool: ToolRef { tool, arguments } })
+            RawGraderKind::ToolCalled { tool, server, pattern, arguments, min, max } => {
+                let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
+                (bounds(cx, min, max) && tool.is_some())
+                    .then(|| ToolCheck::Called { tool: tool.expect("checked"), min: min.unwrap_or(1), max })
+            }
+            RawGraderKind::ToolNotCalled { tool, server, pattern, arguments } => {
+                ToolRef::from_parts(cx, path, tool, server, pattern, arguments).map(|tool| ToolCheck::NotCalled { tool })
             }
             RawGraderKind::ToolSequence { tools, order } => {
                 if tools.is_empty() {
                     cx.error(&format!("{path}.tools"), "the sequence is empty");
                     return None;
                 }
-                let tools = tools
-                    .into_iter()
-                    .map(|t| match t {
-                        RawToolRef::Name(tool) => ToolRef { tool, arguments: None },
-                        RawToolRef::WithArguments { tool, arguments } => ToolRef { tool, arguments },
-                    })
-                    .collect();
-                Some(ToolCheck::Sequence { tools, order })
+                Some(ToolCheck::Sequence { tools: list(cx, "tools", tools)?, order })
             }
-            RawGraderKind::ToolCalls { tool, min, max } => {
-                if min.is_none() && max.is_none() {
-                    cx.error(path, "a `tool_calls` grader needs `min`, `max` or both");
+            RawGraderKind::ToolCalls { tool, tools, min, max, unique } => {
+                if min.is_none() && max.is_none() && !unique {
+                    cx.error(path, "a `tool_calls` grader needs `min`, `max` or `unique`");
                     return None;
                 }
-                bounds(cx, min, max).then_some(ToolCheck::Count { tool, min, max })
+                let tools = match (tool, tools) {
+                    (Some(_), Some(_)) => {
+                        cx.error(path, "give `tool` or `tools`, not both");
+                        return None;
+                    }
+                    (Some(t), None) => vec![ToolRef::named(t)],
+                    (None, Some(ts)) => list(cx, "tools", ts)?,
+                    (None, None) => Vec::new(),
+                };
+                bounds(cx, min, max).then_some(ToolCheck::Count { tools, min, max, unique })
             }
             _ => unreachable!("only tool graders are routed here"),
         }
@@ -123,17 +196,31 @@ impl ToolCheck {
                     format!("expected {expected}; {}", called()),
                 )
             }
-            ToolCheck::Count { tool, min, max } => {
-                let n = calls.iter().filter(|c| tool.as_deref().is_none_or(|t| c.is(t))).count() as u32;
+            ToolCheck::Count { tools, min, max, unique } => {
+                let counted: Vec<&ToolCall> =
+                    calls.iter().filter(|c| tools.is_empty() || tools.iter().any(|t| t.matches(c))).collect();
+                let n = counted.len() as u32;
+                let what = match tools.as_slice() {
+                    [] => "tool calls".to_owned(),
+                    refs => format!("calls of {}", refs.iter().map(ToolRef::label).collect::<Vec<_>>().join(" or ")),
+                };
+                let repeated = counted.iter().enumerate().find_map(|(i, c)| {
+                    counted[..i]
+                        .iter()
+                        .any(|d| d.name == c.name && d.server == c.server && d.arguments == c.arguments)
+                        .then_some(*c)
+                });
+                if *unique && let Some(c) = repeated {
+                    return Graded::of(false, String::new(), format!("{}({}) was called twice", c.name, c.arguments));
+                }
                 let ok = min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m);
-                let what = tool.as_deref().map_or("tool calls".to_owned(), |t| format!("calls of {t}"));
                 let bound = match (min, max) {
                     (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
                     (Some(lo), None) => format!("at least {lo}"),
                     (None, Some(hi)) => format!("at most {hi}"),
-                    (None, None) => String::new(),
+                    (None, None) => "no repeats".to_owned(),
                 };
-                Graded::of(ok, format!("{n} {what}"), format!("{n} {what}, expected {bound}"))
+                Graded::of(ok, format!("{n} {what}"), format!("{n} {what}, expected {bound}; {}", called()))
             }
         }
     }

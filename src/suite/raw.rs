@@ -452,17 +452,38 @@ pub enum RawGraderKind {
     /// The output validates against `schema` or `schema_file`.
     JsonSchema { schema: Option<serde_json::Value>, schema_file: Option<String> },
     /// The tool was called (at least `min` times, default 1; at most `max`), with `arguments` as a subset.
-    ToolCalled { tool: String, arguments: Option<serde_json::Value>, min: Option<u32>, max: Option<u32> },
+    /// The tool is `tool`, or any tool whose name `pattern` matches, or any tool of `server`.
+    ToolCalled {
+        tool: Option<String>,
+        server: Option<String>,
+        pattern: Option<String>,
+        arguments: Option<serde_json::Value>,
+        min: Option<u32>,
+        max: Option<u32>,
+    },
     /// The tool was not called (with `arguments` as a subset, when given).
-    ToolNotCalled { tool: String, arguments: Option<serde_json::Value> },
+    ToolNotCalled {
+        tool: Option<String>,
+        server: Option<String>,
+        pattern: Option<String>,
+        arguments: Option<serde_json::Value>,
+    },
     /// The tools were called in this order.
     ToolSequence {
         tools: Vec<RawToolRef>,
         #[serde(default)]
         order: SequenceOrder,
     },
-    /// The number of tool calls (of `tool`, or of all tools) is within bounds.
-    ToolCalls { tool: Option<String>, min: Option<u32>, max: Option<u32> },
+    /// The number of tool calls (of `tool`, of any of `tools`, or of all tools) is within
+    /// bounds; with `unique`, no two of them have the same tool and arguments.
+    ToolCalls {
+        tool: Option<String>,
+        tools: Option<Vec<RawToolRef>>,
+        min: Option<u32>,
+        max: Option<u32>,
+        #[serde(default)]
+        unique: bool,
+    },
     /// An HTTP request whose response must meet `expect` (the world after the agent ran).
     Http(RawHttp),
     /// A file that must meet `expect`.
@@ -591,12 +612,17 @@ pub enum SequenceOrder {
     AnyOrder,
 }
 
-/// A tool in a sequence: a name, or a name with an arguments subset.
+/// A tool in a list: a name, or `{tool | pattern | server, arguments}` (see `tool_called`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawToolRef {
     Name(String),
-    WithArguments { tool: String, arguments: Option<serde_json::Value> },
+    Spec {
+        tool: Option<String>,
+        server: Option<String>,
+        pattern: Option<String>,
+        arguments: Option<serde_json::Value>,
+    },
 }
 
 /// A shell string (`sh -c`) or an argv list.
