@@ -158,14 +158,25 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
     let (_, task) = grade("ok", Some(trace), g, &[]);
     let results = graders(&task);
     let statuses: Vec<&str> = results.iter().map(|g| g.0.as_str()).collect();
-    assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed", "failed"]);
+    assert_eq!(
+        statuses,
+        ["passed", "passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed", "failed"]
+    );
     assert_eq!(results[9].1, r#"pods_list({"ns":"a"}) was called twice"#);
-    assert_eq!(results[6].1, "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list");
+    assert_eq!(
+        results[6].1,
+        "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list"
+    );
 
     let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n";
-    let run = Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
+    let run =
+        Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("tasks[0].grade[0].pattern") && run.stderr.contains("invalid regular expression"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tasks[0].grade[0].pattern") && run.stderr.contains("invalid regular expression"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("name the tool with `tool`, `pattern` or `server`"), "{}", run.stderr);
 }
 

@@ -23,7 +23,13 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, AppError> {
         _ => {}
     }
     let absolute = std::path::absolute(&args.file).map_err(|e| AppError::Usage(format!("{file}: {e}")))?;
-    let cx = formats::ConvertCx { file: &absolute, rel_dir: Default::default(), agent: None, server: None };
+    let cx = formats::ConvertCx {
+        file: &absolute,
+        rel_dir: Default::default(),
+        agent: None,
+        model_agent: false,
+        server: None,
+    };
     let converted = formats::convert(format, &doc, &cx).map_err(|problems| {
         let list: Vec<String> = problems.iter().map(|(at, m)| format!("  {file}{at}: {m}")).collect();
         AppError::Usage(format!("invalid {}:\n{}", format.name(), list.join("\n")))

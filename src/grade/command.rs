@@ -57,8 +57,16 @@ impl CommandCheck {
         };
         spec.env = self.env.iter().map(|(k, t)| (k.clone(), b.render(t))).collect();
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
+        // The portable task format's spelling (mcp-eval/v1 `protocol: json`) rides along:
+        // `task.name`/`task.prompt`, `agent`, `mcp.callHistory`.
+        let history: Vec<_> = input
+            .trace
+            .tool_calls
+            .iter()
+            .map(|c| json!({"serverName": c.server, "toolName": c.name, "arguments": c.arguments, "result": c.result}))
+            .collect();
         let context = json!({
-            "task": {"id": b.task_id},
+            "task": {"id": b.task_id, "name": b.task_id, "prompt": b.prompt},
             "prompt": b.prompt,
             "output": input.output,
             "exit_code": input.exit_code,
@@ -66,6 +74,8 @@ impl CommandCheck {
             "tool_calls": input.trace.tool_calls,
             "usage": input.trace.usage,
             "model": input.trace.model,
+            "agent": {"output": input.output, "exitCode": input.exit_code},
+            "mcp": {"callHistory": {"toolCalls": history, "resourceReads": [], "promptGets": []}},
         });
         spec.stdin = Some(context.to_string().into_bytes());
         let out = run_process(&spec).await.map_err(|e| e.to_string())?;

@@ -88,11 +88,25 @@ impl ToolRef {
 
 #[derive(Debug)]
 pub enum ToolCheck {
-    Called { tool: ToolRef, min: u32, max: Option<u32> },
-    NotCalled { tool: ToolRef },
-    Sequence { tools: Vec<ToolRef>, order: SequenceOrder },
+    Called {
+        tool: ToolRef,
+        min: u32,
+        max: Option<u32>,
+    },
+    NotCalled {
+        tool: ToolRef,
+    },
+    Sequence {
+        tools: Vec<ToolRef>,
+        order: SequenceOrder,
+    },
     /// Calls of any of `tools` (all calls when empty).
-    Count { tools: Vec<ToolRef>, min: Option<u32>, max: Option<u32>, unique: bool },
+    Count {
+        tools: Vec<ToolRef>,
+        min: Option<u32>,
+        max: Option<u32>,
+        unique: bool,
+    },
 }
 
 impl ToolCheck {
@@ -117,11 +131,15 @@ impl ToolCheck {
         match raw {
             RawGraderKind::ToolCalled { tool, server, pattern, arguments, min, max } => {
                 let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
-                (bounds(cx, min, max) && tool.is_some())
-                    .then(|| ToolCheck::Called { tool: tool.expect("checked"), min: min.unwrap_or(1), max })
+                (bounds(cx, min, max) && tool.is_some()).then(|| ToolCheck::Called {
+                    tool: tool.expect("checked"),
+                    min: min.unwrap_or(1),
+                    max,
+                })
             }
             RawGraderKind::ToolNotCalled { tool, server, pattern, arguments } => {
-                ToolRef::from_parts(cx, path, tool, server, pattern, arguments).map(|tool| ToolCheck::NotCalled { tool })
+                ToolRef::from_parts(cx, path, tool, server, pattern, arguments)
+                    .map(|tool| ToolCheck::NotCalled { tool })
             }
             RawGraderKind::ToolSequence { tools, order } => {
                 if tools.is_empty() {

@@ -154,6 +154,11 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
         Format::McpEvals if formats::mcp_evals::validate(&json).is_empty() => {
             Some(("MCP evals do not say how to reach their server", "mcp-evals", "server: NAME, agent: NAME"))
         }
+        Format::McpChecker if json["kind"] == "Task" => Some((
+            "an mcpchecker task does not say which agent runs it (its eval.yaml does: run that instead)",
+            "mcpchecker",
+            "agent: NAME",
+        )),
         _ => None,
     };
     if let Some((message, name, keys)) = missing {
@@ -163,7 +168,13 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
         ))));
     }
     let absolute = cx.dir.join(cx.file.file_name().unwrap_or_default());
-    let fcx = formats::ConvertCx { file: &absolute, rel_dir: Default::default(), agent: None, server: None };
+    let fcx = formats::ConvertCx {
+        file: &absolute,
+        rel_dir: Default::default(),
+        agent: None,
+        model_agent: false,
+        server: None,
+    };
     let converted = match formats::convert(format, &json, &fcx) {
         Ok(c) => c,
         Err(problems) => {
@@ -223,6 +234,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
         }
+        let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.provider.is_some());
         let documents = match &import.path {
             Some(pattern) => import_files(cx, &path, pattern),
             None if format == Format::McpEvals => {
@@ -237,8 +249,13 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
             let rel_dir =
                 file.parent().and_then(|d| d.strip_prefix(&cx.dir).ok()).map(Path::to_owned).unwrap_or_default();
-            let fcx =
-                formats::ConvertCx { file: &file, rel_dir, agent: agent.as_deref(), server: import.server.as_deref() };
+            let fcx = formats::ConvertCx {
+                file: &file,
+                rel_dir,
+                agent: agent.as_deref(),
+                model_agent,
+                server: import.server.as_deref(),
+            };
             let converted = match formats::convert(format, &doc, &fcx) {
                 Ok(c) => c,
                 Err(problems) => {
@@ -281,7 +298,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
 
 /// The documents of the files `pattern` matches, relative to the suite.
 fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<(std::path::PathBuf, serde_json::Value)> {
-    let files = match glob_files(&cx.dir, pattern) {
+    let files = match formats::glob_files(&cx.dir, pattern) {
         Ok(files) if !files.is_empty() => files,
         Ok(_) => {
             cx.error(&format!("{path}.path"), format!("no file matches `{pattern}`"));
@@ -333,27 +350,6 @@ fn live_evals(
             Vec::new()
         }
     }
-}
-
-/// `pattern` relative to `dir`: a path, or a glob in its last component (`evals/*.json`).
-fn glob_files(dir: &std::path::Path, pattern: &str) -> Result<Vec<std::path::PathBuf>, String> {
-    let full = dir.join(pattern);
-    if !pattern.contains(['*', '?', '[']) {
-        return Ok(if full.exists() { vec![full] } else { Vec::new() });
-    }
-    let parent = full.parent().map(std::path::Path::to_owned).unwrap_or_else(|| dir.to_owned());
-    let name = full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if parent.to_string_lossy().contains(['*', '?', '[']) {
-        return Err(format!("`{pattern}`: a glob may only be in the file name"));
-    }
-    let matcher = globset::Glob::new(&name).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?.compile_matcher();
-    let mut files: Vec<_> = std::fs::read_dir(&parent)
-        .map_err(|e| format!("cannot list {}: {e}", parent.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| matcher.is_match(n)))
-        .collect();
-    files.sort();
-    Ok(files)
 }
 
 /// Deserializes `value` found at `base`, recording an error with its full key path.

@@ -617,12 +617,7 @@ pub enum SequenceOrder {
 #[serde(untagged)]
 pub enum RawToolRef {
     Name(String),
-    Spec {
-        tool: Option<String>,
-        server: Option<String>,
-        pattern: Option<String>,
-        arguments: Option<serde_json::Value>,
-    },
+    Spec { tool: Option<String>, server: Option<String>, pattern: Option<String>, arguments: Option<serde_json::Value> },
 }
 
 /// A shell string (`sh -c`) or an argv list.

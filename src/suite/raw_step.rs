@@ -121,7 +121,24 @@ pub struct RawHttpExpect {
 pub struct RawBodyExpect {
     pub contains: Option<String>,
     pub matches: Option<String>,
-    pub json: Option<RawJsonExpect>,
+    pub json: Option<RawJsonChecks>,
+}
+
+/// One JSON check, or a list that must all hold.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawJsonChecks {
+    One(RawJsonExpect),
+    All(Vec<RawJsonExpect>),
+}
+
+impl RawJsonChecks {
+    pub fn as_slice(&self) -> &[RawJsonExpect] {
+        match self {
+            RawJsonChecks::One(one) => std::slice::from_ref(one),
+            RawJsonChecks::All(all) => all,
+        }
+    }
 }
 
 /// A check on one value of a JSON document.
@@ -185,7 +202,7 @@ pub struct RawFileExpect {
     pub exists: Option<bool>,
     pub contains: Option<String>,
     pub matches: Option<String>,
-    pub json: Option<RawJsonExpect>,
+    pub json: Option<RawJsonChecks>,
 }
 
 /// Repeat `step` every `interval` until it passes or `timeout` expires; with `stable_for`,

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::context::ValidateCx;
 use super::model::{CommandLine, RunExpect, TextCheck};
 use super::raw_step::{
-    OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonExpect, RawMcpCall, RawOutput,
-    RawStep, RawTextExpect,
+    OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonChecks, RawJsonExpect, RawMcpCall,
+    RawOutput, RawStep, RawTextExpect,
 };
 use super::step::{
     Action, ContentCheck, DEFAULT_HTTP_TIMEOUT, FileAction, FileExpect, FileOp, ForeachAction, ForeachItems,
@@ -233,14 +233,21 @@ fn content_checks(
     scope: Scope,
 ) -> Option<Vec<ContentCheck>> {
     let Some(raw) = raw else { return Some(Vec::new()) };
-    content(cx, raw.contains.as_ref(), raw.matches.as_ref(), raw.json.as_ref(), path, scope)
+    content(
+        cx,
+        raw.contains.as_ref(),
+        raw.matches.as_ref(),
+        raw.json.as_ref().map(RawJsonChecks::as_slice),
+        path,
+        scope,
+    )
 }
 
 fn content(
     cx: &mut ValidateCx,
     contains: Option<&String>,
     matches: Option<&String>,
-    json: Option<&RawJsonExpect>,
+    json: Option<&[RawJsonExpect]>,
     path: &str,
     scope: Scope,
 ) -> Option<Vec<ContentCheck>> {
@@ -258,8 +265,10 @@ fn content(
             None => ok = false,
         }
     }
-    if let Some(j) = json {
-        match json_expect(cx, j, &format!("{path}.json")) {
+    let json = json.unwrap_or_default();
+    for (i, j) in json.iter().enumerate() {
+        let at = if json.len() == 1 { format!("{path}.json") } else { format!("{path}.json[{i}]") };
+        match json_expect(cx, j, &at) {
             Some(e) => checks.push(ContentCheck::Json(e)),
             None => ok = false,
         }
@@ -283,7 +292,7 @@ pub fn mcp_action(cx: &mut ValidateCx, raw: &RawMcpCall, path: &str, scope: Scop
             cx,
             o.contains.as_ref(),
             o.matches.as_ref(),
-            o.json.as_ref(),
+            o.json.as_ref().map(RawJsonChecks::as_slice),
             &format!("{path}.expect.output"),
             scope,
         ),
@@ -356,7 +365,14 @@ fn file_action(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> 
 
 pub fn file_expect(cx: &mut ValidateCx, raw: &RawFileExpect, path: &str, scope: Scope) -> Option<FileExpect> {
     let exists = raw.exists.unwrap_or(true);
-    let content = content(cx, raw.contains.as_ref(), raw.matches.as_ref(), raw.json.as_ref(), path, scope)?;
+    let content = content(
+        cx,
+        raw.contains.as_ref(),
+        raw.matches.as_ref(),
+        raw.json.as_ref().map(RawJsonChecks::as_slice),
+        path,
+        scope,
+    )?;
     if !exists && !content.is_empty() {
         cx.error(path, "a file expected not to exist has no content to check");
         return None;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use std::collections::HashSet;
 
-use super::{ConvertCx, Converted, Origin, Problems, literal};
+use super::{ConvertCx, Converted, Origin, Problems, literal, task_id};
 use crate::mcp::servers::START_TIMEOUT;
 use crate::mcp::session::{Endpoint, McpSession, connect};
 
@@ -129,7 +129,7 @@ fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
         .into_iter()
         .flatten()
         .map(|e| {
-            let id = e["id"].as_str().unwrap_or_default().to_lowercase().replace(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'), "-");
+            let id = task_id(e["id"].as_str().unwrap_or_default());
             let level = e["input"]["type"].as_str().unwrap_or_default();
             let expected = &e["expected"];
             let judged = e["gradingType"] == "llm-as-judge";

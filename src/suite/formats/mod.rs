@@ -3,6 +3,7 @@
 //! environment requirements and hooks; a direct run and `evalgate convert` take it whole.
 
 pub mod mcp_evals;
+pub mod mcpchecker;
 pub mod openwop;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ pub struct ConvertCx<'a> {
     pub rel_dir: PathBuf,
     /// The importing suite's agent for the tasks; `None` when the file runs on its own.
     pub agent: Option<&'a str>,
+    /// Whether that agent is a model (`provider`), which is offered the MCP tools.
+    pub model_agent: bool,
     /// The importing suite's MCP server the evals are about (MCP evals).
     pub server: Option<&'a str>,
 }
@@ -42,6 +45,7 @@ pub fn convert(format: Format, doc: &Value, cx: &ConvertCx) -> Result<Converted,
     match format {
         Format::OpenWop => openwop::convert(doc, cx),
         Format::McpEvals => mcp_evals::convert(doc, cx),
+        Format::McpChecker => mcpchecker::convert(doc, cx),
         other => Err(vec![(
             String::new(),
             format!("{} files are recognised but not run by this evalgate yet", other.name()),
@@ -54,11 +58,12 @@ pub fn by_import_name(name: &str) -> Option<Format> {
     Some(match name {
         "openwop" => Format::OpenWop,
         "mcp-evals" => Format::McpEvals,
+        "mcpchecker" => Format::McpChecker,
         _ => return None,
     })
 }
 
-pub const IMPORT_NAMES: &str = "openwop, mcp-evals";
+pub const IMPORT_NAMES: &str = "openwop, mcp-evals, mcpchecker";
 
 /// The formats evalgate recognises from a file's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,4 +109,19 @@ pub fn detect(doc: &Value) -> Format {
 /// Escapes text for a template field: a foreign file's braces are literal.
 pub fn literal(text: &str) -> String {
     text.replace('{', "{{").replace('}', "}}")
+}
+
+/// A native task id for a foreign name: lowercase, other characters as `-`.
+pub fn task_id(name: &str) -> String {
+    name.to_lowercase().replace(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_')), "-")
+}
+
+/// The files `pattern` (a path or a glob such as `tasks/*/task.yaml`) matches under `dir`,
+/// sorted.
+pub fn glob_files(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let full = format!("{}/{pattern}", glob::Pattern::escape(&dir.to_string_lossy()));
+    let paths = glob::glob(&full).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?;
+    let mut files: Vec<_> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+    files.sort();
+    Ok(files)
 }

@@ -1,0 +1,276 @@
+//! mcpchecker files (tests/fixtures/mcpchecker): an eval run directly, its tasks imported into
+//! a native suite, and `convert` giving the same verdicts — against a real MCP server
+//! (server-everything), a local LLM stand-in that is also the HTTP service the tasks check.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use common::Test;
+use common::server::{Request, Server};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-key";
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcpchecker")
+}
+
+/// A test directory holding a copy of the fixtures.
+fn with_fixtures() -> Test {
+    fn copy(test: Test, dir: &Path, rel: &Path) -> Test {
+        let mut test = test;
+        for entry in std::fs::read_dir(dir.join(rel)).unwrap() {
+            let entry = entry.unwrap();
+            let rel = rel.join(entry.file_name());
+            test = if entry.path().is_dir() {
+                copy(test, dir, &rel)
+            } else {
+                let name = rel.to_str().unwrap().to_owned();
+                test.write(&name, &std::fs::read_to_string(entry.path()).unwrap())
+            };
+        }
+        test
+    }
+    copy(Test::new(), &fixtures(), Path::new(""))
+}
+
+/// `PATH` with server-everything's bin directory first, as mcp-config.yaml names it bare.
+fn path_with_servers() -> String {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin");
+    assert!(bin.join("mcp-server-everything").exists(), "run scripts/test.sh: it installs the MCP servers");
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+fn answer(text: Option<&str>, calls: &[(&str, &str)]) -> String {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
+        .collect();
+    let mut message = json!({"role": "assistant", "content": text});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    json!({"model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+    .to_string()
+}
+
+/// The model agent echoes its prompt through `everything__echo` and answers with the result
+/// (or says "Paris" to the capital question without a tool); the judge passes an answer
+/// that contains the expected text; `/items` is a tiny HTTP service for the `http` steps.
+fn stand_in() -> Server {
+    let items: Arc<Mutex<Vec<String>>> = Arc::default();
+    Server::start(move |r: &Request| {
+        if r.path == "/items" && r.method == "POST" {
+            let name = serde_json::from_str::<Value>(&r.body).unwrap()["name"].as_str().unwrap().to_owned();
+            items.lock().unwrap().push(name);
+            return (201, "{}".into());
+        }
+        if let Some(name) = r.path.strip_prefix("/items/") {
+            let count = items.lock().unwrap().iter().filter(|i| *i == name).count();
+            return if count > 0 {
+                (200, json!({"name": name, "count": count}).to_string())
+            } else {
+                (404, "{}".into())
+            };
+        }
+        let b: Value = serde_json::from_str(&r.body).unwrap();
+        let user = b["messages"][0]["content"].as_str().unwrap_or_default();
+        if b.get("tool_choice").is_some_and(|c| c.get("function").is_some()) {
+            let user = b["messages"][1]["content"].as_str().unwrap();
+            let answer_text = user.split("The system's answer:\n").nth(1).unwrap().split("\n\n").next().unwrap();
+            let expected = user.rsplit("Expected:\n").next().unwrap().trim();
+            let passed = answer_text.to_lowercase().contains(&expected.to_lowercase());
+            let verdict = json!({"passed": passed, "reason": format!("looked for {expected}")});
+            return (200, answer(None, &[("record_verdict", &verdict.to_string())]));
+        }
+        if user.contains("capital of France") {
+            return (200, answer(Some("Paris"), &[]));
+        }
+        let results: Vec<&str> = b["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        match results.first() {
+            None => (200, answer(None, &[("everything__echo", &json!({"message": user}).to_string())])),
+            Some(r) => (200, answer(Some(r), &[])),
+        }
+    })
+}
+
+/// `(task, status)` sorted by task (an eval orders tasks by task set, an import by file).
+fn statuses(results: &Value) -> Vec<(String, String)> {
+    let mut list: Vec<_> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned()))
+        .collect();
+    list.sort();
+    list
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+const EVAL_VERDICTS: [(&str, &str); 5] = [
+    ("broken", "failed"),
+    ("echo-v2", "passed"),
+    ("greet-file", "passed"),
+    ("judge-inline", "passed"),
+    ("portable-flow", "passed"),
+];
+
+fn run_in(test: Test, server: &Server, args: &[&str]) -> common::Run {
+    test.env("PATH", &path_with_servers())
+        .env("OPENAI_BASE_URL", &format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", KEY)
+        .env("STUB_URL", &server.url())
+        .args(args)
+        .run()
+}
+
+#[test]
+fn an_eval_runs_directly_with_its_task_sets_assertions_and_every_step_kind() {
+    let server = stand_in();
+    let run = run_in(with_fixtures(), &server, &["run", "eval.yaml", "-j", "1"]);
+    run.expect_code(1);
+    let results = run.results();
+    assert_eq!(statuses(&results), pairs(&EVAL_VERDICTS), "{results:#}");
+
+    // Every task keeps its source file and line.
+    let echo = run.task("echo-v2");
+    assert_eq!((echo["file"].as_str(), echo["line"].as_u64()), (Some("tasks/echo-v2/task.yaml"), Some(4)));
+    // The tool-set assertions became graders, and they were checked against the real calls.
+    let names: Vec<&str> =
+        echo["trials"][0]["graders"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "verify[0] script",
+            "verify[1] http",
+            "verify[2] ev.get-sum",
+            "verify[3] llmJudge",
+            "toolsUsed",
+            "requireAny",
+            "toolsNotUsed",
+            "minToolCalls",
+            "callOrder",
+            "noDuplicateCalls"
+        ]
+    );
+    let broken = run.task("broken");
+    assert_eq!(broken["trials"][0]["graders"][0]["status"], "failed", "{broken}");
+    // Cleanup ran in mcpchecker's order; setup's MCP output reached the script's env.
+    assert_eq!(run.read("tasks/echo-v2/cleanup.log"), "one\ntwo\n");
+    for gone in ["tasks/echo-v2/seed.txt", "tasks/greet-file/greeting.txt", "tasks/judge-inline/ready.txt"] {
+        assert!(!run.dir.join(gone).exists(), "{gone} was cleaned up");
+    }
+    assert_eq!(run.read("tasks/portable/cleaned.txt"), "cleaned\n");
+    let leftovers: Vec<_> = std::fs::read_dir(run.dir.join("tasks/portable"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("work-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The v1alpha1 prompt kept its braces literally.
+    assert_eq!(run.task("judge-inline")["trials"][0]["output"], "Paris");
+
+    // An assertion that fails fails the task (mcpchecker's "passed but assertions failed").
+    let test = with_fixtures();
+    let eval = std::fs::read_to_string(test.path().join("eval.yaml")).unwrap();
+    let test = test.write("eval.yaml", &eval.replace("maxToolCalls: 3", "maxToolCalls: 0"));
+    let run = run_in(test, &server, &["run", "eval.yaml", "-j", "1", "--filter", "greet-file"]);
+    run.expect_code(1);
+    let greet = run.task("greet-file");
+    let last = greet["trials"][0]["graders"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["name"].as_str(), last["status"].as_str()), (Some("maxToolCalls"), Some("failed")), "{greet}");
+}
+
+#[test]
+fn convert_prints_a_suite_that_gives_the_same_verdicts() {
+    let server = stand_in();
+    let test = with_fixtures();
+    let dir = test.path().to_owned();
+    let converted = test.args(&["convert", "eval.yaml"]).run();
+    converted.expect_code(0);
+    let suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    assert_eq!(suite["agents"]["agent"], json!({"provider": "openai", "model": "gpt-4o-mini", "mcp": ["everything"]}));
+    assert_eq!(suite["mcp_servers"], json!({"everything": {"command": ["mcp-server-everything", "stdio"]}}));
+    std::fs::write(dir.join("converted.yaml"), &converted.stdout).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&dir)
+        .env("PATH", path_with_servers())
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", KEY)
+        .env("STUB_URL", server.url())
+        .args(["run", "converted.yaml", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    assert_eq!(statuses(&results), pairs(&EVAL_VERDICTS));
+}
+
+#[test]
+fn tasks_imported_into_a_native_suite_run_with_its_agent() {
+    let server = stand_in();
+    let yaml = format!(
+        "evalgate: 1\nsuite: imported\nmcp_servers:\n  everything: {{command: [mcp-server-everything, stdio]}}\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY, mcp: [everything]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY}}\nimports:\n  - {{format: mcpchecker, path: 'tasks/*/task.yaml', agent: bot}}\ntasks: []\n",
+        url = server.url()
+    );
+    let test = with_fixtures().write("evalgate.yaml", &yaml).env("BOT_KEY", KEY);
+    let run = run_in(test, &server, &["run", "-j", "1"]);
+    run.expect_code(1);
+    assert_eq!(statuses(&run.results()), pairs(&EVAL_VERDICTS));
+    let greet = run.task("greet-file");
+    assert_eq!(greet["file"], "tasks/greet-file/task.yaml");
+    assert_eq!(greet["trials"][0]["graders"].as_array().unwrap().len(), 1, "no task-set assertions without the eval");
+}
+
+#[test]
+fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
+    // A task alone does not say which agent runs it.
+    let run = with_fixtures().args(&["run", "tasks/greet-file/task.yaml"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("an mcpchecker task does not say which agent runs it"), "{}", run.stderr);
+    assert!(run.stderr.contains("imports: [{format: mcpchecker, path: tasks/greet-file/task.yaml, agent: NAME}]"));
+
+    let ext = "kind: Task\napiVersion: mcpchecker/v1alpha2\nmetadata: {name: ext}\nspec:\n  requires: [{extension: kubernetes, as: k8s}]\n  setup:\n    - k8s.create: {kind: Pod}\n  prompt: {inline: hi}\n";
+    let run = Test::new().write("task.yaml", ext).args(&["convert", "task.yaml"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains(
+            "/spec/setup/0/k8s.create: extensions are not supported: step `k8s.create` calls extension `kubernetes`"
+        ),
+        "{}",
+        run.stderr
+    );
+
+    let old = "kind: Task\napiVersion: gevals/v1alpha2\nmetadata: {name: old}\nspec: {prompt: {inline: hi}}\n";
+    let run = Test::new().write("task.yaml", old).args(&["convert", "task.yaml"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("unknown apiVersion `gevals/v1alpha2` (gevals was renamed"), "{}", run.stderr);
+
+    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: builtin.claude-code}\n  taskSets:\n    - glob: tasks/*/task.yaml\n      assertions: {resourcesRead: [{server: everything, uri: 'x'}]}\n";
+    let run = with_fixtures().write("eval.yaml", eval).args(&["run", "eval.yaml"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/config/agent: `builtin.claude-code` (an ACP agent) is not supported"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`resourcesRead` is not supported: evalgate records tool calls only"),
+        "{}",
+        run.stderr
+    );
+}
