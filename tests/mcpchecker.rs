@@ -274,3 +274,43 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
         run.stderr
     );
 }
+
+#[test]
+fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
+    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agent.yaml}\n  mcpConfigFile: mcp.json\n  taskSets: [{path: t/task.yaml}]\n";
+    let everything =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin/mcp-server-everything");
+    let mcp = json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}).to_string();
+    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    echo \"got {{ .Prompt }}\" && test \"$(jq -r '.mcpServers | length' {{ .McpServerFileArgs | printf \"%s\" }})\"\n";
+    let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: \"it's {x} $HOME\"}\n";
+    // Only `.Prompt` and `.McpServerFileArgs` are supplied; anything else is named.
+    let run = Test::new()
+        .write("eval.yaml", eval)
+        .write("agent.yaml", agent)
+        .write("mcp.json", &mcp)
+        .write("t/task.yaml", task)
+        .args(&["run", "eval.yaml"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("`commands.runPrompt` uses `{{ .McpServerFileArgs | printf \"%s\" }}`"),
+        "{}",
+        run.stderr
+    );
+
+    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    printf 'got %s; ' {{ printf \"%q\" .Prompt }} && echo {{ .McpServerFileArgs }}\n";
+    let run = Test::new()
+        .write("eval.yaml", eval)
+        .write("agent.yaml", agent)
+        .write("mcp.json", &mcp)
+        .write("t/task.yaml", task)
+        .args(&["run", "eval.yaml"])
+        .run();
+    run.expect_code(0);
+    let plain = run.task("plain");
+    let output = plain["trials"][0]["output"].as_str().unwrap();
+    let (said, config) = output.trim().split_once("; --mcp-config ").unwrap();
+    assert_eq!(said, "got it's {x} $HOME", "the prompt arrives whole and unexpanded");
+    assert!(config.ends_with(".json") && config.starts_with('/'), "{output}");
+    assert_eq!(plain["trials"][0]["graders"][0]["name"], "the agent ran (no verify steps)");
+}

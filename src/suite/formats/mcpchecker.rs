@@ -206,7 +206,12 @@ fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, Needs), Prob
         task["setup"] = json!(setup);
     }
     task["prompt"] = json!(cx.prompt(&spec, base));
-    task["grade"] = json!(cx.phase(&spec, base, "verify", Phase::Verify));
+    let mut grade = cx.phase(&spec, base, "verify", Phase::Verify);
+    if grade.is_empty() {
+        // Without verify steps mcpchecker passes a task whose agent ran.
+        grade.push(json!({"type": "regex", "pattern": "(?s).*", "name": "the agent ran (no verify steps)"}));
+    }
+    task["grade"] = json!(grade);
     let mut cleanup = cx.phase(&spec, base, "cleanup", Phase::Cleanup);
     if version != Version::Portable {
         // mcpchecker runs cleanup in order; evalgate runs it last-first, so reverse it here.
@@ -804,10 +809,9 @@ fn eval(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             match config.get("agent") {
                 Some(r) => {
                     if let Some(mut a) = agent_ref(r, &dir, "/config/agent", &mut problems) {
-                        if a.get("provider").is_some() {
-                            a["mcp"] = json!(server_names);
-                            model_agent = true;
-                        }
+                        // Command agents reach the servers through recording proxies too.
+                        a["mcp"] = json!(server_names);
+                        model_agent = a.get("provider").is_some();
                         suite["agents"] = json!({"agent": a});
                     }
                 }
