@@ -158,9 +158,6 @@ fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
                         .map(|m| json!({"role": m["role"], "content": literal(m["content"].as_str().unwrap_or_default())}))
                         .collect(),
                 );
-                if let Some(turns) = e["input"].get("maxTurns") {
-                    task["max_turns_hint"] = turns.clone();
-                }
                 match (level, judged) {
                     ("invocation", false) => {
                         let mut g = json!({"type": "tool_called", "tool": format!("{server}.{}", expected["toolName"].as_str().unwrap_or_default())});
@@ -172,9 +169,6 @@ fn tasks(doc: &Value, server: &str, agent: Option<&str>) -> Vec<Value> {
                     _ => json!({"type": "llm", "contains": judge_text}),
                 }
             };
-            if let Some(obj) = task.as_object_mut() {
-                obj.remove("max_turns_hint");
-            }
             task["grade"] = json!([grader]);
             task
         })
