@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use common::Test;
-use common::server::{Request, Server};
+use common::server::{Request, Server, answer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -41,21 +41,6 @@ fn path_with_servers() -> String {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin");
     assert!(bin.join("mcp-server-everything").exists(), "run scripts/test.sh: it installs the MCP servers");
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
-}
-
-fn answer(text: Option<&str>, calls: &[(&str, &str)]) -> String {
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
-        .collect();
-    let mut message = json!({"role": "assistant", "content": text});
-    if !tool_calls.is_empty() {
-        message["tool_calls"] = Value::Array(tool_calls);
-    }
-    json!({"model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-    .to_string()
 }
 
 /// The model agent echoes its prompt through `everything__echo` and answers with the result
@@ -283,14 +268,17 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     let mcp = json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}).to_string();
     let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    echo \"got {{ .Prompt }}\" && test \"$(jq -r '.mcpServers | length' {{ .McpServerFileArgs | printf \"%s\" }})\"\n";
     let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: \"it's {x} $HOME\"}\n";
+    let run_with = |agent: &str| {
+        Test::new()
+            .write("eval.yaml", eval)
+            .write("agent.yaml", agent)
+            .write("mcp.json", &mcp)
+            .write("t/task.yaml", task)
+            .args(&["run", "eval.yaml"])
+            .run()
+    };
     // Only `.Prompt` and `.McpServerFileArgs` are supplied; anything else is named.
-    let run = Test::new()
-        .write("eval.yaml", eval)
-        .write("agent.yaml", agent)
-        .write("mcp.json", &mcp)
-        .write("t/task.yaml", task)
-        .args(&["run", "eval.yaml"])
-        .run();
+    let run = run_with(agent);
     run.expect_code(2);
     assert!(
         run.stderr.contains("`commands.runPrompt` uses `{{ .McpServerFileArgs | printf \"%s\" }}`"),
@@ -299,13 +287,7 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     );
 
     let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    printf 'got %s; ' {{ printf \"%q\" .Prompt }} && echo {{ .McpServerFileArgs }}\n";
-    let run = Test::new()
-        .write("eval.yaml", eval)
-        .write("agent.yaml", agent)
-        .write("mcp.json", &mcp)
-        .write("t/task.yaml", task)
-        .args(&["run", "eval.yaml"])
-        .run();
+    let run = run_with(agent);
     run.expect_code(0);
     let plain = run.task("plain");
     let output = plain["trials"][0]["output"].as_str().unwrap();

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::Test;
-use common::server::{Request, Server};
+use common::server::{Request, Server, answer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -20,22 +20,6 @@ fn everything() -> String {
 
 fn body(r: &Request) -> Value {
     serde_json::from_str(&r.body).unwrap()
-}
-
-/// An OpenAI answer calling `calls` (name, arguments as raw JSON text), or giving `text`.
-fn answer(text: Option<&str>, calls: &[(&str, &str)]) -> String {
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
-        .collect();
-    let mut message = json!({"role": "assistant", "content": text});
-    if !tool_calls.is_empty() {
-        message["tool_calls"] = Value::Array(tool_calls);
-    }
-    json!({"model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-    .to_string()
 }
 
 /// The tool results in the request's last message, if it carries any.

@@ -119,3 +119,19 @@ fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, s
 pub fn closed_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// An OpenAI answer calling `calls` (name, arguments as raw JSON text), or giving `text`.
+pub fn answer(text: Option<&str>, calls: &[(&str, &str)]) -> String {
+    let tool_calls: Vec<serde_json::Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| serde_json::json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
+        .collect();
+    let mut message = serde_json::json!({"role": "assistant", "content": text});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = serde_json::Value::Array(tool_calls);
+    }
+    serde_json::json!({"model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+    .to_string()
+}
