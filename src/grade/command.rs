@@ -23,11 +23,13 @@ pub struct CommandCheck {
     command: CommandLine,
     env: Vec<(String, Template)>,
     timeout: Duration,
+    workdir: Option<std::path::PathBuf>,
+    context: Map<String, Value>,
 }
 
 impl CommandCheck {
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let RawGraderKind::Command { run, timeout, env } = raw else {
+        let RawGraderKind::Command { run, timeout, env, workdir, context } = raw else {
             unreachable!("only command graders are routed here")
         };
         let command = match run {
@@ -44,15 +46,22 @@ impl CommandCheck {
         };
         let env =
             cx.env_templates(&env.into_iter().collect::<BTreeMap<_, _>>(), Scope::AfterAgent, &format!("{path}.env"));
-        Some(CommandCheck { command, env, timeout: timeout.map_or(DEFAULT_TIMEOUT, |d| d.0) })
+        Some(CommandCheck {
+            command,
+            env,
+            timeout: timeout.map_or(DEFAULT_TIMEOUT, |d| d.0),
+            workdir: workdir.map(|w| cx.resolve_path(&w)),
+            context: context.unwrap_or_default(),
+        })
     }
 
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let b = input.bindings;
+        let workdir = self.workdir.clone().unwrap_or_else(|| input.workdir.to_owned());
         let mut spec = match &self.command {
-            CommandLine::Shell(t) => ProcessSpec::shell(&b.render(t), input.workdir.to_owned(), self.timeout),
+            CommandLine::Shell(t) => ProcessSpec::shell(&b.render(t), workdir, self.timeout),
             CommandLine::Argv(argv) => {
-                ProcessSpec::argv(argv.iter().map(|t| b.render(t)).collect(), input.workdir.to_owned(), self.timeout)
+                ProcessSpec::argv(argv.iter().map(|t| b.render(t)).collect(), workdir, self.timeout)
             }
         };
         spec.env = self.env.iter().map(|(k, t)| (k.clone(), b.render(t))).collect();
@@ -65,7 +74,7 @@ impl CommandCheck {
             .iter()
             .map(|c| json!({"serverName": c.server, "toolName": c.name, "arguments": c.arguments, "result": c.result}))
             .collect();
-        let context = json!({
+        let mut context = json!({
             "task": {"id": b.task_id, "name": b.task_id, "prompt": b.prompt},
             "prompt": b.prompt,
             "output": input.output,
@@ -77,6 +86,9 @@ impl CommandCheck {
             "agent": {"output": input.output, "exitCode": input.exit_code},
             "mcp": {"callHistory": {"toolCalls": history, "resourceReads": [], "promptGets": []}},
         });
+        if let Some(map) = context.as_object_mut() {
+            map.extend(self.context.clone());
+        }
         spec.stdin = Some(context.to_string().into_bytes());
         let out = run_process(&spec).await.map_err(|e| e.to_string())?;
         if out.timed_out {

@@ -181,7 +181,7 @@ impl JudgeCheck {
                 }
                 let total: f64 = criteria.iter().map(|(_, w)| w).sum();
                 let score =
-                    criteria.iter().zip(&met).filter(|(_, m)| **m == Some(true)).map(|((_, w), _)| w).sum::<f64>()
+                    criteria.iter().zip(&met).filter(|(_, m)| **m == Some(true)).fold(0.0, |sum, ((_, w), _)| sum + w)
                         / total;
                 let reason = criteria
                     .iter()

@@ -154,6 +154,11 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
         Format::McpEvals if formats::mcp_evals::validate(&json).is_empty() => {
             Some(("MCP evals do not say how to reach their server", "mcp-evals", "server: NAME, agent: NAME"))
         }
+        Format::AgentV => Some((
+            "an AgentV file names its target in .agentv/targets.yaml, which evalgate does not read",
+            "agentv",
+            "agent: NAME",
+        )),
         Format::McpChecker if json["kind"] == "Task" => Some((
             "an mcpchecker task does not say which agent runs it (its eval.yaml does: run that instead)",
             "mcpchecker",

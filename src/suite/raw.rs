@@ -517,6 +517,10 @@ pub enum RawGraderKind {
         timeout: Option<RawDuration>,
         #[serde(default)]
         env: BTreeMap<String, String>,
+        /// Default: the suite's directory.
+        workdir: Option<String>,
+        /// More keys for the context on stdin (e.g. a foreign format's `criteria`).
+        context: Option<serde_json::Map<String, serde_json::Value>>,
     },
     /// The task's cost is at most `max_usd`.
     Cost { max_usd: f64 },

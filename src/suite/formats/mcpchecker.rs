@@ -437,12 +437,9 @@ impl TaskCx<'_> {
                 self.problem(&format!("{at}/protocol"), "a `protocol: json` script can only verify");
                 return None;
             }
-            // The code-grader protocol; a grader runs in the suite's directory.
-            let mut run = argv;
-            if let Some(last) = run.last_mut().filter(|_| body.get("file").is_some()) {
-                *last = self.rel(Path::new(body["file"].as_str().unwrap_or_default())).to_string_lossy().into_owned();
-            }
-            let mut grader = json!({"type": "command", "run": run, "timeout": body.get("timeout").and_then(Value::as_str).unwrap_or(SCRIPT_TIMEOUT)});
+            // The code-grader protocol, in the script's directory as a step would be.
+            let timeout = body.get("timeout").and_then(Value::as_str).unwrap_or(SCRIPT_TIMEOUT);
+            let mut grader = json!({"type": "command", "run": argv, "workdir": workdir, "timeout": timeout});
             if let Some(env) = self.step_env(body, at) {
                 grader["env"] = env;
             }

@@ -2,6 +2,7 @@
 //! works on the one model. One conversion serves the three uses: `imports` take its tasks,
 //! environment requirements and hooks; a direct run and `evalgate convert` take it whole.
 
+pub mod agentv;
 pub mod mcp_evals;
 pub mod mcpchecker;
 pub mod openwop;
@@ -46,6 +47,7 @@ pub fn convert(format: Format, doc: &Value, cx: &ConvertCx) -> Result<Converted,
         Format::OpenWop => openwop::convert(doc, cx),
         Format::McpEvals => mcp_evals::convert(doc, cx),
         Format::McpChecker => mcpchecker::convert(doc, cx),
+        Format::AgentV => agentv::convert(doc, cx),
         other => Err(vec![(
             String::new(),
             format!("{} files are recognised but not run by this evalgate yet", other.name()),
@@ -59,11 +61,12 @@ pub fn by_import_name(name: &str) -> Option<Format> {
         "openwop" => Format::OpenWop,
         "mcp-evals" => Format::McpEvals,
         "mcpchecker" => Format::McpChecker,
+        "agentv" => Format::AgentV,
         _ => return None,
     })
 }
 
-pub const IMPORT_NAMES: &str = "openwop, mcp-evals, mcpchecker";
+pub const IMPORT_NAMES: &str = "openwop, mcp-evals, mcpchecker, agentv";
 
 /// The formats evalgate recognises from a file's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

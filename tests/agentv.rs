@@ -1,0 +1,161 @@
+//! AgentV EVAL.yaml (tests/fixtures/agentv): imported into a native suite with a command
+//! agent and a local LLM stand-in as the judge, converted, and the errors of a file run on
+//! its own or using what evalgate does not support.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::Test;
+use common::server::{Server, answer};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-key";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv").join(name)).unwrap()
+}
+
+fn with_fixtures() -> Test {
+    Test::new()
+        .write("agent.sh", &fixture("agent.sh"))
+        .write("evals/refund.eval.yaml", &fixture("evals/refund.eval.yaml"))
+        .write("evals/graders/check_refund.py", &fixture("evals/graders/check_refund.py"))
+}
+
+/// A judge that meets a criterion when the answer contains its `backticked` words.
+fn judge() -> Server {
+    Server::start(|r| {
+        let b: Value = serde_json::from_str(&r.body).unwrap();
+        let user = b["messages"][1]["content"].as_str().unwrap();
+        let answer_text = user.split("The system's answer:\n").nth(1).unwrap().split("\n\n").next().unwrap().to_owned();
+        let criteria = user.rsplit("Criteria:\n").next().unwrap();
+        let verdicts: Vec<Value> = criteria
+            .lines()
+            .filter_map(|line| line.split_once(". "))
+            .map(|(i, text)| {
+                let wanted = text.split('`').nth(1).unwrap_or("\u{0}");
+                json!({"index": i.parse::<u64>().unwrap(), "met": answer_text.contains(wanted), "note": format!("looked for {wanted}")})
+            })
+            .collect();
+        (200, answer(None, &[("record_verdict", &json!({"criteria": verdicts}).to_string())]))
+    })
+}
+
+const VERDICTS: [(&str, &str); 5] = [
+    ("misses", "failed"),
+    ("receipt-checks", "passed"),
+    ("receipt-rule", "passed"),
+    ("status-json", "passed"),
+    ("trajectory", "passed"),
+];
+
+fn statuses(results: &Value) -> Vec<(String, String)> {
+    let mut list: Vec<_> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned()))
+        .collect();
+    list.sort();
+    list
+}
+
+fn expected() -> Vec<(String, String)> {
+    VERDICTS.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+#[test]
+fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
+    let server = judge();
+    let suite = format!(
+        "evalgate: 1\nsuite: support\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: evals/refund.eval.yaml, agent: bot}}\ntasks: []\n",
+        server.url()
+    );
+    let run = with_fixtures().write("evalgate.yaml", &suite).env("JUDGE_KEY", KEY).args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    let results = run.results();
+    assert_eq!(statuses(&results), expected(), "{results:#}");
+
+    // Every task points at its test in the AgentV file.
+    let checks = run.task("receipt-checks");
+    assert_eq!((checks["file"].as_str(), checks["line"].as_u64()), (Some("evals/refund.eval.yaml"), Some(27)));
+    // The code grader ran in the eval's directory and got AgentV's fields on stdin.
+    let graders = checks["trials"][0]["graders"].as_array().unwrap();
+    let script = graders.iter().find(|g| g["name"] == "grader-script").unwrap();
+    assert_eq!((script["status"].as_str(), script["score"].as_f64()), (Some("passed"), Some(1.0)), "{script}");
+    assert_eq!(graders.len(), 8);
+    // The threshold is AgentV's: a missed minimum costs half of one assertion's weight.
+    let trajectory = run.task("trajectory");
+    let score = trajectory["score"].as_f64().unwrap();
+    assert!((score - 2.5 / 3.0).abs() < 1e-9, "{trajectory}");
+    let misses = run.task("misses");
+    assert_eq!(misses["score"].as_f64(), Some(0.5), "{misses}");
+    // Hooks ran in the eval's directory, each per test, all once.
+    let log = run.read("evals/hooks.log");
+    assert_eq!(log, format!("ready\n{}all-done\n", "each\ndone\n".repeat(5)));
+
+    // `workspace.env` is the preflight: a missing module stops the run before anything ran.
+    let eval = fixture("evals/refund.eval.yaml")
+        .replace("required_python_modules: [json]", "required_python_modules: [no_such_module_xyz]");
+    let run = with_fixtures()
+        .write("evals/refund.eval.yaml", &eval)
+        .write("evalgate.yaml", &suite)
+        .env("JUDGE_KEY", KEY)
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    assert!(run.stderr.contains("no_such_module_xyz"), "{}", run.stderr);
+}
+
+#[test]
+fn convert_prints_a_suite_that_gives_the_same_verdicts() {
+    let server = judge();
+    let test = with_fixtures();
+    let dir = test.path().to_owned();
+    let converted = test.args(&["convert", "evals/refund.eval.yaml"]).run();
+    converted.expect_code(0);
+    let mut suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    assert_eq!(suite["agents"]["agent"]["command"], json!(["./agent.sh", "{prompt}"]), "{}", converted.stdout);
+    assert_eq!(suite["env"]["required_commands"], json!(["python3"]));
+    let judge = suite["judge"].as_object_mut().unwrap();
+    judge.insert("base_url".into(), json!(format!("{}/v1", server.url())));
+    judge.insert("api_key_env".into(), json!("JUDGE_KEY"));
+    // Saved beside the original, with the agent there too: paths are relative to it.
+    std::fs::write(dir.join("evals/converted.yaml"), serde_yaml::to_string(&suite).unwrap()).unwrap();
+    std::fs::copy(dir.join("agent.sh"), dir.join("evals/agent.sh")).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&dir)
+        .env("JUDGE_KEY", KEY)
+        .args(["run", "evals/converted.yaml", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    assert_eq!(statuses(&results), expected());
+}
+
+#[test]
+fn run_alone_or_with_unsupported_features_says_what_and_where() {
+    let run = with_fixtures().args(&["run", "evals/refund.eval.yaml"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("names its target in .agentv/targets.yaml"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("imports: [{format: agentv, path: evals/refund.eval.yaml, agent: NAME}]"),
+        "{}",
+        run.stderr
+    );
+
+    let eval = "workspace:\n  repos: [{path: ./repo, repo: org/repo}]\ntests:\n  - id: a\n    input: hi\n    assertions:\n      - {type: field-accuracy, fields: [{path: x, match: exact}]}\n      - {type: contains, value: x, transform: upper}\n  - id: b\n    input: hi\n";
+    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    run.expect_code(2);
+    for expected in [
+        "/workspace/repos: `workspace.repos` is not supported",
+        "/tests/0/assertions/0/type: assertion type `field-accuracy` is not supported",
+        "/tests/0/assertions/1/transform: `transform` is not supported on a `contains` assertion",
+        "/tests/1: a test needs `criteria`, `expected_output` or `assertions`",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}\n{}", run.stderr);
+    }
+}
