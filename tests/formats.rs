@@ -144,3 +144,51 @@ fn convert_prints_a_native_suite_that_gives_the_same_results() {
     // The OpenWOP thresholds became the converted suite's gate.
     assert!(converted.stdout.contains("pass_score: 0.6"), "{}", converted.stdout);
 }
+
+#[test]
+fn one_suite_gates_on_several_formats_at_once() {
+    let agentv = "tests:\n  - id: refund-window\n    input: What is the refund window?\n    assertions:\n      - {type: contains, value: 30 days}\n  - id: hold\n    input: Anything else\n    assertions:\n      - {type: icontains, value: please hold}\n";
+    let task = "kind: Task\nmetadata: {name: greeting-file}\nsteps:\n  setup: {inline: \"echo hello > greeting.txt\"}\n  verify: {inline: \"grep -q hello greeting.txt\"}\n  cleanup: {inline: \"rm greeting.txt\"}\n  prompt: {inline: \"say hello\"}\n";
+    let imports = "  - {format: openwop, path: evals/support-resolver.json, agent: bot}\n  - {format: agentv, path: evals/refund.eval.yaml, agent: bot}\n  - {format: mcpchecker, path: \"tasks/*/task.yaml\", agent: bot}";
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evals/support-resolver.json", SUITE)
+        .write("evals/refund.eval.yaml", agentv)
+        .write("tasks/greeting/task.yaml", task)
+        .write("evalgate.yaml", &native(imports, " []"))
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    let results = run.results();
+    assert_eq!(
+        statuses(&results),
+        [
+            ("refund-window", "passed"),
+            ("greeting", "passed"),
+            ("order-lookup", "passed"),
+            ("escalation", "failed"),
+            ("refund.refund-window", "passed"),
+            ("hold", "passed"),
+            ("greeting-file", "passed"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned())),
+        "the AgentV task that collides with an OpenWOP id is prefixed with its file's name"
+    );
+    let files: Vec<&str> = results["tasks"].as_array().unwrap().iter().map(|t| t["file"].as_str().unwrap()).collect();
+    assert_eq!(
+        files,
+        [
+            "evals/support-resolver.json",
+            "evals/support-resolver.json",
+            "evals/support-resolver.json",
+            "evals/support-resolver.json",
+            "evals/refund.eval.yaml",
+            "evals/refund.eval.yaml",
+            "tasks/greeting/task.yaml"
+        ]
+    );
+    // One gate over all of them: 6 of 7 passed, above the suite's pass_score of 0.6.
+    let checks = &results["verdict"]["checks"];
+    assert_eq!((checks[1]["name"].as_str(), checks[1]["actual"].as_str()), (Some("aggregate score"), Some("0.86")));
+    assert_eq!(results["verdict"]["passed"], true);
+}

@@ -278,7 +278,9 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 }
             };
             let existing: std::collections::HashSet<String> = raw.tasks.iter().map(|t| t.id.clone()).collect();
-            let prefix = file.file_stem().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
+            // The file's name without its extensions: `refund` for `refund.eval.yaml`.
+            let name = file.file_name().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
+            let prefix = name.split('.').next().unwrap_or_default().to_owned();
             origins.record(&converted, cx, raw.tasks.len());
             if import.path.is_none() {
                 // Listed by a live server: the import in this suite is the source.
