@@ -6,8 +6,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::Test;
 use common::server::{Server, answer};
+use common::{Test, owned_pairs, sorted_statuses};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -50,21 +50,6 @@ const VERDICTS: [(&str, &str); 5] = [
     ("trajectory", "passed"),
 ];
 
-fn statuses(results: &Value) -> Vec<(String, String)> {
-    let mut list: Vec<_> = results["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned()))
-        .collect();
-    list.sort();
-    list
-}
-
-fn expected() -> Vec<(String, String)> {
-    VERDICTS.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
-}
-
 #[test]
 fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
     let server = judge();
@@ -75,7 +60,7 @@ fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
     let run = with_fixtures().write("evalgate.yaml", &suite).env("JUDGE_KEY", KEY).args(&["run", "-j", "1"]).run();
     run.expect_code(1);
     let results = run.results();
-    assert_eq!(statuses(&results), expected(), "{results:#}");
+    assert_eq!(sorted_statuses(&results), owned_pairs(&VERDICTS), "{results:#}");
 
     // Every task points at its test in the AgentV file.
     let checks = run.task("receipt-checks");
@@ -133,7 +118,7 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
-    assert_eq!(statuses(&results), expected());
+    assert_eq!(sorted_statuses(&results), owned_pairs(&VERDICTS));
 }
 
 #[test]

@@ -7,8 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use common::Test;
 use common::server::{Request, Server, answer};
+use common::{Test, owned_pairs, sorted_statuses};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -89,22 +89,6 @@ fn stand_in() -> Server {
     })
 }
 
-/// `(task, status)` sorted by task (an eval orders tasks by task set, an import by file).
-fn statuses(results: &Value) -> Vec<(String, String)> {
-    let mut list: Vec<_> = results["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned()))
-        .collect();
-    list.sort();
-    list
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
-}
-
 const EVAL_VERDICTS: [(&str, &str); 5] = [
     ("broken", "failed"),
     ("echo-v2", "passed"),
@@ -128,7 +112,7 @@ fn an_eval_runs_directly_with_its_task_sets_assertions_and_every_step_kind() {
     let run = run_in(with_fixtures(), &server, &["run", "eval.yaml", "-j", "1"]);
     run.expect_code(1);
     let results = run.results();
-    assert_eq!(statuses(&results), pairs(&EVAL_VERDICTS), "{results:#}");
+    assert_eq!(sorted_statuses(&results), owned_pairs(&EVAL_VERDICTS), "{results:#}");
 
     // Every task keeps its source file and line.
     let echo = run.task("echo-v2");
@@ -202,7 +186,7 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
-    assert_eq!(statuses(&results), pairs(&EVAL_VERDICTS));
+    assert_eq!(sorted_statuses(&results), owned_pairs(&EVAL_VERDICTS));
 }
 
 #[test]
@@ -215,7 +199,7 @@ fn tasks_imported_into_a_native_suite_run_with_its_agent() {
     let test = with_fixtures().write("evalgate.yaml", &yaml).env("BOT_KEY", KEY);
     let run = run_in(test, &server, &["run", "-j", "1"]);
     run.expect_code(1);
-    assert_eq!(statuses(&run.results()), pairs(&EVAL_VERDICTS));
+    assert_eq!(sorted_statuses(&run.results()), owned_pairs(&EVAL_VERDICTS));
     let greet = run.task("greet-file");
     assert_eq!(greet["file"], "tasks/greet-file/task.yaml");
     assert_eq!(greet["trials"][0]["graders"].as_array().unwrap().len(), 1, "no task-set assertions without the eval");

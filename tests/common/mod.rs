@@ -138,3 +138,19 @@ pub fn is_running(pid: i32) -> bool {
     }
     true
 }
+
+/// `(task id, status)` of every task in a results file, sorted by id.
+pub fn sorted_statuses(results: &serde_json::Value) -> Vec<(String, String)> {
+    let mut list: Vec<_> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned()))
+        .collect();
+    list.sort();
+    list
+}
+
+pub fn owned_pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
