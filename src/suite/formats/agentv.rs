@@ -81,9 +81,13 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             Some(i) => input.extend(messages(i, &format!("{at}/input"), &mut cv.problems)),
             None => cv.problems.push((format!("{at}/input"), "a test needs `input`".into())),
         }
+        let text = |m: &Value| literal(m["content"].as_str().unwrap_or_default());
         match input.as_slice() {
-            [only] if only["role"] == "user" => task["prompt"] = only["content"].clone(),
-            _ => task["messages"] = Value::Array(input.clone()),
+            [only] if only["role"] == "user" => task["prompt"] = json!(text(only)),
+            _ => {
+                let list = input.iter().map(|m| json!({"role": m["role"], "content": text(m)}));
+                task["messages"] = Value::Array(list.collect());
+            }
         }
         let criteria = t.get("criteria").and_then(Value::as_str);
         let expected = t.get("expected_output").map(expected_text);
@@ -166,9 +170,9 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     Ok(Converted { suite, origins })
 }
 
-/// `input` as native messages `{role, content}` (content literal).
+/// `input` as messages `{role, content}`, the content as plain text (not yet a template).
 fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
-    let one = |role: &str, content: &str| json!({"role": role, "content": literal(content)});
+    let one = |role: &str, content: &str| json!({"role": role, "content": content});
     match input {
         Value::String(s) => vec![one("user", s)],
         Value::Array(list) => list
@@ -482,17 +486,10 @@ impl Converter<'_> {
         };
         let cwd = a.get("cwd").and_then(Value::as_str).unwrap_or("");
         let dir = if cwd.is_empty() { self.rel_dir.to_owned() } else { self.rel_dir.join(cwd) };
-        let mut input = Vec::new();
-        let mut ignored = Problems::new();
-        if let Some(i) = test.get("input") {
-            input = messages(i, "", &mut ignored);
-        }
+        // Problems with the input are reported where the test is converted.
+        let input = test.get("input").map(|i| messages(i, "", &mut Problems::new())).unwrap_or_default();
         let expected = test.get("expected_output").map(|e| json!([{"role": "assistant", "content": expected_text(e)}]));
-        let mut context = json!({"criteria": criteria.unwrap_or_default(), "input": input, "expected_output": expected.unwrap_or(json!([]))});
-        // The context is data, not a template: undo the literal escaping of the messages.
-        for m in context["input"].as_array_mut().into_iter().flatten() {
-            m["content"] = json!(m["content"].as_str().unwrap_or_default().replace("{{", "{").replace("}}", "}"));
-        }
+        let context = json!({"criteria": criteria.unwrap_or_default(), "input": input, "expected_output": expected.unwrap_or(json!([]))});
         let mut grader = json!({"type": "command", "run": run, "context": context});
         if !dir.as_os_str().is_empty() {
             grader["workdir"] = json!(dir);
