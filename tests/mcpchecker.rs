@@ -203,6 +203,16 @@ fn tasks_imported_into_a_native_suite_run_with_its_agent() {
     let greet = run.task("greet-file");
     assert_eq!(greet["file"], "tasks/greet-file/task.yaml");
     assert_eq!(greet["trials"][0]["graders"].as_array().unwrap().len(), 1, "no task-set assertions without the eval");
+
+    // Importing the eval instead takes its task sets and their assertions, with this suite's agent.
+    let yaml = yaml.replace("path: 'tasks/*/task.yaml'", "path: eval.yaml");
+    let test = with_fixtures().write("evalgate.yaml", &yaml).env("BOT_KEY", KEY);
+    let run = run_in(test, &server, &["run", "-j", "1"]);
+    run.expect_code(1);
+    assert_eq!(sorted_statuses(&run.results()), owned_pairs(&EVAL_VERDICTS));
+    let echo = run.task("echo-v2");
+    assert_eq!(echo["trials"][0]["graders"].as_array().unwrap().len(), 10, "{echo}");
+    assert_eq!(echo["file"], "tasks/echo-v2/task.yaml");
 }
 
 #[test]
