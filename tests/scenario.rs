@@ -348,3 +348,39 @@ fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() 
     // The same verdicts as importing the file (mcp_evals_from_a_file_run_at_every_level).
     assert_eq!(got, [("echo-exec", "passed"), ("sum-invoke", "passed"), ("sum-scenario", "passed")]);
 }
+
+/// An OpenWOP task whose tool responses are fixtures: the model's call gets the canned
+/// result, not the live server's.
+const OPENWOP_FIXTURES: &str = r#"{"suiteId": "acme.evals.sums", "version": "1.0.0", "modes": ["golden"], "tasks": [
+  {"taskId": "canned-sum", "input": "add 2 and 3",
+   "expected": {"kind": "golden", "match": {"strategy": "contains", "value": "fixture says 99"}},
+   "fixtures": {"toolResponses": [{"tool": "everything.get-sum", "response": "fixture says 99"}]}}
+]}"#;
+
+#[test]
+fn openwop_tool_response_fixtures_stand_in_for_the_live_tool() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        match tool_results(&b).first() {
+            None => (200, answer(None, &[("everything__get-sum", r#"{"a": 2, "b": 3}"#)])),
+            Some(r) => (200, answer(Some(r), &[])),
+        }
+    });
+    let yaml = suite(&server, " []\n")
+        .replace("tasks:\n", "imports: [{format: openwop, path: sums.json, agent: bot}]\ntasks:");
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .write("sums.json", OPENWOP_FIXTURES)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(&["run", "-j", "1"])
+        .run();
+    run.expect_code(0);
+    let task = run.task("canned-sum");
+    assert_eq!(task["trials"][0]["output"], "fixture says 99", "{task}");
+
+    // A command agent makes no tool calls to stand in for: said at load.
+    let yaml = yaml.replace("agent: bot}", "agent: cmd}").replace("agents:\n", "agents:\n  cmd: {command: [echo]}\n");
+    let run = Test::new().write("evalgate.yaml", &yaml).write("sums.json", OPENWOP_FIXTURES).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("/tasks/0/fixtures/toolResponses: tool-response fixtures stand in for a model agent's tool calls, and `cmd` is not a model agent"), "{}", run.stderr);
+}

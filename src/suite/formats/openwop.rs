@@ -39,12 +39,6 @@ pub fn validate(doc: &Value) -> Problems {
             }
             _ => {}
         }
-        if task.pointer("/fixtures/toolResponses").and_then(Value::as_array).is_some_and(|r| !r.is_empty()) {
-            problems.push((
-                format!("{at}/fixtures/toolResponses"),
-                "tool-response fixtures need the scenario level, which this evalgate does not run yet".into(),
-            ));
-        }
     }
     problems
 }
@@ -89,9 +83,24 @@ fn tasks(doc: &Value, agent: &str) -> Vec<Value> {
                 }
             };
             task["grade"] = json!([grader]);
+            if let Some(responses) = tool_responses(t) {
+                // Canned tool results for a model agent's tool-calling loop.
+                task["level"] = json!("scenario");
+                task["fixtures"] = json!({"tool_responses": responses});
+            }
             task
         })
         .collect()
+}
+
+/// `fixtures.toolResponses` in native names, when there are any.
+fn tool_responses(task: &Value) -> Option<Vec<Value>> {
+    let list = task.pointer("/fixtures/toolResponses").and_then(Value::as_array).filter(|r| !r.is_empty())?;
+    Some(
+        list.iter()
+            .map(|r| json!({"tool": r["tool"], "response": r.get("response").cloned().unwrap_or(Value::Null)}))
+            .collect(),
+    )
 }
 
 /// `thresholds` in native names.
@@ -115,10 +124,30 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if !problems.is_empty() {
         return Err(problems);
     }
+    let with_fixtures: Vec<usize> = doc["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, t)| tool_responses(t).map(|_| i))
+        .collect();
+    if let (Some(agent), false, Some(&i)) = (cx.agent, cx.model_agent, with_fixtures.first()) {
+        return Err(vec![(
+            format!("/tasks/{i}/fixtures/toolResponses"),
+            format!(
+                "tool-response fixtures stand in for a model agent's tool calls, and `{agent}` is not a model agent (`provider`, `model`)"
+            ),
+        )]);
+    }
     let tasks = tasks(doc, cx.agent.unwrap_or("agent"));
     let mut suite = json!({"evalgate": 1, "suite": doc["suiteId"], "version": doc["version"], "modes": doc["modes"]});
     if cx.agent.is_none() {
-        suite["agents"] = json!({"agent": {"command": ["./agent.sh", "{prompt}"]}});
+        suite["agents"] = if with_fixtures.is_empty() {
+            json!({"agent": {"command": ["./agent.sh", "{prompt}"]}})
+        } else {
+            // Fixtures need a model agent with the MCP servers whose tools they stand in for.
+            json!({"agent": {"provider": "openai", "model": "gpt-4o-mini", "mcp": []}})
+        };
     }
     if let Some(t) = thresholds(doc) {
         suite["thresholds"] = t;
