@@ -105,6 +105,7 @@ fn invalid_openwop_suites_list_every_problem() {
     doc["thresholds"]["passScore"] = 1.5.into();
     doc["tasks"][1]["expected"].as_object_mut().unwrap().remove("match");
     doc["tasks"][3]["taskId"] = "refund-window".into();
+    doc["tasks"][2]["fixtures"] = serde_json::json!({"memorySeed": [{"fact": "likes tea"}]});
     let run = Test::new().write("suite.json", &doc.to_string()).args(&["check", "suite.json"]).run();
     run.expect_code(2);
     for expected in [
@@ -112,6 +113,7 @@ fn invalid_openwop_suites_list_every_problem() {
         "/thresholds/passScore: 1.5 is greater than the maximum of 1",
         "/tasks/1/expected: a golden task needs `match`",
         "/tasks/3/taskId: duplicate taskId `refund-window`",
+        "/tasks/2/fixtures/memorySeed: `memorySeed` is not supported",
     ] {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }

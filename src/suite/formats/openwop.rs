@@ -39,6 +39,12 @@ pub fn validate(doc: &Value) -> Problems {
             }
             _ => {}
         }
+        if task.pointer("/fixtures/memorySeed").and_then(Value::as_array).is_some_and(|m| !m.is_empty()) {
+            problems.push((
+                format!("{at}/fixtures/memorySeed"),
+                "`memorySeed` is not supported: evalgate has no agent memory to seed".into(),
+            ));
+        }
     }
     problems
 }
