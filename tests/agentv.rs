@@ -144,3 +144,22 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
         assert!(run.stderr.contains(expected), "{expected}\n{}", run.stderr);
     }
 }
+
+#[test]
+fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() {
+    let eval = "input: You are terse.\nassertions:\n  - {type: llm-grader}\n  - {type: contains, value: ok}\ntests:\n  - id: a\n    criteria: Says `ok`\n    input: first\n  - id: b\n    criteria: Says `fine`\n    input: second\n    execution: {skip_defaults: true}\n    assertions: [{type: equals, value: fine}]\n";
+    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    run.expect_code(0);
+    let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
+    let a = &suite["tasks"][0];
+    assert_eq!(
+        a["messages"],
+        json!([{"role": "user", "content": "You are terse."}, {"role": "user", "content": "first"}])
+    );
+    assert_eq!(a["grade"][0]["criteria"], json!([{"criterion": "Says `ok`", "weight": 1.0}]), "{}", run.stdout);
+    assert_eq!(a["grade"][1]["type"], "contains");
+    let b = &suite["tasks"][1];
+    assert_eq!(b["prompt"], "second", "skip_defaults drops the suite's input");
+    assert_eq!(b["grade"], json!([{"type": "equals", "value": "fine"}]), "and its assertions");
+    assert_eq!(a["threshold"], 0.8);
+}

@@ -59,10 +59,7 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let agent = cx.agent.unwrap_or("agent");
 
     let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false };
-    let shared: Vec<Value> = match doc.get("assertions").and_then(Value::as_array) {
-        Some(list) => cv.assertions(list, "/assertions", None, &Value::Null),
-        None => Vec::new(),
-    };
+    let shared = doc.get("assertions").and_then(Value::as_array);
     let mut tasks = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, t) in tests.iter().enumerate() {
@@ -98,7 +95,8 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         if let Some(rubrics) = t.get("rubrics").and_then(Value::as_array) {
             grade.extend(cv.rubric(rubrics, &format!("{at}/rubrics"), &json!({"type": "rubrics"})));
         }
-        if t.get("assertions").is_none() && t.get("rubrics").is_none() {
+        let inherits = !skip_defaults && shared.is_some();
+        if t.get("assertions").is_none() && t.get("rubrics").is_none() && !inherits {
             // AgentV's implicit grader: an LLM judges the answer against `criteria`.
             match (criteria, &expected) {
                 (Some(c), _) => grade.push(cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria")),
@@ -111,8 +109,9 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 }
             }
         }
-        if !skip_defaults {
-            grade.extend(shared.iter().cloned());
+        if let (false, Some(list)) = (skip_defaults, shared) {
+            // Per test: an LLM or code grader among them gets this test's `criteria`.
+            grade.extend(cv.assertions(list, "/assertions", criteria, t));
         }
         task["grade"] = Value::Array(grade);
         let test_threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(threshold);
@@ -130,6 +129,9 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         tasks.push(task);
     }
     if !cv.problems.is_empty() {
+        // Suite-level assertions are converted once per test: report each problem once.
+        let mut seen = std::collections::HashSet::new();
+        cv.problems.retain(|p| seen.insert(p.clone()));
         return Err(cv.problems);
     }
 
