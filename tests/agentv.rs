@@ -54,7 +54,7 @@ const VERDICTS: [(&str, &str); 5] = [
 fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
     let server = judge();
     let suite = format!(
-        "evalgate: 1\nsuite: support\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: evals/refund.eval.yaml, agent: bot}}\ntasks: []\n",
+        "evalgate: 1\nsuite: support\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: evals/refund.eval.yaml, agent: bot}}\n",
         server.url()
     );
     let run = with_fixtures().write("evalgate.yaml", &suite).env("JUDGE_KEY", KEY).args(&["run", "-j", "1"]).run();
@@ -162,4 +162,24 @@ fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() 
     assert_eq!(b["prompt"], "second", "skip_defaults drops the suite's input");
     assert_eq!(b["grade"], json!([{"type": "equals", "value": "fine"}]), "and its assertions");
     assert_eq!(a["threshold"], 0.8);
+}
+
+#[test]
+fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
+    let eval = "assert:\n  - {type: contains, value: ok}\neval_cases:\n  - id: a\n    expected_outcome: Says `ok`\n    input: first\n    assert: [Is polite, Is short, {type: equals, value: ok}]\n  - id: b\n    criteria: Says `fine`\n    input: second\n    evaluators: [{type: starts-with, value: fine}]\n";
+    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    run.expect_code(0);
+    let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
+    let a = &suite["tasks"][0]["grade"];
+    assert_eq!(a[0], json!({"type": "equals", "value": "ok"}), "{}", run.stdout);
+    assert_eq!(a[1]["weight"], 2, "two shorthand strings weigh as two assertions: {}", run.stdout);
+    assert_eq!(a[1]["criteria"][1]["criterion"], "Is short");
+    assert_eq!(a[2]["type"], "contains", "the suite's `assert` applies too");
+    let b = &suite["tasks"][1]["grade"];
+    assert_eq!(b[0], json!({"type": "starts_with", "value": "fine"}));
+
+    let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}");
+    let run = Test::new().write("e.eval.yaml", &broken).args(&["convert", "e.eval.yaml"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("e.eval.yaml:7:36: /eval_cases/0/assert/2/type"), "{}", run.stderr);
 }

@@ -193,7 +193,7 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
 fn tasks_imported_into_a_native_suite_run_with_its_agent() {
     let server = stand_in();
     let yaml = format!(
-        "evalgate: 1\nsuite: imported\nmcp_servers:\n  everything: {{command: [mcp-server-everything, stdio]}}\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY, mcp: [everything]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY}}\nimports:\n  - {{format: mcpchecker, path: 'tasks/*/task.yaml', agent: bot}}\ntasks: []\n",
+        "evalgate: 1\nsuite: imported\nmcp_servers:\n  everything: {{command: [mcp-server-everything, stdio]}}\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY, mcp: [everything]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY}}\nimports:\n  - {{format: mcpchecker, path: 'tasks/*/task.yaml', agent: bot}}\n",
         url = server.url()
     );
     let test = with_fixtures().write("evalgate.yaml", &yaml).env("BOT_KEY", KEY);

@@ -242,7 +242,7 @@ fn mcp_evals_from_a_file_run_at_every_level() {
         .run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains("evals.json/evals/2/gradingType: a scenario cannot be graded by `exact-match`"),
+        run.stderr.contains("evals.json:7:51: /evals/2/gradingType: a scenario cannot be graded by `exact-match`"),
         "{}",
         run.stderr
     );
@@ -268,7 +268,7 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     });
     let yaml = |flag: &str| {
         format!(
-            "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [evals]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\ntasks: []\n",
+            "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [evals]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\n",
             evals_server(flag),
             url = server.url()
         )

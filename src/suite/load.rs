@@ -183,7 +183,8 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
     let converted = match formats::convert(format, &json, &fcx) {
         Ok(c) => c,
         Err(problems) => {
-            let list: Vec<String> = problems.iter().map(|(at, m)| format!("{at}: {m}")).collect();
+            let shown = cx.file.display().to_string();
+            let list = formats::describe(&problems, &absolute, &shown);
             let message = format!("invalid {}:\n  {}", format.name(), list.join("\n  "));
             return Some(Err(cx.diagnostic_at("", None, message)));
         }
@@ -264,8 +265,8 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             let converted = match formats::convert(format, &doc, &fcx) {
                 Ok(c) => c,
                 Err(problems) => {
-                    for (at, m) in problems {
-                        cx.error(&format!("{path}.path"), format!("{shown}{at}: {m}"));
+                    for problem in formats::describe(&problems, &file, &shown) {
+                        cx.error(&format!("{path}.path"), problem);
                     }
                     continue;
                 }

@@ -54,6 +54,7 @@ pub struct RawSuite {
     /// Tasks from files in other formats, run with this suite's agents, judge and gates.
     #[serde(default)]
     pub imports: Vec<RawImport>,
+    #[serde(default)]
     pub tasks: Vec<RawTask>,
 }
 

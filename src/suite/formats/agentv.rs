@@ -22,9 +22,10 @@ const COMMON: [&str; 6] = ["type", "name", "weight", "required", "negate", "metr
 
 pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut problems = Problems::new();
-    let Some(tests) = doc.get("tests").and_then(Value::as_array) else {
+    let (tests_at, tests) = spelled(doc, &["/tests", "/eval_cases", "/evalcases"]).unwrap_or(("/tests", &Value::Null));
+    let Some(tests) = tests.as_array() else {
         return Err(vec![(
-            "/tests".into(),
+            tests_at.into(),
             "`tests` must be a list of tests here (raw case files by path are not supported: inline them)".into(),
         )]);
     };
@@ -59,11 +60,12 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let agent = cx.agent.unwrap_or("agent");
 
     let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false };
-    let shared = doc.get("assertions").and_then(Value::as_array);
+    let (shared_at, shared) = spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
+    let shared = shared.as_array();
     let mut tasks = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, t) in tests.iter().enumerate() {
-        let at = format!("/tests/{i}");
+        let at = format!("{tests_at}/{i}");
         let Some(id) = t.get("id").and_then(Value::as_str) else {
             cv.problems.push((format!("{at}/id"), "a test needs `id`".into()));
             continue;
@@ -86,17 +88,24 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 task["messages"] = Value::Array(list.collect());
             }
         }
-        let criteria = t.get("criteria").and_then(Value::as_str);
+        let criteria = t.get("criteria").or_else(|| t.get("expected_outcome")).and_then(Value::as_str);
         let expected = t.get("expected_output").map(expected_text);
-        let mut grade = match t.get("assertions").and_then(Value::as_array) {
-            Some(list) => cv.assertions(list, &format!("{at}/assertions"), criteria, t),
+        let own = spelled(t, ASSERTIONS);
+        let mut grade = match own {
+            Some((key, list)) => match list.as_array() {
+                Some(list) => cv.assertions(list, &format!("{at}{key}"), criteria, t),
+                None => {
+                    cv.problems.push((format!("{at}{key}"), "expected a list of assertions".into()));
+                    Vec::new()
+                }
+            },
             None => Vec::new(),
         };
         if let Some(rubrics) = t.get("rubrics").and_then(Value::as_array) {
             grade.extend(cv.rubric(rubrics, &format!("{at}/rubrics"), &json!({"type": "rubrics"})));
         }
         let inherits = !skip_defaults && shared.is_some();
-        if t.get("assertions").is_none() && t.get("rubrics").is_none() && !inherits {
+        if own.is_none() && t.get("rubrics").is_none() && !inherits {
             // AgentV's implicit grader: an LLM judges the answer against `criteria`.
             match (criteria, &expected) {
                 (Some(c), _) => grade.push(cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria")),
@@ -111,7 +120,7 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         }
         if let (false, Some(list)) = (skip_defaults, shared) {
             // Per test: an LLM or code grader among them gets this test's `criteria`.
-            grade.extend(cv.assertions(list, "/assertions", criteria, t));
+            grade.extend(cv.assertions(list, shared_at, criteria, t));
         }
         task["grade"] = Value::Array(grade);
         let test_threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(threshold);
@@ -167,9 +176,19 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
         }
     }
-    let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("tests[{i}]") }).collect();
+    let origins =
+        (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("{}[{i}]", &tests_at[1..]) }).collect();
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
+}
+
+/// Where assertions may be, AgentV's current key first; 4.x still reads the deprecated rest.
+const ASSERTIONS: &[&str] = &["/assertions", "/assert", "/execution/evaluators", "/evaluators"];
+
+/// The first of `pointers` that `v` has, and its value: AgentV 4.x reads deprecated
+/// spellings of some keys, in this order of precedence.
+fn spelled<'v>(v: &'v Value, pointers: &[&'static str]) -> Option<(&'static str, &'v Value)> {
+    pointers.iter().find_map(|p| v.pointer(p).map(|found| (*p, found)))
 }
 
 /// `input` as messages `{role, content}`, the content as plain text (not yet a template).
@@ -293,7 +312,12 @@ impl Converter<'_> {
             }
         }
         if !shorthand.is_empty() {
-            graders.push(self.judge(&shorthand, "assertions"));
+            // As in AgentV, the strings weigh as one assertion each.
+            let mut judge = self.judge(&shorthand, "assertions");
+            if shorthand.len() > 1 {
+                judge["weight"] = json!(shorthand.len());
+            }
+            graders.push(judge);
         }
         graders
     }

@@ -14,6 +14,39 @@ use serde_json::Value;
 /// Problems with a foreign file, as `(JSON pointer, message)`.
 pub type Problems = Vec<(String, String)>;
 
+/// `problems` as lines `FILE:LINE:COLUMN: POINTER: message`, each at the node its pointer
+/// names, or at the nearest enclosing one when the key is missing. `file` is read for the
+/// positions; `shown` is how it is named.
+pub fn describe(problems: &Problems, file: &Path, shown: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let index = crate::suite::positions::PositionIndex::build(&text);
+    problems
+        .iter()
+        .map(|(pointer, message)| {
+            let mut segments: Vec<String> =
+                pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
+            let position = loop {
+                let mut path = String::new();
+                for s in &segments {
+                    match s.parse::<usize>() {
+                        Ok(n) => path.push_str(&format!("[{n}]")),
+                        Err(_) if path.is_empty() => path.push_str(s),
+                        Err(_) => path.push_str(&format!(".{s}")),
+                    }
+                }
+                if let Some(p) = index.key(&path) {
+                    break p;
+                }
+                if segments.pop().is_none() {
+                    break crate::suite::positions::Position { line: 1, column: 1 };
+                }
+            };
+            let pointer = if pointer.is_empty() { "/" } else { pointer };
+            format!("{shown}:{}:{}: {pointer}: {message}", position.line, position.column)
+        })
+        .collect()
+}
+
 /// What a conversion needs to know besides the document.
 pub struct ConvertCx<'a> {
     /// The file, absolute.
@@ -102,7 +135,7 @@ pub fn detect(doc: &Value) -> Format {
         Format::McpChecker
     } else if doc.get("evals").is_some_and(Value::is_array) {
         Format::McpEvals
-    } else if doc.get("tests").is_some_and(Value::is_array) {
+    } else if ["tests", "eval_cases", "evalcases"].iter().any(|k| doc.get(k).is_some_and(Value::is_array)) {
         Format::AgentV
     } else {
         Format::Unknown
