@@ -47,6 +47,7 @@ fn an_openwop_suite_runs_when_imported_with_its_source_lines() {
         [("refund-window", "passed"), ("greeting", "passed"), ("order-lookup", "passed"), ("escalation", "failed")]
             .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
+    assert_eq!(results["suite"]["modes"], serde_json::json!(["golden"]), "the import's modes are the suite's");
     assert_eq!(results["tasks"][2]["file"], "evals/support-resolver.json");
     assert_eq!(results["tasks"][2]["line"], 17);
     let junit = run.read("evalgate-out/junit.xml");

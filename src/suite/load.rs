@@ -298,6 +298,11 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 raw.tasks.push(task);
             }
             raw.env.merge(imported.env);
+            for mode in imported.modes {
+                if !raw.modes.contains(&mode) {
+                    raw.modes.push(mode);
+                }
+            }
             raw.hooks.before_all.extend(imported.hooks.before_all);
             raw.hooks.after_all.extend(imported.hooks.after_all);
         }
