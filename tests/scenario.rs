@@ -295,6 +295,13 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     assert!(run.stderr.contains("imports[0].server: cannot read the evals of MCP server `evals`"), "{}", run.stderr);
     assert!(run.stderr.contains("Method not found"), "{}", run.stderr);
     assert!(run.stderr.contains("save them as JSON and set `path`"), "{}", run.stderr);
+
+    let run =
+        Test::new().write("evalgate.yaml", &yaml(", --invalid")).env("EVALGATE_TEST_KEY", KEY).args(&["check"]).run();
+    run.expect_code(2);
+    let expected =
+        "imports[0].server: evals/list of `evals`: /evals/2/gradingType: a scenario cannot be graded by `exact-match`";
+    assert!(run.stderr.contains(expected), "{}", run.stderr);
 }
 
 #[test]

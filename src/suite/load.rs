@@ -264,12 +264,21 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             };
             let converted = match formats::convert(format, &doc, &fcx) {
                 Ok(c) => c,
-                Err(problems) => {
-                    for problem in formats::describe(&problems, &file, &shown) {
-                        cx.error(&format!("{path}.path"), problem);
+                Err(problems) => match &import.server {
+                    // Listed live: there is no file to point into.
+                    Some(server) if import.path.is_none() => {
+                        for (at, m) in problems {
+                            cx.error(&format!("{path}.server"), format!("evals/list of `{server}`: {at}: {m}"));
+                        }
+                        continue;
                     }
-                    continue;
-                }
+                    _ => {
+                        for problem in formats::describe(&problems, &file, &shown) {
+                            cx.error(&format!("{path}.path"), problem);
+                        }
+                        continue;
+                    }
+                },
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
                 Ok(s) => s,
