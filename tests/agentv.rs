@@ -12,6 +12,11 @@ use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
 
+/// `evalgate convert` of an eval file with this text.
+fn convert(eval: &str) -> common::Run {
+    Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run()
+}
+
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv").join(name)).unwrap()
 }
@@ -133,7 +138,7 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
     );
 
     let eval = "workspace:\n  repos: [{path: ./repo, repo: org/repo}]\ntests:\n  - id: a\n    input: hi\n    assertions:\n      - {type: field-accuracy, fields: [{path: x, match: exact}]}\n      - {type: contains, value: x, transform: upper}\n  - id: b\n    input: hi\n";
-    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    let run = convert(eval);
     run.expect_code(2);
     for expected in [
         "/workspace/repos: `workspace.repos` is not supported",
@@ -148,7 +153,7 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
 #[test]
 fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() {
     let eval = "input: You are terse.\nassertions:\n  - {type: llm-grader}\n  - {type: contains, value: ok}\ntests:\n  - id: a\n    criteria: Says `ok`\n    input: first\n  - id: b\n    criteria: Says `fine`\n    input: second\n    execution: {skip_defaults: true}\n    assertions: [{type: equals, value: fine}]\n";
-    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    let run = convert(eval);
     run.expect_code(0);
     let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
     let a = &suite["tasks"][0];
@@ -166,8 +171,8 @@ fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() 
 
 #[test]
 fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
-    let eval = "assert:\n  - {type: contains, value: ok}\neval_cases:\n  - id: a\n    expected_outcome: Says `ok`\n    input: first\n    assert: [Is polite, Is short, {type: equals, value: ok}]\n  - id: b\n    criteria: Says `fine`\n    input: second\n    evaluators: [{type: starts-with, value: fine}]\n";
-    let run = Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run();
+    let eval = "assert:\n  - {type: contains, value: ok}\neval_cases:\n  - id: a\n    expected_outcome: Says `ok`\n    input: first\n    assert: [Is polite, Is short, {type: equals, value: ok}]\n  - id: b\n    criteria: Says `fine`\n    input: second\n    evaluators: [{type: starts-with, value: fine}]\n  - id: c\n    expected_outcome: Says hi\n    input: third\n    execution: {skip_defaults: true}\n";
+    let run = convert(eval);
     run.expect_code(0);
     let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
     let a = &suite["tasks"][0]["grade"];
@@ -177,9 +182,13 @@ fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
     assert_eq!(a[2]["type"], "contains", "the suite's `assert` applies too");
     let b = &suite["tasks"][1]["grade"];
     assert_eq!(b[0], json!({"type": "starts_with", "value": "fine"}));
+    let c = &suite["tasks"][2]["grade"];
+    assert_eq!(c[0]["criteria"], json!([{"criterion": "Says hi", "weight": 1.0}]), "judged on `expected_outcome`");
 
-    let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}");
-    let run = Test::new().write("e.eval.yaml", &broken).args(&["convert", "e.eval.yaml"]).run();
+    let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}").replace("    input: second\n", "");
+    let run = convert(&broken);
     run.expect_code(2);
     assert!(run.stderr.contains("e.eval.yaml:7:36: /eval_cases/0/assert/2/type"), "{}", run.stderr);
+    // A missing key is reported at the test that lacks it.
+    assert!(run.stderr.contains("e.eval.yaml:8:5: /eval_cases/1/input: a test needs `input`"), "{}", run.stderr);
 }

@@ -31,7 +31,7 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, AppError> {
         server: None,
     };
     let converted = formats::convert(format, &doc, &cx).map_err(|problems| {
-        let list = formats::describe(&problems, &absolute, &file.to_string());
+        let list = formats::describe(&problems, Some(&text), &file.to_string());
         AppError::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;
     let yaml = serde_yaml::to_string(&converted.suite).map_err(|e| AppError::Internal(e.to_string()))?;

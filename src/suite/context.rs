@@ -56,6 +56,11 @@ impl<'a> ValidateCx<'a> {
         self.full = std::cell::OnceCell::from(PositionIndex::build(""));
     }
 
+    /// The suite file's text (empty once its positions are forgotten).
+    pub fn source(&self) -> &'a str {
+        self.source
+    }
+
     pub fn value_position(&self, path: &str) -> Option<Position> {
         self.shallow.value(path).or_else(|| self.positions().value(path))
     }

@@ -183,8 +183,7 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
     let converted = match formats::convert(format, &json, &fcx) {
         Ok(c) => c,
         Err(problems) => {
-            let shown = cx.file.display().to_string();
-            let list = formats::describe(&problems, &absolute, &shown);
+            let list = formats::describe(&problems, Some(cx.source()), &file);
             let message = format!("invalid {}:\n  {}", format.name(), list.join("\n  "));
             return Some(Err(cx.diagnostic_at("", None, message)));
         }
@@ -251,7 +250,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 continue;
             }
         };
-        for (file, doc) in documents {
+        for (file, source, doc) in documents {
             let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
             let rel_dir =
                 file.parent().and_then(|d| d.strip_prefix(&cx.dir).ok()).map(Path::to_owned).unwrap_or_default();
@@ -264,21 +263,17 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             };
             let converted = match formats::convert(format, &doc, &fcx) {
                 Ok(c) => c,
-                Err(problems) => match &import.server {
-                    // Listed live: there is no file to point into.
-                    Some(server) if import.path.is_none() => {
-                        for (at, m) in problems {
-                            cx.error(&format!("{path}.server"), format!("evals/list of `{server}`: {at}: {m}"));
-                        }
-                        continue;
+                Err(problems) => {
+                    // Evals a server listed have no file to point into: the import names the server.
+                    let (key, shown) = match (&source, &import.server) {
+                        (None, Some(server)) => ("server", format!("evals/list of `{server}`")),
+                        _ => ("path", shown),
+                    };
+                    for problem in formats::describe(&problems, source.as_deref(), &shown) {
+                        cx.error(&format!("{path}.{key}"), problem);
                     }
-                    _ => {
-                        for problem in formats::describe(&problems, &file, &shown) {
-                            cx.error(&format!("{path}.path"), problem);
-                        }
-                        continue;
-                    }
-                },
+                    continue;
+                }
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
                 Ok(s) => s,
@@ -319,7 +314,10 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
 }
 
 /// The documents of the files `pattern` matches, relative to the suite.
-fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+/// An imported file: its path, its text (none for evals a server listed) and its document.
+type Document = (std::path::PathBuf, Option<String>, serde_json::Value);
+
+fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Document> {
     let files = match formats::glob_files(&cx.dir, pattern) {
         Ok(files) if !files.is_empty() => files,
         Ok(_) => {
@@ -336,10 +334,11 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<(std::pat
         let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
         let parsed = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}")).and_then(|text| {
             serde_yaml::from_str::<serde_json::Value>(&text)
+                .map(|doc| (text, doc))
                 .map_err(|e| format!("{shown} is not JSON or YAML: {}", strip_location(&e.to_string())))
         });
         match parsed {
-            Ok(doc) => documents.push((file, doc)),
+            Ok((text, doc)) => documents.push((file, Some(text), doc)),
             Err(e) => {
                 cx.error(&format!("{path}.path"), e);
             }
@@ -349,12 +348,7 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<(std::pat
 }
 
 /// The evals `server` lists with `evals/list`; its tasks point at the import in the suite.
-fn live_evals(
-    raw: &RawSuite,
-    cx: &mut ValidateCx,
-    path: &str,
-    server: &str,
-) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+fn live_evals(raw: &RawSuite, cx: &mut ValidateCx, path: &str, server: &str) -> Vec<Document> {
     let Some(spec) = raw.mcp_servers.get(server) else {
         let names: Vec<&str> = raw.mcp_servers.keys().map(String::as_str).collect();
         let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
@@ -363,7 +357,7 @@ fn live_evals(
     };
     let Some(spec) = super::validate::mcp_server(cx, server, spec) else { return Vec::new() };
     match formats::mcp_evals::fetch(&spec.endpoint()) {
-        Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), doc)],
+        Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), None, doc)],
         Err(e) => {
             let d = cx.error(&format!("{path}.server"), format!("cannot read the evals of MCP server `{server}`: {e}"));
             d.help = Some(

@@ -22,7 +22,7 @@ const COMMON: [&str; 6] = ["type", "name", "weight", "required", "negate", "metr
 
 pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut problems = Problems::new();
-    let (tests_at, tests) = spelled(doc, &["/tests", "/eval_cases", "/evalcases"]).unwrap_or(("/tests", &Value::Null));
+    let (tests_at, tests) = spelled(doc, TESTS).unwrap_or(("/tests", &Value::Null));
     let Some(tests) = tests.as_array() else {
         return Err(vec![(
             tests_at.into(),
@@ -181,6 +181,9 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
 }
+
+/// Where the tests may be, AgentV's current key first; 4.x still reads the deprecated rest.
+pub const TESTS: &[&str] = &["/tests", "/eval_cases", "/evalcases"];
 
 /// Where assertions may be, AgentV's current key first; 4.x still reads the deprecated rest.
 const ASSERTIONS: &[&str] = &["/assertions", "/assert", "/execution/evaluators", "/evaluators"];

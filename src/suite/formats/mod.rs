@@ -14,35 +14,24 @@ use serde_json::Value;
 /// Problems with a foreign file, as `(JSON pointer, message)`.
 pub type Problems = Vec<(String, String)>;
 
-/// `problems` as lines `FILE:LINE:COLUMN: POINTER: message`, each at the node its pointer
-/// names, or at the nearest enclosing one when the key is missing. `file` is read for the
-/// positions; `shown` is how it is named.
-pub fn describe(problems: &Problems, file: &Path, shown: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    let index = crate::suite::positions::PositionIndex::build(&text);
+/// `problems` as lines `SHOWN:LINE:COLUMN: POINTER: message`, each at the node its pointer
+/// names in `source` (see [`PositionIndex::pointer`]); `SHOWN: POINTER: message` without a
+/// source, as for evals a server listed.
+///
+/// [`PositionIndex::pointer`]: crate::suite::positions::PositionIndex::pointer
+pub fn describe(problems: &Problems, source: Option<&str>, shown: &str) -> Vec<String> {
+    let index = source.map(crate::suite::positions::PositionIndex::build);
     problems
         .iter()
         .map(|(pointer, message)| {
-            let mut segments: Vec<String> =
-                pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
-            let position = loop {
-                let mut path = String::new();
-                for s in &segments {
-                    match s.parse::<usize>() {
-                        Ok(n) => path.push_str(&format!("[{n}]")),
-                        Err(_) if path.is_empty() => path.push_str(s),
-                        Err(_) => path.push_str(&format!(".{s}")),
-                    }
+            let at = if pointer.is_empty() { "/" } else { pointer };
+            match &index {
+                Some(index) => {
+                    let p = index.pointer(pointer).unwrap_or(crate::suite::positions::Position { line: 1, column: 1 });
+                    format!("{shown}:{}:{}: {at}: {message}", p.line, p.column)
                 }
-                if let Some(p) = index.key(&path) {
-                    break p;
-                }
-                if segments.pop().is_none() {
-                    break crate::suite::positions::Position { line: 1, column: 1 };
-                }
-            };
-            let pointer = if pointer.is_empty() { "/" } else { pointer };
-            format!("{shown}:{}:{}: {pointer}: {message}", position.line, position.column)
+                None => format!("{shown}: {at}: {message}"),
+            }
         })
         .collect()
 }
@@ -135,7 +124,7 @@ pub fn detect(doc: &Value) -> Format {
         Format::McpChecker
     } else if doc.get("evals").is_some_and(Value::is_array) {
         Format::McpEvals
-    } else if ["tests", "eval_cases", "evalcases"].iter().any(|k| doc.get(k).is_some_and(Value::is_array)) {
+    } else if agentv::TESTS.iter().any(|k| doc.pointer(k).is_some_and(Value::is_array)) {
         Format::AgentV
     } else {
         Format::Unknown
