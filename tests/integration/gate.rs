@@ -1,8 +1,6 @@
 //! End-to-end runs of the binary: verdicts, exit codes, reports.
 
-mod common;
-
-use common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite};
 
 #[test]
 fn quickstart_example_passes() {
@@ -85,7 +83,7 @@ fn a_hanging_agent_is_killed_with_its_children_after_the_timeout() {
     assert_eq!(task["reason"], "agent `bot` timed out after 1s");
     let pid: i32 = run.read("child.pid").trim().parse().unwrap();
     // The forked `sleep` shared the agent's process group, so the timeout killed it too.
-    assert!(!common::is_running(pid), "the agent's child {pid} outlived the timeout");
+    assert!(!crate::common::is_running(pid), "the agent's child {pid} outlived the timeout");
     assert!(run.dir.join("cleaned-up").exists(), "cleanup did not run after the timeout");
 }
 

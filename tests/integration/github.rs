@@ -3,13 +3,11 @@
 //! (127.0.0.1; GitHub itself is never contacted), the action's scripts and action.yml, and
 //! `evalgate init`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{ECHO_AGENT, Run, Test, suite};
+use crate::common::{ECHO_AGENT, Run, Test, suite};
 use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

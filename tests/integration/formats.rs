@@ -1,11 +1,9 @@
 //! Foreign formats: OpenWOP AgentEvalSuite run through imports and `convert`.
 
-mod common;
-
-use common::Test;
+use crate::common::Test;
 use serde_json::Value;
 
-const SUITE: &str = include_str!("fixtures/openwop/support-resolver.json");
+const SUITE: &str = include_str!("../fixtures/openwop/support-resolver.json");
 
 /// A support agent: right on three of the four tasks (no ticket on escalation).
 const AGENT: &str = r#"#!/bin/sh
@@ -58,7 +56,7 @@ fn an_openwop_suite_runs_when_imported_with_its_source_lines() {
     );
     let summary = run.json("evalgate-out/summary.json");
     let schema: Value =
-        serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
     assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&summary), "{summary:#}");
     assert_eq!(summary["passedCount"], 3);
     let events: Vec<Value> =

@@ -1,14 +1,12 @@
 //! Model agents and judges against a local server that speaks the OpenAI Chat Completions
 //! and Anthropic Messages protocols.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use common::Test;
-use common::server::{Reply, Request, Server};
+use crate::common::Test;
+use crate::common::server::{Reply, Request, Server};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-secret-value-9b1c";
@@ -39,7 +37,7 @@ fn suite(server: &Server, extra: &str, tasks: &str) -> String {
     )
 }
 
-fn run(yaml: &str) -> common::Run {
+fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
 }
 

@@ -1,8 +1,6 @@
 //! Graders through the real binary, including the code-grader protocol.
 
-mod common;
-
-use common::{Test, suite};
+use crate::common::{Test, suite};
 use serde_json::{Value, json};
 
 /// Runs one task whose agent prints `output` (and writes `trace` when given) and returns

@@ -2,13 +2,11 @@
 //! (npm, from tests/fixtures/mcp) and a fixture server written with the Python SDK (in the
 //! venv scripts/test.sh creates).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Test;
+use crate::common::Test;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,7 +26,7 @@ fn python() -> String {
 
 /// The Python fixture server, copied into the test's directory so its processes can be found.
 fn fixture(test: Test) -> Test {
-    test.write("fixture_server.py", include_str!("fixtures/mcp/fixture_server.py"))
+    test.write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"))
 }
 
 fn fixture_server(extra: &str) -> String {
@@ -41,7 +39,7 @@ fn processes_with(needle: &str) -> Vec<i32> {
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(needle) && common::is_running(pid) {
+        if String::from_utf8_lossy(&cmdline).contains(needle) && crate::common::is_running(pid) {
             found.push(pid);
         }
     }

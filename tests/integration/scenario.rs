@@ -1,12 +1,10 @@
 //! Model agents with MCP tools: the invocation and scenario levels, fixtures, and attacks
 //! planted in tool results — against a local LLM stand-in and a real MCP server.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::Test;
-use common::server::{Request, Server, answer};
+use crate::common::Test;
+use crate::common::server::{Request, Server, answer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -41,7 +39,7 @@ fn suite(server: &Server, tasks: &str) -> String {
     )
 }
 
-fn run(yaml: &str) -> common::Run {
+fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
 }
 

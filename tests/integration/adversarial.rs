@@ -1,8 +1,6 @@
 //! Adversarial evals: categories, the safety grader's two scores, the scorecard and its gates.
 
-mod common;
-
-use common::Test;
+use crate::common::Test;
 use serde_json::Value;
 
 /// A guard stand-in: answers a JSON verdict chosen by the start of the prompt.
@@ -43,7 +41,7 @@ fn guard_suite(thresholds: &str) -> String {
     )
 }
 
-fn run(yaml: &str) -> common::Run {
+fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("guard.sh", GUARD).write("evalgate.yaml", yaml).args(&["run"]).run()
 }
 
@@ -79,7 +77,7 @@ fn detection_and_policy_are_scored_apart_with_a_scorecard() {
     assert_eq!(findings.len(), 3, "{summary:#}");
     assert_eq!(findings[0]["safetyFindings"], serde_json::json!([{"kind": "direct-injection", "severity": "high"}]));
     let schema: Value =
-        serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
     assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&summary));
 }
 

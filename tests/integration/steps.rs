@@ -1,15 +1,13 @@
 //! The step language: http, file, wait, foreach, any_of, group, outputs, hooks.
 
-mod common;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::server::{Server, closed_port};
-use common::{ECHO_AGENT, Test, suite};
+use crate::common::server::{Server, closed_port};
+use crate::common::{ECHO_AGENT, Test, suite};
 use serde_json::Value;
 
-fn run_suite(extra: &str, tasks: &str) -> common::Run {
+fn run_suite(extra: &str, tasks: &str) -> crate::common::Run {
     Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite(extra, tasks))

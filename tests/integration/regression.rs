@@ -1,8 +1,6 @@
 //! Baselines and regression budgets, repeated trials, sharding and merging.
 
-mod common;
-
-use common::Test;
+use crate::common::Test;
 use serde_json::Value;
 
 /// An agent whose answers depend on files in its directory: `fail-TASK` makes that task's
@@ -24,7 +22,7 @@ fn suite_yaml(extra: &str, ids: &[&str]) -> String {
 }
 
 /// Runs the suite once to make `baseline.json`, then applies `change` and runs again.
-fn baseline_then(extra: &str, ids: &[&str], change: &[(&str, &str)], head_ids: &[&str]) -> common::Run {
+fn baseline_then(extra: &str, ids: &[&str], change: &[(&str, &str)], head_ids: &[&str]) -> crate::common::Run {
     let base = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", ids)).args(&["run"]).run();
     base.expect_code(0);
     let baseline = base.read("evalgate-out/results.json");

@@ -1,14 +1,12 @@
 //! The report files: JUnit read back, the OpenWOP summary checked against its schema,
 //! events in order, Markdown escaped and bounded, snapshots with timings redacted.
 
-mod common;
-
-use common::{Test, suite};
+use crate::common::{Test, suite};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 /// A suite with one task of each outcome: passed, failed, error, and (with --fail-fast -j1
 /// not used here) everything else through the other tests.
-fn mixed() -> common::Run {
+fn mixed() -> crate::common::Run {
     let agent = "#!/bin/sh\ncase \"$1\" in\n  crash*) echo 'fatal: model unavailable' >&2; exit 2;;\n  *) printf '%s\\n' \"$1\";;\nesac\n";
     let tasks = "  - id: passes\n    tags: [core]\n    prompt: hello | <b>world</b>\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    tags: [core, edge]\n    prompt: \"@team `rm -rf` | <script>\"\n    grade: [{type: contains, value: \"expected text\"}]\n  - id: crashes\n    prompt: crash now\n    grade: [{type: contains, value: x}]\n";
     Test::new()
@@ -53,7 +51,7 @@ fn summary_json_satisfies_the_openwop_eval_summary_schema() {
     let run = mixed();
     let summary = run.json("evalgate-out/summary.json");
     let schema: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/openwop/openwop-eval-summary.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&summary).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{errors:?}\n{summary:#}");
@@ -67,7 +65,7 @@ fn summary_json_satisfies_the_openwop_eval_summary_schema() {
 
     // Ids outside OpenWOP's shape are mapped so the summary stays valid.
     let run = Test::new()
-        .write("agent.sh", common::ECHO_AGENT)
+        .write("agent.sh", crate::common::ECHO_AGENT)
         .write("evalgate.yaml", "evalgate: 1\nsuite: quick.start\nagents: {bot: {command: [./agent.sh, \"{prompt}\"]}}\ntasks:\n  - id: my_task.one\n    prompt: x\n    grade: [{type: contains, value: x}]\n")
         .args(&["run"])
         .run();

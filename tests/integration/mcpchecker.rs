@@ -2,13 +2,11 @@
 //! a native suite, and `convert` giving the same verdicts — against a real MCP server
 //! (server-everything), a local LLM stand-in that is also the HTTP service the tasks check.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use common::server::{Request, Server, answer};
-use common::{Test, owned_pairs, sorted_statuses};
+use crate::common::server::{Request, Server, answer};
+use crate::common::{Test, owned_pairs, sorted_statuses};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -97,7 +95,7 @@ const EVAL_VERDICTS: [(&str, &str); 5] = [
     ("portable-flow", "passed"),
 ];
 
-fn run_in(test: Test, server: &Server, args: &[&str]) -> common::Run {
+fn run_in(test: Test, server: &Server, args: &[&str]) -> crate::common::Run {
     test.env("PATH", &path_with_servers())
         .env("OPENAI_BASE_URL", &format!("{}/v1", server.url()))
         .env("OPENAI_API_KEY", KEY)

@@ -2,18 +2,16 @@
 //! agent and a local LLM stand-in as the judge, converted, and the errors of a file run on
 //! its own or using what evalgate does not support.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::server::{Server, answer};
-use common::{Test, owned_pairs, sorted_statuses};
+use crate::common::server::{Server, answer};
+use crate::common::{Test, owned_pairs, sorted_statuses};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
 
 /// `evalgate convert` of an eval file with this text.
-fn convert(eval: &str) -> common::Run {
+fn convert(eval: &str) -> crate::common::Run {
     Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run()
 }
 

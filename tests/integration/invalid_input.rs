@@ -1,8 +1,6 @@
 //! Bad suites and bad environments: exit 2 and 3, every problem listed with where it is.
 
-mod common;
-
-use common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite};
 
 #[test]
 fn invalid_yaml_is_reported_with_line_and_column() {

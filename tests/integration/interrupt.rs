@@ -1,10 +1,8 @@
 //! Ctrl-C mid-run: running tasks are cancelled, their cleanup runs, results so far are written.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Test, suite};
+use crate::common::{Test, suite};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -42,7 +40,7 @@ fn sigint_mid_run_exits_4_and_keeps_finished_tasks() {
     assert_eq!(status_of(2), ("skipped".into(), "run interrupted".into()));
     assert!(dir.join("second-cleaned").exists(), "cleanup of the cancelled task did not run");
     let pid: i32 = std::fs::read_to_string(dir.join("slow.pid")).unwrap().trim().parse().unwrap();
-    assert!(!common::is_running(pid), "the cancelled agent is still running");
+    assert!(!crate::common::is_running(pid), "the cancelled agent is still running");
     let md = std::fs::read_to_string(dir.join("evalgate-out/summary.md")).unwrap();
     assert!(md.starts_with("## ⚠️ evalgate: `test.evals.demo` interrupted"), "{md}");
 }
