@@ -1,47 +1,69 @@
-//! The gate: from results and thresholds to a verdict that lists every check with its
-//! budget and actual value. It never renders; reporters never decide.
+//! The gate: from a run's results to the one [`RunOutcome`], with every check listed with
+//! its budget and actual value. It never renders; reporters never decide.
 
-use serde::{Deserialize, Serialize};
-
-use crate::results::Totals;
+use crate::results::{GateCheck, GateVerdict, NotRun, Results, RunOutcome, Status, Totals};
 use crate::suite::model::Thresholds;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateVerdict {
-    pub passed: bool,
-    pub checks: Vec<GateCheck>,
+/// The verdict of `results` (totals already computed), with `extra` checks (regression
+/// budgets, the adversarial scorecard) after the thresholds'.
+///
+/// Precedence: invalid, then preflight, then interrupted, then incomplete, then a shard's
+/// deferral, and only then the checks. Without `pass_score` every task must pass; erroring
+/// tasks are allowed only up to `max_errors` (default 0); zero tasks run fails.
+pub fn evaluate(results: &Results, extra: Vec<GateCheck>) -> GateVerdict {
+    let mut checks = threshold_checks(&results.totals, results.thresholds.as_ref());
+    checks.extend(extra);
+    let outcome = if let Some(reason) = &results.invalid {
+        RunOutcome::Invalid { reason: reason.clone() }
+    } else if let Some(reason) = &results.preflight_failure {
+        RunOutcome::PreflightFailed { reason: reason.clone() }
+    } else if results.interrupted {
+        let unfinished = results.tasks.iter().filter(|t| t.status == Status::Skipped).count();
+        RunOutcome::Interrupted { reason: format!("interrupted: {unfinished} task(s) did not finish") }
+    } else if let Some(reason) = incomplete(results) {
+        RunOutcome::Incomplete { reason }
+    } else if let Some(shard) = results.shard {
+        RunOutcome::Deferred { shard }
+    } else {
+        let failed: Vec<String> = checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
+        if failed.is_empty() { RunOutcome::Passed } else { RunOutcome::Failed { failed_checks: failed } }
+    };
+    GateVerdict::new(outcome, checks)
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateCheck {
-    pub name: String,
-    pub budget: String,
-    pub actual: String,
-    pub passed: bool,
+/// Why something planned did not run, when it did not: recorded gaps (a missing shard, a
+/// run in progress), then tasks skipped for a reason other than `--fail-fast` (whose run
+/// has failed already).
+fn incomplete(results: &Results) -> Option<String> {
+    if !results.incomplete.is_empty() {
+        return Some(results.incomplete.join("; "));
+    }
+    let unplanned: Vec<&str> = results
+        .tasks
+        .iter()
+        .filter(|t| t.status == Status::Skipped && t.not_run != Some(NotRun::FailFast))
+        .map(|t| t.id.as_str())
+        .collect();
+    let first = unplanned.first()?;
+    let why = results.tasks.iter().find(|t| t.id == *first).and_then(|t| t.reason.as_deref()).unwrap_or("skipped");
+    Some(format!("{} planned task(s) did not run (`{first}`: {why})", unplanned.len()))
 }
 
-fn check(name: &str, budget: String, actual: String, passed: bool) -> GateCheck {
-    GateCheck { name: name.to_owned(), budget, actual, passed }
-}
-
-/// Without `pass_score`, every task must pass; erroring tasks are allowed only up to
-/// `max_errors` (default 0); zero tasks run fails.
-/// `extra` are further checks (regression budgets) appended after the thresholds.
-pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>, extra: Vec<GateCheck>) -> GateVerdict {
+fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<GateCheck> {
     let t = thresholds.cloned().unwrap_or_default();
     let ran = totals.tasks - totals.skipped;
-    let mut checks = vec![check("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
+    let mut checks = vec![GateCheck::new("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
     match t.pass_score {
-        Some(min) => checks.push(check(
+        Some(min) => checks.push(GateCheck::new(
             "aggregate score",
             format!("≥ {min:.2}"),
             format!("{:.2}", totals.score),
             totals.score + 1e-9 >= min,
         )),
-        None => checks.push(check("failing tasks", "0".into(), totals.failed.to_string(), totals.failed == 0)),
+        None => checks.push(GateCheck::new("failing tasks", "0".into(), totals.failed.to_string(), totals.failed == 0)),
     }
     let max_errors = t.max_errors.unwrap_or(0) as usize;
-    checks.push(check(
+    checks.push(GateCheck::new(
         "erroring tasks",
         format!("≤ {max_errors}"),
         totals.errors.to_string(),
@@ -60,52 +82,108 @@ pub fn evaluate(totals: &Totals, thresholds: Option<&Thresholds>, extra: Vec<Gat
                 (format!("${cost:.4}"), cost <= max)
             }
         };
-        checks.push(check("total cost", format!("≤ ${max:.4}"), actual, ok));
+        checks.push(GateCheck::new("total cost", format!("≤ ${max:.4}"), actual, ok));
     }
     if let Some(max) = t.max_p95_latency_ms {
         let (actual, ok) = match totals.p95_latency_ms {
             Some(p95) => (format!("{p95} ms"), p95 <= max),
             None => ("unknown".into(), false),
         };
-        checks.push(check("p95 latency", format!("≤ {max} ms"), actual, ok));
+        checks.push(GateCheck::new("p95 latency", format!("≤ {max} ms"), actual, ok));
     }
-    checks.extend(extra);
-    GateVerdict { passed: checks.iter().all(|c| c.passed), checks }
+    checks
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::{Shard, TaskResult, testing};
 
-    fn totals(passed: usize, failed: usize, errors: usize, score: f64) -> Totals {
-        Totals { tasks: passed + failed + errors, passed, failed, errors, score, ..Totals::default() }
+    fn run(statuses: &[Status], thresholds: Option<Thresholds>) -> Results {
+        let tasks: Vec<TaskResult> =
+            statuses.iter().enumerate().map(|(i, s)| testing::task(&format!("t{i}"), *s)).collect();
+        let mut results = testing::results(tasks);
+        results.thresholds = thresholds;
+        results.totals = crate::results::totals(&results.tasks);
+        results
     }
+
+    fn outcome(results: &Results) -> RunOutcome {
+        evaluate(results, Vec::new()).outcome
+    }
+
+    use Status::{Error, Failed, Passed, Skipped};
 
     #[test]
     fn without_thresholds_every_task_must_pass() {
-        assert!(evaluate(&totals(3, 0, 0, 1.0), None, vec![]).passed);
-        assert!(!evaluate(&totals(2, 1, 0, 0.9), None, vec![]).passed);
-        assert!(!evaluate(&totals(2, 0, 1, 0.6), None, vec![]).passed);
+        assert_eq!(outcome(&run(&[Passed, Passed], None)), RunOutcome::Passed);
+        assert!(matches!(outcome(&run(&[Passed, Failed], None)), RunOutcome::Failed { .. }));
+        let verdict = evaluate(&run(&[Passed, Error], None), Vec::new());
+        assert_eq!(verdict.outcome, RunOutcome::Failed { failed_checks: vec!["erroring tasks".into()] });
+        assert!(!verdict.passed);
     }
 
     #[test]
     fn pass_score_allows_failures_but_not_errors() {
         let t = Thresholds { pass_score: Some(0.6), ..Thresholds::default() };
-        assert!(evaluate(&totals(2, 1, 0, 0.7), Some(&t), vec![]).passed);
-        assert!(!evaluate(&totals(2, 1, 0, 0.5), Some(&t), vec![]).passed);
-        assert!(!evaluate(&totals(3, 0, 1, 0.75), Some(&t), vec![]).passed);
-        let lenient = Thresholds { max_errors: Some(1), ..t.clone() };
-        assert!(evaluate(&totals(3, 0, 1, 0.75), Some(&lenient), vec![]).passed);
+        assert!(evaluate(&run(&[Passed, Passed, Failed], Some(t.clone())), vec![]).passed);
+        assert!(!evaluate(&run(&[Passed, Failed], Some(t.clone())), vec![]).passed);
+        assert!(!evaluate(&run(&[Passed, Passed, Passed, Error], Some(t.clone())), vec![]).passed);
+        let lenient = Thresholds { max_errors: Some(1), ..t };
+        assert!(evaluate(&run(&[Passed, Passed, Passed, Error], Some(lenient)), vec![]).passed);
     }
 
     #[test]
     fn zero_tasks_fail_and_unknown_cost_fails_a_cost_budget() {
-        assert!(!evaluate(&Totals::default(), None, vec![]).passed);
+        assert!(!evaluate(&run(&[], None), vec![]).passed);
         let t = Thresholds { max_cost_usd: Some(1.0), ..Thresholds::default() };
-        let mut tt = totals(1, 0, 0, 1.0);
-        tt.tasks_without_cost = 1;
-        let v = evaluate(&tt, Some(&t), vec![]);
+        let v = evaluate(&run(&[Passed], Some(t)), vec![]);
         assert!(!v.passed);
         assert_eq!(v.checks.last().unwrap().actual, "unknown for 1 task(s)");
+    }
+
+    #[test]
+    fn a_failing_extra_check_fails_the_run() {
+        let extra = vec![GateCheck::new("new failures", "≤ 0".into(), "1".into(), false)];
+        let v = evaluate(&run(&[Passed], None), extra);
+        assert_eq!(v.outcome, RunOutcome::Failed { failed_checks: vec!["new failures".into()] });
+    }
+
+    #[test]
+    fn what_did_not_run_as_planned_is_never_green() {
+        let mut interrupted = run(&[Passed, Skipped], None);
+        interrupted.interrupted = true;
+        assert!(matches!(outcome(&interrupted), RunOutcome::Interrupted { .. }));
+        // Interrupted while every task had already passed: still not a pass.
+        let mut late = run(&[Passed], None);
+        late.interrupted = true;
+        assert!(matches!(outcome(&late), RunOutcome::Interrupted { .. }));
+
+        let mut budget = run(&[Passed, Skipped], None);
+        budget.tasks[1].not_run = Some(NotRun::CostBudget);
+        let RunOutcome::Incomplete { reason } = outcome(&budget) else { panic!("a budget stop is incomplete") };
+        assert!(reason.contains("`t1`"), "{reason}");
+
+        let mut gap = run(&[Passed], None);
+        gap.incomplete.push("shard 2 of 2 is missing".into());
+        assert_eq!(outcome(&gap), RunOutcome::Incomplete { reason: "shard 2 of 2 is missing".into() });
+
+        let mut fail_fast = run(&[Failed, Skipped], None);
+        fail_fast.tasks[1].not_run = Some(NotRun::FailFast);
+        assert!(matches!(outcome(&fail_fast), RunOutcome::Failed { .. }));
+    }
+
+    #[test]
+    fn precedence_invalid_then_preflight_then_interrupt_then_shard() {
+        let mut r = run(&[Passed], None);
+        r.shard = Some(Shard { index: 1, count: 2 });
+        assert_eq!(outcome(&r), RunOutcome::Deferred { shard: Shard { index: 1, count: 2 } });
+        r.interrupted = true;
+        assert!(matches!(outcome(&r), RunOutcome::Interrupted { .. }));
+        r.preflight_failure = Some("no jq".into());
+        assert_eq!(outcome(&r), RunOutcome::PreflightFailed { reason: "no jq".into() });
+        r.invalid = Some("bad suite".into());
+        assert_eq!(outcome(&r), RunOutcome::Invalid { reason: "bad suite".into() });
+        assert_eq!(RunOutcome::Invalid { reason: String::new() }.exit_code(), crate::exit::INVALID_INPUT);
     }
 }

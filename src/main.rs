@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = evalgate::app::main(std::env::args_os());
+    let code = evalgate::commands::main(std::env::args_os());
     ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
 }

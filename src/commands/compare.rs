@@ -1,18 +1,18 @@
 //! `evalgate compare BASE HEAD`: the regression report between two results files, gated.
 
-use crate::app::AppError;
 use crate::cli::{BudgetArgs, CompareArgs};
+use crate::error::Error;
 use crate::exit;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
 use crate::results::Results;
 use crate::results::regression::{Baseline, Comparison, RegressionBudget};
 
-pub fn compare(args: &CompareArgs) -> Result<i32, AppError> {
-    let base = Baseline::load(&args.base).map_err(|e| AppError::Usage(e.to_string()))?;
+pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
+    let base = Baseline::load(&args.base).map_err(|e| Error::Usage(e.to_string()))?;
     let head = read_results(&args.head)?;
     if !base.is_for_suite(&head.suite.id) {
-        return Err(AppError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{} is for suite `{}` but {} is for `{}`",
             args.base.display(),
             base.suite_id,
@@ -43,9 +43,9 @@ pub fn budget_from(args: &BudgetArgs) -> RegressionBudget {
     }
 }
 
-pub fn read_results(path: &std::path::Path) -> Result<Results, AppError> {
+pub fn read_results(path: &std::path::Path) -> Result<Results, Error> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| AppError::Usage(format!("cannot read results file {}: {e}", path.display())))?;
+        .map_err(|e| Error::Usage(format!("cannot read results file {}: {e}", path.display())))?;
     serde_json::from_str(&text)
-        .map_err(|e| AppError::Usage(format!("{} is not an evalgate results file: {e}", path.display())))
+        .map_err(|e| Error::Usage(format!("{} is not an evalgate results file: {e}", path.display())))
 }

@@ -2,27 +2,27 @@
 //! can migrate. Running the printed suite (saved beside the original) gives the same results
 //! as importing the original.
 
-use crate::app::AppError;
 use crate::cli::ConvertArgs;
+use crate::error::Error;
 use crate::exit;
 use crate::suite::formats::{self, Format};
 
-pub fn convert(args: &ConvertArgs) -> Result<i32, AppError> {
+pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let file = args.file.display();
-    let text = std::fs::read_to_string(&args.file).map_err(|e| AppError::Usage(format!("cannot read {file}: {e}")))?;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| Error::Usage(format!("cannot read {file}: {e}")))?;
     let doc: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| AppError::Usage(format!("{file} is not JSON or YAML: {e}")))?;
+        serde_yaml::from_str(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let format = match args.format.as_deref() {
         None => formats::detect(&doc),
         Some(name) => formats::by_import_name(name)
-            .ok_or_else(|| AppError::Usage(format!("unknown format `{name}`; supported: {}", formats::IMPORT_NAMES)))?,
+            .ok_or_else(|| Error::Usage(format!("unknown format `{name}`; supported: {}", formats::IMPORT_NAMES)))?,
     };
     match format {
-        Format::Native => return Err(AppError::Usage(format!("{file} is already an evalgate suite"))),
-        Format::Unknown => return Err(AppError::Usage(format!("{file}: the format is not recognised; pass --format"))),
+        Format::Native => return Err(Error::Usage(format!("{file} is already an evalgate suite"))),
+        Format::Unknown => return Err(Error::Usage(format!("{file}: the format is not recognised; pass --format"))),
         _ => {}
     }
-    let absolute = std::path::absolute(&args.file).map_err(|e| AppError::Usage(format!("{file}: {e}")))?;
+    let absolute = std::path::absolute(&args.file).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
     let cx = formats::ConvertCx {
         file: &absolute,
         rel_dir: Default::default(),
@@ -32,9 +32,9 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, AppError> {
     };
     let converted = formats::convert(format, &doc, &cx).map_err(|problems| {
         let list = formats::describe(&problems, Some(&text), &file.to_string());
-        AppError::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
+        Error::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;
-    let yaml = serde_yaml::to_string(&converted.suite).map_err(|e| AppError::Internal(e.to_string()))?;
+    let yaml = serde_yaml::to_string(&converted.suite).map_err(|e| Error::Internal(e.to_string()))?;
     println!(
         "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
         format.name()

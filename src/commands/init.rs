@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::app::AppError;
+use crate::error::Error;
 use crate::exit;
 
 const SUITE: &str = r#"# A starter evalgate suite: run it with `evalgate run`.
@@ -66,11 +66,11 @@ jobs:
           path: evalgate-out/
 "#;
 
-pub fn init() -> Result<i32, AppError> {
+pub fn init() -> Result<i32, Error> {
     let files = [("evalgate.yaml", SUITE), ("evals/agent.sh", AGENT), (".github/workflows/evalgate.yml", WORKFLOW)];
     let existing: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| Path::new(p).exists()).collect();
     if !existing.is_empty() {
-        return Err(AppError::Usage(format!("not overwriting {}: nothing was written", existing.join(", "))));
+        return Err(Error::Usage(format!("not overwriting {}: nothing was written", existing.join(", "))));
     }
     for (path, contents) in files {
         let path = Path::new(path);

@@ -5,20 +5,21 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::compare::read_results;
-use crate::app::AppError;
 use crate::cli::MergeArgs;
+use crate::error::Error;
 use crate::exit;
 use crate::report::writer::write_atomic;
-use crate::results::finalize;
 use crate::results::regression::Baseline;
+use crate::results::{Shard, finalize};
 
-pub fn merge(args: &MergeArgs) -> Result<i32, AppError> {
+pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
     let mut all = args.files.iter().map(|f| read_results(f).map(|r| (f, r))).collect::<Result<Vec<_>, _>>()?;
     let (first_file, mut merged) = all.remove(0);
     let mut seen: BTreeSet<String> = merged.tasks.iter().map(|t| t.id.clone()).collect();
+    let mut shards: Vec<Option<Shard>> = vec![merged.shard];
     for (file, part) in all {
         if part.suite.id != merged.suite.id {
-            return Err(AppError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} is for suite `{}` but {} is for `{}`: merge shards of one suite",
                 file.display(),
                 part.suite.id,
@@ -28,7 +29,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, AppError> {
         }
         for task in part.tasks {
             if !seen.insert(task.id.clone()) {
-                return Err(AppError::Usage(format!(
+                return Err(Error::Usage(format!(
                     "task `{}` is in more than one file ({}): were the same shards given twice?",
                     task.id,
                     file.display()
@@ -36,7 +37,9 @@ pub fn merge(args: &MergeArgs) -> Result<i32, AppError> {
             }
             merged.tasks.push(task);
         }
+        shards.push(part.shard);
         merged.hooks.extend(part.hooks);
+        merged.incomplete.extend(part.incomplete);
         merged.interrupted |= part.interrupted;
         merged.preflight_failure = merged.preflight_failure.or(part.preflight_failure);
         merged.duration_ms = merged.duration_ms.max(part.duration_ms);
@@ -44,19 +47,41 @@ pub fn merge(args: &MergeArgs) -> Result<i32, AppError> {
     }
     // Suite order, whichever shard ran a task.
     merged.tasks.sort_by_key(|t| t.line);
+    merged.incomplete.extend(missing_shards(&shards));
     merged.shard = None;
     let baseline = baseline_of(&merged);
     finalize(&mut merged, baseline.as_ref());
-    let json = serde_json::to_string_pretty(&merged).map_err(|e| AppError::Internal(e.to_string()))? + "\n";
+    let json = serde_json::to_string_pretty(&merged).map_err(|e| Error::Internal(e.to_string()))? + "\n";
     write_atomic(&args.output, json.as_bytes())?;
     eprintln!(
         "merged {} file(s): {} task(s), score {:.2}, gate {}",
         args.files.len(),
         merged.tasks.len(),
         merged.totals.score,
-        if merged.verdict.passed { "passed" } else { "failed" }
+        merged.verdict.outcome.label()
     );
+    if let Some(detail) = merged.verdict.outcome.detail() {
+        eprintln!("  {detail}");
+    }
+    // Merging reports; `report --gate` gates.
     Ok(exit::SUCCESS)
+}
+
+/// The shards of `N` that no file holds. Files from unsharded runs add nothing to check;
+/// files of different shard counts are a mix that cannot cover one plan.
+fn missing_shards(shards: &[Option<Shard>]) -> Vec<String> {
+    let sharded: Vec<Shard> = shards.iter().flatten().copied().collect();
+    let Some(count) = sharded.first().map(|s| s.count) else { return Vec::new() };
+    if sharded.iter().any(|s| s.count != count) {
+        return vec![format!(
+            "the files are shards of different splits ({}): they do not cover one plan",
+            sharded.iter().map(|s| format!("{}/{}", s.index, s.count)).collect::<Vec<_>>().join(", ")
+        )];
+    }
+    (1..=count)
+        .filter(|i| !sharded.iter().any(|s| s.index == *i))
+        .map(|i| format!("shard {i}/{count} is missing: its tasks did not run"))
+        .collect()
 }
 
 /// The baseline the shards were compared with, when it can still be read (its path is

@@ -1,7 +1,48 @@
-//! Commands that work on results files rather than suites.
+//! One file per subcommand; `main` parses the command line and dispatches.
 
+pub mod check;
+pub mod comment;
 pub mod compare;
 pub mod convert;
 pub mod init;
+pub mod list;
 pub mod merge;
 pub mod report;
+pub mod run;
+pub mod schema;
+mod suites;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit;
+
+/// Runs the command line and returns the process exit code.
+pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::INVALID_INPUT } else { exit::SUCCESS };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let outcome = match cli.command {
+        Command::Schema => schema::schema(),
+        Command::List(select) => list::list(&select),
+        Command::Check(select) => check::check(&select),
+        Command::Run(args) => run::run(&args),
+        Command::Compare(args) => compare::compare(&args),
+        Command::Merge(args) => merge::merge(&args),
+        Command::Report(args) => report::report(&args),
+        Command::Convert(args) => convert::convert(&args),
+        Command::Comment(args) => comment::comment(&args),
+        Command::Init => init::init(),
+    };
+    outcome.unwrap_or_else(|e| {
+        eprintln!("{}", e.render());
+        e.exit_code()
+    })
+}

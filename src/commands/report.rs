@@ -1,30 +1,37 @@
-//! `evalgate report RESULTS`: JUnit, Markdown and the OpenWOP summary rendered again from a
-//! results file; `--gate` exits with its verdict.
+//! `evalgate report RESULTS`: every report rendered again from a results file; `--gate`
+//! exits with its outcome, once the file is shown to agree with its own tasks.
 
 use super::compare::read_results;
-use crate::app::AppError;
 use crate::cli::ReportArgs;
+use crate::error::Error;
 use crate::exit;
-use crate::report::writer::{OutputPaths, write_atomic};
-use crate::report::{junit, markdown};
-use crate::results::summary;
+use crate::report::writer::OutputPaths;
+use crate::results::regate;
 
-pub fn report(args: &ReportArgs) -> Result<i32, AppError> {
+pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     let results = read_results(&args.results)?;
-    let paths = OutputPaths::new(&args.out, args.junit.clone(), args.markdown.clone(), None);
+    // The verdict is worked out again from the tasks: a file whose recorded verdict is not
+    // what its own tasks give (edited, or corrupt) is refused rather than believed.
+    let mut checked = results.clone();
+    regate(&mut checked);
+    if checked.verdict != results.verdict || checked.totals != results.totals {
+        return Err(Error::Usage(format!(
+            "{} does not agree with its own tasks: it records the outcome `{}`, its tasks give `{}`{}; \
+             was it edited? Run the suite again",
+            args.results.display(),
+            results.verdict.outcome.label(),
+            checked.verdict.outcome.label(),
+            checked.verdict.outcome.detail().map(|d| format!(" ({d})")).unwrap_or_default(),
+        )));
+    }
+    let paths =
+        OutputPaths::new(&args.out, &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone())]);
     paths.prepare()?;
-    write_atomic(&paths.junit, junit::render(&results).as_bytes())?;
-    write_atomic(&paths.markdown, markdown::render(&results).as_bytes())?;
-    let summary =
-        serde_json::to_string_pretty(&summary::summary(&results)).map_err(|e| AppError::Internal(e.to_string()))?;
-    write_atomic(&paths.summary, (summary + "\n").as_bytes())?;
+    paths.write_reports(&checked)?;
     if !args.gate {
         return Ok(exit::SUCCESS);
     }
-    if results.shard.is_some() {
-        eprintln!("warning: {} holds one shard's results; gate the merged results", args.results.display());
-    }
-    for c in &results.verdict.checks {
+    for c in &checked.verdict.checks {
         eprintln!(
             "  {} {:<32} budget {:<12} actual {}",
             if c.passed { "ok  " } else { "FAIL" },
@@ -33,7 +40,14 @@ pub fn report(args: &ReportArgs) -> Result<i32, AppError> {
             c.actual
         );
     }
-    let passed = results.verdict.passed && !results.interrupted;
-    eprintln!("{} {}", if passed { "PASSED" } else { "FAILED" }, results.suite.id);
-    Ok(if passed { exit::SUCCESS } else { exit::GATE_FAILED })
+    let outcome = &checked.verdict.outcome;
+    eprintln!("{} {}", outcome.label().to_uppercase(), checked.suite.id);
+    if let Some(detail) = outcome.detail() {
+        eprintln!("  {detail}");
+    }
+    // A shard's own file is never a pass: only the merged results are gated.
+    Ok(match outcome {
+        crate::results::RunOutcome::Deferred { .. } => exit::GATE_FAILED,
+        other => other.exit_code(),
+    })
 }

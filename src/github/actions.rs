@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use super::annotations::{MAX_ANNOTATIONS, annotations};
 use super::outputs::StepOutputs;
 use super::step_summary::append_summary;
+use crate::report::reporter::Reporter;
 use crate::report::writer::{OutputPaths, WriteError};
 use crate::results::Results;
+use crate::run::events::RunEvent;
 
 /// `--no-github` wins, then `--github`, else `GITHUB_ACTIONS=true` (set by the runner).
 pub fn enabled(github: bool, no_github: bool) -> bool {
@@ -49,6 +51,36 @@ impl GitHubStep {
     /// After the last suite (or an interruption): the step outputs.
     pub fn finish(&self) -> Result<(), WriteError> {
         self.outputs.write()
+    }
+}
+
+/// Publishes one suite's run to the step: its tasks folded in a log group, then the
+/// step summary and annotations once it is gated.
+pub struct GitHubReporter<'a> {
+    pub step: &'a mut GitHubStep,
+    pub paths: &'a OutputPaths,
+}
+
+impl Reporter for GitHubReporter<'_> {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
+        match event {
+            RunEvent::RunStarted { suite_id, .. } => {
+                // Fold the per-task lines; the verdict printed after the group stays in view.
+                println!("::group::evalgate: tasks of {suite_id}");
+                Ok(())
+            }
+            RunEvent::RunFinished { results } => {
+                println!("::endgroup::");
+                self.step.after_suite(results, self.paths)
+            }
+            RunEvent::TaskStarted { .. }
+            | RunEvent::TrialStarted { .. }
+            | RunEvent::TrialRetry { .. }
+            | RunEvent::TrialFinished { .. }
+            | RunEvent::TaskFinished { .. }
+            | RunEvent::TaskSkipped { .. }
+            | RunEvent::CancelRequested { .. } => Ok(()),
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The step outputs (`passed`, `score`, `pass-rate`, `cost-usd`, `results-path`,
+//! The step outputs (`passed`, `outcome` (one line a suite), `score`, `pass-rate`, `cost-usd`, `results-path`,
 //! `junit-path`, `summary-path`), written once to `$GITHUB_OUTPUT` after every suite ran.
 
 use std::path::Path;
@@ -17,6 +17,7 @@ pub struct StepOutputs {
 #[derive(Debug)]
 struct SuiteOutputs {
     passed: bool,
+    outcome: &'static str,
     score: f64,
     pass_rate: f64,
     /// `None` when any task that ran reported no cost: a partial sum would understate it.
@@ -31,13 +32,14 @@ impl StepOutputs {
         let display = |p: &Path| p.display().to_string();
         let t = &results.totals;
         self.suites.push(SuiteOutputs {
-            passed: results.verdict.passed && !results.interrupted && results.preflight_failure.is_none(),
+            passed: results.verdict.passed,
+            outcome: results.verdict.outcome.label(),
             score: t.score,
             pass_rate: t.pass_rate,
             cost_usd: t.cost_usd.filter(|_| t.tasks_without_cost == 0),
-            results: display(&paths.results),
-            junit: display(&paths.junit),
-            markdown: display(&paths.markdown),
+            results: display(paths.of("results.json")),
+            junit: display(paths.of("junit.xml")),
+            markdown: display(paths.of("summary.md")),
         });
     }
 
@@ -51,6 +53,7 @@ impl StepOutputs {
         let lines = |f: fn(&SuiteOutputs) -> &str| self.suites.iter().map(f).collect::<Vec<_>>().join("\n");
         vec![
             ("passed", (!self.suites.is_empty() && self.suites.iter().all(|s| s.passed)).to_string()),
+            ("outcome", lines(|s| s.outcome)),
             ("score", lowest(|s| s.score)),
             ("pass-rate", lowest(|s| s.pass_rate)),
             ("cost-usd", cost.map_or_else(String::new, |c| format!("{c:.6}"))),
@@ -90,6 +93,7 @@ mod tests {
     fn suite(passed: bool, score: f64, cost: Option<f64>, dir: &str) -> SuiteOutputs {
         SuiteOutputs {
             passed,
+            outcome: if passed { "passed" } else { "failed" },
             score,
             pass_rate: score,
             cost_usd: cost,

@@ -8,12 +8,25 @@ use quick_junit::{FlakyOrRerun, NonSuccessKind, Property, Report, TestCase, Test
 
 use crate::results::{Results, Status, TaskResult, TrialResult};
 
+/// `junit.xml`.
+pub struct Junit;
+
+impl super::Report for Junit {
+    fn file_name(&self) -> &'static str {
+        "junit.xml"
+    }
+    fn render(&self, results: &Results) -> String {
+        render(results)
+    }
+}
+
 pub fn render(results: &Results) -> String {
     let mut report = Report::new("evalgate");
     let mut suite = TestSuite::new(results.suite.id.as_str());
     suite.set_time(ms(results.duration_ms));
     suite.add_property(Property::new("score", format!("{:.4}", results.totals.score)));
     suite.add_property(Property::new("passed", results.verdict.passed.to_string()));
+    suite.add_property(Property::new("outcome", results.verdict.outcome.label()));
     if let Some(cost) = results.totals.cost_usd {
         suite.add_property(Property::new("cost_usd", format!("{cost:.6}")));
     }

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::gate::GateCheck;
 use crate::results::regression::Comparison;
 use crate::results::scorecard::Scorecard;
+use crate::results::{GateCheck, RunOutcome};
 use crate::results::{Phase, Results, Status, TaskResult};
 use crate::suite::raw::SafetyAction;
 
@@ -15,6 +15,18 @@ use crate::suite::raw::SafetyAction;
 pub const MAX_CHARS: usize = 65_536;
 /// Characters of output shown per failing task.
 const OUTPUT_EXCERPT: usize = 500;
+
+/// `summary.md`.
+pub struct Markdown;
+
+impl super::Report for Markdown {
+    fn file_name(&self) -> &'static str {
+        "summary.md"
+    }
+    fn render(&self, results: &Results) -> String {
+        render(results)
+    }
+}
 
 pub fn render(results: &Results) -> String {
     render_within(results, MAX_CHARS)
@@ -44,14 +56,24 @@ pub fn render_within(results: &Results, max: usize) -> String {
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let t = &results.totals;
     let mut md = String::new();
-    let (icon, word) = if results.interrupted {
-        ("⚠️", "interrupted")
-    } else if results.verdict.passed {
-        ("✅", "passed")
-    } else {
-        ("❌", "failed")
+    let outcome = &results.verdict.outcome;
+    let icon = match outcome {
+        RunOutcome::Passed => "✅",
+        RunOutcome::Failed { .. } => "❌",
+        RunOutcome::Deferred { .. } => "⏸️",
+        RunOutcome::Interrupted { .. } | RunOutcome::Incomplete { .. } => "⚠️",
+        RunOutcome::PreflightFailed { .. } | RunOutcome::Invalid { .. } => "⛔",
     };
-    let _ = writeln!(md, "## {icon} evalgate: `{}` {word}\n", escape(&results.suite.id));
+    let _ = writeln!(md, "## {icon} evalgate: `{}` {}\n", escape(&results.suite.id), outcome.label());
+    match outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
+        Some(detail) if detail.contains('\n') => {
+            let _ = writeln!(md, "```text\n{}\n```\n", escape_block(&detail));
+        }
+        Some(detail) => {
+            let _ = writeln!(md, "{}\n", escape(&detail));
+        }
+        None => {}
+    }
     let mut line = format!("**{}/{} tasks passed**", t.passed, t.tasks);
     for (n, what) in [(t.failed, "failed"), (t.errors, "errored"), (t.skipped, "skipped"), (t.flaky, "flaky")] {
         if n > 0 {

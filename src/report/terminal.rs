@@ -6,8 +6,10 @@ use std::io::IsTerminal;
 use console::{Style, Term};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::reporter::Reporter;
+use super::writer::WriteError;
 use crate::grade::excerpt;
-use crate::results::{Results, Status, TaskResult};
+use crate::results::{Results, RunOutcome, Status, TaskResult};
 use crate::run::events::RunEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +25,29 @@ pub struct TerminalReporter {
     colors: bool,
 }
 
+impl Reporter for TerminalReporter {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
+        match event {
+            RunEvent::RunStarted { suite_id, tasks } => self.started(suite_id, *tasks),
+            RunEvent::TaskStarted { id, .. } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(id.clone());
+                }
+            }
+            RunEvent::TrialRetry { index: _, trial, attempt, reason } if self.verbosity == Verbosity::Verbose => {
+                self.line(format!("RETRY trial {} (attempt {attempt}): {}", trial + 1, excerpt(reason, 200)));
+            }
+            RunEvent::TaskFinished { result, .. } | RunEvent::TaskSkipped { result, .. } => self.task_done(result),
+            RunEvent::RunFinished { results } => self.summary(results),
+            RunEvent::TrialStarted { .. }
+            | RunEvent::TrialRetry { .. }
+            | RunEvent::TrialFinished { .. }
+            | RunEvent::CancelRequested { .. } => {}
+        }
+        Ok(())
+    }
+}
+
 impl TerminalReporter {
     pub fn new(verbosity: Verbosity) -> Self {
         let tty = std::io::stderr().is_terminal();
@@ -30,48 +55,38 @@ impl TerminalReporter {
         TerminalReporter { verbosity, bar: None, colors: tty }
     }
 
-    pub fn handle(&mut self, event: &RunEvent) {
-        match event {
-            RunEvent::Started { suite_id, tasks } => {
-                if self.verbosity != Verbosity::Quiet {
-                    self.line(format!("{} {suite_id}: {tasks} task(s)", self.style(Style::new().bold(), "Running")));
-                }
-                if self.colors && self.verbosity != Verbosity::Quiet {
-                    let bar = ProgressBar::new(*tasks as u64);
-                    bar.set_style(
-                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    self.bar = Some(bar);
-                }
-            }
-            RunEvent::TaskStarted { id, .. } => {
-                if let Some(bar) = &self.bar {
-                    bar.set_message(id.clone());
-                }
-            }
-            RunEvent::TaskFinished { result, .. } => {
-                if let Some(bar) = &self.bar {
-                    bar.inc(1);
-                }
-                let show = match self.verbosity {
-                    Verbosity::Quiet => result.status != Status::Passed && result.status != Status::Skipped,
-                    _ => true,
-                };
-                if show {
-                    let line = self.task_line(result);
-                    self.line(line);
-                }
-            }
-            RunEvent::Finished { .. } => {
-                if let Some(bar) = self.bar.take() {
-                    bar.finish_and_clear();
-                }
-            }
+    fn started(&mut self, suite_id: &str, tasks: usize) {
+        if self.verbosity != Verbosity::Quiet {
+            self.line(format!("{} {suite_id}: {tasks} task(s)", self.style(Style::new().bold(), "Running")));
+        }
+        if self.colors && self.verbosity != Verbosity::Quiet {
+            let bar = ProgressBar::new(tasks as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            self.bar = Some(bar);
         }
     }
 
-    pub fn summary(&self, results: &Results) {
+    fn task_done(&mut self, result: &TaskResult) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+        let show = match self.verbosity {
+            Verbosity::Quiet => result.status != Status::Passed && result.status != Status::Skipped,
+            _ => true,
+        };
+        if show {
+            let line = self.task_line(result);
+            self.line(line);
+        }
+    }
+
+    fn summary(&mut self, results: &Results) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
         let t = &results.totals;
         let mut lines = Vec::new();
         if self.verbosity != Verbosity::Quiet {
@@ -86,12 +101,16 @@ impl TerminalReporter {
                 lines.push(format!("  {mark} {:<width$} budget {:<12} actual {}", c.name, c.budget, c.actual));
             }
         }
-        let verdict = if results.interrupted {
-            self.style(Style::new().yellow().bold(), "INTERRUPTED")
-        } else if results.verdict.passed {
-            self.style(Style::new().green().bold(), "PASSED")
-        } else {
-            self.style(Style::new().red().bold(), "FAILED")
+        let outcome = &results.verdict.outcome;
+        let word = outcome.label().to_uppercase();
+        let verdict = match outcome {
+            RunOutcome::Passed => self.style(Style::new().green().bold(), &word),
+            RunOutcome::Failed { .. } | RunOutcome::PreflightFailed { .. } | RunOutcome::Invalid { .. } => {
+                self.style(Style::new().red().bold(), &word)
+            }
+            RunOutcome::Interrupted { .. } | RunOutcome::Incomplete { .. } | RunOutcome::Deferred { .. } => {
+                self.style(Style::new().yellow().bold(), &word)
+            }
         };
         lines.push(format!(
             "{verdict} {}: {}/{} passed, {} failed, {} errors, {} skipped, score {:.2} in {:.1}s",
@@ -104,6 +123,9 @@ impl TerminalReporter {
             t.score,
             results.duration_ms as f64 / 1000.0
         ));
+        if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
+            lines.push(format!("  {detail}"));
+        }
         for line in lines {
             self.line(line);
         }

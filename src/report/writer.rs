@@ -1,19 +1,17 @@
-//! Where reports go, checked before the run, and atomic writes (temp file + rename) so a
-//! crash never leaves half a report.
+//! The one file manager: where reports go (checked before the run), claiming the out
+//! directory so it never mixes two runs, and atomic writes (temp file + rename) so a crash
+//! or a kill never leaves half a report.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone)]
-pub struct OutputPaths {
-    pub dir: PathBuf,
-    pub results: PathBuf,
-    pub summary: PathBuf,
-    pub events: PathBuf,
-    pub junit: PathBuf,
-    pub markdown: PathBuf,
-}
+use super::{REPORTS, Report};
+use crate::results::Results;
+
+/// Holds the lock of `dir`; lists what this run writes there, so the next run can remove it.
+const LOCK: &str = ".evalgate.lock";
+const MANIFEST: &str = ".evalgate-files";
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write {}: {source}", path.display())]
@@ -23,36 +21,142 @@ pub struct WriteError {
     pub source: std::io::Error,
 }
 
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError { path: path.to_owned(), source }
+}
+
+/// Where one suite's reports go: `dir/<file name>` unless the command line named a file.
+#[derive(Debug, Clone)]
+pub struct OutputPaths {
+    pub dir: PathBuf,
+    pub events: PathBuf,
+    /// One path per entry of `REPORTS`, in order.
+    reports: Vec<PathBuf>,
+}
+
 impl OutputPaths {
-    pub fn new(dir: &Path, junit: Option<PathBuf>, markdown: Option<PathBuf>, json: Option<PathBuf>) -> Self {
-        OutputPaths {
-            dir: dir.to_owned(),
-            results: json.unwrap_or_else(|| dir.join("results.json")),
-            summary: dir.join("summary.json"),
-            events: dir.join("events.jsonl"),
-            junit: junit.unwrap_or_else(|| dir.join("junit.xml")),
-            markdown: markdown.unwrap_or_else(|| dir.join("summary.md")),
-        }
+    /// `overrides` are `(file name, path)`: `("junit.xml", --junit)`, …
+    pub fn new(dir: &Path, overrides: &[(&str, Option<PathBuf>)]) -> Self {
+        let reports = REPORTS
+            .iter()
+            .map(|r| {
+                let given = overrides.iter().find(|(name, _)| *name == r.file_name()).and_then(|(_, p)| p.clone());
+                given.unwrap_or_else(|| dir.join(r.file_name()))
+            })
+            .collect();
+        OutputPaths { dir: dir.to_owned(), events: dir.join("events.jsonl"), reports }
+    }
+
+    /// The path of the report written to `file_name` by default (`"junit.xml"`, …).
+    pub fn of(&self, file_name: &str) -> &Path {
+        let i = REPORTS.iter().position(|r| r.file_name() == file_name).expect("a report of REPORTS");
+        &self.reports[i]
+    }
+
+    fn all(&self) -> impl Iterator<Item = &PathBuf> {
+        self.reports.iter().chain([&self.events])
     }
 
     /// Creates the directories and proves each can take a file, before anything runs.
     pub fn prepare(&self) -> Result<(), WriteError> {
-        for path in [&self.results, &self.summary, &self.events, &self.junit, &self.markdown] {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir).map_err(|source| WriteError { path: dir.to_owned(), source })?;
-            tempfile::NamedTempFile::new_in(dir).map_err(|source| WriteError { path: path.clone(), source })?;
+        for path in self.all() {
+            let dir = parent(path);
+            std::fs::create_dir_all(dir).map_err(write_error(dir))?;
+            tempfile::NamedTempFile::new_in(dir).map_err(write_error(path))?;
         }
         Ok(())
     }
+
+    /// Renders every report of `REPORTS` and replaces its file atomically.
+    pub fn write_reports(&self, results: &Results) -> Result<(), WriteError> {
+        for (report, path) in REPORTS.iter().zip(&self.reports) {
+            write_atomic(path, report.render(results).as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Renders one report.
+    pub fn write_report(&self, report: &dyn Report, results: &Results) -> Result<(), WriteError> {
+        write_atomic(self.of(report.file_name()), report.render(results).as_bytes())
+    }
+}
+
+fn parent(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// The out directory, held for one run: a second run into it is refused while this one
+/// lives, and what the previous run wrote is gone before this one writes.
+#[derive(Debug)]
+pub struct ClaimedDir {
+    dir: PathBuf,
+    _lock: File,
+}
+
+impl ClaimedDir {
+    /// Locks `dir` (created if needed) and removes the files the previous run listed, plus
+    /// the default report names, so a failed run never sits beside an older green report.
+    pub fn claim(dir: &Path) -> Result<ClaimedDir, ClaimError> {
+        std::fs::create_dir_all(dir).map_err(|e| ClaimError::Write(write_error(dir)(e)))?;
+        let lock_path = dir.join(LOCK);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| ClaimError::Write(write_error(&lock_path)(e)))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(ClaimError::Busy(dir.to_owned())),
+            Err(std::fs::TryLockError::Error(e)) => return Err(ClaimError::Write(write_error(&lock_path)(e))),
+        }
+        let manifest = dir.join(MANIFEST);
+        let listed = std::fs::read_to_string(&manifest).unwrap_or_default();
+        let defaults = REPORTS.iter().map(|r| dir.join(r.file_name())).chain([dir.join("events.jsonl")]);
+        for path in listed.lines().filter(|l| !l.is_empty()).map(PathBuf::from).chain(defaults) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    // A per-suite directory of an earlier run goes when it is left empty.
+                    if path.parent().is_some_and(|p| p != dir) {
+                        let _ = std::fs::remove_dir(parent(&path));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(ClaimError::Write(write_error(&path)(e))),
+            }
+        }
+        let _ = std::fs::remove_file(&manifest);
+        Ok(ClaimedDir { dir: dir.to_owned(), _lock: lock })
+    }
+
+    /// Records the files this run will write (before writing them), for the next claim.
+    pub fn record(&self, paths: &[&OutputPaths]) -> Result<(), WriteError> {
+        let list: String = paths.iter().flat_map(|p| p.all()).map(|p| format!("{}\n", absolute(p).display())).collect();
+        write_atomic(&self.dir.join(MANIFEST), list.as_bytes())
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    #[error(
+        "{} is in use by another evalgate run; wait for it, or give this run its own --out",
+        .0.display()
+    )]
+    Busy(PathBuf),
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let err = |source| WriteError { path: path.to_owned(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
+    let dir = parent(path);
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error(path))?;
+    tmp.write_all(bytes).map_err(write_error(path))?;
+    tmp.as_file().sync_all().map_err(write_error(path))?;
+    tmp.persist(path).map_err(|e| write_error(path)(e.error))?;
     Ok(())
 }
 
@@ -64,14 +168,52 @@ pub struct EventLog {
 
 impl EventLog {
     pub fn create(path: &Path) -> Result<Self, WriteError> {
-        let file = File::create(path).map_err(|source| WriteError { path: path.to_owned(), source })?;
+        let file = File::create(path).map_err(write_error(path))?;
         Ok(EventLog { path: path.to_owned(), out: BufWriter::new(file) })
     }
 
     pub fn append(&mut self, event: &serde_json::Value) -> Result<(), WriteError> {
-        let err = |source| WriteError { path: self.path.clone(), source };
-        serde_json::to_writer(&mut self.out, event).map_err(|e| err(e.into()))?;
-        self.out.write_all(b"\n").map_err(err)?;
-        self.out.flush().map_err(err)
+        let path = self.path.clone();
+        serde_json::to_writer(&mut self.out, event).map_err(|e| write_error(&path)(e.into()))?;
+        self.out.write_all(b"\n").map_err(write_error(&path))?;
+        self.out.flush().map_err(write_error(&path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_removes_the_previous_runs_files_and_keeps_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let elsewhere = dir.path().join("junit-elsewhere.xml");
+        {
+            let claimed = ClaimedDir::claim(&out).unwrap();
+            let paths = OutputPaths::new(&out.join("suite-a"), &[("junit.xml", Some(elsewhere.clone()))]);
+            paths.prepare().unwrap();
+            claimed.record(&[&paths]).unwrap();
+            paths.write_reports(&crate::results::testing::results(Vec::new())).unwrap();
+            std::fs::write(out.join("summary.md"), "old green").unwrap();
+            std::fs::write(out.join("notes.txt"), "the user's").unwrap();
+        }
+        assert!(elsewhere.exists());
+        let _claimed = ClaimedDir::claim(&out).unwrap();
+        assert!(!elsewhere.exists(), "a file the last run wrote outside the directory is removed");
+        assert!(!out.join("suite-a").exists(), "the last run's per-suite directory is removed");
+        assert!(!out.join("summary.md").exists());
+        assert!(out.join("notes.txt").exists(), "files evalgate did not write stay");
+    }
+
+    #[test]
+    fn a_second_claim_is_refused_while_the_first_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ClaimedDir::claim(dir.path()).unwrap();
+        let err = ClaimedDir::claim(dir.path()).unwrap_err();
+        assert!(matches!(err, ClaimError::Busy(_)), "{err}");
+        assert!(err.to_string().contains("in use by another evalgate run"));
+        drop(first);
+        ClaimedDir::claim(dir.path()).unwrap();
     }
 }

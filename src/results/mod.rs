@@ -5,8 +5,12 @@ mod model;
 pub mod regression;
 pub mod scorecard;
 pub mod summary;
+#[cfg(test)]
+pub mod testing;
 mod totals;
+mod verdict;
 
-pub use finalize::finalize;
+pub use finalize::{finalize, regate};
 pub use model::*;
 pub use totals::{percentile, totals};
+pub use verdict::{GateCheck, GateVerdict, RunOutcome};

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::regression::{Comparison, RegressionBudget};
-use crate::gate::GateVerdict;
+use super::verdict::GateVerdict;
 use crate::suite::model::Thresholds;
 use crate::sut::{ToolCall, Usage};
 
@@ -34,6 +34,12 @@ pub struct Results {
     /// A `before_all` hook marked `preflight: true` failed: no task ran (exit 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight_failure: Option<String>,
+    /// The suite or the command line was invalid: nothing ran (exit 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
+    /// What was planned but is not in `tasks`: a missing shard, a run still in progress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
     /// `before_all` and `after_all` steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<StepResult>,
@@ -104,6 +110,31 @@ impl Status {
     }
 }
 
+/// Why a planned task did not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotRun {
+    /// The run was interrupted first.
+    Interrupted,
+    /// `--fail-fast` stopped the run after a failure.
+    FailFast,
+    /// `thresholds.max_cost_usd` was spent.
+    CostBudget,
+    /// The environment was not ready (a `preflight: true` hook failed).
+    Preflight,
+}
+
+impl NotRun {
+    pub fn reason(self) -> &'static str {
+        match self {
+            NotRun::Interrupted => "run interrupted",
+            NotRun::FailFast => "not run: --fail-fast stopped the run after a failure",
+            NotRun::CostBudget => "not run: the cost budget (thresholds.max_cost_usd) is spent",
+            NotRun::Preflight => "not run: preflight failed",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskResult {
     pub id: String,
@@ -126,6 +157,9 @@ pub struct TaskResult {
     /// One line: why the task failed, errored or was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Why a skipped task did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<NotRun>,
     pub duration_ms: u64,
     /// Agent runs in all (trials, plus retries of infrastructure errors).
     pub attempts: u32,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::model::{Results, Status};
 use super::summary::openwop_task_id;
-use crate::gate::GateCheck;
+use super::verdict::GateCheck;
 
 /// Budgets against the baseline; `None` means unbounded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

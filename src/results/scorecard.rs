@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::model::{Status, TaskResult};
-use crate::gate::GateCheck;
+use super::verdict::GateCheck;
 use crate::suite::model::{AdversarialThresholds, CategoryThresholds};
 
 pub const BENIGN: &str = "benign-security";

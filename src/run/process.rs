@@ -1,8 +1,10 @@
 //! Child processes: each in its own process group, output captured up to a cap, a timeout
 //! (or dropping the future, on cancellation) kills the whole group.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -89,6 +91,34 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
+/// Every process group evalgate started and has not seen end, so a second signal can kill
+/// them all at once (`stop_everything`), daemons of setup steps included.
+static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Set by `stop_everything`: no new process starts after it.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Records a process group started outside `run_process` (an MCP server).
+pub fn track_group(pgid: i32) {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).insert(pgid);
+}
+
+pub fn untrack_group(pgid: i32) {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).remove(&pgid);
+}
+
+/// The second signal: refuse every new process and SIGKILL every group still known.
+pub fn stop_everything() {
+    STOPPING.store(true, Ordering::SeqCst);
+    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
+    for pgid in groups {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+pub fn stopping() -> bool {
+    STOPPING.load(Ordering::SeqCst)
+}
+
 /// Kills the process group when dropped, unless disarmed: cancellation and panics
 /// leave no process behind.
 struct GroupGuard(Option<Pid>);
@@ -104,10 +134,17 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill(Signal::SIGKILL);
+        if let Some(pgid) = self.0 {
+            untrack_group(pgid.as_raw());
+        }
     }
 }
 
 pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError> {
+    if stopping() {
+        let source = std::io::Error::new(std::io::ErrorKind::Interrupted, "evalgate is stopping (second signal)");
+        return Err(SpawnError { program: spec.program.clone(), source });
+    }
     let started = Instant::now();
     let mut command = Command::new(&spec.program);
     command
@@ -121,6 +158,9 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|source| SpawnError { program: spec.program.clone(), source })?;
     let mut guard = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
+    if let Some(pgid) = guard.0 {
+        track_group(pgid.as_raw());
+    }
 
     if let (Some(bytes), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         tokio::spawn(async move {
@@ -153,6 +193,8 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
     if spec.reap_group || timed_out {
         guard.kill(Signal::SIGKILL);
     } else {
+        // The group may hold a daemon the suite's cleanup stops: it stays known to
+        // `stop_everything`, but is not killed here.
         guard.0 = None;
     }
     let duration = started.elapsed();

@@ -30,20 +30,16 @@ pub struct RunContext {
     pub llm: Arc<LlmRuntime>,
     /// The run's MCP servers.
     pub servers: Arc<crate::mcp::servers::Servers>,
+    /// `--agent`: replaces the agent of every task that has one.
+    pub agent_override: Option<Arc<Agent>>,
 }
 
-/// Runs one trial of `task`, retrying infrastructure errors; returns the trial and how
-/// many attempts it took.
-pub async fn run_trial(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> (TrialResult, u32) {
-    let max_attempts = ctx.suite.retries + 1;
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let trial = run_attempt(ctx, task, cancel).await;
-        let retry = trial.status == Status::Error && !cancel.is_cancelled() && attempts < max_attempts;
-        if !retry {
-            // Earlier attempts ended in infrastructure errors; only the last one counts.
-            return (trial, attempts);
+impl RunContext {
+    /// The agent `task` runs with: `--agent`'s, unless the task calls a tool itself.
+    pub fn agent_for<'a>(&'a self, task: &'a Task) -> &'a Arc<Agent> {
+        match (&self.agent_override, &*task.agent) {
+            (Some(agent), Agent::Command(_) | Agent::Llm(_)) => agent,
+            _ => &task.agent,
         }
     }
 }
@@ -121,6 +117,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         score: 0.0,
         weight: task.weight,
         reason: Some(reason.to_owned()),
+        not_run: None,
         duration_ms: 0,
         attempts: 0,
         repeat: task.repeat,
@@ -149,7 +146,9 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
-async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
+/// One attempt of a trial: setup, agent, graders, then cleanup (always). The dispatcher
+/// decides whether an attempt that ended in an infrastructure error is run again.
+pub async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     bindings.servers = Some(crate::run::bindings::ServersRef(ctx.servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
@@ -208,7 +207,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         return;
     }
 
-    let outcome = match &*task.agent {
+    let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
             CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &ctx.servers }.run(bindings, task.timeout).await
         }

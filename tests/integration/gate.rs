@@ -151,14 +151,20 @@ fn thresholds_gate_on_the_aggregate_score() {
 }
 
 #[test]
-fn no_selected_task_fails_the_gate() {
-    let run = Test::new()
-        .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
-        .args(&["run", "--filter", "nothing-*"])
-        .run();
-    run.expect_code(1);
-    assert!(run.stderr.contains("FAIL tasks run      budget ≥ 1          actual 0"), "{}", run.stderr);
+fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
+    let yaml = suite("", "  - id: alpha\n    tags: [smoke]\n    prompt: x\n    grade: [{type: contains, value: x}]\n");
+    let test = || Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml);
+    let run = test().args(&["run", "--filter", "nothing-*"]).run();
+    run.expect_code(2);
+    assert_eq!(
+        run.stderr,
+        "error: no task of test.evals.demo (evalgate.yaml) matches --filter nothing-*\n  help: task ids: alpha\n"
+    );
+    assert_eq!(run.results()["verdict"]["outcome"]["status"], "invalid");
+    assert_eq!(run.results()["verdict"]["passed"], false);
+    let tag = test().args(&["list", "--tag", "smok"]).run();
+    tag.expect_code(2);
+    assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean --tag smoke?\n"), "{}", tag.stderr);
 }
 
 #[test]

@@ -82,13 +82,14 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
     let outputs = outputs(&run.read("runner/output.txt"));
     assert_eq!(outputs["earlier"], "value", "appended, not replaced");
     assert_eq!(outputs["passed"], "false");
+    assert_eq!(outputs["outcome"], "failed");
     assert_eq!(outputs["score"], "0.5000");
     assert_eq!(outputs["pass-rate"], "0.5000");
     assert_eq!(outputs["cost-usd"], "", "the echo agent reports no cost");
     assert_eq!(outputs["results-path"], "evalgate-out/results.json");
     assert_eq!(outputs["junit-path"], "evalgate-out/junit.xml");
     assert_eq!(outputs["summary-path"], "evalgate-out/summary.md");
-    assert_eq!(outputs.len(), 8);
+    assert_eq!(outputs.len(), 9);
 }
 
 #[test]

@@ -10,7 +10,11 @@ fn invalid_yaml_is_reported_with_line_and_column() {
         .run();
     run.expect_code(2);
     assert!(run.stderr.starts_with("error: evalgate.yaml:5:11: invalid YAML:"), "{}", run.stderr);
-    assert!(!run.dir.join("evalgate-out").exists(), "nothing may run or be written");
+    // Nothing ran, and the reports say so (never an older run's green report).
+    let results = run.results();
+    assert_eq!(results["verdict"]["outcome"]["status"], "invalid");
+    assert!(results["tasks"].as_array().unwrap().is_empty());
+    assert!(run.read("evalgate-out/summary.md").starts_with("## ⛔ evalgate: `evalgate` invalid"));
 }
 
 #[test]

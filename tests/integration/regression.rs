@@ -274,7 +274,8 @@ fn a_failing_merged_gate_exits_1_from_report() {
     let dir = test.path().to_owned();
     let shard = test.args(&["run", "--shard", "1/2", "--out", "s1"]).run();
     shard.expect_code(0);
-    assert!(shard.stderr.contains("gate deferred"), "{}", shard.stderr);
+    assert!(shard.stderr.contains("DEFERRED test.evals.reg"), "{}", shard.stderr);
+    assert!(shard.stderr.contains("shard 1 of 2: the gate is decided on the merged results"), "{}", shard.stderr);
     let evalgate = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap()
     };

@@ -216,7 +216,10 @@ fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
     let run = run_suite(preflight, tasks);
     run.expect_code(3);
     assert_eq!(run.task("a")["status"], "skipped");
-    assert!(run.stderr.contains("preflight failed for evalgate.yaml: before_all step 1 failed"), "{}", run.stderr);
+    assert_eq!(run.task("a")["not_run"], "preflight");
+    assert!(run.stderr.contains("PREFLIGHT FAILED test.evals.demo"), "{}", run.stderr);
+    assert!(run.stderr.contains("\n  before_all step 1 failed: exit 1"), "{}", run.stderr);
+    assert_eq!(run.results()["verdict"]["outcome"]["status"], "preflight_failed");
     assert!(run.dir.join("after").exists());
 }
 

@@ -1,0 +1,97 @@
+//! Loading the suites named on the command line and planning each, for `list`, `check`
+//! and `run`.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use crate::cli::SelectArgs;
+use crate::error::Error;
+use crate::plan::{Plan, PlanError, Selection, plan};
+use crate::preflight::{PreflightError, preflight};
+use crate::results::Shard;
+use crate::run::task::display_path;
+use crate::suite::model::Suite;
+use crate::suite::{LoadError, LoadOptions, load_suite};
+
+/// A loaded suite and its plan.
+pub struct Planned {
+    pub suite: Suite,
+    pub plan: Plan,
+}
+
+/// The selection of `list`, `check` and `run` (`run` adds shard, repeat and fail-fast).
+pub fn selection(select: &SelectArgs) -> Selection {
+    Selection {
+        filter: select.filter.clone(),
+        tags: select.tag.clone(),
+        agent: select.agent.clone(),
+        ..Selection::default()
+    }
+}
+
+impl Selection {
+    pub fn for_run(select: &SelectArgs, shard: Option<(u32, u32)>, repeat: Option<u32>, fail_fast: bool) -> Selection {
+        Selection {
+            shard: shard.map(|(index, count)| Shard { index, count }),
+            repeat: repeat.and_then(NonZeroU32::new),
+            fail_fast,
+            ..selection(select)
+        }
+    }
+}
+
+/// Loads every suite (all their problems listed together), then plans each. With several
+/// suites, one whose tasks the filters all leave out is dropped with a note, unless every
+/// suite is; a selection that matches nothing anywhere is invalid.
+pub fn load_and_plan(select: &SelectArgs, selection: &Selection) -> Result<Vec<Planned>, Error> {
+    let files = if select.suites.is_empty() { vec![PathBuf::from("evalgate.yaml")] } else { select.suites.clone() };
+    let options = LoadOptions { vars: select.vars.clone() };
+    let mut suites = Vec::new();
+    let mut diagnostics = Vec::new();
+    for file in files {
+        match load_suite(&file, &options) {
+            Ok(suite) => suites.push(suite),
+            Err(LoadError::Invalid { diagnostics: d }) => diagnostics.extend(d),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(LoadError::Invalid { diagnostics }.into());
+    }
+    let mut planned = Vec::new();
+    let mut nothing = Vec::new();
+    for suite in suites {
+        match plan(&suite, selection) {
+            Ok(plan) => planned.push(Planned { suite, plan }),
+            Err(PlanError::NothingSelected(why)) => nothing.push(why),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if planned.is_empty() && !nothing.is_empty() {
+        return Err(Error::Usage(nothing.join("\n")));
+    }
+    for why in nothing {
+        eprintln!("note: {}", why.lines().next().unwrap_or_default());
+    }
+    for p in &planned {
+        for note in &p.plan.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok(planned)
+}
+
+pub fn preflight_all(planned: &[Planned]) -> Result<(), Error> {
+    let failures: Vec<PreflightError> = planned.iter().filter_map(|p| preflight(&p.suite).err()).collect();
+    if failures.is_empty() { Ok(()) } else { Err(Error::Preflight(failures)) }
+}
+
+/// `SUITE/TASK  FILE:LINE [tags]`, one line a planned task.
+pub fn print_plan(p: &Planned) {
+    let file = display_path(&p.suite.file);
+    for planned in &p.plan.tasks {
+        let task = &p.suite.tasks[planned.index];
+        let tags = if task.tags.is_empty() { String::new() } else { format!(" [{}]", task.tags.join(", ")) };
+        println!("{}/{}  {file}:{}{tags}", p.suite.id, task.id, task.position.line);
+    }
+}

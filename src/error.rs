@@ -1,0 +1,54 @@
+//! The error a command stops with, and its exit code. A run that gets as far as a gate
+//! exits with its outcome's code instead (`RunOutcome::exit_code`).
+
+use crate::exit;
+use crate::preflight::PreflightError;
+use crate::report::writer::{ClaimError, WriteError};
+use crate::suite::LoadError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n\n"))]
+    Preflight(Vec<PreflightError>),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) | Error::Load(_) => exit::INVALID_INPUT,
+            Error::Preflight(_) => exit::PREFLIGHT_FAILED,
+            Error::Write(_) | Error::Claim(_) | Error::Internal(_) => exit::ABORTED,
+        }
+    }
+
+    /// The text for stderr: located diagnostics as they are, anything else after `error:`.
+    pub fn render(&self) -> String {
+        match self {
+            Error::Load(LoadError::Invalid { .. }) | Error::Preflight(_) => self.to_string(),
+            _ => format!("error: {self}"),
+        }
+    }
+}
+
+impl From<crate::plan::PlanError> for Error {
+    fn from(e: crate::plan::PlanError) -> Self {
+        Error::Usage(e.to_string())
+    }
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))
+}

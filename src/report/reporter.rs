@@ -1,0 +1,140 @@
+//! Reporters follow a run event by event: the terminal, `events.jsonl`, the file reports
+//! (rewritten as tasks finish, so a crash or a kill loses at most the tasks in flight) and
+//! GitHub. `Fanout` hands every event to each of them.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use super::events;
+use super::writer::{EventLog, OutputPaths, WriteError};
+use crate::results::{Results, TaskResult, regate};
+use crate::run::dispatcher::EventSink;
+use crate::run::events::RunEvent;
+
+pub trait Reporter {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError>;
+}
+
+/// A reporter that lives longer than one suite's run (the terminal).
+impl<R: Reporter + ?Sized> Reporter for &mut R {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
+        (**self).handle(event)
+    }
+}
+
+/// Every reporter of one suite's run; the first write error is kept for the end.
+#[derive(Default)]
+pub struct Fanout<'a> {
+    pub reporters: Vec<Box<dyn Reporter + 'a>>,
+    pub error: Option<WriteError>,
+}
+
+impl EventSink for Fanout<'_> {
+    fn event(&mut self, event: RunEvent) {
+        for reporter in &mut self.reporters {
+            if let Err(e) = reporter.handle(&event) {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// `events.jsonl`: OpenWOP events, one line flushed per event.
+pub struct EventLogReporter {
+    log: EventLog,
+    suite_id: String,
+    suite_version: Option<String>,
+}
+
+impl EventLogReporter {
+    pub fn create(paths: &OutputPaths, suite_id: &str, suite_version: Option<&str>) -> Result<Self, WriteError> {
+        Ok(EventLogReporter {
+            log: EventLog::create(&paths.events)?,
+            suite_id: suite_id.to_owned(),
+            suite_version: suite_version.map(str::to_owned),
+        })
+    }
+}
+
+impl Reporter for EventLogReporter {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
+        match event {
+            RunEvent::RunStarted { tasks, .. } => {
+                self.log.append(&events::started(&self.suite_id, self.suite_version.as_deref(), *tasks, &now()))
+            }
+            RunEvent::TaskFinished { result, .. } => self.log.append(&events::scored(&self.suite_id, result, &now())),
+            RunEvent::RunFinished { results } => self.log.append(&events::completed(results, &now())),
+            RunEvent::TaskStarted { .. }
+            | RunEvent::TrialStarted { .. }
+            | RunEvent::TrialRetry { .. }
+            | RunEvent::TrialFinished { .. }
+            | RunEvent::TaskSkipped { .. }
+            | RunEvent::CancelRequested { .. } => Ok(()),
+        }
+    }
+}
+
+/// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
+/// passed) and once more with the gated results at the end.
+pub struct FileReports<'a> {
+    paths: &'a OutputPaths,
+    /// The run's results without tasks: suite, thresholds, start time.
+    skeleton: Results,
+    slots: Vec<Option<TaskResult>>,
+    /// Rewrites wait this long after the last one (four times its duration), so a large
+    /// suite is not rewritten thousands of times; the next event or the end catches up.
+    next_write: Instant,
+    dirty: bool,
+}
+
+impl<'a> FileReports<'a> {
+    pub fn new(paths: &'a OutputPaths, skeleton: Results, planned: usize) -> Self {
+        FileReports { paths, skeleton, slots: vec![None; planned], next_write: Instant::now(), dirty: false }
+    }
+
+    fn rewrite(&mut self) -> Result<(), WriteError> {
+        if Instant::now() < self.next_write {
+            self.dirty = true;
+            return Ok(());
+        }
+        let started = Instant::now();
+        let mut partial = self.skeleton.clone();
+        partial.tasks = self.slots.iter().flatten().cloned().collect();
+        partial.incomplete = vec![format!(
+            "the run had not finished when this was written: {} of {} planned task(s) done",
+            partial.tasks.len(),
+            self.slots.len()
+        )];
+        regate(&mut partial);
+        self.paths.write_reports(&partial)?;
+        self.dirty = false;
+        self.next_write = Instant::now() + (started.elapsed() * 4).min(Duration::from_secs(2));
+        Ok(())
+    }
+}
+
+impl Reporter for FileReports<'_> {
+    fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
+        match event {
+            RunEvent::RunStarted { .. } => self.rewrite(),
+            RunEvent::TaskFinished { index, result } | RunEvent::TaskSkipped { index, result } => {
+                self.slots[*index] = Some((**result).clone());
+                self.rewrite()
+            }
+            RunEvent::RunFinished { results } => self.paths.write_reports(results),
+            RunEvent::TaskStarted { .. }
+            | RunEvent::TrialStarted { .. }
+            | RunEvent::TrialRetry { .. }
+            | RunEvent::TrialFinished { .. }
+            | RunEvent::CancelRequested { .. } => {
+                if self.dirty {
+                    self.rewrite()?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Results built by hand for unit tests of the gate and the reports.
+
+use super::model::{Results, Status, SuiteInfo, TaskResult, Totals};
+use super::verdict::{GateVerdict, RunOutcome};
+
+pub fn task(id: &str, status: Status) -> TaskResult {
+    TaskResult {
+        id: id.into(),
+        description: None,
+        tags: Vec::new(),
+        category: None,
+        severity: None,
+        file: "evalgate.yaml".into(),
+        line: 1,
+        agent: "bot".into(),
+        status,
+        score: if status == Status::Passed { 1.0 } else { 0.0 },
+        weight: 1.0,
+        reason: (status != Status::Passed).then(|| status.label().to_owned()),
+        not_run: None,
+        duration_ms: 1,
+        attempts: u32::from(status != Status::Skipped),
+        repeat: 1,
+        min_pass: 1,
+        flaky: false,
+        pass_at_k: None,
+        pass_hat_k: None,
+        trials: Vec::new(),
+    }
+}
+
+pub fn results(tasks: Vec<TaskResult>) -> Results {
+    Results {
+        format: super::RESULTS_FORMAT.into(),
+        evalgate_version: "test".into(),
+        run_id: "test".into(),
+        suite: SuiteInfo {
+            id: "t.suite".into(),
+            version: None,
+            description: None,
+            file: "evalgate.yaml".into(),
+            modes: Vec::new(),
+        },
+        thresholds: None,
+        regression: None,
+        shard: None,
+        started_at: "2026-11-23T00:00:00Z".into(),
+        duration_ms: 1,
+        interrupted: false,
+        preflight_failure: None,
+        invalid: None,
+        incomplete: Vec::new(),
+        hooks: Vec::new(),
+        mcp_servers: Default::default(),
+        tasks,
+        totals: Totals::default(),
+        scorecard: None,
+        verdict: GateVerdict::new(RunOutcome::Incomplete { reason: "not gated yet".into() }, Vec::new()),
+    }
+}

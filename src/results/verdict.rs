@@ -1,0 +1,105 @@
+//! The verdict of a run: the one [`RunOutcome`] every report, the exit code, the GitHub
+//! outputs and the PR comment render, and the gate checks behind it.
+
+use serde::{Deserialize, Serialize};
+
+use super::model::Shard;
+use crate::exit;
+
+/// One gate check: its budget, what was measured and whether it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateCheck {
+    pub name: String,
+    pub budget: String,
+    pub actual: String,
+    pub passed: bool,
+}
+
+impl GateCheck {
+    pub fn new(name: &str, budget: String, actual: String, passed: bool) -> GateCheck {
+        GateCheck { name: name.to_owned(), budget, actual, passed }
+    }
+}
+
+/// What `gate::evaluate` decided. `passed` is `outcome == Passed`, written out for readers
+/// of `results.json` that want one boolean; nothing recomputes it from the checks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub outcome: RunOutcome,
+    pub passed: bool,
+    pub checks: Vec<GateCheck>,
+}
+
+impl GateVerdict {
+    pub fn new(outcome: RunOutcome, checks: Vec<GateCheck>) -> GateVerdict {
+        GateVerdict { passed: outcome == RunOutcome::Passed, outcome, checks }
+    }
+}
+
+/// What a run adds up to. Only `Passed` is green; anything that did not run as planned
+/// (an interrupt, a budget stop, a missing shard) is never `Passed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Every task planned ran and every gate check held.
+    Passed,
+    /// Everything planned ran; these gate checks failed.
+    Failed { failed_checks: Vec<String> },
+    /// Stopped by a signal: unfinished tasks are skipped or errors.
+    Interrupted { reason: String },
+    /// The environment was not ready (a preflight check or a `preflight: true` hook): no task ran.
+    PreflightFailed { reason: String },
+    /// The command line or a suite is invalid: nothing ran.
+    Invalid { reason: String },
+    /// Something planned did not run: a budget stop, a missing shard, a run still in progress
+    /// (or killed) when this file was written.
+    Incomplete { reason: String },
+    /// One shard of a sharded run: its gate waits for `evalgate merge` and `report --gate`.
+    Deferred { shard: Shard },
+}
+
+impl RunOutcome {
+    pub fn passed(&self) -> bool {
+        *self == RunOutcome::Passed
+    }
+
+    /// The process exit code (the table in `exit`).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunOutcome::Passed | RunOutcome::Deferred { .. } => exit::SUCCESS,
+            RunOutcome::Failed { .. } | RunOutcome::Incomplete { .. } => exit::GATE_FAILED,
+            RunOutcome::Invalid { .. } => exit::INVALID_INPUT,
+            RunOutcome::PreflightFailed { .. } => exit::PREFLIGHT_FAILED,
+            RunOutcome::Interrupted { .. } => exit::ABORTED,
+        }
+    }
+
+    /// One word for headlines: `passed`, `failed`, `interrupted`, …
+    pub fn label(&self) -> &'static str {
+        match self {
+            RunOutcome::Passed => "passed",
+            RunOutcome::Failed { .. } => "failed",
+            RunOutcome::Interrupted { .. } => "interrupted",
+            RunOutcome::PreflightFailed { .. } => "preflight failed",
+            RunOutcome::Invalid { .. } => "invalid",
+            RunOutcome::Incomplete { .. } => "incomplete",
+            RunOutcome::Deferred { .. } => "deferred",
+        }
+    }
+
+    /// Why the outcome is what it is, in one line (`None` for a pass).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            RunOutcome::Passed => None,
+            RunOutcome::Failed { failed_checks } => Some(format!("failed: {}", failed_checks.join(", "))),
+            RunOutcome::Interrupted { reason }
+            | RunOutcome::PreflightFailed { reason }
+            | RunOutcome::Invalid { reason }
+            | RunOutcome::Incomplete { reason } => Some(reason.clone()),
+            RunOutcome::Deferred { shard } => Some(format!(
+                "shard {} of {}: the gate is decided on the merged results (`evalgate merge`, then `evalgate report --gate`)",
+                shard.index, shard.count
+            )),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! SIGINT and SIGTERM, as nextest handles them. The first stops dispatching and cancels
+//! running tasks, whose cleanup and `after_all` still run. The second (GitHub's cancel sends
+//! SIGINT, then SIGTERM) kills every process group at once, skips what cleanup is left, and
+//! the run writes its reports and exits 4.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use tokio_util::sync::CancellationToken;
+
+/// What the signals asked for so far; cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    /// The first signal: cancel.
+    pub cancel: CancellationToken,
+    /// The second signal: stop now.
+    pub now: CancellationToken,
+    signals: Arc<AtomicU32>,
+}
+
+impl Stop {
+    pub fn signals(&self) -> u32 {
+        self.signals.load(Ordering::SeqCst)
+    }
+
+    /// Records one signal and acts on it.
+    pub fn signal(&self) {
+        let n = self.signals.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == 1 {
+            eprintln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
+            eprintln!("evalgate: a second signal stops everything at once");
+            self.cancel.cancel();
+        } else {
+            eprintln!("evalgate: second signal; killing every process now and writing results");
+            crate::run::process::stop_everything();
+            self.cancel.cancel();
+            self.now.cancel();
+        }
+    }
+
+    /// Listens for SIGINT and SIGTERM for as long as the runtime lives.
+    pub fn listen(&self) {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            eprintln!("evalgate: warning: cannot listen for signals");
+            return;
+        };
+        let stop = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+                stop.signal();
+            }
+        });
+    }
+}
