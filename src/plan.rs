@@ -184,3 +184,94 @@ fn nothing_selected(suite: &Suite, selection: &Selection) -> String {
     }
     format!("{text}\n  help: {}", help.join("\n  help: "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{LoadOptions, load_suite};
+
+    /// A suite with a command agent, a model agent, and a task of every level.
+    const SUITE: &str = "evalgate: 1
+suite: t.plan
+mcp_servers:
+  srv: {command: [srv]}
+agents:
+  sh: {command: [echo, '{prompt}']}
+  sh2: {command: [echo, '{prompt}']}
+  model: {provider: openai, model: gpt-4o-mini, api_key_env: KEY, mcp: [srv]}
+tasks:
+  - {id: a1, prompt: x, agent: sh, tags: [smoke], grade: [{type: contains, value: x}]}
+  - {id: a2, prompt: x, agent: sh, repeat: 3, grade: [{type: contains, value: x}]}
+  - {id: call, level: execution, call: {server: srv, tool: echo}, grade: [{type: contains, value: x}]}
+  - {id: talk, level: scenario, prompt: x, agent: model, grade: [{type: contains, value: x}]}
+";
+
+    fn suite() -> Suite {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.yaml");
+        std::fs::write(&path, SUITE).unwrap();
+        load_suite(&path, &LoadOptions::default()).unwrap()
+    }
+
+    fn ids(suite: &Suite, plan: &Plan) -> Vec<String> {
+        plan.tasks.iter().map(|t| suite.tasks[t.index].id.clone()).collect()
+    }
+
+    #[test]
+    fn filters_tags_shards_and_repeat_select_without_touching_the_suite() {
+        let suite = suite();
+        let all = plan(&suite, &Selection::default()).unwrap();
+        assert_eq!(ids(&suite, &all), ["a1", "a2", "call", "talk"]);
+        assert_eq!(all.tasks[1].repeat.get(), 3);
+        let tagged = plan(&suite, &Selection { tags: vec!["smoke".into()], ..Selection::default() }).unwrap();
+        assert_eq!(ids(&suite, &tagged), ["a1"]);
+        let globbed = plan(&suite, &Selection { filter: vec!["a*".into()], ..Selection::default() }).unwrap();
+        assert_eq!(ids(&suite, &globbed), ["a1", "a2"]);
+        // Shards deal the selected tasks round-robin; together they cover the plan once.
+        let shard = |index| Selection { shard: Some(Shard { index, count: 3 }), ..Selection::default() };
+        assert_eq!(ids(&suite, &plan(&suite, &shard(1)).unwrap()), ["a1", "talk"]);
+        assert_eq!(ids(&suite, &plan(&suite, &shard(2)).unwrap()), ["a2"]);
+        assert_eq!(ids(&suite, &plan(&suite, &shard(3)).unwrap()), ["call"]);
+        let repeated = plan(&suite, &Selection { repeat: NonZeroU32::new(2), ..Selection::default() }).unwrap();
+        assert!(repeated.tasks.iter().all(|t| t.repeat.get() == 2));
+        assert_eq!(suite.tasks[1].repeat, 3, "the suite is never changed by a plan");
+    }
+
+    #[test]
+    fn an_empty_selection_names_the_nearest_or_what_exists() {
+        let suite = suite();
+        let err = plan(&suite, &Selection { tags: vec!["smok".into()], ..Selection::default() }).unwrap_err();
+        assert!(
+            matches!(&err, PlanError::NothingSelected(m) if m.ends_with("help: did you mean --tag smoke?")),
+            "{err}"
+        );
+        let err = plan(&suite, &Selection { tags: vec!["zzz".into()], ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().ends_with("help: tags: smoke"), "{err}");
+        let err = plan(&suite, &Selection { filter: vec!["tlak".into()], ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().ends_with("help: did you mean --filter talk?"), "{err}");
+        let err = plan(&suite, &Selection { filter: vec!["[".into()], ..Selection::default() }).unwrap_err();
+        assert!(matches!(err, PlanError::Invalid(_)));
+    }
+
+    #[test]
+    fn agent_keeps_execution_tasks_and_refuses_a_command_agent_for_model_levels() {
+        let suite = suite();
+        // A command agent cannot run a scenario task: refused, naming it.
+        let err = plan(&suite, &Selection { agent: Some("sh2".into()), ..Selection::default() }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--agent sh2 is a command agent, but these tasks need a model agent (level invocation or scenario): talk; \
+             pick a model agent or leave them out with --filter/--tag"
+        );
+        // Leaving the scenario out, the execution task keeps its tool call, and says so.
+        let selection =
+            Selection { agent: Some("sh2".into()), filter: vec!["a*".into(), "call".into()], ..Selection::default() };
+        let planned = plan(&suite, &selection).unwrap();
+        assert_eq!(planned.agent.as_ref().map(|a| a.name().to_owned()).as_deref(), Some("sh2"));
+        assert_eq!(planned.notes.len(), 1);
+        assert!(planned.notes[0].contains("does not apply to 1 execution-level task(s)"), "{:?}", planned.notes);
+        assert!(planned.notes[0].ends_with(": call"));
+        let err = plan(&suite, &Selection { agent: Some("shh".into()), ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().ends_with("did you mean `sh`?"), "{err}");
+    }
+}

@@ -77,6 +77,9 @@ impl Reporter for EventLogReporter {
     }
 }
 
+/// A rewrite faster than this never delays the next one.
+const SLOW_WRITE: Duration = Duration::from_millis(20);
+
 /// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
 /// passed) and once more with the gated results at the end.
 pub struct FileReports<'a> {
@@ -84,8 +87,8 @@ pub struct FileReports<'a> {
     /// The run's results without tasks: suite, thresholds, start time.
     skeleton: Results,
     slots: Vec<Option<TaskResult>>,
-    /// Rewrites wait this long after the last one (four times its duration), so a large
-    /// suite is not rewritten thousands of times; the next event or the end catches up.
+    /// When a rewrite is slow (a large suite), the next waits four times as long, so the
+    /// reports cost at most a fifth of the run; the next event or the end catches up.
     next_write: Instant,
     dirty: bool,
 }
@@ -111,7 +114,10 @@ impl<'a> FileReports<'a> {
         regate(&mut partial);
         self.paths.write_reports(&partial)?;
         self.dirty = false;
-        self.next_write = Instant::now() + (started.elapsed() * 4).min(Duration::from_secs(2));
+        let took = started.elapsed();
+        if took > SLOW_WRITE {
+            self.next_write = Instant::now() + (took * 4).min(Duration::from_secs(2));
+        }
         Ok(())
     }
 }

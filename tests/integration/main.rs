@@ -17,3 +17,4 @@ mod regression;
 mod reports;
 mod scenario;
 mod steps;
+mod trust;
