@@ -5,7 +5,7 @@
 use crate::cli::ConvertArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::suite::formats::{self, Format};
+use crate::suite::formats::{self, Detected};
 
 pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let file = args.file.display();
@@ -13,15 +13,17 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let doc: serde_json::Value =
         serde_yaml::from_str(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let format = match args.format.as_deref() {
-        None => formats::detect(&doc),
-        Some(name) => formats::by_import_name(name)
-            .ok_or_else(|| Error::Usage(format!("unknown format `{name}`; supported: {}", formats::IMPORT_NAMES)))?,
+        None => match formats::detect(&doc) {
+            Detected::Foreign(format) => format,
+            Detected::Native => return Err(Error::Usage(format!("{file} is already an evalgate suite"))),
+            Detected::Unknown => {
+                return Err(Error::Usage(format!("{file}: the format is not recognised; pass --format")));
+            }
+        },
+        Some(name) => formats::by_import_name(name).ok_or_else(|| {
+            Error::Usage(format!("unknown format `{name}`; supported: {}", formats::import_names()))
+        })?,
     };
-    match format {
-        Format::Native => return Err(Error::Usage(format!("{file} is already an evalgate suite"))),
-        Format::Unknown => return Err(Error::Usage(format!("{file}: the format is not recognised; pass --format"))),
-        _ => {}
-    }
     let absolute = std::path::absolute(&args.file).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
     let cx = formats::ConvertCx {
         file: &absolute,
@@ -30,7 +32,7 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
         model_agent: false,
         server: None,
     };
-    let converted = formats::convert(format, &doc, &cx).map_err(|problems| {
+    let converted = format.convert(&doc, &cx).map_err(|problems| {
         let list = formats::describe(&problems, Some(&text), &file.to_string());
         Error::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;

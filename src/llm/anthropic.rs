@@ -3,11 +3,11 @@
 use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
+use super::provider::Provider;
 use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
 use super::wire::{HttpSettings, post_json};
 
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-const PROVIDER: &str = "anthropic";
+const PROVIDER: &str = Provider::Anthropic.label();
 const VERSION: &str = "2023-06-01";
 /// Anthropic requires `max_tokens`.
 const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -22,8 +22,7 @@ impl LlmClient for Anthropic {
         let url = format!("{}/v1/messages", self.http.base_url.trim_end_matches('/'));
         let mut http = self.http.clone();
         http.headers.push(("anthropic-version".into(), VERSION.into()));
-        let auth = self.http.api_key.as_ref().map(|k| ("x-api-key".to_owned(), k.clone()));
-        let (status, body) = post_json(PROVIDER, &http, &url, auth, &to_wire(request)).await?;
+        let (status, body) = post_json(PROVIDER, &http, &url, &to_wire(request)).await?;
         from_wire(status, &body)
     }
 }

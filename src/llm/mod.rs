@@ -6,6 +6,7 @@ pub mod cache;
 pub mod client;
 pub mod openai;
 pub mod pricing;
+pub mod provider;
 pub mod retry;
 pub mod runtime;
 pub mod types;

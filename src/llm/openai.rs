@@ -4,11 +4,11 @@
 use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
+use super::provider::Provider;
 use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
 use super::wire::{HttpSettings, post_json};
 
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-const PROVIDER: &str = "openai";
+const PROVIDER: &str = Provider::OpenAi.label();
 
 pub struct OpenAi {
     pub http: HttpSettings,
@@ -18,8 +18,7 @@ pub struct OpenAi {
 impl LlmClient for OpenAi {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let url = format!("{}/chat/completions", self.http.base_url.trim_end_matches('/'));
-        let auth = self.http.api_key.as_ref().map(|k| ("authorization".to_owned(), format!("Bearer {k}")));
-        let (status, body) = post_json(PROVIDER, &self.http, &url, auth, &to_wire(request)).await?;
+        let (status, body) = post_json(PROVIDER, &self.http, &url, &to_wire(request)).await?;
         from_wire(status, &body)
     }
 }

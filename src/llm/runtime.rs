@@ -7,15 +7,13 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::anthropic::{self, Anthropic};
 use super::cache::ResponseCache;
 use super::client::{LlmClient, LlmError};
-use super::openai::{self, OpenAi};
 use super::pricing::PriceTable;
 use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
-use crate::suite::model::{LlmSpec, Provider};
+use crate::suite::model::LlmSpec;
 use crate::suite::template::Var;
 
 /// A model request's time limit when the agent or judge sets none.
@@ -74,16 +72,15 @@ impl LlmRuntime {
             .or_insert_with(|| {
                 let http = HttpSettings {
                     base_url,
-                    api_key: std::env::var(&spec.api_key_env).ok().filter(|k| !k.is_empty()),
+                    auth: std::env::var(&spec.api_key_env)
+                        .ok()
+                        .filter(|k| !k.is_empty())
+                        .map(|k| spec.provider.auth_header(&k)),
                     headers: spec.headers.iter().map(|(k, t)| (k.clone(), t.render(&env_only))).collect(),
                     timeout: spec.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 };
-                let inner: Box<dyn LlmClient> = match spec.provider {
-                    Provider::OpenAi => Box::new(OpenAi { http }),
-                    Provider::Anthropic => Box::new(Anthropic { http }),
-                };
                 Arc::new(Retrying {
-                    inner,
+                    inner: spec.provider.client(http),
                     retries: spec.retries,
                     permits: Arc::new(Semaphore::new(spec.max_concurrency.max(1) as usize)),
                 })
@@ -97,11 +94,11 @@ pub fn base_url(spec: &LlmSpec) -> String {
     if let Some(t) = &spec.base_url {
         return t.render(&env_only);
     }
-    let (var, default) = match spec.provider {
-        Provider::OpenAi => ("OPENAI_BASE_URL", openai::DEFAULT_BASE_URL),
-        Provider::Anthropic => ("ANTHROPIC_BASE_URL", anthropic::DEFAULT_BASE_URL),
-    };
-    std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_owned())
+    let provider = spec.provider;
+    std::env::var(provider.base_url_env())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| provider.default_base_url().to_owned())
 }
 
 /// Model settings are rendered once per run: only `{env.X}` (and `{vars.X}` is resolved

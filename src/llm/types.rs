@@ -41,6 +41,16 @@ pub enum Role {
     Assistant,
 }
 
+/// Who says a message of a task's `messages`: `system` (it becomes the system prompt),
+/// `user` or `assistant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    System,
+    User,
+    Assistant,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Part {

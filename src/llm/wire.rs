@@ -11,8 +11,8 @@ use super::client::LlmError;
 #[derive(Clone)]
 pub struct HttpSettings {
     pub base_url: String,
-    /// Never printed, never written.
-    pub api_key: Option<String>,
+    /// The header carrying the API key, when there is one: never printed, never written.
+    pub auth: Option<(String, String)>,
     pub headers: Vec<(String, String)>,
     pub timeout: Duration,
 }
@@ -45,11 +45,10 @@ pub async fn post_json(
     provider: &'static str,
     settings: &HttpSettings,
     url: &str,
-    auth: Option<(String, String)>,
     body: &Value,
 ) -> Result<(u16, String), LlmError> {
     let mut request = client().post(url).timeout(settings.timeout).json(body);
-    for (k, v) in settings.headers.iter().chain(auth.iter()) {
+    for (k, v) in settings.headers.iter().chain(settings.auth.iter()) {
         request = request.header(k, v);
     }
     let response = request.send().await.map_err(|e| LlmError::Transport {

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_yaml::{Mapping, Value};
 
 use super::context::ValidateCx;
-use super::formats::{self, Format};
+use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
 use super::positions::Position;
@@ -142,34 +142,14 @@ fn parse_grader(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawGrad
 /// is and how to run it.
 fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::Diagnostic>> {
     let json: serde_json::Value = serde_yaml::from_value(root.clone()).ok()?;
-    let format = formats::detect(&json);
-    if matches!(format, Format::Native | Format::Unknown) {
-        return None;
-    }
+    let formats::Detected::Foreign(format) = formats::detect(&json) else { return None };
     let file = cx.file.display().to_string();
-    let missing = match format {
-        Format::OpenWop if formats::openwop::validate(&json).is_empty() => {
-            Some(("this OpenWOP AgentEvalSuite does not say how to run the agent under test", "openwop", "agent: NAME"))
-        }
-        Format::McpEvals if formats::mcp_evals::validate(&json).is_empty() => {
-            Some(("MCP evals do not say how to reach their server", "mcp-evals", "server: NAME, agent: NAME"))
-        }
-        Format::AgentV => Some((
-            "an AgentV file names its target in .agentv/targets.yaml, which evalgate does not read",
-            "agentv",
-            "agent: NAME",
-        )),
-        Format::McpChecker if json["kind"] == "Task" => Some((
-            "an mcpchecker task does not say which agent runs it (its eval.yaml does: run that instead)",
-            "mcpchecker",
-            "agent: NAME",
-        )),
-        _ => None,
-    };
-    if let Some((message, name, keys)) = missing {
-        let d = cx.diagnostic_at("", None, message);
+    if let Some(unrunnable) = format.unrunnable(&json) {
+        let d = cx.diagnostic_at("", None, unrunnable.why);
         return Some(Err(d.with_help(format!(
-            "import it from a native suite that supplies it:\n    imports: [{{format: {name}, path: {file}, {keys}}}]\n  or run `evalgate convert {file}` and edit the placeholders in the suite it prints"
+            "import it from a native suite that supplies it:\n    imports: [{{format: {}, path: {file}, {}}}]\n  or run `evalgate convert {file}` and edit the placeholders in the suite it prints",
+            format.import_name(),
+            unrunnable.import_keys,
         ))));
     }
     let absolute = cx.dir.join(cx.file.file_name().unwrap_or_default());
@@ -180,7 +160,7 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
         model_agent: false,
         server: None,
     };
-    let converted = match formats::convert(format, &json, &fcx) {
+    let converted = match format.convert(&json, &fcx) {
         Ok(c) => c,
         Err(problems) => {
             let list = formats::describe(&problems, Some(cx.source()), &file);
@@ -227,25 +207,25 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
         let path = format!("imports[{i}]");
         let Some(format) = formats::by_import_name(&import.format) else {
             let d = cx.error(&format!("{path}.format"), format!("unknown import format `{}`", import.format));
-            d.help = Some(format!("supported: {}", formats::IMPORT_NAMES));
+            d.help = Some(format!("supported: {}", formats::import_names()));
             continue;
         };
         let agent = import.agent.clone().or_else(|| raw.defaults.agent.clone());
-        if format == Format::McpEvals && import.server.is_none() {
-            cx.error(&path, "an mcp-evals import needs `server`: the MCP server the evals are about");
+        let listing = format.server_listing();
+        if listing.is_some() && import.server.is_none() {
+            let message = format!("an {} import needs `server`: the MCP server the evals are about", import.format);
+            cx.error(&path, message);
             continue;
         }
-        if format != Format::McpEvals && agent.is_none() {
+        if listing.is_none() && agent.is_none() {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
         }
         let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.provider.is_some());
-        let documents = match &import.path {
-            Some(pattern) => import_files(cx, &path, pattern),
-            None if format == Format::McpEvals => {
-                live_evals(raw, cx, &path, import.server.as_deref().unwrap_or_default())
-            }
-            None => {
+        let documents = match (&import.path, listing) {
+            (Some(pattern), _) => import_files(cx, &path, pattern),
+            (None, Some(list)) => live_evals(raw, cx, &path, import.server.as_deref().unwrap_or_default(), list),
+            (None, None) => {
                 cx.error(&path, format!("an {} import needs `path`", import.format));
                 continue;
             }
@@ -261,7 +241,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 model_agent,
                 server: import.server.as_deref(),
             };
-            let converted = match formats::convert(format, &doc, &fcx) {
+            let converted = match format.convert(&doc, &fcx) {
                 Ok(c) => c,
                 Err(problems) => {
                     // Evals a server listed have no file to point into: the import names the server.
@@ -348,7 +328,13 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Document>
 }
 
 /// The evals `server` lists with `evals/list`; its tasks point at the import in the suite.
-fn live_evals(raw: &RawSuite, cx: &mut ValidateCx, path: &str, server: &str) -> Vec<Document> {
+fn live_evals(
+    raw: &RawSuite,
+    cx: &mut ValidateCx,
+    path: &str,
+    server: &str,
+    list: formats::ServerListing,
+) -> Vec<Document> {
     let Some(spec) = raw.mcp_servers.get(server) else {
         let names: Vec<&str> = raw.mcp_servers.keys().map(String::as_str).collect();
         let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
@@ -356,7 +342,7 @@ fn live_evals(raw: &RawSuite, cx: &mut ValidateCx, path: &str, server: &str) -> 
         return Vec::new();
     };
     let Some(spec) = super::validate::mcp_server(cx, server, spec) else { return Vec::new() };
-    match formats::mcp_evals::fetch(&spec.endpoint()) {
+    match list(&spec.endpoint()) {
         Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), None, doc)],
         Err(e) => {
             let d = cx.error(&format!("{path}.server"), format!("cannot read the evals of MCP server `{server}`: {e}"));

@@ -11,6 +11,8 @@ use regex::Regex;
 use super::positions::Position;
 use super::template::Template;
 use crate::grade::Grader;
+use crate::llm::provider::Provider;
+use crate::llm::types::MessageRole;
 
 pub use super::step::*;
 
@@ -140,22 +142,6 @@ pub enum Level {
     Scenario,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    OpenAi,
-    Anthropic,
-}
-
-impl Provider {
-    pub fn label(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-        }
-    }
-}
-
 /// A model behind a provider, for an agent or a judge.
 #[derive(Debug, Clone)]
 pub struct LlmSpec {
@@ -273,7 +259,7 @@ pub struct RegressionConfig {
 #[derive(Debug)]
 pub enum Prompt {
     Text(Template),
-    Messages(Vec<(String, Template)>),
+    Messages(Vec<(MessageRole, Template)>),
 }
 
 impl Prompt {

@@ -9,6 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use super::raw_step::*;
+use crate::llm::provider::Provider;
+use crate::llm::types::MessageRole;
 use serde::de::{self, Deserializer, Visitor};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -121,7 +123,7 @@ pub struct RawAgent {
     pub max_turns: Option<u32>,
     /// MCP servers whose tools the model is offered (invocation and scenario levels).
     pub mcp: Option<Vec<String>>,
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub model: Option<String>,
     /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
     pub base_url: Option<String>,
@@ -147,7 +149,7 @@ pub struct RawAgent {
 #[serde(deny_unknown_fields)]
 pub struct RawJudge {
     pub timeout: Option<RawDuration>,
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub model: Option<String>,
     /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
     pub base_url: Option<String>,
@@ -169,7 +171,7 @@ pub struct RawJudge {
 
 /// The model keys agents and judges share, gathered for validation.
 pub struct RawLlmFields<'a> {
-    pub provider: &'a Option<String>,
+    pub provider: Option<Provider>,
     pub model: &'a Option<String>,
     pub base_url: &'a Option<String>,
     pub api_key_env: &'a Option<String>,
@@ -189,7 +191,7 @@ macro_rules! llm_fields {
         impl $t {
             pub fn llm(&self) -> RawLlmFields<'_> {
                 RawLlmFields {
-                    provider: &self.provider,
+                    provider: self.provider,
                     model: &self.model,
                     base_url: &self.base_url,
                     api_key_env: &self.api_key_env,
@@ -365,7 +367,7 @@ pub struct RawTask {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMessage {
-    pub role: String,
+    pub role: MessageRole,
     pub content: String,
 }
 

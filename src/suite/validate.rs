@@ -8,8 +8,7 @@ use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
     AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
-    Level, LlmAgent, LlmSpec, McpServer, Prompt, Provider, RegressionConfig, SEVERITIES, Suite, Task, Thresholds,
-    ToolCallSpec,
+    Level, LlmAgent, LlmSpec, McpServer, Prompt, RegressionConfig, SEVERITIES, Suite, Task, Thresholds, ToolCallSpec,
 };
 use super::positions::Position;
 use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
@@ -17,6 +16,7 @@ use super::suggest::did_you_mean;
 use super::template::Scope;
 use super::validate_step::steps;
 use crate::grade::Grader;
+use crate::llm::provider::Provider;
 use crate::results::regression::RegressionBudget;
 
 const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
@@ -251,19 +251,10 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
 
 /// A model for an agent or a judge.
 pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Option<LlmSpec> {
-    let provider = match raw.provider.as_deref() {
-        Some("openai") => Some(Provider::OpenAi),
-        Some("anthropic") => Some(Provider::Anthropic),
-        Some(other) => {
-            cx.error(&format!("{path}.provider"), format!("unknown provider `{other}`")).help =
-                Some(hint(other, &["openai", "anthropic"]));
-            None
-        }
-        None => {
-            cx.error(path, "a model needs `provider` (openai or anthropic)");
-            None
-        }
-    };
+    let provider = raw.provider;
+    if provider.is_none() {
+        cx.error(path, format!("a model needs `provider` ({})", Provider::labels()));
+    }
     let model = raw.model.clone();
     if model.as_deref().is_none_or(str::is_empty) {
         cx.error(path, "a model needs `model`");
@@ -286,10 +277,7 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Opti
             Some(b) => Some(b?),
             None => None,
         },
-        api_key_env: raw.api_key_env.clone().unwrap_or_else(|| match provider {
-            Provider::OpenAi => "OPENAI_API_KEY".into(),
-            Provider::Anthropic => "ANTHROPIC_API_KEY".into(),
-        }),
+        api_key_env: raw.api_key_env.clone().unwrap_or_else(|| provider.default_api_key_env().to_owned()),
         temperature: raw.temperature,
         max_tokens: raw.max_tokens,
         seed: raw.seed,
@@ -392,14 +380,8 @@ fn validate_task(
         (None, Some(messages)) => {
             let mut parsed = Vec::new();
             for (j, m) in messages.iter().enumerate() {
-                if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
-                    cx.error(
-                        &format!("{path}.messages[{j}].role"),
-                        format!("unknown role `{}`: expected system, user or assistant", m.role),
-                    );
-                }
                 let content = cx.template(&m.content, Scope::Task, &format!("{path}.messages[{j}].content"));
-                parsed.push(content.map(|c| (m.role.clone(), c)));
+                parsed.push(content.map(|c| (m.role, c)));
             }
             parsed.into_iter().collect::<Option<Vec<_>>>().map(Prompt::Messages)
         }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace, Usage};
 use crate::llm::runtime::LlmRuntime;
-use crate::llm::types::{ChatMessage, ChatRequest, ModelToolCall, Part, Role, TokenUsage, ToolDef};
+use crate::llm::types::{ChatMessage, ChatRequest, MessageRole, ModelToolCall, Part, Role, TokenUsage, ToolDef};
 use crate::mcp::servers::Servers;
 use crate::mcp::session::result_output;
 use crate::run::bindings::Bindings;
@@ -120,10 +120,10 @@ impl SystemUnderTest for LlmSut<'_> {
                 let mut out = Vec::new();
                 for (role, content) in list {
                     let text = content.render(&lookup);
-                    match role.as_str() {
-                        "system" => system = Some(text),
-                        "assistant" => out.push(ChatMessage::text(Role::Assistant, text)),
-                        _ => out.push(ChatMessage::text(Role::User, text)),
+                    match role {
+                        MessageRole::System => system = Some(text),
+                        MessageRole::Assistant => out.push(ChatMessage::text(Role::Assistant, text)),
+                        MessageRole::User => out.push(ChatMessage::text(Role::User, text)),
                     }
                 }
                 out

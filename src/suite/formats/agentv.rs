@@ -12,7 +12,35 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ConvertCx, Converted, Origin, Problems, literal, task_id};
+use super::native_text::{literal, placeholder_model, task_id};
+use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, Unrunnable};
+
+pub struct AgentV;
+
+impl ForeignFormat for AgentV {
+    fn name(&self) -> &'static str {
+        "AgentV EVAL.yaml"
+    }
+
+    fn import_name(&self) -> &'static str {
+        "agentv"
+    }
+
+    fn detect(&self, doc: &Value) -> bool {
+        TESTS.iter().any(|k| doc.pointer(k).is_some_and(Value::is_array))
+    }
+
+    fn convert(&self, doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+        convert(doc, cx)
+    }
+
+    fn unrunnable(&self, _doc: &Value) -> Option<Unrunnable> {
+        Some(Unrunnable {
+            why: "an AgentV file names its target in .agentv/targets.yaml, which evalgate does not read",
+            import_keys: "agent: NAME",
+        })
+    }
+}
 
 /// AgentV's default pass threshold.
 const THRESHOLD: f64 = 0.8;
@@ -20,7 +48,7 @@ const THRESHOLD: f64 = 0.8;
 /// Keys every assertion may carry besides its own.
 const COMMON: [&str; 6] = ["type", "name", "weight", "required", "negate", "metric"];
 
-pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut problems = Problems::new();
     let (tests_at, tests) = spelled(doc, TESTS).unwrap_or(("/tests", &Value::Null));
     let Some(tests) = tests.as_array() else {
@@ -173,7 +201,7 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if cx.agent.is_none() {
         suite["agents"] = json!({"agent": {"command": ["./agent.sh", "{prompt}"]}});
         if cv.judged {
-            suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
+            suite["judge"] = placeholder_model();
         }
     }
     let origins =
@@ -183,7 +211,7 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
 }
 
 /// Where the tests may be, AgentV's current key first; 4.x still reads the deprecated rest.
-pub const TESTS: &[&str] = &["/tests", "/eval_cases", "/evalcases"];
+const TESTS: &[&str] = &["/tests", "/eval_cases", "/evalcases"];
 
 /// Where assertions may be, AgentV's current key first; 4.x still reads the deprecated rest.
 const ASSERTIONS: &[&str] = &["/assertions", "/assert", "/execution/evaluators", "/evaluators"];

@@ -15,12 +15,44 @@ use serde_json::{Value, json};
 
 use std::collections::HashSet;
 
-use super::{ConvertCx, Converted, Origin, Problems, literal, task_id};
+use super::native_text::{literal, placeholder_model, task_id};
+use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, ServerListing, Unrunnable};
 use crate::mcp::servers::START_TIMEOUT;
 use crate::mcp::session::{Endpoint, McpSession, connect};
 
+pub struct McpEvals;
+
+impl ForeignFormat for McpEvals {
+    fn name(&self) -> &'static str {
+        "MCP evals"
+    }
+
+    fn import_name(&self) -> &'static str {
+        "mcp-evals"
+    }
+
+    fn detect(&self, doc: &Value) -> bool {
+        doc.get("evals").is_some_and(Value::is_array)
+    }
+
+    fn convert(&self, doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+        convert(doc, cx)
+    }
+
+    fn unrunnable(&self, doc: &Value) -> Option<Unrunnable> {
+        validate(doc).is_empty().then_some(Unrunnable {
+            why: "MCP evals do not say how to reach their server",
+            import_keys: "server: NAME, agent: NAME",
+        })
+    }
+
+    fn server_listing(&self) -> Option<ServerListing> {
+        Some(fetch)
+    }
+}
+
 /// The native suite: one task per eval, against the importing suite's server.
-pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let problems = validate(doc);
     if !problems.is_empty() {
         return Err(problems);
@@ -32,9 +64,11 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut suite = json!({"evalgate": 1, "suite": "mcp-evals"});
     if cx.server.is_none() {
         suite["mcp_servers"] = json!({"server": {"command": ["./server.sh"]}});
-        suite["agents"] = json!({"agent": {"provider": "openai", "model": "gpt-4o-mini", "mcp": ["server"]}});
+        let mut model = placeholder_model();
+        model["mcp"] = json!(["server"]);
+        suite["agents"] = json!({"agent": model});
         if tasks.iter().any(|t| t["grade"][0]["type"] == "llm") {
-            suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
+            suite["judge"] = placeholder_model();
         }
     }
     suite["tasks"] = Value::Array(tasks);
@@ -42,7 +76,7 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
 }
 
 /// `{evals: [...]}` read from a live server with `evals/list`, following `nextCursor`.
-pub fn fetch(endpoint: &Endpoint) -> Result<Value, String> {
+fn fetch(endpoint: &Endpoint) -> Result<Value, String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let session = connect(endpoint, START_TIMEOUT).await.map_err(|e| format!("did not start: {e}"))?;
@@ -80,7 +114,7 @@ async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
 }
 
 /// Every problem, as `(JSON pointer, message)`.
-pub fn validate(doc: &Value) -> Problems {
+fn validate(doc: &Value) -> Problems {
     let mut problems = Vec::new();
     let Some(evals) = doc.get("evals").and_then(Value::as_array) else {
         return vec![(String::new(), "an MCP evals file is `{\"evals\": [...]}`".into())];

@@ -11,7 +11,35 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use super::{ConvertCx, Converted, Origin, Problems, literal};
+use super::native_text::{literal, placeholder_model};
+use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, Unrunnable};
+
+pub struct OpenWop;
+
+impl ForeignFormat for OpenWop {
+    fn name(&self) -> &'static str {
+        "OpenWOP AgentEvalSuite"
+    }
+
+    fn import_name(&self) -> &'static str {
+        "openwop"
+    }
+
+    fn detect(&self, doc: &Value) -> bool {
+        doc.get("suiteId").is_some() && doc.pointer("/tasks/0/expected/kind").is_some()
+    }
+
+    fn convert(&self, doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+        convert(doc, cx)
+    }
+
+    fn unrunnable(&self, doc: &Value) -> Option<Unrunnable> {
+        validate(doc).is_empty().then_some(Unrunnable {
+            why: "this OpenWOP AgentEvalSuite does not say how to run the agent under test",
+            import_keys: "agent: NAME",
+        })
+    }
+}
 
 static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
     let schema: Value = serde_json::from_str(include_str!("openwop-agent-eval-suite.schema.json")).expect("valid JSON");
@@ -19,7 +47,7 @@ static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
 });
 
 /// Every problem, as `(JSON pointer, message)`.
-pub fn validate(doc: &Value) -> Problems {
+fn validate(doc: &Value) -> Problems {
     let mut problems: Problems =
         SCHEMA.iter_errors(doc).map(|e| (e.instance_path().to_string(), e.to_string())).collect();
     let mut seen = HashSet::new();
@@ -125,7 +153,7 @@ fn thresholds(doc: &Value) -> Option<Value> {
 
 /// The native suite: the tasks run by the importing suite's agent, or by a placeholder
 /// command agent to point at yours when the file is converted on its own.
-pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
+fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let problems = validate(doc);
     if !problems.is_empty() {
         return Err(problems);
@@ -152,14 +180,16 @@ pub fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             json!({"agent": {"command": ["./agent.sh", "{prompt}"]}})
         } else {
             // Fixtures need a model agent with the MCP servers whose tools they stand in for.
-            json!({"agent": {"provider": "openai", "model": "gpt-4o-mini", "mcp": []}})
+            let mut model = placeholder_model();
+            model["mcp"] = json!([]);
+            json!({"agent": model})
         };
     }
     if let Some(t) = thresholds(doc) {
         suite["thresholds"] = t;
     }
     if tasks.iter().any(|t| t["grade"][0]["type"] == "rubric") {
-        suite["judge"] = json!({"provider": "openai", "model": "gpt-4o-mini"});
+        suite["judge"] = placeholder_model();
     }
     let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("tasks[{i}]") }).collect();
     suite["tasks"] = Value::Array(tasks);

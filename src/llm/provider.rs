@@ -1,0 +1,100 @@
+//! The model providers evalgate speaks to, and everything it knows about each: its name in
+//! a suite, its endpoint and key conventions, and the wire protocol it speaks. Adding a
+//! provider is a variant here (and its arms below) plus its wire file.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::anthropic::Anthropic;
+use super::client::LlmClient;
+use super::openai::OpenAi;
+use super::wire::HttpSettings;
+
+/// The model's provider: `openai` (the Chat Completions API, which every OpenAI-compatible
+/// server speaks too: vLLM, Ollama, llama.cpp, LiteLLM, OpenRouter; point `base_url` at
+/// it) or `anthropic` (the Messages API).
+//  Variants carry no doc comments, so the schema lists the names as one `enum`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Provider {
+    #[serde(rename = "openai")]
+    OpenAi,
+    #[serde(rename = "anthropic")]
+    Anthropic,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 2] = [Provider::OpenAi, Provider::Anthropic];
+
+    /// Its name in a suite, in messages and in cache keys.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn from_label(label: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.label() == label)
+    }
+
+    /// Every provider's name, for messages: `openai, anthropic`.
+    pub fn labels() -> String {
+        Provider::ALL.map(Provider::label).join(", ")
+    }
+
+    /// The environment variable holding the API key when the suite names none.
+    pub const fn default_api_key_env(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "OPENAI_API_KEY",
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    /// The variable the provider's SDKs read the endpoint from, as evalgate does when the
+    /// suite sets no `base_url`.
+    pub const fn base_url_env(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "OPENAI_BASE_URL",
+            Provider::Anthropic => "ANTHROPIC_BASE_URL",
+        }
+    }
+
+    /// The official endpoint.
+    pub const fn default_base_url(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "https://api.openai.com/v1",
+            Provider::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The header that carries `api_key`.
+    pub fn auth_header(self, api_key: &str) -> (String, String) {
+        match self {
+            Provider::OpenAi => ("authorization".to_owned(), format!("Bearer {api_key}")),
+            Provider::Anthropic => ("x-api-key".to_owned(), api_key.to_owned()),
+        }
+    }
+
+    /// A client speaking the provider's wire protocol.
+    pub fn client(self, http: HttpSettings) -> Box<dyn LlmClient> {
+        match self {
+            Provider::OpenAi => Box::new(OpenAi { http }),
+            Provider::Anthropic => Box::new(Anthropic { http }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_label_is_the_name_in_a_suite() {
+        for provider in Provider::ALL {
+            assert_eq!(serde_json::to_value(provider).unwrap(), provider.label());
+            assert_eq!(Provider::from_label(provider.label()), Some(provider));
+        }
+        assert_eq!(Provider::from_label("open_ai"), None);
+        assert_eq!(Provider::labels(), "openai, anthropic");
+    }
+}

@@ -1,0 +1,115 @@
+//! An eval's `AgentRef`s (`builtin.llm-agent`, agent files) as native agents and judges.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Value, json};
+
+use crate::llm::provider::Provider;
+use crate::suite::formats::Problems;
+use crate::suite::formats::native_text::literal;
+
+/// An `AgentRef` `{type, model, path}` as a native agent (or judge).
+pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems) -> Option<Value> {
+    match r.get("type").and_then(Value::as_str) {
+        Some("builtin.llm-agent") => llm(r.get("model"), &format!("{at}/model"), problems),
+        Some("builtin.claude-code") => {
+            problems.push((
+                at.into(),
+                "`builtin.claude-code` (an ACP agent) is not supported; use an agent file with `commands`".into(),
+            ));
+            None
+        }
+        Some("file") => {
+            let path = dir.join(r.get("path").and_then(Value::as_str).unwrap_or_default());
+            let file = match std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
+            {
+                Ok(f) => f,
+                Err(e) => {
+                    problems
+                        .push((format!("{at}/path"), format!("cannot read the agent file {}: {e}", path.display())));
+                    return None;
+                }
+            };
+            agent_file(&file, &format!("{}", path.display()), problems)
+        }
+        other => {
+            problems.push((format!("{at}/type"), format!("unknown agent type `{}`", other.unwrap_or_default())));
+            None
+        }
+    }
+}
+
+/// `provider:model` as a native model agent.
+fn llm(model: Option<&Value>, at: &str, problems: &mut Problems) -> Option<Value> {
+    match model.and_then(Value::as_str).and_then(|m| m.split_once(':')) {
+        Some((label, model)) => match Provider::from_label(label) {
+            Some(provider) => Some(json!({"provider": provider, "model": model})),
+            None => {
+                let message = format!("provider `{label}` is not supported ({})", Provider::labels());
+                problems.push((at.into(), message));
+                None
+            }
+        },
+        None => {
+            problems.push((at.into(), "expected `provider:model`, e.g. `openai:gpt-4o`".into()));
+            None
+        }
+    }
+}
+
+/// A `kind: Agent` file: a built-in LLM agent, or `commands.runPrompt` as a command agent.
+fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Value> {
+    if file.get("acp").is_some() {
+        problems.push(("/acp".into(), format!("{shown}: ACP agents are not supported; use `commands`")));
+        return None;
+    }
+    if let Some(b) = file.get("builtin") {
+        return match b.get("type").and_then(Value::as_str) {
+            Some("llm-agent" | "openai-agent") => llm(b.get("model"), "/builtin/model", problems),
+            other => {
+                problems.push((
+                    "/builtin/type".into(),
+                    format!("{shown}: built-in agent `{}` is not supported", other.unwrap_or_default()),
+                ));
+                None
+            }
+        };
+    }
+    let commands = &file["commands"];
+    let Some(run) = commands.get("runPrompt").and_then(Value::as_str) else {
+        problems.push(("/commands/runPrompt".into(), format!("{shown}: the agent needs `commands.runPrompt`")));
+        return None;
+    };
+    // The prompt and the MCP config file reach the script as "$1" and "$2", quoted.
+    static ACTION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{\{-?\s*(.*?)\s*-?\}\}").expect("valid regex"));
+    let server_arg = commands.get("argTemplateMcpServer").and_then(Value::as_str).unwrap_or("{{ .File }}");
+    let mut bad = Vec::new();
+    let render = |text: &str, bad: &mut Vec<String>| {
+        ACTION
+            .replace_all(text, |c: &regex::Captures| match &c[1] {
+                ".Prompt" | r#"printf "%q" .Prompt"# => "\"$1\"".to_owned(),
+                ".File" => "\"$2\"".to_owned(),
+                other => {
+                    bad.push(other.to_owned());
+                    String::new()
+                }
+            })
+            .into_owned()
+    };
+    let servers = render(server_arg, &mut bad);
+    let script = run.replace("{{ .McpServerFileArgs }}", &servers);
+    let script = render(&script, &mut bad);
+    if !bad.is_empty() {
+        let message = format!(
+            "{shown}: `commands.runPrompt` uses {}; evalgate supplies `.Prompt` and `.McpServerFileArgs` (one MCP config file for all servers)",
+            bad.iter().map(|b| format!("`{{{{ {b} }}}}`")).collect::<Vec<_>>().join(", ")
+        );
+        problems.push(("/commands/runPrompt".into(), message));
+        return None;
+    }
+    Some(json!({"command": ["bash", "-c", literal(&script), "agent", "{prompt}", "{mcp_config}"], "timeout": "10m"}))
+}

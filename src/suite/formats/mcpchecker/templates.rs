@@ -1,0 +1,105 @@
+//! mcpchecker text as native template text: its references (`{env.X}`, `${X}`,
+//! `{steps.…}`, …) mapped onto native variables, everything else made literal.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Value, json};
+
+use super::task::{TaskCx, Version};
+use crate::suite::formats::native_text::literal;
+
+impl TaskCx<'_> {
+    /// An mcpchecker template as a native one; `None` (with a problem) for a reference
+    /// evalgate has no equivalent of.
+    pub(super) fn template(&mut self, text: &str, at: &str) -> Option<String> {
+        self.render(text, at, false)
+    }
+
+    /// A shell command: as `template`, but `${X}` is left for the shell.
+    pub(super) fn shell_template(&mut self, text: &str, at: &str) -> Option<String> {
+        self.render(text, at, true)
+    }
+
+    fn render(&mut self, text: &str, at: &str, shell: bool) -> Option<String> {
+        static REF: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\{([^{}]*)\}|[{}]").expect("valid regex")
+        });
+        let mut out = String::new();
+        let mut last = 0;
+        for caps in REF.captures_iter(text) {
+            let whole = caps.get(0).expect("a match");
+            out.push_str(&text[last..whole.start()]);
+            last = whole.end();
+            if let Some(var) = caps.get(1) {
+                if shell {
+                    out.push_str(&literal(whole.as_str()));
+                    continue;
+                }
+                if caps.get(2).is_some() {
+                    self.problem(at, format!("`{}`: defaults in `${{…}}` are not supported", whole.as_str()));
+                    return None;
+                }
+                out.push_str(&format!("{{env.{}}}", var.as_str()));
+                continue;
+            }
+            let Some(inner) = caps.get(3).map(|m| m.as_str()) else {
+                self.problem(
+                    at,
+                    format!("a lone `{}` (mcpchecker templates have no escape for braces)", whole.as_str()),
+                );
+                return None;
+            };
+            let native = match inner.split_once('.') {
+                Some(("random", "id" | "port")) | Some(("agent", "output")) => format!("{{{inner}}}"),
+                Some(("agent", "prompt")) => "{prompt}".to_owned(),
+                Some(("env", name)) => match self.env.iter().find(|(k, _)| k == name) {
+                    Some((_, value)) => value.clone(),
+                    None => format!("{{env.{name}}}"),
+                },
+                Some(("task", "name")) if self.version == Version::Portable => literal(&self.name),
+                Some(("steps", rest)) if self.version == Version::Portable => format!("{{steps.{rest}}}"),
+                Some(("steps", rest)) => {
+                    let found = rest.rsplit_once('.').and_then(|(kind, key)| {
+                        self.outputs_by_type.get(kind).map(|id| format!("{{steps.{id}.outputs.{key}}}"))
+                    });
+                    match found {
+                        Some(reference) => reference,
+                        None => {
+                            let message = format!(
+                                "`{{{inner}}}` refers to no earlier MCP tool step in setup (only those have outputs here)"
+                            );
+                            self.problem(at, message);
+                            return None;
+                        }
+                    }
+                }
+                None if self.locals.iter().any(|l| l == inner) => format!("{{{inner}}}"),
+                _ => {
+                    self.problem(at, format!("unknown reference `{{{inner}}}`"));
+                    return None;
+                }
+            };
+            out.push_str(&native);
+        }
+        out.push_str(&text[last..]);
+        Some(out)
+    }
+}
+
+/// A JSON value whose strings are literal text in a native template.
+pub(super) fn literal_json(value: &Value) -> Value {
+    match value {
+        Value::String(s) => json!(literal(s)),
+        Value::Array(items) => Value::Array(items.iter().map(literal_json).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), literal_json(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+pub(super) fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
