@@ -4,6 +4,7 @@ mod common;
 
 mod adversarial;
 mod agentv;
+mod architecture;
 mod formats;
 mod gate;
 mod github;

@@ -1,0 +1,88 @@
+//! The module graph: foundations at the bottom, no folder importing one above it. A cycle
+//! between the core modules fails here, naming the edges that close it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Top-level module → the top-level modules its files name (`crate::x`).
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap();
+            let first = relative.components().next().unwrap().as_os_str().to_string_lossy();
+            let module = first.trim_end_matches(".rs").to_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            // Test modules may reach anywhere; only the shipped code is layered.
+            let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let uses = graph.entry(module.clone()).or_default();
+            for (i, _) in shipped.match_indices("crate::") {
+                let name: String =
+                    shipped[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    uses.insert(name);
+                }
+            }
+            // `use crate::{a, b::c}` groups.
+            for (i, _) in shipped.match_indices("use crate::{") {
+                let group = &shipped[i + 12..];
+                let group = &group[..group.find("};").unwrap_or(group.len())];
+                for part in group.split(',') {
+                    let name: String = part
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != module && name != "self" {
+                        uses.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The modules reachable from `from`.
+fn reach(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_owned()];
+    while let Some(m) = todo.pop() {
+        for next in graph.get(&m).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                todo.push(next.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_core_modules_import_no_cycle() {
+    let graph = module_graph();
+    let core = ["suite", "grade", "llm", "results", "gate", "run", "plan", "report", "step"];
+    let mut cycles = Vec::new();
+    for a in core {
+        for b in core.iter().filter(|b| a < **b) {
+            if reach(&graph, a).contains(*b) && reach(&graph, b).contains(a) {
+                cycles.push(format!("{a} ⇄ {b}"));
+            }
+        }
+    }
+    let edges: Vec<String> = graph
+        .iter()
+        .filter(|(m, _)| core.contains(&m.as_str()))
+        .map(|(m, uses)| format!("{m} → {}", uses.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect();
+    assert!(cycles.is_empty(), "cycles: {}\nedges:\n{}", cycles.join("; "), edges.join("\n"));
+}
