@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::suite::model::{Agent, LlmSpec, Suite};
-use crate::suite::template::{Template, Var};
+use crate::template::{Template, Var};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Miss {

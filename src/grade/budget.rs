@@ -1,7 +1,7 @@
 //! Per-task budgets: cost, latency, tokens.
 
 use super::{GradeInput, GradeResult, Graded};
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::raw::RawGraderKind;
 
 #[derive(Debug)]

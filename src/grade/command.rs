@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{GradeInput, GradeResult, Graded, excerpt};
-use crate::run::process::{ProcessSpec, run_process};
-use crate::suite::ValidateCx;
+use super::{GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::process::{ProcessSpec, run_process};
+use crate::source::ValidateCx;
 use crate::suite::model::CommandLine;
 use crate::suite::raw::{RawCommandLine, RawGraderKind};
-use crate::suite::template::{Scope, Template};
+use crate::template::{Scope, Template};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -2,8 +2,9 @@
 
 use serde_json::Value;
 
-use super::{GradeInput, Graded, excerpt};
-use crate::suite::ValidateCx;
+use super::{GradeInput, Graded};
+use crate::excerpt::excerpt;
+use crate::source::ValidateCx;
 use crate::suite::raw::RawGraderKind;
 
 #[derive(Debug)]

@@ -4,12 +4,13 @@
 
 use serde_json::{Value, json};
 
-use super::{GradeInput, GradeResult, Graded, excerpt};
+use super::{GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::model::LlmSpec;
 use crate::suite::raw::{RawCriterion, RawGraderKind};
-use crate::suite::template::{Scope, Template};
+use crate::template::{Scope, Template};
 
 #[derive(Debug)]
 pub struct JudgeCheck {

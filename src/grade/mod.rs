@@ -4,7 +4,6 @@
 mod budget;
 mod command;
 pub mod json;
-pub mod json_path;
 mod json_schema;
 mod judge;
 mod no_leak;
@@ -19,11 +18,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm::runtime::LlmRuntime;
-use crate::run::bindings::Bindings;
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::model::LlmSpec;
 use crate::suite::raw::{RawGrader, RawGraderKind};
 use crate::sut::Trace;
+use crate::template::Bindings;
 
 #[derive(Debug)]
 pub struct Grader {
@@ -99,6 +98,14 @@ impl Graded {
 
     pub fn of(passed: bool, pass_reason: impl Into<String>, fail_reason: impl Into<String>) -> Self {
         if passed { Graded::pass(pass_reason) } else { Graded::fail(fail_reason) }
+    }
+
+    /// A verdict from a check that gives why it passed (`Ok`) or why not (`Err`).
+    pub fn checked(result: Result<String, String>) -> Self {
+        match result {
+            Ok(reason) => Graded::pass(reason),
+            Err(reason) => Graded::fail(reason),
+        }
     }
 
     pub fn with_evidence(mut self, evidence: Value) -> Self {
@@ -225,16 +232,5 @@ fn kind_name(kind: &RawGraderKind) -> &'static str {
         RawGraderKind::Llm { .. } => "llm",
         RawGraderKind::File(_) => "file",
         RawGraderKind::Steps { .. } => "steps",
-    }
-}
-
-/// Shortens `text` to at most `max` characters for a one-line reason.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let one_line = text.trim().replace(['\n', '\r'], " ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
     }
 }

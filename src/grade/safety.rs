@@ -4,11 +4,12 @@
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::json_path::JsonPath;
-use super::{GradeInput, GradeResult, Graded, excerpt};
-use crate::suite::ValidateCx;
+use super::{GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::json::JsonPath;
+use crate::source::ValidateCx;
 use crate::suite::raw::{RawGraderKind, SafetyAction, SafetyScore};
-use crate::suite::template::{Scope, Template};
+use crate::template::{Scope, Template};
 
 #[derive(Debug)]
 pub struct SafetyCheck {

@@ -2,10 +2,11 @@
 
 use regex::{Regex, RegexBuilder};
 
-use super::{GradeInput, Graded, excerpt};
-use crate::suite::ValidateCx;
+use super::{GradeInput, Graded};
+use crate::excerpt::excerpt;
+use crate::source::ValidateCx;
 use crate::suite::raw::RawGraderKind;
-use crate::suite::template::{Scope, Template};
+use crate::template::{Scope, Template};
 
 #[derive(Debug)]
 pub enum TextCheck {

@@ -3,9 +3,9 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::json::is_subset;
 use super::{GradeInput, Graded};
-use crate::suite::ValidateCx;
+use crate::json::is_subset;
+use crate::source::ValidateCx;
 use crate::suite::raw::{RawGraderKind, RawToolRef, SequenceOrder};
 use crate::sut::ToolCall;
 

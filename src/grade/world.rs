@@ -4,11 +4,11 @@
 use super::{GradeInput, GradeResult, Graded};
 use crate::results::Phase;
 use crate::run::steps::{call_tool, check_file, run_sequence, send};
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::model::{FileExpect, HttpRequest, McpAction, Step};
 use crate::suite::raw::RawGraderKind;
-use crate::suite::template::{Scope, Template};
 use crate::suite::validate_step::{file_expect, http_request, mcp_action, steps};
+use crate::template::{Scope, Template};
 
 #[derive(Debug)]
 pub enum WorldCheck {

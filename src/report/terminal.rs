@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use console::{Style, Term};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::grade::excerpt;
+use crate::excerpt::excerpt;
 use crate::results::{Results, Status, TaskResult};
 use crate::run::events::RunEvent;
 

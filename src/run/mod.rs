@@ -1,8 +1,6 @@
 //! Running a plan: the scheduler, one task's life, steps and child processes.
 
-pub mod bindings;
 pub mod events;
-pub mod process;
 pub mod scheduler;
 pub mod steps;
 pub mod task;

@@ -7,13 +7,13 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::bindings::Bindings;
 use super::events::RunEvent;
 use super::steps::{run_every, run_sequence};
 use super::task::{RunContext, aggregate, run_trial, skipped, skipped_trial};
 use crate::llm::runtime::LlmRuntime;
 use crate::results::{Phase, Status, StepResult, TrialResult};
 use crate::suite::model::Suite;
+use crate::template::Bindings;
 
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
@@ -84,7 +84,7 @@ pub async fn schedule(
 
     let mut outcome = ScheduleOutcome::default();
     let mut hook_bindings = Bindings::new(vars.clone(), "");
-    hook_bindings.servers = Some(super::bindings::ServersRef(servers.clone()));
+    hook_bindings.servers = Some(crate::template::ServersRef(servers.clone()));
     let before =
         run_sequence(&suite.before_all, &suite.dir, Phase::BeforeAll, &mut hook_bindings, &mut outcome.hooks).await;
     // A failing before_all hook: the environment (exit 3), or every task is an error.

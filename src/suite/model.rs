@@ -9,8 +9,8 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::positions::Position;
-use super::template::Template;
 use crate::grade::Grader;
+use crate::template::Template;
 
 pub use super::step::*;
 
@@ -81,8 +81,8 @@ impl McpServer {
     /// How to reach it, with `{env.X}` rendered (an unset variable renders empty).
     pub fn endpoint(&self) -> crate::mcp::session::Endpoint {
         use crate::mcp::session::Endpoint;
-        let env = |v: &super::template::Var| match v {
-            super::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
+        let env = |v: &crate::template::Var| match v {
+            crate::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
             _ => String::new(),
         };
         match (&self.command, &self.url) {
@@ -277,7 +277,7 @@ pub enum Prompt {
 }
 
 impl Prompt {
-    pub fn render(&self, lookup: &dyn Fn(&super::template::Var) -> String) -> String {
+    pub fn render(&self, lookup: &dyn Fn(&crate::template::Var) -> String) -> String {
         match self {
             Prompt::Text(t) => t.render(lookup),
             Prompt::Messages(messages) => {

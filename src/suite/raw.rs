@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use super::raw_step::*;
+use crate::json::JsonKind;
 use serde::de::{self, Deserializer, Visitor};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -591,18 +592,6 @@ pub struct RawInfer {
     pub refusal_pattern: Option<String>,
     #[serde(default)]
     pub canaries: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum JsonKind {
-    String,
-    Number,
-    Integer,
-    Boolean,
-    Array,
-    Object,
-    Null,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]

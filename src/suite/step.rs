@@ -8,9 +8,9 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::model::{CommandLine, RunExpect};
-use super::template::{Template, Var};
-use crate::grade::json::PathExpect;
-use crate::grade::json_path::JsonPath;
+use crate::json::JsonPath;
+use crate::json::PathExpect;
+use crate::template::{Template, Var};
 
 /// Default time limit of a `run` step.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);

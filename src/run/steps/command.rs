@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use super::outcome::{Leaf, cut};
-use crate::grade::excerpt;
-use crate::run::bindings::Bindings;
-use crate::run::process::{ProcessSpec, run_process};
+use crate::excerpt::excerpt;
+use crate::process::{ProcessSpec, run_process};
 use crate::suite::model::{CommandLine, RunAction};
+use crate::template::Bindings;
 
 pub async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf {
     let mut spec = match &action.command {

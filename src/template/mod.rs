@@ -1,0 +1,9 @@
+//! The template language (`{namespace.name}`), its compile step and the values it is
+//! rendered with for one task run.
+
+mod bindings;
+mod compile;
+mod language;
+
+pub use bindings::{Bindings, ServersRef};
+pub use language::{Names, Scope, Template, TemplateError, Var};
