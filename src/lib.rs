@@ -22,3 +22,5 @@ pub mod suite;
 pub mod sut;
 pub mod template;
 pub mod trace;
+pub mod uses;
+pub mod values;

@@ -3,12 +3,33 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::{GradeInput, Graded};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
-use crate::json::JsonPath;
-use crate::json::{PathExpect, compact, first_difference, json_eq};
+use crate::json::{JsonKind, JsonPath, PathExpect, compact, first_difference, json_eq};
 use crate::source::ValidateCx;
-use crate::suite::raw::RawGraderKind;
+use crate::uses::Uses;
+
+/// The output parsed as JSON: `equals` (deep), `subset`, or `path` with
+/// `equals` / `matches` / `exists` / `kind` (the JSON type; `type` names the grader).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawJson {
+    /// `a.b[0].c`: check one value instead of the whole output.
+    pub path: Option<String>,
+    /// The whole output (or the value at `path`) equals this, numbers by value.
+    pub equals: Option<Value>,
+    /// Every key and element of this is in the whole output.
+    pub subset: Option<Value>,
+    /// The value at `path` matches this regular expression.
+    pub matches: Option<String>,
+    /// The value at `path` exists (or, with false, does not).
+    pub exists: Option<bool>,
+    /// The value at `path` is of this JSON type.
+    pub kind: Option<JsonKind>,
+}
 
 #[derive(Debug)]
 pub enum JsonCheck {
@@ -17,11 +38,11 @@ pub enum JsonCheck {
     Path { path: JsonPath, expect: PathExpect },
 }
 
-impl JsonCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let RawGraderKind::Json { path: json_path, equals, subset, matches, exists, kind } = raw else {
-            unreachable!("only json graders are routed here")
-        };
+impl CompileGrader for RawJson {
+    type Check = JsonCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JsonCheck> {
+        let RawJson { path: json_path, equals, subset, matches, exists, kind } = self;
         let Some(json_path) = json_path else {
             if let Some(key) = [("matches", matches.is_some()), ("exists", exists.is_some()), ("kind", kind.is_some())]
                 .into_iter()
@@ -79,8 +100,20 @@ impl JsonCheck {
         };
         Some(JsonCheck::Path { path: parsed, expect })
     }
+}
 
-    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+impl Grade for JsonCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        Ok(self.verdict(input))
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::default()
+    }
+}
+
+impl JsonCheck {
+    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
         if let Some(message) = input.tool_error {
             return Graded::fail(format!("the tool returned an error: {}", excerpt(message, 160)));
         }

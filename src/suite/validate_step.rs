@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use regex::Regex;
 use serde_json::Value;
 
-use super::model::{CommandLine, RunExpect, TextCheck};
+use super::model::{RunExpect, TextCheck};
 use super::raw_step::{
     OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonChecks, RawJsonExpect, RawMcpCall,
     RawOutput, RawStep, RawTextExpect,
@@ -18,6 +18,7 @@ use super::step::{
 use crate::json::JsonPath;
 use crate::json::PathExpect;
 use crate::source::ValidateCx;
+use crate::template::CommandLine;
 use crate::template::Scope;
 
 const ACTIONS: &str = "`run`, `argv`, `http`, `file`, `wait`, `foreach`, `any_of` or `group`";

@@ -2,8 +2,10 @@
 //! rendered with for one task run.
 
 mod bindings;
+mod command_line;
 mod compile;
 mod language;
 
 pub use bindings::{Bindings, ServersRef};
+pub use command_line::CommandLine;
 pub use language::{Names, Scope, Template, TemplateError, Var};

@@ -5,8 +5,9 @@ use std::time::Duration;
 use super::outcome::{Leaf, cut};
 use crate::excerpt::excerpt;
 use crate::process::{ProcessSpec, run_process};
-use crate::suite::model::{CommandLine, RunAction};
+use crate::suite::model::RunAction;
 use crate::template::Bindings;
+use crate::template::CommandLine;
 
 pub async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf {
     let mut spec = match &action.command {
