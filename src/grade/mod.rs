@@ -1,23 +1,52 @@
 //! Graders: each turns what the agent did into a score in 0..1, a verdict and a reason.
-//! One file a grader (or a family sharing code), registered in `registry.rs`.
+//! One file a grader (or a family sharing code), all listed once below.
 
-mod budget;
-mod command;
 mod grader;
 mod input;
-mod json;
-mod json_schema;
-mod judge;
 mod kind;
-mod no_leak;
 mod registry;
-mod safety;
-mod text;
-mod tools;
-mod world;
 
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use input::{GradeInput, GradeResult, Graded};
 pub use kind::{CompileGrader, Grade};
-pub use registry::{Check, RawGraderKind};
 pub use safety::SafetyAction;
+
+registry::graders! {
+    mod text {
+        "equals" => Equals(RawEquals),
+        "contains" => Contains(RawContains),
+        "not_contains" => NotContains(RawNotContains),
+        "regex" => Regex(RawRegex),
+        "starts_with" => StartsWith(RawStartsWith),
+        "ends_with" => EndsWith(RawEndsWith),
+    }
+    mod json { "json" => Json(RawJson), }
+    mod json_schema { "json_schema" => JsonSchema(RawJsonSchema), }
+    mod tools {
+        "tool_called" => ToolCalled(RawToolCalled),
+        "tool_not_called" => ToolNotCalled(RawToolNotCalled),
+        "tool_sequence" => ToolSequence(RawToolSequence),
+        "tool_calls" => ToolCalls(RawToolCalls),
+    }
+    mod world {
+        "http" => Http(RawHttpCheck),
+        "file" => File(RawFileCheck),
+        "mcp" => Mcp(RawMcpCheck),
+        "steps" => Steps(RawSteps),
+    }
+    mod judge {
+        "rubric" => Rubric(RawRubric),
+        "llm" => Llm(RawLlm),
+    }
+    mod safety { "safety" => Safety(RawSafety), }
+    mod command {
+        #[serde(alias = "run")]
+        "command" => Command(RawCommand),
+    }
+    mod budget {
+        "cost" => Cost(RawCost),
+        "latency" => Latency(RawLatency),
+        "tokens" => Tokens(RawTokens),
+    }
+    mod no_leak { "no_leak" => NoLeak(RawNoLeak), }
+}

@@ -1,89 +1,61 @@
-//! The one list of graders. Each line names a grader's `type` and the struct of its keys;
-//! the macro makes from it the tagged raw enum (and so the JSON Schema), the compiled
-//! `Check` enum, the name and the dispatch of `compile`, `grade` and `uses`.
-
-use schemars::JsonSchema;
-use serde::Deserialize;
-
-use super::kind::{CompileGrader, Grade};
-use super::{GradeInput, GradeResult};
-use super::{budget, command, json, json_schema, judge, no_leak, safety, text, tools, world};
-use crate::source::ValidateCx;
-use crate::uses::Uses;
+//! The registry of graders: `graders!`, invoked once in `grade/mod.rs` with the one list.
+//! Each entry is a file (`mod text { … }`) and the graders it holds, as their `type` and
+//! the struct of their keys; from it the macro makes the module declarations, the tagged
+//! raw enum (and so the JSON Schema), the compiled `Check` enum, the names and the
+//! dispatch of `compile`, `grade` and `uses`.
 
 macro_rules! graders {
-    ($( $(#[$attr:meta])* $name:literal => $variant:ident($raw:ty), )*) => {
+    ($( mod $module:ident { $( $(#[$attr:meta])* $name:literal => $variant:ident($raw:ident), )* } )*) => {
+        $( mod $module; )*
+
         /// A grader's own keys; `type` selects which.
-        #[derive(Debug, Deserialize, JsonSchema)]
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(tag = "type")]
         pub enum RawGraderKind {
-            $( $(#[$attr])* #[serde(rename = $name)] $variant($raw), )*
+            $( $( $(#[$attr])* #[serde(rename = $name)] $variant($module::$raw), )* )*
         }
 
         /// A compiled grader's check.
         #[derive(Debug)]
         pub enum Check {
-            $( $variant(<$raw as CompileGrader>::Check), )*
+            $( $( $variant(<$module::$raw as $crate::grade::CompileGrader>::Check), )* )*
         }
 
         impl RawGraderKind {
             /// The `type` as written.
             pub fn name(&self) -> &'static str {
                 match self {
-                    $( RawGraderKind::$variant(_) => $name, )*
+                    $( $( RawGraderKind::$variant(_) => $name, )* )*
                 }
             }
 
-            pub fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<Check> {
+            pub fn compile(self, cx: &mut $crate::source::ValidateCx, path: &str) -> Option<Check> {
+                use $crate::grade::CompileGrader;
                 match self {
-                    $( RawGraderKind::$variant(raw) => raw.compile(cx, path).map(Check::$variant), )*
+                    $( $( RawGraderKind::$variant(raw) => raw.compile(cx, path).map(Check::$variant), )* )*
                 }
             }
         }
 
         impl Check {
-            pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+            pub async fn grade(&self, input: &$crate::grade::GradeInput<'_>) -> $crate::grade::GradeResult {
+                use $crate::grade::Grade;
                 match self {
-                    $( Check::$variant(check) => check.grade(input).await, )*
+                    $( $( Check::$variant(check) => check.grade(input).await, )* )*
                 }
             }
 
-            pub fn uses(&self) -> Uses<'_> {
+            pub fn uses(&self) -> $crate::uses::Uses<'_> {
+                use $crate::grade::Grade;
                 match self {
-                    $( Check::$variant(check) => check.uses(), )*
+                    $( $( Check::$variant(check) => check.uses(), )* )*
                 }
             }
         }
     };
 }
 
-graders! {
-    "equals" => Equals(text::RawEquals),
-    "contains" => Contains(text::RawContains),
-    "not_contains" => NotContains(text::RawNotContains),
-    "regex" => Regex(text::RawRegex),
-    "starts_with" => StartsWith(text::RawStartsWith),
-    "ends_with" => EndsWith(text::RawEndsWith),
-    "json" => Json(json::RawJson),
-    "json_schema" => JsonSchema(json_schema::RawJsonSchema),
-    "tool_called" => ToolCalled(tools::RawToolCalled),
-    "tool_not_called" => ToolNotCalled(tools::RawToolNotCalled),
-    "tool_sequence" => ToolSequence(tools::RawToolSequence),
-    "tool_calls" => ToolCalls(tools::RawToolCalls),
-    "http" => Http(world::RawHttpCheck),
-    "file" => File(world::RawFileCheck),
-    "rubric" => Rubric(judge::RawRubric),
-    "llm" => Llm(judge::RawLlm),
-    "safety" => Safety(safety::RawSafety),
-    "mcp" => Mcp(world::RawMcpCheck),
-    "steps" => Steps(world::RawSteps),
-    #[serde(alias = "run")]
-    "command" => Command(command::RawCommand),
-    "cost" => Cost(budget::RawCost),
-    "latency" => Latency(budget::RawLatency),
-    "tokens" => Tokens(budget::RawTokens),
-    "no_leak" => NoLeak(no_leak::RawNoLeak),
-}
+pub(super) use graders;
 
 #[cfg(test)]
 mod tests {
@@ -91,8 +63,9 @@ mod tests {
 
     use serde_json::json;
 
-    use super::*;
-    use crate::source::Nowhere;
+    use crate::grade::RawGraderKind;
+    use crate::source::{Nowhere, ValidateCx};
+    use crate::uses::Uses;
 
     /// Compiles one grader from its keys, in a suite with `vars.name` and a default judge.
     fn uses_of(keys: serde_json::Value, test: impl FnOnce(Uses<'_>)) {
