@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
-use crate::suite::model::{Agent, LlmSpec, Suite};
-use crate::suite::template::{Template, Var};
+use crate::grade::Grader;
+use crate::suite::model::{Agent, LlmSpec, Step, Suite};
+use crate::template::{Template, Var};
+use crate::uses::Uses;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Miss {
@@ -44,13 +46,14 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
     })?;
     let mut misses = Vec::new();
     // Tools named by steps and graders must exist too.
-    let hooks =
-        suite.before_all.iter().chain(&suite.after_all).flat_map(|s| s.mcp_calls()).map(|c| (c, "hooks".to_owned()));
+    let hooks = suite.before_all.iter().chain(&suite.after_all).map(Step::uses).map(|u| (u, "hooks".to_owned()));
     let tasks = suite.tasks.iter().flat_map(|t| {
-        let steps = t.setup.iter().chain(&t.cleanup).flat_map(|s| s.mcp_calls());
-        steps.chain(t.graders.iter().flat_map(|g| g.mcp_calls())).map(move |c| (c, format!("task `{}`", t.id)))
+        let steps = t.setup.iter().chain(&t.cleanup).map(Step::uses);
+        steps.chain(t.graders.iter().map(Grader::uses)).map(move |u| (u, format!("task `{}`", t.id)))
     });
-    for ((server_name, tool), place) in hooks.chain(tasks) {
+    let calls =
+        hooks.chain(tasks).flat_map(|(uses, place)| uses.mcp_tools.into_iter().map(move |c| (c, place.clone())));
+    for ((server_name, tool), place) in calls {
         let Some(server) = servers.by_name.get(server_name) else { continue };
         if !server.tools.iter().any(|t| t.name == tool) {
             let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
@@ -192,12 +195,12 @@ fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
         templates.extend(spec_templates(judge));
     }
     for step in suite.before_all.iter().chain(&suite.after_all) {
-        templates.extend(step.templates());
+        templates.extend(step.uses().templates);
     }
     for task in &suite.tasks {
         templates.extend(task.prompt.templates());
         for step in task.setup.iter().chain(&task.cleanup) {
-            templates.extend(step.templates());
+            templates.extend(step.uses().templates);
         }
     }
     templates
@@ -217,7 +220,8 @@ fn spec_templates(spec: &LlmSpec) -> impl Iterator<Item = &Template> {
 /// Judges set on single graders.
 fn grader_judges(suite: &Suite) -> impl Iterator<Item = (String, &LlmSpec)> {
     suite.tasks.iter().flat_map(|t| {
-        t.graders.iter().filter_map(move |g| g.judge().map(|j| (format!("the judge of task `{}`", t.id), j)))
+        let judges = t.graders.iter().map(Grader::uses).collect::<Uses>().own_judges().collect::<Vec<_>>();
+        judges.into_iter().map(move |j| (format!("the judge of task `{}`", t.id), j))
     })
 }
 

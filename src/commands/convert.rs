@@ -20,9 +20,8 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
                 return Err(Error::Usage(format!("{file}: the format is not recognised; pass --format")));
             }
         },
-        Some(name) => formats::by_import_name(name).ok_or_else(|| {
-            Error::Usage(format!("unknown format `{name}`; supported: {}", formats::import_names()))
-        })?,
+        Some(name) => formats::by_import_name(name)
+            .ok_or_else(|| Error::Usage(format!("unknown format `{name}`; supported: {}", formats::import_names())))?,
     };
     let absolute = std::path::absolute(&args.file).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
     let cx = formats::ConvertCx {

@@ -1,8 +1,39 @@
 //! Per-task budgets: cost, latency, tokens.
 
-use super::{GradeInput, GradeResult, Graded};
-use crate::suite::ValidateCx;
-use crate::suite::raw::RawGraderKind;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::source::ValidateCx;
+use crate::uses::Uses;
+
+/// The task's cost is at most `max_usd`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCost {
+    /// US dollars, from the usage the agent reported.
+    pub max_usd: f64,
+}
+
+/// The agent's latency is at most `max_ms`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLatency {
+    /// Milliseconds of the agent's run.
+    pub max_ms: u64,
+}
+
+/// Token budgets.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTokens {
+    /// Input plus output tokens.
+    pub max_total: Option<u64>,
+    /// Input (prompt) tokens.
+    pub max_input: Option<u64>,
+    /// Output (completion) tokens.
+    pub max_output: Option<u64>,
+}
 
 #[derive(Debug)]
 pub enum BudgetCheck {
@@ -11,30 +42,44 @@ pub enum BudgetCheck {
     Tokens { max_total: Option<u64>, max_input: Option<u64>, max_output: Option<u64> },
 }
 
-impl BudgetCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        match raw {
-            RawGraderKind::Cost { max_usd } if max_usd.is_finite() && max_usd >= 0.0 => {
-                Some(BudgetCheck::Cost { max_usd })
-            }
-            RawGraderKind::Cost { max_usd } => {
-                cx.error(&format!("{path}.max_usd"), format!("must be 0 or more, got {max_usd}"));
-                None
-            }
-            RawGraderKind::Latency { max_ms } => Some(BudgetCheck::Latency { max_ms }),
-            RawGraderKind::Tokens { max_total, max_input, max_output } => {
-                if max_total.is_none() && max_input.is_none() && max_output.is_none() {
-                    cx.error(path, "a `tokens` grader needs `max_total`, `max_input` or `max_output`");
-                    return None;
-                }
-                Some(BudgetCheck::Tokens { max_total, max_input, max_output })
-            }
-            _ => unreachable!("only budget graders are routed here"),
+impl CompileGrader for RawCost {
+    type Check = BudgetCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<BudgetCheck> {
+        let max_usd = self.max_usd;
+        if max_usd.is_finite() && max_usd >= 0.0 {
+            Some(BudgetCheck::Cost { max_usd })
+        } else {
+            cx.error(&format!("{path}.max_usd"), format!("must be 0 or more, got {max_usd}"));
+            None
         }
     }
+}
 
+impl CompileGrader for RawLatency {
+    type Check = BudgetCheck;
+
+    fn compile(self, _: &mut ValidateCx, _: &str) -> Option<BudgetCheck> {
+        Some(BudgetCheck::Latency { max_ms: self.max_ms })
+    }
+}
+
+impl CompileGrader for RawTokens {
+    type Check = BudgetCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<BudgetCheck> {
+        let RawTokens { max_total, max_input, max_output } = self;
+        if max_total.is_none() && max_input.is_none() && max_output.is_none() {
+            cx.error(path, "a `tokens` grader needs `max_total`, `max_input` or `max_output`");
+            return None;
+        }
+        Some(BudgetCheck::Tokens { max_total, max_input, max_output })
+    }
+}
+
+impl Grade for BudgetCheck {
     /// A budget over a figure the agent did not report is an error: it cannot be judged.
-    pub fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let usage = input.trace.usage.as_ref();
         match self {
             BudgetCheck::Cost { max_usd } => {
@@ -79,5 +124,9 @@ impl BudgetCheck {
                 ))
             }
         }
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::default()
     }
 }

@@ -9,12 +9,41 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{GradeInput, GradeResult, Graded, excerpt};
-use crate::run::process::{ProcessSpec, run_process};
-use crate::suite::ValidateCx;
-use crate::suite::model::CommandLine;
-use crate::suite::raw::{RawCommandLine, RawGraderKind};
-use crate::suite::template::{Scope, Template};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::process::{ProcessSpec, run_process};
+use crate::source::ValidateCx;
+use crate::template::{CommandLine, Scope, Template};
+use crate::uses::Uses;
+use crate::values::RawDuration;
+
+/// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommand {
+    /// The script: a shell string or an argv list (templates).
+    pub run: RawCommandLine,
+    /// Default 60s.
+    pub timeout: Option<RawDuration>,
+    /// Extra environment variables (templates).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Default: the suite's directory.
+    pub workdir: Option<String>,
+    /// More keys for the context on stdin (e.g. a foreign format's `criteria`).
+    pub context: Option<Map<String, Value>>,
+}
+
+/// A shell string (`sh -c`) or an argv list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCommandLine {
+    Shell(String),
+    Argv(Vec<String>),
+}
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -27,11 +56,11 @@ pub struct CommandCheck {
     context: Map<String, Value>,
 }
 
-impl CommandCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let RawGraderKind::Command { run, timeout, env, workdir, context } = raw else {
-            unreachable!("only command graders are routed here")
-        };
+impl CompileGrader for RawCommand {
+    type Check = CommandCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<CommandCheck> {
+        let RawCommand { run, timeout, env, workdir, context } = self;
         let command = match run {
             RawCommandLine::Shell(s) => {
                 CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &format!("{path}.run"))?)
@@ -44,8 +73,7 @@ impl CommandCheck {
                 CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &format!("{path}.run"))?)
             }
         };
-        let env =
-            cx.env_templates(&env.into_iter().collect::<BTreeMap<_, _>>(), Scope::AfterAgent, &format!("{path}.env"));
+        let env = cx.env_templates(&env, Scope::AfterAgent, &format!("{path}.env"));
         Some(CommandCheck {
             command,
             env,
@@ -54,8 +82,10 @@ impl CommandCheck {
             context: context.unwrap_or_default(),
         })
     }
+}
 
-    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+impl Grade for CommandCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let b = input.bindings;
         let workdir = self.workdir.clone().unwrap_or_else(|| input.workdir.to_owned());
         let mut spec = match &self.command {
@@ -107,6 +137,10 @@ impl CommandCheck {
         let passed = out.exit_code == Some(0);
         let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
         Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None })
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
     }
 }
 

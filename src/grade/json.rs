@@ -3,10 +3,33 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::json_path::JsonPath;
-use super::{GradeInput, Graded, excerpt};
-use crate::suite::ValidateCx;
-use crate::suite::raw::{JsonKind, RawGraderKind};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::json::{JsonKind, JsonPath, PathExpect, compact, first_difference, json_eq};
+use crate::source::ValidateCx;
+use crate::uses::Uses;
+
+/// The output parsed as JSON: `equals` (deep), `subset`, or `path` with
+/// `equals` / `matches` / `exists` / `kind` (the JSON type; `type` names the grader).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawJson {
+    /// `a.b[0].c`: check one value instead of the whole output.
+    pub path: Option<String>,
+    /// The whole output (or the value at `path`) equals this, numbers by value.
+    pub equals: Option<Value>,
+    /// Every key and element of this is in the whole output.
+    pub subset: Option<Value>,
+    /// The value at `path` matches this regular expression.
+    pub matches: Option<String>,
+    /// The value at `path` exists (or, with false, does not).
+    pub exists: Option<bool>,
+    /// The value at `path` is of this JSON type.
+    pub kind: Option<JsonKind>,
+}
 
 #[derive(Debug)]
 pub enum JsonCheck {
@@ -15,19 +38,11 @@ pub enum JsonCheck {
     Path { path: JsonPath, expect: PathExpect },
 }
 
-#[derive(Debug)]
-pub enum PathExpect {
-    Equals(Value),
-    Matches(Regex),
-    Exists(bool),
-    Kind(JsonKind),
-}
+impl CompileGrader for RawJson {
+    type Check = JsonCheck;
 
-impl JsonCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let RawGraderKind::Json { path: json_path, equals, subset, matches, exists, kind } = raw else {
-            unreachable!("only json graders are routed here")
-        };
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JsonCheck> {
+        let RawJson { path: json_path, equals, subset, matches, exists, kind } = self;
         let Some(json_path) = json_path else {
             if let Some(key) = [("matches", matches.is_some()), ("exists", exists.is_some()), ("kind", kind.is_some())]
                 .into_iter()
@@ -85,8 +100,20 @@ impl JsonCheck {
         };
         Some(JsonCheck::Path { path: parsed, expect })
     }
+}
 
-    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+impl Grade for JsonCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        Ok(self.verdict(input))
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::default()
+    }
+}
+
+impl JsonCheck {
+    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
         if let Some(message) = input.tool_error {
             return Graded::fail(format!("the tool returned an error: {}", excerpt(message, 160)));
         }
@@ -99,7 +126,7 @@ impl JsonCheck {
                 .iter()
                 .any(|k| p == *k || p.starts_with(&format!("{k}.")) || p.starts_with(&format!("{k}[")))
             {
-                return expect.check(&path.to_string(), path.get(result));
+                return Graded::checked(expect.check(&path.to_string(), path.get(result)));
             }
         }
         let actual: Value = match serde_json::from_str(input.output.trim()) {
@@ -116,128 +143,7 @@ impl JsonCheck {
                 None => Graded::pass("output contains the expected JSON"),
                 Some(diff) => Graded::fail(diff),
             },
-            JsonCheck::Path { path, expect } => expect.check(&path.to_string(), path.get(&actual)),
+            JsonCheck::Path { path, expect } => Graded::checked(expect.check(&path.to_string(), path.get(&actual))),
         }
-    }
-}
-
-impl PathExpect {
-    /// Checks the value found at `at` (described as `at` in reasons).
-    pub fn check(&self, at: &str, found: Option<&Value>) -> Graded {
-        match (self, found) {
-            (PathExpect::Exists(want), found) => Graded::of(
-                found.is_some() == *want,
-                format!("`{at}` {}", if *want { "exists" } else { "is absent" }),
-                format!("`{at}` {}", if *want { "does not exist" } else { "exists" }),
-            ),
-            (_, None) => Graded::fail(format!("`{at}` does not exist")),
-            (PathExpect::Equals(want), Some(v)) => Graded::of(
-                json_eq(v, want),
-                format!("`{at}` equals {}", compact(want)),
-                format!("`{at}`: expected {}, got {}", compact(want), compact(v)),
-            ),
-            (PathExpect::Matches(re), Some(v)) => {
-                let text = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                Graded::of(
-                    re.is_match(&text),
-                    format!("`{at}` matches /{}/", re.as_str()),
-                    format!("`{at}` = {} does not match /{}/", compact(v), re.as_str()),
-                )
-            }
-            (PathExpect::Kind(kind), Some(v)) => {
-                let actual_kind = kind_of(v);
-                let ok = actual_kind == *kind || (*kind == JsonKind::Number && actual_kind == JsonKind::Integer);
-                Graded::of(
-                    ok,
-                    format!("`{at}` is {}", kind_label(*kind)),
-                    format!("`{at}`: expected {}, got {}", kind_label(*kind), kind_label(actual_kind)),
-                )
-            }
-        }
-    }
-}
-
-/// Deep equality where numbers compare by value (`5` equals `5.0`).
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        (a, b) => a == b,
-    }
-}
-
-/// `None` when every key and element of `expected` is in `actual` (arrays: each expected
-/// element matches some actual element); else where they first differ.
-pub fn first_difference(expected: &Value, actual: &Value, at: &str) -> Option<String> {
-    let here = if at.is_empty() { "the output".to_owned() } else { format!("`{at}`") };
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => e.iter().find_map(|(k, ev)| {
-            let child = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
-            match a.get(k) {
-                None => Some(format!("`{child}` is missing")),
-                Some(av) => first_difference(ev, av, &child),
-            }
-        }),
-        (Value::Array(e), Value::Array(a)) => e.iter().enumerate().find_map(|(i, ev)| {
-            let found = a.iter().any(|av| first_difference(ev, av, "").is_none());
-            (!found).then(|| format!("{here} has no element matching {}", compact(&e[i])))
-        }),
-        (e, a) if json_eq(e, a) => None,
-        (e, a) => Some(format!("{here}: expected {}, got {}", compact(e), compact(a))),
-    }
-}
-
-pub fn is_subset(expected: &Value, actual: &Value) -> bool {
-    first_difference(expected, actual, "").is_none()
-}
-
-fn compact(v: &Value) -> String {
-    excerpt(&v.to_string(), 100)
-}
-
-fn kind_of(v: &Value) -> JsonKind {
-    match v {
-        Value::Null => JsonKind::Null,
-        Value::Bool(_) => JsonKind::Boolean,
-        Value::Number(n) if n.is_i64() || n.is_u64() => JsonKind::Integer,
-        Value::Number(_) => JsonKind::Number,
-        Value::String(_) => JsonKind::String,
-        Value::Array(_) => JsonKind::Array,
-        Value::Object(_) => JsonKind::Object,
-    }
-}
-
-fn kind_label(k: JsonKind) -> &'static str {
-    match k {
-        JsonKind::String => "a string",
-        JsonKind::Number => "a number",
-        JsonKind::Integer => "an integer",
-        JsonKind::Boolean => "a boolean",
-        JsonKind::Array => "an array",
-        JsonKind::Object => "an object",
-        JsonKind::Null => "null",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn subset_reports_the_first_difference() {
-        let actual = json!({"a": 1, "b": {"c": [1, 2, 3], "d": "x"}});
-        assert!(is_subset(&json!({"b": {"c": [3]}}), &actual));
-        assert_eq!(
-            first_difference(&json!({"b": {"d": "y"}}), &actual, ""),
-            Some("`b.d`: expected \"y\", got \"x\"".into())
-        );
-        assert_eq!(first_difference(&json!({"z": 1}), &actual, ""), Some("`z` is missing".into()));
     }
 }

@@ -2,21 +2,34 @@
 
 use serde_json::Value;
 
-use super::{GradeInput, Graded, excerpt};
-use crate::suite::ValidateCx;
-use crate::suite::raw::RawGraderKind;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::source::ValidateCx;
+use crate::uses::Uses;
+
+/// The output validates against `schema` or `schema_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawJsonSchema {
+    /// A JSON Schema, inline.
+    pub schema: Option<Value>,
+    /// A JSON or YAML file holding the schema, relative to the suite.
+    pub schema_file: Option<String>,
+}
 
 #[derive(Debug)]
 pub struct SchemaCheck {
     validator: jsonschema::Validator,
 }
 
-impl SchemaCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let RawGraderKind::JsonSchema { schema, schema_file } = raw else {
-            unreachable!("only json_schema graders are routed here")
-        };
-        let (schema, key) = match (schema, schema_file) {
+impl CompileGrader for RawJsonSchema {
+    type Check = SchemaCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<SchemaCheck> {
+        let (schema, key) = match (self.schema, self.schema_file) {
             (Some(schema), None) => (schema, "schema"),
             (None, Some(file)) => {
                 let key = format!("{path}.schema_file");
@@ -49,11 +62,13 @@ impl SchemaCheck {
             }
         }
     }
+}
 
-    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+impl Grade for SchemaCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let instance: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
-            Err(e) => return Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
+            Err(e) => return Ok(Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80)))),
         };
         let errors: Vec<String> = self
             .validator
@@ -64,11 +79,15 @@ impl SchemaCheck {
                 if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
             })
             .collect();
-        if errors.is_empty() {
+        Ok(if errors.is_empty() {
             Graded::pass("output matches the schema")
         } else {
             Graded::fail(format!("output does not match the schema: {}", excerpt(&errors.join("; "), 200)))
                 .with_evidence(Value::from(errors))
-        }
+        })
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::default()
     }
 }

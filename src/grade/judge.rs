@@ -4,12 +4,47 @@
 
 use serde_json::{Value, json};
 
-use super::{GradeInput, GradeResult, Graded, excerpt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::model::LlmSpec;
-use crate::suite::raw::{RawCriterion, RawGraderKind};
-use crate::suite::template::{Scope, Template};
+use crate::suite::raw::RawJudge;
+use crate::template::{Scope, Template};
+use crate::uses::{Judge, Uses};
+
+/// An LLM judge scores weighted criteria; score = weighted share met.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRubric {
+    /// What the answer must do, each judged met or not.
+    pub criteria: Vec<RawCriterion>,
+    /// This grader's judge (default: the suite's `judge`).
+    pub judge: Option<RawJudge>,
+}
+
+/// An LLM judge checks the answer semantically `contains` or is `exact`ly the expected text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLlm {
+    /// The answer contains this, in meaning (a template).
+    pub contains: Option<String>,
+    /// The answer is this, in meaning (a template).
+    pub exact: Option<String>,
+    /// This grader's judge (default: the suite's `judge`).
+    pub judge: Option<RawJudge>,
+}
+
+/// A rubric criterion: text (equal weights) or `{criterion, weight}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCriterion {
+    Text(String),
+    Weighted { criterion: String, weight: f64 },
+}
 
 #[derive(Debug)]
 pub struct JudgeCheck {
@@ -30,49 +65,58 @@ strictly, from the answer's content. Record your verdict with the record_verdict
 /// Characters of the agent's output shown to the judge.
 const ANSWER_LIMIT: usize = 20_000;
 
-impl JudgeCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let (question, judge) = match raw {
-            RawGraderKind::Rubric { criteria, judge } => {
-                if criteria.is_empty() {
-                    cx.error(&format!("{path}.criteria"), "list at least one criterion");
-                    return None;
-                }
-                let mut parsed = Vec::new();
-                for (i, c) in criteria.into_iter().enumerate() {
-                    let (text, weight) = match c {
-                        RawCriterion::Text(t) => (t, 1.0),
-                        RawCriterion::Weighted { criterion, weight } => (criterion, weight),
-                    };
-                    if text.trim().is_empty() || !(weight.is_finite() && weight >= 0.0) {
-                        cx.error(&format!("{path}.criteria[{i}]"), "a criterion needs text and a weight of 0 or more");
-                        return None;
-                    }
-                    parsed.push((text, weight));
-                }
-                if parsed.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-                    cx.error(&format!("{path}.criteria"), "the weights add up to 0");
-                    return None;
-                }
-                (Some(Question::Rubric(parsed)), judge)
+impl CompileGrader for RawRubric {
+    type Check = JudgeCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JudgeCheck> {
+        if self.criteria.is_empty() {
+            cx.error(&format!("{path}.criteria"), "list at least one criterion");
+            return None;
+        }
+        let mut parsed = Vec::new();
+        for (i, c) in self.criteria.into_iter().enumerate() {
+            let (text, weight) = match c {
+                RawCriterion::Text(t) => (t, 1.0),
+                RawCriterion::Weighted { criterion, weight } => (criterion, weight),
+            };
+            if text.trim().is_empty() || !(weight.is_finite() && weight >= 0.0) {
+                cx.error(&format!("{path}.criteria[{i}]"), "a criterion needs text and a weight of 0 or more");
+                return None;
             }
-            RawGraderKind::Llm { contains, exact, judge } => {
-                let q = match (contains, exact) {
-                    (Some(c), None) => {
-                        cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains)
-                    }
-                    (None, Some(e)) => {
-                        cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact)
-                    }
-                    _ => {
-                        cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
-                        None
-                    }
-                };
-                (q, judge)
+            parsed.push((text, weight));
+        }
+        if parsed.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+            cx.error(&format!("{path}.criteria"), "the weights add up to 0");
+            return None;
+        }
+        JudgeCheck::with_judge(cx, path, Some(Question::Rubric(parsed)), self.judge)
+    }
+}
+
+impl CompileGrader for RawLlm {
+    type Check = JudgeCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JudgeCheck> {
+        let q = match (self.contains, self.exact) {
+            (Some(c), None) => cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains),
+            (None, Some(e)) => cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact),
+            _ => {
+                cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
+                None
             }
-            _ => unreachable!("only judge graders are routed here"),
         };
+        JudgeCheck::with_judge(cx, path, q, self.judge)
+    }
+}
+
+impl JudgeCheck {
+    /// The judge is the grader's own, else the suite's, which must then exist.
+    fn with_judge(
+        cx: &mut ValidateCx,
+        path: &str,
+        question: Option<Question>,
+        judge: Option<RawJudge>,
+    ) -> Option<Self> {
         let judge = match judge {
             Some(j) => Some(crate::suite::validate_llm_spec(cx, &j.llm(), &format!("{path}.judge"))?),
             None => {
@@ -85,8 +129,10 @@ impl JudgeCheck {
         };
         Some(JudgeCheck { judge, question: question? })
     }
+}
 
-    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+impl Grade for JudgeCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let spec = self.judge.as_ref().or(input.judge).ok_or("no judge is configured")?;
         let answer = excerpt_long(input.output);
         let (task_text, schema) = match &self.question {
@@ -161,6 +207,17 @@ impl JudgeCheck {
         Err(format!("the judge's verdict could not be read twice: {last_error}"))
     }
 
+    fn uses(&self) -> Uses<'_> {
+        let judge = self.judge.as_ref().map_or(Judge::SuiteDefault, Judge::Own);
+        let templates = match &self.question {
+            Question::Rubric(_) => Vec::new(),
+            Question::Contains(t) | Question::Exact(t) => vec![t],
+        };
+        Uses { judges: vec![judge], ..Uses::templates(templates) }
+    }
+}
+
+impl JudgeCheck {
     fn read(&self, v: &Value) -> Result<Graded, String> {
         match &self.question {
             Question::Rubric(criteria) => {

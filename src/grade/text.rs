@@ -1,11 +1,87 @@
-//! Text graders: equals, contains, not_contains, regex, starts_with.
+//! Text graders: equals, contains, not_contains, regex, starts_with, ends_with. They share
+//! one check type: how the output is folded, rendered and shown.
 
 use regex::{Regex, RegexBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{GradeInput, Graded, excerpt};
-use crate::suite::ValidateCx;
-use crate::suite::raw::RawGraderKind;
-use crate::suite::template::{Scope, Template};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::excerpt::excerpt;
+use crate::source::ValidateCx;
+use crate::template::{Scope, Template};
+use crate::uses::Uses;
+
+/// The output equals `value` (surrounding whitespace ignored).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEquals {
+    /// The expected text (a template).
+    pub value: String,
+    /// Compare without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+/// The output contains `value`, or any of `any`, or all of `all`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawContains {
+    /// One text that must appear (a template).
+    pub value: Option<String>,
+    /// Texts of which at least one must appear.
+    pub any: Option<Vec<String>>,
+    /// Texts that must all appear; the score is the share found.
+    pub all: Option<Vec<String>>,
+    /// Compare without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+/// The output contains neither `value` nor any of `any`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawNotContains {
+    /// A text that must not appear (a template).
+    pub value: Option<String>,
+    /// Texts none of which may appear.
+    pub any: Option<Vec<String>>,
+    /// Compare without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+/// The output matches the regular expression `pattern` (not templated).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegex {
+    /// A regular expression (Rust `regex` syntax), matched against the trimmed output.
+    pub pattern: String,
+    /// Match without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+/// The output (leading whitespace ignored) starts with `value`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawStartsWith {
+    /// The expected beginning (a template).
+    pub value: String,
+    /// Compare without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
+
+/// The output (trailing whitespace ignored) ends with `value`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEndsWith {
+    /// The expected ending (a template).
+    pub value: String,
+    /// Compare without regard to case.
+    #[serde(default)]
+    pub ignore_case: bool,
+}
 
 #[derive(Debug)]
 pub enum TextCheck {
@@ -17,57 +93,94 @@ pub enum TextCheck {
     EndsWith { value: Template, ignore_case: bool },
 }
 
-impl TextCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let one = |cx: &mut ValidateCx, v: &str| cx.template(v, Scope::AfterAgent, &format!("{path}.value"));
-        match raw {
-            RawGraderKind::Equals { value, ignore_case } => {
-                Some(TextCheck::Equals { value: one(cx, &value)?, ignore_case })
+fn one(cx: &mut ValidateCx, value: &str, path: &str) -> Option<Template> {
+    cx.template(value, Scope::AfterAgent, &format!("{path}.value"))
+}
+
+impl CompileGrader for RawEquals {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        Some(TextCheck::Equals { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
+    }
+}
+
+impl CompileGrader for RawStartsWith {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        Some(TextCheck::StartsWith { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
+    }
+}
+
+impl CompileGrader for RawEndsWith {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        Some(TextCheck::EndsWith { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
+    }
+}
+
+impl CompileGrader for RawContains {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        let (key, list, is_all) = match (self.value, self.any, self.all) {
+            (Some(v), None, None) => ("value", vec![v], true),
+            (None, Some(any), None) => ("any", any, false),
+            (None, None, Some(all)) => ("all", all, true),
+            _ => {
+                cx.error(path, "a `contains` grader needs exactly one of `value`, `any` or `all`");
+                return None;
             }
-            RawGraderKind::StartsWith { value, ignore_case } => {
-                Some(TextCheck::StartsWith { value: one(cx, &value)?, ignore_case })
+        };
+        let values = values(cx, key, &list, path)?;
+        Some(TextCheck::Contains { values, all: is_all, ignore_case: self.ignore_case })
+    }
+}
+
+impl CompileGrader for RawNotContains {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        let (key, list) = match (self.value, self.any) {
+            (Some(v), None) => ("value", vec![v]),
+            (None, Some(any)) => ("any", any),
+            _ => {
+                cx.error(path, "a `not_contains` grader needs exactly one of `value` or `any`");
+                return None;
             }
-            RawGraderKind::EndsWith { value, ignore_case } => {
-                Some(TextCheck::EndsWith { value: one(cx, &value)?, ignore_case })
+        };
+        Some(TextCheck::NotContains { values: values(cx, key, &list, path)?, ignore_case: self.ignore_case })
+    }
+}
+
+impl CompileGrader for RawRegex {
+    type Check = TextCheck;
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+        match RegexBuilder::new(&self.pattern).case_insensitive(self.ignore_case).build() {
+            Ok(pattern) => Some(TextCheck::Regex { pattern }),
+            Err(e) => {
+                cx.error(&format!("{path}.pattern"), format!("invalid regular expression: {e}"));
+                None
             }
-            RawGraderKind::Contains { value, any, all, ignore_case } => {
-                let (key, list, is_all) = match (value, any, all) {
-                    (Some(v), None, None) => ("value", vec![v], true),
-                    (None, Some(any), None) => ("any", any, false),
-                    (None, None, Some(all)) => ("all", all, true),
-                    _ => {
-                        cx.error(path, "a `contains` grader needs exactly one of `value`, `any` or `all`");
-                        return None;
-                    }
-                };
-                let values = values(cx, key, &list, path)?;
-                Some(TextCheck::Contains { values, all: is_all, ignore_case })
-            }
-            RawGraderKind::NotContains { value, any, ignore_case } => {
-                let (key, list) = match (value, any) {
-                    (Some(v), None) => ("value", vec![v]),
-                    (None, Some(any)) => ("any", any),
-                    _ => {
-                        cx.error(path, "a `not_contains` grader needs exactly one of `value` or `any`");
-                        return None;
-                    }
-                };
-                Some(TextCheck::NotContains { values: values(cx, key, &list, path)?, ignore_case })
-            }
-            RawGraderKind::Regex { pattern, ignore_case } => {
-                match RegexBuilder::new(&pattern).case_insensitive(ignore_case).build() {
-                    Ok(pattern) => Some(TextCheck::Regex { pattern }),
-                    Err(e) => {
-                        cx.error(&format!("{path}.pattern"), format!("invalid regular expression: {e}"));
-                        None
-                    }
-                }
-            }
-            _ => unreachable!("only text graders are routed here"),
         }
     }
+}
 
-    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+impl Grade for TextCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        Ok(self.verdict(input))
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        match self {
+            TextCheck::Equals { value, .. }
+            | TextCheck::StartsWith { value, .. }
+            | TextCheck::EndsWith { value, .. } => Uses::templates([value]),
+            TextCheck::Contains { values, .. } | TextCheck::NotContains { values, .. } => Uses::templates(values),
+            TextCheck::Regex { .. } => Uses::default(),
+        }
+    }
+}
+
+impl TextCheck {
+    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
         let output = input.output;
         let fold = |s: &str, ic: bool| if ic { s.to_lowercase() } else { s.to_owned() };
         let shown = || excerpt(output, 120);

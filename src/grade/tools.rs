@@ -3,11 +3,96 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::json::is_subset;
-use super::{GradeInput, Graded};
-use crate::suite::ValidateCx;
-use crate::suite::raw::{RawGraderKind, RawToolRef, SequenceOrder};
-use crate::sut::ToolCall;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use crate::json::is_subset;
+use crate::source::ValidateCx;
+use crate::trace::ToolCall;
+use crate::uses::Uses;
+
+/// The tool was called (at least `min` times, default 1; at most `max`), with `arguments` as a subset.
+/// The tool is `tool`, or any tool whose name `pattern` matches, or any tool of `server`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolCalled {
+    /// `name` or `server.name`.
+    pub tool: Option<String>,
+    /// Any tool of this MCP server.
+    pub server: Option<String>,
+    /// A regular expression the tool's name matches (unanchored).
+    pub pattern: Option<String>,
+    /// Must be a subset of the call's arguments.
+    pub arguments: Option<Value>,
+    /// Fewest calls (default 1).
+    pub min: Option<u32>,
+    /// Most calls.
+    pub max: Option<u32>,
+}
+
+/// The tool was not called (with `arguments` as a subset, when given).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolNotCalled {
+    /// `name` or `server.name`.
+    pub tool: Option<String>,
+    /// Any tool of this MCP server.
+    pub server: Option<String>,
+    /// A regular expression the tool's name matches (unanchored).
+    pub pattern: Option<String>,
+    /// Only calls whose arguments contain these count.
+    pub arguments: Option<Value>,
+}
+
+/// The tools were called in this order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolSequence {
+    /// The expected calls, in order.
+    pub tools: Vec<RawToolRef>,
+    /// in_order (default) | exact | any_order
+    #[serde(default)]
+    pub order: SequenceOrder,
+}
+
+/// The number of tool calls (of `tool`, of any of `tools`, or of all tools) is within
+/// bounds; with `unique`, no two of them have the same tool and arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolCalls {
+    /// Count the calls of this tool only.
+    pub tool: Option<String>,
+    /// Count the calls of any of these.
+    pub tools: Option<Vec<RawToolRef>>,
+    /// Fewest calls.
+    pub min: Option<u32>,
+    /// Most calls.
+    pub max: Option<u32>,
+    /// No two counted calls have the same tool and arguments.
+    #[serde(default)]
+    pub unique: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SequenceOrder {
+    /// The tools appear in this order, other calls may come between.
+    #[default]
+    InOrder,
+    /// The calls are exactly these, in this order.
+    Exact,
+    /// Each tool is called, in any order.
+    AnyOrder,
+}
+
+/// A tool in a list: a name, or `{tool | pattern | server, arguments}` (see `tool_called`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawToolRef {
+    Name(String),
+    Spec { tool: Option<String>, server: Option<String>, pattern: Option<String>, arguments: Option<serde_json::Value> },
+}
 
 /// Which calls a tool grader is about: of `tool` (`name` or `server.name`), of a tool whose
 /// name `pattern` matches (unanchored), and/or of any tool of `server`; with `arguments` as a
@@ -109,66 +194,91 @@ pub enum ToolCheck {
     },
 }
 
-impl ToolCheck {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        let bounds = |cx: &mut ValidateCx, min: Option<u32>, max: Option<u32>| {
-            if let (Some(lo), Some(hi)) = (min, max)
-                && lo > hi
-            {
-                cx.error(&format!("{path}.min"), format!("min ({lo}) is greater than max ({hi})"));
-                return false;
-            }
-            true
-        };
-        let list = |cx: &mut ValidateCx, key: &str, tools: Vec<RawToolRef>| -> Option<Vec<ToolRef>> {
-            let refs: Vec<_> = tools
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| ToolRef::from_raw(cx, &format!("{path}.{key}[{i}]"), t))
-                .collect();
-            refs.into_iter().collect()
-        };
-        match raw {
-            RawGraderKind::ToolCalled { tool, server, pattern, arguments, min, max } => {
-                let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
-                (bounds(cx, min, max) && tool.is_some()).then(|| ToolCheck::Called {
-                    tool: tool.expect("checked"),
-                    min: min.unwrap_or(1),
-                    max,
-                })
-            }
-            RawGraderKind::ToolNotCalled { tool, server, pattern, arguments } => {
-                ToolRef::from_parts(cx, path, tool, server, pattern, arguments)
-                    .map(|tool| ToolCheck::NotCalled { tool })
-            }
-            RawGraderKind::ToolSequence { tools, order } => {
-                if tools.is_empty() {
-                    cx.error(&format!("{path}.tools"), "the sequence is empty");
-                    return None;
-                }
-                Some(ToolCheck::Sequence { tools: list(cx, "tools", tools)?, order })
-            }
-            RawGraderKind::ToolCalls { tool, tools, min, max, unique } => {
-                if min.is_none() && max.is_none() && !unique {
-                    cx.error(path, "a `tool_calls` grader needs `min`, `max` or `unique`");
-                    return None;
-                }
-                let tools = match (tool, tools) {
-                    (Some(_), Some(_)) => {
-                        cx.error(path, "give `tool` or `tools`, not both");
-                        return None;
-                    }
-                    (Some(t), None) => vec![ToolRef::named(t)],
-                    (None, Some(ts)) => list(cx, "tools", ts)?,
-                    (None, None) => Vec::new(),
-                };
-                bounds(cx, min, max).then_some(ToolCheck::Count { tools, min, max, unique })
-            }
-            _ => unreachable!("only tool graders are routed here"),
+fn bounds(cx: &mut ValidateCx, path: &str, min: Option<u32>, max: Option<u32>) -> bool {
+    if let (Some(lo), Some(hi)) = (min, max)
+        && lo > hi
+    {
+        cx.error(&format!("{path}.min"), format!("min ({lo}) is greater than max ({hi})"));
+        return false;
+    }
+    true
+}
+
+fn list(cx: &mut ValidateCx, path: &str, key: &str, tools: Vec<RawToolRef>) -> Option<Vec<ToolRef>> {
+    let refs: Vec<_> =
+        tools.into_iter().enumerate().map(|(i, t)| ToolRef::from_raw(cx, &format!("{path}.{key}[{i}]"), t)).collect();
+    refs.into_iter().collect()
+}
+
+impl CompileGrader for RawToolCalled {
+    type Check = ToolCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+        let RawToolCalled { tool, server, pattern, arguments, min, max } = self;
+        let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
+        (bounds(cx, path, min, max) && tool.is_some()).then(|| ToolCheck::Called {
+            tool: tool.expect("checked"),
+            min: min.unwrap_or(1),
+            max,
+        })
+    }
+}
+
+impl CompileGrader for RawToolNotCalled {
+    type Check = ToolCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+        let RawToolNotCalled { tool, server, pattern, arguments } = self;
+        ToolRef::from_parts(cx, path, tool, server, pattern, arguments).map(|tool| ToolCheck::NotCalled { tool })
+    }
+}
+
+impl CompileGrader for RawToolSequence {
+    type Check = ToolCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+        if self.tools.is_empty() {
+            cx.error(&format!("{path}.tools"), "the sequence is empty");
+            return None;
         }
+        Some(ToolCheck::Sequence { tools: list(cx, path, "tools", self.tools)?, order: self.order })
+    }
+}
+
+impl CompileGrader for RawToolCalls {
+    type Check = ToolCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+        let RawToolCalls { tool, tools, min, max, unique } = self;
+        if min.is_none() && max.is_none() && !unique {
+            cx.error(path, "a `tool_calls` grader needs `min`, `max` or `unique`");
+            return None;
+        }
+        let tools = match (tool, tools) {
+            (Some(_), Some(_)) => {
+                cx.error(path, "give `tool` or `tools`, not both");
+                return None;
+            }
+            (Some(t), None) => vec![ToolRef::named(t)],
+            (None, Some(ts)) => list(cx, path, "tools", ts)?,
+            (None, None) => Vec::new(),
+        };
+        bounds(cx, path, min, max).then_some(ToolCheck::Count { tools, min, max, unique })
+    }
+}
+
+impl Grade for ToolCheck {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        Ok(self.verdict(input))
     }
 
-    pub fn grade(&self, input: &GradeInput<'_>) -> Graded {
+    fn uses(&self) -> Uses<'_> {
+        Uses::default()
+    }
+}
+
+impl ToolCheck {
+    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
         let calls = &input.trace.tool_calls;
         let names = || calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
         let called =

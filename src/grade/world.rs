@@ -1,14 +1,27 @@
-//! `http` and `file` graders: the world after the agent ran (the portable task format's
-//! verify steps), checked with the same code as the steps.
+//! `http`, `file`, `mcp` and `steps` graders: the world after the agent ran (the portable
+//! task format's verify steps), checked with the same code as the steps.
 
-use super::{GradeInput, GradeResult, Graded};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::results::Phase;
 use crate::run::steps::{call_tool, check_file, run_sequence, send};
-use crate::suite::ValidateCx;
+use crate::source::ValidateCx;
 use crate::suite::model::{FileExpect, HttpRequest, McpAction, Step};
-use crate::suite::raw::RawGraderKind;
-use crate::suite::template::{Scope, Template};
+use crate::suite::raw::RawStep;
+pub use crate::suite::raw::{RawFileCheck, RawHttp as RawHttpCheck, RawMcpCall as RawMcpCheck};
 use crate::suite::validate_step::{file_expect, http_request, mcp_action, steps};
+use crate::template::{Scope, Template};
+use crate::uses::Uses;
+
+/// Verify steps (polling, control flow): passes when every step passes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSteps {
+    /// Run in order, as setup steps are; their outputs stay inside the grader.
+    pub steps: Vec<RawStep>,
+}
 
 #[derive(Debug)]
 pub enum WorldCheck {
@@ -18,43 +31,52 @@ pub enum WorldCheck {
     Mcp(McpAction),
 }
 
-impl WorldCheck {
-    /// The MCP tools this grader calls, as `(server, tool)`.
-    pub fn mcp_calls(&self) -> Vec<(&str, &str)> {
-        match self {
-            WorldCheck::Mcp(m) => vec![(m.server.as_str(), m.tool.as_str())],
-            WorldCheck::Steps(steps) => steps.iter().flat_map(Step::mcp_calls).collect(),
-            WorldCheck::Http(_) | WorldCheck::File { .. } => Vec::new(),
-        }
-    }
+impl CompileGrader for RawHttpCheck {
+    type Check = WorldCheck;
 
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGraderKind, path: &str) -> Option<Self> {
-        match raw {
-            RawGraderKind::Http(http) => http_request(cx, &http, path, Scope::AfterAgent).map(WorldCheck::Http),
-            RawGraderKind::File(file) => {
-                let file_path = cx.template(&file.path, Scope::AfterAgent, &format!("{path}.path"));
-                let expect = file_expect(cx, &file.expect, &format!("{path}.expect"), Scope::AfterAgent);
-                Some(WorldCheck::File { path: file_path?, expect: expect? })
-            }
-            RawGraderKind::Mcp(call) => mcp_action(cx, &call, path, Scope::AfterAgent).map(WorldCheck::Mcp),
-            RawGraderKind::Steps { steps: raw } => {
-                if raw.is_empty() {
-                    cx.error(&format!("{path}.steps"), "list at least one step");
-                    return None;
-                }
-                // Outputs captured by verify steps stay inside the grader.
-                let outer = cx.step_outputs.clone();
-                let parsed = steps(cx, &raw, &format!("{path}.steps"), Scope::AfterAgent);
-                cx.step_outputs = outer;
-                parsed.map(WorldCheck::Steps)
-            }
-            _ => unreachable!("only http, file and steps graders are routed here"),
-        }
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+        http_request(cx, &self, path, Scope::AfterAgent).map(WorldCheck::Http)
     }
+}
 
+impl CompileGrader for RawFileCheck {
+    type Check = WorldCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+        let file_path = cx.template(&self.path, Scope::AfterAgent, &format!("{path}.path"));
+        let expect = file_expect(cx, &self.expect, &format!("{path}.expect"), Scope::AfterAgent);
+        Some(WorldCheck::File { path: file_path?, expect: expect? })
+    }
+}
+
+impl CompileGrader for RawMcpCheck {
+    type Check = WorldCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+        mcp_action(cx, &self, path, Scope::AfterAgent).map(WorldCheck::Mcp)
+    }
+}
+
+impl CompileGrader for RawSteps {
+    type Check = WorldCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+        if self.steps.is_empty() {
+            cx.error(&format!("{path}.steps"), "list at least one step");
+            return None;
+        }
+        // Outputs captured by verify steps stay inside the grader.
+        let outer = cx.step_outputs.clone();
+        let parsed = steps(cx, &self.steps, &format!("{path}.steps"), Scope::AfterAgent);
+        cx.step_outputs = outer;
+        parsed.map(WorldCheck::Steps)
+    }
+}
+
+impl Grade for WorldCheck {
     /// A request that cannot be made (connection refused, timeout) is a grader error: the
     /// world could not be observed, which is not the same as observing it wrong.
-    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         match self {
             WorldCheck::Http(req) => {
                 let leaf = send(req, None, input.bindings).await;
@@ -93,6 +115,15 @@ impl WorldCheck {
                     Err(f) => Graded::fail(f),
                 })
             }
+        }
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        match self {
+            WorldCheck::Http(request) => request.uses(),
+            WorldCheck::File { path, expect } => Uses::templates([path]).and(expect.uses()),
+            WorldCheck::Steps(steps) => steps.iter().map(Step::uses).collect(),
+            WorldCheck::Mcp(action) => action.uses(),
         }
     }
 }

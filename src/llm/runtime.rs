@@ -14,7 +14,7 @@ use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
 use crate::suite::model::LlmSpec;
-use crate::suite::template::Var;
+use crate::template::Var;
 
 /// A model request's time limit when the agent or judge sets none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);

@@ -37,7 +37,7 @@ pub fn malformed<'a>(provider: &'static str, status: u16, body: &'a str) -> impl
 }
 
 pub fn excerpt(text: &str) -> String {
-    crate::grade::excerpt(text, EXCERPT)
+    crate::excerpt::excerpt(text, EXCERPT)
 }
 
 /// POSTs `body`; a 2xx answer gives `(status, body)`, anything else an error.

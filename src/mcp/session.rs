@@ -77,7 +77,7 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                     .map_err(|e| McpError(format!("cannot start `{}`: {e}", command[0])))?;
                 let pgid = transport.id().and_then(|id| i32::try_from(id).ok());
                 if let Some(pgid) = pgid {
-                    crate::run::process::track_group(pgid);
+                    crate::process::track_group(pgid);
                 }
                 let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
                 Ok::<_, McpError>((service, pgid))
@@ -162,7 +162,7 @@ impl McpSession for RmcpSession {
         }
         if let Some(pgid) = self.pgid {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-            crate::run::process::untrack_group(pgid);
+            crate::process::untrack_group(pgid);
         }
     }
 }

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::reporter::Reporter;
 use super::writer::WriteError;
-use crate::grade::excerpt;
+use crate::excerpt::excerpt;
 use crate::results::{Results, RunOutcome, Status, TaskResult};
 use crate::run::events::RunEvent;
 

@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::bindings::Bindings;
 use super::events::RunEvent;
 use super::signal::Stop;
 use super::steps::{run_every, run_sequence};
@@ -19,6 +18,7 @@ use crate::llm::runtime::LlmRuntime;
 use crate::plan::Plan;
 use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult};
 use crate::suite::model::Suite;
+use crate::template::{Bindings, ServersRef};
 
 /// After the second signal, how long running tasks get to end (their processes are
 /// already killed) before they are dropped.
@@ -122,7 +122,7 @@ impl<'a> Dispatcher<'a> {
         };
         let vars = Arc::new(suite.vars.clone());
         let mut hook_bindings = Bindings::new(vars.clone(), "");
-        hook_bindings.servers = Some(super::bindings::ServersRef(servers.clone()));
+        hook_bindings.servers = Some(ServersRef(servers.clone()));
         let before = tokio::select! {
             r = run_sequence(&suite.before_all, &suite.dir, Phase::BeforeAll, &mut hook_bindings, &mut out.hooks) => Some(r),
             () = self.stop.cancel.cancelled() => None,

@@ -32,7 +32,7 @@ impl Stop {
             self.cancel.cancel();
         } else {
             eprintln!("evalgate: second signal; killing every process now and writing results");
-            crate::run::process::stop_everything();
+            crate::process::stop_everything();
             self.cancel.cancel();
             self.now.cancel();
         }

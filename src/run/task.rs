@@ -10,10 +10,10 @@ use tokio_util::sync::CancellationToken;
 use crate::grade::GradeInput;
 use crate::llm::runtime::LlmRuntime;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
-use crate::run::bindings::Bindings;
 use crate::run::steps::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
 use crate::sut::{CommandSut, LlmSut, McpCallSut, SystemUnderTest};
+use crate::template::Bindings;
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -150,7 +150,7 @@ pub fn display_path(path: &Path) -> String {
 /// decides whether an attempt that ended in an infrastructure error is run again.
 pub async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
-    bindings.servers = Some(crate::run::bindings::ServersRef(ctx.servers.clone()));
+    bindings.servers = Some(crate::template::ServersRef(ctx.servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = empty_trial();
 

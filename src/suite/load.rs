@@ -6,14 +6,14 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_yaml::{Mapping, Value};
 
-use super::context::ValidateCx;
 use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
 use super::positions::Position;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
-use super::suggest::did_you_mean;
 use super::validate::validate;
+use crate::source::ValidateCx;
+use crate::source::did_you_mean;
 
 /// Options that come from the command line rather than the file.
 #[derive(Debug, Default, Clone)]
@@ -30,7 +30,7 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
         .parent()
         .map(Path::to_owned)
         .unwrap_or_default();
-    let mut cx = ValidateCx::new(path, dir, &source);
+    let mut cx = ValidateCx::new(path, dir, &source, Box::new(super::file_positions::FilePositions::new(&source)));
     let raw = parse(&source, &mut cx).map(|mut raw| {
         expand_imports(&mut raw, &mut cx);
         raw

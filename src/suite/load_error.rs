@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::diagnostic::Diagnostic;
+use crate::source::Diagnostic;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

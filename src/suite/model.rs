@@ -9,10 +9,10 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::positions::Position;
-use super::template::Template;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
+use crate::template::Template;
 
 pub use super::step::*;
 
@@ -83,8 +83,8 @@ impl McpServer {
     /// How to reach it, with `{env.X}` rendered (an unset variable renders empty).
     pub fn endpoint(&self) -> crate::mcp::session::Endpoint {
         use crate::mcp::session::Endpoint;
-        let env = |v: &super::template::Var| match v {
-            super::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
+        let env = |v: &crate::template::Var| match v {
+            crate::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
             _ => String::new(),
         };
         match (&self.command, &self.url) {
@@ -263,7 +263,7 @@ pub enum Prompt {
 }
 
 impl Prompt {
-    pub fn render(&self, lookup: &dyn Fn(&super::template::Var) -> String) -> String {
+    pub fn render(&self, lookup: &dyn Fn(&crate::template::Var) -> String) -> String {
         match self {
             Prompt::Text(t) => t.render(lookup),
             Prompt::Messages(messages) => {
@@ -280,29 +280,6 @@ impl Prompt {
         match self {
             Prompt::Text(t) => vec![t],
             Prompt::Messages(m) => m.iter().map(|(_, t)| t).collect(),
-        }
-    }
-}
-
-/// A shell string run with `sh -c`, or an argv list.
-#[derive(Debug, Clone)]
-pub enum CommandLine {
-    Shell(Template),
-    Argv(Vec<Template>),
-}
-
-impl CommandLine {
-    pub fn display(&self) -> String {
-        match self {
-            CommandLine::Shell(t) => t.source().to_owned(),
-            CommandLine::Argv(argv) => argv.iter().map(Template::source).collect::<Vec<_>>().join(" "),
-        }
-    }
-
-    pub fn templates(&self) -> Vec<&Template> {
-        match self {
-            CommandLine::Shell(t) => vec![t],
-            CommandLine::Argv(argv) => argv.iter().collect(),
         }
     }
 }

@@ -4,12 +4,7 @@
 use rustc_hash::FxHashMap;
 use saphyr_parser::{Event, Parser};
 
-/// A 1-based line and column in a source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Position {
-    pub line: usize,
-    pub column: usize,
-}
+pub use crate::source::Position;
 
 #[derive(Debug, Default)]
 pub struct PositionIndex {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::raw::{RawDuration, Scalar};
+use crate::values::{RawDuration, Scalar};
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -151,7 +151,7 @@ pub struct RawJsonExpect {
     pub matches: Option<String>,
     pub exists: Option<bool>,
     #[serde(rename = "type")]
-    pub kind: Option<super::raw::JsonKind>,
+    pub kind: Option<crate::json::JsonKind>,
 }
 
 /// One MCP `tools/call`, as a step or a grader.

@@ -7,10 +7,12 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::Value;
 
-use super::model::{CommandLine, RunExpect};
-use super::template::{Template, Var};
-use crate::grade::json::PathExpect;
-use crate::grade::json_path::JsonPath;
+use super::model::RunExpect;
+use crate::json::JsonPath;
+use crate::json::PathExpect;
+use crate::template::CommandLine;
+use crate::template::{Template, Var};
+use crate::uses::Uses;
 
 /// Default time limit of a `run` step.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -201,69 +203,55 @@ impl JsonTemplate {
 }
 
 impl Step {
-    /// Every template this step (and the steps inside it) renders.
-    pub fn templates(&self) -> Vec<&Template> {
-        let mut out: Vec<&Template> = Vec::new();
+    /// What this step (and the steps inside it) uses.
+    pub fn uses(&self) -> Uses<'_> {
         match &self.action {
-            Action::Run(r) => {
-                out.extend(r.command.templates());
-                out.extend(r.env.iter().map(|(_, t)| t));
-            }
-            Action::Http(h) => out.extend(h.templates()),
-            Action::Mcp(m) => {
-                out.extend(m.arguments.templates());
-                out.extend(content_templates(&m.output));
-            }
-            Action::File(f) => {
-                out.push(&f.path);
-                match &f.op {
-                    FileOp::Create { content, .. } => out.push(content),
-                    FileOp::Remove => {}
-                    FileOp::Check(e) => out.extend(content_templates(&e.content)),
-                }
-            }
-            Action::Wait(w) => out.extend(w.step.templates()),
+            Action::Run(r) => Uses::templates(r.command.templates().into_iter().chain(r.env.iter().map(|(_, t)| t))),
+            Action::Http(h) => h.uses(),
+            Action::Mcp(m) => m.uses(),
+            Action::File(f) => Uses::templates([&f.path]).and(match &f.op {
+                FileOp::Create { content, .. } => Uses::templates([content]),
+                FileOp::Remove => Uses::default(),
+                FileOp::Check(e) => e.uses(),
+            }),
+            Action::Wait(w) => w.step.uses(),
             Action::Foreach(f) => {
-                if let ForeachItems::Json(t) = &f.items {
-                    out.push(t);
-                }
-                if let ForeachItems::List(items) = &f.items {
-                    out.extend(items);
-                }
-                out.extend(f.steps.iter().flat_map(Step::templates));
+                let items = match &f.items {
+                    ForeachItems::Json(t) => Uses::templates([t]),
+                    ForeachItems::List(items) => Uses::templates(items),
+                };
+                items.and(f.steps.iter().map(Step::uses).collect())
             }
-            Action::AnyOf(steps) => out.extend(steps.iter().flat_map(Step::templates)),
-            Action::Group(g) => out.extend(g.setup.iter().chain(&g.steps).chain(&g.cleanup).flat_map(Step::templates)),
-        }
-        out
-    }
-}
-
-impl Step {
-    /// Every `(server, tool)` this step (and the steps inside it) calls.
-    pub fn mcp_calls(&self) -> Vec<(&str, &str)> {
-        match &self.action {
-            Action::Mcp(m) => vec![(m.server.as_str(), m.tool.as_str())],
-            Action::Wait(w) => w.step.mcp_calls(),
-            Action::Foreach(f) => f.steps.iter().flat_map(Step::mcp_calls).collect(),
-            Action::AnyOf(steps) => steps.iter().flat_map(Step::mcp_calls).collect(),
-            Action::Group(g) => g.setup.iter().chain(&g.steps).chain(&g.cleanup).flat_map(Step::mcp_calls).collect(),
-            Action::Run(_) | Action::Http(_) | Action::File(_) => Vec::new(),
+            Action::AnyOf(steps) => steps.iter().map(Step::uses).collect(),
+            Action::Group(g) => g.setup.iter().chain(&g.steps).chain(&g.cleanup).map(Step::uses).collect(),
         }
     }
 }
 
 impl HttpRequest {
-    pub fn templates(&self) -> Vec<&Template> {
-        let mut out = vec![&self.url];
-        out.extend(self.headers.iter().map(|(_, t)| t));
+    pub fn uses(&self) -> Uses<'_> {
+        let mut templates = vec![&self.url];
+        templates.extend(self.headers.iter().map(|(_, t)| t));
         match &self.body {
-            Some(HttpBody::Text(t)) => out.push(t),
-            Some(HttpBody::Json(j)) => out.extend(j.templates()),
+            Some(HttpBody::Text(t)) => templates.push(t),
+            Some(HttpBody::Json(j)) => templates.extend(j.templates()),
             None => {}
         }
-        out.extend(content_templates(&self.expect.body));
-        out
+        templates.extend(content_templates(&self.expect.body));
+        Uses::templates(templates)
+    }
+}
+
+impl McpAction {
+    pub fn uses(&self) -> Uses<'_> {
+        let templates = self.arguments.templates().into_iter().chain(content_templates(&self.output));
+        Uses { mcp_tools: vec![(self.server.as_str(), self.tool.as_str())], ..Uses::templates(templates) }
+    }
+}
+
+impl FileExpect {
+    pub fn uses(&self) -> Uses<'_> {
+        Uses::templates(content_templates(&self.content))
     }
 }
 

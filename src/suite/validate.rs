@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::context::ValidateCx;
 use super::load::LoadOptions;
 use super::model::{
     AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
@@ -12,12 +11,13 @@ use super::model::{
 };
 use super::positions::Position;
 use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
-use super::suggest::did_you_mean;
-use super::template::Scope;
 use super::validate_step::steps;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::results::regression::RegressionBudget;
+use crate::source::ValidateCx;
+use crate::source::did_you_mean;
+use crate::template::Scope;
 
 const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
 
@@ -389,7 +389,7 @@ fn validate_task(
             cx.error(path, "set either `prompt` or `messages`, not both");
             None
         }
-        (None, None) if !needs_agent => Some(Prompt::Text(super::template::Template::literal(""))),
+        (None, None) if !needs_agent => Some(Prompt::Text(crate::template::Template::literal(""))),
         (None, None) => {
             cx.error(path, "the task has no `prompt` (or `messages`)");
             None

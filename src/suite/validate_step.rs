@@ -5,8 +5,7 @@ use std::collections::BTreeSet;
 use regex::Regex;
 use serde_json::Value;
 
-use super::context::ValidateCx;
-use super::model::{CommandLine, RunExpect, TextCheck};
+use super::model::{RunExpect, TextCheck};
 use super::raw_step::{
     OutputStream, RawBodyExpect, RawFileExpect, RawForeachItems, RawHttp, RawJsonChecks, RawJsonExpect, RawMcpCall,
     RawOutput, RawStep, RawTextExpect,
@@ -16,9 +15,11 @@ use super::step::{
     GroupAction, HttpBody, HttpExpect, HttpRequest, JsonExpect, JsonTemplate, McpAction, OutputSpec, RunAction, Step,
     WaitAction,
 };
-use super::template::Scope;
-use crate::grade::json::PathExpect;
-use crate::grade::json_path::JsonPath;
+use crate::json::JsonPath;
+use crate::json::PathExpect;
+use crate::source::ValidateCx;
+use crate::template::CommandLine;
+use crate::template::Scope;
 
 const ACTIONS: &str = "`run`, `argv`, `http`, `file`, `wait`, `foreach`, `any_of` or `group`";
 

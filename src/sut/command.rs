@@ -7,10 +7,10 @@ use std::time::Duration;
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
 use crate::mcp::proxy::Proxy;
 use crate::mcp::servers::Servers;
-use crate::run::bindings::Bindings;
-use crate::run::process::{ProcessSpec, run_process};
+use crate::process::{ProcessSpec, run_process};
 use crate::suite::model::CommandAgent;
-use crate::suite::template::Var;
+use crate::template::Bindings;
+use crate::template::Var;
 
 /// The prompt and trace files of one agent run, in the run's scratch directory (one
 /// directory per task would cost two syscalls a task for nothing); removed on drop.

@@ -11,8 +11,8 @@ use crate::llm::runtime::LlmRuntime;
 use crate::llm::types::{ChatMessage, ChatRequest, MessageRole, ModelToolCall, Part, Role, TokenUsage, ToolDef};
 use crate::mcp::servers::Servers;
 use crate::mcp::session::result_output;
-use crate::run::bindings::Bindings;
 use crate::suite::model::{Level, LlmAgent, Prompt, Task};
+use crate::template::Bindings;
 
 pub struct LlmSut<'a> {
     pub agent: &'a LlmAgent,
@@ -88,7 +88,7 @@ impl LlmSut<'_> {
         }
         let fixture = self.task.fixtures.iter().find(|f| {
             (f.tool == format!("{server}.{tool}") || f.tool == tool)
-                && f.arguments.as_ref().is_none_or(|a| crate::grade::json::is_subset(a, &call.arguments))
+                && f.arguments.as_ref().is_none_or(|a| crate::json::is_subset(a, &call.arguments))
         });
         if let Some(f) = fixture {
             return Ok(if f.response.get("content").is_some() {
@@ -112,7 +112,7 @@ impl LlmSut<'_> {
 impl SystemUnderTest for LlmSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let spec = &self.agent.spec;
-        let lookup = |v: &crate::suite::template::Var| bindings.lookup(v);
+        let lookup = |v: &crate::template::Var| bindings.lookup(v);
         let mut system = spec.system.clone();
         let messages = match &self.task.prompt {
             Prompt::Text(t) => vec![ChatMessage::text(Role::User, t.render(&lookup))],

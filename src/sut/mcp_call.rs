@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
 use crate::mcp::servers::Servers;
 use crate::mcp::session::{is_error, result_output};
-use crate::run::bindings::Bindings;
 use crate::suite::model::ToolCallSpec;
+use crate::template::Bindings;
 
 pub struct McpCallSut<'a> {
     pub call: &'a ToolCallSpec,

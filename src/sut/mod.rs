@@ -3,16 +3,15 @@
 mod command;
 mod llm_agent;
 mod mcp_call;
-pub mod trace;
 
 use std::time::Duration;
 
+pub use crate::trace::{ToolCall, Trace, Usage};
 pub use command::CommandSut;
 pub use llm_agent::LlmSut;
 pub use mcp_call::McpCallSut;
-pub use trace::{ToolCall, Trace, Usage};
 
-use crate::run::bindings::Bindings;
+use crate::template::Bindings;
 
 /// What an agent produced, whether or not it succeeded.
 #[derive(Debug, Clone, Default)]

@@ -38,11 +38,8 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
                 let group = &shipped[i + 12..];
                 let group = &group[..group.find("};").unwrap_or(group.len())];
                 for part in group.split(',') {
-                    let name: String = part
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
+                    let name: String =
+                        part.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
                     if !name.is_empty() && name != module && name != "self" {
                         uses.insert(name);
                     }

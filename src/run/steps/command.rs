@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use super::outcome::{Leaf, cut};
-use crate::grade::excerpt;
-use crate::run::bindings::Bindings;
-use crate::run::process::{ProcessSpec, run_process};
-use crate::suite::model::{CommandLine, RunAction};
+use crate::excerpt::excerpt;
+use crate::process::{ProcessSpec, run_process};
+use crate::suite::model::RunAction;
+use crate::template::Bindings;
+use crate::template::CommandLine;
 
 pub async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf {
     let mut spec = match &action.command {

@@ -12,10 +12,10 @@ use super::command;
 use super::file::file;
 use super::http::send;
 use super::outcome::{Leaf, plain};
-use crate::grade::excerpt;
+use crate::excerpt::excerpt;
 use crate::results::{Phase, Status, StepResult};
-use crate::run::bindings::Bindings;
 use crate::suite::model::{Action, DEFAULT_STEP_TIMEOUT, ForeachAction, ForeachItems, GroupAction, Step, WaitAction};
+use crate::template::Bindings;
 
 type StepFuture<'a> = Pin<Box<dyn Future<Output = StepResult> + Send + 'a>>;
 

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::outcome::{Leaf, content_failures};
-use crate::run::bindings::Bindings;
 use crate::suite::model::{FileAction, FileExpect, FileOp};
+use crate::template::Bindings;
 
 pub fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
     let path = resolve(dir, &bindings.render(&action.path));

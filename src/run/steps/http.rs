@@ -4,11 +4,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::outcome::{Leaf, Response, content_failures};
-use crate::grade::excerpt;
+use crate::excerpt::excerpt;
 use crate::llm::describe_reqwest;
-use crate::run::bindings::Bindings;
-use crate::run::process::OUTPUT_CAP;
+use crate::process::OUTPUT_CAP;
 use crate::suite::model::{HttpBody, HttpRequest};
+use crate::template::Bindings;
 
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use super::outcome::{Leaf, Response, content_failures};
 use crate::mcp::session::{is_error, result_output};
-use crate::run::bindings::Bindings;
 use crate::suite::model::McpAction;
+use crate::template::Bindings;
 
 /// Default time limit of an `mcp` step.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -39,7 +39,7 @@ pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bind
         failures.push(if action.is_error {
             "expected the tool to return an error".to_owned()
         } else {
-            format!("the tool returned an error: {}", crate::grade::excerpt(&text, 160))
+            format!("the tool returned an error: {}", crate::excerpt::excerpt(&text, 160))
         });
     } else {
         failures.extend(content_failures(&action.output, &text, "the result", bindings));

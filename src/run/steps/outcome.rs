@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::grade::excerpt;
+use crate::excerpt::excerpt;
 use crate::suite::model::OutputSpec;
 
 /// Characters of each stream kept in a step's result.
@@ -37,7 +37,7 @@ pub struct Response {
 impl Leaf {
     /// The value of one declared output, or why it cannot be had.
     pub fn output(&self, spec: &OutputSpec) -> Result<String, String> {
-        let from_json = |text: &str, path: &crate::grade::json_path::JsonPath, what: &str| {
+        let from_json = |text: &str, path: &crate::json::JsonPath, what: &str| {
             let doc: Value = serde_json::from_str(text.trim())
                 .map_err(|e| format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80)))?;
             path.get(&doc).map(plain).ok_or_else(|| format!("`{path}` does not exist in {what}"))
@@ -84,7 +84,7 @@ pub fn content_failures(
     checks: &[crate::suite::model::ContentCheck],
     text: &str,
     what: &str,
-    bindings: &crate::run::bindings::Bindings,
+    bindings: &crate::template::Bindings,
 ) -> Vec<String> {
     use crate::suite::model::ContentCheck;
     let mut failures = Vec::new();
@@ -109,9 +109,8 @@ pub fn content_failures(
                         Some(p) => p.get(&doc),
                         None => Some(&doc),
                     };
-                    let graded = expect.expect.check(&at, found);
-                    if !graded.passed {
-                        failures.push(format!("{what}: {}", graded.reason));
+                    if let Err(reason) = expect.expect.check(&at, found) {
+                        failures.push(format!("{what}: {reason}"));
                     }
                 }
             },

@@ -99,7 +99,7 @@ async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
             let text = page.to_string();
             return Err(format!(
                 "`evals/list` answered without an `evals` array: {}",
-                crate::grade::excerpt(&text, 200)
+                crate::excerpt::excerpt(&text, 200)
             ));
         };
         evals.extend(page_evals.iter().cloned());

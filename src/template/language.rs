@@ -216,7 +216,7 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         ("steps", rest) => return step_output(rest, names.step_outputs),
         ("vars", n) if !n.is_empty() => {
             if !vars.contains_key(n) {
-                let help = match super::suggest::did_you_mean(n, vars.keys().map(String::as_str)) {
+                let help = match crate::source::did_you_mean(n, vars.keys().map(String::as_str)) {
                     Some(s) => format!("did you mean `{{vars.{s}}}`?"),
                     None if vars.is_empty() => "the suite defines no `vars`; add it there or pass --var".into(),
                     None => format!("defined vars: {}", vars.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
@@ -234,7 +234,7 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         ("agent", "output") => Var::AgentOutput,
         ("mcp_config", "") => Var::McpConfig,
         _ => {
-            let help = super::suggest::did_you_mean(name, KNOWN)
+            let help = crate::source::did_you_mean(name, KNOWN)
                 .map(|s| format!("did you mean `{{{s}}}`?"))
                 .unwrap_or_else(|| format!("known variables: {}", KNOWN.join(", ")));
             return Err(unknown(Some(help)));
@@ -271,7 +271,7 @@ fn step_output(
     let empty = BTreeMap::new();
     let known = known.unwrap_or(&empty);
     let Some(outputs) = known.get(step) else {
-        let help = match super::suggest::did_you_mean(step, known.keys().map(String::as_str)) {
+        let help = match crate::source::did_you_mean(step, known.keys().map(String::as_str)) {
             Some(s) => format!("did you mean step `{s}`?"),
             None if known.is_empty() => "no earlier step has an `id` here".to_owned(),
             None => format!("steps in reach: {}", known.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
@@ -279,7 +279,7 @@ fn step_output(
         return Err((format!("`{full}` refers to no earlier step `{step}`"), Some(help)));
     };
     if !outputs.contains(name) {
-        let help = match super::suggest::did_you_mean(name, outputs.iter().map(String::as_str)) {
+        let help = match crate::source::did_you_mean(name, outputs.iter().map(String::as_str)) {
             Some(s) => format!("did you mean `{{steps.{step}.outputs.{s}}}`?"),
             None if outputs.is_empty() => format!("step `{step}` declares no `outputs`"),
             None => format!("its outputs: {}", outputs.iter().map(String::as_str).collect::<Vec<_>>().join(", ")),

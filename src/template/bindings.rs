@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::suite::template::{Template, Var};
+use super::{Template, Var};
 
 #[derive(Debug, Clone)]
 pub struct Bindings {

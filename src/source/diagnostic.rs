@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::positions::Position;
+use super::Position;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {

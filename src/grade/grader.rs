@@ -1,0 +1,101 @@
+//! One grader of a task: the keys every grader shares (name, weight, required, negate)
+//! around the check its `type` selects.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
+use serde_json::{Map, Value};
+
+use super::{Check, GradeInput, GradeResult, Graded, RawGraderKind};
+use crate::source::ValidateCx;
+use crate::uses::Uses;
+
+#[derive(Debug)]
+pub struct Grader {
+    pub name: String,
+    /// The `type` as written in the suite.
+    pub kind_name: &'static str,
+    pub weight: f64,
+    pub required: bool,
+    pub negate: bool,
+    pub check: Check,
+}
+
+/// A grader. The keys common to every grader are here; `type` selects the rest.
+/// (Deserialized in two parts by the loader, see `load.rs`; this type gives the schema.)
+#[derive(Debug, JsonSchema)]
+#[schemars(extend("unevaluatedProperties" = false))]
+pub struct RawGrader {
+    #[serde(flatten)]
+    pub common: RawGraderCommon,
+    #[serde(flatten)]
+    pub kind: RawGraderKind,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawGraderCommon {
+    /// Shown in reports (default: the type).
+    pub name: Option<String>,
+    /// Default 1.
+    pub weight: Option<f64>,
+    /// A required grader must pass for the task to pass, whatever its score.
+    #[serde(default)]
+    pub required: bool,
+    /// Inverts the verdict: passes when the check fails (score 1 − score). A grader that
+    /// cannot judge is still an error.
+    #[serde(default)]
+    pub negate: bool,
+}
+
+pub const GRADER_COMMON_KEYS: [&str; 4] = ["name", "weight", "required", "negate"];
+
+/// serde cannot reject unknown keys through a flatten, so the common keys are split off
+/// first and each half is read strictly.
+impl<'de> Deserialize<'de> for RawGrader {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let (common, rest): (Map<String, Value>, Map<String, Value>) =
+            map.into_iter().partition(|(k, _)| GRADER_COMMON_KEYS.contains(&k.as_str()));
+        let common = serde_json::from_value(Value::Object(common)).map_err(de::Error::custom)?;
+        let kind = serde_json::from_value(Value::Object(rest)).map_err(de::Error::custom)?;
+        Ok(RawGrader { common, kind })
+    }
+}
+
+impl Grader {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGrader, path: &str) -> Option<Grader> {
+        let kind_name = raw.kind.name();
+        let weight = raw.common.weight.unwrap_or(1.0);
+        if !(weight.is_finite() && weight >= 0.0) {
+            cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
+        }
+        let check = raw.kind.compile(cx, path)?;
+        Some(Grader {
+            name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),
+            kind_name,
+            weight,
+            required: raw.common.required,
+            negate: raw.common.negate,
+            check,
+        })
+    }
+
+    pub fn uses(&self) -> Uses<'_> {
+        self.check.uses()
+    }
+
+    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+        let graded = self.check.grade(input).await?;
+        Ok(if self.negate {
+            Graded {
+                score: 1.0 - graded.score,
+                passed: !graded.passed,
+                reason: format!("negated: {}", graded.reason),
+                evidence: graded.evidence,
+            }
+        } else {
+            graded
+        })
+    }
+}

@@ -1,0 +1,77 @@
+//! What a grader is given (the run's output, trace and bindings) and what it returns.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::llm::runtime::LlmRuntime;
+use crate::suite::model::LlmSpec;
+use crate::template::Bindings;
+use crate::trace::Trace;
+
+/// Everything a grader may look at.
+pub struct GradeInput<'a> {
+    pub output: &'a str,
+    pub trace: &'a Trace,
+    pub latency: Duration,
+    pub exit_code: Option<i32>,
+    pub bindings: &'a Bindings,
+    /// Working directory for command graders.
+    pub workdir: &'a Path,
+    pub timeout: Duration,
+    pub llm: &'a LlmRuntime,
+    /// An MCP tool's whole result, for execution-level tasks.
+    pub tool_result: Option<&'a Value>,
+    /// The tool's message when it returned `isError: true`.
+    pub tool_error: Option<&'a str>,
+    /// The suite's default judge.
+    pub judge: Option<&'a LlmSpec>,
+    /// What judges cost, as (USD or unknown, cache hit), for the task runner to add up.
+    pub judge_costs: &'a Mutex<Vec<(Option<f64>, bool)>>,
+}
+
+impl GradeInput<'_> {
+    pub fn record_judge_cost(&self, cost_usd: Option<f64>, cached: bool) {
+        self.judge_costs.lock().unwrap_or_else(|e| e.into_inner()).push((cost_usd, cached));
+    }
+}
+
+/// A grader's verdict. `Err` means the grader could not judge (an error, never a pass).
+pub type GradeResult = Result<Graded, String>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graded {
+    pub score: f64,
+    pub passed: bool,
+    pub reason: String,
+    pub evidence: Option<Value>,
+}
+
+impl Graded {
+    pub fn pass(reason: impl Into<String>) -> Self {
+        Graded { score: 1.0, passed: true, reason: reason.into(), evidence: None }
+    }
+
+    pub fn fail(reason: impl Into<String>) -> Self {
+        Graded { score: 0.0, passed: false, reason: reason.into(), evidence: None }
+    }
+
+    pub fn of(passed: bool, pass_reason: impl Into<String>, fail_reason: impl Into<String>) -> Self {
+        if passed { Graded::pass(pass_reason) } else { Graded::fail(fail_reason) }
+    }
+
+    /// A verdict from a check that gives why it passed (`Ok`) or why not (`Err`).
+    pub fn checked(result: Result<String, String>) -> Self {
+        match result {
+            Ok(reason) => Graded::pass(reason),
+            Err(reason) => Graded::fail(reason),
+        }
+    }
+
+    pub fn with_evidence(mut self, evidence: Value) -> Self {
+        self.evidence = Some(evidence);
+        self
+    }
+}

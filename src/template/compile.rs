@@ -1,0 +1,46 @@
+//! Parsing templates while compiling a suite: the names in reach come from the compile
+//! context, and an invalid template becomes a diagnostic pointing at the bad character.
+
+use std::collections::BTreeMap;
+
+use super::{Names, Scope, Template};
+use crate::source::ValidateCx;
+
+impl ValidateCx<'_> {
+    /// Parses a template found at `path`, recording an error when it is invalid.
+    pub fn template(&mut self, text: &str, scope: Scope, path: &str) -> Option<Template> {
+        let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals };
+        match Template::parse(text, scope, names) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let mut position = self.value_position(path);
+                // Point at the offending character when the value sits on one line.
+                if let Some(p) = position.as_mut() {
+                    let line = self.source().lines().nth(p.line - 1).unwrap_or("");
+                    if let Some(offset) = line.chars().skip(p.column - 1).collect::<String>().find(text) {
+                        p.column += offset + e.column - 1;
+                    }
+                }
+                let mut d = self.diagnostic_at(path, position, e.message);
+                d.help = e.help;
+                self.push(d);
+                None
+            }
+        }
+    }
+
+    pub fn templates(&mut self, texts: &[String], scope: Scope, path: &str) -> Option<Vec<Template>> {
+        let parsed: Vec<_> =
+            texts.iter().enumerate().map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]"))).collect();
+        parsed.into_iter().collect()
+    }
+
+    pub fn env_templates(
+        &mut self,
+        env: &BTreeMap<String, String>,
+        scope: Scope,
+        path: &str,
+    ) -> Vec<(String, Template)> {
+        env.iter().filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &format!("{path}.{k}"))?))).collect()
+    }
+}

@@ -1,0 +1,11 @@
+//! The template language (`{namespace.name}`), its compile step and the values it is
+//! rendered with for one task run.
+
+mod bindings;
+mod command_line;
+mod compile;
+mod language;
+
+pub use bindings::{Bindings, ServersRef};
+pub use command_line::CommandLine;
+pub use language::{Names, Scope, Template, TemplateError, Var};
