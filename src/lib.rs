@@ -6,6 +6,7 @@ pub mod commands;
 pub mod error;
 pub mod excerpt;
 pub mod exit;
+pub mod files;
 pub mod gate;
 pub mod github;
 pub mod grade;

@@ -8,9 +8,10 @@ use super::compare::read_results;
 use crate::cli::MergeArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::gate::finalize;
 use crate::report::writer::write_atomic;
+use crate::results::Shard;
 use crate::results::regression::Baseline;
-use crate::results::{Shard, finalize};
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
     let mut all = args.files.iter().map(|f| read_results(f).map(|r| (f, r))).collect::<Result<Vec<_>, _>>()?;

@@ -5,8 +5,8 @@ use super::compare::read_results;
 use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::gate::regate;
 use crate::report::writer::OutputPaths;
-use crate::results::regate;
 
 pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     let results = read_results(&args.results)?;

@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime};
 use super::suites::{Planned, load_and_plan, preflight_all, print_plan};
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
+use crate::gate::{finalize, regate};
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
@@ -18,9 +19,7 @@ use crate::report::reporter::{EventLogReporter, Fanout, FileReports, now};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{ClaimedDir, OutputPaths, WriteError, write_atomic};
 use crate::results::regression::{Baseline, BaselineError};
-use crate::results::{
-    GateVerdict, RESULTS_FORMAT, RegressionSection, Results, RunOutcome, SuiteInfo, Totals, finalize, regate,
-};
+use crate::results::{GateVerdict, RESULTS_FORMAT, RegressionSection, Results, RunOutcome, SuiteInfo, Totals};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
 use crate::run::signal::Stop;

@@ -35,7 +35,7 @@ impl ResponseCache {
         if std::fs::create_dir_all(&self.dir).is_ok()
             && let Ok(json) = serde_json::to_vec(response)
         {
-            let _ = crate::report::writer::write_atomic(&self.dir.join(format!("{key}.json")), &json);
+            let _ = crate::files::write_atomic(&self.dir.join(format!("{key}.json")), &json);
         }
     }
 }

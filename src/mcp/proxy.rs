@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::servers::Server;
-use crate::sut::ToolCall;
+use crate::trace::ToolCall;
 
 /// Time a forwarded tool call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);

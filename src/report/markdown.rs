@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::grade::SafetyAction;
 use crate::results::regression::Comparison;
 use crate::results::scorecard::Scorecard;
 use crate::results::{GateCheck, RunOutcome};
 use crate::results::{Phase, Results, Status, TaskResult};
-use crate::suite::raw::SafetyAction;
 
 /// GitHub's limit for a comment body.
 pub const MAX_CHARS: usize = 65_536;

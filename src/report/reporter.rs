@@ -6,7 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::events;
 use super::writer::{EventLog, OutputPaths, WriteError};
-use crate::results::{Results, TaskResult, regate};
+use crate::gate::regate;
+use crate::results::{Results, TaskResult};
 use crate::run::dispatcher::EventSink;
 use crate::run::events::RunEvent;
 

@@ -7,23 +7,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::{REPORTS, Report};
+pub use crate::files::{WriteError, write_atomic};
+use crate::files::{parent, write_error};
 use crate::results::Results;
 
 /// Holds the lock of `dir`; lists what this run writes there, so the next run can remove it.
 const LOCK: &str = ".evalgate.lock";
 const MANIFEST: &str = ".evalgate-files";
-
-#[derive(Debug, thiserror::Error)]
-#[error("cannot write {}: {source}", path.display())]
-pub struct WriteError {
-    pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
-}
-
-fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
-    move |source| WriteError { path: path.to_owned(), source }
-}
 
 /// Where one suite's reports go: `dir/<file name>` unless the command line named a file.
 #[derive(Debug, Clone)]
@@ -79,10 +69,6 @@ impl OutputPaths {
     pub fn write_report(&self, report: &dyn Report, results: &Results) -> Result<(), WriteError> {
         write_atomic(self.of(report.file_name()), report.render(results).as_bytes())
     }
-}
-
-fn parent(path: &Path) -> &Path {
-    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// The out directory, held for one run: a second run into it is refused while this one
@@ -149,15 +135,6 @@ pub enum ClaimError {
     Busy(PathBuf),
     #[error(transparent)]
     Write(#[from] WriteError),
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let dir = parent(path);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error(path))?;
-    tmp.write_all(bytes).map_err(write_error(path))?;
-    tmp.as_file().sync_all().map_err(write_error(path))?;
-    tmp.persist(path).map_err(|e| write_error(path)(e.error))?;
-    Ok(())
 }
 
 /// `events.jsonl`, one line flushed per event so a crash keeps every finished task.

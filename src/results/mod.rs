@@ -1,6 +1,5 @@
 //! Results of a run: the model written to `results.json`, aggregates, the OpenWOP summary.
 
-mod finalize;
 mod model;
 pub mod regression;
 pub mod scorecard;
@@ -10,7 +9,6 @@ pub mod testing;
 mod totals;
 mod verdict;
 
-pub use finalize::{finalize, regate};
 pub use model::*;
 pub use totals::{percentile, totals};
 pub use verdict::{GateCheck, GateVerdict, RunOutcome};

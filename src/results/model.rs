@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::regression::{Comparison, RegressionBudget};
 use super::verdict::GateVerdict;
 use crate::suite::model::Thresholds;
-use crate::sut::{ToolCall, Usage};
+use crate::trace::{ToolCall, Usage};
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
 
