@@ -11,9 +11,10 @@ use serde_json::Value;
 
 use crate::common::{ECHO_AGENT, Test, suite};
 
+/// Waits until `path` exists with content (a pid file is created before it is written).
 fn wait_for(path: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !path.exists() {
+    while std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
         assert!(Instant::now() < deadline, "{what} never happened");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -52,7 +53,7 @@ fn assert_nothing_says_passed(out: &Path) {
 
 #[test]
 fn an_interrupt_during_the_last_cleanup_is_never_green() {
-    let tasks = "  - id: only\n    prompt: x\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: 'touch cleaning; sleep 1'}]\n";
+    let tasks = "  - id: only\n    prompt: x\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: 'echo started > cleaning; sleep 1'}]\n";
     let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&["run"]);
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
@@ -221,4 +222,31 @@ fn report_gate_refuses_a_file_whose_verdict_its_tasks_contradict() {
          `failed` (failed: failing tasks); was it edited? Run the suite again\n"
     );
     assert!(!run.dir.join("t-out").exists(), "nothing is rendered from a file that cannot be believed");
+}
+
+#[test]
+fn a_signal_during_before_all_or_a_server_start_is_honoured_at_once() {
+    let hooks = "hooks:\n  before_all: [{run: 'echo $$ > hook.pid; sleep 60'}]\n  after_all: [{run: touch after}]\n";
+    let server = "mcp_servers:\n  slow: {command: [sh, -c, 'echo $$ > server.pid; sleep 60']}\n";
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    for (extra, pid_file) in [(hooks, "hook.pid"), (server, "server.pid")] {
+        let test =
+            Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(extra, tasks)).args(&["run"]);
+        let dir = test.path().to_owned();
+        let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
+        wait_for(&dir.join(pid_file), pid_file);
+        let sent = Instant::now();
+        signal(&child, Signal::SIGINT);
+        assert_eq!(wait_exit(&mut child, Duration::from_secs(10)), 4, "{pid_file}");
+        assert!(sent.elapsed() < Duration::from_secs(3), "{pid_file}: took {:?}", sent.elapsed());
+        let pid: i32 = std::fs::read_to_string(dir.join(pid_file)).unwrap().trim().parse().unwrap();
+        assert!(!crate::common::is_running(pid), "{pid_file}: {pid} outlived the run");
+        let results = json(dir.join("evalgate-out/results.json"));
+        assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{pid_file}");
+        assert_nothing_says_passed(&dir.join("evalgate-out"));
+        if pid_file == "hook.pid" {
+            assert!(dir.join("after").exists(), "after_all runs after a first signal");
+            assert_eq!(results["tasks"][0]["not_run"], "interrupted");
+        }
+    }
 }
