@@ -250,10 +250,8 @@ impl SuiteRun<'_> {
                 servers.close().await;
                 dispatched
             }
-            Some(Err(e)) => {
-                eprintln!("{e}");
-                Dispatched { preflight_failure: Some(e.to_string()), ..Dispatched::default() }
-            }
+            // The terminal's summary shows the reason, under PREFLIGHT FAILED.
+            Some(Err(e)) => Dispatched { preflight_failure: Some(e.to_string()), ..Dispatched::default() },
             None => Dispatched { interrupted: true, ..Dispatched::default() },
         };
         results.tasks = dispatched.tasks;
