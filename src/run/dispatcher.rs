@@ -115,7 +115,7 @@ impl<'a> Dispatcher<'a> {
             Ok(dir) => dir,
             Err(e) => {
                 let reason = format!("cannot create a temporary directory: {e}");
-                self.settle_all(|_| (Status::Error, None), &reason);
+                self.settle_all(Status::Error, None, &reason);
                 out.tasks = self.results.into_iter().flatten().collect();
                 return out;
             }
@@ -134,9 +134,9 @@ impl<'a> Dispatcher<'a> {
                 let failed = out.hooks.last().map(|r| r.index).and_then(|i| suite.before_all.get(i));
                 if failed.is_some_and(|s| s.preflight) {
                     out.preflight_failure = Some(reason.clone());
-                    self.settle_all(|_| (Status::Skipped, Some(NotRun::Preflight)), &format!("not run: {reason}"));
+                    self.settle_all(Status::Skipped, Some(NotRun::Preflight), &format!("not run: {reason}"));
                 } else {
-                    self.settle_all(|_| (Status::Error, None), &reason);
+                    self.settle_all(Status::Error, None, &reason);
                 }
             }
         }
@@ -338,9 +338,8 @@ impl<'a> Dispatcher<'a> {
     }
 
     /// Settles every task before any ran (a failed `before_all`, no scratch directory).
-    fn settle_all(&mut self, how: impl Fn(usize) -> (Status, Option<NotRun>), reason: &str) {
+    fn settle_all(&mut self, status: Status, why: Option<NotRun>, reason: &str) {
         for index in 0..self.results.len() {
-            let (status, why) = how(index);
             self.settle(index, status, why, reason);
         }
     }
