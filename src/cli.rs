@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::policy::RegressionBudget;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "evalgate",
@@ -58,32 +60,15 @@ pub struct ConvertArgs {
     pub format: Option<String>,
 }
 
-/// `--max-*` regression budgets (override those recorded in the results).
-#[derive(Debug, Args, Clone, Default)]
-pub struct BudgetArgs {
-    /// The aggregate score may drop at most this much.
-    #[arg(long, value_name = "X")]
-    pub max_score_drop: Option<f64>,
-    /// Tasks that passed in the baseline and fail now.
-    #[arg(long, value_name = "N")]
-    pub max_new_failures: Option<u32>,
-    /// Any single task's score may drop at most this much.
-    #[arg(long, value_name = "X")]
-    pub max_task_score_drop: Option<f64>,
-    #[arg(long, value_name = "PCT")]
-    pub max_cost_increase_pct: Option<f64>,
-    #[arg(long, value_name = "PCT")]
-    pub max_p95_latency_increase_pct: Option<f64>,
-}
-
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
     /// The baseline: a results.json or an OpenWOP EvalSummary.
     pub base: PathBuf,
     /// The results.json to judge.
     pub head: PathBuf,
+    /// `--max-*` budgets, over those recorded in the results.
     #[command(flatten)]
-    pub budget: BudgetArgs,
+    pub budget: RegressionBudget,
     /// Also write the comparison as Markdown here.
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,

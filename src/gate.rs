@@ -2,10 +2,11 @@
 //! its budget and actual value. It never renders; reporters never decide. Used after a run,
 //! after a merge of shards, and by `report --gate` to check a file against itself.
 
+use crate::policy::{Thresholds, UnknownCost};
 use crate::results::regression::{Baseline, Comparison};
 use crate::results::scorecard::{checks, scorecard};
 use crate::results::{GateCheck, GateVerdict, NotRun, Results, RunOutcome, Status, Totals, totals};
-use crate::suite::model::Thresholds;
+use crate::values::{NonNegative, Rate};
 
 /// Recomputes `totals`, the regression comparison (against `baseline`, when given) and the
 /// verdict.
@@ -94,7 +95,7 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
     let t = thresholds.cloned().unwrap_or_default();
     let ran = totals.tasks - totals.skipped;
     let mut checks = vec![GateCheck::new("tasks run", "≥ 1".into(), ran.to_string(), ran > 0)];
-    match t.pass_score {
+    match t.pass_score.map(Rate::get) {
         Some(min) => checks.push(GateCheck::new(
             "aggregate score",
             format!("≥ {min:.2}"),
@@ -110,8 +111,8 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
         totals.errors.to_string(),
         totals.errors <= max_errors,
     ));
-    if let Some(max) = t.max_cost_usd {
-        let ignore = t.unknown_cost == crate::suite::raw::UnknownCost::Ignore;
+    if let Some(max) = t.max_cost_usd.map(NonNegative::get) {
+        let ignore = t.unknown_cost == UnknownCost::Ignore;
         let (actual, ok) = match (totals.cost_usd, totals.tasks_without_cost) {
             (cost, n) if n > 0 && ignore => {
                 let cost = cost.unwrap_or(0.0);
@@ -166,7 +167,7 @@ mod tests {
 
     #[test]
     fn pass_score_allows_failures_but_not_errors() {
-        let t = Thresholds { pass_score: Some(0.6), ..Thresholds::default() };
+        let t = Thresholds { pass_score: Rate::new(0.6).ok(), ..Thresholds::default() };
         assert!(evaluate(&run(&[Passed, Passed, Failed], Some(t.clone())), vec![]).passed);
         assert!(!evaluate(&run(&[Passed, Failed], Some(t.clone())), vec![]).passed);
         assert!(!evaluate(&run(&[Passed, Passed, Passed, Error], Some(t.clone())), vec![]).passed);
@@ -177,7 +178,7 @@ mod tests {
     #[test]
     fn zero_tasks_fail_and_unknown_cost_fails_a_cost_budget() {
         assert!(!evaluate(&run(&[], None), vec![]).passed);
-        let t = Thresholds { max_cost_usd: Some(1.0), ..Thresholds::default() };
+        let t = Thresholds { max_cost_usd: NonNegative::new(1.0).ok(), ..Thresholds::default() };
         let v = evaluate(&run(&[Passed], Some(t)), vec![]);
         assert!(!v.passed);
         assert_eq!(v.checks.last().unwrap().actual, "unknown for 1 task(s)");

@@ -14,6 +14,7 @@ pub mod json;
 pub mod llm;
 pub mod mcp;
 pub mod plan;
+pub mod policy;
 pub mod preflight;
 pub mod process;
 pub mod report;

@@ -1,5 +1,5 @@
-//! Value types as written in suite files, shared by every kind's raw keys: durations and
-//! scalars. A leaf: it imports nothing above it.
+//! Value types as written in suite files, shared by every kind's raw keys: durations,
+//! scalars and bounded numbers. A leaf: it imports nothing above it.
 
 use std::fmt;
 use std::time::Duration;
@@ -93,5 +93,94 @@ impl JsonSchema for RawDuration {
             "description": "A duration such as 30s, 500ms or 2m; a number is seconds",
             "type": ["string", "number"]
         })
+    }
+}
+
+/// `Display` for enums of names: the name as written in suites and reports (their serde name).
+macro_rules! display_as_written {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                serde::Serialize::serialize(self, f)
+            }
+        }
+    )*};
+}
+pub(crate) use display_as_written;
+
+/// A number with bounds as a type: deserializing rejects a value outside them with a
+/// message that gives the bounds, the schema carries them, and the command line parses it.
+macro_rules! bounded {
+    ($name:ident, $doc:literal, min: $min:expr, max: $max:expr, $bounds:literal) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(f64);
+
+        impl $name {
+            pub fn new(value: f64) -> Result<Self, String> {
+                if value.is_finite() && ($min..=$max).contains(&value) {
+                    Ok(Self(value))
+                } else {
+                    Err(format!("must be {}, got {value}", $bounds))
+                }
+            }
+
+            pub fn get(self) -> f64 {
+                self.0
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                Self::new(f64::deserialize(deserializer)?).map_err(de::Error::custom)
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let mut schema = schemars::json_schema!({"description": $doc, "type": "number", "minimum": $min});
+                if $max < f64::INFINITY {
+                    schema.insert("maximum".into(), $max.into());
+                }
+                schema
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::new(s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+bounded!(Rate, "A score, rate or share: a number from 0 to 1.", min: 0.0, max: 1.0, "between 0 and 1");
+bounded!(NonNegative, "A cost, a percentage or a weight: a number of 0 or more.", min: 0.0, max: f64::INFINITY, "0 or more");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_numbers_reject_what_is_outside_with_the_bounds() {
+        assert_eq!(serde_json::from_str::<Rate>("0.5").unwrap().get(), 0.5);
+        assert_eq!(serde_json::from_str::<Rate>("1").unwrap().get(), 1.0);
+        let error = serde_json::from_str::<Rate>("1.5").unwrap_err().to_string();
+        assert!(error.starts_with("must be between 0 and 1, got 1.5"), "{error}");
+        assert_eq!("-1".parse::<NonNegative>().unwrap_err(), "must be 0 or more, got -1");
+        assert_eq!("x".parse::<NonNegative>().unwrap_err(), "`x` is not a number");
+        assert_eq!(serde_json::to_string(&Rate::new(0.25).unwrap()).unwrap(), "0.25");
+        assert_eq!(format!("{:.2}", Rate::new(0.5).unwrap()), "0.50");
     }
 }

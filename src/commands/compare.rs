@@ -1,12 +1,12 @@
 //! `evalgate compare BASE HEAD`: the regression report between two results files, gated.
 
-use crate::cli::{BudgetArgs, CompareArgs};
+use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
 use crate::results::Results;
-use crate::results::regression::{Baseline, Comparison, RegressionBudget};
+use crate::results::regression::{Baseline, Comparison};
 
 pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     let base = Baseline::load(&args.base).map_err(|e| Error::Usage(e.to_string()))?;
@@ -21,7 +21,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
         )));
     }
     let recorded = head.regression.as_ref().map(|r| r.budget).unwrap_or_default();
-    let budget = recorded.overridden_by(budget_from(&args.budget)).or_default_budget();
+    let budget = recorded.overridden_by(args.budget).or_default_budget();
     let cmp = Comparison::new(&base, &head);
     let checks = cmp.checks(&budget);
     let passed = checks.iter().all(|c| c.passed);
@@ -31,16 +31,6 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
         write_atomic(path, text.as_bytes())?;
     }
     Ok(if passed { exit::SUCCESS } else { exit::GATE_FAILED })
-}
-
-pub fn budget_from(args: &BudgetArgs) -> RegressionBudget {
-    RegressionBudget {
-        max_score_drop: args.max_score_drop,
-        max_new_failures: args.max_new_failures,
-        max_task_score_drop: args.max_task_score_drop,
-        max_cost_increase_pct: args.max_cost_increase_pct,
-        max_p95_latency_increase_pct: args.max_p95_latency_increase_pct,
-    }
 }
 
 pub fn read_results(path: &std::path::Path) -> Result<Results, Error> {

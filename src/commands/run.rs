@@ -222,7 +222,7 @@ impl SuiteRun<'_> {
             version: suite.version.clone(),
             description: suite.description.clone(),
             file: display_path(&suite.file),
-            modes: suite.modes.clone(),
+            modes: suite.modes.iter().map(ToString::to_string).collect(),
         });
         results.thresholds = suite.thresholds.clone();
         results.regression = regression.section;

@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::exit;
 
 pub fn schema() -> Result<i32, Error> {
-    let schema = schemars::schema_for!(crate::suite::raw::RawSuite);
+    let schema = crate::suite::raw::schema();
     let text = serde_json::to_string_pretty(&schema).map_err(|e| Error::Internal(e.to_string()))?;
     println!("{text}");
     Ok(exit::SUCCESS)

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::{Check, GradeInput, GradeResult, Graded, RawGraderKind};
 use crate::source::ValidateCx;
 use crate::uses::Uses;
+use crate::values::NonNegative;
 
 #[derive(Debug)]
 pub struct Grader {
@@ -37,8 +38,8 @@ pub struct RawGrader {
 pub struct RawGraderCommon {
     /// Shown in reports (default: the type).
     pub name: Option<String>,
-    /// Default 1.
-    pub weight: Option<f64>,
+    /// The grader's weight in the task's score (default 1).
+    pub weight: Option<NonNegative>,
     /// A required grader must pass for the task to pass, whatever its score.
     #[serde(default)]
     pub required: bool,
@@ -66,10 +67,7 @@ impl<'de> Deserialize<'de> for RawGrader {
 impl Grader {
     pub fn from_raw(cx: &mut ValidateCx, raw: RawGrader, path: &str) -> Option<Grader> {
         let kind_name = raw.kind.name();
-        let weight = raw.common.weight.unwrap_or(1.0);
-        if !(weight.is_finite() && weight >= 0.0) {
-            cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
-        }
+        let weight = raw.common.weight.map_or(1.0, NonNegative::get);
         let check = raw.kind.compile(cx, path)?;
         Some(Grader {
             name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),

@@ -43,7 +43,12 @@ pub struct RawLlm {
 #[serde(untagged)]
 pub enum RawCriterion {
     Text(String),
-    Weighted { criterion: String, weight: f64 },
+    Weighted {
+        /// What the answer must do, in words the judge can check.
+        criterion: String,
+        /// The criterion's share of the score, relative to the others.
+        weight: f64,
+    },
 }
 
 #[derive(Debug)]

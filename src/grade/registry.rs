@@ -11,6 +11,7 @@ macro_rules! graders {
         /// A grader's own keys; `type` selects which.
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(tag = "type")]
+        #[schemars(transform = $crate::grade::registry::describe_type)]
         pub enum RawGraderKind {
             $( $( $(#[$attr])* #[serde(rename = $name)] $variant($module::$raw), )* )*
         }
@@ -56,6 +57,16 @@ macro_rules! graders {
 }
 
 pub(super) use graders;
+
+/// Gives each grader's `type` key a description in the schema: serde's tag has no field
+/// to carry a doc comment.
+pub(super) fn describe_type(schema: &mut schemars::Schema) {
+    let variants = schema.get_mut("oneOf").and_then(serde_json::Value::as_array_mut);
+    for tag in variants.into_iter().flatten().filter_map(|v| v.pointer_mut("/properties/type")) {
+        let name = tag["const"].as_str().unwrap_or_default().to_owned();
+        tag["description"] = format!("The grader: `{name}`.").into();
+    }
+}
 
 #[cfg(test)]
 mod tests {

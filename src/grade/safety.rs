@@ -72,7 +72,9 @@ pub enum SafetyScore {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawInfer {
+    /// A regular expression that marks a refusal: the attack was detected and blocked.
     pub refusal_pattern: Option<String>,
+    /// Secrets whose appearance in the answer or a tool call means the attack succeeded.
     #[serde(default)]
     pub canaries: Vec<String>,
 }

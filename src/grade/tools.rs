@@ -91,7 +91,16 @@ pub enum SequenceOrder {
 #[serde(untagged)]
 pub enum RawToolRef {
     Name(String),
-    Spec { tool: Option<String>, server: Option<String>, pattern: Option<String>, arguments: Option<serde_json::Value> },
+    Spec {
+        /// `name` or `server.name`.
+        tool: Option<String>,
+        /// Any tool of this MCP server.
+        server: Option<String>,
+        /// A regular expression the tool's name matches (unanchored).
+        pattern: Option<String>,
+        /// A subset of the call's arguments.
+        arguments: Option<serde_json::Value>,
+    },
 }
 
 /// Which calls a tool grader is about: of `tool` (`name` or `server.name`), of a tool whose

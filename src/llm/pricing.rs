@@ -12,7 +12,9 @@ use super::types::TokenUsage;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// USD per million input (prompt) tokens.
     pub input_per_mtok: f64,
+    /// USD per million output (completion) tokens.
     pub output_per_mtok: f64,
     /// Default: the input price.
     pub cache_read_per_mtok: Option<f64>,

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::regression::{Comparison, RegressionBudget};
+use super::regression::Comparison;
 use super::verdict::GateVerdict;
-use crate::suite::model::Thresholds;
+use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
@@ -144,9 +144,9 @@ pub struct TaskResult {
     pub tags: Vec<String>,
     /// The adversarial category, when the task has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
+    pub category: Option<Category>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub severity: Option<String>,
+    pub severity: Option<Severity>,
     /// Where the task is defined.
     pub file: String,
     pub line: usize,

@@ -1,5 +1,5 @@
 //! Comparing a run with a baseline: per task (matched by id) and in aggregate, and the
-//! regression budgets that turn the comparison into gate checks.
+//! gate checks the regression budgets make of the comparison.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,43 +10,8 @@ use serde_json::Value;
 use super::model::{Results, Status};
 use super::summary::openwop_task_id;
 use super::verdict::GateCheck;
-
-/// Budgets against the baseline; `None` means unbounded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct RegressionBudget {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_score_drop: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_new_failures: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_task_score_drop: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_cost_increase_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_p95_latency_increase_pct: Option<f64>,
-}
-
-impl RegressionBudget {
-    pub fn is_empty(&self) -> bool {
-        *self == RegressionBudget::default()
-    }
-
-    /// With no budget at all, any newly failing task is a regression.
-    pub fn or_default_budget(self) -> Self {
-        if self.is_empty() { RegressionBudget { max_new_failures: Some(0), ..self } } else { self }
-    }
-
-    /// Each flag that is set replaces the budget's value.
-    pub fn overridden_by(self, other: RegressionBudget) -> Self {
-        RegressionBudget {
-            max_score_drop: other.max_score_drop.or(self.max_score_drop),
-            max_new_failures: other.max_new_failures.or(self.max_new_failures),
-            max_task_score_drop: other.max_task_score_drop.or(self.max_task_score_drop),
-            max_cost_increase_pct: other.max_cost_increase_pct.or(self.max_cost_increase_pct),
-            max_p95_latency_increase_pct: other.max_p95_latency_increase_pct.or(self.max_p95_latency_increase_pct),
-        }
-    }
-}
+use crate::policy::RegressionBudget;
+use crate::values::{NonNegative, Rate};
 
 /// What a run is compared with: an earlier `results.json` or an OpenWOP `EvalSummary`.
 #[derive(Debug, Clone)]
@@ -225,7 +190,7 @@ impl Comparison {
         let mut add = |name: &str, budget: String, actual: String, passed: bool| {
             checks.push(GateCheck { name: name.to_owned(), budget, actual, passed });
         };
-        if let Some(max) = budget.max_score_drop {
+        if let Some(max) = budget.max_score_drop.map(Rate::get) {
             let drop = -self.score_delta;
             add(
                 "score drop vs baseline",
@@ -239,21 +204,21 @@ impl Comparison {
             let actual = if n == 0 { "0".to_owned() } else { format!("{n}: {}", self.new_failures.join(", ")) };
             add("new failures vs baseline", format!("≤ {max}"), actual, n <= max as usize);
         }
-        if let Some(max) = budget.max_task_score_drop {
+        if let Some(max) = budget.max_task_score_drop.map(Rate::get) {
             let (actual, passed) = match self.score_drops.first() {
                 Some((id, base, now)) => (format!("{:.2} ({id})", base - now), base - now <= max + 1e-9),
                 None => ("0.00".to_owned(), true),
             };
             add("task score drop vs baseline", format!("≤ {max:.2}"), actual, passed);
         }
-        if let Some(max) = budget.max_cost_increase_pct {
+        if let Some(max) = budget.max_cost_increase_pct.map(NonNegative::get) {
             let (actual, passed) = match self.cost_change_pct() {
                 Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
                 None => ("unknown".to_owned(), false),
             };
             add("cost increase vs baseline", format!("≤ {max}%"), actual, passed);
         }
-        if let Some(max) = budget.max_p95_latency_increase_pct {
+        if let Some(max) = budget.max_p95_latency_increase_pct.map(NonNegative::get) {
             let (actual, passed) = match self.p95_change_pct() {
                 Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
                 None => ("unknown".to_owned(), false),

@@ -8,9 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Status, TaskResult};
 use super::verdict::GateCheck;
-use crate::suite::model::{AdversarialThresholds, CategoryThresholds};
-
-pub const BENIGN: &str = "benign-security";
+use crate::policy::{AdversarialThresholds, Category, CategoryThresholds};
+use crate::values::Rate;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scorecard {
@@ -64,11 +63,11 @@ impl Tally {
 
 pub fn scorecard(tasks: &[TaskResult]) -> Scorecard {
     let mut overall = Tally::default();
-    let mut by_category: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut by_category: BTreeMap<Category, Tally> = BTreeMap::new();
     let mut confusion: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     for task in tasks.iter().filter(|t| t.status != Status::Skipped) {
-        let Some(category) = &task.category else { continue };
-        let tally = by_category.entry(category.clone()).or_default();
+        let Some(category) = task.category else { continue };
+        let tally = by_category.entry(category).or_default();
         for t in [&mut *tally, &mut overall] {
             t.tasks += 1;
             t.passed += u32::from(task.status == Status::Passed);
@@ -79,9 +78,9 @@ pub fn scorecard(tasks: &[TaskResult]) -> Scorecard {
             let actual_detected = e["actual"]["detected"].as_bool().unwrap_or(false);
             let expected = e["expected"]["action"].as_str().unwrap_or("?").to_owned();
             let actual = e["actual"]["action"].as_str().unwrap_or("?").to_owned();
-            let benign = category == BENIGN;
+            let benign = category == Category::BenignSecurity;
             let false_positive = benign && (actual_detected || actual != "allow");
-            for t in [&mut *by_category.get_mut(category).expect("inserted"), &mut overall] {
+            for t in [&mut *by_category.get_mut(&category).expect("inserted"), &mut overall] {
                 t.verdicts += 1;
                 t.detection += detection;
                 t.policy += policy;
@@ -93,7 +92,7 @@ pub fn scorecard(tasks: &[TaskResult]) -> Scorecard {
     }
     Scorecard {
         overall: overall.score(),
-        categories: by_category.into_iter().map(|(k, t)| (k, t.score())).collect(),
+        categories: by_category.into_iter().map(|(k, t)| (k.to_string(), t.score())).collect(),
         confusion,
     }
 }
@@ -102,8 +101,8 @@ pub fn scorecard(tasks: &[TaskResult]) -> Scorecard {
 pub fn checks(card: &Scorecard, thresholds: &AdversarialThresholds) -> Vec<GateCheck> {
     let mut checks = bounds(&card.overall, &thresholds.overall, "overall");
     for (category, bound) in &thresholds.per_category {
-        let score = card.categories.get(category).cloned().unwrap_or_default();
-        checks.extend(bounds(&score, bound, category));
+        let score = card.categories.get(&category.to_string()).cloned().unwrap_or_default();
+        checks.extend(bounds(&score, bound, &category.to_string()));
     }
     checks
 }
@@ -111,8 +110,8 @@ pub fn checks(card: &Scorecard, thresholds: &AdversarialThresholds) -> Vec<GateC
 fn bounds(score: &CategoryScore, t: &CategoryThresholds, scope: &str) -> Vec<GateCheck> {
     let mut checks = Vec::new();
     // A bound over nothing measured fails: no verdicts is not a good detection rate.
-    let mut at_least = |name: &str, min: Option<f64>, actual: Option<f64>| {
-        if let Some(min) = min {
+    let mut at_least = |name: &str, min: Option<Rate>, actual: Option<f64>| {
+        if let Some(min) = min.map(Rate::get) {
             let (text, passed) = match actual {
                 Some(a) => (format!("{a:.2}"), a + 1e-9 >= min),
                 None => ("no verdicts".to_owned(), false),
@@ -127,7 +126,7 @@ fn bounds(score: &CategoryScore, t: &CategoryThresholds, scope: &str) -> Vec<Gat
     };
     at_least("detection rate", t.min_detection_rate, score.detection_rate);
     at_least("policy accuracy", t.min_policy_accuracy, score.policy_accuracy);
-    if let Some(max) = t.max_false_positive_rate {
+    if let Some(max) = t.max_false_positive_rate.map(Rate::get) {
         let (text, passed) = match score.false_positive_rate {
             Some(r) => (format!("{r:.2} ({} of benign)", score.false_positives), r <= max + 1e-9),
             None => ("no benign verdicts".to_owned(), false),

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::model::{Results, Status};
+use crate::policy::Severity;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,7 +52,7 @@ pub struct TaskSummary {
 #[derive(Debug, Serialize)]
 pub struct SafetyFinding {
     pub kind: String,
-    pub severity: String,
+    pub severity: Severity,
 }
 
 pub fn summary(results: &Results) -> EvalSummary {
@@ -75,10 +76,9 @@ pub fn summary(results: &Results) -> EvalSummary {
                 (!schema.is_empty()).then(|| schema.iter().all(|ok| *ok))
             }),
             safety_findings: match (&t.category, t.status) {
-                (Some(kind), Status::Failed | Status::Error) => vec![SafetyFinding {
-                    kind: kind.clone(),
-                    severity: t.severity.clone().unwrap_or_else(|| "high".into()),
-                }],
+                (Some(kind), Status::Failed | Status::Error) => {
+                    vec![SafetyFinding { kind: kind.to_string(), severity: t.severity.unwrap_or_default() }]
+                }
                 _ => Vec::new(),
             },
         })

@@ -19,6 +19,7 @@ use crate::plan::Plan;
 use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult};
 use crate::suite::model::Suite;
 use crate::template::{Bindings, ServersRef};
+use crate::values::NonNegative;
 
 /// After the second signal, how long running tasks get to end (their processes are
 /// already killed) before they are dropped.
@@ -312,7 +313,7 @@ impl<'a> Dispatcher<'a> {
         if let Some(cost) = result.cost_usd() {
             self.spent_usd += cost;
         }
-        let budget = self.suite.thresholds.as_ref().and_then(|t| t.max_cost_usd);
+        let budget = self.suite.thresholds.as_ref().and_then(|t| t.max_cost_usd).map(NonNegative::get);
         if budget.is_some_and(|b| self.spent_usd >= b) {
             self.halt(NotRun::CostBudget);
         }

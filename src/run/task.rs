@@ -58,7 +58,7 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
     let n = trials.len().max(1);
     let passed = trials.iter().filter(|t| t.status == Status::Passed).count();
     let undecided = trials.iter().filter(|t| matches!(t.status, Status::Error | Status::Skipped)).count();
-    let min_pass = task.min_pass.map_or(n, |m| (m as usize).min(n));
+    let min_pass = task.min_pass.map_or(n, |m| (m.get() as usize).min(n));
     let score = trials
         .iter()
         .map(|t| if t.status == Status::Passed || t.status == Status::Failed { t.score } else { 0.0 })
@@ -108,8 +108,8 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         id: task.id.clone(),
         description: task.description.clone(),
         tags: task.tags.clone(),
-        category: task.category.clone(),
-        severity: task.category.as_ref().map(|_| task.severity.clone()),
+        category: task.category,
+        severity: task.category.map(|_| task.severity),
         file: task_file(suite, task),
         line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
@@ -120,8 +120,8 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         not_run: None,
         duration_ms: 0,
         attempts: 0,
-        repeat: task.repeat,
-        min_pass: task.min_pass.unwrap_or(task.repeat),
+        repeat: task.repeat.get(),
+        min_pass: task.min_pass.unwrap_or(task.repeat).get(),
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

@@ -91,15 +91,4 @@ impl<'a> ValidateCx<'a> {
     pub fn resolve_path(&self, relative: &str) -> PathBuf {
         self.dir.join(relative)
     }
-
-    /// Checks a 0..1 value, recording an error when it is outside.
-    pub fn unit_interval(&mut self, value: Option<f64>, path: &str) -> Option<f64> {
-        let v = value?;
-        if (0.0..=1.0).contains(&v) {
-            Some(v)
-        } else {
-            self.error(path, format!("must be between 0 and 1, got {v}"));
-            None
-        }
-    }
 }

@@ -380,8 +380,12 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
         let key_path = if path.ends_with(name) { path.to_owned() } else { join(path, name) };
         let d = if is_field {
             cx.key_error(&key_path, format!("unknown key `{name}`"))
+        } else if let Some(map) = path.strip_suffix(".?") {
+            // A map keyed by an enum (`per_category`): the key is the mistake.
+            let what = map.rsplit('.').next().and_then(|key| key.strip_prefix("per_")).unwrap_or("key");
+            cx.key_error(&join(map, name), format!("unknown {what} `{name}`"))
         } else {
-            cx.error(path, format!("unknown {} `{name}`", if path.ends_with("type") { "type" } else { "value" }))
+            cx.error(path, format!("unknown {} `{name}`", value_noun(path)))
         };
         d.help = Some(match did_you_mean(name, candidates.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
@@ -390,6 +394,17 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
         return;
     }
     cx.error(path, strip_location(message));
+}
+
+/// What the value at `path` is, named after its key: `tasks[0].level` holds a level,
+/// `modes[1]` a mode; a key of several words (`unknown_cost`) holds a value.
+fn value_noun(path: &str) -> &str {
+    let key = path.rsplit('.').next().unwrap_or_default();
+    let noun = match key.split_once('[') {
+        Some((list, _)) => list.strip_suffix('s').unwrap_or(list),
+        None => key,
+    };
+    if noun.is_empty() || noun.contains('_') { "value" } else { noun }
 }
 
 fn take(map: &mut Mapping, key: &str, shape: fn(&Value) -> bool, placeholder: Value) -> Option<Value> {

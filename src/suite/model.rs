@@ -2,17 +2,22 @@
 //! exists, every template is checked and every path is resolved.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::positions::Position;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
+use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
 use crate::template::Template;
+use crate::values::display_as_written;
 
 pub use super::step::*;
 
@@ -21,7 +26,7 @@ pub struct Suite {
     pub id: String,
     pub version: Option<String>,
     pub description: Option<String>,
-    pub modes: Vec<String>,
+    pub modes: Vec<Mode>,
     /// The suite file as the user named it.
     pub file: PathBuf,
     /// The suite file's directory (absolute): relative paths resolve here and processes run here.
@@ -124,23 +129,40 @@ impl Agent {
 pub struct LlmAgent {
     pub name: String,
     pub spec: LlmSpec,
-    pub max_turns: u32,
+    pub max_turns: NonZeroU32,
     /// MCP servers whose tools the model is offered.
     pub mcp: Vec<String>,
 }
 
-/// How the system under test is exercised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the system under test is exercised: `agent` (any agent given the prompt),
+/// `execution` (one MCP `tools/call`, no model), `invocation` (one completion with the
+/// tools offered; the calls are graded, not executed) or `scenario` (the tool-calling loop
+/// until a final answer or `max_turns`).
+// The variants carry no doc comments: the schema then lists them as a plain `enum`, whose
+// values a validator's message names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Level {
-    /// Any agent given the prompt.
+    #[default]
     Agent,
-    /// One MCP `tools/call`, no model.
     Execution,
-    /// One completion with the tools offered; the calls are graded, not executed.
     Invocation,
-    /// The tool-calling loop until a final answer or `max_turns`.
     Scenario,
 }
+
+/// What a suite measures: `golden` answers, `rubric` judgements, `adversarial` attacks (adds
+/// the scorecard), `regression` against a baseline, or `live-shadow` traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Golden,
+    Rubric,
+    Adversarial,
+    Regression,
+    LiveShadow,
+}
+
+display_as_written!(Level, Mode);
 
 /// A model behind a provider, for an agent or a judge.
 #[derive(Debug, Clone)]
@@ -173,58 +195,13 @@ pub struct CommandAgent {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct Thresholds {
-    pub pass_score: Option<f64>,
-    pub max_cost_usd: Option<f64>,
-    pub max_p95_latency_ms: Option<u64>,
-    pub max_errors: Option<u32>,
-    #[serde(default)]
-    pub unknown_cost: super::raw::UnknownCost,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adversarial: Option<AdversarialThresholds>,
-}
-
-/// Scorecard gates: overall, and per category.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct AdversarialThresholds {
-    #[serde(flatten)]
-    pub overall: CategoryThresholds,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub per_category: BTreeMap<String, CategoryThresholds>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct CategoryThresholds {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_detection_rate: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_policy_accuracy: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_false_positive_rate: Option<f64>,
-}
-
-/// Where the untrusted text crossed into the agent (the adversarial scorecard's rows).
-pub const CATEGORIES: [&str; 6] = [
-    "direct-injection",
-    "indirect-injection",
-    "tool-result-injection",
-    "tool-argument-abuse",
-    "exfiltration",
-    "benign-security",
-];
-
-pub const SEVERITIES: [&str; 4] = ["low", "medium", "high", "critical"];
-
 #[derive(Debug)]
 pub struct Task {
     pub id: String,
     pub description: Option<String>,
     pub tags: Vec<String>,
-    /// One of `CATEGORIES`.
-    pub category: Option<String>,
-    /// One of `SEVERITIES` (default high).
-    pub severity: String,
+    pub category: Option<Category>,
+    pub severity: Severity,
     /// Where the task starts in the suite file.
     pub position: Position,
     /// For an imported task: its file (relative to the suite's directory) and line.
@@ -237,9 +214,9 @@ pub struct Task {
     pub threshold: Option<f64>,
     pub weight: f64,
     pub timeout: Duration,
-    pub repeat: u32,
+    pub repeat: NonZeroU32,
     /// `None`: every trial must pass.
-    pub min_pass: Option<u32>,
+    pub min_pass: Option<NonZeroU32>,
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,
@@ -252,7 +229,7 @@ pub struct RegressionConfig {
     /// As written, for reports.
     pub baseline_written: Option<String>,
     pub required: bool,
-    pub budget: crate::results::regression::RegressionBudget,
+    pub budget: RegressionBudget,
 }
 
 /// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).
@@ -309,6 +286,9 @@ impl TextCheck {
         }
     }
 }
+
+/// Turns of a model agent's tool-calling loop when it sets no `max_turns`.
+pub const DEFAULT_MAX_TURNS: NonZeroU32 = NonZeroU32::new(8).unwrap();
 
 /// Default task timeout when neither the task, the agent nor `defaults` sets one.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(300);

@@ -2,15 +2,45 @@
 //! reject unknown keys and generate the JSON Schema. Validation into the model is separate.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::model::{Level, Mode};
 pub use super::raw_step::*;
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
+use crate::policy::{Category, RegressionPolicy, Severity, Thresholds};
+use crate::values::{NonNegative, Rate};
 pub use crate::values::{RawDuration, Scalar};
+
+/// The JSON Schema of the format, for editors.
+pub fn schema() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(schemars::transform::RecursiveTransform(drop_null_choice))
+        .into_generator()
+        .into_root_schema_for::<RawSuite>()
+}
+
+/// An optional key's schema is `anyOf: [value, null]`, whose failure a validator reports
+/// as "not valid under any of the schemas"; the value's schema alone makes it name the
+/// allowed values or the bound. (Omitting a key, not writing `null`, is how a suite says
+/// "unset".)
+fn drop_null_choice(schema: &mut schemars::Schema) {
+    let Some(choices) = schema.get("anyOf").and_then(serde_json::Value::as_array) else { return };
+    let is_null = |s: &serde_json::Value| s.get("type").is_some_and(|t| t == "null");
+    if let [value, null] = choices.as_slice()
+        && is_null(null)
+        && let Some(value) = value.as_object().cloned()
+    {
+        schema.remove("anyOf");
+        if let Some(object) = schema.as_object_mut() {
+            object.extend(value);
+        }
+    }
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -22,10 +52,11 @@ pub struct RawSuite {
     pub suite: String,
     /// Suite version, `MAJOR.MINOR.PATCH`.
     pub version: Option<String>,
+    /// What the suite is about, shown in reports.
     pub description: Option<String>,
-    /// golden | rubric | adversarial | regression | live-shadow
+    /// What the suite measures; `adversarial` adds the scorecard.
     #[serde(default)]
-    pub modes: Vec<String>,
+    pub modes: Vec<Mode>,
     /// Preflight requirements, all checked before anything runs.
     #[serde(default)]
     pub env: RawEnv,
@@ -43,18 +74,20 @@ pub struct RawSuite {
     /// Token prices by model or model prefix (USD per million tokens), over the built-in table.
     #[serde(default)]
     pub pricing: BTreeMap<String, crate::llm::pricing::Price>,
+    /// Defaults for every task: agent, timeout, retries and trials.
     #[serde(default)]
     pub defaults: RawDefaults,
     /// Gate thresholds; when absent, every task must pass.
-    pub thresholds: Option<RawThresholds>,
+    pub thresholds: Option<Thresholds>,
     /// Budgets against a baseline run (applies when a baseline is given here or by --baseline).
-    pub regression: Option<RawRegression>,
+    pub regression: Option<RegressionPolicy>,
     /// Steps run once: `before_all` before the first task, `after_all` after the last (always).
     #[serde(default)]
     pub hooks: RawHooks,
     /// Tasks from files in other formats, run with this suite's agents, judge and gates.
     #[serde(default)]
     pub imports: Vec<RawImport>,
+    /// The tasks: what the agent is asked and how its answer is graded.
     #[serde(default)]
     pub tasks: Vec<RawTask>,
 }
@@ -75,13 +108,16 @@ pub struct RawImport {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEnv {
+    /// Programs that must be on PATH.
     #[serde(default)]
     pub required_commands: Vec<String>,
+    /// Modules `python3` must be able to import.
     #[serde(default)]
     pub required_python_modules: Vec<String>,
     /// Names of environment variables; their values are never printed.
     #[serde(default)]
     pub required_env: Vec<String>,
+    /// Files that must exist, relative to the suite.
     #[serde(default)]
     pub required_files: Vec<String>,
 }
@@ -114,28 +150,38 @@ pub struct RawAgent {
     /// Write the prompt to the agent's stdin.
     #[serde(default)]
     pub stdin: bool,
+    /// Environment variables of the command; values may use `{env.NAME}`.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The command's working directory, relative to the suite (default: the suite's directory).
     pub workdir: Option<String>,
+    /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
     pub timeout: Option<RawDuration>,
-    /// Turns of the tool-calling loop (scenario level).
-    pub max_turns: Option<u32>,
+    /// Turns of the tool-calling loop (scenario level, default 8).
+    pub max_turns: Option<NonZeroU32>,
     /// MCP servers whose tools the model is offered (invocation and scenario levels).
     pub mcp: Option<Vec<String>>,
+    /// The model's provider.
     pub provider: Option<Provider>,
+    /// The model name, as the provider spells it.
     pub model: Option<String>,
     /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
     pub base_url: Option<String>,
     /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
     pub api_key_env: Option<String>,
+    /// Sampling temperature, 0 to 2 (default: the provider's).
     pub temperature: Option<f64>,
+    /// Most tokens of one completion.
     pub max_tokens: Option<u32>,
+    /// Sampling seed, where the provider supports one.
     pub seed: Option<u64>,
+    /// The system prompt.
     pub system: Option<String>,
+    /// Extra HTTP headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Requests in flight at once to this provider (default 4).
-    pub max_concurrency: Option<u32>,
+    pub max_concurrency: Option<NonZeroU32>,
     /// Retries of 429, 5xx and timeouts (default 2).
     pub retries: Option<u32>,
     /// Cache responses on disk (judges always do unless --no-cache).
@@ -147,21 +193,29 @@ pub struct RawAgent {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJudge {
+    /// How long one judgement may take.
     pub timeout: Option<RawDuration>,
+    /// The model's provider.
     pub provider: Option<Provider>,
+    /// The model name, as the provider spells it.
     pub model: Option<String>,
     /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
     pub base_url: Option<String>,
     /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
     pub api_key_env: Option<String>,
+    /// Sampling temperature, 0 to 2 (default: the provider's).
     pub temperature: Option<f64>,
+    /// Most tokens of one completion.
     pub max_tokens: Option<u32>,
+    /// Sampling seed, where the provider supports one.
     pub seed: Option<u64>,
+    /// The system prompt.
     pub system: Option<String>,
+    /// Extra HTTP headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Requests in flight at once to this provider (default 4).
-    pub max_concurrency: Option<u32>,
+    pub max_concurrency: Option<NonZeroU32>,
     /// Retries of 429, 5xx and timeouts (default 2).
     pub retries: Option<u32>,
     /// Cache responses on disk (judges always do unless --no-cache).
@@ -179,7 +233,7 @@ pub struct RawLlmFields<'a> {
     pub seed: Option<u64>,
     pub system: &'a Option<String>,
     pub headers: &'a BTreeMap<String, String>,
-    pub max_concurrency: Option<u32>,
+    pub max_concurrency: Option<NonZeroU32>,
     pub retries: Option<u32>,
     pub cache: Option<bool>,
     pub timeout: Option<RawDuration>,
@@ -216,11 +270,14 @@ llm_fields!(RawJudge);
 pub struct RawMcpServer {
     /// stdio: the server's argv.
     pub command: Option<Vec<String>>,
+    /// stdio: environment variables of the server; values may use `{env.NAME}`.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// stdio: the server's working directory, relative to the suite.
     pub cwd: Option<String>,
     /// Streamable HTTP: the endpoint, e.g. http://127.0.0.1:3001/mcp.
     pub url: Option<String>,
+    /// Streamable HTTP: headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// Execution-level tasks may call tools annotated `destructiveHint: true`.
@@ -231,6 +288,7 @@ pub struct RawMcpServer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFixtures {
+    /// Responses to the tool calls they match, in order of preference.
     #[serde(default)]
     pub tool_responses: Vec<RawToolResponse>,
 }
@@ -250,8 +308,11 @@ pub struct RawToolResponse {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCall {
+    /// The MCP server (a key of `mcp_servers`).
     pub server: String,
+    /// The tool's name.
     pub tool: String,
+    /// The call's arguments.
     #[serde(default)]
     pub arguments: serde_json::Map<String, serde_json::Value>,
 }
@@ -259,66 +320,16 @@ pub struct RawCall {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDefaults {
+    /// The agent of tasks that name none (default: the only agent, when there is one).
     pub agent: Option<String>,
+    /// How long a task may run (default 5m).
     pub timeout: Option<RawDuration>,
     /// Retries of a task that ended in an infrastructure error (never of a graded fail).
     pub retries: Option<u32>,
     /// Trials per task (default 1).
-    pub repeat: Option<u32>,
+    pub repeat: Option<NonZeroU32>,
     /// Trials that must pass (default: all).
-    pub min_pass: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawRegression {
-    /// A `results.json` of an earlier run, or an OpenWOP EvalSummary.
-    pub baseline: Option<String>,
-    /// Fail the gate when the baseline file is missing (default: warn and skip).
-    #[serde(default)]
-    pub required: bool,
-    /// The aggregate score may drop at most this much (0..1).
-    pub max_score_drop: Option<f64>,
-    /// Tasks that passed in the baseline and fail now.
-    pub max_new_failures: Option<u32>,
-    /// Any single task's score may drop at most this much (0..1).
-    pub max_task_score_drop: Option<f64>,
-    pub max_cost_increase_pct: Option<f64>,
-    pub max_p95_latency_increase_pct: Option<f64>,
-}
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawThresholds {
-    /// Minimum aggregate score (weighted mean of task scores), 0..1.
-    pub pass_score: Option<f64>,
-    pub max_cost_usd: Option<f64>,
-    pub max_p95_latency_ms: Option<u64>,
-    /// Erroring tasks allowed (default 0).
-    pub max_errors: Option<u32>,
-    /// With `max_cost_usd`: `fail` (default) when some cost is unknown, or `ignore` it.
-    pub unknown_cost: Option<UnknownCost>,
-    /// Adversarial scorecard gates, overall and per category.
-    pub adversarial: Option<RawAdversarialThresholds>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawAdversarialThresholds {
-    pub min_detection_rate: Option<f64>,
-    pub min_policy_accuracy: Option<f64>,
-    pub max_false_positive_rate: Option<f64>,
-    /// The same bounds for one category.
-    #[serde(default)]
-    pub per_category: BTreeMap<String, RawCategoryThresholds>,
-}
-
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawCategoryThresholds {
-    pub min_detection_rate: Option<f64>,
-    pub min_policy_accuracy: Option<f64>,
-    pub max_false_positive_rate: Option<f64>,
+    pub min_pass: Option<NonZeroU32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -326,18 +337,19 @@ pub struct RawCategoryThresholds {
 pub struct RawTask {
     /// Task id: `[a-z0-9][a-z0-9._-]*`, unique in the suite.
     pub id: String,
+    /// What the task checks, shown in reports.
     pub description: Option<String>,
+    /// Labels that `--tag` selects by.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Where untrusted text entered: direct-injection, indirect-injection,
-    /// tool-result-injection, tool-argument-abuse, exfiltration, benign-security.
-    pub category: Option<String>,
-    /// low | medium | high | critical (default high): the severity of a finding when the task fails.
-    pub severity: Option<String>,
+    /// Where untrusted text entered (adversarial tasks).
+    pub category: Option<Category>,
+    /// The severity of a finding when the task fails (default high).
+    pub severity: Option<Severity>,
     /// Agent name (default: `defaults.agent`).
     pub agent: Option<String>,
-    /// agent (default) | execution (one MCP tool call, no model).
-    pub level: Option<String>,
+    /// How the system under test is exercised (default `agent`).
+    pub level: Option<Level>,
     /// The tool call of an execution-level task.
     pub call: Option<RawCall>,
     /// Canned tool responses that replace live calls in a scenario.
@@ -345,35 +357,36 @@ pub struct RawTask {
     /// A tool call no fixture matches is an error.
     #[serde(default)]
     pub fixtures_only: bool,
+    /// What the agent is asked; may use `{vars.NAME}`, `{env.NAME}` and setup outputs.
     pub prompt: Option<String>,
+    /// A conversation instead of a `prompt` (given to command agents as JSON).
     pub messages: Option<Vec<RawMessage>>,
+    /// Steps run before the agent.
     #[serde(default)]
     pub setup: Vec<RawStep>,
+    /// How the answer is graded: the task's score is the graders' weighted mean.
     #[serde(default)]
     pub grade: Vec<RawGrader>,
+    /// Steps run after grading, whatever happened.
     #[serde(default)]
     pub cleanup: Vec<RawStep>,
     /// Pass when the weighted score reaches this (required graders must still pass).
-    pub threshold: Option<f64>,
-    pub weight: Option<f64>,
+    pub threshold: Option<Rate>,
+    /// The task's weight in the aggregate score (default 1).
+    pub weight: Option<NonNegative>,
+    /// How long the task may run (default: the agent's, then `defaults.timeout`, else 5m).
     pub timeout: Option<RawDuration>,
     /// Trials (default: `defaults.repeat`, else 1).
-    pub repeat: Option<u32>,
+    pub repeat: Option<NonZeroU32>,
     /// Trials that must pass (default: all).
-    pub min_pass: Option<u32>,
+    pub min_pass: Option<NonZeroU32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMessage {
+    /// Who speaks.
     pub role: MessageRole,
+    /// What is said; may use variables as the prompt does.
     pub content: String,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum UnknownCost {
-    #[default]
-    Fail,
-    Ignore,
 }

@@ -2,24 +2,23 @@
 //! paths) and records every problem rather than stopping at the first.
 
 use std::collections::{BTreeMap, HashSet};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use super::load::LoadOptions;
 use super::model::{
-    AdversarialThresholds, Agent, CATEGORIES, CategoryThresholds, CommandAgent, DEFAULT_TASK_TIMEOUT, EnvRequirements,
-    Level, LlmAgent, LlmSpec, McpServer, Prompt, RegressionConfig, SEVERITIES, Suite, Task, Thresholds, ToolCallSpec,
+    Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, LlmSpec, McpServer,
+    Prompt, RegressionConfig, Suite, Task, ToolCallSpec,
 };
 use super::positions::Position;
-use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
+use super::raw::{RawAgent, RawLlmFields, RawSuite, RawTask};
 use super::validate_step::steps;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
-use crate::results::regression::RegressionBudget;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
 use crate::template::Scope;
-
-const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
+use crate::values::{NonNegative, Rate};
 
 pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Option<Suite> {
     if raw.evalgate != 1 {
@@ -38,12 +37,6 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         && !is_semver(v)
     {
         cx.error("version", format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
-    }
-    for (i, mode) in raw.modes.iter().enumerate() {
-        if !MODES.contains(&mode.as_str()) {
-            let help = hint(mode, &MODES);
-            cx.error(&format!("modes[{i}]"), format!("unknown mode `{mode}`")).help = Some(help);
-        }
     }
 
     cx.vars = raw.vars.into_iter().map(|(k, v)| (k, v.0)).collect();
@@ -90,28 +83,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
 
     let regression = raw.regression.map(|r| RegressionConfig {
         baseline: r.baseline.as_deref().map(|b| cx.resolve_path(b)),
-        baseline_written: r.baseline.clone(),
+        baseline_written: r.baseline,
         required: r.required,
-        budget: RegressionBudget {
-            max_score_drop: cx.unit_interval(r.max_score_drop, "regression.max_score_drop"),
-            max_new_failures: r.max_new_failures,
-            max_task_score_drop: cx.unit_interval(r.max_task_score_drop, "regression.max_task_score_drop"),
-            max_cost_increase_pct: non_negative(cx, r.max_cost_increase_pct, "regression.max_cost_increase_pct"),
-            max_p95_latency_increase_pct: non_negative(
-                cx,
-                r.max_p95_latency_increase_pct,
-                "regression.max_p95_latency_increase_pct",
-            ),
-        },
-    });
-
-    let thresholds = raw.thresholds.map(|t| Thresholds {
-        pass_score: cx.unit_interval(t.pass_score, "thresholds.pass_score"),
-        max_cost_usd: non_negative(cx, t.max_cost_usd, "thresholds.max_cost_usd"),
-        max_p95_latency_ms: t.max_p95_latency_ms,
-        max_errors: t.max_errors,
-        unknown_cost: t.unknown_cost.unwrap_or_default(),
-        adversarial: t.adversarial.map(|a| adversarial_thresholds(cx, a)),
+        budget: r.budget,
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
@@ -157,7 +131,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         mcp_servers,
         judge,
         pricing: raw.pricing,
-        thresholds,
+        thresholds: raw.thresholds,
         regression,
         retries: raw.defaults.retries.unwrap_or(0),
         before_all: before_all?,
@@ -188,7 +162,7 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
-            max_turns: raw.max_turns.unwrap_or(8),
+            max_turns: raw.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             mcp,
         }));
     };
@@ -264,9 +238,6 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Opti
     {
         cx.error(&format!("{path}.temperature"), format!("temperature must be between 0 and 2, got {t}"));
     }
-    if raw.max_concurrency == Some(0) {
-        cx.error(&format!("{path}.max_concurrency"), "`max_concurrency` must be at least 1");
-    }
     let base_url = raw.base_url.as_deref().map(|b| cx.template(b, Scope::Hook, &format!("{path}.base_url")));
     let headers = cx.env_templates(raw.headers, Scope::Hook, &format!("{path}.headers"));
     let provider = provider?;
@@ -283,7 +254,7 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Opti
         seed: raw.seed,
         system: raw.system.clone(),
         headers,
-        max_concurrency: raw.max_concurrency.unwrap_or(4),
+        max_concurrency: raw.max_concurrency.map_or(4, std::num::NonZeroU32::get),
         retries: raw.retries.unwrap_or(2),
         cache: raw.cache.unwrap_or(false),
         timeout: raw.timeout.map(|d| d.0),
@@ -301,15 +272,14 @@ fn validate_task(
 ) -> Option<Task> {
     let trials = Trials { repeat: raw.repeat.or(defaults.repeat), min_pass: raw.min_pass.or(defaults.min_pass) };
     check_trials(cx, Trials { repeat: raw.repeat, min_pass: raw.min_pass }, path);
-    let repeat = trials.repeat.unwrap_or(1).max(1);
-    let min_pass = trials.min_pass.map(|m| m.clamp(1, repeat));
+    let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
+    let min_pass = trials.min_pass.map(|m| m.min(repeat));
     if !is_id(&raw.id, true) {
         cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }
-    let level = raw.level.as_deref().unwrap_or("agent");
+    let level = raw.level.unwrap_or_default();
     let call = match (level, &raw.call) {
-        ("agent", None) => None,
-        ("execution", Some(call)) => {
+        (Level::Execution, Some(call)) => {
             if !cx.mcp_servers.contains(&call.server) {
                 let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
                 let help = if names.is_empty() {
@@ -330,26 +300,17 @@ fn validate_task(
                 name: format!("{}.{}", call.server, call.tool),
             })))
         }
-        ("execution", None) => {
+        (Level::Execution, None) => {
             cx.error(path, "an execution-level task needs `call: {server, tool, arguments}`");
             None
         }
-        ("agent", Some(_)) => {
+        (_, Some(_)) => {
             cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
             None
         }
-        ("invocation" | "scenario", None) => None,
-        ("invocation" | "scenario", Some(_)) => {
-            cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
-            None
-        }
-        (other, _) => {
-            cx.error(&format!("{path}.level"), format!("unknown level `{other}`")).help =
-                Some(hint(other, &["agent", "execution", "invocation", "scenario"]));
-            None
-        }
+        (_, None) => None,
     };
-    let needs_agent = level != "execution";
+    let needs_agent = level != Level::Execution;
     let agent = match (&raw.agent, default_agent) {
         _ if !needs_agent => call,
         (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
@@ -365,7 +326,9 @@ fn validate_task(
             None
         }
     };
-    if matches!(level, "invocation" | "scenario") && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_))) {
+    if matches!(level, Level::Invocation | Level::Scenario)
+        && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_)))
+    {
         cx.error(&format!("{path}.level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
     }
     for (i, step) in raw.setup.iter().chain(&raw.cleanup).enumerate() {
@@ -405,21 +368,6 @@ fn validate_task(
         .enumerate()
         .map(|(j, g)| Grader::from_raw(cx, g, &format!("{path}.grade[{j}]")))
         .collect();
-    let threshold = cx.unit_interval(raw.threshold, &format!("{path}.threshold"));
-    let weight = raw.weight.unwrap_or(1.0);
-    if !(weight.is_finite() && weight >= 0.0) {
-        cx.error(&format!("{path}.weight"), format!("weight must be 0 or more, got {weight}"));
-    }
-    if let Some(c) = &raw.category
-        && !CATEGORIES.contains(&c.as_str())
-    {
-        cx.error(&format!("{path}.category"), format!("unknown category `{c}`")).help = Some(hint(c, &CATEGORIES));
-    }
-    let severity = raw.severity.clone().unwrap_or_else(|| "high".into());
-    if !SEVERITIES.contains(&severity.as_str()) {
-        cx.error(&format!("{path}.severity"), format!("unknown severity `{severity}`")).help =
-            Some(hint(&severity, &SEVERITIES));
-    }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
     let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
@@ -428,7 +376,7 @@ fn validate_task(
         description: raw.description,
         tags: raw.tags,
         category: raw.category,
-        severity,
+        severity: raw.severity.unwrap_or_default(),
         position,
         origin: None,
         agent,
@@ -436,64 +384,24 @@ fn validate_task(
         setup: setup?,
         graders: graders.into_iter().collect::<Option<Vec<_>>>()?,
         cleanup: cleanup?,
-        threshold,
-        weight,
+        threshold: raw.threshold.map(Rate::get),
+        weight: raw.weight.map_or(1.0, NonNegative::get),
         timeout,
         repeat,
         min_pass,
-        level: match level {
-            "execution" => Level::Execution,
-            "invocation" => Level::Invocation,
-            "scenario" => Level::Scenario,
-            _ => Level::Agent,
-        },
+        level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
     })
 }
 
-fn adversarial_thresholds(cx: &mut ValidateCx, raw: RawAdversarialThresholds) -> AdversarialThresholds {
-    let path = "thresholds.adversarial";
-    let bounds = |cx: &mut ValidateCx, r: &RawCategoryThresholds, path: &str| CategoryThresholds {
-        min_detection_rate: cx.unit_interval(r.min_detection_rate, &format!("{path}.min_detection_rate")),
-        min_policy_accuracy: cx.unit_interval(r.min_policy_accuracy, &format!("{path}.min_policy_accuracy")),
-        max_false_positive_rate: cx
-            .unit_interval(r.max_false_positive_rate, &format!("{path}.max_false_positive_rate")),
-    };
-    let overall = bounds(
-        cx,
-        &RawCategoryThresholds {
-            min_detection_rate: raw.min_detection_rate,
-            min_policy_accuracy: raw.min_policy_accuracy,
-            max_false_positive_rate: raw.max_false_positive_rate,
-        },
-        path,
-    );
-    let mut per_category = BTreeMap::new();
-    for (name, r) in &raw.per_category {
-        let key = format!("{path}.per_category.{name}");
-        if !CATEGORIES.contains(&name.as_str()) {
-            cx.key_error(&key, format!("unknown category `{name}`")).help = Some(hint(name, &CATEGORIES));
-            continue;
-        }
-        per_category.insert(name.clone(), bounds(cx, r, &key));
-    }
-    AdversarialThresholds { overall, per_category }
-}
-
 #[derive(Debug, Clone, Copy)]
 struct Trials {
-    repeat: Option<u32>,
-    min_pass: Option<u32>,
+    repeat: Option<NonZeroU32>,
+    min_pass: Option<NonZeroU32>,
 }
 
 fn check_trials(cx: &mut ValidateCx, t: Trials, path: &str) {
-    if t.repeat == Some(0) {
-        cx.error(&format!("{path}.repeat"), "`repeat` must be at least 1");
-    }
-    if t.min_pass == Some(0) {
-        cx.error(&format!("{path}.min_pass"), "`min_pass` must be at least 1");
-    }
     if let (Some(r), Some(m)) = (t.repeat, t.min_pass)
         && m > r
     {
@@ -520,16 +428,6 @@ fn hint(input: &str, candidates: &[&str]) -> String {
     match did_you_mean(input, candidates.iter().copied()) {
         Some(s) => format!("did you mean `{s}`?"),
         None => format!("expected one of: {}", candidates.join(", ")),
-    }
-}
-
-fn non_negative(cx: &mut ValidateCx, value: Option<f64>, path: &str) -> Option<f64> {
-    let v = value?;
-    if v >= 0.0 && v.is_finite() {
-        Some(v)
-    } else {
-        cx.error(path, format!("must be 0 or more, got {v}"));
-        None
     }
 }
 

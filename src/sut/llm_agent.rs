@@ -148,7 +148,7 @@ impl SystemUnderTest for LlmSut<'_> {
         let mut recorded: Vec<ToolCall> = Vec::new();
         let mut model = spec.model.clone();
         let mut all_cached = true;
-        let turns = if self.task.level == Level::Scenario { self.agent.max_turns.max(1) } else { 1 };
+        let turns = if self.task.level == Level::Scenario { self.agent.max_turns.get() } else { 1 };
         let mut answer = None;
         for _ in 0..turns {
             let left = deadline.saturating_duration_since(Instant::now());

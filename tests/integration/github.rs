@@ -442,7 +442,10 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
     let run_step = steps.iter().find(|s| s["id"] == "run").expect("a step with id `run`");
     let outputs = action["outputs"].as_mapping().unwrap();
     let names: Vec<&str> = outputs.keys().map(|k| k.as_str().unwrap()).collect();
-    assert_eq!(names, ["passed", "score", "pass-rate", "cost-usd", "results-path", "junit-path", "summary-path"]);
+    assert_eq!(
+        names,
+        ["passed", "outcome", "score", "pass-rate", "cost-usd", "results-path", "junit-path", "summary-path"]
+    );
     for (name, output) in outputs {
         let name = name.as_str().unwrap();
         assert_eq!(output["value"].as_str().unwrap(), format!("${{{{ steps.run.outputs.{name} }}}}"), "output {name}");

@@ -17,5 +17,6 @@ mod mcpchecker;
 mod regression;
 mod reports;
 mod scenario;
+mod schema;
 mod steps;
 mod trust;

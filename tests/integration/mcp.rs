@@ -169,17 +169,24 @@ fn a_destructive_tool_is_refused_without_allow_side_effects() {
 
 #[test]
 fn mcp_suite_mistakes_are_load_errors() {
-    let yaml = "evalgate: 1\nsuite: t\nmcp_servers:\n  a: {command: [x], url: 'http://127.0.0.1:1/mcp'}\ntasks:\n  - id: t\n    level: execution\n    call: {server: ab, tool: x}\n    grade: [{type: contains, value: x}]\n  - id: u\n    level: executoin\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let yaml = "evalgate: 1\nsuite: t\nmcp_servers:\n  a: {command: [x], url: 'http://127.0.0.1:1/mcp'}\ntasks:\n  - id: t\n    level: execution\n    call: {server: ab, tool: x}\n    grade: [{type: contains, value: x}]\n  - id: u\n    level: execution\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
     let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
     run.expect_code(2);
     for expected in [
         "mcp_servers.a: an MCP server has either `command` (stdio) or `url` (streamable HTTP)",
         "tasks[0].call.server: unknown MCP server `ab`",
-        "tasks[1].level: unknown level `executoin`",
-        "did you mean `execution`?",
+        "tasks[1]: an execution-level task needs `call: {server, tool, arguments}`",
     ] {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
+    // A level is read as one of the levels, before the suite is validated.
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml.replace("level: execution\n    prompt", "level: executoin\n    prompt"))
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("tasks[1].level: unknown level `executoin`\n"), "{}", run.stderr);
+    assert!(run.stderr.contains("help: did you mean `execution`?"), "{}", run.stderr);
 }
 
 /// A command agent that speaks MCP (streamable HTTP, JSON-RPC) to the config it is given.
