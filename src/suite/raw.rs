@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use super::raw_step::*;
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
+pub use crate::step::{RawHooks, RawStep};
 pub use crate::values::{RawDuration, Scalar};
 
 #[derive(Debug, Deserialize, JsonSchema)]

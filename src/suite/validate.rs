@@ -11,12 +11,12 @@ use super::model::{
 };
 use super::positions::Position;
 use super::raw::{RawAdversarialThresholds, RawAgent, RawCategoryThresholds, RawLlmFields, RawSuite, RawTask};
-use super::validate_step::steps;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::results::regression::RegressionBudget;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
+use crate::step::compile_steps;
 use crate::template::Scope;
 
 const MODES: [&str; 5] = ["golden", "rubric", "adversarial", "regression", "live-shadow"];
@@ -115,9 +115,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
-    let before_all = steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
+    let before_all = compile_steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
     let hook_outputs = cx.step_outputs.clone();
-    let after_all = steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
+    let after_all = compile_steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
     for (i, step) in raw.hooks.after_all.iter().enumerate() {
         if step.preflight {
             cx.error(&format!("hooks.after_all[{i}].preflight"), "`preflight` applies to `before_all` hooks");
@@ -374,7 +374,7 @@ fn validate_task(
         }
     }
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
-    let setup = steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
+    let setup = compile_steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
     let prompt = match (&raw.prompt, &raw.messages) {
         (Some(p), None) => cx.template(p, Scope::Task, &format!("{path}.prompt")).map(Prompt::Text),
         (None, Some(messages)) => {
@@ -395,7 +395,7 @@ fn validate_task(
             None
         }
     };
-    let cleanup = steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
+    let cleanup = compile_steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
     if raw.grade.is_empty() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
     }
