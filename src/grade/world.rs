@@ -19,7 +19,9 @@ use crate::uses::Uses;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileCheck {
+    /// The file, relative to the suite's directory (a template).
     pub path: String,
+    /// What it must be.
     pub expect: RawFileExpect,
 }
 

@@ -24,20 +24,26 @@ pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);
 /// `run` steps capture their streams and exit code.
 pub const CAPTURES: Option<Captures> = Some(Captures::Process);
 
+/// What a `run` step must do to pass.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRunExpect {
     /// Default 0.
     pub exit_code: Option<i32>,
+    /// Checks on standard output.
     pub stdout: Option<RawTextExpect>,
+    /// Checks on standard error.
     pub stderr: Option<RawTextExpect>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTextExpect {
+    /// The text, trimmed, equals this (trimmed).
     pub equals: Option<String>,
+    /// The text contains this.
     pub contains: Option<String>,
+    /// The text matches this regular expression.
     pub matches: Option<String>,
 }
 

@@ -15,8 +15,11 @@ use crate::template::{Bindings, Scope, Template};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawBodyExpect {
+    /// A text it contains (a template).
     pub contains: Option<String>,
+    /// A regular expression it matches.
     pub matches: Option<String>,
+    /// Checks on it parsed as JSON.
     pub json: Option<RawJsonChecks>,
 }
 
@@ -43,9 +46,13 @@ impl RawJsonChecks {
 pub struct RawJsonExpect {
     /// `a.b[0].c`; default the whole document.
     pub path: Option<String>,
+    /// The value equals this.
     pub equals: Option<Value>,
+    /// The value (as text) matches this regular expression.
     pub matches: Option<String>,
+    /// The value exists (or, with false, does not); the default check.
     pub exists: Option<bool>,
+    /// The value has this JSON type.
     #[serde(rename = "type")]
     pub kind: Option<JsonKind>,
 }

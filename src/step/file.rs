@@ -17,22 +17,30 @@ use crate::uses::Uses;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileStep {
+    /// The file, relative to the suite's directory (a template).
     pub path: String,
+    /// Create the file (and its directories) with this text (a template).
     pub content: Option<String>,
     /// Octal permission bits for a created file, e.g. "0755".
     pub mode: Option<String>,
+    /// Remove the file; a missing file is fine.
     #[serde(default)]
     pub absent: bool,
+    /// Check the file.
     pub expect: Option<RawFileExpect>,
 }
 
+/// What a file must be.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileExpect {
     /// Default true.
     pub exists: Option<bool>,
+    /// A text its content contains (a template).
     pub contains: Option<String>,
+    /// A regular expression its content matches.
     pub matches: Option<String>,
+    /// Checks on its content parsed as JSON.
     pub json: Option<RawJsonChecks>,
 }
 

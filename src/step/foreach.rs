@@ -20,10 +20,12 @@ use crate::values::Scalar;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawForeach {
+    /// The item's name in templates: `var: ns` makes `{ns}`.
     pub var: String,
     /// A list, or a template that renders to a JSON array (e.g. an earlier step's output).
     #[serde(rename = "in")]
     pub items: RawForeachItems,
+    /// Run in order for each item; the first failing iteration fails the step.
     pub steps: Vec<RawStep>,
 }
 

@@ -16,9 +16,12 @@ use crate::uses::Uses;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGroup {
+    /// Run first; a failure skips `steps`.
     #[serde(default)]
     pub setup: Vec<RawStep>,
+    /// Run after `setup`.
     pub steps: Vec<RawStep>,
+    /// Run always, last first; failures are recorded, not gated.
     #[serde(default)]
     pub cleanup: Vec<RawStep>,
 }

@@ -23,12 +23,15 @@ use crate::values::RawDuration;
 /// Default time limit of an HTTP request.
 pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Send one HTTP request and check the response.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHttp {
+    /// The URL (a template).
     pub url: String,
     /// Default GET.
     pub method: Option<String>,
+    /// Request headers (values are templates).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// A text body.
@@ -37,6 +40,7 @@ pub struct RawHttp {
     pub json: Option<serde_json::Value>,
     /// Default 10s.
     pub timeout: Option<RawDuration>,
+    /// What the response must be; default any 2xx status.
     pub expect: Option<RawHttpExpect>,
 }
 
@@ -45,6 +49,7 @@ pub struct RawHttp {
 pub struct RawHttpExpect {
     /// Default: any 2xx.
     pub status: Option<u16>,
+    /// Checks on the response body.
     pub body: Option<RawBodyExpect>,
 }
 

@@ -23,10 +23,14 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcpCall {
+    /// One of the suite's `mcp_servers`.
     pub server: String,
+    /// The tool to call.
     pub tool: String,
+    /// The tool's arguments (strings are templates).
     #[serde(default)]
     pub arguments: serde_json::Map<String, Value>,
+    /// What the result must be; default not an error.
     pub expect: Option<RawMcpExpect>,
 }
 

@@ -14,7 +14,12 @@ pub enum RawOutput {
     /// One of the `{…}` forms.
     Template(String),
     /// A field of JSON stdout.
-    Field { from: OutputStream, json_path: Option<String> },
+    Field {
+        /// The stream to read.
+        from: OutputStream,
+        /// The field, as `a.b[0]`; default the whole (trimmed) stream.
+        json_path: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -24,6 +24,8 @@ macro_rules! steps {
             /// A failure of this step is recorded but does not stop the task.
             #[serde(default)]
             pub continue_on_error: bool,
+            /// Bounds the step: a `run` step's default is 60s and kills its process group; an `http`
+            /// or `mcp` step's request; any other step as a whole.
             pub timeout: Option<$crate::values::RawDuration>,
             /// Values to capture: `"{stdout}"`, `"{stderr}"`, `"{exit_code}"`, `{from: stdout, json_path: a.b}`,
             /// `"{response.status}"`, `"{response.body}"`, `"{response.headers.NAME}"`, `"{response.json.PATH}"`.
@@ -128,3 +130,76 @@ macro_rules! steps {
 }
 
 pub(super) use steps;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use crate::source::{Nowhere, ValidateCx};
+    use crate::step::compile::compile_step;
+    use crate::step::{RawStep, Step};
+    use crate::template::Scope;
+
+    /// Compiles one step from its keys, in a suite with `vars.name` and an MCP server `fs`.
+    fn compile(keys: serde_json::Value) -> Result<Step, Vec<String>> {
+        let mut cx = ValidateCx::new(Path::new("suite.yaml"), ".".into(), "", Box::new(Nowhere));
+        cx.vars.insert("name".into(), "x".into());
+        cx.mcp_servers.push("fs".into());
+        let raw: RawStep = serde_json::from_value(keys).unwrap();
+        let step = compile_step(&mut cx, &raw, "s", Scope::Task);
+        match step {
+            Some(step) if cx.diagnostics.is_empty() => Ok(step),
+            _ => Err(cx.diagnostics.iter().map(|d| format!("{}: {}", d.key_path, d.message)).collect()),
+        }
+    }
+
+    #[test]
+    fn each_kind_is_selected_by_its_key() {
+        let kinds = [
+            (json!({"run": "true"}), "run"),
+            (json!({"argv": ["true"]}), "run"),
+            (json!({"http": {"url": "http://localhost/"}}), "http"),
+            (json!({"mcp": {"server": "fs", "tool": "stat"}}), "mcp"),
+            (json!({"file": {"path": "a", "absent": true}}), "file"),
+            (json!({"wait": {"timeout": "1s", "step": {"run": "true"}}}), "wait"),
+            (json!({"foreach": {"var": "x", "in": [1], "steps": [{"run": "echo {x}"}]}}), "foreach"),
+            (json!({"any_of": [{"run": "true"}]}), "any_of"),
+            (json!({"group": {"steps": [{"run": "true"}]}}), "group"),
+        ];
+        for (keys, kind) in kinds {
+            assert_eq!(compile(keys).unwrap().action.kind(), kind);
+        }
+    }
+
+    #[test]
+    fn a_step_has_exactly_one_action_key_from_the_list() {
+        assert_eq!(
+            compile(json!({"id": "x"})).unwrap_err(),
+            [
+                "s: the step has nothing to do: add one of `run`, `argv`, `http`, `mcp`, `file`, `wait`, `foreach`, `any_of` or `group`"
+            ]
+        );
+        assert_eq!(
+            compile(json!({"argv": ["a"], "any_of": []})).unwrap_err(),
+            ["s: a step does one thing, but this one has argv and any_of"]
+        );
+    }
+
+    #[test]
+    fn steps_use_what_they_and_their_inner_steps_render_and_call() {
+        let step = compile(json!({"group": {
+            "setup": [{"run": "echo {vars.name}", "env": {"T": "{env.TOKEN}"}}],
+            "steps": [{"foreach": {"var": "p", "in": "{env.PATHS}", "steps": [
+                {"wait": {"timeout": "1s", "step": {"mcp": {"server": "fs", "tool": "stat", "arguments": {"p": "{p}"}}}}}
+            ]}}],
+            "cleanup": [{"http": {"url": "{env.URL}", "headers": {"auth": "{env.KEY}"}}}],
+        }}))
+        .unwrap();
+        let uses = step.uses();
+        assert_eq!(uses.env_vars().collect::<Vec<_>>(), ["TOKEN", "PATHS", "URL", "KEY"]);
+        assert_eq!(uses.vars().collect::<Vec<_>>(), ["name"]);
+        assert_eq!(uses.mcp_tools, [("fs", "stat")]);
+    }
+}

@@ -18,8 +18,10 @@ use crate::template::Bindings;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHooks {
+    /// Run once, before the first task; a failure stops the run.
     #[serde(default)]
     pub before_all: Vec<RawStep>,
+    /// Run always, once, after the last task; failures are recorded, never gate.
     #[serde(default)]
     pub after_all: Vec<RawStep>,
 }

@@ -18,10 +18,13 @@ use crate::values::RawDuration;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawWait {
+    /// The step to repeat.
     pub step: RawStep,
     /// Default 1s.
     pub interval: Option<RawDuration>,
+    /// Give up when the step has not passed by then.
     pub timeout: RawDuration,
+    /// Once passing, the step must keep passing this long.
     pub stable_for: Option<RawDuration>,
 }
 
