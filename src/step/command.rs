@@ -19,7 +19,7 @@ use crate::template::{Bindings, CommandLine, Scope, Template};
 use crate::uses::Uses;
 
 /// Default time limit of a `run` step.
-pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);
+const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `run` steps capture their streams and exit code.
 pub const CAPTURES: Option<Captures> = Some(Captures::Process);

@@ -21,7 +21,7 @@ use crate::uses::Uses;
 use crate::values::RawDuration;
 
 /// Default time limit of an HTTP request.
-pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Send one HTTP request and check the response.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,9 +1,11 @@
 //! `wait` steps: repeat a step until it passes (and, with `stable_for`, keeps passing).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+// tokio's clock, so tests can run waits on paused time; it is the system clock otherwise.
+use tokio::time::Instant;
 
 use super::sequence::{fail, run_step};
 use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile::compile_step};
@@ -105,4 +107,44 @@ impl RunStep for WaitAction {
 
 fn fmt(d: Duration) -> String {
     humantime::format_duration(d).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio::time::Instant;
+
+    use crate::results::{Phase, StepResult};
+    use crate::step::registry::tests::compile;
+    use crate::step::run_sequence;
+    use crate::template::Bindings;
+
+    /// Runs one `wait` around a check of `file` (relative to the crate), on paused time.
+    async fn wait_for(file: &str, wait: serde_json::Value) -> (StepResult, Duration) {
+        let mut keys = wait;
+        keys["step"] = json!({"file": {"path": file, "expect": {}}});
+        let step = compile(json!({ "wait": keys })).unwrap();
+        let (mut bindings, mut results) = (Bindings::new(Default::default(), "t"), Vec::new());
+        let started = Instant::now();
+        let _ = run_sequence(&[step], Path::new("."), Phase::Setup, &mut bindings, &mut results).await;
+        (results.remove(0), started.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_every_interval_until_the_timeout() {
+        let (result, took) = wait_for("no-such-file", json!({"timeout": "5s"})).await;
+        assert_eq!(took, Duration::from_secs(5));
+        let failure = result.failure.unwrap();
+        assert!(failure.starts_with("still failing after 6 attempts in 5s: "), "{failure}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_passing_step_must_stay_passing_for_stable_for() {
+        let (result, took) = wait_for("Cargo.toml", json!({"timeout": "5s", "stable_for": "3s"})).await;
+        assert_eq!(took, Duration::from_secs(3));
+        assert_eq!(result.action, "wait up to 5s every 1s (passed on attempt 1, stable for 3s)");
+    }
 }
