@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod source;
+pub mod step;
 pub mod suite;
 pub mod sut;
 pub mod template;

@@ -6,7 +6,8 @@ use std::fmt;
 use std::path::Path;
 
 use crate::grade::Grader;
-use crate::suite::model::{Agent, LlmSpec, Step, Suite};
+use crate::step::Step;
+use crate::suite::model::{Agent, LlmSpec, Suite};
 use crate::template::{Template, Var};
 use crate::uses::Uses;
 

@@ -6,14 +6,24 @@ use serde::Deserialize;
 
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::results::Phase;
-use crate::run::steps::{call_tool, check_file, run_sequence, send};
 use crate::source::ValidateCx;
-use crate::suite::model::{FileExpect, HttpRequest, McpAction, Step};
-use crate::suite::raw::RawStep;
-pub use crate::suite::raw::{RawFileCheck, RawHttp as RawHttpCheck, RawMcpCall as RawMcpCheck};
-use crate::suite::validate_step::{file_expect, http_request, mcp_action, steps};
+use crate::step::{
+    CompileStep, FileExpect, HttpRequest, McpAction, RawFileExpect, RawStep, RunStep, Step, call_tool, check_file,
+    compile_steps, run_sequence, send,
+};
+pub use crate::step::{RawHttp as RawHttpCheck, RawMcpCall as RawMcpCheck};
 use crate::template::{Scope, Template};
 use crate::uses::Uses;
+
+/// The `file` grader: a file that must meet `expect`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFileCheck {
+    /// The file, relative to the suite's directory (a template).
+    pub path: String,
+    /// What it must be.
+    pub expect: RawFileExpect,
+}
 
 /// Verify steps (polling, control flow): passes when every step passes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -35,7 +45,7 @@ impl CompileGrader for RawHttpCheck {
     type Check = WorldCheck;
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
-        http_request(cx, &self, path, Scope::AfterAgent).map(WorldCheck::Http)
+        CompileStep::compile(&self, cx, path, Scope::AfterAgent).map(WorldCheck::Http)
     }
 }
 
@@ -44,7 +54,7 @@ impl CompileGrader for RawFileCheck {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
         let file_path = cx.template(&self.path, Scope::AfterAgent, &format!("{path}.path"));
-        let expect = file_expect(cx, &self.expect, &format!("{path}.expect"), Scope::AfterAgent);
+        let expect = self.expect.compile(cx, &format!("{path}.expect"), Scope::AfterAgent);
         Some(WorldCheck::File { path: file_path?, expect: expect? })
     }
 }
@@ -53,7 +63,7 @@ impl CompileGrader for RawMcpCheck {
     type Check = WorldCheck;
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
-        mcp_action(cx, &self, path, Scope::AfterAgent).map(WorldCheck::Mcp)
+        CompileStep::compile(&self, cx, path, Scope::AfterAgent).map(WorldCheck::Mcp)
     }
 }
 
@@ -67,7 +77,7 @@ impl CompileGrader for RawSteps {
         }
         // Outputs captured by verify steps stay inside the grader.
         let outer = cx.step_outputs.clone();
-        let parsed = steps(cx, &self.steps, &format!("{path}.steps"), Scope::AfterAgent);
+        let parsed = compile_steps(cx, &self.steps, &format!("{path}.steps"), Scope::AfterAgent);
         cx.step_outputs = outer;
         parsed.map(WorldCheck::Steps)
     }

@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::RunEvent;
 use super::signal::Stop;
-use super::steps::{run_every, run_sequence};
 use super::task::{RunContext, aggregate, run_attempt, skipped, skipped_trial};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Plan;
 use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult};
+use crate::step::{run_every, run_sequence};
 use crate::suite::model::Suite;
 use crate::template::{Bindings, ServersRef};
 use crate::values::NonNegative;

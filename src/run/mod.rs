@@ -1,7 +1,6 @@
-//! Running a plan: the scheduler, one task's life, steps and child processes.
+//! Running a plan: the scheduler and one task's life.
 
 pub mod dispatcher;
 pub mod events;
 pub mod signal;
-pub mod steps;
 pub mod task;

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::grade::GradeInput;
 use crate::llm::runtime::LlmRuntime;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
-use crate::run::steps::{run_cleanup, run_sequence};
+use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
 use crate::sut::{CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;

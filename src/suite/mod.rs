@@ -7,10 +7,7 @@ mod load_error;
 pub mod model;
 pub mod positions;
 pub mod raw;
-mod raw_step;
-mod step;
 mod validate;
-pub mod validate_step;
 
 pub use crate::source::did_you_mean;
 pub use crate::source::{Diagnostic, ValidateCx};

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,10 +15,9 @@ use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
+use crate::step::Step;
 use crate::template::Template;
 use crate::values::display_as_written;
-
-pub use super::step::*;
 
 #[derive(Debug)]
 pub struct Suite {
@@ -257,32 +255,6 @@ impl Prompt {
         match self {
             Prompt::Text(t) => vec![t],
             Prompt::Messages(m) => m.iter().map(|(_, t)| t).collect(),
-        }
-    }
-}
-
-#[derive(Debug)]
-pub struct RunExpect {
-    pub exit_code: i32,
-    pub stdout: Vec<TextCheck>,
-    pub stderr: Vec<TextCheck>,
-}
-
-#[derive(Debug)]
-pub enum TextCheck {
-    Equals(String),
-    Contains(String),
-    Matches(Regex),
-}
-
-impl TextCheck {
-    /// `None` when the text passes, else what was expected.
-    pub fn check(&self, text: &str) -> Option<String> {
-        match self {
-            TextCheck::Equals(v) if text.trim() != v.trim() => Some(format!("to equal {v:?}")),
-            TextCheck::Contains(v) if !text.contains(v.as_str()) => Some(format!("to contain {v:?}")),
-            TextCheck::Matches(re) if !re.is_match(text) => Some(format!("to match /{}/", re.as_str())),
-            _ => None,
         }
     }
 }

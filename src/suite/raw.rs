@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::model::{Level, Mode};
-pub use super::raw_step::*;
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
 use crate::llm::provider::Provider;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionPolicy, Severity, Thresholds};
+pub use crate::step::{RawHooks, RawStep};
 use crate::values::{NonNegative, Rate};
 pub use crate::values::{RawDuration, Scalar};
 

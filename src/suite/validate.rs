@@ -12,11 +12,11 @@ use super::model::{
 };
 use super::positions::Position;
 use super::raw::{RawAgent, RawLlmFields, RawSuite, RawTask};
-use super::validate_step::steps;
 use crate::grade::Grader;
 use crate::llm::provider::Provider;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
+use crate::step::compile_steps;
 use crate::template::Scope;
 use crate::values::{NonNegative, Rate};
 
@@ -89,9 +89,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
-    let before_all = steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
+    let before_all = compile_steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
     let hook_outputs = cx.step_outputs.clone();
-    let after_all = steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
+    let after_all = compile_steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
     for (i, step) in raw.hooks.after_all.iter().enumerate() {
         if step.preflight {
             cx.error(&format!("hooks.after_all[{i}].preflight"), "`preflight` applies to `before_all` hooks");
@@ -337,7 +337,7 @@ fn validate_task(
         }
     }
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
-    let setup = steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
+    let setup = compile_steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
     let prompt = match (&raw.prompt, &raw.messages) {
         (Some(p), None) => cx.template(p, Scope::Task, &format!("{path}.prompt")).map(Prompt::Text),
         (None, Some(messages)) => {
@@ -358,7 +358,7 @@ fn validate_task(
             None
         }
     };
-    let cleanup = steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
+    let cleanup = compile_steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
     if raw.grade.is_empty() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
     }

@@ -1,15 +1,15 @@
-//! What a leaf step (run, http, file) produced: its verdict and the raw material outputs
-//! are captured from.
+//! What a leaf step (run, http, mcp, file) produced: its verdict and the raw material
+//! outputs are captured from.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::OutputSpec;
 use crate::excerpt::excerpt;
-use crate::suite::model::OutputSpec;
 
 /// Characters of each stream kept in a step's result.
-pub const STEP_OUTPUT_EXCERPT: usize = 2000;
+const STEP_OUTPUT_EXCERPT: usize = 2000;
 
 #[derive(Debug, Default)]
 pub struct Leaf {
@@ -57,6 +57,11 @@ impl Leaf {
             OutputSpec::Json(path) => from_json(&response()?.body, path, "the response body"),
         }
     }
+
+    /// Results keep an excerpt of each stream, not all of it.
+    pub fn excerpts(&self) -> (String, String) {
+        (cut(&self.stdout), cut(&self.stderr))
+    }
 }
 
 /// A JSON value as an output string: strings as they are, anything else as JSON text (so an
@@ -68,7 +73,7 @@ pub fn plain(value: &Value) -> String {
     }
 }
 
-pub fn cut(text: &str) -> String {
+fn cut(text: &str) -> String {
     if text.len() <= STEP_OUTPUT_EXCERPT {
         return text.to_owned();
     }
@@ -77,44 +82,4 @@ pub fn cut(text: &str) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
-}
-
-/// Why `text` fails `checks` (empty when it passes).
-pub fn content_failures(
-    checks: &[crate::suite::model::ContentCheck],
-    text: &str,
-    what: &str,
-    bindings: &crate::template::Bindings,
-) -> Vec<String> {
-    use crate::suite::model::ContentCheck;
-    let mut failures = Vec::new();
-    for check in checks {
-        match check {
-            ContentCheck::Contains(t) => {
-                let needle = bindings.render(t);
-                if !text.contains(&needle) {
-                    failures.push(format!("{what} does not contain {needle:?}"));
-                }
-            }
-            ContentCheck::Matches(re) => {
-                if !re.is_match(text) {
-                    failures.push(format!("{what} does not match /{}/", re.as_str()));
-                }
-            }
-            ContentCheck::Json(expect) => match serde_json::from_str::<Value>(text.trim()) {
-                Err(e) => failures.push(format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80))),
-                Ok(doc) => {
-                    let at = expect.path.as_ref().map_or_else(|| "$".to_owned(), ToString::to_string);
-                    let found = match &expect.path {
-                        Some(p) => p.get(&doc),
-                        None => Some(&doc),
-                    };
-                    if let Err(reason) = expect.expect.check(&at, found) {
-                        failures.push(format!("{what}: {reason}"));
-                    }
-                }
-            },
-        }
-    }
-    failures
 }

@@ -1,0 +1,209 @@
+//! `file` steps (and the `file` grader's check): create, remove or check a file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::expect::{ContentCheck, RawJsonChecks, content_checks, content_failures, content_templates};
+use super::{CompileStep, Leaf, RunStep, StepEnv};
+use crate::results::StepResult;
+use crate::source::ValidateCx;
+use crate::template::{Bindings, Scope, Template};
+use crate::uses::Uses;
+
+/// Create (`content`), remove (`absent: true`) or check (`expect`) a file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFileStep {
+    /// The file, relative to the suite's directory (a template).
+    pub path: String,
+    /// Create the file (and its directories) with this text (a template).
+    pub content: Option<String>,
+    /// Octal permission bits for a created file, e.g. "0755".
+    pub mode: Option<String>,
+    /// Remove the file; a missing file is fine.
+    #[serde(default)]
+    pub absent: bool,
+    /// Check the file.
+    pub expect: Option<RawFileExpect>,
+}
+
+/// What a file must be.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFileExpect {
+    /// Default true.
+    pub exists: Option<bool>,
+    /// A text its content contains (a template).
+    pub contains: Option<String>,
+    /// A regular expression its content matches.
+    pub matches: Option<String>,
+    /// Checks on its content parsed as JSON.
+    pub json: Option<RawJsonChecks>,
+}
+
+#[derive(Debug)]
+pub struct FileAction {
+    pub path: Template,
+    pub op: FileOp,
+}
+
+#[derive(Debug)]
+pub enum FileOp {
+    Create { content: Template, mode: Option<u32> },
+    Remove,
+    Check(FileExpect),
+}
+
+#[derive(Debug)]
+pub struct FileExpect {
+    pub exists: bool,
+    pub content: Vec<ContentCheck>,
+}
+
+impl CompileStep for RawFileStep {
+    type Action = FileAction;
+
+    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<FileAction> {
+        let file_path = cx.template(&self.path, scope, &format!("{path}.path"));
+        let op = match (&self.content, self.absent, &self.expect) {
+            (Some(content), false, None) => {
+                let mode = match &self.mode {
+                    None => Some(None),
+                    Some(m) => match u32::from_str_radix(m.trim_start_matches("0o"), 8) {
+                        Ok(bits) if bits <= 0o7777 => Some(Some(bits)),
+                        _ => {
+                            cx.error(&format!("{path}.mode"), format!("invalid mode `{m}`: use octal such as \"0644\""));
+                            None
+                        }
+                    },
+                };
+                let content = cx.template(content, scope, &format!("{path}.content"));
+                Some(FileOp::Create { content: content?, mode: mode? })
+            }
+            (None, true, None) => Some(FileOp::Remove),
+            (None, false, Some(e)) => e.compile(cx, &format!("{path}.expect"), scope).map(FileOp::Check),
+            _ => {
+                cx.error(
+                    path,
+                    "a `file` step does one of: `content` (create), `absent: true` (remove), `expect` (check)",
+                );
+                None
+            }
+        };
+        if self.mode.is_some() && self.content.is_none() {
+            cx.error(&format!("{path}.mode"), "`mode` applies to a file created with `content`");
+        }
+        Some(FileAction { path: file_path?, op: op? })
+    }
+}
+
+impl RawFileExpect {
+    pub fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<FileExpect> {
+        let exists = self.exists.unwrap_or(true);
+        let content =
+            content_checks(cx, self.contains.as_ref(), self.matches.as_ref(), self.json.as_ref(), path, scope)?;
+        if !exists && !content.is_empty() {
+            cx.error(path, "a file expected not to exist has no content to check");
+            return None;
+        }
+        Some(FileExpect { exists, content })
+    }
+}
+
+impl FileExpect {
+    pub fn uses(&self) -> Uses<'_> {
+        Uses::templates(content_templates(&self.content))
+    }
+}
+
+impl RunStep for FileAction {
+    async fn execute(
+        &self,
+        _: Option<Duration>,
+        env: StepEnv<'_>,
+        bindings: &mut Bindings,
+        _: &mut StepResult,
+    ) -> Option<Leaf> {
+        Some(file(self, env.dir, bindings))
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        Uses::templates([&self.path]).and(match &self.op {
+            FileOp::Create { content, .. } => Uses::templates([content]),
+            FileOp::Remove => Uses::default(),
+            FileOp::Check(e) => e.uses(),
+        })
+    }
+}
+
+fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
+    let path = resolve(dir, &bindings.render(&action.path));
+    let shown = path.display().to_string();
+    let mut leaf = Leaf::default();
+    if let Some(missing) = bindings.take_missing() {
+        leaf.action = format!("file {shown}");
+        leaf.failure = Some(missing);
+        leaf.error = true;
+        return leaf;
+    }
+    match &action.op {
+        FileOp::Create { content, mode } => {
+            leaf.action = format!("create {shown}");
+            let result = (|| {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&path, bindings.render(content))?;
+                if let Some(mode) = mode {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))?;
+                }
+                Ok::<(), std::io::Error>(())
+            })();
+            if let Err(e) = result {
+                leaf.failure = Some(format!("cannot write {shown}: {e}"));
+                leaf.error = true;
+            }
+        }
+        FileOp::Remove => {
+            leaf.action = format!("remove {shown}");
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    leaf.failure = Some(format!("cannot remove {shown}: {e}"));
+                    leaf.error = true;
+                }
+            }
+        }
+        FileOp::Check(expect) => {
+            leaf.action = format!("check {shown}");
+            leaf.failure = check_file(&path, expect, bindings).err();
+        }
+    }
+    leaf
+}
+
+/// `Err` with every unmet expectation.
+pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), String> {
+    let shown = path.display();
+    match (path.exists(), expect.exists) {
+        (false, true) => return Err(format!("{shown} does not exist")),
+        (true, false) => return Err(format!("{shown} exists")),
+        (false, false) => return Ok(()),
+        (true, true) => {}
+    }
+    if expect.content.is_empty() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+}
+
+fn resolve(dir: &Path, path: &str) -> PathBuf {
+    dir.join(path)
+}

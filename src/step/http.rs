@@ -1,0 +1,234 @@
+//! `http` steps (and the `http` grader): one request, its response checked against `expect`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
+use super::json_template::JsonTemplate;
+use super::leaf::Response;
+use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
+use crate::excerpt::excerpt;
+use crate::llm::describe_reqwest;
+use crate::process::OUTPUT_CAP;
+use crate::results::StepResult;
+use crate::source::ValidateCx;
+use crate::template::{Bindings, Scope, Template};
+use crate::uses::Uses;
+use crate::values::RawDuration;
+
+/// Default time limit of an HTTP request.
+const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Send one HTTP request and check the response.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// The URL (a template).
+    pub url: String,
+    /// Default GET.
+    pub method: Option<String>,
+    /// Request headers (values are templates).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// A text body.
+    pub body: Option<String>,
+    /// A JSON body (sets `content-type: application/json`).
+    pub json: Option<serde_json::Value>,
+    /// Default 10s.
+    pub timeout: Option<RawDuration>,
+    /// What the response must be; default any 2xx status.
+    pub expect: Option<RawHttpExpect>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttpExpect {
+    /// Default: any 2xx.
+    pub status: Option<u16>,
+    /// Checks on the response body.
+    pub body: Option<RawBodyExpect>,
+}
+
+#[derive(Debug)]
+pub struct HttpRequest {
+    pub url: Template,
+    pub method: String,
+    pub headers: Vec<(String, Template)>,
+    pub body: Option<HttpBody>,
+    pub timeout: Duration,
+    pub expect: HttpExpect,
+}
+
+#[derive(Debug)]
+pub enum HttpBody {
+    Text(Template),
+    Json(JsonTemplate),
+}
+
+#[derive(Debug, Default)]
+pub struct HttpExpect {
+    /// `None`: any 2xx.
+    pub status: Option<u16>,
+    pub body: Vec<ContentCheck>,
+}
+
+impl CompileStep for RawHttp {
+    type Action = HttpRequest;
+
+    const CAPTURES: Option<Captures> = Some(Captures::Response);
+
+    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<HttpRequest> {
+        let url = cx.template(&self.url, scope, &format!("{path}.url"));
+        let method = self.method.clone().unwrap_or_else(|| "GET".into()).to_ascii_uppercase();
+        if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].contains(&method.as_str()) {
+            cx.error(&format!("{path}.method"), format!("unknown HTTP method `{method}`"));
+        }
+        let headers = cx.env_templates(&self.headers, scope, &format!("{path}.headers"));
+        let body = match (&self.body, &self.json) {
+            (Some(_), Some(_)) => {
+                cx.error(path, "set either `body` or `json`, not both");
+                None
+            }
+            (Some(text), None) => Some(cx.template(text, scope, &format!("{path}.body")).map(HttpBody::Text)),
+            (None, Some(json)) => {
+                Some(JsonTemplate::compile(cx, json, scope, &format!("{path}.json")).map(HttpBody::Json))
+            }
+            (None, None) => None,
+        };
+        let expect = match &self.expect {
+            None => Some(HttpExpect::default()),
+            Some(e) => {
+                if let Some(status) = e.status
+                    && !(100..=599).contains(&status)
+                {
+                    cx.error(&format!("{path}.expect.status"), format!("{status} is not an HTTP status"));
+                }
+                let body = match &e.body {
+                    Some(b) => b.compile(cx, &format!("{path}.expect.body"), scope),
+                    None => Some(Vec::new()),
+                };
+                body.map(|body| HttpExpect { status: e.status, body })
+            }
+        };
+        let body = match body {
+            Some(b) => Some(b?),
+            None => None,
+        };
+        Some(HttpRequest {
+            url: url?,
+            method,
+            headers,
+            body,
+            timeout: self.timeout.map_or(DEFAULT_HTTP_TIMEOUT, |d| d.0),
+            expect: expect?,
+        })
+    }
+}
+
+impl RunStep for HttpRequest {
+    const OWN_TIMEOUT: bool = true;
+
+    async fn execute(
+        &self,
+        timeout: Option<Duration>,
+        _: StepEnv<'_>,
+        bindings: &mut Bindings,
+        _: &mut StepResult,
+    ) -> Option<Leaf> {
+        Some(send(self, timeout, bindings).await)
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        let mut templates = vec![&self.url];
+        templates.extend(self.headers.iter().map(|(_, t)| t));
+        match &self.body {
+            Some(HttpBody::Text(t)) => templates.push(t),
+            Some(HttpBody::Json(j)) => templates.extend(j.templates()),
+            None => {}
+        }
+        templates.extend(content_templates(&self.expect.body));
+        Uses::templates(templates)
+    }
+}
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
+}
+
+/// Sends `req`; `timeout` overrides the request's own when the step sets one.
+pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindings) -> Leaf {
+    let url = bindings.render(&req.url);
+    let mut leaf = Leaf { action: format!("{} {url}", req.method), ..Leaf::default() };
+    let method = reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::GET);
+    let mut builder = client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
+    for (name, value) in &req.headers {
+        builder = builder.header(name, bindings.render(value));
+    }
+    builder = match &req.body {
+        Some(HttpBody::Text(t)) => builder.body(bindings.render(t)),
+        Some(HttpBody::Json(j)) => builder.json(&j.render(&|v| bindings.lookup(v))),
+        None => builder,
+    };
+    if let Some(missing) = bindings.take_missing() {
+        leaf.failure = Some(missing);
+        leaf.error = true;
+        return leaf;
+    }
+    let mut response = match builder.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            leaf.failure = Some(format!("request failed: {}", describe_reqwest(&e)));
+            leaf.error = true;
+            return leaf;
+        }
+    };
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = OUTPUT_CAP.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                leaf.failure = Some(format!("reading the response failed: {}", describe_reqwest(&e)));
+                leaf.error = true;
+                return leaf;
+            }
+        }
+    }
+    let body = String::from_utf8_lossy(&body).into_owned();
+    let mut failures = Vec::new();
+    let status_ok = match req.expect.status {
+        Some(want) => status == want,
+        None => (200..300).contains(&status),
+    };
+    if !status_ok {
+        let want = req.expect.status.map_or_else(|| "2xx".to_owned(), |s| s.to_string());
+        failures.push(format!("status {status}, expected {want}: {:?}", excerpt(&body, 80)));
+    } else {
+        failures.extend(content_failures(&req.expect.body, &body, "the body", bindings));
+    }
+    if !failures.is_empty() {
+        leaf.failure = Some(failures.join("; "));
+    }
+    leaf.stdout = body.clone();
+    leaf.response = Some(Response { status, headers, body });
+    leaf
+}
