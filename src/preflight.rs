@@ -6,8 +6,9 @@ use std::fmt;
 use std::path::Path;
 
 use crate::grade::Grader;
+use crate::llm::spec::LlmSpec;
 use crate::step::Step;
-use crate::suite::model::{Agent, LlmSpec, Suite};
+use crate::suite::model::{Agent, Suite};
 use crate::template::{Template, Var};
 use crate::uses::Uses;
 

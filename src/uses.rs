@@ -3,7 +3,7 @@
 //! and the secret values it carries. Preflight, masking and `check` fold over it instead of
 //! searching the suite's text.
 
-use crate::suite::model::LlmSpec;
+use crate::llm::spec::LlmSpec;
 use crate::template::{Template, Var};
 
 #[derive(Debug, Default, Clone)]

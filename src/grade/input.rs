@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm::runtime::LlmRuntime;
-use crate::suite::model::LlmSpec;
+use crate::llm::spec::LlmSpec;
 use crate::template::Bindings;
 use crate::trace::Trace;
 

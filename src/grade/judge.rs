@@ -11,8 +11,8 @@ use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
 use crate::source::ValidateCx;
-use crate::suite::model::LlmSpec;
-use crate::suite::raw::RawJudge;
+use crate::llm::spec::LlmSpec;
+use crate::llm::spec::RawJudge;
 use crate::template::{Scope, Template};
 use crate::uses::{Judge, Uses};
 
@@ -123,7 +123,7 @@ impl JudgeCheck {
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::suite::validate_llm_spec(cx, &j.llm(), &format!("{path}.judge"))?),
+            Some(j) => Some(crate::llm::spec::llm_spec(cx, &j.llm(), &format!("{path}.judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");

@@ -9,6 +9,7 @@ pub mod pricing;
 pub mod provider;
 pub mod retry;
 pub mod runtime;
+pub mod spec;
 pub mod types;
 mod wire;
 

@@ -13,7 +13,7 @@ use super::pricing::PriceTable;
 use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
-use crate::suite::model::LlmSpec;
+use crate::llm::spec::LlmSpec;
 use crate::template::Var;
 
 /// A model request's time limit when the agent or judge sets none.

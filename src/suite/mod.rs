@@ -13,4 +13,3 @@ pub use crate::source::did_you_mean;
 pub use crate::source::{Diagnostic, ValidateCx};
 pub use load::{LoadOptions, load_suite};
 pub use load_error::LoadError;
-pub use validate::llm_spec as validate_llm_spec;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::positions::Position;
 use crate::grade::Grader;
-use crate::llm::provider::Provider;
+use crate::llm::spec::LlmSpec;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
 use crate::step::Step;
@@ -161,25 +161,6 @@ pub enum Mode {
 }
 
 display_as_written!(Level, Mode);
-
-/// A model behind a provider, for an agent or a judge.
-#[derive(Debug, Clone)]
-pub struct LlmSpec {
-    pub provider: Provider,
-    pub model: String,
-    /// `None`: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
-    pub base_url: Option<Template>,
-    pub api_key_env: String,
-    pub temperature: Option<f64>,
-    pub max_tokens: Option<u32>,
-    pub seed: Option<u64>,
-    pub system: Option<String>,
-    pub headers: Vec<(String, Template)>,
-    pub max_concurrency: u32,
-    pub retries: u32,
-    pub cache: bool,
-    pub timeout: Option<Duration>,
-}
 
 #[derive(Debug)]
 pub struct CommandAgent {

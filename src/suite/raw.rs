@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::model::{Level, Mode};
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
 use crate::llm::provider::Provider;
+pub use crate::llm::spec::RawJudge;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionPolicy, Severity, Thresholds};
 pub use crate::step::{RawHooks, RawStep};
@@ -188,82 +189,7 @@ pub struct RawAgent {
     pub cache: Option<bool>,
 }
 
-/// A judge model (same keys as a model agent). The keys are repeated rather than
-/// `#[serde(flatten)]`ed because serde cannot reject unknown keys through a flatten.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawJudge {
-    /// How long one judgement may take.
-    pub timeout: Option<RawDuration>,
-    /// The model's provider.
-    pub provider: Option<Provider>,
-    /// The model name, as the provider spells it.
-    pub model: Option<String>,
-    /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
-    pub base_url: Option<String>,
-    /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
-    pub api_key_env: Option<String>,
-    /// Sampling temperature, 0 to 2 (default: the provider's).
-    pub temperature: Option<f64>,
-    /// Most tokens of one completion.
-    pub max_tokens: Option<u32>,
-    /// Sampling seed, where the provider supports one.
-    pub seed: Option<u64>,
-    /// The system prompt.
-    pub system: Option<String>,
-    /// Extra HTTP headers of every request; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Requests in flight at once to this provider (default 4).
-    pub max_concurrency: Option<NonZeroU32>,
-    /// Retries of 429, 5xx and timeouts (default 2).
-    pub retries: Option<u32>,
-    /// Cache responses on disk (judges always do unless --no-cache).
-    pub cache: Option<bool>,
-}
-
-/// The model keys agents and judges share, gathered for validation.
-pub struct RawLlmFields<'a> {
-    pub provider: Option<Provider>,
-    pub model: &'a Option<String>,
-    pub base_url: &'a Option<String>,
-    pub api_key_env: &'a Option<String>,
-    pub temperature: Option<f64>,
-    pub max_tokens: Option<u32>,
-    pub seed: Option<u64>,
-    pub system: &'a Option<String>,
-    pub headers: &'a BTreeMap<String, String>,
-    pub max_concurrency: Option<NonZeroU32>,
-    pub retries: Option<u32>,
-    pub cache: Option<bool>,
-    pub timeout: Option<RawDuration>,
-}
-
-macro_rules! llm_fields {
-    ($t:ty) => {
-        impl $t {
-            pub fn llm(&self) -> RawLlmFields<'_> {
-                RawLlmFields {
-                    provider: self.provider,
-                    model: &self.model,
-                    base_url: &self.base_url,
-                    api_key_env: &self.api_key_env,
-                    temperature: self.temperature,
-                    max_tokens: self.max_tokens,
-                    seed: self.seed,
-                    system: &self.system,
-                    headers: &self.headers,
-                    max_concurrency: self.max_concurrency,
-                    retries: self.retries,
-                    cache: self.cache,
-                    timeout: self.timeout,
-                }
-            }
-        }
-    };
-}
-llm_fields!(RawAgent);
-llm_fields!(RawJudge);
+crate::llm::spec::llm_fields!(RawAgent);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use super::load::LoadOptions;
 use super::model::{
-    Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, LlmSpec, McpServer,
-    Prompt, RegressionConfig, Suite, Task, ToolCallSpec,
+    Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, McpServer, Prompt,
+    RegressionConfig, Suite, Task, ToolCallSpec,
 };
 use super::positions::Position;
-use super::raw::{RawAgent, RawLlmFields, RawSuite, RawTask};
+use super::raw::{RawAgent, RawSuite, RawTask};
 use crate::grade::Grader;
-use crate::llm::provider::Provider;
+use crate::llm::spec::llm_spec;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
 use crate::step::compile_steps;
@@ -220,44 +220,6 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         url,
         headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
         allow_side_effects: raw.allow_side_effects,
-    })
-}
-
-/// A model for an agent or a judge.
-pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Option<LlmSpec> {
-    let provider = raw.provider;
-    if provider.is_none() {
-        cx.error(path, format!("a model needs `provider` ({})", Provider::labels()));
-    }
-    let model = raw.model.clone();
-    if model.as_deref().is_none_or(str::is_empty) {
-        cx.error(path, "a model needs `model`");
-    }
-    if let Some(t) = raw.temperature
-        && !(0.0..=2.0).contains(&t)
-    {
-        cx.error(&format!("{path}.temperature"), format!("temperature must be between 0 and 2, got {t}"));
-    }
-    let base_url = raw.base_url.as_deref().map(|b| cx.template(b, Scope::Hook, &format!("{path}.base_url")));
-    let headers = cx.env_templates(raw.headers, Scope::Hook, &format!("{path}.headers"));
-    let provider = provider?;
-    Some(LlmSpec {
-        provider,
-        model: model?,
-        base_url: match base_url {
-            Some(b) => Some(b?),
-            None => None,
-        },
-        api_key_env: raw.api_key_env.clone().unwrap_or_else(|| provider.default_api_key_env().to_owned()),
-        temperature: raw.temperature,
-        max_tokens: raw.max_tokens,
-        seed: raw.seed,
-        system: raw.system.clone(),
-        headers,
-        max_concurrency: raw.max_concurrency.map_or(4, std::num::NonZeroU32::get),
-        retries: raw.retries.unwrap_or(2),
-        cache: raw.cache.unwrap_or(false),
-        timeout: raw.timeout.map(|d| d.0),
     })
 }
 
