@@ -1,5 +1,5 @@
 //! The module graph: foundations at the bottom, no folder importing one above it. A cycle
-//! between the core modules fails here, naming the edges that close it.
+//! between any two top-level modules fails here, listing every edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -65,20 +65,20 @@ fn reach(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<Str
 }
 
 #[test]
-fn the_core_modules_import_no_cycle() {
+fn no_module_imports_one_that_imports_it_back() {
     let graph = module_graph();
-    let core = ["suite", "grade", "llm", "results", "gate", "run", "plan", "report", "step"];
+    assert!(graph.len() > 20, "the graph was not read: {graph:?}");
+    let modules: Vec<&String> = graph.keys().collect();
     let mut cycles = Vec::new();
-    for a in core {
-        for b in core.iter().filter(|b| a < **b) {
-            if reach(&graph, a).contains(*b) && reach(&graph, b).contains(a) {
+    for a in &modules {
+        for b in modules.iter().filter(|b| a < *b) {
+            if reach(&graph, a).contains(*b) && reach(&graph, b).contains(*a) {
                 cycles.push(format!("{a} ⇄ {b}"));
             }
         }
     }
     let edges: Vec<String> = graph
         .iter()
-        .filter(|(m, _)| core.contains(&m.as_str()))
         .map(|(m, uses)| format!("{m} → {}", uses.iter().cloned().collect::<Vec<_>>().join(", ")))
         .collect();
     assert!(cycles.is_empty(), "cycles: {}\nedges:\n{}", cycles.join("; "), edges.join("\n"));
