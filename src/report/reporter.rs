@@ -13,12 +13,27 @@ use crate::run::events::RunEvent;
 
 pub trait Reporter {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError>;
+
+    /// When work put off must be done, if no event comes first.
+    fn wake_at(&self) -> Option<Instant> {
+        None
+    }
+
+    fn catch_up(&mut self) -> Result<(), WriteError> {
+        Ok(())
+    }
 }
 
 /// A reporter that lives longer than one suite's run (the terminal).
 impl<R: Reporter + ?Sized> Reporter for &mut R {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         (**self).handle(event)
+    }
+    fn wake_at(&self) -> Option<Instant> {
+        (**self).wake_at()
+    }
+    fn catch_up(&mut self) -> Result<(), WriteError> {
+        (**self).catch_up()
     }
 }
 
@@ -33,6 +48,21 @@ impl EventSink for Fanout<'_> {
     fn event(&mut self, event: RunEvent) {
         for reporter in &mut self.reporters {
             if let Err(e) = reporter.handle(&event) {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn wake_at(&self) -> Option<tokio::time::Instant> {
+        self.reporters.iter().filter_map(|r| r.wake_at()).min().map(tokio::time::Instant::from_std)
+    }
+
+    fn catch_up(&mut self) {
+        let now = Instant::now();
+        for reporter in &mut self.reporters {
+            if reporter.wake_at().is_some_and(|at| at <= now)
+                && let Err(e) = reporter.catch_up()
+            {
                 self.error.get_or_insert(e);
             }
         }
@@ -89,7 +119,7 @@ pub struct FileReports<'a> {
     skeleton: Results,
     slots: Vec<Option<TaskResult>>,
     /// When a rewrite is slow (a large suite), the next waits four times as long, so the
-    /// reports cost at most a fifth of the run; the next event or the end catches up.
+    /// reports cost at most a fifth of the run; the dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
 }
@@ -124,6 +154,14 @@ impl<'a> FileReports<'a> {
 }
 
 impl Reporter for FileReports<'_> {
+    fn wake_at(&self) -> Option<Instant> {
+        self.dirty.then_some(self.next_write)
+    }
+
+    fn catch_up(&mut self) -> Result<(), WriteError> {
+        self.rewrite()
+    }
+
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { .. } => self.rewrite(),

@@ -48,6 +48,14 @@ impl Attempt for RunContext {
 /// Receives every event of the run, in order.
 pub trait EventSink {
     fn event(&mut self, event: RunEvent);
+
+    /// When the sink has deferred work to do (a report rewrite put off), and nothing else
+    /// happens first: the dispatcher then calls `catch_up`.
+    fn wake_at(&self) -> Option<tokio::time::Instant> {
+        None
+    }
+
+    fn catch_up(&mut self) {}
 }
 
 /// What the run did: every planned task's result (in plan order) and the hooks.
@@ -223,6 +231,7 @@ impl<'a> Dispatcher<'a> {
                         self.finish_trial(index, trial, result, 1);
                     }
                 }
+                () = sleep_until(self.sink.wake_at()), if self.sink.wake_at().is_some() => self.sink.catch_up(),
                 // Signals wake the loop; its top acts on them.
                 () = self.stop.cancel.cancelled(), if !cancel_seen => {}
                 () = self.stop.now.cancelled(), if !now_seen => {}

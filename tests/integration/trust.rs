@@ -98,8 +98,13 @@ fn a_killed_run_leaves_reports_that_say_incomplete() {
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
     wait_for(&dir.join("slow.pid"), "the second task's start");
-    // The reports are rewritten as tasks finish: give the first one's rewrite a moment.
-    std::thread::sleep(Duration::from_millis(300));
+    // The reports are rewritten as tasks finish (a slow rewrite may put the next one off
+    // briefly): the first task reaches results.json while the second is still running.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(dir.join("evalgate-out/results.json")).is_ok_and(|t| t.contains("\"first\"")) {
+        assert!(Instant::now() < deadline, "the finished task never reached results.json");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     signal(&child, Signal::SIGKILL);
     wait_exit(&mut child, Duration::from_secs(5));
     let pid: i32 = std::fs::read_to_string(dir.join("slow.pid")).unwrap().trim().parse().unwrap();
