@@ -282,7 +282,7 @@ pub struct StepResult {
     pub index: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// `run`, `http`, `file`, `wait`, `foreach`, `any_of` or `group`.
+    /// `run`, `http`, `file`, `mcp`, `wait`, `foreach`, `any_of` or `group`.
     pub kind: String,
     /// What the step did: the command, `GET URL`, `create PATH`, …
     pub action: String,
