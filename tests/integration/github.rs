@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use std::sync::Mutex;
+
+use crate::common::server::{Request, Server};
 use crate::common::{ECHO_AGENT, Run, Test, suite};
 use serde_json::{Value, json};
-use wiremock::matchers::{body_string_contains, header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const PASSING: &str = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
 const FAILING: &str = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
@@ -184,14 +185,61 @@ fn the_step_summary_stays_under_one_mebibyte_with_the_verdict_kept() {
 
 const COMMENTS: &str = "/repos/acme/bot/issues/5/comments";
 
+/// GitHub's REST API for the comments on one pull request of acme/bot, in memory: lists
+/// them a page at a time, creates one (its id one more than the largest), updates one by
+/// id; anything else is GitHub's 404. The server keeps every request it received.
+fn github(pr: u64, comments: Vec<Value>) -> Server {
+    let list = format!("/repos/acme/bot/issues/{pr}/comments");
+    let comments = Mutex::new(comments);
+    Server::start(move |r| {
+        let mut comments = comments.lock().unwrap();
+        let body = || serde_json::from_str::<Value>(&r.body).unwrap()["body"].clone();
+        let id = r.path.strip_prefix("/repos/acme/bot/issues/comments/").and_then(|id| id.parse::<u64>().ok());
+        let edited = id.and_then(|id| comments.iter().position(|c| c["id"] == id));
+        match (r.method.as_str(), edited) {
+            ("GET", _) if r.path == list => {
+                let number = |name, default| r.query_param(name).map_or(default, |n| n.parse().unwrap());
+                let (per_page, page) = (number("per_page", 30), number("page", 1));
+                let page: Vec<&Value> = comments.iter().skip(per_page * (page - 1)).take(per_page).collect();
+                (200, json!(page).to_string())
+            }
+            ("POST", _) if r.path == list => {
+                let id = comments.iter().filter_map(|c| c["id"].as_u64()).max().unwrap_or(0) + 1;
+                comments.push(json!({"id": id, "body": body()}));
+                (201, json!({"id": id}).to_string())
+            }
+            ("PATCH", Some(i)) => {
+                comments[i]["body"] = body();
+                (200, json!({"id": comments[i]["id"]}).to_string())
+            }
+            _ => (404, json!({"message": "Not Found"}).to_string()),
+        }
+    })
+}
+
+/// `METHOD /path?query` of every request the API received, in order.
+fn calls(api: &Server) -> Vec<String> {
+    let call = |r: &Request| match r.query.as_str() {
+        "" => format!("{} {}", r.method, r.path),
+        query => format!("{} {}?{query}", r.method, r.path),
+    };
+    api.received().iter().map(call).collect()
+}
+
+/// The comment bodies the API received with this method, in order.
+fn bodies(api: &Server, verb: &str) -> Vec<String> {
+    let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
+    api.received().iter().filter(|r| r.method == verb).map(body).collect()
+}
+
 /// Runs a suite with `--comment`, as in a pull_request workflow, against the mock API.
-fn run_with_comment(api: &str, tasks: &str) -> Run {
+fn run_with_comment(api: &Server, tasks: &str) -> Run {
     let test = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", tasks))
         .write("event.json", r#"{"pull_request": {"number": 5}}"#);
     let event = test.path().join("event.json");
-    test.env("GITHUB_API_URL", api)
+    test.env("GITHUB_API_URL", &api.url())
         .env("GITHUB_REPOSITORY", "acme/bot")
         .env("GITHUB_EVENT_PATH", path_str(&event))
         .env("GITHUB_TOKEN", TOKEN)
@@ -200,123 +248,55 @@ fn run_with_comment(api: &str, tasks: &str) -> Run {
         .run()
 }
 
-/// The binary blocks; the mock server needs the test's runtime to keep answering.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(f).await.unwrap()
-}
-
-/// Bodies of the requests the mock received with this method.
-async fn requests(server: &MockServer, verb: &str) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.method.as_str() == verb)
-        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
-        .collect()
-}
-
 fn assert_token_not_printed(run: &Run) {
     assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN), "{}\n{}", run.stdout, run.stderr);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .and(header("authorization", format!("Bearer {TOKEN}")))
-        .and(query_param("per_page", "100"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(COMMENTS))
-        .and(body_string_contains("<!-- evalgate:test.evals.demo -->"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99})))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let uri = server.uri();
-    let first = blocking(move || run_with_comment(&uri, PASSING)).await;
+#[test]
+fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
+    let api = github(5, vec![json!({"id": 1, "body": "LGTM"})]);
+    let first = run_with_comment(&api, PASSING);
     first.expect_code(0);
     assert!(first.stderr.contains("evalgate: commented on pull request #5"), "{}", first.stderr);
 
     // GitHub now lists the comment the first run created.
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!([{"id": 1, "body": "LGTM"}, {"id": 99, "body": "<!-- evalgate:test.evals.demo -->\nold"}]),
-        ))
-        .mount(&server)
-        .await;
-    Mock::given(method("PATCH"))
-        .and(path("/repos/acme/bot/issues/comments/99"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 99})))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let uri = server.uri();
-    let second = blocking(move || run_with_comment(&uri, PASSING)).await;
+    let second = run_with_comment(&api, PASSING);
     second.expect_code(0);
-    assert!(second.stderr.contains("evalgate: updated comment 99 on pull request #5"), "{}", second.stderr);
+    assert!(second.stderr.contains("evalgate: updated comment 2 on pull request #5"), "{}", second.stderr);
 
-    let verbs: Vec<String> = server.received_requests().await.unwrap().iter().map(|r| r.method.to_string()).collect();
-    assert_eq!(verbs, ["GET", "POST", "GET", "PATCH"], "exactly one POST, then a PATCH");
-    let patched = requests(&server, "PATCH").await;
-    let body = patched[0]["body"].as_str().unwrap();
+    let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
+    let expected = [&*list, &create, &list, "PATCH /repos/acme/bot/issues/comments/2"];
+    assert_eq!(calls(&api), expected, "exactly one POST, then a PATCH of that comment");
+    let bearer = format!("Bearer {TOKEN}");
+    assert!(api.received().iter().all(|r| r.header("authorization") == Some(&bearer)), "every call authorized");
+    assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n"));
+    let body = &bodies(&api, "PATCH")[0];
     assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: `test.evals.demo` passed"), "{body}");
     assert!(body.contains("### Gate"), "{body}");
     assert!(body.ends_with("[Full results of this run](https://github.com/acme/bot/actions/runs/42)"), "{body}");
     assert_token_not_printed(&second);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_marker_is_found_on_the_second_page_of_comments() {
-    let server = MockServer::start().await;
-    let page1: Vec<Value> = (1..=100).map(|i| json!({"id": i, "body": format!("comment {i}")})).collect();
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .and(query_param("page", "1"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(Value::Array(page1)))
-        .expect(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .and(query_param("page", "2"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!([{"id": 500, "body": "chatter"}, {"id": 777, "body": "<!-- evalgate:test.evals.demo -->\nold"}]),
-        ))
-        .expect(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("PATCH"))
-        .and(path("/repos/acme/bot/issues/comments/777"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 777})))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let uri = server.uri();
-    let run = blocking(move || run_with_comment(&uri, PASSING)).await;
+#[test]
+fn the_marker_is_found_on_the_second_page_of_comments() {
+    let mut comments: Vec<Value> = (1..=100).map(|i| json!({"id": i, "body": format!("comment {i}")})).collect();
+    comments.push(json!({"id": 500, "body": "chatter"}));
+    comments.push(json!({"id": 777, "body": "<!-- evalgate:test.evals.demo -->\nold"}));
+    let api = github(5, comments);
+    let run = run_with_comment(&api, PASSING);
     run.expect_code(0);
-    assert!(requests(&server, "POST").await.is_empty(), "never a second comment");
+    let expected = [
+        format!("GET {COMMENTS}?per_page=100&page=1"),
+        format!("GET {COMMENTS}?per_page=100&page=2"),
+        "PATCH /repos/acme/bot/issues/comments/777".to_owned(),
+    ];
+    assert_eq!(calls(&api), expected, "each page once, never a second comment");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_forbidden_token_is_a_warning_and_the_verdict_stands() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .respond_with(
-            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
-        )
-        .mount(&server)
-        .await;
-    let uri = server.uri();
-    let passing = blocking(move || run_with_comment(&uri, PASSING)).await;
+#[test]
+fn a_forbidden_token_is_a_warning_and_the_verdict_stands() {
+    let api = Server::start(|_| (403, json!({"message": "Resource not accessible by integration"}).to_string()));
+    let passing = run_with_comment(&api, PASSING);
     passing.expect_code(0);
     assert!(
         passing.stdout.contains(
@@ -326,77 +306,52 @@ async fn a_forbidden_token_is_a_warning_and_the_verdict_stands() {
         passing.stdout
     );
     assert_token_not_printed(&passing);
-    let uri = server.uri();
-    let failing = blocking(move || run_with_comment(&uri, FAILING)).await;
+    let failing = run_with_comment(&api, FAILING);
     failing.expect_code(1);
     assert!(failing.stdout.contains("::warning title=evalgate::GitHub refused the comment (HTTP 403)"));
+    let list = format!("GET {COMMENTS}?per_page=100&page=1");
+    assert_eq!(calls(&api), [list.clone(), list], "a refusal ends the comment");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_long_body_is_cut_under_the_limit_with_the_verdict_kept() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
-        .expect(1)
-        .mount(&server)
-        .await;
+#[test]
+fn a_long_body_is_cut_under_the_limit_with_the_verdict_kept() {
+    let api = github(5, Vec::new());
     // 700 failing rows of about 150 characters: over 100,000 characters uncut.
     let tasks: String = (0..700)
         .map(|i| format!("  - id: task-{i}-with-a-long-name-to-fill-the-comment-body\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "y".repeat(60)))
         .collect();
-    let uri = server.uri();
-    let run = blocking(move || run_with_comment(&uri, &tasks)).await;
+    let run = run_with_comment(&api, &tasks);
     run.expect_code(1);
-    let posted = requests(&server, "POST").await;
-    let body = posted[0]["body"].as_str().unwrap();
+    assert_eq!(calls(&api), [format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}")]);
+    let body = &bodies(&api, "POST")[0];
     assert!(body.chars().count() <= 65_536, "{} characters", body.chars().count());
     assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate: `test.evals.demo` failed"));
     assert!(body.contains("more failing tasks: see `results.json`."));
     assert!(body.ends_with("[Full results of this run](https://github.com/acme/bot/actions/runs/42)"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/repos/acme/bot/issues/8/comments"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/bot/issues/8/comments"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 3})))
-        .expect(1)
-        .mount(&server)
-        .await;
+#[test]
+fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
+    let api = github(8, Vec::new());
     let saved =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
     saved.expect_code(1);
-    let results = saved.read("evalgate-out/results.json");
-    let uri = server.uri();
     // A workflow_run job: the event names no pull request (a fork's), so --pr does.
-    let run = blocking(move || {
-        let test = Test::new()
-            .write("results.json", &results)
-            .write("event.json", r#"{"workflow_run": {"id": 1, "pull_requests": []}}"#);
-        let event = test.path().join("event.json");
-        test.env("GITHUB_API_URL", &uri)
-            .env("GITHUB_REPOSITORY", "acme/bot")
-            .env("GITHUB_EVENT_PATH", path_str(&event))
-            .env("GITHUB_TOKEN", TOKEN)
-            .args(&["comment", "results.json", "--pr", "8"])
-            .run()
-    })
-    .await;
+    let test = Test::new()
+        .write("results.json", &saved.read("evalgate-out/results.json"))
+        .write("event.json", r#"{"workflow_run": {"id": 1, "pull_requests": []}}"#);
+    let event = test.path().join("event.json");
+    let run = test
+        .env("GITHUB_API_URL", &api.url())
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_EVENT_PATH", path_str(&event))
+        .env("GITHUB_TOKEN", TOKEN)
+        .args(&["comment", "results.json", "--pr", "8"])
+        .run();
     run.expect_code(0);
-    let posted = requests(&server, "POST").await;
-    assert!(posted[0]["body"].as_str().unwrap().starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
+    let comments = "/repos/acme/bot/issues/8/comments";
+    assert_eq!(calls(&api), [format!("GET {comments}?per_page=100&page=1"), format!("POST {comments}")]);
+    assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
 }
 
 #[test]

@@ -1,13 +1,16 @@
 //! A minimal HTTP/1.1 server on 127.0.0.1 for tests: each request is answered by a closure
-//! (on its own thread, so a slow answer does not hold up the others).
+//! (on its own thread, so a slow answer does not hold up the others) and kept in a log.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
+#[derive(Clone)]
 pub struct Request {
     pub method: String,
     pub path: String,
+    /// What follows `?` in the target, undecoded; empty if none.
+    pub query: String,
     /// Header names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: String,
@@ -16,6 +19,11 @@ pub struct Request {
 impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The value of the query parameter `name`, undecoded.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query.split('&').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
     }
 }
 
@@ -33,8 +41,8 @@ impl Reply {
 
 pub struct Server {
     pub port: u16,
-    /// Every request seen, in order (`METHOD PATH`).
-    pub log: Arc<Mutex<Vec<String>>>,
+    /// Every request seen, in the order they arrived.
+    log: Arc<Mutex<Vec<Request>>>,
 }
 
 impl Server {
@@ -69,9 +77,14 @@ impl Server {
     pub fn requests(&self) -> usize {
         self.log.lock().unwrap().len()
     }
+
+    /// Every request seen so far, bodies included, in the order they arrived.
+    pub fn received(&self) -> Vec<Request> {
+        self.log.lock().unwrap().clone()
+    }
 }
 
-fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, seen: &Mutex<Vec<String>>) {
+fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, seen: &Mutex<Vec<Request>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
@@ -79,7 +92,9 @@ fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, s
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
+    let target = parts.next().unwrap_or("");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_owned(), query.to_owned());
     let mut headers = Vec::new();
     let mut length = 0;
     loop {
@@ -97,10 +112,10 @@ fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, s
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
-    let request = Request { method, path, headers, body: String::from_utf8_lossy(&body).into_owned() };
+    let request = Request { method, path, query, headers, body: String::from_utf8_lossy(&body).into_owned() };
     let n = {
         let mut seen = seen.lock().unwrap();
-        seen.push(format!("{} {}", request.method, request.path));
+        seen.push(request.clone());
         seen.len()
     };
     let reply = handler(&request);
