@@ -28,3 +28,4 @@ pub mod template;
 pub mod trace;
 pub mod uses;
 pub mod values;
+pub mod yaml;

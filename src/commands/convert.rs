@@ -6,12 +6,15 @@ use crate::cli::ConvertArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::suite::formats::{self, Detected};
+use crate::yaml::Document;
+use serde::Deserialize;
 
 pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let file = args.file.display();
     let text = std::fs::read_to_string(&args.file).map_err(|e| Error::Usage(format!("cannot read {file}: {e}")))?;
-    let doc: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
+    let parsed = Document::parse(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
+    let doc = serde_json::Value::deserialize(parsed.de(parsed.root()))
+        .map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let format = match args.format.as_deref() {
         None => match formats::detect(&doc) {
             Detected::Foreign(format) => format,
@@ -32,10 +35,10 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
         server: None,
     };
     let converted = format.convert(&doc, &cx).map_err(|problems| {
-        let list = formats::describe(&problems, Some(&text), &file.to_string());
+        let list = formats::describe(&problems, Some(&parsed), &file.to_string());
         Error::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;
-    let yaml = serde_yaml::to_string(&converted.suite).map_err(|e| Error::Internal(e.to_string()))?;
+    let yaml = serde_saphyr::to_string(&converted.suite).map_err(|e| Error::Internal(e.to_string()))?;
     println!(
         "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
         format.name()

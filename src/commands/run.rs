@@ -276,7 +276,7 @@ fn read_prices(path: Option<&std::path::Path>) -> Result<BTreeMap<String, Price>
     let Some(path) = path else { return Ok(BTreeMap::new()) };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("cannot read pricing file {}: {e}", path.display())))?;
-    serde_yaml::from_str(&text).map_err(|e| Error::Usage(format!("invalid pricing file {}: {e}", path.display())))
+    crate::yaml::from_str(&text).map_err(|e| Error::Usage(format!("invalid pricing file {}: {e}", path.display())))
 }
 
 /// Prices (built-in, then the suite's, then `--pricing`) and the response cache under the

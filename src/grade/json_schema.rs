@@ -41,7 +41,7 @@ impl CompileGrader for RawJsonSchema {
                         return None;
                     }
                 };
-                match serde_json::from_str(&text).or_else(|_| serde_yaml::from_str(&text)) {
+                match serde_json::from_str(&text).or_else(|_| crate::yaml::from_str(&text)) {
                     Ok(schema) => (schema, "schema_file"),
                     Err(e) => {
                         cx.error(&key, format!("schema file {} is neither JSON nor YAML: {e}", full.display()));

@@ -16,6 +16,17 @@ pub trait Locate {
     fn key(&self, path: &str) -> Option<Position>;
 }
 
+/// A borrowed locator: the loader keeps the parsed file, which it still reads from, and
+/// lends it to the compile context.
+impl<T: Locate + ?Sized> Locate for &T {
+    fn value(&self, path: &str) -> Option<Position> {
+        (**self).value(path)
+    }
+    fn key(&self, path: &str) -> Option<Position> {
+        (**self).key(path)
+    }
+}
+
 /// Knows no position: for a suite converted from another format, whose key paths are not
 /// in any file.
 pub struct Nowhere;

@@ -3,17 +3,16 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_yaml::{Mapping, Value};
 
 use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
-use super::positions::Position;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
-use crate::source::ValidateCx;
-use crate::source::did_you_mean;
+use crate::source::{Locate, Nowhere, ValidateCx, did_you_mean};
+use crate::yaml::{Document, Node, NodeDeserializer, Value};
 
 /// Options that come from the command line rather than the file.
 #[derive(Debug, Default, Clone)]
@@ -30,8 +29,23 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
         .parent()
         .map(Path::to_owned)
         .unwrap_or_default();
-    let mut cx = ValidateCx::new(path, dir, &source, Box::new(super::file_positions::FilePositions::new(&source)));
-    let raw = parse(&source, &mut cx).map(|mut raw| {
+    // Parsed once: the raw types deserialize from the tree, and errors found later (in
+    // validation, say) look their positions up in it.
+    let doc = Document::parse(&source);
+    let positions: Box<dyn Locate + '_> = match &doc {
+        Ok(doc) => Box::new(doc),
+        Err(_) => Box::new(Nowhere),
+    };
+    let mut cx = ValidateCx::new(path, dir, &source, positions);
+    let raw = match &doc {
+        Ok(doc) => parse(doc, &mut cx),
+        Err(e) => {
+            let d = cx.diagnostic_at("", e.position, format!("invalid YAML: {}", e.message));
+            cx.push(d);
+            None
+        }
+    };
+    let raw = raw.map(|mut raw| {
         expand_imports(&mut raw, &mut cx);
         raw
     });
@@ -47,69 +61,56 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
     }
 }
 
-fn parse(source: &str, cx: &mut ValidateCx) -> Option<RawSuite> {
+fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.
-    if let Ok(suite) = serde_yaml::from_str::<RawSuite>(source) {
+    if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
         return Some(suite);
     }
-    let root: Value = match serde_yaml::from_str(source) {
-        Ok(v) => match foreign(&v, cx) {
-            Some(Ok(raw)) => return Some(raw),
-            Some(Err(d)) => {
-                cx.diagnostics.push(d);
-                return None;
-            }
-            None => v,
-        },
-        Err(e) => {
-            let position = e.location().map(|l| Position { line: l.line(), column: l.column() });
-            let message = strip_location(&e.to_string());
-            let d = cx.diagnostic_at("", position, format!("invalid YAML: {message}"));
-            cx.diagnostics.push(d);
+    match foreign(doc, cx) {
+        Some(Ok(raw)) => return Some(raw),
+        Some(Err(d)) => {
+            cx.push(d);
             return None;
         }
-    };
-    let Value::Mapping(mut root) = root else {
+        None => {}
+    }
+    let mut root = doc.root().clone();
+    let Value::Mapping(entries) = &mut root.value else {
         cx.error("", "a suite must be a YAML mapping with `evalgate: 1`, `suite` and `tasks`");
         return None;
     };
-    let agents = take(&mut root, "agents", Value::is_mapping, Value::Mapping(Mapping::new()));
-    let tasks = take(&mut root, "tasks", Value::is_sequence, Value::Sequence(Vec::new()));
-    let mut suite: Option<RawSuite> = de(cx, Value::Mapping(root), "", &[]);
+    let agents = take(entries, "agents", Node::is_mapping);
+    let tasks = take(entries, "tasks", Node::is_sequence);
+    let mut suite: Option<RawSuite> = de(cx, &root, "", &[]);
 
-    if let Some(Value::Mapping(agents)) = agents {
-        for (name, value) in agents {
-            let name = yaml_key(&name);
-            let agent: Option<RawAgent> = de(cx, value, &format!("agents.{name}"), &[]);
-            if let (Some(suite), Some(agent)) = (suite.as_mut(), agent) {
-                suite.agents.insert(name, agent);
-            }
+    for (name, value) in entries_of(agents) {
+        let name = name.text().to_owned();
+        let agent: Option<RawAgent> = de(cx, &value, &format!("agents.{name}"), &[]);
+        if let (Some(suite), Some(agent)) = (suite.as_mut(), agent) {
+            suite.agents.insert(name, agent);
         }
     }
-    if let Some(Value::Sequence(tasks)) = tasks {
-        for (i, value) in tasks.into_iter().enumerate() {
-            let task = parse_task(cx, value, &format!("tasks[{i}]"));
-            if let (Some(suite), Some(task)) = (suite.as_mut(), task) {
-                suite.tasks.push(task);
-            }
+    for (i, value) in items(tasks).into_iter().enumerate() {
+        let task = parse_task(cx, value, &format!("tasks[{i}]"));
+        if let (Some(suite), Some(task)) = (suite.as_mut(), task) {
+            suite.tasks.push(task);
         }
     }
     suite
 }
 
-fn parse_task(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawTask> {
-    let Value::Mapping(mut map) = value else {
-        return de(cx, value, path, &[]);
+fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask> {
+    let Value::Mapping(entries) = &mut node.value else {
+        return de(cx, &node, path, &[]);
     };
-    let empty = || Value::Sequence(Vec::new());
-    let setup = take(&mut map, "setup", Value::is_sequence, empty());
-    let grade = take(&mut map, "grade", Value::is_sequence, empty());
-    let cleanup = take(&mut map, "cleanup", Value::is_sequence, empty());
-    let mut task: Option<RawTask> = de(cx, Value::Mapping(map), path, &[]);
+    let setup = take(entries, "setup", Node::is_sequence);
+    let grade = take(entries, "grade", Node::is_sequence);
+    let cleanup = take(entries, "cleanup", Node::is_sequence);
+    let mut task: Option<RawTask> = de(cx, &node, path, &[]);
     for (key, list) in [("setup", setup), ("cleanup", cleanup)] {
         for (j, step) in items(list).into_iter().enumerate() {
-            let step: Option<RawStep> = de(cx, step, &format!("{path}.{key}[{j}]"), &[]);
+            let step: Option<RawStep> = de(cx, &step, &format!("{path}.{key}[{j}]"), &[]);
             if let (Some(task), Some(step)) = (task.as_mut(), step) {
                 if key == "setup" { task.setup.push(step) } else { task.cleanup.push(step) }
             }
@@ -126,22 +127,22 @@ fn parse_task(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawTask> 
 
 /// A grader is its common keys plus a `type`-tagged rest; each part is checked separately so
 /// an unknown key is reported against everything a grader of that type accepts.
-fn parse_grader(cx: &mut ValidateCx, value: Value, path: &str) -> Option<RawGrader> {
-    let Value::Mapping(map) = value else {
-        let kind: Option<RawGraderKind> = de(cx, value, path, &[]);
+fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader> {
+    let Value::Mapping(entries) = &node.value else {
+        let kind: Option<RawGraderKind> = de(cx, &node, path, &[]);
         return kind.map(|kind| RawGrader { common: RawGraderCommon::default(), kind });
     };
-    let (common, rest): (Mapping, Mapping) =
-        map.into_iter().partition(|(k, _)| GRADER_COMMON_KEYS.contains(&yaml_key(k).as_str()));
-    let common: Option<RawGraderCommon> = de(cx, Value::Mapping(common), path, &[]);
-    let kind: Option<RawGraderKind> = de(cx, Value::Mapping(rest), path, &GRADER_COMMON_KEYS);
+    let (common, rest): (Vec<_>, Vec<_>) =
+        entries.iter().cloned().partition(|(k, _)| GRADER_COMMON_KEYS.contains(&k.text()));
+    let common: Option<RawGraderCommon> = de(cx, &node.with(Value::Mapping(common)), path, &[]);
+    let kind: Option<RawGraderKind> = de(cx, &node.with(Value::Mapping(rest)), path, &GRADER_COMMON_KEYS);
     Some(RawGrader { common: common?, kind: kind? })
 }
 
 /// A file in another format, run directly: its native suite, or an error that says what it
 /// is and how to run it.
-fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::Diagnostic>> {
-    let json: serde_json::Value = serde_yaml::from_value(root.clone()).ok()?;
+fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::Diagnostic>> {
+    let json = serde_json::Value::deserialize(doc.de(doc.root())).ok()?;
     let formats::Detected::Foreign(format) = formats::detect(&json) else { return None };
     let file = cx.file.display().to_string();
     if let Some(unrunnable) = format.unrunnable(&json) {
@@ -163,12 +164,14 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
     let converted = match format.convert(&json, &fcx) {
         Ok(c) => c,
         Err(problems) => {
-            let list = formats::describe(&problems, Some(cx.source()), &file);
+            let list = formats::describe(&problems, Some(doc), &file);
             let message = format!("invalid {}:\n  {}", format.name(), list.join("\n  "));
             return Some(Err(cx.diagnostic_at("", None, message)));
         }
     };
-    Origins::default().record(&converted, cx, 0);
+    let mut origins = Origins::default();
+    origins.documents.insert(absolute.clone(), Some(doc.clone()));
+    origins.record(&converted, cx, 0);
     // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
     cx.forget_positions();
     match serde_json::from_value::<RawSuite>(converted.suite) {
@@ -177,21 +180,22 @@ fn foreign(root: &Value, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::
     }
 }
 
-/// The line of each converted task in its source file, read once per file.
+/// The line of each converted task in its source file. A file already parsed is handed
+/// over; a file only a converter read (an mcpchecker task, whose converter keeps no
+/// positions) is parsed here, once.
 #[derive(Default)]
 struct Origins {
-    positions: std::collections::HashMap<std::path::PathBuf, super::positions::PositionIndex>,
+    documents: std::collections::HashMap<std::path::PathBuf, Option<Document>>,
 }
 
 impl Origins {
     /// Records where the tasks of `converted` came from, as tasks `first..` of the suite.
     fn record(&mut self, converted: &formats::Converted, cx: &mut ValidateCx, first: usize) {
         for (i, origin) in converted.origins.iter().enumerate() {
-            let positions = self.positions.entry(origin.file.clone()).or_insert_with(|| {
-                let text = std::fs::read_to_string(&origin.file).unwrap_or_default();
-                super::positions::PositionIndex::build_to_depth(&text, 2)
+            let doc = self.documents.entry(origin.file.clone()).or_insert_with(|| {
+                std::fs::read_to_string(&origin.file).ok().and_then(|text| Document::parse(&text).ok())
             });
-            let line = positions.value(&origin.at).map_or(1, |p| p.line);
+            let line = doc.as_ref().and_then(|d| d.value(&origin.at)).map_or(1, |p| p.line);
             let shown = origin.file.strip_prefix(&cx.dir).unwrap_or(&origin.file).display().to_string();
             cx.task_origins.insert(first + i, (shown, line));
         }
@@ -230,7 +234,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 continue;
             }
         };
-        for (file, source, doc) in documents {
+        for (file, parsed, doc) in documents {
             let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
             let rel_dir =
                 file.parent().and_then(|d| d.strip_prefix(&cx.dir).ok()).map(Path::to_owned).unwrap_or_default();
@@ -245,11 +249,11 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 Ok(c) => c,
                 Err(problems) => {
                     // Evals a server listed have no file to point into: the import names the server.
-                    let (key, shown) = match (&source, &import.server) {
+                    let (key, shown) = match (&parsed, &import.server) {
                         (None, Some(server)) => ("server", format!("evals/list of `{server}`")),
                         _ => ("path", shown),
                     };
-                    for problem in formats::describe(&problems, source.as_deref(), &shown) {
+                    for problem in formats::describe(&problems, parsed.as_ref(), &shown) {
                         cx.error(&format!("{path}.{key}"), problem);
                     }
                     continue;
@@ -266,8 +270,10 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             // The file's name without its extensions: `refund` for `refund.eval.yaml`.
             let name = file.file_name().map_or_else(String::new, |s| s.to_string_lossy().to_lowercase());
             let prefix = name.split('.').next().unwrap_or_default().to_owned();
-            origins.record(&converted, cx, raw.tasks.len());
-            if import.path.is_none() {
+            if import.path.is_some() {
+                origins.documents.insert(file.clone(), parsed);
+                origins.record(&converted, cx, raw.tasks.len());
+            } else {
                 // Listed by a live server: the import in this suite is the source.
                 let line = cx.value_position(&path).map_or(1, |p| p.line);
                 let suite_file = cx.file.display().to_string();
@@ -293,11 +299,12 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
     }
 }
 
-/// The documents of the files `pattern` matches, relative to the suite.
-/// An imported file: its path, its text (none for evals a server listed) and its document.
-type Document = (std::path::PathBuf, Option<String>, serde_json::Value);
+/// An imported file: its path, its parsed text (none for evals a server listed) and its
+/// document as JSON.
+type Imported = (std::path::PathBuf, Option<Document>, serde_json::Value);
 
-fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Document> {
+/// The documents of the files `pattern` matches, relative to the suite.
+fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Imported> {
     let files = match formats::glob_files(&cx.dir, pattern) {
         Ok(files) if !files.is_empty() => files,
         Ok(_) => {
@@ -313,12 +320,15 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Document>
     for file in files {
         let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
         let parsed = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}")).and_then(|text| {
-            serde_yaml::from_str::<serde_json::Value>(&text)
-                .map(|doc| (text, doc))
-                .map_err(|e| format!("{shown} is not JSON or YAML: {}", strip_location(&e.to_string())))
+            let parsed = Document::parse(&text).map_err(|e| {
+                let at = e.position.map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+                format!("{shown}{at} is not JSON or YAML: {}", e.message)
+            })?;
+            let json = serde_json::Value::deserialize(parsed.de(parsed.root())).map_err(|e| format!("{shown}: {e}"))?;
+            Ok((parsed, json))
         });
         match parsed {
-            Ok((text, doc)) => documents.push((file, Some(text), doc)),
+            Ok((parsed, json)) => documents.push((file, Some(parsed), json)),
             Err(e) => {
                 cx.error(&format!("{path}.path"), e);
             }
@@ -334,7 +344,7 @@ fn live_evals(
     path: &str,
     server: &str,
     list: formats::ServerListing,
-) -> Vec<Document> {
+) -> Vec<Imported> {
     let Some(spec) = raw.mcp_servers.get(server) else {
         let names: Vec<&str> = raw.mcp_servers.keys().map(String::as_str).collect();
         let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
@@ -354,9 +364,9 @@ fn live_evals(
     }
 }
 
-/// Deserializes `value` found at `base`, recording an error with its full key path.
-fn de<T: DeserializeOwned>(cx: &mut ValidateCx, value: Value, base: &str, extra_keys: &[&str]) -> Option<T> {
-    match serde_path_to_error::deserialize(value) {
+/// Deserializes `node` found at `base`, recording an error with its full key path.
+fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &str, extra_keys: &[&str]) -> Option<T> {
+    match serde_path_to_error::deserialize(NodeDeserializer::new(node)) {
         Ok(v) => Some(v),
         Err(e) => {
             let rel = e.path().to_string();
@@ -393,7 +403,7 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
         });
         return;
     }
-    cx.error(path, strip_location(message));
+    cx.error(path, message);
 }
 
 /// What the value at `path` is, named after its key: `tasks[0].level` holds a level,
@@ -407,21 +417,27 @@ fn value_noun(path: &str) -> &str {
     if noun.is_empty() || noun.contains('_') { "value" } else { noun }
 }
 
-fn take(map: &mut Mapping, key: &str, shape: fn(&Value) -> bool, placeholder: Value) -> Option<Value> {
-    if map.get(key).is_some_and(shape) { map.insert(Value::from(key), placeholder) } else { None }
+/// Takes the value of `key` when it has the right shape, leaving an empty one in its place
+/// (so the rest still deserializes); it is then checked item by item.
+fn take(entries: &mut [(Node, Node)], key: &str, shape: fn(&Node) -> bool) -> Option<Node> {
+    let (_, value) = entries.iter_mut().find(|(k, _)| k.text() == key)?;
+    shape(value).then(|| {
+        let hollow = value.hollow();
+        std::mem::replace(value, hollow)
+    })
 }
 
-fn items(list: Option<Value>) -> Vec<Value> {
-    match list {
+fn items(list: Option<Node>) -> Vec<Node> {
+    match list.map(|n| n.value) {
         Some(Value::Sequence(items)) => items,
         _ => Vec::new(),
     }
 }
 
-fn yaml_key(key: &Value) -> String {
-    match key {
-        Value::String(s) => s.clone(),
-        other => serde_yaml::to_string(other).unwrap_or_default().trim().to_owned(),
+fn entries_of(map: Option<Node>) -> Vec<(Node, Node)> {
+    match map.map(|n| n.value) {
+        Some(Value::Mapping(entries)) => entries,
+        _ => Vec::new(),
     }
 }
 
@@ -432,11 +448,4 @@ fn join(base: &str, rel: &str) -> String {
         _ if rel.starts_with('[') => format!("{base}{rel}"),
         _ => format!("{base}.{rel}"),
     }
-}
-
-/// serde_yaml adds " at line L column C"; the diagnostic shows the position itself.
-fn strip_location(message: &str) -> String {
-    static LOCATION: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r" at line \d+ column \d+").expect("valid regex"));
-    LOCATION.replace_all(message, "").into_owned()
 }

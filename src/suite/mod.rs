@@ -1,11 +1,9 @@
 //! Suites: the native format, its loading and validation, and the validated model.
 
-mod file_positions;
 pub mod formats;
 mod load;
 mod load_error;
 pub mod model;
-pub mod positions;
 pub mod raw;
 mod validate;
 

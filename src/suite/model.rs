@@ -10,11 +10,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::positions::Position;
 use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
+use crate::source::Position;
 use crate::step::Step;
 use crate::template::Template;
 use crate::values::display_as_written;

@@ -10,10 +10,10 @@ use super::model::{
     Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, McpServer, Prompt,
     RegressionConfig, Suite, Task, ToolCallSpec,
 };
-use super::positions::Position;
 use super::raw::{RawAgent, RawSuite, RawTask};
 use crate::grade::Grader;
 use crate::llm::spec::llm_spec;
+use crate::source::Position;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
 use crate::step::compile_steps;

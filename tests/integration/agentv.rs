@@ -103,14 +103,14 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
     let dir = test.path().to_owned();
     let converted = test.args(&["convert", "evals/refund.eval.yaml"]).run();
     converted.expect_code(0);
-    let mut suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    let mut suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
     assert_eq!(suite["agents"]["agent"]["command"], json!(["./agent.sh", "{prompt}"]), "{}", converted.stdout);
     assert_eq!(suite["env"]["required_commands"], json!(["python3"]));
     let judge = suite["judge"].as_object_mut().unwrap();
     judge.insert("base_url".into(), json!(format!("{}/v1", server.url())));
     judge.insert("api_key_env".into(), json!("JUDGE_KEY"));
     // Saved beside the original, with the agent there too: paths are relative to it.
-    std::fs::write(dir.join("evals/converted.yaml"), serde_yaml::to_string(&suite).unwrap()).unwrap();
+    std::fs::write(dir.join("evals/converted.yaml"), serde_saphyr::to_string(&suite).unwrap()).unwrap();
     std::fs::copy(dir.join("agent.sh"), dir.join("evals/agent.sh")).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
         .current_dir(&dir)
@@ -153,7 +153,7 @@ fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() 
     let eval = "input: You are terse.\nassertions:\n  - {type: llm-grader}\n  - {type: contains, value: ok}\ntests:\n  - id: a\n    criteria: Says `ok`\n    input: first\n  - id: b\n    criteria: Says `fine`\n    input: second\n    execution: {skip_defaults: true}\n    assertions: [{type: equals, value: fine}]\n";
     let run = convert(eval);
     run.expect_code(0);
-    let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
     let a = &suite["tasks"][0];
     assert_eq!(
         a["messages"],
@@ -172,7 +172,7 @@ fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
     let eval = "assert:\n  - {type: contains, value: ok}\neval_cases:\n  - id: a\n    expected_outcome: Says `ok`\n    input: first\n    assert: [Is polite, Is short, {type: equals, value: ok}]\n  - id: b\n    criteria: Says `fine`\n    input: second\n    evaluators: [{type: starts-with, value: fine}]\n  - id: c\n    expected_outcome: Says hi\n    input: third\n    execution: {skip_defaults: true}\n";
     let run = convert(eval);
     run.expect_code(0);
-    let suite: Value = serde_yaml::from_str(&run.stdout).unwrap();
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
     let a = &suite["tasks"][0]["grade"];
     assert_eq!(a[0], json!({"type": "equals", "value": "ok"}), "{}", run.stdout);
     assert_eq!(a[1]["weight"], 2, "two shorthand strings weigh as two assertions: {}", run.stdout);

@@ -391,18 +391,18 @@ fn no_pull_request_or_no_token_skips_the_comment_with_a_notice() {
 
 #[test]
 fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs() {
-    let action: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string("action.yml").unwrap()).unwrap();
+    let action: serde_json::Value = evalgate::yaml::from_str(&std::fs::read_to_string("action.yml").unwrap()).unwrap();
     assert_eq!(action["runs"]["using"], "composite");
-    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let steps = action["runs"]["steps"].as_array().unwrap();
     let run_step = steps.iter().find(|s| s["id"] == "run").expect("a step with id `run`");
-    let outputs = action["outputs"].as_mapping().unwrap();
-    let names: Vec<&str> = outputs.keys().map(|k| k.as_str().unwrap()).collect();
+    let outputs = action["outputs"].as_object().unwrap();
+    let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
     assert_eq!(
         names,
         ["passed", "outcome", "score", "pass-rate", "cost-usd", "results-path", "junit-path", "summary-path"]
     );
     for (name, output) in outputs {
-        let name = name.as_str().unwrap();
+        let name = name.as_str();
         assert_eq!(output["value"].as_str().unwrap(), format!("${{{{ steps.run.outputs.{name} }}}}"), "output {name}");
         assert!(output["description"].is_string(), "output {name}");
     }
@@ -414,7 +414,7 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
         let run = step["run"].as_str().unwrap_or_default();
         assert!(!run.contains("${{ inputs.") && !run.contains("${{"), "a run: interpolates an expression: {run}");
     }
-    let inputs = action["inputs"].as_mapping().unwrap();
+    let inputs = action["inputs"].as_object().unwrap();
     for input in ["suite", "args", "out", "baseline", "comment", "github-token", "version", "binary-path"] {
         assert!(inputs.contains_key(input), "input {input}");
     }
@@ -534,8 +534,9 @@ fn init_writes_a_working_suite_and_a_workflow_and_never_overwrites() {
     for f in ["evalgate.yaml", "evals/agent.sh", ".github/workflows/evalgate.yml"] {
         assert!(dir.join(f).exists(), "{f}");
     }
-    let workflow: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate.yml")).unwrap()).unwrap();
+    let workflow: serde_json::Value =
+        evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate.yml")).unwrap())
+            .unwrap();
     assert_eq!(workflow["permissions"]["pull-requests"], "write");
     let evalgate =
         |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();

@@ -20,3 +20,4 @@ mod scenario;
 mod schema;
 mod steps;
 mod trust;
+mod yaml;

@@ -168,7 +168,7 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
     let dir = test.path().to_owned();
     let converted = test.args(&["convert", "eval.yaml"]).run();
     converted.expect_code(0);
-    let suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    let suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
     assert_eq!(suite["agents"]["agent"], json!({"provider": "openai", "model": "gpt-4o-mini", "mcp": ["everything"]}));
     assert_eq!(suite["mcp_servers"], json!({"everything": {"command": ["mcp-server-everything", "stdio"]}}));
     std::fs::write(dir.join("converted.yaml"), &converted.stdout).unwrap();

@@ -326,7 +326,7 @@ fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() 
     let converted = test.args(&["convert", "evals.json"]).run();
     converted.expect_code(0);
     // Point the placeholders at the real server and the local model.
-    let mut suite: Value = serde_yaml::from_str(&converted.stdout).unwrap();
+    let mut suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
     assert_eq!(suite["mcp_servers"]["server"]["command"], json!(["./server.sh"]), "{}", converted.stdout);
     suite["mcp_servers"]["server"]["command"] = json!([everything(), "stdio"]);
     let model = json!({"base_url": format!("{}/v1", server.url()), "api_key_env": "EVALGATE_TEST_KEY"});
@@ -334,7 +334,7 @@ fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() 
         let target = suite.pointer_mut(key).unwrap().as_object_mut().unwrap();
         target.extend(model.as_object().unwrap().clone());
     }
-    std::fs::write(dir.join("converted.yaml"), serde_yaml::to_string(&suite).unwrap()).unwrap();
+    std::fs::write(dir.join("converted.yaml"), serde_saphyr::to_string(&suite).unwrap()).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
         .current_dir(&dir)
         .env("EVALGATE_TEST_KEY", KEY)

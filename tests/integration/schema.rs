@@ -26,7 +26,7 @@ fn native_suites() -> Vec<(PathBuf, Value)> {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                let Ok(doc) = serde_yaml::from_str::<Value>(&text) else { continue };
+                let Ok(doc) = evalgate::yaml::from_str::<Value>(&text) else { continue };
                 if doc.get("evalgate").is_some() {
                     suites.push((path, doc));
                 }

@@ -15,7 +15,7 @@ pub(super) fn mcp_servers(path: &Path, problems: &mut Problems) -> Map<String, V
     let at = "/config/mcpConfigFile".to_owned();
     let doc = match std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
+        .and_then(|t| crate::yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
     {
         Ok(d) => d,
         Err(e) => {
