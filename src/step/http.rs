@@ -23,14 +23,56 @@ use crate::values::RawDuration;
 /// Default time limit of an HTTP request.
 const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// An HTTP method, written in any case (`post`, `POST`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    #[default]
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
+    Options,
+}
+
+impl HttpMethod {
+    const ALL: [HttpMethod; 7] = [
+        HttpMethod::Get,
+        HttpMethod::Post,
+        HttpMethod::Put,
+        HttpMethod::Patch,
+        HttpMethod::Delete,
+        HttpMethod::Head,
+        HttpMethod::Options,
+    ];
+    const NAMES: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl<'de> Deserialize<'de> for HttpMethod {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let upper = text.to_ascii_uppercase();
+        match HttpMethod::NAMES.iter().position(|n| *n == upper) {
+            Some(i) => Ok(HttpMethod::ALL[i]),
+            None => Err(serde::de::Error::unknown_variant(&text, HttpMethod::NAMES)),
+        }
+    }
+}
+
 /// Send one HTTP request and check the response.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHttp {
     /// The URL (a template).
     pub url: String,
-    /// Default GET.
-    pub method: Option<String>,
+    /// Default GET; any case.
+    pub method: Option<HttpMethod>,
     /// Request headers (values are templates).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -56,7 +98,7 @@ pub struct RawHttpExpect {
 #[derive(Debug)]
 pub struct HttpRequest {
     pub url: Template,
-    pub method: String,
+    pub method: HttpMethod,
     pub headers: Vec<(String, Template)>,
     pub body: Option<HttpBody>,
     pub timeout: Duration,
@@ -83,10 +125,7 @@ impl CompileStep for RawHttp {
 
     fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<HttpRequest> {
         let url = cx.template(&self.url, scope, &format!("{path}.url"));
-        let method = self.method.clone().unwrap_or_else(|| "GET".into()).to_ascii_uppercase();
-        if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].contains(&method.as_str()) {
-            cx.error(&format!("{path}.method"), format!("unknown HTTP method `{method}`"));
-        }
+        let method = self.method.unwrap_or_default();
         let headers = cx.env_templates(&self.headers, scope, &format!("{path}.headers"));
         let body = match (&self.body, &self.json) {
             (Some(_), Some(_)) => {
@@ -168,8 +207,8 @@ fn client() -> &'static reqwest::Client {
 /// Sends `req`; `timeout` overrides the request's own when the step sets one.
 pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindings) -> Leaf {
     let url = bindings.render(&req.url);
-    let mut leaf = Leaf { action: format!("{} {url}", req.method), ..Leaf::default() };
-    let method = reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::GET);
+    let mut leaf = Leaf { action: format!("{} {url}", req.method.as_str()), ..Leaf::default() };
+    let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
     let mut builder = client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
     for (name, value) in &req.headers {
         builder = builder.header(name, bindings.render(value));

@@ -256,3 +256,27 @@ fn the_rollout_example_passes_and_catches_a_sloppy_agent() {
     );
     assert!(sloppy.read("evalgate-out/summary.md").contains("verify step 2 failed"));
 }
+
+#[test]
+fn an_http_method_is_one_of_the_known_ones_in_any_case() {
+    let suite = |method: &str| {
+        suite(
+            "",
+            &format!(
+                "  - id: a\n    prompt: x\n    setup:\n      - http: {{url: 'http://127.0.0.1:9/x', method: {method}}}\n    grade: [{{type: contains, value: x}}]\n"
+            ),
+        )
+    };
+    let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("fetch")).args(&["check"]).run();
+    run.expect_code(2);
+    assert_eq!(
+        run.stderr,
+        "error: evalgate.yaml:10:53: tasks[0].setup[0].http.method: unknown method `fetch`\n   |\n10 |       - http: {url: 'http://127.0.0.1:9/x', method: fetch}\n   |                                                     ^\n  help: expected one of: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS\n\n1 error in the suite; nothing ran\n"
+    );
+    Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("post"))
+        .args(&["check"])
+        .run()
+        .expect_code(0);
+}
