@@ -108,9 +108,6 @@ impl Reporter for EventLogReporter {
     }
 }
 
-/// A rewrite faster than this never delays the next one.
-const SLOW_WRITE: Duration = Duration::from_millis(20);
-
 /// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
 /// passed) and once more with the gated results at the end.
 pub struct FileReports<'a> {
@@ -118,8 +115,9 @@ pub struct FileReports<'a> {
     /// The run's results without tasks: suite, thresholds, start time.
     skeleton: Results,
     slots: Vec<Option<TaskResult>>,
-    /// When a rewrite is slow (a large suite), the next waits four times as long, so the
-    /// reports cost at most a fifth of the run; the dispatcher wakes us when it is due.
+    /// The next rewrite waits four times as long as the last took, so the reports cost at
+    /// most a fifth of the run (a large suite is not rewritten thousands of times); the
+    /// dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
 }
@@ -143,12 +141,9 @@ impl<'a> FileReports<'a> {
             self.slots.len()
         )];
         regate(&mut partial);
-        self.paths.write_reports(&partial)?;
+        self.paths.write_progress(&partial)?;
         self.dirty = false;
-        let took = started.elapsed();
-        if took > SLOW_WRITE {
-            self.next_write = Instant::now() + (took * 4).min(Duration::from_secs(2));
-        }
+        self.next_write = Instant::now() + (started.elapsed() * 4).min(Duration::from_secs(2));
         Ok(())
     }
 }

@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{REPORTS, Report};
+use super::REPORTS;
 pub use crate::files::{WriteError, write_atomic};
-use crate::files::{parent, write_error};
+use crate::files::{parent, write_atomic_unsynced, write_error};
 use crate::results::Results;
 
 /// Holds the lock of `dir`; lists what this run writes there, so the next run can remove it.
@@ -65,9 +65,12 @@ impl OutputPaths {
         Ok(())
     }
 
-    /// Renders one report.
-    pub fn write_report(&self, report: &dyn Report, results: &Results) -> Result<(), WriteError> {
-        write_atomic(self.of(report.file_name()), report.render(results).as_bytes())
+    /// The same while the run goes: atomic, but not synced to disk each time.
+    pub fn write_progress(&self, results: &Results) -> Result<(), WriteError> {
+        for (report, path) in REPORTS.iter().zip(&self.reports) {
+            write_atomic_unsynced(path, report.render(results).as_bytes())?;
+        }
+        Ok(())
     }
 }
 
