@@ -91,6 +91,26 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
+/// Whether `name` is one of evalgate's own credentials on a runner, which the system under
+/// test never inherits: the PR-write token, the action's inputs, the runner's tokens. A
+/// suite that needs one passes it explicitly (`env: {GH_TOKEN: "{env.GITHUB_TOKEN}"}`).
+pub fn is_own_credential(name: &str) -> bool {
+    name == "GITHUB_TOKEN"
+        || name == "ACTIONS_RUNTIME_TOKEN"
+        || name.starts_with("ACTIONS_ID_TOKEN_REQUEST_")
+        || name.starts_with("INPUT_")
+}
+
+/// Removes evalgate's own credentials from what `command` inherits; variables set on it
+/// explicitly afterwards still reach the child.
+pub fn strip_credentials(command: &mut std::process::Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_own_credential) {
+            command.env_remove(name);
+        }
+    }
+}
+
 /// Every process group evalgate started and has not seen end, so a second signal can kill
 /// them all at once (`stop_everything`), daemons of setup steps included.
 static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -147,6 +167,7 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
     }
     let started = Instant::now();
     let mut command = Command::new(&spec.program);
+    strip_credentials(command.as_std_mut());
     command
         .args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))

@@ -70,6 +70,7 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
         match endpoint {
             Endpoint::Stdio { command, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(&command[0]);
+                crate::process::strip_credentials(cmd.as_std_mut());
                 cmd.args(&command[1..]).envs(env.iter().map(|(k, v)| (k, v))).current_dir(cwd).process_group(0);
                 let (transport, _stderr) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::null())

@@ -255,3 +255,30 @@ fn a_signal_during_before_all_or_a_server_start_is_honoured_at_once() {
         }
     }
 }
+
+#[test]
+fn the_system_under_test_never_inherits_evalgates_credentials() {
+    const TOKEN: &str = "ghs_pull-request-write-token-0123456789";
+    const RUNTIME: &str = "actions-runtime-token-0123456789";
+    let agent = "#!/bin/sh\nenv > agent-env\necho ok\n";
+    let yaml = "evalgate: 1\nsuite: test.evals.creds\nagents:\n  bot: {command: [./agent.sh], env: {GH_TOKEN: '{env.GITHUB_TOKEN}'}}\ntasks:\n  - id: a\n    prompt: x\n    setup: [{run: env > step-env}]\n    grade: [{type: command, run: 'env > grader-env; exit 0'}]\n";
+    let run = Test::new()
+        .write("agent.sh", agent)
+        .write("evalgate.yaml", yaml)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("INPUT_GITHUB-TOKEN", TOKEN)
+        .env("ACTIONS_RUNTIME_TOKEN", RUNTIME)
+        .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", RUNTIME)
+        .args(&["run", "--no-github"])
+        .run();
+    run.expect_code(0);
+    for file in ["agent-env", "step-env", "grader-env"] {
+        let env = std::fs::read_to_string(run.dir.join(file)).unwrap();
+        assert!(!env.contains("GITHUB_TOKEN=") && !env.contains("INPUT_GITHUB-TOKEN="), "{file}: {env}");
+        assert!(!env.contains(RUNTIME), "{file} holds a runner token");
+    }
+    // Passed on purpose, it arrives: under its own name only.
+    let agent_env = std::fs::read_to_string(run.dir.join("agent-env")).unwrap();
+    assert!(agent_env.lines().any(|l| l == format!("GH_TOKEN={TOKEN}")), "{agent_env}");
+    assert_eq!(agent_env.matches(TOKEN).count(), 1, "{agent_env}");
+}
