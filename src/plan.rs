@@ -94,6 +94,19 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
             Some(agent)
         }
     };
+    if let Some(repeat) = selection.repeat {
+        let short: Vec<String> = selected
+            .iter()
+            .map(|&i| &suite.tasks[i])
+            .filter_map(|t| t.min_pass.filter(|m| *m > repeat).map(|m| format!("{} ({m})", t.id)))
+            .collect();
+        if !short.is_empty() {
+            return Err(PlanError::Invalid(format!(
+                "--repeat {repeat} is fewer trials than these tasks must pass (`min_pass`): {}",
+                short.join(", ")
+            )));
+        }
+    }
     let tasks: Vec<PlannedTask> = selected
         .iter()
         .enumerate()
@@ -198,7 +211,7 @@ agents:
   model: {provider: openai, model: gpt-4o-mini, api_key_env: KEY, mcp: [srv]}
 tasks:
   - {id: a1, prompt: x, agent: sh, tags: [smoke], grade: [{type: contains, value: x}]}
-  - {id: a2, prompt: x, agent: sh, repeat: 3, grade: [{type: contains, value: x}]}
+  - {id: a2, prompt: x, agent: sh, repeat: 3, min_pass: 2, grade: [{type: contains, value: x}]}
   - {id: call, level: execution, call: {server: srv, tool: echo}, grade: [{type: contains, value: x}]}
   - {id: talk, level: scenario, prompt: x, agent: model, grade: [{type: contains, value: x}]}
 ";
@@ -229,6 +242,8 @@ tasks:
         assert_eq!(ids(&suite, &plan(&suite, &shard(1)).unwrap()), ["a1", "talk"]);
         assert_eq!(ids(&suite, &plan(&suite, &shard(2)).unwrap()), ["a2"]);
         assert_eq!(ids(&suite, &plan(&suite, &shard(3)).unwrap()), ["call"]);
+        let err = plan(&suite, &Selection { repeat: NonZeroU32::new(1), ..Selection::default() }).unwrap_err();
+        assert_eq!(err.to_string(), "--repeat 1 is fewer trials than these tasks must pass (`min_pass`): a2 (2)");
         let repeated = plan(&suite, &Selection { repeat: NonZeroU32::new(2), ..Selection::default() }).unwrap();
         assert!(repeated.tasks.iter().all(|t| t.repeat.get() == 2));
         assert_eq!(suite.tasks[1].repeat.get(), 3, "the suite is never changed by a plan");

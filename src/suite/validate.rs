@@ -235,7 +235,18 @@ fn validate_task(
     let trials = Trials { repeat: raw.repeat.or(defaults.repeat), min_pass: raw.min_pass.or(defaults.min_pass) };
     check_trials(cx, Trials { repeat: raw.repeat, min_pass: raw.min_pass }, path);
     let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
-    let min_pass = trials.min_pass.map(|m| m.min(repeat));
+    // More required passes than trials can never pass, and must not quietly become fewer.
+    if let Some(m) = trials.min_pass.filter(|m| *m > repeat)
+        && (raw.repeat.is_none() || raw.min_pass.is_none())
+    {
+        let (at, from) = if raw.min_pass.is_some() {
+            (format!("{path}.min_pass"), "")
+        } else {
+            (path.to_owned(), " (from `defaults`)")
+        };
+        cx.error(&at, format!("`min_pass` ({m}){from} is more than the task's {repeat} trial(s); set `repeat`"));
+    }
+    let min_pass = trials.min_pass;
     if !is_id(&raw.id, true) {
         cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }

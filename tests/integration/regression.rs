@@ -287,3 +287,28 @@ fn a_failing_merged_gate_exits_1_from_report() {
     assert_eq!(empty.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("has no task"));
 }
+
+#[test]
+fn more_required_passes_than_trials_is_invalid_never_fewer() {
+    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [echo, right]}}\ndefaults: {min_pass: 2}\ntasks:\n  - id: own\n    prompt: x\n    min_pass: 2\n    grade: [{type: contains, value: right}]\n  - id: inherited\n    prompt: x\n    grade: [{type: contains, value: right}]\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains(
+            "evalgate.yaml:8:15: tasks[0].min_pass: `min_pass` (2) is more than the task's 1 trial(s); set `repeat`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("tasks[1]: `min_pass` (2) (from `defaults`) is more than the task's 1 trial(s); set `repeat`"),
+        "{}",
+        run.stderr
+    );
+    // --repeat may not ask for fewer trials than a task must pass.
+    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [echo, right]}}\ntasks:\n  - id: two\n    prompt: x\n    repeat: 3\n    min_pass: 2\n    grade: [{type: contains, value: right}]\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["run", "--repeat", "1"]).run();
+    run.expect_code(2);
+    assert_eq!(run.stderr, "error: --repeat 1 is fewer trials than these tasks must pass (`min_pass`): two (2)\n");
+}
