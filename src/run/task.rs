@@ -297,14 +297,17 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.score = score;
     trial.reason = reason;
     if let (Some(failure), Status::Passed | Status::Failed) = (&run.failure, status) {
+        // Ending at `max_turns` is no answer at all: it scores 0 whatever graders found.
         trial.status = Status::Failed;
+        trial.score = 0.0;
         trial.reason = Some(failure.clone());
     }
 }
 
-/// Task score = weighted mean of grader scores. Passed = every required grader passed and
-/// (with a threshold) score ≥ threshold, (without) every grader passed. A grader error
-/// makes the task an error.
+/// Task score = weighted mean of grader scores, or 0 when a required grader failed (so a
+/// `pass_score` gate never passes on tasks that failed what they required). Passed = every
+/// required grader passed and (with a threshold) score ≥ threshold, (without) every grader
+/// passed. A grader error makes the task an error.
 pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, f64, Option<String>) {
     if let Some(g) = graders.iter().find(|g| g.status == Status::Error) {
         return (Status::Error, 0.0, Some(format!("grader `{}` errored: {}", g.name, g.reason)));
@@ -316,16 +319,15 @@ pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, 
         graders.iter().map(|g| g.score).sum::<f64>() / graders.len().max(1) as f64
     };
     let failed: Vec<&GraderResult> = graders.iter().filter(|g| g.status != Status::Passed).collect();
-    let required_failed = failed.iter().find(|g| g.required);
-    let passed = required_failed.is_none()
-        && match threshold {
-            Some(t) => score + 1e-9 >= t,
-            None => failed.is_empty(),
-        };
+    if let Some(g) = failed.iter().find(|g| g.required) {
+        return (Status::Failed, 0.0, Some(format!("required grader `{}` failed: {}", g.name, g.reason)));
+    }
+    let passed = match threshold {
+        Some(t) => score + 1e-9 >= t,
+        None => failed.is_empty(),
+    };
     let reason = if passed {
         None
-    } else if let Some(g) = required_failed {
-        Some(format!("required grader `{}` failed: {}", g.name, g.reason))
     } else if let (Some(t), true) = (threshold, failed.is_empty() || threshold.is_some()) {
         let detail = failed.first().map(|g| format!("; `{}`: {}", g.name, g.reason)).unwrap_or_default();
         Some(format!("score {score:.2} below threshold {t:.2}{detail}"))
@@ -347,4 +349,36 @@ fn tail(text: &str, max: usize) -> String {
 
 fn cut(text: &str) -> String {
     if text.chars().count() <= OUTPUT_EXCERPT { text.to_owned() } else { text.chars().take(OUTPUT_EXCERPT).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grader(name: &str, passed: bool, required: bool) -> GraderResult {
+        GraderResult {
+            name: name.into(),
+            kind: "contains".into(),
+            status: if passed { Status::Passed } else { Status::Failed },
+            score: if passed { 1.0 } else { 0.0 },
+            weight: 1.0,
+            required,
+            reason: String::new(),
+            evidence: None,
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn a_failed_required_grader_scores_the_task_zero() {
+        let graders: Vec<GraderResult> =
+            (0..9).map(|i| grader(&format!("g{i}"), true, false)).chain([grader("must", false, true)]).collect();
+        let (status, score, reason) = score_task(&graders, Some(0.5));
+        assert_eq!((status, score), (Status::Failed, 0.0));
+        assert_eq!(reason.as_deref(), Some("required grader `must` failed: "));
+        // Without `required`, the same failure keeps its weighted share.
+        let graders: Vec<GraderResult> =
+            (0..9).map(|i| grader(&format!("g{i}"), true, false)).chain([grader("may", false, false)]).collect();
+        assert_eq!(score_task(&graders, Some(0.5)), (Status::Passed, 0.9, None));
+    }
 }

@@ -110,6 +110,9 @@ fn a_scenario_that_never_answers_fails_at_max_turns() {
     assert_eq!(task["status"], "failed");
     assert_eq!(task["reason"], "reached max_turns (3) without a final answer");
     assert_eq!(task["trials"][0]["tool_calls"].as_array().unwrap().len(), 3);
+    // Its grader passed (echo was called), but no answer scores 0.
+    assert_eq!(task["trials"][0]["graders"][0]["status"], "passed");
+    assert_eq!(task["score"], 0.0);
 }
 
 #[test]
