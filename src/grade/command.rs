@@ -129,12 +129,34 @@ impl Grade for CommandCheck {
             return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt(stderr, 200)));
         }
         let stdout = out.stdout.text.trim();
-        if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(stdout)
-            && let Some(graded) = read_protocol(&object)?
-        {
-            return Ok(graded);
-        }
         let passed = out.exit_code == Some(0);
+        match serde_json::from_str::<Value>(stdout) {
+            // A verdict and a failing exit contradict each other: neither is believed.
+            Ok(Value::Object(_)) if !passed => {
+                return Err(format!(
+                    "command grader {} and printed a JSON verdict: exit 0 with a verdict, or non-zero without one",
+                    out.describe_end(self.timeout)
+                ));
+            }
+            Ok(Value::Object(object)) => {
+                return read_protocol(&object)?.ok_or_else(|| {
+                    format!(
+                        "command grader printed a JSON object with none of `passed`, `score` or `assertions`: {}",
+                        excerpt(stdout, 120)
+                    )
+                });
+            }
+            Ok(Value::Array(_)) => {
+                return Err("command grader printed a JSON array; a verdict is an object with `passed`, `score` or `assertions`".into());
+            }
+            _ if passed && looks_like_verdict(stdout) => {
+                return Err(format!(
+                    "command grader printed other text around what looks like a JSON verdict (not read): {}; print the verdict alone",
+                    excerpt(stdout, 120)
+                ));
+            }
+            _ => {}
+        }
         let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
         Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None })
     }
@@ -142,6 +164,14 @@ impl Grade for CommandCheck {
     fn uses(&self) -> Uses<'_> {
         Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
     }
+}
+
+/// A first or last line that opens a JSON object or array: a verdict meant to be read,
+/// mixed with logs or malformed (`{"score": NaN}`), which the exit code must not overrule.
+fn looks_like_verdict(stdout: &str) -> bool {
+    let mut lines = stdout.lines().map(str::trim).filter(|l| !l.is_empty());
+    let opens = |l: &str| l.starts_with('{') || l.starts_with('[');
+    lines.next().is_some_and(opens) || lines.next_back().is_some_and(opens)
 }
 
 /// Reads a JSON verdict; `Ok(None)` when the object is not in either protocol shape.

@@ -257,3 +257,23 @@ fn an_invalid_trace_is_an_error() {
     assert_eq!(task["status"], "error");
     assert!(task["reason"].as_str().unwrap().starts_with("agent `bot` wrote an invalid trace to $EVALGATE_TRACE:"));
 }
+
+#[test]
+fn a_code_grader_verdict_that_cannot_be_read_is_an_error_never_a_pass() {
+    let cases = [
+        ("echo '{\"score\": 0.95}'; exit 1", "command grader exit 1 and printed a JSON verdict"),
+        ("echo '{\"Passed\": false}'", "none of `passed`, `score` or `assertions`"),
+        ("echo '[true]'", "printed a JSON array"),
+        ("echo 'checking…'; echo '{\"passed\": false}'", "other text around what looks like a JSON verdict"),
+        ("echo '{\"score\": NaN}'", "other text around what looks like a JSON verdict"),
+    ];
+    for (body, expected) in cases {
+        let script = format!("#!/bin/sh\n{body}\n");
+        let (code, task) = grade("hi", None, GRADER, &[("grader.sh", &script)]);
+        assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{body}: {task}");
+        assert!(task["reason"].as_str().unwrap().contains(expected), "{body}: {}", task["reason"]);
+    }
+    // The exit code alone still decides when no verdict is printed.
+    let (code, task) = grade("hi", None, GRADER, &[("grader.sh", "#!/bin/sh\necho looks fine\nexit 1\n")]);
+    assert_eq!((code, task["status"].as_str()), (1, Some("failed")));
+}
