@@ -1,0 +1,292 @@
+//! AgentV assertions as native graders: plain strings as one rubric, typed assertions,
+//! rubrics, code graders and tool trajectories.
+
+use serde_json::{Value, json};
+
+use super::super::Problems;
+use super::super::native_text::literal;
+use super::{COMMON, expected_text, messages};
+
+pub(super) struct Converter<'a> {
+    pub(super) rel_dir: &'a std::path::Path,
+    pub(super) problems: Problems,
+    /// Whether any grader needs the judge.
+    pub(super) judged: bool,
+}
+
+impl Converter<'_> {
+    /// Native graders for AgentV assertions; plain strings together form one rubric.
+    pub(super) fn assertions(&mut self, list: &[Value], at: &str, criteria: Option<&str>, test: &Value) -> Vec<Value> {
+        let mut graders = Vec::new();
+        let mut shorthand = Vec::new();
+        for (i, a) in list.iter().enumerate() {
+            let at = format!("{at}/{i}");
+            match a {
+                Value::String(text) => shorthand.push(json!({"criterion": literal(text), "weight": 1.0})),
+                Value::Object(_) => graders.extend(self.assertion(a, &at, criteria, test)),
+                _ => self.problems.push((at, "expected a string or an assertion object".into())),
+            }
+        }
+        if !shorthand.is_empty() {
+            // As in AgentV, the strings weigh as one assertion each.
+            let mut judge = self.judge(&shorthand, "assertions");
+            if shorthand.len() > 1 {
+                judge["weight"] = json!(shorthand.len());
+            }
+            graders.push(judge);
+        }
+        graders
+    }
+
+    pub(super) fn judge(&mut self, criteria: &[Value], name: &str) -> Value {
+        self.judged = true;
+        json!({"type": "rubric", "name": name, "criteria": criteria})
+    }
+
+    pub(super) fn assertion(&mut self, a: &Value, at: &str, criteria: Option<&str>, test: &Value) -> Vec<Value> {
+        let kind = a.get("type").and_then(Value::as_str).unwrap_or_default().replace('_', "-");
+        let value = a.get("value");
+        let text = || value.and_then(Value::as_str).map(literal);
+        let list = || {
+            value
+                .and_then(Value::as_array)
+                .map(|l| l.iter().map(|v| literal(v.as_str().unwrap_or_default())).collect::<Vec<_>>())
+        };
+        let ignore_case = kind.starts_with("icontains");
+        let (grader, own): (Option<Value>, &[&str]) = match kind.as_str() {
+            "contains" | "icontains" => {
+                (text().map(|v| json!({"type": "contains", "value": v, "ignore_case": ignore_case})), &["value"])
+            }
+            "contains-any" | "icontains-any" => {
+                (list().map(|v| json!({"type": "contains", "any": v, "ignore_case": ignore_case})), &["value"])
+            }
+            "contains-all" | "icontains-all" => {
+                (list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case})), &["value"])
+            }
+            "starts-with" => (text().map(|v| json!({"type": "starts_with", "value": v})), &["value"]),
+            "ends-with" => (text().map(|v| json!({"type": "ends_with", "value": v})), &["value"]),
+            "equals" => (text().map(|v| json!({"type": "equals", "value": v})), &["value"]),
+            "regex" => {
+                let flags = a.get("flags").and_then(Value::as_str).unwrap_or_default();
+                let pattern = value
+                    .and_then(Value::as_str)
+                    .map(|p| if flags.contains('i') { format!("(?i){p}") } else { p.to_owned() });
+                (pattern.map(|p| json!({"type": "regex", "pattern": p})), &["value", "flags"])
+            }
+            "is-json" => (Some(json!({"type": "json_schema", "schema": {}})), &[]),
+            "code-grader" | "script" => (self.code_grader(a, at, criteria, test), &["command", "script", "cwd"]),
+            "llm-grader" => {
+                if a.get("prompt").is_some() {
+                    self.problems.push((
+                        format!("{at}/prompt"),
+                        "custom grader prompts are not supported; the judge checks `criteria`".into(),
+                    ));
+                    return Vec::new();
+                }
+                match criteria {
+                    Some(c) => {
+                        (Some(self.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "llm-grader")), &[])
+                    }
+                    None => {
+                        self.problems.push((
+                            at.to_owned(),
+                            "an `llm-grader` judges the test's `criteria`, and this test has none".into(),
+                        ));
+                        return Vec::new();
+                    }
+                }
+            }
+            "rubrics" => {
+                let items = a.get("criteria").and_then(Value::as_array).cloned().unwrap_or_default();
+                return self.rubric(&items, &format!("{at}/criteria"), a);
+            }
+            "latency" => (
+                a.get("threshold").or_else(|| a.get("max_ms")).map(|ms| json!({"type": "latency", "max_ms": ms})),
+                &["threshold", "max_ms"],
+            ),
+            "cost" => (
+                a.get("budget").or_else(|| a.get("max_usd")).map(|usd| json!({"type": "cost", "max_usd": usd})),
+                &["budget", "max_usd"],
+            ),
+            "token-usage" => {
+                let mut g = json!({"type": "tokens"});
+                for (from, alias, to) in [
+                    ("max_total", "max_total_tokens", "max_total"),
+                    ("max_input", "max_input_tokens", "max_input"),
+                    ("max_output", "max_output_tokens", "max_output"),
+                ] {
+                    if let Some(v) = a.get(from).or_else(|| a.get(alias)) {
+                        g[to] = v.clone();
+                    }
+                }
+                (
+                    Some(g),
+                    &[
+                        "max_total",
+                        "max_input",
+                        "max_output",
+                        "max_total_tokens",
+                        "max_input_tokens",
+                        "max_output_tokens",
+                    ],
+                )
+            }
+            "tool-trajectory" => (self.trajectory(a, at), &["mode", "minimums", "expected"]),
+            "" => {
+                self.problems.push((format!("{at}/type"), "an assertion needs `type`".into()));
+                return Vec::new();
+            }
+            other => {
+                self.problems.push((format!("{at}/type"), format!("assertion type `{other}` is not supported")));
+                return Vec::new();
+            }
+        };
+        let graders = match grader {
+            // No native grader is a list: a list is several sharing the assertion.
+            Some(Value::Array(many)) => many,
+            Some(one) => vec![one],
+            None => {
+                if !self.problems.iter().any(|(p, _)| p.starts_with(at)) {
+                    self.problems.push((at.to_owned(), format!("a `{kind}` assertion is missing its value")));
+                }
+                return Vec::new();
+            }
+        };
+        for key in a.as_object().into_iter().flatten().map(|(k, _)| k.as_str()) {
+            if !COMMON.contains(&key) && !own.contains(&key) {
+                self.problems
+                    .push((format!("{at}/{key}"), format!("`{key}` is not supported on a `{kind}` assertion")));
+            }
+        }
+        let share = graders.len() as f64;
+        graders
+            .into_iter()
+            .map(|mut g| {
+                self.common(a, &mut g, at);
+                let weight = a.get("weight").and_then(Value::as_f64).unwrap_or(1.0);
+                if share > 1.0 {
+                    g["weight"] = json!(weight / share);
+                }
+                g
+            })
+            .collect()
+    }
+
+    /// `name`, `weight`, `required` (a number is read as `true`) and `negate`.
+    pub(super) fn common(&mut self, a: &Value, grader: &mut Value, at: &str) {
+        if let Some(n) = a.get("name").or_else(|| a.get("metric")) {
+            grader["name"] = n.clone();
+        }
+        if let Some(w) = a.get("weight") {
+            grader["weight"] = w.clone();
+        }
+        match a.get("required") {
+            Some(Value::Bool(b)) => grader["required"] = json!(b),
+            Some(Value::Number(_)) => grader["required"] = json!(true),
+            Some(_) => self.problems.push((format!("{at}/required"), "expected a boolean or a score".into())),
+            None => {}
+        }
+        if a.get("negate").and_then(Value::as_bool) == Some(true) {
+            grader["negate"] = json!(true);
+        }
+    }
+
+    /// `rubrics` items `{id, outcome, weight}` as one rubric judge.
+    pub(super) fn rubric(&mut self, items: &[Value], at: &str, assertion: &Value) -> Vec<Value> {
+        let mut criteria = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let text =
+                item.get("outcome").or_else(|| item.get("criteria")).and_then(Value::as_str).or_else(|| item.as_str());
+            match text {
+                Some(t) => criteria.push(json!({"criterion": literal(t), "weight": item.get("weight").and_then(Value::as_f64).unwrap_or(1.0)})),
+                None => self.problems.push((format!("{at}/{i}"), "a rubric item needs `outcome`".into())),
+            }
+            if item.get("score_ranges").is_some() {
+                self.problems.push((format!("{at}/{i}/score_ranges"), "score-range rubrics are not supported".into()));
+            }
+        }
+        if criteria.is_empty() {
+            self.problems.push((at.to_owned(), "a rubric needs at least one item".into()));
+            return Vec::new();
+        }
+        let mut grader = self.judge(&criteria, "rubrics");
+        self.common(assertion, &mut grader, at);
+        vec![grader]
+    }
+
+    /// A code grader: AgentV's stdin fields ride along in the context.
+    pub(super) fn code_grader(&mut self, a: &Value, at: &str, criteria: Option<&str>, test: &Value) -> Option<Value> {
+        let run = match a.get("command").or_else(|| a.get("script")) {
+            Some(Value::String(s)) => json!(literal(s)),
+            Some(Value::Array(argv)) => {
+                json!(argv.iter().map(|x| literal(x.as_str().unwrap_or_default())).collect::<Vec<_>>())
+            }
+            _ => {
+                self.problems.push((format!("{at}/command"), "a code grader needs `command`".into()));
+                return None;
+            }
+        };
+        let cwd = a.get("cwd").and_then(Value::as_str).unwrap_or("");
+        let dir = if cwd.is_empty() { self.rel_dir.to_owned() } else { self.rel_dir.join(cwd) };
+        // Problems with the input are reported where the test is converted.
+        let input = test.get("input").map(|i| messages(i, "", &mut Problems::new())).unwrap_or_default();
+        let expected = test.get("expected_output").map(|e| json!([{"role": "assistant", "content": expected_text(e)}]));
+        let context = json!({"criteria": criteria.unwrap_or_default(), "input": input, "expected_output": expected.unwrap_or(json!([]))});
+        let mut grader = json!({"type": "command", "run": run, "context": context});
+        if !dir.as_os_str().is_empty() {
+            grader["workdir"] = json!(dir);
+        }
+        Some(grader)
+    }
+
+    /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly.
+    pub(super) fn trajectory(&mut self, a: &Value, at: &str) -> Option<Value> {
+        let mode = a.get("mode").and_then(Value::as_str).unwrap_or("any_order");
+        let expected = a.get("expected").and_then(Value::as_array);
+        if let Some(minimums) = a.get("minimums").and_then(Value::as_object) {
+            if mode != "any_order" {
+                self.problems.push((format!("{at}/minimums"), "`minimums` go with `mode: any_order`".into()));
+                return None;
+            }
+            // One `tool_called` per tool (a list: they share the assertion's weight, so the
+            // score is the share of tools that met their minimum, as in AgentV).
+            let graders = minimums.iter().map(|(tool, n)| json!({"type": "tool_called", "tool": tool, "min": n}));
+            return Some(Value::Array(graders.collect()));
+        }
+        let Some(expected) = expected else {
+            self.problems.push((at.to_owned(), "a `tool-trajectory` needs `minimums` or `expected`".into()));
+            return None;
+        };
+        let order = match mode {
+            "in_order" => "in_order",
+            "exact" => "exact",
+            "any_order" => "any_order",
+            other => {
+                self.problems.push((
+                    format!("{at}/mode"),
+                    format!("mode `{other}` is not supported (any_order, in_order, exact)"),
+                ));
+                return None;
+            }
+        };
+        let mut tools = Vec::new();
+        for (i, e) in expected.iter().enumerate() {
+            let item_at = format!("{at}/expected/{i}");
+            if e.get("max_duration_ms").or_else(|| e.get("maxDurationMs")).is_some() {
+                self.problems.push((format!("{item_at}/max_duration_ms"), "per-tool latency is not supported".into()));
+            }
+            if e.get("args_match").or_else(|| e.get("argsMatch")).is_some() {
+                self.problems.push((
+                    format!("{item_at}/args_match"),
+                    "`args_match` is not supported (arguments match as a subset)".into(),
+                ));
+            }
+            let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
+            match e.get("args") {
+                Some(args) if args.is_object() => tools.push(json!({"tool": tool, "arguments": args})),
+                _ => tools.push(json!(tool)),
+            }
+        }
+        Some(json!({"type": "tool_sequence", "order": order, "tools": tools}))
+    }
+}
