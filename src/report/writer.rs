@@ -102,7 +102,14 @@ impl ClaimedDir {
         let manifest = dir.join(MANIFEST);
         let listed = std::fs::read_to_string(&manifest).unwrap_or_default();
         let defaults = REPORTS.iter().map(|r| dir.join(r.file_name())).chain([dir.join("events.jsonl")]);
-        for path in listed.lines().filter(|l| !l.is_empty()).map(PathBuf::from).chain(defaults) {
+        // The manifest sits in a directory a pull request may have written: only plain
+        // paths below `dir` are taken from it, so it can never delete anything else.
+        let inside = |line: &str| {
+            let path = Path::new(line);
+            (!line.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_))))
+                .then(|| dir.join(path))
+        };
+        for path in listed.lines().filter_map(inside).chain(defaults) {
             match std::fs::remove_file(&path) {
                 Ok(()) => {
                     // A per-suite directory of an earlier run goes when it is left empty.
@@ -118,9 +125,15 @@ impl ClaimedDir {
         Ok(ClaimedDir { dir: dir.to_owned(), _lock: lock })
     }
 
-    /// Records the files this run will write (before writing them), for the next claim.
+    /// Records the files this run will write below the directory (before writing them), for
+    /// the next claim; a `--junit`/`--markdown`/`--json` file elsewhere is the user's to keep.
     pub fn record(&self, paths: &[&OutputPaths]) -> Result<(), WriteError> {
-        let list: String = paths.iter().flat_map(|p| p.all()).map(|p| format!("{}\n", absolute(p).display())).collect();
+        let dir = absolute(&self.dir);
+        let list: String = paths
+            .iter()
+            .flat_map(|p| p.all())
+            .filter_map(|p| absolute(p).strip_prefix(&dir).ok().map(|r| format!("{}\n", r.display())))
+            .collect();
         write_atomic(&self.dir.join(MANIFEST), list.as_bytes())
     }
 }
@@ -179,8 +192,14 @@ mod tests {
             std::fs::write(out.join("notes.txt"), "the user's").unwrap();
         }
         assert!(elsewhere.exists());
+        // A manifest edited to point outside the directory deletes nothing there.
+        let manifest = std::fs::read_to_string(out.join(MANIFEST)).unwrap();
+        let outside = dir.path().join("precious.txt");
+        std::fs::write(&outside, "keep").unwrap();
+        std::fs::write(out.join(MANIFEST), format!("{manifest}../precious.txt\n{}\n", outside.display())).unwrap();
         let _claimed = ClaimedDir::claim(&out).unwrap();
-        assert!(!elsewhere.exists(), "a file the last run wrote outside the directory is removed");
+        assert!(outside.exists(), "a manifest can never delete a file outside the directory");
+        assert!(elsewhere.exists(), "a report written elsewhere on request is the user's");
         assert!(!out.join("suite-a").exists(), "the last run's per-suite directory is removed");
         assert!(!out.join("summary.md").exists());
         assert!(out.join("notes.txt").exists(), "files evalgate did not write stay");
