@@ -79,8 +79,7 @@ struct Attempted {
 struct TaskState {
     trials: Vec<Option<TrialResult>>,
     started: Option<Instant>,
-    attempts: u32,
-    /// Attempts of the current try of each trial.
+    /// Attempts that ended, per trial (retries included).
     tries: Vec<u32>,
 }
 
@@ -105,7 +104,6 @@ impl<'a> Dispatcher<'a> {
             .map(|t| TaskState {
                 trials: vec![None; t.repeat.get() as usize],
                 started: None,
-                attempts: 0,
                 tries: vec![0; t.repeat.get() as usize],
             })
             .collect();
@@ -213,6 +211,7 @@ impl<'a> Dispatcher<'a> {
             if in_flight == 0 && queue.is_empty() {
                 break;
             }
+            let wake = self.sink.wake_at();
             tokio::select! {
                 Some(done) = rx.recv() => {
                     in_flight -= 1;
@@ -228,10 +227,11 @@ impl<'a> Dispatcher<'a> {
                         in_flight -= 1;
                         let mut result = skipped_trial(&format!("internal error: the task stopped: {e}"));
                         result.status = Status::Error;
-                        self.finish_trial(index, trial, result, 1);
+                        self.states[index].tries[trial as usize] += 1;
+                        self.finish_trial(index, trial, result, true);
                     }
                 }
-                () = sleep_until(self.sink.wake_at()), if self.sink.wake_at().is_some() => self.sink.catch_up(),
+                () = sleep_until(wake), if wake.is_some() => self.sink.catch_up(),
                 // Signals wake the loop; its top acts on them.
                 () = self.stop.cancel.cancelled(), if !cancel_seen => {}
                 () = self.stop.now.cancelled(), if !now_seen => {}
@@ -250,7 +250,7 @@ impl<'a> Dispatcher<'a> {
         for index in unfinished {
             for trial in 0..self.states[index].trials.len() as u32 {
                 if self.states[index].trials[trial as usize].is_none() {
-                    self.finish_trial(index, trial, skipped_trial("stopped by a second signal"), 0);
+                    self.finish_trial(index, trial, skipped_trial("stopped by a second signal"), false);
                 }
             }
         }
@@ -291,20 +291,19 @@ impl<'a> Dispatcher<'a> {
         let tries = state.tries[trial as usize];
         let retry = result.status == Status::Error && !self.stop.cancel.is_cancelled() && tries <= self.suite.retries;
         if retry {
-            state.attempts += 1;
             let reason = result.reason.clone().unwrap_or_else(|| "error".into());
             self.sink.event(RunEvent::TrialRetry { index, trial, attempt: tries + 1, reason });
             return Some((index, trial));
         }
-        self.finish_trial(index, trial, result, 1);
+        self.finish_trial(index, trial, result, true);
         None
     }
 
-    fn finish_trial(&mut self, index: usize, trial: u32, result: TrialResult, attempts: u32) {
-        let state = &mut self.states[index];
-        state.attempts += attempts;
-        state.trials[trial as usize] = Some(result.clone());
-        if attempts > 0 {
+    /// Records a trial's result (`ran`: an attempt produced it, else it never ran) and,
+    /// with the task's last trial, settles the task.
+    fn finish_trial(&mut self, index: usize, trial: u32, result: TrialResult, ran: bool) {
+        self.states[index].trials[trial as usize] = Some(result.clone());
+        if ran {
             self.sink.event(RunEvent::TrialFinished { index, trial, result: Box::new(result) });
         }
         let state = &mut self.states[index];
@@ -314,7 +313,8 @@ impl<'a> Dispatcher<'a> {
         let trials: Vec<TrialResult> = state.trials.iter_mut().filter_map(Option::take).collect();
         let duration = state.started.map_or(0, |s| s.elapsed().as_millis() as u64);
         let task = &self.suite.tasks[self.plan.tasks[index].index];
-        let mut result = aggregate(&self.suite, task, trials, state.attempts, duration);
+        let attempts = state.tries.iter().sum();
+        let mut result = aggregate(&self.suite, task, trials, attempts, duration);
         self.name_agent(index, &mut result);
         if self.plan.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
             self.halt(NotRun::FailFast);
@@ -339,7 +339,7 @@ impl<'a> Dispatcher<'a> {
         if self.states[index].started.is_none() {
             self.settle(index, Status::Skipped, Some(why), why.reason());
         } else {
-            self.finish_trial(index, trial, skipped_trial(why.reason()), 0);
+            self.finish_trial(index, trial, skipped_trial(why.reason()), false);
         }
     }
 
