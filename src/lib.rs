@@ -17,6 +17,7 @@ pub mod plan;
 pub mod policy;
 pub mod preflight;
 pub mod process;
+pub mod redact;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -1,7 +1,7 @@
 //! Preflight: everything the environment must provide, checked before any task runs.
 //! Every miss is listed at once.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -9,8 +9,9 @@ use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::step::Step;
 use crate::suite::model::{Agent, Suite};
-use crate::template::{Template, Var};
-use crate::uses::Uses;
+use crate::suite::uses::suite_uses;
+use crate::template::Var;
+use crate::uses::{Uses, render_static};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Miss {
@@ -115,14 +116,7 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     if !suite.env.python_modules.is_empty() {
         python_modules(&suite.env.python_modules, &suite.dir, &mut misses);
     }
-    let mut env_vars: BTreeSet<&str> = suite.env.env_vars.iter().map(String::as_str).collect();
-    env_vars.extend(referenced_env(suite));
-    for name in env_vars {
-        if std::env::var_os(name).is_none() {
-            // Only the name is reported: values of environment variables are never printed.
-            misses.push(Miss { kind: "environment variable", name: name.to_owned(), detail: "is not set".into() });
-        }
-    }
+    environment(suite, &mut misses);
     for (written, path) in &suite.env.files {
         if !path.exists() {
             misses.push(Miss {
@@ -161,62 +155,62 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     if misses.is_empty() { Ok(()) } else { Err(PreflightError { file: suite.file.display().to_string(), misses }) }
 }
 
-/// The environment variables whose values the run reads and must never show: required
-/// ones, every `{env.X}`, and the API keys of model agents and judges.
-pub fn secret_env(suite: &Suite) -> BTreeSet<&str> {
-    let mut names = referenced_env(suite);
-    names.extend(suite.env.env_vars.iter().map(String::as_str));
-    for agent in suite.agents.values() {
-        if let Agent::Llm(l) = &**agent {
-            names.insert(&l.spec.api_key_env);
-        }
+/// Every variable read as `{env.X}` (anywhere: an agent, a server, a step, a grader's
+/// value, a judge's header) or required by `env`, set; and set non-empty where an empty
+/// value makes a check vacuous (a `contains` value, a canary). Misses name the places.
+fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
+    let mut places: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for name in &suite.env.env_vars {
+        places.entry(name).or_default().push("`env` of the suite".into());
     }
-    names.extend(suite.judge.iter().map(|j| j.api_key_env.as_str()));
-    names.extend(grader_judges(suite).map(|(_, j)| j.api_key_env.as_str()));
-    names
-}
-
-/// `{env.X}` used anywhere in the suite's templates.
-fn referenced_env(suite: &Suite) -> BTreeSet<&str> {
-    let mut templates: Vec<&Template> = Vec::new();
-    for agent in suite.agents.values() {
-        match &**agent {
-            Agent::Command(agent) => {
-                templates.extend(&agent.command);
-                templates.extend(agent.env.iter().map(|(_, t)| t));
+    let uses = suite_uses(suite);
+    for (place, uses) in &uses {
+        for name in uses.env_vars() {
+            let list = places.entry(name).or_default();
+            if !list.contains(place) {
+                list.push(place.clone());
             }
-            Agent::Llm(agent) => templates.extend(spec_templates(&agent.spec)),
-            Agent::Call(_) => {}
         }
     }
-    for server in suite.mcp_servers.values() {
-        templates.extend(server.url.iter());
-        templates.extend(server.env.iter().chain(&server.headers).map(|(_, t)| t));
-    }
-    if let Some(judge) = &suite.judge {
-        templates.extend(spec_templates(judge));
-    }
-    for step in suite.before_all.iter().chain(&suite.after_all) {
-        templates.extend(step.uses().templates);
-    }
-    for task in &suite.tasks {
-        templates.extend(task.prompt.templates());
-        for step in task.setup.iter().chain(&task.cleanup) {
-            templates.extend(step.uses().templates);
+    for (name, places) in &places {
+        if std::env::var_os(name).is_none() {
+            // Only the name is reported: values of environment variables are never printed.
+            misses.push(Miss {
+                kind: "environment variable",
+                name: (*name).to_owned(),
+                detail: format!("is not set (used by {})", list(places)),
+            });
         }
     }
-    templates
-        .into_iter()
-        .flat_map(Template::vars)
-        .filter_map(|v| match v {
-            Var::Env(name) => Some(name.as_str()),
-            _ => None,
-        })
-        .collect()
+    for (place, uses) in &uses {
+        for (template, what) in &uses.non_empty {
+            let names: Vec<&str> = template
+                .vars()
+                .filter_map(|v| match v {
+                    Var::Env(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let all_set = names.iter().all(|n| std::env::var_os(n).is_some());
+            if !names.is_empty() && all_set && render_static(template).is_some_and(|v| v.is_empty()) {
+                misses.push(Miss {
+                    kind: "environment variable",
+                    name: names.join(", "),
+                    detail: format!("is set but empty: {what} in {place} would then be found in any output"),
+                });
+            }
+        }
+    }
 }
 
-fn spec_templates(spec: &LlmSpec) -> impl Iterator<Item = &Template> {
-    spec.base_url.iter().chain(spec.headers.iter().map(|(_, t)| t))
+/// "a, b, c and 2 more"
+fn list(places: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = places.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if places.len() > SHOWN {
+        text.push_str(&format!(" and {} more", places.len() - SHOWN));
+    }
+    text
 }
 
 /// Judges set on single graders.

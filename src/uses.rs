@@ -1,7 +1,8 @@
-//! What a kind (grader, step) uses from the world: the templates it renders (and through
-//! them the `{env.X}` and `{vars.X}` it reads), the MCP tools it calls, the judge it needs
-//! and the secret values it carries. Preflight, masking and `check` fold over it instead of
-//! searching the suite's text.
+//! What a kind (grader, step, agent, MCP server, model) uses from the world: the templates
+//! it renders (and through them the `{env.X}` it reads), the MCP tools it calls, the judge
+//! it needs, the secret values it carries and the values that must not be empty.
+//! Preflight, masking, redaction and `check` fold over it instead of searching the suite's
+//! text (`suite::uses` folds a whole suite).
 
 use crate::llm::spec::LlmSpec;
 use crate::template::{Template, Var};
@@ -14,7 +15,28 @@ pub struct Uses<'a> {
     pub mcp_tools: Vec<(&'a str, &'a str)>,
     pub judges: Vec<Judge<'a>>,
     /// Templates whose rendered values are secrets (never to be shown).
-    pub secrets: Vec<&'a Template>,
+    pub secrets: Vec<Secret<'a>>,
+    /// Environment variables whose values are secrets without a template naming them: the
+    /// API keys behind `api_key_env`.
+    pub secret_env: Vec<&'a str>,
+    /// Templates that make the check vacuous when they render empty, with what they are
+    /// (``a `contains` value``): an empty needle is found in any output.
+    pub non_empty: Vec<(&'a Template, &'static str)>,
+}
+
+/// A secret value a kind carries, and how reports name it instead.
+#[derive(Debug, Clone, Copy)]
+pub struct Secret<'a> {
+    pub template: &'a Template,
+    pub kind: SecretKind<'a>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretKind<'a> {
+    /// An HTTP header's value (of an agent's model, an MCP server, an `http` step).
+    Header(&'a str),
+    /// A `no_leak` or safety canary.
+    Canary,
 }
 
 /// The judge a grader asks.
@@ -31,33 +53,48 @@ impl<'a> Uses<'a> {
         Uses { templates: templates.into_iter().collect(), ..Uses::default() }
     }
 
+    /// Header values: rendered, and secrets.
+    pub fn headers(headers: &'a [(String, Template)]) -> Self {
+        Uses {
+            templates: headers.iter().map(|(_, t)| t).collect(),
+            secrets: headers.iter().map(|(name, t)| Secret { template: t, kind: SecretKind::Header(name) }).collect(),
+            ..Uses::default()
+        }
+    }
+
+    /// Canaries: rendered, secrets, and never empty (an empty canary is in every output).
+    pub fn canaries(canaries: &'a [Template]) -> Self {
+        Uses {
+            templates: canaries.iter().collect(),
+            secrets: canaries.iter().map(|t| Secret { template: t, kind: SecretKind::Canary }).collect(),
+            non_empty: canaries.iter().map(|t| (t, "a canary")).collect(),
+            ..Uses::default()
+        }
+    }
+
+    /// Values a text check looks for: rendered, and never empty.
+    pub fn needles(needles: impl IntoIterator<Item = &'a Template>, what: &'static str) -> Self {
+        let needles: Vec<&Template> = needles.into_iter().collect();
+        Uses { non_empty: needles.iter().map(|t| (*t, what)).collect(), ..Uses::templates(needles) }
+    }
+
     /// Adds what `other` uses to this.
     pub fn and(mut self, other: Uses<'a>) -> Self {
         self.templates.extend(other.templates);
         self.mcp_tools.extend(other.mcp_tools);
         self.judges.extend(other.judges);
         self.secrets.extend(other.secrets);
+        self.secret_env.extend(other.secret_env);
+        self.non_empty.extend(other.non_empty);
         self
     }
 
     /// The environment variables read as `{env.X}`.
     pub fn env_vars(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.vars_where(|v| match v {
-            Var::Env(name) => Some(name),
+        self.templates.iter().flat_map(|t| t.vars()).filter_map(|v| match v {
+            Var::Env(name) => Some(name.as_str()),
             _ => None,
         })
-    }
-
-    /// The suite variables read as `{vars.X}`.
-    pub fn vars(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.vars_where(|v| match v {
-            Var::Vars(name) => Some(name),
-            _ => None,
-        })
-    }
-
-    fn vars_where(&self, pick: fn(&'a Var) -> Option<&'a String>) -> impl Iterator<Item = &'a str> + '_ {
-        self.templates.iter().flat_map(|t| t.vars()).filter_map(pick).map(String::as_str)
     }
 
     /// The judges set on the kinds themselves (not the suite's default).
@@ -73,4 +110,17 @@ impl<'a> FromIterator<Uses<'a>> for Uses<'a> {
     fn from_iter<I: IntoIterator<Item = Uses<'a>>>(iter: I) -> Self {
         iter.into_iter().fold(Uses::default(), Uses::and)
     }
+}
+
+/// The value of a template that reads nothing but the environment (suite `vars` are bound
+/// when it is compiled), as preflight and the redactor see it before any task runs; `None`
+/// when it depends on a task (`{task.id}`, `{random.id}`, a step's output…).
+pub fn render_static(template: &Template) -> Option<String> {
+    if template.vars().any(|v| !matches!(v, Var::Env(_))) {
+        return None;
+    }
+    Some(template.render(&|v| match v {
+        Var::Env(name) => std::env::var(name).unwrap_or_default(),
+        _ => String::new(),
+    }))
 }

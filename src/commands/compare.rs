@@ -26,7 +26,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     let checks = cmp.checks(&budget);
     let passed = checks.iter().all(|c| c.passed);
     let text = markdown::comparison_report(&head.suite.id, &cmp, &checks);
-    print!("{text}");
+    crate::outln!("{}", text.trim_end_matches('\n'));
     if let Some(path) = &args.markdown {
         write_atomic(path, text.as_bytes())?;
     }

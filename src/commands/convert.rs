@@ -39,7 +39,7 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
         Error::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;
     let yaml = serde_saphyr::to_string(&converted.suite).map_err(|e| Error::Internal(e.to_string()))?;
-    println!(
+    crate::outln!(
         "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
         format.name()
     );

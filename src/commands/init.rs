@@ -88,8 +88,8 @@ pub fn init() -> Result<i32, Error> {
             Ok(())
         };
         write().map_err(|source| crate::report::writer::WriteError { path: path.to_owned(), source })?;
-        eprintln!("wrote {}", path.display());
+        crate::errln!("wrote {}", path.display());
     }
-    eprintln!("next: `evalgate run`, then point agents.bot.command at your agent");
+    crate::errln!("next: `evalgate run`, then point agents.bot.command at your agent");
     Ok(exit::SUCCESS)
 }

@@ -54,7 +54,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
     finalize(&mut merged, baseline.as_ref());
     let json = serde_json::to_string_pretty(&merged).map_err(|e| Error::Internal(e.to_string()))? + "\n";
     write_atomic(&args.output, json.as_bytes())?;
-    eprintln!(
+    crate::errln!(
         "merged {} file(s): {} task(s), score {:.2}, gate {}",
         args.files.len(),
         merged.tasks.len(),
@@ -62,7 +62,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
         merged.verdict.outcome.label()
     );
     if let Some(detail) = merged.verdict.outcome.detail() {
-        eprintln!("  {detail}");
+        crate::errln!("  {detail}");
     }
     // Merging reports; `report --gate` gates.
     Ok(exit::SUCCESS)

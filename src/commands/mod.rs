@@ -42,7 +42,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Init => init::init(),
     };
     outcome.unwrap_or_else(|e| {
-        eprintln!("{}", e.render());
+        crate::errln!("{}", e.render());
         e.exit_code()
     })
 }

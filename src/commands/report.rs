@@ -32,7 +32,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         return Ok(exit::SUCCESS);
     }
     for c in &checked.verdict.checks {
-        eprintln!(
+        crate::errln!(
             "  {} {:<32} budget {:<12} actual {}",
             if c.passed { "ok  " } else { "FAIL" },
             c.name,
@@ -41,9 +41,9 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         );
     }
     let outcome = &checked.verdict.outcome;
-    eprintln!("{} {}", outcome.label().to_uppercase(), checked.suite.id);
+    crate::errln!("{} {}", outcome.label().to_uppercase(), checked.suite.id);
     if let Some(detail) = outcome.detail() {
-        eprintln!("  {detail}");
+        crate::errln!("  {detail}");
     }
     // A shard's own file is never a pass: only the merged results are gated.
     Ok(match outcome {

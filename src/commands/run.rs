@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use super::suites::{Planned, load_and_plan, preflight_all, print_plan};
+use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan};
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::{finalize, regate};
@@ -35,6 +35,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     }
     if args.dry_run {
         let planned = load_and_plan(&args.select, &selection)?;
+        install_redactor(&planned);
         preflight_all(&planned)?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
@@ -68,14 +69,10 @@ struct Prepared {
 
 fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Error> {
     let planned = load_and_plan(&args.select, selection)?;
-    let github = crate::github::actions::enabled(args.github, args.no_github);
-    if github {
-        // Masks first, before anything else can print a secret.
-        let names: std::collections::BTreeSet<String> =
-            planned.iter().flat_map(|p| crate::github::masks::suite_env_names(&p.suite)).collect();
-        for line in crate::github::masks::mask_lines(names.iter().map(String::as_str)) {
-            println!("{line}");
-        }
+    // The redactor and the runner's masks first, before anything can print a secret.
+    let secrets = install_redactor(&planned);
+    if crate::github::actions::enabled(args.github, args.no_github) {
+        crate::github::masks::add_masks(&secrets);
     }
     let regressions = planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>()?;
     let prices = read_prices(args.pricing.as_deref())?;
@@ -186,14 +183,14 @@ fn update_baseline(args: &RunArgs, results: &Results, path: Option<&std::path::P
         return Ok(());
     }
     let Some(path) = path.filter(|_| results.verdict.passed) else {
-        eprintln!("the run did not pass: the baseline was not updated");
+        crate::errln!("the run did not pass: the baseline was not updated");
         return Ok(());
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| WriteError { path: dir.to_owned(), source })?;
     }
     write_atomic(path, pretty_json(results).as_bytes())?;
-    eprintln!("baseline updated: {}", path.display());
+    crate::errln!("baseline updated: {}", path.display());
     Ok(())
 }
 
@@ -263,6 +260,8 @@ impl SuiteRun<'_> {
         }
         results.duration_ms = started.elapsed().as_millis() as u64;
         finalize(&mut results, regression.baseline.as_ref());
+        // What leaves the run (reports, the comment, the baseline) carries no secret.
+        let results = crate::redact::data(results);
         fanout.event(RunEvent::RunFinished { results: Box::new(results.clone()) });
         if let Some(e) = fanout.error {
             return Err(e.into());
@@ -334,7 +333,7 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         Ok(b) => Some(b),
         Err(e @ BaselineError::Missing(_)) => {
             let note = if section.required { "the regression gate fails" } else { "the regression gate is skipped" };
-            eprintln!("warning: {e}; {note}");
+            crate::errln!("warning: {e}; {note}");
             section.warning = Some(e.to_string());
             None
         }

@@ -6,6 +6,6 @@ use crate::exit;
 pub fn schema() -> Result<i32, Error> {
     let schema = crate::suite::raw::schema();
     let text = serde_json::to_string_pretty(&schema).map_err(|e| Error::Internal(e.to_string()))?;
-    println!("{text}");
+    crate::outln!("{text}");
     Ok(exit::SUCCESS)
 }

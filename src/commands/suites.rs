@@ -8,6 +8,7 @@ use crate::cli::SelectArgs;
 use crate::error::Error;
 use crate::plan::{Plan, PlanError, Selection, plan};
 use crate::preflight::{PreflightError, preflight};
+use crate::redact::Secret;
 use crate::results::Shard;
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
@@ -38,6 +39,13 @@ impl Selection {
             ..selection(select)
         }
     }
+}
+
+/// Installs the redactor for the secrets the suites carry, and returns them.
+pub fn install_redactor(planned: &[Planned]) -> Vec<Secret> {
+    let secrets = crate::suite::uses::secrets(planned.iter().map(|p| &p.suite));
+    crate::redact::install(secrets.clone());
+    secrets
 }
 
 /// Loads every suite (all their problems listed together), then plans each. With several
@@ -71,11 +79,11 @@ pub fn load_and_plan(select: &SelectArgs, selection: &Selection) -> Result<Vec<P
         return Err(Error::Usage(nothing.join("\n")));
     }
     for why in nothing {
-        eprintln!("note: {}", why.lines().next().unwrap_or_default());
+        crate::errln!("note: {}", why.lines().next().unwrap_or_default());
     }
     for p in &planned {
         for note in &p.plan.notes {
-            eprintln!("note: {note}");
+            crate::errln!("note: {note}");
         }
     }
     Ok(planned)
@@ -92,6 +100,6 @@ pub fn print_plan(p: &Planned) {
     for planned in &p.plan.tasks {
         let task = &p.suite.tasks[planned.index];
         let tags = if task.tags.is_empty() { String::new() } else { format!(" [{}]", task.tags.join(", ")) };
-        println!("{}/{}  {file}:{}{tags}", p.suite.id, task.id, task.position.line);
+        crate::outln!("{}/{}  {file}:{}{tags}", p.suite.id, task.id, task.position.line);
     }
 }

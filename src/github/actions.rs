@@ -42,7 +42,7 @@ impl GitHubStep {
         let (lines, used) = annotations(results, self.annotations_left);
         self.annotations_left -= used;
         for line in lines {
-            println!("{line}");
+            crate::outln!("{line}");
         }
         self.outputs.add(results, paths);
         Ok(())
@@ -66,11 +66,11 @@ impl Reporter for GitHubReporter<'_> {
         match event {
             RunEvent::RunStarted { suite_id, .. } => {
                 // Fold the per-task lines; the verdict printed after the group stays in view.
-                println!("::group::evalgate: tasks of {suite_id}");
+                crate::outln!("::group::evalgate: tasks of {suite_id}");
                 Ok(())
             }
             RunEvent::RunFinished { results } => {
-                println!("::endgroup::");
+                crate::outln!("::endgroup::");
                 self.step.after_suite(results, self.paths)
             }
             RunEvent::TaskStarted { .. }
@@ -90,8 +90,9 @@ pub fn runner_file(name: &str) -> Option<PathBuf> {
 }
 
 /// Appends, never replaces: earlier steps' content in the same file must survive.
-pub fn append(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+/// The text passes the redactor: these files are shown on the run's page.
+pub fn append(path: &Path, text: &str) -> Result<(), WriteError> {
     let err = |source| WriteError { path: path.to_owned(), source };
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(err)?;
-    file.write_all(bytes).map_err(err)
+    file.write_all(crate::redact::text(text).as_bytes()).map_err(err)
 }

@@ -63,7 +63,8 @@ pub fn body(results: &Results) -> String {
     let link = run_link().map(|l| format!("\n\n[Full results of this run]({l})")).unwrap_or_default();
     let head = format!("{}\n", marker(&results.suite.id));
     let room = MAX_BODY.saturating_sub(head.chars().count() + link.chars().count());
-    format!("{head}{}{link}", markdown::render_within(results, room))
+    let results = crate::redact::data_ref(results);
+    crate::redact::text(&format!("{head}{}{link}", markdown::render_within(&results, room))).into_owned()
 }
 
 fn run_link() -> Option<String> {
@@ -102,7 +103,7 @@ pub async fn post_sticky(
 /// Posts the sticky comment for `results` on the run's pull request (`pr` overrides it).
 /// A missing token or pull request is a notice, a refusal or failure a warning.
 pub async fn comment(results: &Results, pr: Option<u64>) {
-    let notice = |message: &str| println!("{}", command("notice", &[("title", "evalgate".into())], message));
+    let notice = |message: &str| crate::outln!("{}", command("notice", &[("title", "evalgate".into())], message));
     let Some(pr) = super::event::current(pr) else {
         notice("no pull request for this run (and no --pr): the comment is skipped");
         return;
@@ -116,9 +117,9 @@ pub async fn comment(results: &Results, pr: Option<u64>) {
         Err(e) => Err(e),
     };
     match posted {
-        Ok(Posted::Created) => eprintln!("evalgate: commented on pull request #{}", pr.number),
-        Ok(Posted::Updated(id)) => eprintln!("evalgate: updated comment {id} on pull request #{}", pr.number),
-        Err(e) => println!("{}", command("warning", &[("title", "evalgate".into())], &e.to_string())),
+        Ok(Posted::Created) => crate::errln!("evalgate: commented on pull request #{}", pr.number),
+        Ok(Posted::Updated(id)) => crate::errln!("evalgate: updated comment {id} on pull request #{}", pr.number),
+        Err(e) => crate::outln!("{}", command("warning", &[("title", "evalgate".into())], &e.to_string())),
     }
 }
 

@@ -66,7 +66,7 @@ impl StepOutputs {
     /// Appends the outputs to `$GITHUB_OUTPUT` (nothing when it is not set).
     pub fn write(&self) -> Result<(), WriteError> {
         let Some(path) = runner_file("GITHUB_OUTPUT") else { return Ok(()) };
-        append(&path, format_outputs(&self.values()).as_bytes())
+        append(&path, &format_outputs(&self.values()))
     }
 }
 

@@ -18,7 +18,7 @@ pub fn append_summary(results: &Results, suites_left: usize) -> Result<(), Write
     if !text.is_empty() {
         text.push('\n');
     }
-    append(&path, text.as_bytes())
+    append(&path, &text)
 }
 
 /// `render_within` counts characters; the limit is in bytes. Shrink the character budget

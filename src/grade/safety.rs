@@ -181,9 +181,7 @@ impl Grade for SafetyCheck {
 
     fn uses(&self) -> Uses<'_> {
         match &self.verdict {
-            Verdict::Inferred { canaries, .. } => {
-                Uses { secrets: canaries.iter().collect(), ..Uses::templates(canaries) }
-            }
+            Verdict::Inferred { canaries, .. } => Uses::canaries(canaries),
             Verdict::Json { .. } => Uses::default(),
         }
     }

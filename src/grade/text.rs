@@ -170,10 +170,11 @@ impl Grade for TextCheck {
 
     fn uses(&self) -> Uses<'_> {
         match self {
-            TextCheck::Equals { value, .. }
-            | TextCheck::StartsWith { value, .. }
-            | TextCheck::EndsWith { value, .. } => Uses::templates([value]),
-            TextCheck::Contains { values, .. } | TextCheck::NotContains { values, .. } => Uses::templates(values),
+            TextCheck::Equals { value, .. } => Uses::needles([value], "an `equals` value"),
+            TextCheck::StartsWith { value, .. } => Uses::needles([value], "a `starts_with` value"),
+            TextCheck::EndsWith { value, .. } => Uses::needles([value], "an `ends_with` value"),
+            TextCheck::Contains { values, .. } => Uses::needles(values, "a `contains` value"),
+            TextCheck::NotContains { values, .. } => Uses::templates(values),
             TextCheck::Regex { .. } => Uses::default(),
         }
     }

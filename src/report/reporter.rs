@@ -46,6 +46,7 @@ pub struct Fanout<'a> {
 
 impl EventSink for Fanout<'_> {
     fn event(&mut self, event: RunEvent) {
+        let event = redacted(event);
         for reporter in &mut self.reporters {
             if let Err(e) = reporter.handle(&event) {
                 self.error.get_or_insert(e);
@@ -66,6 +67,26 @@ impl EventSink for Fanout<'_> {
                 self.error.get_or_insert(e);
             }
         }
+    }
+}
+
+/// What reporters see: the event with every secret it carries replaced (`crate::redact`).
+fn redacted(event: RunEvent) -> RunEvent {
+    use crate::redact::{data, text};
+    match event {
+        RunEvent::TrialRetry { index, trial, attempt, reason } => {
+            RunEvent::TrialRetry { index, trial, attempt, reason: text(&reason).into_owned() }
+        }
+        RunEvent::TrialFinished { index, trial, result } => {
+            RunEvent::TrialFinished { index, trial, result: data(result) }
+        }
+        RunEvent::TaskFinished { index, result } => RunEvent::TaskFinished { index, result: data(result) },
+        RunEvent::TaskSkipped { index, result } => RunEvent::TaskSkipped { index, result: data(result) },
+        RunEvent::RunFinished { results } => RunEvent::RunFinished { results: data(results) },
+        RunEvent::RunStarted { .. }
+        | RunEvent::TaskStarted { .. }
+        | RunEvent::TrialStarted { .. }
+        | RunEvent::CancelRequested { .. } => event,
     }
 }
 

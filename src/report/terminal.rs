@@ -155,6 +155,7 @@ impl TerminalReporter {
     }
 
     fn line(&self, text: String) {
+        let text = crate::redact::text(&text).into_owned();
         match &self.bar {
             Some(bar) => bar.println(text),
             None => {

@@ -59,16 +59,18 @@ impl OutputPaths {
 
     /// Renders every report of `REPORTS` and replaces its file atomically.
     pub fn write_reports(&self, results: &Results) -> Result<(), WriteError> {
+        let results = crate::redact::data_ref(results);
         for (report, path) in REPORTS.iter().zip(&self.reports) {
-            write_atomic(path, report.render(results).as_bytes())?;
+            write_atomic(path, report.render(&results).as_bytes())?;
         }
         Ok(())
     }
 
     /// The same while the run goes: atomic, but not synced to disk each time.
     pub fn write_progress(&self, results: &Results) -> Result<(), WriteError> {
+        let results = crate::redact::data_ref(results);
         for (report, path) in REPORTS.iter().zip(&self.reports) {
-            write_atomic_unsynced(path, report.render(results).as_bytes())?;
+            write_atomic_unsynced(path, report.render(&results).as_bytes())?;
         }
         Ok(())
     }
@@ -167,7 +169,8 @@ impl EventLog {
 
     pub fn append(&mut self, event: &serde_json::Value) -> Result<(), WriteError> {
         let path = self.path.clone();
-        serde_json::to_writer(&mut self.out, event).map_err(|e| write_error(&path)(e.into()))?;
+        let event = crate::redact::data_ref(event);
+        serde_json::to_writer(&mut self.out, &*event).map_err(|e| write_error(&path)(e.into()))?;
         self.out.write_all(b"\n").map_err(write_error(&path))?;
         self.out.flush().map_err(write_error(&path))
     }

@@ -27,11 +27,11 @@ impl Stop {
     pub fn signal(&self) {
         let n = self.signals.fetch_add(1, Ordering::SeqCst) + 1;
         if n == 1 {
-            eprintln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
-            eprintln!("evalgate: a second signal stops everything at once");
+            crate::errln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
+            crate::errln!("evalgate: a second signal stops everything at once");
             self.cancel.cancel();
         } else {
-            eprintln!("evalgate: second signal; killing every process now and writing results");
+            crate::errln!("evalgate: second signal; killing every process now and writing results");
             crate::process::stop_everything();
             self.cancel.cancel();
             self.now.cancel();
@@ -42,7 +42,7 @@ impl Stop {
     pub fn listen(&self) {
         use tokio::signal::unix::{SignalKind, signal};
         let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
-            eprintln!("evalgate: warning: cannot listen for signals");
+            crate::errln!("evalgate: warning: cannot listen for signals");
             return;
         };
         let stop = self.clone();

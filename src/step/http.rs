@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
-use super::json_template::JsonTemplate;
+use crate::template::JsonTemplate;
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
 use crate::excerpt::excerpt;
@@ -183,14 +183,13 @@ impl RunStep for HttpRequest {
 
     fn uses(&self) -> Uses<'_> {
         let mut templates = vec![&self.url];
-        templates.extend(self.headers.iter().map(|(_, t)| t));
         match &self.body {
             Some(HttpBody::Text(t)) => templates.push(t),
             Some(HttpBody::Json(j)) => templates.extend(j.templates()),
             None => {}
         }
         templates.extend(content_templates(&self.expect.body));
-        Uses::templates(templates)
+        Uses::templates(templates).and(Uses::headers(&self.headers))
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
-use super::json_template::JsonTemplate;
+use crate::template::JsonTemplate;
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
 use crate::mcp::session::{is_error, result_output};

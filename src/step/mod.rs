@@ -5,7 +5,6 @@
 mod compile;
 mod env;
 mod expect;
-mod json_template;
 mod kind;
 mod leaf;
 mod outputs;

@@ -5,6 +5,7 @@ mod load;
 mod load_error;
 pub mod model;
 pub mod raw;
+pub mod uses;
 mod validate;
 
 pub use crate::source::did_you_mean;

@@ -66,7 +66,8 @@ pub enum Agent {
 pub struct ToolCallSpec {
     pub server: String,
     pub tool: String,
-    pub arguments: serde_json::Value,
+    /// Strings are templates, rendered for each trial.
+    pub arguments: crate::template::JsonTemplate,
     /// `server.tool`, shown as the agent.
     pub name: String,
 }

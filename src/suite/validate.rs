@@ -17,7 +17,7 @@ use crate::source::Position;
 use crate::source::ValidateCx;
 use crate::source::did_you_mean;
 use crate::step::compile_steps;
-use crate::template::Scope;
+use crate::template::{JsonTemplate, Scope};
 use crate::values::{NonNegative, Rate};
 
 pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Option<Suite> {
@@ -266,12 +266,16 @@ fn validate_task(
             if raw.agent.is_some() {
                 cx.error(&format!("{path}.agent"), "an execution-level task calls a tool; it has no agent");
             }
-            Some(Arc::new(Agent::Call(ToolCallSpec {
-                server: call.server.clone(),
-                tool: call.tool.clone(),
-                arguments: serde_json::Value::Object(call.arguments.clone()),
-                name: format!("{}.{}", call.server, call.tool),
-            })))
+            let arguments = serde_json::Value::Object(call.arguments.clone());
+            let arguments = JsonTemplate::compile(cx, &arguments, Scope::Task, &format!("{path}.call.arguments"));
+            arguments.map(|arguments| {
+                Arc::new(Agent::Call(ToolCallSpec {
+                    server: call.server.clone(),
+                    tool: call.tool.clone(),
+                    arguments,
+                    name: format!("{}.{}", call.server, call.tool),
+                }))
+            })
         }
         (Level::Execution, None) => {
             cx.error(path, "an execution-level task needs `call: {server, tool, arguments}`");

@@ -16,17 +16,18 @@ pub struct McpCallSut<'a> {
 
 #[async_trait::async_trait]
 impl SystemUnderTest for McpCallSut<'_> {
-    async fn run(&self, _bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
+    async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let call = self.call;
         let server = self
             .servers
             .by_name
             .get(&call.server)
             .ok_or_else(|| AgentError { reason: format!("MCP server `{}` is not running", call.server), run: None })?;
+        let arguments = call.arguments.render(&|v| bindings.lookup(v));
         let started = Instant::now();
         // A transport or JSON-RPC error is an error of the task; `isError` is data.
         let result = server
-            .call(&call.tool, call.arguments.clone(), timeout)
+            .call(&call.tool, arguments.clone(), timeout)
             .await
             .map_err(|e| AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None })?;
         let output = result_output(&result);
@@ -41,7 +42,7 @@ impl SystemUnderTest for McpCallSut<'_> {
                 tool_calls: vec![ToolCall {
                     name: call.tool.clone(),
                     server: Some(call.server.clone()),
-                    arguments: call.arguments.clone(),
+                    arguments,
                     result: Some(result.clone()),
                     duration_ms: Some(started.elapsed().as_millis() as u64),
                 }],

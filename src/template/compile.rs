@@ -11,7 +11,7 @@ impl ValidateCx<'_> {
     pub fn template(&mut self, text: &str, scope: Scope, path: &str) -> Option<Template> {
         let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals };
         match Template::parse(text, scope, names) {
-            Ok(t) => Some(t),
+            Ok(t) => Some(t.bind_vars(&self.vars)),
             Err(e) => {
                 let mut position = self.value_position(path);
                 // Point at the offending character when the value sits on one line.

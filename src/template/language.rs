@@ -166,6 +166,24 @@ impl Template {
         Template { source: text.to_owned(), segments: vec![Segment::Literal(text.to_owned())] }
     }
 
+    /// Replaces each `{vars.X}` by its value. Suite variables are constants of the run, so
+    /// a template compiled with them renders them the same wherever it is rendered: in a
+    /// task, a hook, or a model's `base_url` read once per run.
+    pub fn bind_vars(self, vars: &BTreeMap<String, String>) -> Self {
+        let mut segments: Vec<Segment> = Vec::with_capacity(self.segments.len());
+        for segment in self.segments {
+            let segment = match segment {
+                Segment::Var(Var::Vars(name)) if vars.contains_key(&name) => Segment::Literal(vars[&name].clone()),
+                other => other,
+            };
+            match (segments.last_mut(), segment) {
+                (Some(Segment::Literal(before)), Segment::Literal(text)) => before.push_str(&text),
+                (_, segment) => segments.push(segment),
+            }
+        }
+        Template { source: self.source, segments }
+    }
+
     pub fn source(&self) -> &str {
         &self.source
     }

@@ -4,8 +4,10 @@
 mod bindings;
 mod command_line;
 mod compile;
+mod json;
 mod language;
 
 pub use bindings::{Bindings, ServersRef};
 pub use command_line::CommandLine;
+pub use json::JsonTemplate;
 pub use language::{Names, Scope, Template, TemplateError, Var};

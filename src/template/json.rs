@@ -1,10 +1,10 @@
-//! JSON values whose strings are templates: an `http` step's `json` body and an `mcp`
-//! step's `arguments`.
+//! JSON values whose strings are templates: an `http` step's `json` body, an `mcp` step's
+//! `arguments` and an execution-level task's `call.arguments`.
 
 use serde_json::Value;
 
+use super::{Scope, Template, Var};
 use crate::source::ValidateCx;
-use crate::template::{Scope, Template, Var};
 
 /// A JSON value whose strings are templates.
 #[derive(Debug)]

@@ -1,0 +1,94 @@
+//! What a whole suite uses, kind by kind, each with the place a message names: the fold
+//! behind preflight's environment checks, the `::add-mask::` lines and the redactor.
+
+use super::model::{Agent, McpServer, Suite, Task};
+use crate::grade::Grader;
+use crate::llm::spec::LlmSpec;
+use crate::redact::Secret;
+use crate::step::Step;
+use crate::uses::{SecretKind, Uses, render_static};
+
+/// Where something is used, as a message names it: "task `t1`", "agent `a`".
+pub type Place = String;
+
+/// Everything the suite uses, by place, in suite order.
+pub fn suite_uses(suite: &Suite) -> Vec<(Place, Uses<'_>)> {
+    let mut all = Vec::new();
+    for agent in suite.agents.values() {
+        all.push((format!("agent `{}`", agent.name()), agent_uses(agent)));
+    }
+    for server in suite.mcp_servers.values() {
+        all.push((format!("MCP server `{}`", server.name), server_uses(server)));
+    }
+    if let Some(judge) = &suite.judge {
+        all.push(("the judge".to_owned(), model_uses(judge)));
+    }
+    let hooks: Uses = suite.before_all.iter().chain(&suite.after_all).map(Step::uses).collect();
+    all.push(("hooks".to_owned(), hooks));
+    all.extend(suite.tasks.iter().map(|t| (format!("task `{}`", t.id), task_uses(t))));
+    all
+}
+
+fn agent_uses(agent: &Agent) -> Uses<'_> {
+    match agent {
+        Agent::Command(a) => Uses::templates(a.command.iter().chain(a.env.iter().map(|(_, t)| t))),
+        Agent::Llm(a) => model_uses(&a.spec),
+        // Its arguments belong to its task.
+        Agent::Call(_) => Uses::default(),
+    }
+}
+
+/// A model's endpoint and headers (whose values are secrets) and its API key.
+fn model_uses(spec: &LlmSpec) -> Uses<'_> {
+    let mut uses = Uses::templates(&spec.base_url).and(Uses::headers(&spec.headers));
+    uses.secret_env.push(&spec.api_key_env);
+    uses
+}
+
+fn server_uses(server: &McpServer) -> Uses<'_> {
+    Uses::templates(server.url.iter().chain(server.env.iter().map(|(_, t)| t))).and(Uses::headers(&server.headers))
+}
+
+/// The task's prompt, steps, graders (and their own judges' models) and tool call.
+fn task_uses(task: &Task) -> Uses<'_> {
+    let steps = task.setup.iter().chain(&task.cleanup).map(Step::uses);
+    let mut uses: Uses = steps.chain(task.graders.iter().map(Grader::uses)).collect();
+    let judges: Vec<Uses> = uses.own_judges().map(model_uses).collect();
+    uses = judges.into_iter().fold(uses, Uses::and).and(Uses::templates(task.prompt.templates()));
+    if let Agent::Call(call) = &*task.agent {
+        uses = uses.and(Uses::templates(call.arguments.templates()));
+    }
+    uses
+}
+
+/// The secret values the suites carry, as set now: every `{env.X}` read anywhere, the
+/// required variables and API keys, header values and canaries (those that depend on a
+/// task are not known before it runs). Canaries are numbered across the run.
+pub fn secrets<'a>(suites: impl IntoIterator<Item = &'a Suite>) -> Vec<Secret> {
+    let mut secrets = Vec::new();
+    let mut canaries: Vec<String> = Vec::new();
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| Secret::env(name, v));
+    for suite in suites {
+        secrets.extend(suite.env.env_vars.iter().filter_map(|n| env(n)));
+        for (_, uses) in suite_uses(suite) {
+            secrets.extend(uses.env_vars().chain(uses.secret_env.iter().copied()).filter_map(env));
+            for secret in &uses.secrets {
+                let Some(value) = render_static(secret.template).filter(|v| !v.is_empty()) else { continue };
+                let placeholder = match secret.kind {
+                    SecretKind::Header(name) => format!("[secret:header {name}]"),
+                    SecretKind::Canary => {
+                        let n = canaries.iter().position(|c| *c == value).unwrap_or_else(|| {
+                            canaries.push(value.clone());
+                            canaries.len() - 1
+                        });
+                        format!("[canary #{}]", n + 1)
+                    }
+                };
+                secrets.push(Secret { value, placeholder });
+            }
+        }
+    }
+    secrets.sort_by(|a, b| a.value.cmp(&b.value));
+    secrets.dedup_by(|a, b| a.value == b.value);
+    secrets
+}
