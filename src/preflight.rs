@@ -37,16 +37,17 @@ impl fmt::Display for PreflightError {
 }
 
 /// Starts the suite's MCP servers and checks every tool the suite names exists (with a
-/// "did you mean" from the real list) and, when it is destructive, that its server allows
-/// side effects. The servers stay up for the run.
+/// "did you mean" from the real list) and that its server does not refuse it (a destructive
+/// tool without `allow_side_effects`): a step or grader that would be refused at run time
+/// is reported before anything runs. The servers stay up for the run.
 pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers, PreflightError> {
     use crate::mcp::servers::Servers;
-    let endpoints = suite.mcp_servers.values().map(|s| (s.name.clone(), s.endpoint())).collect();
     let file = suite.file.display().to_string();
-    let servers = Servers::start(endpoints).await.map_err(|(name, e)| PreflightError {
-        file: file.clone(),
-        misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
-    })?;
+    let servers =
+        Servers::start(suite.mcp_servers.values().map(|s| s.spec())).await.map_err(|(name, e)| PreflightError {
+            file: file.clone(),
+            misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
+        })?;
     let mut misses = Vec::new();
     // Tools named by steps and graders must exist too.
     let hooks = suite.before_all.iter().chain(&suite.after_all).map(Step::uses).map(|u| (u, "hooks".to_owned()));
@@ -69,6 +70,12 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
                 name: format!("{server_name}.{tool}"),
                 detail: format!("server `{server_name}` has no such tool ({place}); {help}"),
             });
+        } else if let Some(why) = server.refusal(tool) {
+            misses.push(Miss {
+                kind: "MCP tool",
+                name: format!("{server_name}.{tool}"),
+                detail: format!("{why} ({place})"),
+            });
         }
     }
     for task in &suite.tasks {
@@ -87,15 +94,15 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
                     detail: format!("server `{}` has no such tool (task `{}`); {help}", call.server, task.id),
                 });
             }
-            Some(tool) if tool.destructive && !suite.mcp_servers[&call.server].allow_side_effects => misses.push(Miss {
-                kind: "MCP tool",
-                name: format!("{}.{}", call.server, call.tool),
-                detail: format!(
-                    "is annotated destructiveHint: calling it is refused unless `mcp_servers.{}.allow_side_effects: true` (task `{}`)",
-                    call.server, task.id
-                ),
-            }),
-            Some(_) => {}
+            Some(_) => {
+                if let Some(why) = server.refusal(&call.tool) {
+                    misses.push(Miss {
+                        kind: "MCP tool",
+                        name: format!("{}.{}", call.server, call.tool),
+                        detail: format!("{why} (task `{}`)", task.id),
+                    });
+                }
+            }
         }
     }
     if misses.is_empty() {

@@ -112,14 +112,15 @@ async fn respond(body: &[u8], server: &Server, recorded: &Mutex<Vec<(Instant, To
             "serverInfo": {"name": format!("evalgate-proxy/{}", server.name), "version": env!("CARGO_PKG_VERSION")},
         })),
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(json!({"tools": server.tools.iter().map(|t| json!({
+        // The tools the server would refuse are not listed; a call to one gets a tool error.
+        "tools/list" => Ok(json!({"tools": server.callable_tools().map(|t| json!({
             "name": t.name, "description": t.description, "inputSchema": t.input_schema,
         })).collect::<Vec<_>>()})),
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
             let started = Instant::now();
-            let outcome = server.call(&name, arguments.clone(), CALL_TIMEOUT).await;
+            let outcome = server.call_for_agent(&name, arguments.clone(), CALL_TIMEOUT).await;
             let result = match &outcome {
                 Ok(r) => r.clone(),
                 Err(e) => json!({"error": e.0}),

@@ -1,9 +1,11 @@
-//! The run's MCP servers: started once, shared by tasks, restarted once if one dies.
+//! The run's MCP servers: started once, shared by tasks, restarted once if one dies. Every
+//! `tools/call` of the run goes through [`Server::call`], which holds the side-effect guard.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use super::session::{Endpoint, McpError, McpSession, ServerInfo, ToolInfo, connect};
@@ -18,6 +20,27 @@ pub struct Server {
     restarted: std::sync::atomic::AtomicBool,
     pub tools: Vec<ToolInfo>,
     pub info: ServerInfo,
+    /// `mcp_servers.NAME.allow_side_effects`: whether its destructive tools may be called.
+    allow_side_effects: bool,
+}
+
+/// Why a call was not made, or did not complete.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    /// The side-effect guard refused it: the server never saw the call.
+    #[error("{0}")]
+    Refused(String),
+    /// A transport or JSON-RPC error, or a time-out.
+    #[error(transparent)]
+    Failed(#[from] McpError),
+}
+
+/// What starting a server takes.
+pub struct ServerSpec {
+    pub name: String,
+    pub endpoint: Endpoint,
+    /// Whether its destructive tools may be called.
+    pub allow_side_effects: bool,
 }
 
 pub struct Servers {
@@ -30,9 +53,9 @@ impl Servers {
     }
 
     /// Starts every server and lists its tools; the first failure is returned by name.
-    pub async fn start(endpoints: Vec<(String, Endpoint)>) -> Result<Servers, (String, McpError)> {
+    pub async fn start(specs: impl IntoIterator<Item = ServerSpec>) -> Result<Servers, (String, McpError)> {
         let mut by_name = BTreeMap::new();
-        for (name, endpoint) in endpoints {
+        for ServerSpec { name, endpoint, allow_side_effects } in specs {
             let session = connect(&endpoint, START_TIMEOUT).await.map_err(|e| (name.clone(), e))?;
             let tools = tokio::time::timeout(START_TIMEOUT, session.list_tools())
                 .await
@@ -49,6 +72,7 @@ impl Servers {
                     restarted: std::sync::atomic::AtomicBool::new(false),
                     tools,
                     info,
+                    allow_side_effects,
                 }),
             );
         }
@@ -65,14 +89,33 @@ impl Servers {
 }
 
 impl Server {
-    /// Calls a tool. A transport failure restarts the server once (for later tasks) and is
-    /// returned as an error: the task that saw it cannot pass.
-    pub async fn call(
-        &self,
-        tool: &str,
-        arguments: serde_json::Value,
-        timeout: Duration,
-    ) -> Result<serde_json::Value, McpError> {
+    /// Why `tool` may not be called, if it may not: it is annotated `destructiveHint: true`,
+    /// or the server did not list it (so nothing says it is harmless), and the server does
+    /// not allow side effects. Preflight reports it; [`Server::call`] enforces it.
+    pub fn refusal(&self, tool: &str) -> Option<String> {
+        if self.allow_side_effects {
+            return None;
+        }
+        let unless = format!("calling it is refused unless `mcp_servers.{}.allow_side_effects: true`", self.name);
+        match self.tools.iter().find(|t| t.name == tool) {
+            Some(t) if t.destructive => Some(format!("is annotated destructiveHint: {unless}")),
+            Some(_) => None,
+            None => Some(format!("is not in the server's tools/list, so it may be destructive: {unless}")),
+        }
+    }
+
+    /// The tools an agent is shown: those [`Server::call`] does not refuse.
+    pub fn callable_tools(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.tools.iter().filter(|t| self.refusal(&t.name).is_none())
+    }
+
+    /// Calls a tool, unless [`Server::refusal`] forbids it. A transport failure restarts the
+    /// server once (for later tasks) and is returned as an error: the task that saw it
+    /// cannot pass.
+    pub async fn call(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Value, CallError> {
+        if let Some(why) = self.refusal(tool) {
+            return Err(CallError::Refused(format!("`{}.{tool}` {why}", self.name)));
+        }
         let session = self
             .session
             .lock()
@@ -83,11 +126,25 @@ impl Server {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) => {
                 self.restart_once().await;
-                Err(e)
+                Err(e.into())
             }
             Err(_) => {
-                Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout))))
+                Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout)))
+                    .into())
             }
+        }
+    }
+
+    /// A call an agent makes (the model agent, or any agent through the recording proxy): a
+    /// refusal comes back as a tool error the agent reads, as it would a tool's own error,
+    /// so the run goes on and the refusal is recorded with the call.
+    pub async fn call_for_agent(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Value, McpError> {
+        match self.call(tool, arguments, timeout).await {
+            Err(CallError::Refused(why)) => {
+                Ok(json!({"content": [{"type": "text", "text": format!("not executed: {why}")}], "isError": true}))
+            }
+            Err(CallError::Failed(e)) => Err(e),
+            Ok(result) => Ok(result),
         }
     }
 
@@ -102,5 +159,94 @@ impl Server {
         if let Ok(session) = connect(&self.endpoint, START_TIMEOUT).await {
             *slot = Some(Arc::new(session));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A session that counts the calls that reach it.
+    struct Counting(Arc<AtomicUsize>);
+
+    #[async_trait::async_trait]
+    impl McpSession for Counting {
+        fn info(&self) -> ServerInfo {
+            ServerInfo::default()
+        }
+        async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
+            Ok(Vec::new())
+        }
+        async fn call_tool(&self, _: &str, _: Value) -> Result<Value, McpError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"content": [{"type": "text", "text": "done"}]}))
+        }
+        async fn request(&self, _: &str, _: Value) -> Result<Value, McpError> {
+            Ok(Value::Null)
+        }
+        async fn close(&self) {}
+    }
+
+    fn server(allow_side_effects: bool) -> (Server, Arc<AtomicUsize>) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let tool = |name: &str, destructive| ToolInfo {
+            name: name.into(),
+            description: String::new(),
+            input_schema: Value::Null,
+            destructive,
+        };
+        let server = Server {
+            name: "fs".into(),
+            endpoint: Endpoint::Http { url: String::new(), headers: Vec::new() },
+            session: Mutex::new(Some(Arc::new(Counting(calls.clone())))),
+            restarted: std::sync::atomic::AtomicBool::new(false),
+            tools: vec![tool("read", false), tool("wipe", true)],
+            info: ServerInfo::default(),
+            allow_side_effects,
+        };
+        (server, calls)
+    }
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[tokio::test]
+    async fn a_refused_call_never_reaches_the_server() {
+        let (server, calls) = server(false);
+        for (tool, why) in [
+            (
+                "wipe",
+                "`fs.wipe` is annotated destructiveHint: calling it is refused unless `mcp_servers.fs.allow_side_effects: true`",
+            ),
+            (
+                "unlisted",
+                "`fs.unlisted` is not in the server's tools/list, so it may be destructive: calling it is refused unless `mcp_servers.fs.allow_side_effects: true`",
+            ),
+        ] {
+            let Err(CallError::Refused(reason)) = server.call(tool, json!({}), SECOND).await else {
+                panic!("{tool} was not refused")
+            };
+            assert_eq!(reason, why);
+            // An agent reads the refusal as the tool's error.
+            let result = server.call_for_agent(tool, json!({}), SECOND).await.unwrap();
+            assert_eq!(result["isError"], true);
+            assert_eq!(result["content"][0]["text"], format!("not executed: {why}"));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        assert_eq!(server.callable_tools().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read"]);
+        server.call("read", json!({}), SECOND).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn allow_side_effects_lets_every_call_through() {
+        let (server, calls) = server(true);
+        assert_eq!(server.callable_tools().count(), 2);
+        for tool in ["read", "wipe", "unlisted"] {
+            assert_eq!(server.refusal(tool), None);
+            server.call(tool, json!({}), SECOND).await.unwrap();
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 }

@@ -120,7 +120,7 @@ pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bind
     let result = match server.call(&action.tool, arguments, timeout.unwrap_or(DEFAULT_TIMEOUT)).await {
         Ok(r) => r,
         Err(e) => {
-            leaf.failure = Some(e.0);
+            leaf.failure = Some(e.to_string());
             leaf.error = true;
             return leaf;
         }

@@ -84,6 +84,15 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// What starting it takes.
+    pub fn spec(&self) -> crate::mcp::servers::ServerSpec {
+        crate::mcp::servers::ServerSpec {
+            name: self.name.clone(),
+            endpoint: self.endpoint(),
+            allow_side_effects: self.allow_side_effects,
+        }
+    }
+
     /// How to reach it, with `{env.X}` rendered (an unset variable renders empty).
     pub fn endpoint(&self) -> crate::mcp::session::Endpoint {
         use crate::mcp::session::Endpoint;

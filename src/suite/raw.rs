@@ -206,7 +206,9 @@ pub struct RawMcpServer {
     /// Streamable HTTP: headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Execution-level tasks may call tools annotated `destructiveHint: true`.
+    /// Tools annotated `destructiveHint: true` (and tools the server does not list) may be
+    /// called: by execution-level tasks, steps, graders and agents. Default false: they are
+    /// not offered to agents and every call to one is refused.
     #[serde(default)]
     pub allow_side_effects: bool,
 }

@@ -12,6 +12,7 @@ use crate::llm::types::{ChatMessage, ChatRequest, MessageRole, ModelToolCall, Pa
 use crate::mcp::servers::Servers;
 use crate::mcp::session::result_output;
 use crate::suite::model::{Level, LlmAgent, Prompt, Task};
+use crate::suite::raw::RawToolResponse;
 use crate::template::Bindings;
 
 pub struct LlmSut<'a> {
@@ -21,15 +22,21 @@ pub struct LlmSut<'a> {
     pub servers: &'a Servers,
 }
 
-/// A tool offered to the model: `server__tool`, for the names providers accept.
-struct Offered {
+/// A tool of the agent's servers, named `server__tool` for the names providers accept.
+struct ModelTool {
     def: ToolDef,
     server: String,
     tool: String,
+    /// Shown to the model. A tool that is not can still be named by it: the call is then
+    /// answered by a fixture or refused by the server, never executed.
+    offered: bool,
 }
 
-fn offered_tools(agent: &LlmAgent, servers: &Servers, level: Level) -> Vec<Offered> {
-    if !matches!(level, Level::Invocation | Level::Scenario) {
+/// Every tool of the agent's servers. At the scenario level, where calls are executed, a
+/// tool its server refuses (destructive, without `allow_side_effects`) is not offered,
+/// unless fixtures answer every call to it; the invocation level executes nothing.
+fn model_tools(agent: &LlmAgent, servers: &Servers, task: &Task) -> Vec<ModelTool> {
+    if !matches!(task.level, Level::Invocation | Level::Scenario) {
         return Vec::new();
     }
     agent
@@ -37,7 +44,7 @@ fn offered_tools(agent: &LlmAgent, servers: &Servers, level: Level) -> Vec<Offer
         .iter()
         .filter_map(|name| servers.by_name.get(name))
         .flat_map(|server| {
-            server.tools.iter().map(|t| Offered {
+            server.tools.iter().map(|t| ModelTool {
                 def: ToolDef {
                     name: format!("{}__{}", server.name, t.name),
                     description: t.description.clone(),
@@ -49,12 +56,21 @@ fn offered_tools(agent: &LlmAgent, servers: &Servers, level: Level) -> Vec<Offer
                 },
                 server: server.name.clone(),
                 tool: t.name.clone(),
+                offered: task.level == Level::Invocation
+                    || server.refusal(&t.name).is_none()
+                    || task.fixtures_only
+                    || task.fixtures.iter().any(|f| f.arguments.is_none() && names(f, &server.name, &t.name)),
             })
         })
         .collect()
 }
 
-fn record(tools: &[Offered], call: &ModelToolCall, result: Option<Value>) -> ToolCall {
+/// Whether the fixture is of `server.tool`.
+fn names(fixture: &RawToolResponse, server: &str, tool: &str) -> bool {
+    fixture.tool == tool || fixture.tool.strip_prefix(server).and_then(|t| t.strip_prefix('.')) == Some(tool)
+}
+
+fn record(tools: &[ModelTool], call: &ModelToolCall, result: Option<Value>) -> ToolCall {
     let (server, name) = match tools.iter().find(|t| t.def.name == call.name) {
         Some(t) => (Some(t.server.clone()), t.tool.clone()),
         None => (None, call.name.clone()),
@@ -73,9 +89,8 @@ fn tool_text(result: &Value) -> String {
 impl LlmSut<'_> {
     /// A fixture when one matches (`server.tool` or `tool`, arguments as a subset), else the
     /// live server; with `fixtures_only`, a call no fixture matches is an error.
-    async fn execute(&self, tools: &[Offered], call: &ModelToolCall, timeout: Duration) -> Result<Value, String> {
-        let offered = tools.iter().find(|t| t.def.name == call.name);
-        let (server, tool) = match offered {
+    async fn execute(&self, tools: &[ModelTool], call: &ModelToolCall, timeout: Duration) -> Result<Value, String> {
+        let (server, tool) = match tools.iter().find(|t| t.def.name == call.name) {
             Some(t) => (t.server.as_str(), t.tool.as_str()),
             None => {
                 return Ok(
@@ -87,8 +102,7 @@ impl LlmSut<'_> {
             return Ok(json!({"content": [{"type": "text", "text": error}], "isError": true}));
         }
         let fixture = self.task.fixtures.iter().find(|f| {
-            (f.tool == format!("{server}.{tool}") || f.tool == tool)
-                && f.arguments.as_ref().is_none_or(|a| crate::json::is_subset(a, &call.arguments))
+            names(f, server, tool) && f.arguments.as_ref().is_none_or(|a| crate::json::is_subset(a, &call.arguments))
         });
         if let Some(f) = fixture {
             return Ok(if f.response.get("content").is_some() {
@@ -104,7 +118,10 @@ impl LlmSut<'_> {
             ));
         }
         let live = self.servers.by_name.get(server).ok_or_else(|| format!("MCP server `{server}` is not running"))?;
-        live.call(tool, call.arguments.clone(), timeout).await.map_err(|e| format!("MCP server `{server}`: {e}"))
+        // A refused call comes back as a tool error the model reads.
+        live.call_for_agent(tool, call.arguments.clone(), timeout)
+            .await
+            .map_err(|e| format!("MCP server `{server}`: {e}"))
     }
 }
 
@@ -129,12 +146,12 @@ impl SystemUnderTest for LlmSut<'_> {
                 out
             }
         };
-        let tools = offered_tools(self.agent, self.servers, self.task.level);
+        let tools = model_tools(self.agent, self.servers, self.task);
         let mut request = ChatRequest {
             model: spec.model.clone(),
             system,
             messages,
-            tools: tools.iter().map(|t| t.def.clone()).collect(),
+            tools: tools.iter().filter(|t| t.offered).map(|t| t.def.clone()).collect(),
             force_tool: None,
             temperature: spec.temperature,
             max_tokens: spec.max_tokens,

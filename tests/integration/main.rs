@@ -18,6 +18,7 @@ mod regression;
 mod reports;
 mod scenario;
 mod schema;
+mod side_effects;
 mod steps;
 mod trust;
 mod yaml;

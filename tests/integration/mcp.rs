@@ -12,13 +12,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn bin(name: &str) -> String {
+pub(crate) fn bin(name: &str) -> String {
     let path = root().join("tests/fixtures/mcp/node_modules/.bin").join(name);
     assert!(path.exists(), "{} is missing: run scripts/test.sh (it runs npm ci in tests/fixtures/mcp)", path.display());
     path.display().to_string()
 }
 
-fn python() -> String {
+pub(crate) fn python() -> String {
     let path = root().join(".venv-test/bin/python");
     assert!(path.exists(), "{} is missing: run scripts/test.sh (it creates the venv)", path.display());
     path.display().to_string()

@@ -16,12 +16,12 @@ fn everything() -> String {
     path.display().to_string()
 }
 
-fn body(r: &Request) -> Value {
+pub(crate) fn body(r: &Request) -> Value {
     serde_json::from_str(&r.body).unwrap()
 }
 
 /// The tool results in the request's last message, if it carries any.
-fn tool_results(b: &Value) -> Vec<String> {
+pub(crate) fn tool_results(b: &Value) -> Vec<String> {
     b["messages"]
         .as_array()
         .unwrap()
