@@ -8,12 +8,21 @@ pub struct Trace {
     /// Overrides stdout as the output graders see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    #[serde(default)]
-    pub tool_calls: Vec<ToolCall>,
+    /// The tool calls, in order; `None` when nothing reported them (no `tool_calls` in the
+    /// trace file, no MCP proxy), which is not the same as reporting that there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+}
+
+impl Trace {
+    /// The calls reported, or none when nothing reported them.
+    pub fn calls(&self) -> &[ToolCall] {
+        self.tool_calls.as_deref().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -100,7 +100,7 @@ impl Grade for CommandCheck {
         // `task.name`/`task.prompt`, `agent`, `mcp.callHistory`.
         let history: Vec<_> = input
             .trace
-            .tool_calls
+            .calls()
             .iter()
             .map(|c| json!({"serverName": c.server, "toolName": c.name, "arguments": c.arguments, "result": c.result}))
             .collect();
@@ -110,7 +110,7 @@ impl Grade for CommandCheck {
             "output": input.output,
             "exit_code": input.exit_code,
             "latency_ms": input.latency.as_millis() as u64,
-            "tool_calls": input.trace.tool_calls,
+            "tool_calls": input.trace.calls(),
             "usage": input.trace.usage,
             "model": input.trace.model,
             "agent": {"output": input.output, "exitCode": input.exit_code},

@@ -283,7 +283,7 @@ impl JudgeCheck {
 
 /// The tool calls the system made, compactly, so the judge sees how it got its answer.
 fn transcript(input: &GradeInput<'_>) -> String {
-    let calls = &input.trace.tool_calls;
+    let calls = input.trace.calls();
     if calls.is_empty() {
         return String::new();
     }

@@ -276,9 +276,17 @@ impl CompileGrader for RawToolCalls {
     }
 }
 
+/// Why a tool grader cannot judge an agent that reported nothing about its tool calls.
+const NO_TOOL_CALLS: &str = "the agent reports no tool calls; have it write them to its trace file \
+(`tool_calls` in $EVALGATE_TRACE, `[]` for none), give it the suite's MCP servers with `mcp: [...]` so \
+evalgate's proxy records them, or use a model agent";
+
 impl Grade for ToolCheck {
+    /// Over unknown calls every tool grader is an error, the positive ones too: `tool_called`
+    /// would fail, and `negate` would turn that failure into a pass.
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        Ok(self.verdict(input))
+        let calls = input.trace.tool_calls.as_deref().ok_or(NO_TOOL_CALLS)?;
+        Ok(self.verdict(calls))
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -287,8 +295,7 @@ impl Grade for ToolCheck {
 }
 
 impl ToolCheck {
-    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
-        let calls = &input.trace.tool_calls;
+    fn verdict(&self, calls: &[ToolCall]) -> Graded {
         let names = || calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
         let called =
             || if calls.is_empty() { "no tools were called".to_owned() } else { format!("calls: {}", names()) };

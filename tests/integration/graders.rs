@@ -179,6 +179,25 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
 }
 
 #[test]
+fn tool_graders_over_an_agent_that_reports_no_tool_calls_are_errors_never_passes() {
+    let g = "      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_calls, max: 3}\n      - {type: tool_sequence, tools: [search]}\n      - {type: tool_called, tool: search}\n      - {type: tool_called, tool: search, negate: true}\n";
+    // No trace file, and a trace file that says nothing of tools: nothing reported them.
+    for trace in [None, Some(r#"{"output": "done"}"#)] {
+        let (code, task) = grade("done", trace, g, &[]);
+        assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+        for (status, reason, _) in graders(&task) {
+            assert_eq!(status, "error");
+            assert!(reason.starts_with("the agent reports no tool calls; have it write them to its trace file"), "{reason}");
+            assert!(reason.contains("mcp: [...]") && reason.contains("a model agent"), "{reason}");
+        }
+    }
+    // `"tool_calls": []` reports that there were none: each grader judges.
+    let (_, task) = grade("done", Some(r#"{"tool_calls": []}"#), g, &[]);
+    let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
+    assert_eq!(statuses, ["passed", "passed", "failed", "failed", "passed"]);
+}
+
+#[test]
 fn budget_graders_and_unknown_figures() {
     let trace = r#"{"usage": {"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.02}}"#;
     let g = "      - {type: cost, max_usd: 0.05}\n      - {type: tokens, max_total: 120}\n      - {type: latency, max_ms: 60000}\n";
