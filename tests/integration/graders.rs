@@ -237,6 +237,52 @@ fn text_graders() {
 }
 
 #[test]
+fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
+    let g = "      - {type: equals, value: ''}\n      - {type: contains, all: [a, '']}\n      - {type: starts_with, value: '  '}\n      - {type: ends_with, value: ''}\n      - {type: not_contains, any: ['']}\n      - {type: no_leak, canaries: [SECRET-1, '']}\n      - {type: regex, pattern: ''}\n      - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}\n      - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}\n      - {type: contains, value: ok}\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho ok\n")
+        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{g}")))
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    let empty = "is empty: every output contains it, so the check would not test the agent";
+    for line in [
+        format!("evalgate.yaml:10:31: tasks[0].grade[0].value: {empty}"),
+        format!("evalgate.yaml:11:35: tasks[0].grade[1].all[1]: {empty}"),
+        "evalgate.yaml:12:36: tasks[0].grade[2].value: is only whitespace, so the check would not test the agent".into(),
+        format!("evalgate.yaml:13:34: tasks[0].grade[3].value: {empty}"),
+        format!("evalgate.yaml:14:36: tasks[0].grade[4].any[0]: {empty}"),
+        format!("evalgate.yaml:15:46: tasks[0].grade[5].canaries[1]: {empty}"),
+        "evalgate.yaml:16:32: tasks[0].grade[6].pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
+        format!("evalgate.yaml:17:75: tasks[0].grade[7].infer.canaries[0]: {empty}"),
+        "evalgate.yaml:18:80: tasks[0].grade[8].infer.refusal_pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
+    ] {
+        assert!(run.stderr.contains(&format!("error: {line}\n")), "missing {line:?} in:\n{}", run.stderr);
+    }
+    assert!(run.stderr.contains("9 errors in the suite"), "{}", run.stderr);
+}
+
+#[test]
+fn a_text_to_look_for_that_renders_empty_is_a_grader_error() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - {id: s, run: 'true', outputs: {v: '{stdout}'}}\n    grade:\n      - {type: contains, value: '{steps.s.outputs.v}'}\n      - {type: equals, value: '{vars.E}'}\n      - {type: ends_with, value: ' {vars.E}'}\n      - {type: no_leak, canaries: [SECRET-123456, '{vars.E}']}\n      - {type: contains, value: ok}\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho ok\n")
+        .write("evalgate.yaml", &suite("vars: {E: ''}", tasks))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error");
+    let why = "renders empty, and every output contains an empty text, so the check would not test the agent";
+    let got = graders(&task);
+    let expected = ["`{steps.s.outputs.v}`", "`{vars.E}`", "` {vars.E}`", "`{vars.E}`"];
+    for ((status, reason, _), source) in got.iter().zip(expected) {
+        assert_eq!((status.as_str(), reason.as_str()), ("error", format!("{source} {why}").as_str()));
+    }
+    assert_eq!(got[4].0, "passed");
+}
+
+#[test]
 fn negate_inverts_the_verdict_but_never_an_error() {
     let g = "      - {type: contains, value: refund, negate: true}\n      - {type: contains, all: [a, b, c, d], negate: true}\n";
     let (code, task) = grade("a b: no refund here", None, g, &[]);
