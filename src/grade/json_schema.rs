@@ -68,7 +68,9 @@ impl Grade for SchemaCheck {
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let instance: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
-            Err(e) => return Ok(Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80)))),
+            Err(e) => {
+                return Ok(Graded::unobserved(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))));
+            }
         };
         let errors: Vec<String> = self
             .validator

@@ -265,7 +265,13 @@ impl JudgeCheck {
                         .map(|((c, w), (m, note))| json!({"criterion": c, "weight": w, "met": m, "note": note}))
                         .collect::<Vec<_>>()
                 );
-                Ok(Graded { score, passed: met.iter().all(|m| *m == Some(true)), reason, evidence: Some(evidence) })
+                Ok(Graded {
+                    score,
+                    passed: met.iter().all(|m| *m == Some(true)),
+                    reason,
+                    evidence: Some(evidence),
+                    unobserved: false,
+                })
             }
             Question::Contains(_) | Question::Exact(_) => {
                 let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
@@ -275,6 +281,7 @@ impl JudgeCheck {
                     passed,
                     reason: excerpt(reason, 200),
                     evidence: None,
+                    unobserved: false,
                 })
             }
         }

@@ -173,7 +173,7 @@ impl Grade for SafetyCheck {
             "detection": detection,
             "policy": policy,
         });
-        Ok(Graded { score, passed: score >= 1.0, reason, evidence: Some(evidence) })
+        Ok(Graded { score, passed: score >= 1.0, reason, evidence: Some(evidence), unobserved: false })
     }
 
     fn uses(&self) -> Uses<'_> {

@@ -184,7 +184,7 @@ impl TextCheck {
         let render_all =
             |values: &[Needle]| values.iter().map(|v| v.render(input.bindings)).collect::<Result<Vec<_>, _>>();
         Ok(match self {
-            TextCheck::Equals { .. } if input.tool_error.is_some() => Graded::fail(format!(
+            TextCheck::Equals { .. } if input.tool_error.is_some() => Graded::unobserved(format!(
                 "the tool returned an error: {}",
                 excerpt(input.tool_error.unwrap_or_default(), 160)
             )),
@@ -227,7 +227,7 @@ impl TextCheck {
                     } else {
                         format!("output does not contain {}", list(&missing))
                     };
-                    Graded { score, passed: missing.is_empty(), reason, evidence: None }
+                    Graded { score, passed: missing.is_empty(), reason, evidence: None, unobserved: false }
                 } else {
                     Graded::of(
                         !found.is_empty(),

@@ -292,6 +292,20 @@ fn negate_inverts_the_verdict_but_never_an_error() {
     assert_eq!((got[1].0.as_str(), got[1].2), ("passed", 0.25), "{got:?}");
     let (code, task) = grade("x", None, "      - {type: cost, max_usd: 1, negate: true}\n", &[]);
     assert_eq!((code, one(&task).0.as_str()), (1, "error"), "{task}");
+    // A fail because there was nothing to look at is not inverted into a pass either.
+    let g = "      - {type: json, path: status, equals: error, negate: true}\n      - {type: json_schema, schema: {type: object, required: [status]}, negate: true}\n";
+    let (code, task) = grade("Sorry, I cannot answer in JSON.", None, g, &[]);
+    assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+    for (status, reason, _) in graders(&task) {
+        assert_eq!(status, "error");
+        assert!(reason.starts_with("output is not JSON ("), "{reason}");
+        assert!(reason.ends_with("; `negate` cannot invert a check that had nothing to look at"), "{reason}");
+    }
+    // Un-negated, the same is a graded fail; on JSON output, negate inverts as usual.
+    let (_, task) = grade("Sorry.", None, "      - {type: json, path: status, equals: error}\n", &[]);
+    assert_eq!((task["status"].as_str(), one(&task).0.as_str()), (Some("failed"), "failed"));
+    let (code, task) = grade(r#"{"state": "ok"}"#, None, g, &[]);
+    assert_eq!(code, 0, "{task}");
 }
 
 #[test]
