@@ -238,10 +238,11 @@ fn text_graders() {
 
 #[test]
 fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
-    let g = "      - {type: equals, value: ''}\n      - {type: contains, all: [a, '']}\n      - {type: starts_with, value: '  '}\n      - {type: ends_with, value: ''}\n      - {type: not_contains, any: ['']}\n      - {type: no_leak, canaries: [SECRET-1, '']}\n      - {type: regex, pattern: ''}\n      - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}\n      - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}\n      - {type: contains, value: ok}\n";
+    let g = "      - {type: equals, value: ''}\n      - {type: contains, all: [a, '']}\n      - {type: starts_with, value: '  '}\n      - {type: ends_with, value: ''}\n      - {type: not_contains, any: ['']}\n      - {type: no_leak, canaries: [SECRET-1, '']}\n      - {type: regex, pattern: ''}\n      - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}\n      - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}\n      - {type: llm, exact: ' '}\n      - {type: contains, value: ok}\n";
+    let judge = "judge: {provider: openai, model: gpt-4o-mini}";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho ok\n")
-        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{g}")))
+        .write("evalgate.yaml", &suite(judge, &format!("  - id: t\n    prompt: x\n    grade:\n{g}")))
         .args(&["check"])
         .run();
     run.expect_code(2);
@@ -256,10 +257,11 @@ fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
         "evalgate.yaml:16:32: tasks[0].grade[6].pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
         format!("evalgate.yaml:17:75: tasks[0].grade[7].infer.canaries[0]: {empty}"),
         "evalgate.yaml:18:80: tasks[0].grade[8].infer.refusal_pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
+        "evalgate.yaml:19:28: tasks[0].grade[9].exact: is only whitespace, so the check would not test the agent".into(),
     ] {
         assert!(run.stderr.contains(&format!("error: {line}\n")), "missing {line:?} in:\n{}", run.stderr);
     }
-    assert!(run.stderr.contains("9 errors in the suite"), "{}", run.stderr);
+    assert!(run.stderr.contains("10 errors in the suite"), "{}", run.stderr);
 }
 
 #[test]

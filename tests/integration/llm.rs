@@ -227,6 +227,55 @@ fn an_unparseable_judge_is_asked_twice_then_errors() {
     );
 }
 
+/// A verdict that miscounts the criteria, or answers with something other than the
+/// booleans asked for, is read twice (the judge is asked again) and then is an error.
+#[test]
+fn a_judge_verdict_that_miscounts_or_does_not_answer_the_question_is_an_error() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_none() {
+            return (200, openai_answer("answer", json!({})));
+        }
+        let user = b["messages"][1]["content"].as_str().unwrap();
+        let prompt = user.lines().nth(1).unwrap();
+        let (a, b) = (json!({"index": 0, "met": true, "note": ""}), json!({"index": 1, "met": true, "note": ""}));
+        let verdict = match prompt {
+            "twice" => json!({"criteria": [a, a, b]}),
+            "missing" => json!({"criteria": [a]}),
+            "extra" => json!({"criteria": [a, b, {"index": 2, "met": true, "note": ""}]}),
+            "not-boolean" => json!({"criteria": [a, {"index": 1, "met": 1, "note": ""}]}),
+            "score" => json!({"score": 1.5, "reason": "very good"}),
+            _ => json!({"criteria": [a, b]}),
+        };
+        (200, openai_verdict(verdict))
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let rubric = "    grade: [{type: rubric, criteria: [polite, correct]}]\n";
+    let mut tasks = String::new();
+    for id in ["twice", "missing", "extra", "not-boolean", "fine"] {
+        tasks.push_str(&format!("  - id: {id}\n    prompt: {id}\n{rubric}"));
+    }
+    tasks.push_str("  - id: score\n    prompt: score\n    grade: [{type: llm, contains: the answer}]\n");
+    let run = run(&suite(&server, &judge, &tasks));
+    run.expect_code(1);
+    let unreadable = "errored: the judge's verdict could not be read twice:";
+    for (id, why) in [
+        ("twice", "grader `rubric` {} criterion 0 judged twice"),
+        ("missing", "grader `rubric` {} no verdict for criterion 1"),
+        ("extra", "grader `rubric` {} criterion index 2 out of range"),
+        ("not-boolean", "grader `rubric` {} a criterion without a boolean `met`"),
+        ("score", "grader `llm` {} no boolean `passed`"),
+    ] {
+        let task = run.task(id);
+        assert_eq!(task["status"], "error", "{task}");
+        assert_eq!(task["reason"], why.replace("{}", unreadable), "{task}");
+    }
+    assert_eq!(run.task("fine")["status"], "passed");
+}
+
 #[test]
 fn judge_responses_are_cached_across_runs() {
     let judged = Arc::new(AtomicU32::new(0));
