@@ -1,7 +1,9 @@
 //! The optional trace an agent writes to `$EVALGATE_TRACE`: its answer, tool calls and usage.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+use crate::values::NonNegative;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
@@ -59,8 +61,16 @@ pub struct Usage {
     pub input_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Never negative nor infinite: such a cost would pass any cost gate.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "cost")]
     pub cost_usd: Option<f64>,
+}
+
+/// A reported cost, read as a `NonNegative` so that a bad one is refused with the bound.
+fn cost<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    let cost = Option::<NonNegative>::deserialize(deserializer)
+        .map_err(|e| serde::de::Error::custom(format!("`usage.cost_usd` {e}")))?;
+    Ok(cost.map(NonNegative::get))
 }
 
 impl Usage {

@@ -212,6 +212,35 @@ fn budget_graders_and_unknown_figures() {
     assert_eq!(one(&task).1, "the agent reported no cost (usage.cost_usd in its trace)");
 }
 
+/// A negative (or infinite) reported cost would pass every cost gate: the trace is invalid,
+/// the task an error, and the run is not green even when errors are tolerated.
+#[test]
+fn a_negative_reported_cost_is_a_task_error_never_a_green_cost_gate() {
+    for (cost, why) in [("-2.0", "`usage.cost_usd` must be 0 or more, got -2"), ("1e400", "number out of range")] {
+        let agent = format!("#!/bin/sh\necho ok\necho '{{\"usage\": {{\"cost_usd\": {cost}}}}}' > \"$EVALGATE_TRACE\"\n");
+        let run = Test::new()
+            .write("agent.sh", &agent)
+            .write(
+                "evalgate.yaml",
+                &suite(
+                    "thresholds: {max_cost_usd: 1, max_errors: 1}",
+                    "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}, {type: cost, max_usd: 0.5}]\n",
+                ),
+            )
+            .args(&["run"])
+            .run();
+        run.expect_code(1);
+        let task = run.task("t");
+        assert_eq!(task["status"], "error");
+        let reason = task["reason"].as_str().unwrap();
+        assert!(reason.starts_with("agent `bot` wrote an invalid trace to $EVALGATE_TRACE: "), "{reason}");
+        assert!(reason.contains(why), "{reason}");
+        let results = run.results();
+        assert_eq!(results["totals"].get("cost_usd"), None, "{}", results["totals"]);
+        assert_eq!(results["verdict"]["outcome"]["failed_checks"], json!(["total cost"]));
+    }
+}
+
 #[test]
 fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
     let g = "      - {type: no_leak, canaries: [CANARY-123, CANARY-456]}\n";

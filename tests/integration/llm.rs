@@ -100,6 +100,37 @@ fn an_anthropic_agent_with_cache_tokens_and_a_price_override() {
     assert!((usage["cost_usd"].as_f64().unwrap() - 0.00063).abs() < 1e-12, "{usage}");
 }
 
+/// A negative or non-finite price would make costs negative and pass a cost gate: the
+/// suite's `pricing:` refuses it at its line, `--pricing FILE` with the file's name.
+#[test]
+fn negative_or_non_finite_prices_are_invalid_input() {
+    let yaml = "evalgate: 1\nsuite: t\npricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\nagents:\n  bot: {command: [echo, hi]}\ntasks:\n  - {id: t, prompt: x, grade: [{type: contains, value: hi}]}\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("evalgate.yaml:4:43: pricing.m.output_per_mtok: must be 0 or more, got -10\n"),
+        "{}",
+        run.stderr
+    );
+    let yaml = yaml.replace("pricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\n", "");
+    for (prices, why) in [
+        (
+            "m: {input_per_mtok: 1, output_per_mtok: 1, cache_read_per_mtok: -0.5}",
+            "m.cache_read_per_mtok: must be 0 or more, got -0.5",
+        ),
+        ("m: {input_per_mtok: .nan, output_per_mtok: 1}", "m.input_per_mtok: must be 0 or more, got NaN"),
+        ("m: {input_per_mtok: 1, output_per_mtok: .inf}", "m.output_per_mtok: must be 0 or more, got inf"),
+    ] {
+        let run = Test::new()
+            .write("evalgate.yaml", &yaml)
+            .write("prices.yaml", prices)
+            .args(&["run", "--pricing", "prices.yaml"])
+            .run();
+        run.expect_code(2);
+        assert!(run.stderr.contains(&format!("invalid pricing file prices.yaml: {why}")), "{prices}: {}", run.stderr);
+    }
+}
+
 #[test]
 fn rate_limits_honour_retry_after_and_server_errors_are_retried() {
     let calls = Arc::new(AtomicU32::new(0));
