@@ -224,6 +224,11 @@ impl CompileGrader for RawToolCalled {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
         let RawToolCalled { tool, server, pattern, arguments, min, max } = self;
+        if min == Some(0) && max.is_none() {
+            cx.error(&format!("{path}.min"), "`min: 0` without `max` passes whatever the agent called")
+                .help = Some("to check that the tool was not called, use `tool_not_called`".into());
+            return None;
+        }
         let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
         (bounds(cx, path, min, max) && tool.is_some()).then(|| ToolCheck::Called {
             tool: tool.expect("checked"),
@@ -259,8 +264,9 @@ impl CompileGrader for RawToolCalls {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
         let RawToolCalls { tool, tools, min, max, unique } = self;
-        if min.is_none() && max.is_none() && !unique {
-            cx.error(path, "a `tool_calls` grader needs `min`, `max` or `unique`");
+        // `min: 0` alone would pass whatever the agent called.
+        if min.is_none_or(|m| m == 0) && max.is_none() && !unique {
+            cx.error(path, "a `tool_calls` grader needs `min` (above 0), `max` or `unique`");
             return None;
         }
         let tools = match (tool, tools) {

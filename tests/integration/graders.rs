@@ -166,7 +166,7 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
         "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list"
     );
 
-    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n";
+    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n      - {type: tool_called, tool: x, min: 0}\n      - {type: tool_calls, min: 0}\n";
     let run =
         Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
     run.expect_code(2);
@@ -176,6 +176,17 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
         run.stderr
     );
     assert!(run.stderr.contains("name the tool with `tool`, `pattern` or `server`"), "{}", run.stderr);
+    // Checks that pass whatever the agent called.
+    assert!(
+        run.stderr.contains("tasks[0].grade[2].min: `min: 0` without `max` passes whatever the agent called"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("tasks[0].grade[3]: a `tool_calls` grader needs `min` (above 0), `max` or `unique`"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
