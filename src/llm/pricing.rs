@@ -31,7 +31,9 @@ impl Price {
         let input = self.input_per_mtok.get();
         let read = self.cache_read_per_mtok.map_or(input, NonNegative::get);
         let write = self.cache_write_per_mtok.map_or(input, NonNegative::get);
-        (plain * input + u.cache_read as f64 * read + u.cache_write as f64 * write
+        (plain * input
+            + u.cache_read as f64 * read
+            + u.cache_write as f64 * write
             + u.output as f64 * self.output_per_mtok.get())
             / 1e6
     }

@@ -198,7 +198,10 @@ fn tool_graders_over_an_agent_that_reports_no_tool_calls_are_errors_never_passes
         assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
         for (status, reason, _) in graders(&task) {
             assert_eq!(status, "error");
-            assert!(reason.starts_with("the agent reports no tool calls; have it write them to its trace file"), "{reason}");
+            assert!(
+                reason.starts_with("the agent reports no tool calls; have it write them to its trace file"),
+                "{reason}"
+            );
             assert!(reason.contains("mcp: [...]") && reason.contains("a model agent"), "{reason}");
         }
     }
@@ -228,7 +231,8 @@ fn budget_graders_and_unknown_figures() {
 #[test]
 fn a_negative_reported_cost_is_a_task_error_never_a_green_cost_gate() {
     for (cost, why) in [("-2.0", "`usage.cost_usd` must be 0 or more, got -2"), ("1e400", "number out of range")] {
-        let agent = format!("#!/bin/sh\necho ok\necho '{{\"usage\": {{\"cost_usd\": {cost}}}}}' > \"$EVALGATE_TRACE\"\n");
+        let agent =
+            format!("#!/bin/sh\necho ok\necho '{{\"usage\": {{\"cost_usd\": {cost}}}}}' > \"$EVALGATE_TRACE\"\n");
         let run = Test::new()
             .write("agent.sh", &agent)
             .write(
@@ -343,6 +347,10 @@ fn negate_inverts_the_verdict_but_never_an_error() {
         assert!(reason.starts_with("output is not JSON ("), "{reason}");
         assert!(reason.ends_with("; `negate` cannot invert a check that had nothing to look at"), "{reason}");
     }
+    // "The output is JSON" (an empty schema, AgentV's `is-json`) looks at the output itself:
+    // negated, it is "the output is not JSON".
+    let (code, task) = grade("Sorry.", None, "      - {type: json_schema, schema: {}, negate: true}\n", &[]);
+    assert_eq!((code, one(&task).0.as_str()), (0, "passed"), "{task}");
     // Un-negated, the same is a graded fail; on JSON output, negate inverts as usual.
     let (_, task) = grade("Sorry.", None, "      - {type: json, path: status, equals: error}\n", &[]);
     assert_eq!((task["status"].as_str(), one(&task).0.as_str()), (Some("failed"), "failed"));
