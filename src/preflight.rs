@@ -199,7 +199,7 @@ fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
                 })
                 .collect();
             let all_set = names.iter().all(|n| std::env::var_os(n).is_some());
-            if !names.is_empty() && all_set && render_static(template).is_some_and(|v| v.is_empty()) {
+            if !names.is_empty() && all_set && render_static(template).is_some_and(|v| v.trim().is_empty()) {
                 misses.push(Miss {
                     kind: "environment variable",
                     name: names.join(", "),

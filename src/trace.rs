@@ -1,19 +1,30 @@
 //! The optional trace an agent writes to `$EVALGATE_TRACE`: its answer, tool calls and usage.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+use crate::values::NonNegative;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
     /// Overrides stdout as the output graders see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    #[serde(default)]
-    pub tool_calls: Vec<ToolCall>,
+    /// The tool calls, in order; `None` when nothing reported them (no `tool_calls` in the
+    /// trace file, no MCP proxy), which is not the same as reporting that there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+}
+
+impl Trace {
+    /// The calls reported, or none when nothing reported them.
+    pub fn calls(&self) -> &[ToolCall] {
+        self.tool_calls.as_deref().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,8 +61,16 @@ pub struct Usage {
     pub input_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Never negative nor infinite: such a cost would pass any cost gate.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "cost")]
     pub cost_usd: Option<f64>,
+}
+
+/// A reported cost, read as a `NonNegative` so that a bad one is refused with the bound.
+fn cost<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    let cost = Option::<NonNegative>::deserialize(deserializer)
+        .map_err(|e| serde::de::Error::custom(format!("`usage.cost_usd` {e}")))?;
+    Ok(cost.map(NonNegative::get))
 }
 
 impl Usage {

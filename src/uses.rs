@@ -63,11 +63,12 @@ impl<'a> Uses<'a> {
     }
 
     /// Canaries: rendered, secrets, and never empty (an empty canary is in every output).
-    pub fn canaries(canaries: &'a [Template]) -> Self {
+    pub fn canaries(canaries: impl IntoIterator<Item = &'a Template>) -> Self {
+        let canaries: Vec<&Template> = canaries.into_iter().collect();
         Uses {
-            templates: canaries.iter().collect(),
             secrets: canaries.iter().map(|t| Secret { template: t, kind: SecretKind::Canary }).collect(),
-            non_empty: canaries.iter().map(|t| (t, "a canary")).collect(),
+            non_empty: canaries.iter().map(|t| (*t, "a canary")).collect(),
+            templates: canaries,
             ..Uses::default()
         }
     }

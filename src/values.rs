@@ -129,6 +129,12 @@ macro_rules! bounded {
             pub fn get(self) -> f64 {
                 self.0
             }
+
+            /// For constants: a value out of bounds does not compile.
+            pub const fn of(value: f64) -> Self {
+                assert!(value.is_finite() && value >= $min && value <= $max, "out of bounds");
+                Self(value)
+            }
         }
 
         impl<'de> Deserialize<'de> for $name {

@@ -100,7 +100,7 @@ impl Grade for CommandCheck {
         // `task.name`/`task.prompt`, `agent`, `mcp.callHistory`.
         let history: Vec<_> = input
             .trace
-            .tool_calls
+            .calls()
             .iter()
             .map(|c| json!({"serverName": c.server, "toolName": c.name, "arguments": c.arguments, "result": c.result}))
             .collect();
@@ -110,7 +110,7 @@ impl Grade for CommandCheck {
             "output": input.output,
             "exit_code": input.exit_code,
             "latency_ms": input.latency.as_millis() as u64,
-            "tool_calls": input.trace.tool_calls,
+            "tool_calls": input.trace.calls(),
             "usage": input.trace.usage,
             "model": input.trace.model,
             "agent": {"output": input.output, "exitCode": input.exit_code},
@@ -158,7 +158,7 @@ impl Grade for CommandCheck {
             _ => {}
         }
         let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
-        Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None })
+        Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None, unobserved: false })
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -198,6 +198,7 @@ fn read_protocol(object: &Map<String, Value>) -> Result<Option<Graded>, String> 
             passed,
             reason: reason.unwrap_or_else(|| if passed { "passed".into() } else { "failed".into() }),
             evidence: checks,
+            unobserved: false,
         }));
     }
     let assertions = match object.get("assertions") {
@@ -232,7 +233,7 @@ fn read_protocol(object: &Map<String, Value>) -> Result<Option<Graded>, String> 
         (false, n) => format!("{} of {n} assertions failed: {}", failed.len(), excerpt(&failed.join("; "), 180)),
     });
     let evidence = object.get("assertions").cloned();
-    Ok(Some(Graded { score, passed, reason, evidence }))
+    Ok(Some(Graded { score, passed, reason, evidence, unobserved: false }))
 }
 
 #[cfg(test)]

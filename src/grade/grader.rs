@@ -44,7 +44,8 @@ pub struct RawGraderCommon {
     #[serde(default)]
     pub required: bool,
     /// Inverts the verdict: passes when the check fails (score 1 − score). A grader that
-    /// cannot judge is still an error.
+    /// cannot judge is still an error, and so is one that failed because what it checks is
+    /// not there (output that is not JSON, a tool that returned an error).
     #[serde(default)]
     pub negate: bool,
 }
@@ -83,17 +84,22 @@ impl Grader {
         self.check.uses()
     }
 
+    /// An error stays an error under `negate`, and so does a fail that saw nothing to judge
+    /// (the inverse of "the output is not JSON" is not "the output is not this JSON").
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let graded = self.check.grade(input).await?;
-        Ok(if self.negate {
-            Graded {
-                score: 1.0 - graded.score,
-                passed: !graded.passed,
-                reason: format!("negated: {}", graded.reason),
-                evidence: graded.evidence,
-            }
-        } else {
-            graded
+        if !self.negate {
+            return Ok(graded);
+        }
+        if graded.unobserved {
+            return Err(format!("{}; `negate` cannot invert a check that had nothing to look at", graded.reason));
+        }
+        Ok(Graded {
+            score: 1.0 - graded.score,
+            passed: !graded.passed,
+            reason: format!("negated: {}", graded.reason),
+            evidence: graded.evidence,
+            unobserved: false,
         })
     }
 }

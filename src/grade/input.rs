@@ -47,15 +47,24 @@ pub struct Graded {
     pub passed: bool,
     pub reason: String,
     pub evidence: Option<Value>,
+    /// A fail because what the check looks at is not there (the output is not JSON, the
+    /// tool returned an error): it says nothing of the property checked, so `negate` must
+    /// not turn it into a pass.
+    pub unobserved: bool,
 }
 
 impl Graded {
     pub fn pass(reason: impl Into<String>) -> Self {
-        Graded { score: 1.0, passed: true, reason: reason.into(), evidence: None }
+        Graded { score: 1.0, passed: true, reason: reason.into(), evidence: None, unobserved: false }
     }
 
     pub fn fail(reason: impl Into<String>) -> Self {
-        Graded { score: 0.0, passed: false, reason: reason.into(), evidence: None }
+        Graded { score: 0.0, passed: false, reason: reason.into(), evidence: None, unobserved: false }
+    }
+
+    /// A fail because what the check looks at is not there; see `unobserved`.
+    pub fn unobserved(reason: impl Into<String>) -> Self {
+        Graded { unobserved: true, ..Graded::fail(reason) }
     }
 
     pub fn of(passed: bool, pass_reason: impl Into<String>, fail_reason: impl Into<String>) -> Self {

@@ -115,7 +115,7 @@ impl Grade for JsonCheck {
 impl JsonCheck {
     fn verdict(&self, input: &GradeInput<'_>) -> Graded {
         if let Some(message) = input.tool_error {
-            return Graded::fail(format!("the tool returned an error: {}", excerpt(message, 160)));
+            return Graded::unobserved(format!("the tool returned an error: {}", excerpt(message, 160)));
         }
         // On an MCP tool result, `content…`, `structuredContent…` and `isError` address the
         // whole result rather than the output text.
@@ -131,7 +131,7 @@ impl JsonCheck {
         }
         let actual: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
-            Err(e) => return Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
+            Err(e) => return Graded::unobserved(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
         };
         match self {
             JsonCheck::Equals(expected) => Graded::of(

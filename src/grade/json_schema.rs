@@ -23,6 +23,9 @@ pub struct RawJsonSchema {
 #[derive(Debug)]
 pub struct SchemaCheck {
     validator: jsonschema::Validator,
+    /// The schema is `{}` or `true`: the check is "the output is JSON" (AgentV's
+    /// `is-json`), so output that is not JSON is what it looks at, and `negate` may invert it.
+    any_json: bool,
 }
 
 impl CompileGrader for RawJsonSchema {
@@ -54,8 +57,9 @@ impl CompileGrader for RawJsonSchema {
                 return None;
             }
         };
+        let any_json = schema == Value::Bool(true) || schema.as_object().is_some_and(serde_json::Map::is_empty);
         match jsonschema::validator_for(&schema) {
-            Ok(validator) => Some(SchemaCheck { validator }),
+            Ok(validator) => Some(SchemaCheck { validator, any_json }),
             Err(e) => {
                 cx.error(&format!("{path}.{key}"), format!("invalid JSON Schema: {e}"));
                 None
@@ -68,7 +72,10 @@ impl Grade for SchemaCheck {
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let instance: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
-            Err(e) => return Ok(Graded::fail(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80)))),
+            Err(e) => {
+                let reason = format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80));
+                return Ok(if self.any_json { Graded::fail(reason) } else { Graded::unobserved(reason) });
+            }
         };
         let errors: Vec<String> = self
             .validator

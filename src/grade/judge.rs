@@ -7,13 +7,13 @@ use serde_json::{Value, json};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::needle::Needle;
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
 use crate::source::ValidateCx;
 use crate::llm::spec::LlmSpec;
 use crate::llm::spec::RawJudge;
-use crate::template::{Scope, Template};
 use crate::uses::{Judge, Uses};
 
 /// An LLM judge scores weighted criteria; score = weighted share met.
@@ -60,8 +60,8 @@ pub struct JudgeCheck {
 #[derive(Debug)]
 enum Question {
     Rubric(Vec<(String, f64)>),
-    Contains(Template),
-    Exact(Template),
+    Contains(Needle),
+    Exact(Needle),
 }
 
 const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
@@ -103,8 +103,8 @@ impl CompileGrader for RawLlm {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JudgeCheck> {
         let q = match (self.contains, self.exact) {
-            (Some(c), None) => cx.template(&c, Scope::AfterAgent, &format!("{path}.contains")).map(Question::Contains),
-            (None, Some(e)) => cx.template(&e, Scope::AfterAgent, &format!("{path}.exact")).map(Question::Exact),
+            (Some(c), None) => Needle::compile(cx, &c, &format!("{path}.contains")).map(Question::Contains),
+            (None, Some(e)) => Needle::compile(cx, &e, &format!("{path}.exact")).map(Question::Exact),
             _ => {
                 cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
                 None
@@ -156,14 +156,14 @@ impl Grade for JudgeCheck {
             Question::Contains(t) => (
                 format!(
                     "Does the answer contain, in meaning, the following? Wording may differ.\n\nExpected:\n{}",
-                    input.bindings.render(t)
+                    t.render(input.bindings)?
                 ),
                 json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
             ),
             Question::Exact(t) => (
                 format!(
                     "Is the answer exactly the following, in meaning (no more, no less)?\n\nExpected:\n{}",
-                    input.bindings.render(t)
+                    t.render(input.bindings)?
                 ),
                 json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
             ),
@@ -216,7 +216,7 @@ impl Grade for JudgeCheck {
         let judge = self.judge.as_ref().map_or(Judge::SuiteDefault, Judge::Own);
         let templates = match &self.question {
             Question::Rubric(_) => Vec::new(),
-            Question::Contains(t) | Question::Exact(t) => vec![t],
+            Question::Contains(t) | Question::Exact(t) => vec![t.template()],
         };
         Uses { judges: vec![judge], ..Uses::templates(templates) }
     }
@@ -230,12 +230,16 @@ impl JudgeCheck {
                 let mut met = vec![None; criteria.len()];
                 let mut notes = vec![String::new(); criteria.len()];
                 for item in items {
-                    let i = item.get("index").and_then(Value::as_u64).ok_or("a criterion without `index`")? as usize;
-                    let m = item.get("met").and_then(Value::as_bool).ok_or("a criterion without `met`")?;
+                    let i = item.get("index").and_then(Value::as_u64).ok_or("a criterion without an integer `index`")?
+                        as usize;
+                    let m = item.get("met").and_then(Value::as_bool).ok_or("a criterion without a boolean `met`")?;
                     if i >= criteria.len() {
                         return Err(format!("criterion index {i} out of range"));
                     }
-                    met[i] = Some(m);
+                    // Two verdicts on one criterion contradict or miscount: neither can be believed.
+                    if met[i].replace(m).is_some() {
+                        return Err(format!("criterion {i} judged twice"));
+                    }
                     notes[i] = item.get("note").and_then(Value::as_str).unwrap_or_default().to_owned();
                 }
                 if let Some(missing) = met.iter().position(Option::is_none) {
@@ -265,7 +269,13 @@ impl JudgeCheck {
                         .map(|((c, w), (m, note))| json!({"criterion": c, "weight": w, "met": m, "note": note}))
                         .collect::<Vec<_>>()
                 );
-                Ok(Graded { score, passed: met.iter().all(|m| *m == Some(true)), reason, evidence: Some(evidence) })
+                Ok(Graded {
+                    score,
+                    passed: met.iter().all(|m| *m == Some(true)),
+                    reason,
+                    evidence: Some(evidence),
+                    unobserved: false,
+                })
             }
             Question::Contains(_) | Question::Exact(_) => {
                 let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
@@ -275,6 +285,7 @@ impl JudgeCheck {
                     passed,
                     reason: excerpt(reason, 200),
                     evidence: None,
+                    unobserved: false,
                 })
             }
         }
@@ -283,7 +294,7 @@ impl JudgeCheck {
 
 /// The tool calls the system made, compactly, so the judge sees how it got its answer.
 fn transcript(input: &GradeInput<'_>) -> String {
-    let calls = &input.trace.tool_calls;
+    let calls = input.trace.calls();
     if calls.is_empty() {
         return String::new();
     }

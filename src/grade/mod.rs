@@ -4,6 +4,7 @@
 mod grader;
 mod input;
 mod kind;
+mod needle;
 mod registry;
 
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};

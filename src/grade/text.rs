@@ -1,14 +1,14 @@
 //! Text graders: equals, contains, not_contains, regex, starts_with, ends_with. They share
 //! one check type: how the output is folded, rendered and shown.
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::needle::{Needle, pattern};
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::source::ValidateCx;
-use crate::template::{Scope, Template};
 use crate::uses::Uses;
 
 /// The output equals `value` (surrounding whitespace ignored).
@@ -85,16 +85,16 @@ pub struct RawEndsWith {
 
 #[derive(Debug)]
 pub enum TextCheck {
-    Equals { value: Template, ignore_case: bool },
-    Contains { values: Vec<Template>, all: bool, ignore_case: bool },
-    NotContains { values: Vec<Template>, ignore_case: bool },
+    Equals { value: Needle, ignore_case: bool },
+    Contains { values: Vec<Needle>, all: bool, ignore_case: bool },
+    NotContains { values: Vec<Needle>, ignore_case: bool },
     Regex { pattern: Regex },
-    StartsWith { value: Template, ignore_case: bool },
-    EndsWith { value: Template, ignore_case: bool },
+    StartsWith { value: Needle, ignore_case: bool },
+    EndsWith { value: Needle, ignore_case: bool },
 }
 
-fn one(cx: &mut ValidateCx, value: &str, path: &str) -> Option<Template> {
-    cx.template(value, Scope::AfterAgent, &format!("{path}.value"))
+fn one(cx: &mut ValidateCx, value: &str, path: &str) -> Option<Needle> {
+    Needle::compile(cx, value, &format!("{path}.value"))
 }
 
 impl CompileGrader for RawEquals {
@@ -153,45 +153,42 @@ impl CompileGrader for RawNotContains {
 impl CompileGrader for RawRegex {
     type Check = TextCheck;
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
-        match RegexBuilder::new(&self.pattern).case_insensitive(self.ignore_case).build() {
-            Ok(pattern) => Some(TextCheck::Regex { pattern }),
-            Err(e) => {
-                cx.error(&format!("{path}.pattern"), format!("invalid regular expression: {e}"));
-                None
-            }
-        }
+        pattern(cx, &self.pattern, self.ignore_case, &format!("{path}.pattern"))
+            .map(|pattern| TextCheck::Regex { pattern })
     }
 }
 
 impl Grade for TextCheck {
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        Ok(self.verdict(input))
+        self.verdict(input)
     }
 
     fn uses(&self) -> Uses<'_> {
         match self {
-            TextCheck::Equals { value, .. } => Uses::needles([value], "an `equals` value"),
-            TextCheck::StartsWith { value, .. } => Uses::needles([value], "a `starts_with` value"),
-            TextCheck::EndsWith { value, .. } => Uses::needles([value], "an `ends_with` value"),
-            TextCheck::Contains { values, .. } => Uses::needles(values, "a `contains` value"),
-            TextCheck::NotContains { values, .. } => Uses::templates(values),
+            TextCheck::Equals { value, .. } => Uses::needles([value.template()], "an `equals` value"),
+            TextCheck::StartsWith { value, .. } => Uses::needles([value.template()], "a `starts_with` value"),
+            TextCheck::EndsWith { value, .. } => Uses::needles([value.template()], "an `ends_with` value"),
+            TextCheck::Contains { values, .. } => Uses::needles(values.iter().map(Needle::template), "a `contains` value"),
+            TextCheck::NotContains { values, .. } => Uses::templates(values.iter().map(Needle::template)),
             TextCheck::Regex { .. } => Uses::default(),
         }
     }
 }
 
 impl TextCheck {
-    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
+    fn verdict(&self, input: &GradeInput<'_>) -> GradeResult {
         let output = input.output;
         let fold = |s: &str, ic: bool| if ic { s.to_lowercase() } else { s.to_owned() };
         let shown = || excerpt(output, 120);
-        match self {
-            TextCheck::Equals { .. } if input.tool_error.is_some() => Graded::fail(format!(
+        let render_all =
+            |values: &[Needle]| values.iter().map(|v| v.render(input.bindings)).collect::<Result<Vec<_>, _>>();
+        Ok(match self {
+            TextCheck::Equals { .. } if input.tool_error.is_some() => Graded::unobserved(format!(
                 "the tool returned an error: {}",
                 excerpt(input.tool_error.unwrap_or_default(), 160)
             )),
             TextCheck::Equals { value, ignore_case } => {
-                let expected = input.bindings.render(value);
+                let expected = value.render(input.bindings)?;
                 let ok = fold(output.trim(), *ignore_case) == fold(expected.trim(), *ignore_case);
                 Graded::of(
                     ok,
@@ -200,7 +197,7 @@ impl TextCheck {
                 )
             }
             TextCheck::StartsWith { value, ignore_case } => {
-                let expected = input.bindings.render(value);
+                let expected = value.render(input.bindings)?;
                 let ok = fold(output.trim_start(), *ignore_case).starts_with(&fold(&expected, *ignore_case));
                 Graded::of(
                     ok,
@@ -209,7 +206,7 @@ impl TextCheck {
                 )
             }
             TextCheck::EndsWith { value, ignore_case } => {
-                let expected = input.bindings.render(value);
+                let expected = value.render(input.bindings)?;
                 let ok = fold(output.trim_end(), *ignore_case).ends_with(&fold(&expected, *ignore_case));
                 Graded::of(
                     ok,
@@ -219,7 +216,7 @@ impl TextCheck {
             }
             TextCheck::Contains { values, all, ignore_case } => {
                 let haystack = fold(output, *ignore_case);
-                let rendered: Vec<String> = values.iter().map(|v| input.bindings.render(v)).collect();
+                let rendered = render_all(values)?;
                 let (found, missing): (Vec<&String>, Vec<&String>) =
                     rendered.iter().partition(|v| haystack.contains(&fold(v, *ignore_case)));
                 if *all {
@@ -229,7 +226,7 @@ impl TextCheck {
                     } else {
                         format!("output does not contain {}", list(&missing))
                     };
-                    Graded { score, passed: missing.is_empty(), reason, evidence: None }
+                    Graded { score, passed: missing.is_empty(), reason, evidence: None, unobserved: false }
                 } else {
                     Graded::of(
                         !found.is_empty(),
@@ -240,7 +237,7 @@ impl TextCheck {
             }
             TextCheck::NotContains { values, ignore_case } => {
                 let haystack = fold(output, *ignore_case);
-                let rendered: Vec<String> = values.iter().map(|v| input.bindings.render(v)).collect();
+                let rendered = render_all(values)?;
                 let present: Vec<&String> =
                     rendered.iter().filter(|v| haystack.contains(&fold(v, *ignore_case))).collect();
                 Graded::of(
@@ -255,19 +252,19 @@ impl TextCheck {
                 format!("output matches /{}/", pattern.as_str()),
                 format!("output does not match /{}/: {:?}", pattern.as_str(), shown()),
             ),
-        }
+        })
     }
 }
 
-fn values(cx: &mut ValidateCx, key: &str, list: &[String], path: &str) -> Option<Vec<Template>> {
+fn values(cx: &mut ValidateCx, key: &str, list: &[String], path: &str) -> Option<Vec<Needle>> {
     if list.is_empty() {
         cx.error(&format!("{path}.{key}"), "the list is empty");
         return None;
     }
     if key == "value" {
-        return cx.template(&list[0], Scope::AfterAgent, &format!("{path}.value")).map(|t| vec![t]);
+        return one(cx, &list[0], path).map(|t| vec![t]);
     }
-    cx.templates(list, Scope::AfterAgent, &format!("{path}.{key}"))
+    Needle::compile_all(cx, list, &format!("{path}.{key}"))
 }
 
 fn list(items: &[&String]) -> String {

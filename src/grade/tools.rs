@@ -224,6 +224,11 @@ impl CompileGrader for RawToolCalled {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
         let RawToolCalled { tool, server, pattern, arguments, min, max } = self;
+        if min == Some(0) && max.is_none() {
+            cx.error(&format!("{path}.min"), "`min: 0` without `max` passes whatever the agent called")
+                .help = Some("to check that the tool was not called, use `tool_not_called`".into());
+            return None;
+        }
         let tool = ToolRef::from_parts(cx, path, tool, server, pattern, arguments);
         (bounds(cx, path, min, max) && tool.is_some()).then(|| ToolCheck::Called {
             tool: tool.expect("checked"),
@@ -259,8 +264,9 @@ impl CompileGrader for RawToolCalls {
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
         let RawToolCalls { tool, tools, min, max, unique } = self;
-        if min.is_none() && max.is_none() && !unique {
-            cx.error(path, "a `tool_calls` grader needs `min`, `max` or `unique`");
+        // `min: 0` alone would pass whatever the agent called.
+        if min.is_none_or(|m| m == 0) && max.is_none() && !unique {
+            cx.error(path, "a `tool_calls` grader needs `min` (above 0), `max` or `unique`");
             return None;
         }
         let tools = match (tool, tools) {
@@ -276,9 +282,17 @@ impl CompileGrader for RawToolCalls {
     }
 }
 
+/// Why a tool grader cannot judge an agent that reported nothing about its tool calls.
+const NO_TOOL_CALLS: &str = "the agent reports no tool calls; have it write them to its trace file \
+(`tool_calls` in $EVALGATE_TRACE, `[]` for none), give it the suite's MCP servers with `mcp: [...]` so \
+evalgate's proxy records them, or use a model agent";
+
 impl Grade for ToolCheck {
+    /// Over unknown calls every tool grader is an error, the positive ones too: `tool_called`
+    /// would fail, and `negate` would turn that failure into a pass.
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        Ok(self.verdict(input))
+        let calls = input.trace.tool_calls.as_deref().ok_or(NO_TOOL_CALLS)?;
+        Ok(self.verdict(calls))
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -287,8 +301,7 @@ impl Grade for ToolCheck {
 }
 
 impl ToolCheck {
-    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
-        let calls = &input.trace.tool_calls;
+    fn verdict(&self, calls: &[ToolCall]) -> Graded {
         let names = || calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
         let called =
             || if calls.is_empty() { "no tools were called".to_owned() } else { format!("calls: {}", names()) };

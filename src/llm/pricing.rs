@@ -7,31 +7,34 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::types::TokenUsage;
+use crate::values::NonNegative;
 
-/// USD per million tokens.
+/// USD per million tokens. Each price is a `NonNegative`: a negative or infinite price
+/// would make costs negative or infinite, and a cost gate pass on them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// USD per million input (prompt) tokens.
-    pub input_per_mtok: f64,
+    pub input_per_mtok: NonNegative,
     /// USD per million output (completion) tokens.
-    pub output_per_mtok: f64,
+    pub output_per_mtok: NonNegative,
     /// Default: the input price.
-    pub cache_read_per_mtok: Option<f64>,
+    pub cache_read_per_mtok: Option<NonNegative>,
     /// Default: the input price.
-    pub cache_write_per_mtok: Option<f64>,
+    pub cache_write_per_mtok: Option<NonNegative>,
 }
 
 impl Price {
     /// Cached and cache-writing input tokens are priced apart from the rest of the input.
     pub fn cost(&self, u: &TokenUsage) -> f64 {
         let plain = u.input.saturating_sub(u.cache_read + u.cache_write) as f64;
-        let read = self.cache_read_per_mtok.unwrap_or(self.input_per_mtok);
-        let write = self.cache_write_per_mtok.unwrap_or(self.input_per_mtok);
-        (plain * self.input_per_mtok
+        let input = self.input_per_mtok.get();
+        let read = self.cache_read_per_mtok.map_or(input, NonNegative::get);
+        let write = self.cache_write_per_mtok.map_or(input, NonNegative::get);
+        (plain * input
             + u.cache_read as f64 * read
             + u.cache_write as f64 * write
-            + u.output as f64 * self.output_per_mtok)
+            + u.output as f64 * self.output_per_mtok.get())
             / 1e6
     }
 }
@@ -43,10 +46,10 @@ struct Builtin {
 
 const fn p(input: f64, output: f64, read: f64, write: f64) -> Price {
     Price {
-        input_per_mtok: input,
-        output_per_mtok: output,
-        cache_read_per_mtok: Some(read),
-        cache_write_per_mtok: Some(write),
+        input_per_mtok: NonNegative::of(input),
+        output_per_mtok: NonNegative::of(output),
+        cache_read_per_mtok: Some(NonNegative::of(read)),
+        cache_write_per_mtok: Some(NonNegative::of(write)),
     }
 }
 
@@ -100,8 +103,8 @@ mod tests {
     #[test]
     fn longest_prefix_and_cache_aware_cost() {
         let table = PriceTable::default();
-        assert_eq!(table.price("gpt-4o-mini-2024-07-18").unwrap().input_per_mtok, 0.15);
-        assert_eq!(table.price("gpt-4o-2024-08-06").unwrap().input_per_mtok, 2.50);
+        assert_eq!(table.price("gpt-4o-mini-2024-07-18").unwrap().input_per_mtok.get(), 0.15);
+        assert_eq!(table.price("gpt-4o-2024-08-06").unwrap().input_per_mtok.get(), 2.50);
         assert!(table.price("llama3").is_none());
         // 1M input of which 400k cached, 100k output on gpt-4o: 0.6M×2.5 + 0.4M×1.25 + 0.1M×10.
         let u = TokenUsage { input: 1_000_000, output: 100_000, cache_read: 400_000, cache_write: 0, reasoning: 0 };
@@ -109,7 +112,12 @@ mod tests {
         let mut custom = PriceTable::default();
         custom.overrides.insert(
             "gpt-4o".into(),
-            Price { input_per_mtok: 1.0, output_per_mtok: 1.0, cache_read_per_mtok: None, cache_write_per_mtok: None },
+            Price {
+                input_per_mtok: NonNegative::of(1.0),
+                output_per_mtok: NonNegative::of(1.0),
+                cache_read_per_mtok: None,
+                cache_write_per_mtok: None,
+            },
         );
         assert!((custom.cost("gpt-4o-mini", &u).unwrap() - 1.1).abs() < 1e-9);
     }

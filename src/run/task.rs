@@ -236,7 +236,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.latency_ms = Some(run.latency.as_millis() as u64);
     trial.model = run.trace.model.clone();
     trial.usage = run.trace.usage.clone();
-    trial.tool_calls = run.trace.tool_calls.clone();
+    trial.tool_calls = run.trace.calls().to_vec();
     trial.cached = run.cached;
 
     let judge_costs = std::sync::Mutex::new(Vec::new());

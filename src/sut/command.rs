@@ -135,8 +135,11 @@ impl SystemUnderTest for CommandSut<'_> {
                 return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
             }
         }
-        // Calls the proxy saw come after those the agent reported itself.
-        run.trace.tool_calls.extend(proxied.into_iter().map(|(_, call)| call));
+        // Calls the proxy saw come after those the agent reported itself; with a proxy, the
+        // calls are known even when the agent reports none.
+        if !agent.mcp.is_empty() {
+            run.trace.tool_calls.get_or_insert_default().extend(proxied.into_iter().map(|(_, call)| call));
+        }
         Ok(run)
     }
 }

@@ -216,7 +216,7 @@ impl SystemUnderTest for LlmSut<'_> {
             latency: started.elapsed(),
             trace: Trace {
                 output: None,
-                tool_calls: recorded,
+                tool_calls: Some(recorded),
                 usage: Some(Usage {
                     input_tokens: Some(usage.input),
                     output_tokens: Some(usage.output),

@@ -39,13 +39,13 @@ impl SystemUnderTest for McpCallSut<'_> {
             latency: started.elapsed(),
             trace: Trace {
                 output: None,
-                tool_calls: vec![ToolCall {
+                tool_calls: Some(vec![ToolCall {
                     name: call.tool.clone(),
                     server: Some(call.server.clone()),
                     arguments,
                     result: Some(result.clone()),
                     duration_ms: Some(started.elapsed().as_millis() as u64),
-                }],
+                }]),
                 usage: None,
                 model: None,
             },

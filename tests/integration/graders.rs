@@ -166,7 +166,7 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
         "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list"
     );
 
-    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n";
+    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n      - {type: tool_called, tool: x, min: 0}\n      - {type: tool_calls, min: 0}\n";
     let run =
         Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
     run.expect_code(2);
@@ -176,6 +176,39 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
         run.stderr
     );
     assert!(run.stderr.contains("name the tool with `tool`, `pattern` or `server`"), "{}", run.stderr);
+    // Checks that pass whatever the agent called.
+    assert!(
+        run.stderr.contains("tasks[0].grade[2].min: `min: 0` without `max` passes whatever the agent called"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("tasks[0].grade[3]: a `tool_calls` grader needs `min` (above 0), `max` or `unique`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn tool_graders_over_an_agent_that_reports_no_tool_calls_are_errors_never_passes() {
+    let g = "      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_calls, max: 3}\n      - {type: tool_sequence, tools: [search]}\n      - {type: tool_called, tool: search}\n      - {type: tool_called, tool: search, negate: true}\n";
+    // No trace file, and a trace file that says nothing of tools: nothing reported them.
+    for trace in [None, Some(r#"{"output": "done"}"#)] {
+        let (code, task) = grade("done", trace, g, &[]);
+        assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+        for (status, reason, _) in graders(&task) {
+            assert_eq!(status, "error");
+            assert!(
+                reason.starts_with("the agent reports no tool calls; have it write them to its trace file"),
+                "{reason}"
+            );
+            assert!(reason.contains("mcp: [...]") && reason.contains("a model agent"), "{reason}");
+        }
+    }
+    // `"tool_calls": []` reports that there were none: each grader judges.
+    let (_, task) = grade("done", Some(r#"{"tool_calls": []}"#), g, &[]);
+    let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
+    assert_eq!(statuses, ["passed", "passed", "failed", "failed", "passed"]);
 }
 
 #[test]
@@ -191,6 +224,36 @@ fn budget_graders_and_unknown_figures() {
     let (_, task) = grade("ok", None, "      - {type: cost, max_usd: 1}\n", &[]);
     assert_eq!(task["status"], "error");
     assert_eq!(one(&task).1, "the agent reported no cost (usage.cost_usd in its trace)");
+}
+
+/// A negative (or infinite) reported cost would pass every cost gate: the trace is invalid,
+/// the task an error, and the run is not green even when errors are tolerated.
+#[test]
+fn a_negative_reported_cost_is_a_task_error_never_a_green_cost_gate() {
+    for (cost, why) in [("-2.0", "`usage.cost_usd` must be 0 or more, got -2"), ("1e400", "number out of range")] {
+        let agent =
+            format!("#!/bin/sh\necho ok\necho '{{\"usage\": {{\"cost_usd\": {cost}}}}}' > \"$EVALGATE_TRACE\"\n");
+        let run = Test::new()
+            .write("agent.sh", &agent)
+            .write(
+                "evalgate.yaml",
+                &suite(
+                    "thresholds: {max_cost_usd: 1, max_errors: 1}",
+                    "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}, {type: cost, max_usd: 0.5}]\n",
+                ),
+            )
+            .args(&["run"])
+            .run();
+        run.expect_code(1);
+        let task = run.task("t");
+        assert_eq!(task["status"], "error");
+        let reason = task["reason"].as_str().unwrap();
+        assert!(reason.starts_with("agent `bot` wrote an invalid trace to $EVALGATE_TRACE: "), "{reason}");
+        assert!(reason.contains(why), "{reason}");
+        let results = run.results();
+        assert_eq!(results["totals"].get("cost_usd"), None, "{}", results["totals"]);
+        assert_eq!(results["verdict"]["outcome"]["failed_checks"], json!(["total cost"]));
+    }
 }
 
 #[test]
@@ -218,6 +281,54 @@ fn text_graders() {
 }
 
 #[test]
+fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
+    let g = "      - {type: equals, value: ''}\n      - {type: contains, all: [a, '']}\n      - {type: starts_with, value: '  '}\n      - {type: ends_with, value: ''}\n      - {type: not_contains, any: ['']}\n      - {type: no_leak, canaries: [SECRET-1, '']}\n      - {type: regex, pattern: ''}\n      - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}\n      - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}\n      - {type: llm, exact: ' '}\n      - {type: contains, value: ok}\n";
+    let judge = "judge: {provider: openai, model: gpt-4o-mini}";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho ok\n")
+        .write("evalgate.yaml", &suite(judge, &format!("  - id: t\n    prompt: x\n    grade:\n{g}")))
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    let empty = "is empty: every output contains it, so the check would not test the agent";
+    for line in [
+        format!("evalgate.yaml:10:31: tasks[0].grade[0].value: {empty}"),
+        format!("evalgate.yaml:11:35: tasks[0].grade[1].all[1]: {empty}"),
+        "evalgate.yaml:12:36: tasks[0].grade[2].value: is only whitespace, so the check would not test the agent".into(),
+        format!("evalgate.yaml:13:34: tasks[0].grade[3].value: {empty}"),
+        format!("evalgate.yaml:14:36: tasks[0].grade[4].any[0]: {empty}"),
+        format!("evalgate.yaml:15:46: tasks[0].grade[5].canaries[1]: {empty}"),
+        "evalgate.yaml:16:32: tasks[0].grade[6].pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
+        format!("evalgate.yaml:17:75: tasks[0].grade[7].infer.canaries[0]: {empty}"),
+        "evalgate.yaml:18:80: tasks[0].grade[8].infer.refusal_pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
+        "evalgate.yaml:19:28: tasks[0].grade[9].exact: is only whitespace, so the check would not test the agent".into(),
+    ] {
+        assert!(run.stderr.contains(&format!("error: {line}\n")), "missing {line:?} in:\n{}", run.stderr);
+    }
+    assert!(run.stderr.contains("10 errors in the suite"), "{}", run.stderr);
+}
+
+#[test]
+fn a_text_to_look_for_that_renders_empty_is_a_grader_error() {
+    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - {id: s, run: 'true', outputs: {v: '{stdout}'}}\n    grade:\n      - {type: contains, value: '{steps.s.outputs.v}'}\n      - {type: equals, value: '{vars.E}'}\n      - {type: ends_with, value: ' {vars.E}'}\n      - {type: no_leak, canaries: [SECRET-123456, '{vars.E}']}\n      - {type: contains, value: ok}\n";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho ok\n")
+        .write("evalgate.yaml", &suite("vars: {E: ''}", tasks))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error");
+    let why = "renders empty, and every output contains an empty text, so the check would not test the agent";
+    let got = graders(&task);
+    let expected = ["`{steps.s.outputs.v}`", "`{vars.E}`", "` {vars.E}`", "`{vars.E}`"];
+    for ((status, reason, _), source) in got.iter().zip(expected) {
+        assert_eq!((status.as_str(), reason.as_str()), ("error", format!("{source} {why}").as_str()));
+    }
+    assert_eq!(got[4].0, "passed");
+}
+
+#[test]
 fn negate_inverts_the_verdict_but_never_an_error() {
     let g = "      - {type: contains, value: refund, negate: true}\n      - {type: contains, all: [a, b, c, d], negate: true}\n";
     let (code, task) = grade("a b: no refund here", None, g, &[]);
@@ -227,6 +338,24 @@ fn negate_inverts_the_verdict_but_never_an_error() {
     assert_eq!((got[1].0.as_str(), got[1].2), ("passed", 0.25), "{got:?}");
     let (code, task) = grade("x", None, "      - {type: cost, max_usd: 1, negate: true}\n", &[]);
     assert_eq!((code, one(&task).0.as_str()), (1, "error"), "{task}");
+    // A fail because there was nothing to look at is not inverted into a pass either.
+    let g = "      - {type: json, path: status, equals: error, negate: true}\n      - {type: json_schema, schema: {type: object, required: [status]}, negate: true}\n";
+    let (code, task) = grade("Sorry, I cannot answer in JSON.", None, g, &[]);
+    assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+    for (status, reason, _) in graders(&task) {
+        assert_eq!(status, "error");
+        assert!(reason.starts_with("output is not JSON ("), "{reason}");
+        assert!(reason.ends_with("; `negate` cannot invert a check that had nothing to look at"), "{reason}");
+    }
+    // "The output is JSON" (an empty schema, AgentV's `is-json`) looks at the output itself:
+    // negated, it is "the output is not JSON".
+    let (code, task) = grade("Sorry.", None, "      - {type: json_schema, schema: {}, negate: true}\n", &[]);
+    assert_eq!((code, one(&task).0.as_str()), (0, "passed"), "{task}");
+    // Un-negated, the same is a graded fail; on JSON output, negate inverts as usual.
+    let (_, task) = grade("Sorry.", None, "      - {type: json, path: status, equals: error}\n", &[]);
+    assert_eq!((task["status"].as_str(), one(&task).0.as_str()), (Some("failed"), "failed"));
+    let (code, task) = grade(r#"{"state": "ok"}"#, None, g, &[]);
+    assert_eq!(code, 0, "{task}");
 }
 
 #[test]

@@ -100,6 +100,37 @@ fn an_anthropic_agent_with_cache_tokens_and_a_price_override() {
     assert!((usage["cost_usd"].as_f64().unwrap() - 0.00063).abs() < 1e-12, "{usage}");
 }
 
+/// A negative or non-finite price would make costs negative and pass a cost gate: the
+/// suite's `pricing:` refuses it at its line, `--pricing FILE` with the file's name.
+#[test]
+fn negative_or_non_finite_prices_are_invalid_input() {
+    let yaml = "evalgate: 1\nsuite: t\npricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\nagents:\n  bot: {command: [echo, hi]}\ntasks:\n  - {id: t, prompt: x, grade: [{type: contains, value: hi}]}\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("evalgate.yaml:4:43: pricing.m.output_per_mtok: must be 0 or more, got -10\n"),
+        "{}",
+        run.stderr
+    );
+    let yaml = yaml.replace("pricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\n", "");
+    for (prices, why) in [
+        (
+            "m: {input_per_mtok: 1, output_per_mtok: 1, cache_read_per_mtok: -0.5}",
+            "m.cache_read_per_mtok: must be 0 or more, got -0.5",
+        ),
+        ("m: {input_per_mtok: .nan, output_per_mtok: 1}", "m.input_per_mtok: must be 0 or more, got NaN"),
+        ("m: {input_per_mtok: 1, output_per_mtok: .inf}", "m.output_per_mtok: must be 0 or more, got inf"),
+    ] {
+        let run = Test::new()
+            .write("evalgate.yaml", &yaml)
+            .write("prices.yaml", prices)
+            .args(&["run", "--pricing", "prices.yaml"])
+            .run();
+        run.expect_code(2);
+        assert!(run.stderr.contains(&format!("invalid pricing file prices.yaml: {why}")), "{prices}: {}", run.stderr);
+    }
+}
+
 #[test]
 fn rate_limits_honour_retry_after_and_server_errors_are_retried() {
     let calls = Arc::new(AtomicU32::new(0));
@@ -225,6 +256,55 @@ fn an_unparseable_judge_is_asked_twice_then_errors() {
         task["reason"],
         "grader `llm` errored: the judge's verdict could not be read twice: no record_verdict call"
     );
+}
+
+/// A verdict that miscounts the criteria, or answers with something other than the
+/// booleans asked for, is read twice (the judge is asked again) and then is an error.
+#[test]
+fn a_judge_verdict_that_miscounts_or_does_not_answer_the_question_is_an_error() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        if b.get("tool_choice").is_none() {
+            return (200, openai_answer("answer", json!({})));
+        }
+        let user = b["messages"][1]["content"].as_str().unwrap();
+        let prompt = user.lines().nth(1).unwrap();
+        let (a, b) = (json!({"index": 0, "met": true, "note": ""}), json!({"index": 1, "met": true, "note": ""}));
+        let verdict = match prompt {
+            "twice" => json!({"criteria": [a, a, b]}),
+            "missing" => json!({"criteria": [a]}),
+            "extra" => json!({"criteria": [a, b, {"index": 2, "met": true, "note": ""}]}),
+            "not-boolean" => json!({"criteria": [a, {"index": 1, "met": 1, "note": ""}]}),
+            "score" => json!({"score": 1.5, "reason": "very good"}),
+            _ => json!({"criteria": [a, b]}),
+        };
+        (200, openai_verdict(verdict))
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let rubric = "    grade: [{type: rubric, criteria: [polite, correct]}]\n";
+    let mut tasks = String::new();
+    for id in ["twice", "missing", "extra", "not-boolean", "fine"] {
+        tasks.push_str(&format!("  - id: {id}\n    prompt: {id}\n{rubric}"));
+    }
+    tasks.push_str("  - id: score\n    prompt: score\n    grade: [{type: llm, contains: the answer}]\n");
+    let run = run(&suite(&server, &judge, &tasks));
+    run.expect_code(1);
+    let unreadable = "errored: the judge's verdict could not be read twice:";
+    for (id, why) in [
+        ("twice", "grader `rubric` {} criterion 0 judged twice"),
+        ("missing", "grader `rubric` {} no verdict for criterion 1"),
+        ("extra", "grader `rubric` {} criterion index 2 out of range"),
+        ("not-boolean", "grader `rubric` {} a criterion without a boolean `met`"),
+        ("score", "grader `llm` {} no boolean `passed`"),
+    ] {
+        let task = run.task(id);
+        assert_eq!(task["status"], "error", "{task}");
+        assert_eq!(task["reason"], why.replace("{}", unreadable), "{task}");
+    }
+    assert_eq!(run.task("fine")["status"], "passed");
 }
 
 #[test]

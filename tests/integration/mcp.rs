@@ -225,6 +225,21 @@ fn a_command_agent_s_tool_calls_are_recorded_through_the_proxy() {
     assert!(calls[0]["duration_ms"].is_u64());
 }
 
+/// Through the proxy the calls are known even when the agent reports none itself: a negative
+/// tool grader judges (an agent without the proxy or a trace gets an error, see `graders`).
+#[test]
+fn with_the_proxy_an_agent_that_calls_no_tool_is_judged() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [echo, done], mcp: [everything]}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: tool_not_called, tool: get-sum}}\n      - {{type: tool_calls, max: 0}}\n",
+        bin("mcp-server-everything"),
+    );
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+    let graders = &run.task("t")["trials"][0]["graders"];
+    assert_eq!(graders[0]["reason"], "get-sum was not called");
+    assert_eq!(graders[1]["reason"], "0 tool calls");
+}
+
 #[test]
 fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
     let yaml = format!(
