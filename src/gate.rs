@@ -49,7 +49,7 @@ pub fn regate(results: &mut Results) {
 /// The verdict of `results` (totals already computed), with `extra` checks (regression
 /// budgets, the adversarial scorecard) after the thresholds'.
 ///
-/// Precedence: invalid, then preflight, then interrupted, then incomplete, then a shard's
+/// Precedence: invalid, then preflight, then aborted, then interrupted, then incomplete, then a shard's
 /// deferral, and only then the checks. Without `pass_score` every task must pass; erroring
 /// tasks are allowed only up to `max_errors` (default 0); zero tasks run fails.
 pub fn evaluate(results: &Results, extra: Vec<GateCheck>) -> GateVerdict {
@@ -59,6 +59,8 @@ pub fn evaluate(results: &Results, extra: Vec<GateCheck>) -> GateVerdict {
         RunOutcome::Invalid { reason: reason.clone() }
     } else if let Some(reason) = &results.preflight_failure {
         RunOutcome::PreflightFailed { reason: reason.clone() }
+    } else if let Some(reason) = &results.aborted {
+        RunOutcome::Aborted { reason: reason.clone() }
     } else if results.interrupted {
         let unfinished = results.tasks.iter().filter(|t| t.status == Status::Skipped).count();
         RunOutcome::Interrupted { reason: format!("interrupted: {unfinished} task(s) did not finish") }
@@ -216,12 +218,15 @@ mod tests {
     }
 
     #[test]
-    fn precedence_invalid_then_preflight_then_interrupt_then_shard() {
+    fn precedence_invalid_then_preflight_then_abort_then_interrupt_then_shard() {
         let mut r = run(&[Passed], None);
         r.shard = Some(Shard { index: 1, count: 2 });
         assert_eq!(outcome(&r), RunOutcome::Deferred { shard: Shard { index: 1, count: 2 } });
         r.interrupted = true;
         assert!(matches!(outcome(&r), RunOutcome::Interrupted { .. }));
+        r.aborted = Some("disk full".into());
+        assert_eq!(outcome(&r), RunOutcome::Aborted { reason: "disk full".into() });
+        assert_eq!(outcome(&r).exit_code(), crate::exit::ABORTED);
         r.preflight_failure = Some("no jq".into());
         assert_eq!(outcome(&r), RunOutcome::PreflightFailed { reason: "no jq".into() });
         r.invalid = Some("bad suite".into());

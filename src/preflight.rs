@@ -168,7 +168,7 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
 fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
     let mut places: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for name in &suite.env.env_vars {
-        places.entry(name).or_default().push("`env` of the suite".into());
+        places.entry(name).or_default().push("`env.required_env`".into());
     }
     let uses = suite_uses(suite);
     for (place, uses) in &uses {

@@ -43,6 +43,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
         merged.incomplete.extend(part.incomplete);
         merged.interrupted |= part.interrupted;
         merged.preflight_failure = merged.preflight_failure.or(part.preflight_failure);
+        merged.aborted = merged.aborted.or(part.aborted);
         merged.duration_ms = merged.duration_ms.max(part.duration_ms);
         merged.started_at = merged.started_at.min(part.started_at);
     }

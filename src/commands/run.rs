@@ -1,5 +1,6 @@
 //! `evalgate run`: claim the out directory, load and plan, preflight, run each suite with
-//! its reporters, gate, publish. Every way the run can end leaves reports that say how.
+//! its reporters, gate, publish. Every way the run can end leaves reports that say how, and
+//! every suite, run or stopped before it ran, is published to GitHub the same way.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,6 +11,8 @@ use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, pri
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::{finalize, regate};
+use crate::github::annotations;
+use crate::github::publisher::Publisher;
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
@@ -28,36 +31,36 @@ use crate::suite::model::Suite;
 
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let selection = Selection::for_run(&args.select, args.shard, args.repeat, args.fail_fast);
-    if args.select.suites.len() > 1 && (args.junit.is_some() || args.markdown.is_some() || args.json.is_some()) {
-        return Err(Error::Usage(
-            "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
-        ));
-    }
     if args.dry_run {
+        one_file_per_report(args)?;
         let planned = load_and_plan(&args.select, &selection)?;
         install_redactor(&planned);
         preflight_all(&planned)?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
     }
+    let runtime = runtime()?;
     // Claimed first: whatever happens next, the previous run's reports are gone and this
     // run's say how it ended.
-    let claimed = ClaimedDir::claim(&args.out)?;
-    let top = paths_for(args, &args.out, true);
+    let claimed = match ClaimedDir::claim(&args.out) {
+        Ok(claimed) => claimed,
+        Err(e) => return runtime.block_on(stopped_early(args, None, Stopped::named(args, e.into()))),
+    };
+    // Loading may start a runtime of its own (an MCP server's `evals/list`): outside ours.
     match prepare(args, &selection) {
-        Ok(prepared) => execute(args, prepared, &claimed),
-        Err(e) => {
-            let outcome = match &e {
-                Error::Usage(_) | Error::Load(_) => RunOutcome::Invalid { reason: e.to_string() },
-                Error::Preflight(_) => RunOutcome::PreflightFailed { reason: e.to_string() },
-                _ => return Err(e),
-            };
-            claimed.record(&[&top])?;
-            top.prepare()?;
-            top.write_reports(&stopped_early(args, outcome))?;
-            Err(e)
-        }
+        Ok(prepared) => runtime.block_on(execute(args, prepared, &claimed)),
+        Err(stopped) => runtime.block_on(stopped_early(args, Some(&claimed), stopped)),
     }
+}
+
+/// `--junit`, `--markdown` and `--json` name one file: with several suites they cannot.
+fn one_file_per_report(args: &RunArgs) -> Result<(), Error> {
+    if args.select.suites.len() > 1 && (args.junit.is_some() || args.markdown.is_some() || args.json.is_some()) {
+        return Err(Error::Usage(
+            "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Everything decided before the first task: plans, baselines, prices.
@@ -67,17 +70,120 @@ struct Prepared {
     prices: BTreeMap<String, Price>,
 }
 
-fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Error> {
-    let planned = load_and_plan(&args.select, selection)?;
+/// Why the run stopped before any suite ran, and the suites it knew of by then.
+struct Stopped {
+    error: Error,
+    suites: Vec<SuiteInfo>,
+}
+
+impl Stopped {
+    /// Before the suites loaded: each is known by its file and the id the file declares
+    /// (`evalgate` when it cannot be read), so its reports and its PR comment are the ones
+    /// a run of it wrote before.
+    fn named(args: &RunArgs, error: Error) -> Stopped {
+        let files = if args.select.suites.is_empty() {
+            vec![PathBuf::from("evalgate.yaml")]
+        } else {
+            args.select.suites.clone()
+        };
+        let mut suites: Vec<SuiteInfo> = Vec::new();
+        for file in files {
+            let id = crate::suite::declared_id(&file).unwrap_or_else(|| "evalgate".into());
+            if suites.iter().all(|s| s.id != id) {
+                suites.push(SuiteInfo {
+                    id,
+                    version: None,
+                    description: None,
+                    file: display_path(&file),
+                    modes: vec![],
+                });
+            }
+        }
+        Stopped { error, suites }
+    }
+
+    fn loaded(planned: &[Planned], error: Error) -> Stopped {
+        Stopped { error, suites: planned.iter().map(|p| suite_info(&p.suite)).collect() }
+    }
+}
+
+fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
+    one_file_per_report(args).map_err(|e| Stopped::named(args, e))?;
+    let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, e))?;
     // The redactor and the runner's masks first, before anything can print a secret.
     let secrets = install_redactor(&planned);
     if crate::github::actions::enabled(args.github, args.no_github) {
         crate::github::masks::add_masks(&secrets);
     }
-    let regressions = planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>()?;
-    let prices = read_prices(args.pricing.as_deref())?;
-    preflight_all(&planned)?;
+    let stopped = |e| Stopped::loaded(&planned, e);
+    let regressions =
+        planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
+    let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
+    preflight_all(&planned).map_err(stopped)?;
     Ok(Prepared { planned, regressions, prices })
+}
+
+/// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
+/// not be claimed): each suite's reports, when the directory is ours, and what GitHub shows
+/// of it say why. The error's own problems are annotated where they are, once.
+async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: Stopped) -> Result<i32, Error> {
+    let Stopped { error, suites } = stopped;
+    let results: Vec<Results> = suites.into_iter().map(|s| not_run(s, Some(&error))).collect();
+    let paths = paths_of(args, &results.iter().map(|r| r.suite.id.as_str()).collect::<Vec<_>>());
+    // The stop's own error stays the one reported (the gate's precedence: invalid and
+    // preflight before aborted); a report that cannot be written as well is a warning.
+    let written = claimed.map_or(Ok(()), |claimed| {
+        claimed.record(&paths.iter().collect::<Vec<_>>())?;
+        paths.iter().zip(&results).try_for_each(|(p, r)| p.prepare().and_then(|()| p.write_reports(r)))
+    });
+    if let Err(e) = written {
+        crate::errln!("warning: {e}");
+    }
+    let mut publisher =
+        Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len());
+    let mut problems = annotations::of_error(&error);
+    for (r, p) in results.iter().zip(&paths) {
+        publisher.publish(r, p, &std::mem::take(&mut problems)).await;
+    }
+    if let Err(e) = publisher.finish() {
+        crate::errln!("warning: {e}");
+    }
+    Err(error)
+}
+
+/// The results of a suite that did not run: stopped by `error`, or (`None`) by a signal
+/// before it started.
+fn not_run(suite: SuiteInfo, error: Option<&Error>) -> Results {
+    let mut results = skeleton(suite);
+    match error {
+        Some(e) => record_stop(&mut results, e),
+        None => {
+            results.interrupted = true;
+            regate(&mut results);
+        }
+    }
+    results
+}
+
+/// Records on `results` that `e` stopped the run, and gates them again: the outcome then
+/// has `e`'s exit code (invalid 2, preflight failed 3, aborted 4).
+fn record_stop(results: &mut Results, e: &Error) {
+    let reason = Some(e.to_string());
+    match e {
+        Error::Usage(_) | Error::Load(_) => results.invalid = reason,
+        Error::Preflight(_) => results.preflight_failure = reason,
+        Error::Write(_) | Error::Claim(_) | Error::Internal(_) => results.aborted = reason,
+    }
+    regate(results);
+}
+
+/// Where each suite's reports go: `--out` itself for one suite, `OUT/SUITE-ID/` for several.
+fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
+    let several = suite_ids.len() > 1;
+    suite_ids
+        .iter()
+        .map(|id| if several { paths_for(args, &args.out.join(id), false) } else { paths_for(args, &args.out, true) })
+        .collect()
 }
 
 fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> OutputPaths {
@@ -90,20 +196,6 @@ fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> Output
             ("summary.md", named(&args.markdown)),
         ],
     )
-}
-
-/// The results of a run that stopped before any suite ran (exit 2 or 3).
-fn stopped_early(args: &RunArgs, outcome: RunOutcome) -> Results {
-    let file = args.select.suites.first().map_or_else(|| "evalgate.yaml".into(), |f| display_path(f));
-    let mut results =
-        skeleton(SuiteInfo { id: "evalgate".into(), version: None, description: None, file, modes: vec![] });
-    match outcome {
-        RunOutcome::Invalid { reason } => results.invalid = Some(reason),
-        RunOutcome::PreflightFailed { reason } => results.preflight_failure = Some(reason),
-        _ => {}
-    }
-    regate(&mut results);
-    results
 }
 
 fn skeleton(suite: SuiteInfo) -> Results {
@@ -120,6 +212,7 @@ fn skeleton(suite: SuiteInfo) -> Results {
         interrupted: false,
         preflight_failure: None,
         invalid: None,
+        aborted: None,
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
@@ -130,58 +223,61 @@ fn skeleton(suite: SuiteInfo) -> Results {
     }
 }
 
-fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Result<i32, Error> {
-    let Prepared { planned, regressions, prices } = prepared;
-    let several = planned.len() > 1;
-    let paths: Vec<OutputPaths> = planned
-        .iter()
-        .map(|p| {
-            if several { paths_for(args, &args.out.join(&p.suite.id), false) } else { paths_for(args, &args.out, true) }
-        })
-        .collect();
-    claimed.record(&paths.iter().collect::<Vec<_>>())?;
-    for p in &paths {
-        p.prepare()?;
+fn suite_info(suite: &Suite) -> SuiteInfo {
+    SuiteInfo {
+        id: suite.id.clone(),
+        version: suite.version.clone(),
+        description: suite.description.clone(),
+        file: display_path(&suite.file),
+        modes: suite.modes.iter().map(ToString::to_string).collect(),
     }
+}
+
+async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Result<i32, Error> {
+    let Prepared { planned, regressions, prices } = prepared;
+    let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    let github = crate::github::actions::enabled(args.github, args.no_github);
+    let mut publisher = Publisher::new(github, args.comment, planned.len());
+    // The first error aborts the run: the suites after it do not start.
+    let mut error: Option<Error> = claimed
+        .record(&paths.iter().collect::<Vec<_>>())
+        .and_then(|()| paths.iter().try_for_each(OutputPaths::prepare))
+        .err()
+        .map(Error::from);
     let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
     let verbosity = match (args.select.quiet, args.select.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
         _ => Verbosity::Normal,
     };
-    let github = crate::github::actions::enabled(args.github, args.no_github);
-    let runtime = runtime()?;
     let stop = Stop::default();
-    runtime.block_on(async {
-        stop.listen();
-        let mut code = crate::exit::SUCCESS;
-        let mut terminal = TerminalReporter::new(verbosity);
-        let mut step = github.then(|| crate::github::actions::GitHubStep::new(planned.len()));
-        for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
-            if stop.cancel.is_cancelled() {
-                break;
+    stop.listen();
+    let mut code = crate::exit::SUCCESS;
+    let mut terminal = TerminalReporter::new(verbosity);
+    for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
+        let results = if error.is_some() || stop.cancel.is_cancelled() {
+            let results = not_run(suite_info(&p.suite), error.as_ref());
+            if let Err(e) = paths.write_reports(&results) {
+                error.get_or_insert(e.into());
             }
+            results
+        } else {
             let llm = Arc::new(llm_runtime(&p.suite, args, &prices));
-            let baseline_path = regression.path.clone();
-            let suite_run = SuiteRun { planned: p, paths, regression, llm, stop: stop.clone(), jobs };
-            let results = suite_run.run(&mut terminal, step.as_mut()).await?;
-            if args.comment {
-                crate::github::comment::comment(&results, None).await;
-            }
-            update_baseline(args, &results, baseline_path.as_deref())?;
-            code = code.max(results.verdict.outcome.exit_code());
-        }
-        if let Some(step) = &step {
-            step.finish()?;
-        }
-        Ok(code)
-    })
+            let update_baseline = args.update_baseline;
+            let suite_run = SuiteRun { planned: p, paths, regression, llm, stop: stop.clone(), jobs, update_baseline };
+            let (results, failed) = suite_run.run(&mut terminal, github).await;
+            error = error.or(failed);
+            results
+        };
+        publisher.publish(&results, paths, &annotations::of_results(&results)).await;
+        code = code.max(results.verdict.outcome.exit_code());
+    }
+    publisher.finish()?;
+    error.map_or(Ok(code), Err)
 }
 
-fn update_baseline(args: &RunArgs, results: &Results, path: Option<&std::path::Path>) -> Result<(), Error> {
-    if !args.update_baseline {
-        return Ok(());
-    }
+/// `--update-baseline`: the results become the baseline when the run passed.
+fn update_baseline(results: &Results, path: Option<&std::path::Path>) -> Result<(), Error> {
     let Some(path) = path.filter(|_| results.verdict.passed) else {
         crate::errln!("the run did not pass: the baseline was not updated");
         return Ok(());
@@ -202,35 +298,36 @@ struct SuiteRun<'a> {
     llm: Arc<LlmRuntime>,
     stop: Stop,
     jobs: usize,
+    update_baseline: bool,
 }
 
 impl SuiteRun<'_> {
-    async fn run(
-        self,
-        terminal: &mut TerminalReporter,
-        github: Option<&mut crate::github::actions::GitHubStep>,
-    ) -> Result<Results, Error> {
-        let SuiteRun { planned, paths, regression, llm, stop, jobs } = self;
+    /// The suite's results, whatever happened, and the error that aborted it, if one did
+    /// (a report or the baseline that could not be written): its results then say so.
+    async fn run(self, terminal: &mut TerminalReporter, github: bool) -> (Results, Option<Error>) {
+        let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update } = self;
         let Planned { suite, plan } = planned;
         let started = Instant::now();
         let suite = Arc::new(suite);
-        let mut results = skeleton(SuiteInfo {
-            id: suite.id.clone(),
-            version: suite.version.clone(),
-            description: suite.description.clone(),
-            file: display_path(&suite.file),
-            modes: suite.modes.iter().map(ToString::to_string).collect(),
-        });
+        let mut results = skeleton(suite_info(&suite));
         results.thresholds = suite.thresholds.clone();
         results.regression = regression.section;
         results.shard = plan.shard;
 
+        let events = match EventLogReporter::create(paths, &suite.id, suite.version.as_deref()) {
+            Ok(events) => events,
+            Err(e) => {
+                let e = Error::from(e);
+                record_stop(&mut results, &e);
+                return (results, Some(e));
+            }
+        };
         let mut fanout = Fanout::default();
         fanout.reporters.push(Box::new(&mut *terminal));
-        fanout.reporters.push(Box::new(EventLogReporter::create(paths, &suite.id, suite.version.as_deref())?));
+        fanout.reporters.push(Box::new(events));
         fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
-        if let Some(step) = github {
-            fanout.reporters.push(Box::new(crate::github::actions::GitHubReporter { step, paths }));
+        if github {
+            fanout.reporters.push(Box::new(crate::github::actions::LogGroup));
         }
 
         let servers = tokio::select! {
@@ -261,12 +358,22 @@ impl SuiteRun<'_> {
         results.duration_ms = started.elapsed().as_millis() as u64;
         finalize(&mut results, regression.baseline.as_ref());
         // What leaves the run (reports, the comment, the baseline) carries no secret.
-        let results = crate::redact::data(results);
-        fanout.event(RunEvent::RunFinished { results: Box::new(results.clone()) });
-        if let Some(e) = fanout.error {
-            return Err(e.into());
+        let mut results = crate::redact::data(results);
+        // Settled before the final reports, so they say when the run is aborted.
+        let mut error = fanout.error.take().map(Error::from);
+        if update && error.is_none() {
+            error = update_baseline(&results, regression.path.as_deref()).err();
         }
-        Ok(results)
+        if let Some(e) = &error {
+            record_stop(&mut results, e);
+        }
+        fanout.event(RunEvent::RunFinished { results: Box::new(results.clone()) });
+        if let Some(e) = fanout.error.take().filter(|_| error.is_none()) {
+            let e = Error::from(e);
+            record_stop(&mut results, &e);
+            error = Some(e);
+        }
+        (results, error)
     }
 }
 
@@ -348,5 +455,35 @@ fn run_id() -> String {
         (Ok(id), Ok(attempt)) if !id.is_empty() => format!("{id}.{attempt}"),
         (Ok(id), _) if !id.is_empty() => id,
         _ => format!("local-{}", humantime::format_rfc3339_seconds(SystemTime::now())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::LoadError;
+
+    fn info() -> SuiteInfo {
+        SuiteInfo { id: "s".into(), version: None, description: None, file: "s.yaml".into(), modes: vec![] }
+    }
+
+    #[test]
+    fn a_suite_stopped_by_an_error_has_the_outcome_of_the_errors_exit_code() {
+        let write = WriteError { path: "out/results.json".into(), source: std::io::Error::other("disk full") };
+        let errors = [
+            Error::Usage("no task matches".into()),
+            Error::Load(LoadError::Invalid { diagnostics: vec![] }),
+            Error::Preflight(vec![]),
+            Error::Write(write),
+            Error::Internal("no runtime".into()),
+        ];
+        for e in &errors {
+            let results = not_run(info(), Some(e));
+            assert_eq!(results.verdict.outcome.exit_code(), e.exit_code(), "{e}");
+            assert_eq!(results.verdict.outcome.detail().as_deref(), Some(e.to_string().as_str()));
+        }
+        let interrupted = not_run(info(), None);
+        assert_eq!(interrupted.verdict.outcome.label(), "interrupted");
+        assert_eq!(interrupted.verdict.outcome.exit_code(), crate::exit::ABORTED);
     }
 }

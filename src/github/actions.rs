@@ -1,12 +1,13 @@
-//! Whether evalgate acts as a GitHub Action, and what it does for the step after each
-//! suite (step summary, annotations) and at the end (step outputs).
+//! Whether evalgate acts as a GitHub Action, what it does for the step (step summary,
+//! annotations, step outputs), and the log group that folds a suite's task lines.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::annotations::{MAX_ANNOTATIONS, annotations};
+use super::annotations::{Annotation, MAX_ANNOTATIONS, lines};
 use super::outputs::StepOutputs;
 use super::step_summary::append_summary;
+use super::workflow_command::command;
 use crate::report::reporter::Reporter;
 use crate::report::writer::{OutputPaths, WriteError};
 use crate::results::Results;
@@ -35,17 +36,20 @@ impl GitHubStep {
         GitHubStep { suites_left: suites, annotations_left: MAX_ANNOTATIONS, outputs: StepOutputs::default() }
     }
 
-    /// After a suite's reports are written: its step summary and annotations.
-    pub fn after_suite(&mut self, results: &Results, paths: &OutputPaths) -> Result<(), WriteError> {
-        append_summary(results, self.suites_left)?;
+    /// One suite's step summary, its annotations and its share of the step outputs. A
+    /// summary that cannot be appended is a warning: the outputs and the exit code still
+    /// say how the run went.
+    pub fn after_suite(&mut self, results: &Results, paths: &OutputPaths, annotations: &[Annotation]) {
+        if let Err(e) = append_summary(results, self.suites_left) {
+            crate::outln!("{}", command("warning", &[("title", "evalgate".into())], &format!("no step summary: {e}")));
+        }
         self.suites_left = self.suites_left.saturating_sub(1);
-        let (lines, used) = annotations(results, self.annotations_left);
+        let (lines, used) = lines(annotations, self.annotations_left, &results.suite.id);
         self.annotations_left -= used;
         for line in lines {
             crate::outln!("{line}");
         }
         self.outputs.add(results, paths);
-        Ok(())
     }
 
     /// After the last suite (or an interruption): the step outputs.
@@ -54,24 +58,20 @@ impl GitHubStep {
     }
 }
 
-/// Publishes one suite's run to the step: its tasks folded in a log group, then the
-/// step summary and annotations once it is gated.
-pub struct GitHubReporter<'a> {
-    pub step: &'a mut GitHubStep,
-    pub paths: &'a OutputPaths,
-}
+/// Folds a suite's per-task lines in a log group, so the verdict printed after it stays in
+/// view. What the step shows of the suite is published once it ends (`Publisher`).
+pub struct LogGroup;
 
-impl Reporter for GitHubReporter<'_> {
+impl Reporter for LogGroup {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { suite_id, .. } => {
-                // Fold the per-task lines; the verdict printed after the group stays in view.
                 crate::outln!("::group::evalgate: tasks of {suite_id}");
                 Ok(())
             }
-            RunEvent::RunFinished { results } => {
+            RunEvent::RunFinished { .. } => {
                 crate::outln!("::endgroup::");
-                self.step.after_suite(results, self.paths)
+                Ok(())
             }
             RunEvent::TaskStarted { .. }
             | RunEvent::TrialStarted { .. }

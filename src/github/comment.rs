@@ -58,21 +58,40 @@ pub fn marker(suite_id: &str) -> String {
     format!("<!-- evalgate:{id} -->")
 }
 
-/// The marker, the Markdown summary cut to fit (the verdict always stays), a link to the run.
+/// The marker, the Markdown summary cut to fit (the verdict always stays), and a footer
+/// naming the commit, the time and the run, so a comment left from an older run shows it.
 pub fn body(results: &Results) -> String {
-    let link = run_link().map(|l| format!("\n\n[Full results of this run]({l})")).unwrap_or_default();
+    let env = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+    let server = env("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into());
+    let repo = env("GITHUB_REPOSITORY").map(|r| format!("{}/{r}", server.trim_end_matches('/')));
+    let sha = super::event::head_sha();
+    let footer = format!("\n\n{}", footer(&results.started_at, sha.as_deref(), repo.as_deref(), env("GITHUB_RUN_ID")));
     let head = format!("{}\n", marker(&results.suite.id));
-    let room = MAX_BODY.saturating_sub(head.chars().count() + link.chars().count());
+    let room = MAX_BODY.saturating_sub(head.chars().count() + footer.chars().count());
     let results = crate::redact::data_ref(results);
-    crate::redact::text(&format!("{head}{}{link}", markdown::render_within(&results, room))).into_owned()
+    crate::redact::text(&format!("{head}{}{footer}", markdown::render_within(&results, room))).into_owned()
 }
 
-fn run_link() -> Option<String> {
-    let server = std::env::var("GITHUB_SERVER_URL").ok().filter(|s| !s.is_empty());
-    let server = server.unwrap_or_else(|| "https://github.com".into());
-    let repo = std::env::var("GITHUB_REPOSITORY").ok().filter(|s| !s.is_empty())?;
-    let run = std::env::var("GITHUB_RUN_ID").ok().filter(|s| !s.is_empty())?;
-    Some(format!("{}/{repo}/actions/runs/{run}", server.trim_end_matches('/')))
+/// `Commit [`0123abc`](REPO/commit/SHA) · run started 2026-11-23 09:30:00 UTC · [Full
+/// results of this run](REPO/actions/runs/ID)`, each part when it is known.
+fn footer(started_at: &str, sha: Option<&str>, repo: Option<&str>, run_id: Option<String>) -> String {
+    let mut parts = Vec::new();
+    if let Some(sha) = sha {
+        let short = &sha[..sha.len().min(7)];
+        parts.push(match repo {
+            Some(repo) => format!("Commit [`{short}`]({repo}/commit/{sha})"),
+            None => format!("Commit `{short}`"),
+        });
+    }
+    // Only a time that parses is shown: a results file from a fork is not ours to print.
+    if let Ok(t) = humantime::parse_rfc3339_weak(started_at) {
+        let utc = humantime::format_rfc3339_seconds(t).to_string();
+        parts.push(format!("run started {} UTC", utc.trim_end_matches('Z').replace('T', " ")));
+    }
+    if let (Some(repo), Some(run)) = (repo, run_id) {
+        parts.push(format!("[Full results of this run]({repo}/actions/runs/{run})"));
+    }
+    parts.join(" · ")
 }
 
 /// Updates the first comment that starts with the suite's marker, or creates one. Only the
@@ -159,6 +178,23 @@ mod tests {
 
     fn pr() -> PullRequest {
         PullRequest { owner: "o".into(), repo: "r".into(), number: 1 }
+    }
+
+    #[test]
+    fn the_footer_names_the_commit_the_time_and_the_run() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let repo = Some("https://github.com/acme/bot");
+        assert_eq!(
+            footer("2026-11-23T09:30:00.250Z", Some(sha), repo, Some("42".into())),
+            format!(
+                "Commit [`0123456`](https://github.com/acme/bot/commit/{sha}) · run started 2026-11-23 09:30:00 UTC · [Full results of this run](https://github.com/acme/bot/actions/runs/42)"
+            )
+        );
+        assert_eq!(
+            footer("2026-11-23T09:30:00Z", Some(sha), None, None),
+            "Commit `0123456` · run started 2026-11-23 09:30:00 UTC"
+        );
+        assert_eq!(footer("[click](https://evil)", None, repo, None), "");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Which pull request a workflow run belongs to: `--pr`, else `$GITHUB_EVENT_PATH`, else
-//! `$GITHUB_REF` (`refs/pull/N/merge`); the repository from `$GITHUB_REPOSITORY`.
+//! `$GITHUB_REF` (`refs/pull/N/merge`); the repository from `$GITHUB_REPOSITORY`; and the
+//! commit the run tested.
 
 use serde_json::Value;
 
@@ -16,12 +17,35 @@ pub fn current(explicit: Option<u64>) -> Option<PullRequest> {
     let repository = std::env::var("GITHUB_REPOSITORY").ok()?;
     let (owner, repo) = repository.split_once('/').filter(|(o, r)| !o.is_empty() && !r.is_empty())?;
     let number = explicit.or_else(|| {
-        let event = std::env::var_os("GITHUB_EVENT_PATH")
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
-        event.as_ref().and_then(number_from_event).or_else(|| number_from_ref(&std::env::var("GITHUB_REF").ok()?))
+        payload().as_ref().and_then(number_from_event).or_else(|| number_from_ref(&std::env::var("GITHUB_REF").ok()?))
     })?;
     Some(PullRequest { owner: owner.to_owned(), repo: repo.to_owned(), number })
+}
+
+/// The event that started the workflow (`$GITHUB_EVENT_PATH`), when there is one.
+fn payload() -> Option<Value> {
+    let text = std::fs::read_to_string(std::env::var_os("GITHUB_EVENT_PATH")?).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The commit the run tested: the pull request's head (`$GITHUB_SHA` is the merge commit
+/// GitHub made for the run, which no one pushed), else `$GITHUB_SHA`.
+pub fn head_sha() -> Option<String> {
+    let event = payload().unwrap_or(Value::Null);
+    sha_from_event(&event, std::env::var("GITHUB_SHA").ok())
+}
+
+/// `pull_request.head.sha`, `workflow_run.head_sha`, else the runner's sha — except on an
+/// `issue_comment`, where that is the default branch's, not the pull request's. Only hex
+/// is taken: the payload of a fork's pull request is not ours to print in a link.
+pub fn sha_from_event(event: &Value, runner_sha: Option<String>) -> Option<String> {
+    let from_event = event
+        .pointer("/pull_request/head/sha")
+        .or_else(|| event.pointer("/workflow_run/head_sha"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let sha = from_event.or_else(|| runner_sha.filter(|_| event.get("issue").is_none()))?;
+    (sha.len() >= 7 && sha.chars().all(|c| c.is_ascii_hexdigit())).then_some(sha)
 }
 
 /// `pull_request` / `pull_request_target`, `issue_comment` on a pull request, and
@@ -53,6 +77,21 @@ mod tests {
         assert_eq!(number_from_event(&json!({"workflow_run": {"pull_requests": [{"number": 4}]}})), Some(4));
         assert_eq!(number_from_event(&json!({"workflow_run": {"pull_requests": []}})), None);
         assert_eq!(number_from_event(&json!({"ref": "refs/heads/main"})), None);
+    }
+
+    #[test]
+    fn the_tested_commit_is_the_pull_requests_head_not_the_merge_commit() {
+        let head = "0123456789abcdef0123456789abcdef01234567";
+        let merge = Some("fedcba9876543210fedcba9876543210fedcba98".to_owned());
+        let pr = json!({"pull_request": {"number": 7, "head": {"sha": head}}});
+        assert_eq!(sha_from_event(&pr, merge.clone()).as_deref(), Some(head));
+        let run = json!({"workflow_run": {"head_sha": head, "pull_requests": []}});
+        assert_eq!(sha_from_event(&run, merge.clone()).as_deref(), Some(head));
+        assert_eq!(sha_from_event(&json!({"ref": "refs/heads/main"}), merge.clone()), merge);
+        assert_eq!(sha_from_event(&Value::Null, merge.clone()), merge);
+        assert_eq!(sha_from_event(&json!({"issue": {"number": 9, "pull_request": {}}}), merge), None);
+        let forged = json!({"pull_request": {"head": {"sha": "abc1234) [click](https://evil"}}});
+        assert_eq!(sha_from_event(&forged, None), None);
     }
 
     #[test]

@@ -8,5 +8,6 @@ pub mod comment;
 pub mod event;
 pub mod masks;
 pub mod outputs;
+pub mod publisher;
 pub mod step_summary;
 pub mod workflow_command;

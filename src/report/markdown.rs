@@ -61,7 +61,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         RunOutcome::Passed => "✅",
         RunOutcome::Failed { .. } => "❌",
         RunOutcome::Deferred { .. } => "⏸️",
-        RunOutcome::Interrupted { .. } | RunOutcome::Incomplete { .. } => "⚠️",
+        RunOutcome::Interrupted { .. } | RunOutcome::Incomplete { .. } | RunOutcome::Aborted { .. } => "⚠️",
         RunOutcome::PreflightFailed { .. } | RunOutcome::Invalid { .. } => "⛔",
     };
     let _ = writeln!(md, "## {icon} evalgate: `{}` {}\n", escape(&results.suite.id), outcome.label());

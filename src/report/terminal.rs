@@ -105,9 +105,10 @@ impl TerminalReporter {
         let word = outcome.label().to_uppercase();
         let verdict = match outcome {
             RunOutcome::Passed => self.style(Style::new().green().bold(), &word),
-            RunOutcome::Failed { .. } | RunOutcome::PreflightFailed { .. } | RunOutcome::Invalid { .. } => {
-                self.style(Style::new().red().bold(), &word)
-            }
+            RunOutcome::Failed { .. }
+            | RunOutcome::PreflightFailed { .. }
+            | RunOutcome::Invalid { .. }
+            | RunOutcome::Aborted { .. } => self.style(Style::new().red().bold(), &word),
             RunOutcome::Interrupted { .. } | RunOutcome::Incomplete { .. } | RunOutcome::Deferred { .. } => {
                 self.style(Style::new().yellow().bold(), &word)
             }

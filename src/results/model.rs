@@ -37,6 +37,10 @@ pub struct Results {
     /// The suite or the command line was invalid: nothing ran (exit 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid: Option<String>,
+    /// evalgate itself failed: a report, the baseline or the out directory could not be
+    /// written (exit 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
     /// What was planned but is not in `tasks`: a missing shard, a run still in progress.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete: Vec<String>,

@@ -49,6 +49,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         interrupted: false,
         preflight_failure: None,
         invalid: None,
+        aborted: None,
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: Default::default(),

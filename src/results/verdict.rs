@@ -51,6 +51,8 @@ pub enum RunOutcome {
     PreflightFailed { reason: String },
     /// The command line or a suite is invalid: nothing ran.
     Invalid { reason: String },
+    /// evalgate itself failed (a report or the baseline could not be written): exit 4.
+    Aborted { reason: String },
     /// Something planned did not run: a budget stop, a missing shard, a run still in progress
     /// (or killed) when this file was written.
     Incomplete { reason: String },
@@ -70,7 +72,7 @@ impl RunOutcome {
             RunOutcome::Failed { .. } | RunOutcome::Incomplete { .. } => exit::GATE_FAILED,
             RunOutcome::Invalid { .. } => exit::INVALID_INPUT,
             RunOutcome::PreflightFailed { .. } => exit::PREFLIGHT_FAILED,
-            RunOutcome::Interrupted { .. } => exit::ABORTED,
+            RunOutcome::Interrupted { .. } | RunOutcome::Aborted { .. } => exit::ABORTED,
         }
     }
 
@@ -82,6 +84,7 @@ impl RunOutcome {
             RunOutcome::Interrupted { .. } => "interrupted",
             RunOutcome::PreflightFailed { .. } => "preflight failed",
             RunOutcome::Invalid { .. } => "invalid",
+            RunOutcome::Aborted { .. } => "aborted",
             RunOutcome::Incomplete { .. } => "incomplete",
             RunOutcome::Deferred { .. } => "deferred",
         }
@@ -95,6 +98,7 @@ impl RunOutcome {
             RunOutcome::Interrupted { reason }
             | RunOutcome::PreflightFailed { reason }
             | RunOutcome::Invalid { reason }
+            | RunOutcome::Aborted { reason }
             | RunOutcome::Incomplete { reason } => Some(reason.clone()),
             RunOutcome::Deferred { shard } => Some(format!(
                 "shard {} of {}: the gate is decided on the merged results (`evalgate merge`, then `evalgate report --gate`)",

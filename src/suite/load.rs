@@ -61,6 +61,18 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
     }
 }
 
+/// The id a native suite file declares (`suite:`), read even when the file does not load,
+/// so a run it stopped still reports under that id (and updates that suite's PR comment).
+pub fn declared_id(path: &Path) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Declared {
+        suite: String,
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let id = crate::yaml::from_str::<Declared>(&text).ok()?.suite;
+    super::validate::is_id(&id, false).then_some(id)
+}
+
 fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.

@@ -10,5 +10,5 @@ mod validate;
 
 pub use crate::source::did_you_mean;
 pub use crate::source::{Diagnostic, ValidateCx};
-pub use load::{LoadOptions, load_suite};
+pub use load::{LoadOptions, declared_id, load_suite};
 pub use load_error::LoadError;

@@ -408,7 +408,7 @@ fn hint(input: &str, candidates: &[&str]) -> String {
     }
 }
 
-fn is_id(id: &str, allow_underscore: bool) -> bool {
+pub(super) fn is_id(id: &str, allow_underscore: bool) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && chars.all(|c| {

@@ -108,7 +108,7 @@ fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     assert!(errors[0].starts_with("::error file=evalgate.yaml,line=7,title=t0 (failed)::"), "{}", errors[0]);
     assert!(
         run.stdout
-            .contains("::notice::2 more failing tasks of test.evals.demo are not annotated; see the step summary"),
+            .contains("::notice::2 more problems of test.evals.demo are not annotated (the runner shows 10 a step); see the step summary"),
         "{}",
         run.stdout
     );
@@ -154,8 +154,8 @@ fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_the
     assert!(summary.contains("## ❌ evalgate: `test.evals.c` failed"), "{summary}");
     // The runner shows 10 error annotations a step, whatever the number of suites.
     assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 10);
-    assert!(run.stdout.contains("::notice::2 more failing tasks of test.evals.b are not annotated"));
-    assert!(run.stdout.contains("::notice::1 more failing tasks of test.evals.c are not annotated"));
+    assert!(run.stdout.contains("::notice::2 more problems of test.evals.b are not annotated"));
+    assert!(run.stdout.contains("::notice::1 more problem of test.evals.c is not annotated"));
 }
 
 #[test]
@@ -385,6 +385,192 @@ fn no_pull_request_or_no_token_skips_the_comment_with_a_notice() {
         "{}",
         no_token.stdout
     );
+}
+
+// ---------------------------------------------------------------- every outcome reaches the PR
+
+/// The pull request's head commit, and the merge commit GitHub made for the run.
+const HEAD_SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+const MERGE_SHA: &str = "fedcba9876543210fedcba9876543210fedcba98";
+const UNSET: &str = "EVALGATE_TEST_SURELY_UNSET";
+
+/// What one run of the Action on pull request 5 left: its exit, stdout and runner files.
+struct ActionRun {
+    run: Run,
+    summary: String,
+    outputs: BTreeMap<String, String>,
+}
+
+impl ActionRun {
+    fn errors(&self) -> Vec<&str> {
+        self.run.stdout.lines().filter(|l| l.starts_with("::error ")).collect()
+    }
+}
+
+/// `evalgate run --comment ARGS` as the Action runs it on a pull_request event: under
+/// GitHub Actions, with the step summary, the outputs and the event in temp files, against
+/// the mock API. `files` are written into the workspace first.
+fn action_run(api: &Server, files: &[(&str, &str)], args: &[&str]) -> ActionRun {
+    let event = json!({"pull_request": {"number": 5, "head": {"sha": HEAD_SHA}}}).to_string();
+    let mut test = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("runner/summary.md", "")
+        .write("runner/output.txt", "")
+        .write("runner/event.json", &event);
+    for (name, text) in files {
+        test = test.write(name, text);
+    }
+    let dir = test.path().to_owned();
+    let run = test
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", path_str(&dir.join("runner/summary.md")))
+        .env("GITHUB_OUTPUT", path_str(&dir.join("runner/output.txt")))
+        .env("GITHUB_EVENT_PATH", path_str(&dir.join("runner/event.json")))
+        .env("GITHUB_WORKSPACE", path_str(&dir))
+        .env("GITHUB_API_URL", &api.url())
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_RUN_ID", "42")
+        .env("GITHUB_SHA", MERGE_SHA)
+        .args(&[&["run", "--comment"], args].concat())
+        .run();
+    let summary = run.read("runner/summary.md");
+    let outputs = outputs(&run.read("runner/output.txt"));
+    ActionRun { run, summary, outputs }
+}
+
+/// The body of the last create or update of a comment.
+fn last_body(api: &Server) -> String {
+    let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
+    api.received().iter().rev().find(|r| r.method != "GET").map(body).expect("a comment was written")
+}
+
+#[test]
+fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_every_runner_file() {
+    let api = github(5, Vec::new());
+    let green = suite("", PASSING);
+    let first = action_run(&api, &[("evalgate.yaml", &green)], &[]);
+    first.run.expect_code(0);
+    assert_eq!(first.outputs["passed"], "true");
+    let created = last_body(&api);
+    assert!(created.contains("## ✅ evalgate: `test.evals.demo` passed"), "{created}");
+    // The head the pull request pushed, never the merge commit GitHub made for the run.
+    let commit = format!("Commit [`0123456`](https://github.com/acme/bot/commit/{HEAD_SHA}) · run started 20");
+    assert!(created.contains(&commit), "{created}");
+    assert!(!created.contains("fedcba9"), "{created}");
+
+    // The same suite, now needing a variable the runner does not have: exit 3.
+    let missing = green.replace("agents:", &format!("env: {{required_env: [{UNSET}]}}\nagents:"));
+    let preflight = action_run(&api, &[("evalgate.yaml", &missing)], &[]);
+    preflight.run.expect_code(3);
+    let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
+    let update = "PATCH /repos/acme/bot/issues/comments/1";
+    assert_eq!(calls(&api), [&*list, &create, &list, update], "the green comment is updated, not left");
+    let body = last_body(&api);
+    assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ⛔ evalgate: `test.evals.demo` preflight failed"));
+    assert!(body.contains(&format!("environment variable `{UNSET}`: is not set")), "{body}");
+    assert!(body.contains(&commit), "{body}");
+    assert_eq!(preflight.outputs["passed"], "false");
+    assert_eq!(preflight.outputs["outcome"], "preflight failed");
+    assert_eq!(preflight.outputs["results-path"], "evalgate-out/results.json");
+    assert!(
+        preflight.summary.starts_with("## ⛔ evalgate: `test.evals.demo` preflight failed"),
+        "{}",
+        preflight.summary
+    );
+    assert!(preflight.summary.contains(UNSET), "{}", preflight.summary);
+    let annotation = format!(
+        "::error file=evalgate.yaml,title=evalgate%3A preflight failed::environment variable `{UNSET}`: is not set (used by `env.required_env`)"
+    );
+    assert_eq!(preflight.errors(), [annotation.as_str()]);
+    assert_eq!(preflight.run.results()["verdict"]["outcome"]["status"], "preflight_failed");
+
+    // A key misspelled: exit 2, annotated on its line.
+    let invalid = action_run(&api, &[("evalgate.yaml", &green.replace("prompt: hello", "promt: hello"))], &[]);
+    invalid.run.expect_code(2);
+    assert_eq!(calls(&api)[4..], [&*list, update]);
+    let body = last_body(&api);
+    assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ⛔ evalgate: `test.evals.demo` invalid"), "{body}");
+    assert!(body.contains("tasks[0].promt: unknown key `promt`"), "{body}");
+    assert_eq!(invalid.outputs["passed"], "false");
+    assert_eq!(invalid.outputs["outcome"], "invalid");
+    assert!(invalid.summary.starts_with("## ⛔ evalgate: `test.evals.demo` invalid"), "{}", invalid.summary);
+    assert_eq!(
+        invalid.errors(),
+        [
+            "::error file=evalgate.yaml,line=8,col=5,title=evalgate%3A invalid suite::tasks[0].promt: unknown key `promt`%0Ahelp: did you mean `prompt`?"
+        ]
+    );
+    assert_token_not_printed(&invalid.run);
+}
+
+#[test]
+fn a_server_that_does_not_start_updates_the_comment_and_the_runner_files_too() {
+    let api = github(5, vec![json!({"id": 9, "body": "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed"})]);
+    let broken = suite("mcp_servers:\n  calc: {command: [sh, -c, 'exit 1']}", PASSING);
+    let run = action_run(&api, &[("evalgate.yaml", &broken)], &[]);
+    run.run.expect_code(3);
+    assert_eq!(calls(&api)[1..], ["PATCH /repos/acme/bot/issues/comments/9"]);
+    let body = last_body(&api);
+    assert!(body.contains("## ⛔ evalgate: `test.evals.demo` preflight failed"), "{body}");
+    assert!(body.contains("MCP server `calc`: did not start"), "{body}");
+    assert_eq!(run.outputs["outcome"], "preflight failed");
+    assert!(run.summary.starts_with("## ⛔ evalgate: `test.evals.demo` preflight failed"), "{}", run.summary);
+    let errors = run.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("::error file=evalgate.yaml,title=evalgate%3A preflight failed::"), "{errors:?}");
+    assert!(errors[0].contains("MCP server `calc`: did not start"), "{errors:?}");
+}
+
+#[test]
+fn an_aborted_run_says_aborted_in_the_comment_the_outputs_and_the_summary() {
+    let api = github(5, vec![json!({"id": 9, "body": "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed"})]);
+    // A report path that cannot be created: the run aborts before any task starts.
+    let files = [("evalgate.yaml", suite("", PASSING)), ("blocker", String::new())];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let before = action_run(&api, &files, &["--junit", "blocker/junit.xml"]);
+    before.run.expect_code(4);
+    let body = last_body(&api);
+    assert!(body.contains("## ⚠️ evalgate: `test.evals.demo` aborted"), "{body}");
+    assert!(body.contains("blocker"), "{body}");
+    assert_eq!(before.outputs["passed"], "false");
+    assert_eq!(before.outputs["outcome"], "aborted");
+    assert!(before.summary.starts_with("## ⚠️ evalgate: `test.evals.demo` aborted"), "{}", before.summary);
+    assert_eq!(before.run.results()["verdict"]["outcome"]["status"], "aborted", "results.json is still written");
+    assert!(before.errors()[0].starts_with("::error file=evalgate.yaml,title=evalgate%3A aborted::"));
+
+    // The out directory taken away while the task runs: its reports cannot be written.
+    let agent = "#!/bin/sh\nrm -rf evalgate-out && touch evalgate-out\nprintf '%s\\n' \"$1\"\n";
+    let during = action_run(&api, &[("evalgate.yaml", &suite("", PASSING)), ("agent.sh", agent)], &[]);
+    during.run.expect_code(4);
+    assert!(last_body(&api).contains("## ⚠️ evalgate: `test.evals.demo` aborted"), "{}", last_body(&api));
+    assert_eq!(during.outputs["passed"], "false");
+    assert_eq!(during.outputs["outcome"], "aborted");
+    assert!(during.summary.starts_with("## ⚠️ evalgate: `test.evals.demo` aborted"), "{}", during.summary);
+    assert_eq!(calls(&api).iter().filter(|c| c.starts_with("PATCH")).count(), 2, "{:?}", calls(&api));
+}
+
+#[test]
+fn with_several_suites_a_stop_updates_each_suites_comment() {
+    let api = github(5, Vec::new());
+    let a = suite("", PASSING).replace("test.evals.demo", "test.evals.a");
+    let b = suite(&format!("env: {{required_env: [{UNSET}]}}"), PASSING).replace("test.evals.demo", "test.evals.b");
+    let run = action_run(&api, &[("a.yaml", &a), ("b.yaml", &b)], &["a.yaml", "b.yaml"]);
+    run.run.expect_code(3);
+    let created = bodies(&api, "POST");
+    assert_eq!(created.len(), 2);
+    assert!(created[0].starts_with("<!-- evalgate:test.evals.a -->\n## ⛔ evalgate: `test.evals.a` preflight failed"));
+    assert!(created[1].starts_with("<!-- evalgate:test.evals.b -->\n## ⛔ evalgate: `test.evals.b` preflight failed"));
+    assert_eq!(run.outputs["outcome"], "preflight failed\npreflight failed");
+    assert_eq!(
+        run.outputs["results-path"],
+        "evalgate-out/test.evals.a/results.json\nevalgate-out/test.evals.b/results.json"
+    );
+    let results: Value = serde_json::from_str(&run.run.read("evalgate-out/test.evals.b/results.json")).unwrap();
+    assert_eq!(results["verdict"]["outcome"]["status"], "preflight_failed");
+    // The miss is annotated once, on the suite that has it.
+    assert_eq!(run.errors().len(), 1, "{:?}", run.errors());
+    assert!(run.errors()[0].starts_with("::error file=b.yaml,"), "{:?}", run.errors());
 }
 
 // ---------------------------------------------------------------- the action
