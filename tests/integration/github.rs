@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 const PASSING: &str = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
 const FAILING: &str = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
-const TOKEN: &str = "ghs_test_token_never_printed";
+pub(crate) const TOKEN: &str = "ghs_test_token_never_printed";
 
 /// Parses `$GITHUB_OUTPUT` as the runner does; panics on a line outside a block.
 fn outputs(text: &str) -> BTreeMap<String, String> {
@@ -188,7 +188,7 @@ const COMMENTS: &str = "/repos/acme/bot/issues/5/comments";
 /// GitHub's REST API for the comments on one pull request of acme/bot, in memory: lists
 /// them a page at a time, creates one (its id one more than the largest), updates one by
 /// id; anything else is GitHub's 404. The server keeps every request it received.
-fn github(pr: u64, comments: Vec<Value>) -> Server {
+pub(crate) fn github(pr: u64, comments: Vec<Value>) -> Server {
     let list = format!("/repos/acme/bot/issues/{pr}/comments");
     let comments = Mutex::new(comments);
     Server::start(move |r| {
@@ -227,7 +227,7 @@ fn calls(api: &Server) -> Vec<String> {
 }
 
 /// The comment bodies the API received with this method, in order.
-fn bodies(api: &Server, verb: &str) -> Vec<String> {
+pub(crate) fn bodies(api: &Server, verb: &str) -> Vec<String> {
     let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
     api.received().iter().filter(|r| r.method == verb).map(body).collect()
 }
@@ -395,10 +395,10 @@ const MERGE_SHA: &str = "fedcba9876543210fedcba9876543210fedcba98";
 const UNSET: &str = "EVALGATE_TEST_SURELY_UNSET";
 
 /// What one run of the Action on pull request 5 left: its exit, stdout and runner files.
-struct ActionRun {
-    run: Run,
-    summary: String,
-    outputs: BTreeMap<String, String>,
+pub(crate) struct ActionRun {
+    pub run: Run,
+    pub summary: String,
+    pub outputs: BTreeMap<String, String>,
 }
 
 impl ActionRun {
@@ -411,6 +411,11 @@ impl ActionRun {
 /// GitHub Actions, with the step summary, the outputs and the event in temp files, against
 /// the mock API. `files` are written into the workspace first.
 fn action_run(api: &Server, files: &[(&str, &str)], args: &[&str]) -> ActionRun {
+    action_run_with(api, files, args, &[])
+}
+
+/// `action_run` with more environment variables.
+pub(crate) fn action_run_with(api: &Server, files: &[(&str, &str)], args: &[&str], env: &[(&str, &str)]) -> ActionRun {
     let event = json!({"pull_request": {"number": 5, "head": {"sha": HEAD_SHA}}}).to_string();
     let mut test = Test::new()
         .write("agent.sh", ECHO_AGENT)
@@ -419,6 +424,9 @@ fn action_run(api: &Server, files: &[(&str, &str)], args: &[&str]) -> ActionRun 
         .write("runner/event.json", &event);
     for (name, text) in files {
         test = test.write(name, text);
+    }
+    for (key, value) in env {
+        test = test.env(key, value);
     }
     let dir = test.path().to_owned();
     let run = test

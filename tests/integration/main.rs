@@ -1,6 +1,7 @@
 //! Every integration test, in one binary (as `just` does): one link, one process start-up.
 
 mod common;
+mod env_and_vars;
 
 mod adversarial;
 mod agentv;
@@ -18,6 +19,7 @@ mod regression;
 mod reports;
 mod scenario;
 mod schema;
+mod secrets;
 mod side_effects;
 mod steps;
 mod trust;

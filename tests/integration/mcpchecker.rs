@@ -288,3 +288,27 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     assert!(config.ends_with(".json") && config.starts_with('/'), "{output}");
     assert_eq!(plain["trials"][0]["graders"][0]["name"], "the agent ran (no verify steps)");
 }
+
+#[test]
+fn a_header_of_a_converted_task_is_masked_and_redacted_like_every_secret() {
+    const HEADER: &str = "Bearer mcpchecker-literal-token-77";
+    let task = std::fs::read_to_string(fixtures().join("tasks/echo-v2/task.yaml")).unwrap();
+    let with_header = task.replacen(
+        "        method: POST\n",
+        &format!("        method: POST\n        headers: {{Authorization: \"{HEADER}\"}}\n"),
+        1,
+    );
+    assert_ne!(task, with_header, "the fixture's first http step takes the header");
+    let server = stand_in();
+    let run = run_in(
+        with_fixtures().write("tasks/echo-v2/task.yaml", &with_header),
+        &server,
+        &["run", "eval.yaml", "--github"],
+    );
+    assert!(run.stdout.lines().any(|l| l == format!("::add-mask::{HEADER}")), "{}", run.stdout);
+    let sent = server.received().into_iter().find(|r| r.path == "/items" && r.method == "POST").expect("the step ran");
+    assert_eq!(sent.header("authorization"), Some(HEADER), "the header reached the service as written");
+    for file in ["results.json", "summary.md", "junit.xml", "events.jsonl"] {
+        assert!(!run.read(&format!("evalgate-out/{file}")).contains("mcpchecker-literal-token-77"), "{file}");
+    }
+}

@@ -1,0 +1,124 @@
+//! No secret in any sink: an agent that echoes every secret the run uses on every channel
+//! (stdout, stderr, its trace's tool arguments), a grader whose failure quotes one, an HTTP
+//! step whose error names a URL with one, a cleanup step that prints them; then every file
+//! evalgate wrote, its stdout and stderr, the step summary, the step outputs and every
+//! PR-comment body are scanned for each value.
+
+use std::path::Path;
+
+use crate::common::server::closed_port;
+use crate::github::{TOKEN, action_run_with, bodies, github};
+
+const ENV_SECRET: &str = "s3cr3t-env-value-7f1e";
+const GRADE_SECRET: &str = "expected-answer-9a8b7c";
+const API_KEY: &str = "sk-test-judge-key-5d4c3b";
+const HEADER_SECRET: &str = "Bearer literal-header-secret-42";
+const CANARY: &str = "canary-literal-0xdeadbeef";
+/// A multi-line secret: each line is a secret too.
+const PEM: &str = "-----BEGIN TEST KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQ\n-----END TEST KEY-----";
+
+/// Prints each secret it can reach to stdout and stderr and puts them in a tool call's
+/// arguments in its trace.
+const LEAKY_AGENT: &str = r#"#!/bin/sh
+all="$EG_SECRET $SECRET $GH $OPENAI_API_KEY $EG_PEM canary-literal-0xdeadbeef"
+echo "prompt: $1"
+echo "everything: $all"
+echo "to stderr: $all" >&2
+printf '{"tool_calls": [{"name": "send", "arguments": {"body": "%s", "%s": 1}}]}' "$EG_SECRET $OPENAI_API_KEY" "$EG_SECRET" > "$EVALGATE_TRACE"
+"#;
+
+fn suite(port: u16) -> String {
+    format!(
+        r#"evalgate: 1
+suite: secrets.demo
+judge: {{provider: openai, model: gpt-test}}
+agents:
+  leaky:
+    command: [./agent.sh, "{{prompt}}"]
+    env: {{SECRET: "{{env.EG_SECRET}}", GH: "{{env.GITHUB_TOKEN}}", PEM_COPY: "{{env.EG_PEM}}"}}
+tasks:
+  - id: echo
+    prompt: "say {{env.EG_SECRET}}"
+    grade:
+      - {{type: no_leak, canaries: ["{CANARY}"]}}
+      - {{type: equals, value: "{{env.EG_SECRET}}"}}
+    cleanup:
+      - run: echo "cleanup saw $EG_SECRET {HEADER_SECRET}"
+      - http: {{url: "http://127.0.0.1:{port}/hook/{{env.EG_SECRET}}", headers: {{Authorization: "{HEADER_SECRET}"}}}}
+  - id: quote
+    prompt: hello
+    grade:
+      - {{type: contains, value: "{{env.EG_GRADE}}"}}
+"#
+    )
+}
+
+/// Every file below `dir`, recursively, with its text.
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push((
+                path.display().to_string(),
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_secret_the_run_uses_reaches_any_output_file_log_or_comment() {
+    let api = github(5, Vec::new());
+    let port = closed_port();
+    let run = action_run_with(
+        &api,
+        &[("agent.sh", LEAKY_AGENT), ("evalgate.yaml", &suite(port))],
+        &[],
+        &[("EG_SECRET", ENV_SECRET), ("EG_GRADE", GRADE_SECRET), ("OPENAI_API_KEY", API_KEY), ("EG_PEM", PEM)],
+    );
+    run.run.expect_code(1);
+
+    let mut sinks: Vec<(String, String)> = files(&run.run.dir.join("evalgate-out"));
+    assert!(sinks.len() >= 5, "results, summary, junit, markdown and events: {sinks:?}");
+    // The runner reads `::add-mask::` lines and hides the values: the one place they are printed.
+    let stdout: String =
+        run.run.stdout.lines().filter(|l| !l.starts_with("::add-mask::")).collect::<Vec<_>>().join("\n");
+    sinks.push(("stdout".into(), stdout));
+    sinks.push(("stderr".into(), run.run.stderr.clone()));
+    sinks.push(("step summary".into(), run.summary.clone()));
+    sinks.push(("step outputs".into(), run.run.read("runner/output.txt")));
+    let comments = [bodies(&api, "POST"), bodies(&api, "PATCH")].concat();
+    assert_eq!(comments.len(), 1, "one comment was posted");
+    sinks.push(("PR comment".into(), comments.join("\n")));
+
+    let pem_lines: Vec<&str> = PEM.lines().collect();
+    let secrets = [ENV_SECRET, GRADE_SECRET, API_KEY, HEADER_SECRET, CANARY, TOKEN, pem_lines[1]];
+    let mut hits = Vec::new();
+    for (sink, text) in &sinks {
+        for secret in secrets {
+            if text.contains(secret) {
+                hits.push(format!("{secret} in {sink}"));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "secrets in sinks: {hits:#?}");
+
+    // The secrets were there to leak, and reports say where, by name.
+    let results = run.run.read("evalgate-out/results.json");
+    for placeholder in ["[secret:EG_SECRET]", "[secret:OPENAI_API_KEY]", "[secret:GITHUB_TOKEN]", "[canary #1]"] {
+        assert!(results.contains(placeholder), "{placeholder} in results.json:\n{results}");
+    }
+    assert!(results.contains("[secret:EG_GRADE]"), "the failing grader's reason names the variable: {results}");
+    assert!(results.contains("[secret:header Authorization]"), "{results}");
+    assert!(results.contains("[secret:EG_PEM]"), "{results}");
+    let markdown = run.run.read("evalgate-out/summary.md");
+    assert!(markdown.contains("canary #1"), "the leak is reported, by number: {markdown}");
+    // Each secret is masked for the runner too.
+    for secret in [ENV_SECRET, GRADE_SECRET, API_KEY, HEADER_SECRET, CANARY, pem_lines[1]] {
+        assert!(run.run.stdout.contains(&format!("::add-mask::{secret}")), "no mask for {secret}");
+    }
+}
