@@ -105,49 +105,49 @@ impl Template {
         let mut segments = Vec::new();
         let mut literal = String::new();
         let chars: Vec<char> = source.chars().collect();
+        // `{{` escapes opened and not yet closed: only those make a `}}` an escape, so shell
+        // and JSON text ending in `}}` reaches its reader unchanged.
+        let mut open_escapes = 0usize;
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
             match c {
                 '{' if chars.get(i + 1) == Some(&'{') => {
                     literal.push('{');
+                    open_escapes += 1;
                     i += 2;
                 }
-                '}' if chars.get(i + 1) == Some(&'}') => {
+                '}' if chars.get(i + 1) == Some(&'}') && open_escapes > 0 => {
                     literal.push('}');
+                    open_escapes -= 1;
                     i += 2;
                 }
+                // `${…}` is the shell's, whole (nested braces included), never a template.
                 '$' if chars.get(i + 1) == Some(&'{') => {
-                    let end = chars[i..].iter().position(|&c| c == '}').map(|p| i + p);
-                    let Some(end) = end else {
-                        return Err(err(i, "unclosed `${`", None));
-                    };
+                    let end = closing_brace(&chars, i + 1).unwrap_or(chars.len() - 1);
                     literal.extend(&chars[i..=end]);
                     i = end + 1;
                 }
                 '{' => {
-                    let end = chars[i + 1..].iter().position(|&c| c == '}').map(|p| i + 1 + p);
-                    let name: Option<String> = end.map(|e| chars[i + 1..e].iter().collect());
-                    match (end, name) {
-                        (Some(end), Some(name)) if is_identifier(&name) => {
+                    let end = chars[i + 1..].iter().position(|&c| c == '}' || c == '{').map(|p| i + 1 + p);
+                    let inner: Option<String> =
+                        end.filter(|&e| chars[e] == '}').map(|e| chars[i + 1..e].iter().collect());
+                    match inner.as_deref().map(|inner| classify(inner, names)) {
+                        Some(Braces::Variable) => {
+                            let name = inner.expect("classified");
                             let var = resolve(&name, scope, names).map_err(|(m, h)| err(i, &m, h))?;
                             if !literal.is_empty() {
                                 segments.push(Segment::Literal(std::mem::take(&mut literal)));
                             }
                             segments.push(Segment::Var(var));
-                            i = end + 1;
+                            i = end.expect("closed") + 1;
                         }
-                        _ => {
-                            return Err(err(
-                                i,
-                                "`{` does not start a variable such as `{vars.name}`",
-                                Some("write `{{` for a literal `{` (and `}}` for `}`)".into()),
-                            ));
+                        Some(Braces::NearMiss { message, help }) => return Err(err(i, &message, Some(help))),
+                        Some(Braces::Text) | None => {
+                            literal.push('{');
+                            i += 1;
                         }
                     }
-                }
-                '}' => {
-                    return Err(err(i, "unmatched `}`", Some("write `}}` for a literal `}`".into())));
                 }
                 _ => {
                     literal.push(c);
@@ -214,6 +214,100 @@ impl Template {
 
 fn err(index: usize, message: &str, help: Option<String>) -> TemplateError {
     TemplateError { column: index + 1, message: message.to_owned(), help }
+}
+
+/// Text written so that a template reads it back as itself: every `{` is escaped, and each
+/// `}` that would otherwise be read as the end of an escape too; `${…}` stays as it is
+/// (the template leaves it to the shell whole). Converters write foreign text with it.
+pub fn escape(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut open_escapes = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '$' if chars.get(i + 1) == Some(&'{') => {
+                let end = closing_brace(&chars, i + 1).unwrap_or(chars.len() - 1);
+                out.extend(&chars[i..=end]);
+                i = end + 1;
+                continue;
+            }
+            '{' => {
+                out.push_str("{{");
+                open_escapes += 1;
+            }
+            '}' if open_escapes > 0 => {
+                out.push_str("}}");
+                open_escapes -= 1;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The namespaces a `{` must be followed by to start a variable.
+const NAMESPACES: [&str; 9] =
+    ["vars", "env", "task", "random", "steps", "agent", "prompt", "prompt_file", "mcp_config"];
+
+/// What the text between a `{` and the next `}` is.
+enum Braces {
+    /// A variable (a known namespace, or a loop variable in reach): resolved, so an unknown
+    /// name in a known namespace is still an error.
+    Variable,
+    /// Almost a variable (`{var.x}`, `{vars.x }`, `{promt}`): an error with a suggestion,
+    /// never silently literal text.
+    NearMiss { message: String, help: String },
+    /// Anything else is text: `awk '{print $1}'`, `jq '{a: .b}'`, `{.spec.x}`, JSON.
+    Text,
+}
+
+fn classify(inner: &str, names: Names<'_>) -> Braces {
+    let namespace = |name: &str| name.split_once('.').map_or(name, |(ns, _)| ns).to_owned();
+    let known = |name: &str| NAMESPACES.contains(&namespace(name).as_str()) || names.locals.iter().any(|l| l == name);
+    if is_identifier(inner) {
+        if known(inner) {
+            return Braces::Variable;
+        }
+        // One letter off a namespace or a loop variable: a typo, not text.
+        let ns = namespace(inner);
+        let candidates = NAMESPACES.iter().copied().chain(names.locals.iter().map(String::as_str));
+        if let Some(close) = candidates.into_iter().find(|c| strsim::damerau_levenshtein(&ns, c) == 1) {
+            let rest = inner.strip_prefix(ns.as_str()).unwrap_or_default();
+            return Braces::NearMiss {
+                message: format!("unknown variable `{{{inner}}}`"),
+                help: format!("did you mean `{{{close}{rest}}}`?"),
+            };
+        }
+        return Braces::Text;
+    }
+    let trimmed = inner.trim();
+    if trimmed != inner && is_identifier(trimmed) && known(trimmed) {
+        return Braces::NearMiss {
+            message: format!("spaces inside `{{{inner}}}`"),
+            help: format!("write `{{{trimmed}}}`"),
+        };
+    }
+    Braces::Text
+}
+
+/// The index of the `}` closing the `{` at `open`, counting nested braces.
+fn closing_brace(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -344,9 +438,53 @@ mod tests {
     }
 
     #[test]
-    fn rejects_stray_braces_and_out_of_scope_variables() {
-        assert!(Template::parse("awk '{print $1}'", Scope::Task, names(&vars())).is_err());
-        assert!(Template::parse("a } b", Scope::Task, names(&vars())).is_err());
+    fn shell_and_json_braces_are_text() {
+        for text in [
+            "awk '{print $1}'",
+            "awk '{print}'",
+            "a } b",
+            "kubectl get pod -o jsonpath='{.spec.x}'",
+            "jq '{a: .b, c: {d: .e}}'",
+            r#"{"k": {"n": 1}}"#,
+            "${NS:-default} ${X} $(date) ${A:-${B}}",
+            "if x; then { y; }; fi",
+            "${{NS}}",
+        ] {
+            assert_eq!(render(text), text, "{text}");
+        }
+        // `{{`/`}}` stay the escape, for a literal variable.
+        assert_eq!(render("{{vars.greeting}} is {vars.greeting}"), "{vars.greeting} is hello");
+    }
+
+    #[test]
+    fn escaped_text_reads_back_as_itself() {
+        let pieces = ["{", "}", "{{", "}}", "$", "${", "vars.greeting", "env.X", "prompt", "a", " ", ".", "$1"];
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..20_000 {
+            let text: String = (0..rng.usize(0..12)).map(|_| pieces[rng.usize(..pieces.len())]).collect();
+            let escaped = escape(&text);
+            let t = Template::parse(&escaped, Scope::AfterAgent, names(&vars()))
+                .unwrap_or_else(|e| panic!("{text:?} escaped as {escaped:?}: {e:?}"));
+            assert_eq!(t.vars().count(), 0, "{text:?} escaped as {escaped:?}");
+            assert_eq!(t.render(&|_| String::new()), text, "escaped as {escaped:?}");
+        }
+    }
+
+    #[test]
+    fn near_misses_are_errors_with_a_suggestion() {
+        for (text, help) in [
+            ("{var.greeting}", "did you mean `{vars.greeting}`?"),
+            ("{evn.HOME}", "did you mean `{env.HOME}`?"),
+            ("{promt}", "did you mean `{prompt}`?"),
+            ("{vars.greeting }", "write `{vars.greeting}`"),
+        ] {
+            let e = Template::parse(text, Scope::AfterAgent, names(&vars())).unwrap_err();
+            assert_eq!(e.help.as_deref(), Some(help), "{text}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_out_of_scope_variables() {
         let e = Template::parse("{agent.output}", Scope::Task, names(&vars())).unwrap_err();
         assert!(e.message.contains("only available in graders"));
         assert!(Template::parse("{prompt}", Scope::Agent, names(&vars())).is_ok());

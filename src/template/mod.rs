@@ -10,4 +10,4 @@ mod language;
 pub use bindings::{Bindings, ServersRef};
 pub use command_line::CommandLine;
 pub use json::JsonTemplate;
-pub use language::{Names, Scope, Template, TemplateError, Var};
+pub use language::{Names, Scope, Template, TemplateError, Var, escape};

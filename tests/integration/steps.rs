@@ -225,7 +225,7 @@ fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
 
 #[test]
 fn step_mistakes_are_load_errors() {
-    let tasks = "  - id: t\n    prompt: '{steps.nss.outputs.name}'\n    setup:\n      - id: ns\n        run: echo hi\n        outputs: {name: '{stdout}', bad: '{response.status}'}\n      - {run: echo, http: {url: 'http://x'}}\n      - {http: {url: 'http://x'}, expect: {exit_code: 0}}\n      - {file: {path: a, content: b, absent: true}}\n      - {run: 'echo {steps.ns.outputs.nmae}'}\n      - {foreach: {var: u, in: [a], steps: [{run: 'echo {user}'}]}}\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "  - id: t\n    prompt: '{steps.nss.outputs.name}'\n    setup:\n      - id: ns\n        run: echo hi\n        outputs: {name: '{stdout}', bad: '{response.status}'}\n      - {run: echo, http: {url: 'http://x'}}\n      - {http: {url: 'http://x'}, expect: {exit_code: 0}}\n      - {file: {path: a, content: b, absent: true}}\n      - {run: 'echo {steps.ns.outputs.nmae}'}\n      - {foreach: {var: user, in: [a], steps: [{run: 'echo {usr}'}]}}\n    grade: [{type: contains, value: x}]\n";
     let run = run_suite("", tasks);
     run.expect_code(2);
     for expected in [
@@ -234,7 +234,7 @@ fn step_mistakes_are_load_errors() {
         "tasks[0].setup[2].expect: `expect` belongs to `run` steps; put it inside `http`",
         "tasks[0].setup[3].file: a `file` step does one of",
         "tasks[0].setup[4].run: step `ns` has no output `nmae`",
-        "tasks[0].setup[5].foreach.steps[0].run: unknown variable `{user}`",
+        "tasks[0].setup[5].foreach.steps[0].run: unknown variable `{usr}`",
         "tasks[0].prompt: `{steps.nss.outputs.name}` refers to no earlier step `nss`",
         "help: did you mean step `ns`?",
     ] {

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use crate::llm::provider::Provider;
 
-/// Escapes text for a template field: a foreign file's braces are literal.
+/// Escapes text for a template field: a foreign file's braces are literal, and its
+/// `${…}` reaches the shell as written.
 pub fn literal(text: &str) -> String {
-    text.replace('{', "{{").replace('}', "}}")
+    crate::template::escape(text)
 }
 
 /// A native task id for a foreign name: lowercase, other characters as `-`.
