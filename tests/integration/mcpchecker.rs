@@ -312,3 +312,16 @@ fn a_header_of_a_converted_task_is_masked_and_redacted_like_every_secret() {
         assert!(!run.read(&format!("evalgate-out/{file}")).contains("mcpchecker-literal-token-77"), "{file}");
     }
 }
+
+#[test]
+fn shell_parameters_and_braces_reach_the_shell_unchanged() {
+    let task = std::fs::read_to_string(fixtures().join("tasks/portable/task.yaml")).unwrap();
+    let shell = r#"    - command: {run: "NS=ns1; echo \"${NS}-${NS:-dflt}-${UNSET_X:-dflt}\" | awk '{print $1}' > shell.txt"}
+"#;
+    let with_shell = task.replacen("  setup:\n", &format!("  setup:\n{shell}"), 1);
+    assert_ne!(task, with_shell);
+    let server = stand_in();
+    let run = run_in(with_fixtures().write("tasks/portable/task.yaml", &with_shell), &server, &["run", "eval.yaml"]);
+    assert_eq!(run.task("portable-flow")["status"], "passed", "{}", run.stderr);
+    assert_eq!(run.read("tasks/portable/shell.txt"), "ns1-ns1-dflt\n");
+}

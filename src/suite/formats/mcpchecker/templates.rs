@@ -1,5 +1,6 @@
 //! mcpchecker text as native template text: its references (`{env.X}`, `${X}`,
-//! `{steps.…}`, …) mapped onto native variables, everything else made literal.
+//! `{steps.…}`, …) mapped onto native variables, everything else made literal. In a shell
+//! command, `${X}` and braces that are no reference are the shell's and reach it unchanged.
 
 use std::sync::LazyLock;
 
@@ -43,7 +44,14 @@ impl TaskCx<'_> {
                 out.push_str(&format!("{{env.{}}}", var.as_str()));
                 continue;
             }
-            let Some(inner) = caps.get(3).map(|m| m.as_str()) else {
+            // In a shell command, braces that are no reference are the shell's: `awk '{print
+            // $1}'`, `jsonpath='{.spec.x}'`, `jq '{a: .b}'`.
+            let reference = caps.get(3).map(|m| m.as_str()).filter(|inner| !shell || is_reference(inner, &self.locals));
+            if shell && reference.is_none() {
+                out.push_str(&literal(whole.as_str()));
+                continue;
+            }
+            let Some(inner) = reference else {
                 self.problem(
                     at,
                     format!("a lone `{}` (mcpchecker templates have no escape for braces)", whole.as_str()),
@@ -85,6 +93,12 @@ impl TaskCx<'_> {
         out.push_str(&text[last..]);
         Some(out)
     }
+}
+
+/// Whether `{inner}` names one of mcpchecker's namespaces or a loop variable.
+fn is_reference(inner: &str, locals: &[String]) -> bool {
+    let namespace = inner.split_once('.').map_or(inner, |(ns, _)| ns);
+    matches!(namespace, "random" | "agent" | "env" | "task" | "steps") || locals.iter().any(|l| l == inner)
 }
 
 /// A JSON value whose strings are literal text in a native template.
