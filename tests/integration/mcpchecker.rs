@@ -325,3 +325,34 @@ fn shell_parameters_and_braces_reach_the_shell_unchanged() {
     assert_eq!(run.task("portable-flow")["status"], "passed", "{}", run.stderr);
     assert_eq!(run.read("tasks/portable/shell.txt"), "ns1-ns1-dflt\n");
 }
+
+#[test]
+fn a_prompt_spliced_inside_quotes_arrives_as_one_argument() {
+    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agent.yaml}\n  taskSets: [{path: t/task.yaml}]\n";
+    // gemini's agent file writes `--prompt "{{ .Prompt }}"`: inside double quotes.
+    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  runPrompt: |-\n    ./args.sh --prompt \"{{ .Prompt }}\" --single '{{ .Prompt }}' --bare {{ .Prompt }}\n";
+    let args = "#!/bin/sh\necho \"$#\"\nfor a in \"$@\"; do echo \"[$a]\"; done\n";
+    let task = "kind: Task\nmetadata: {name: words}\nsteps:\n  prompt: {inline: \"many words, it's $HOME * here\"}\n";
+    let run = Test::new()
+        .write("eval.yaml", eval)
+        .write("agent.yaml", agent)
+        .write("args.sh", args)
+        .write("t/task.yaml", task)
+        .args(&["run", "eval.yaml"])
+        .run();
+    run.expect_code(0);
+    let output = run.task("words")["trials"][0]["output"].as_str().unwrap().to_owned();
+    let prompt = "many words, it's $HOME * here";
+    assert_eq!(
+        output.lines().collect::<Vec<_>>(),
+        [
+            "6",
+            "[--prompt]",
+            &format!("[{prompt}]"),
+            "[--single]",
+            &format!("[{prompt}]"),
+            "[--bare]",
+            &format!("[{prompt}]")
+        ],
+    );
+}

@@ -89,16 +89,22 @@ fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Valu
     let server_arg = commands.get("argTemplateMcpServer").and_then(Value::as_str).unwrap_or("{{ .File }}");
     let mut bad = Vec::new();
     let render = |text: &str, bad: &mut Vec<String>| {
-        ACTION
-            .replace_all(text, |c: &regex::Captures| match &c[1] {
-                ".Prompt" | r#"printf "%q" .Prompt"# => "\"$1\"".to_owned(),
-                ".File" => "\"$2\"".to_owned(),
-                other => {
-                    bad.push(other.to_owned());
-                    String::new()
-                }
-            })
-            .into_owned()
+        let mut out = String::new();
+        let mut last = 0;
+        let mut quotes = Quotes::default();
+        for c in ACTION.captures_iter(text) {
+            let whole = c.get(0).expect("a match");
+            quotes.scan(&text[last..whole.start()]);
+            out.push_str(&text[last..whole.start()]);
+            last = whole.end();
+            match &c[1] {
+                ".Prompt" | r#"printf "%q" .Prompt"# => out.push_str(&quotes.argument(1)),
+                ".File" => out.push_str(&quotes.argument(2)),
+                other => bad.push(other.to_owned()),
+            }
+        }
+        out.push_str(&text[last..]);
+        out
     };
     let servers = render(server_arg, &mut bad);
     let script = run.replace("{{ .McpServerFileArgs }}", &servers);
@@ -112,4 +118,63 @@ fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Valu
         return None;
     }
     Some(json!({"command": ["bash", "-c", literal(&script), "agent", "{prompt}", "{mcp_config}"], "timeout": "10m"}))
+}
+
+/// Where a shell command line is, quoting-wise, so a positional argument spliced into it
+/// stays exactly one argument.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Quotes {
+    #[default]
+    None,
+    Single,
+    Double,
+}
+
+impl Quotes {
+    /// Follows `text` (shell syntax: `\` escapes outside single quotes).
+    fn scan(&mut self, text: &str) {
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            *self = match (*self, c) {
+                (Quotes::None | Quotes::Double, '\\') => {
+                    chars.next();
+                    *self
+                }
+                (Quotes::None, '\'') => Quotes::Single,
+                (Quotes::Single, '\'') => Quotes::None,
+                (Quotes::None, '"') => Quotes::Double,
+                (Quotes::Double, '"') => Quotes::None,
+                (state, _) => state,
+            };
+        }
+    }
+
+    /// `$n` as one argument here: quoted outside quotes, bare inside double quotes, and
+    /// out of single quotes and back (where `$n` would not expand).
+    fn argument(self, n: u8) -> String {
+        match self {
+            Quotes::None => format!("\"${n}\""),
+            Quotes::Double => format!("${n}"),
+            Quotes::Single => format!("'\"${n}\"'"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Quotes;
+
+    #[test]
+    fn a_spliced_argument_is_one_argument_wherever_it_lands() {
+        let at = |text: &str| {
+            let mut q = Quotes::default();
+            q.scan(text);
+            q.argument(1)
+        };
+        assert_eq!(at("gemini --prompt "), "\"$1\"");
+        assert_eq!(at("gemini --prompt \""), "$1");
+        assert_eq!(at("gemini --prompt '"), "'\"$1\"'");
+        assert_eq!(at("echo \\\" x "), "\"$1\"", "an escaped quote opens nothing");
+        assert_eq!(at("echo \"it's\" "), "\"$1\"", "a single quote inside double quotes opens nothing");
+    }
 }
