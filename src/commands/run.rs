@@ -314,14 +314,15 @@ impl SuiteRun<'_> {
         results.regression = regression.section;
         results.shard = plan.shard;
 
-        let events = match EventLogReporter::create(paths, &suite.id, suite.version.as_deref()) {
-            Ok(events) => events,
-            Err(e) => {
-                let e = Error::from(e);
-                record_stop(&mut results, &e);
-                return (results, Some(e));
-            }
-        };
+        let events =
+            match EventLogReporter::create(paths, &results, regression.baseline.as_ref().map(|b| b.run_id.as_str())) {
+                Ok(events) => events,
+                Err(e) => {
+                    let e = Error::from(e);
+                    record_stop(&mut results, &e);
+                    return (results, Some(e));
+                }
+            };
         let mut fanout = Fanout::default();
         fanout.reporters.push(Box::new(&mut *terminal));
         fanout.reporters.push(Box::new(events));

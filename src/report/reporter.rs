@@ -97,17 +97,25 @@ pub fn now() -> String {
 /// `events.jsonl`: OpenWOP events, one line flushed per event.
 pub struct EventLogReporter {
     log: EventLog,
-    suite_id: String,
-    suite_version: Option<String>,
+    envelope: events::Envelope,
+    /// The run's results before any task: suite, run id, modes.
+    skeleton: Results,
+    baseline_run_id: Option<String>,
 }
 
 impl EventLogReporter {
-    pub fn create(paths: &OutputPaths, suite_id: &str, suite_version: Option<&str>) -> Result<Self, WriteError> {
+    pub fn create(paths: &OutputPaths, skeleton: &Results, baseline_run_id: Option<&str>) -> Result<Self, WriteError> {
         Ok(EventLogReporter {
             log: EventLog::create(&paths.events)?,
-            suite_id: suite_id.to_owned(),
-            suite_version: suite_version.map(str::to_owned),
+            envelope: events::Envelope { run_id: skeleton.run_id.clone(), sequence: 0 },
+            skeleton: skeleton.clone(),
+            baseline_run_id: baseline_run_id.map(str::to_owned),
         })
+    }
+
+    fn append(&mut self, kind: &str, payload: serde_json::Value) -> Result<(), WriteError> {
+        let event = self.envelope.event(kind, payload, &now());
+        self.log.append(&event)
     }
 }
 
@@ -115,14 +123,20 @@ impl Reporter for EventLogReporter {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { tasks, .. } => {
-                self.log.append(&events::started(&self.suite_id, self.suite_version.as_deref(), *tasks, &now()))
+                let payload = events::started(&self.skeleton, *tasks, self.baseline_run_id.as_deref());
+                self.append("eval.started", payload)
             }
-            RunEvent::TaskFinished { result, .. } => self.log.append(&events::scored(&self.suite_id, result, &now())),
-            RunEvent::RunFinished { results } => self.log.append(&events::completed(results, &now())),
+            RunEvent::TaskFinished { result, .. } => {
+                let payload = events::scored(&self.skeleton.suite.id, result);
+                self.append("eval.scored", payload)
+            }
+            RunEvent::RunFinished { results } => self.append("eval.completed", events::completed(results)),
             RunEvent::TaskStarted { .. }
             | RunEvent::TrialStarted { .. }
             | RunEvent::TrialRetry { .. }
             | RunEvent::TrialFinished { .. }
+            // Not scored, as `summary.json` does not list it: `eval.scored` lines count
+            // `eval.completed.taskCount`.
             | RunEvent::TaskSkipped { .. }
             | RunEvent::CancelRequested { .. } => Ok(()),
         }

@@ -113,8 +113,30 @@ pub fn openwop_suite_id(id: &str) -> String {
     if fits { id.to_owned() } else { format!("local.evals.{}", id.replace(['.', '_'], "-")) }
 }
 
+/// A task id in OpenWOP's shape (`^[a-z0-9][a-z0-9-]*$`), one-to-one so two tasks never
+/// share one: an id that is already plain (words of `a-z0-9` joined by single hyphens) is
+/// kept; any other is escaped (`-` as `-h`, `.` as `-d`, `_` as `-u`) and marked with a
+/// final `--x`, which no plain id has.
 pub fn openwop_task_id(id: &str) -> String {
-    id.replace(['.', '_'], "-")
+    let plain = id
+        .split('-')
+        .all(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+    if plain {
+        return id.to_owned();
+    }
+    let mut out = String::with_capacity(id.len() + 8);
+    for c in id.chars() {
+        match c {
+            '-' => out.push_str("-h"),
+            '.' => out.push_str("-d"),
+            '_' => out.push_str("-u"),
+            c if c.is_ascii_lowercase() || c.is_ascii_digit() => out.push(c),
+            // Native ids have no other character; a results file from elsewhere might.
+            c => out.push_str(&format!("-{:x}-", c as u32)),
+        }
+    }
+    out.push_str("--x");
+    out
 }
 
 #[cfg(test)]
@@ -126,6 +148,25 @@ mod tests {
         assert_eq!(openwop_suite_id("acme.evals.support-bot"), "acme.evals.support-bot");
         assert_eq!(openwop_suite_id("quick.start"), "local.evals.quick-start");
         assert_eq!(openwop_suite_id("acme.evals.a.b"), "local.evals.acme-evals-a-b");
-        assert_eq!(openwop_task_id("a.b_c"), "a-b-c");
+        assert_eq!(openwop_task_id("refund-policy-2"), "refund-policy-2");
+        assert_eq!(openwop_task_id("a.b_c"), "a-db-uc--x");
+    }
+
+    #[test]
+    fn task_ids_map_one_to_one_into_openwop_shape() {
+        let pattern = regex::Regex::new("^[a-z0-9][a-z0-9-]*$").unwrap();
+        let ids = ["a.b", "a_b", "a-b", "a--b", "a-", "a-db", "a-db--x", "a.b-", "a_b.c", "x", "a-ub", "a-u"];
+        let mapped: std::collections::BTreeSet<String> = ids.iter().map(|id| openwop_task_id(id)).collect();
+        assert_eq!(mapped.len(), ids.len(), "{mapped:?}");
+        assert!(mapped.iter().all(|m| pattern.is_match(m)), "{mapped:?}");
+        // Exhaustively over short ids of the native alphabet.
+        let alphabet = ['a', '1', '-', '.', '_'];
+        let mut all = vec![String::new()];
+        for _ in 0..4 {
+            all = all.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
+            let ids: Vec<&String> = all.iter().filter(|s| s.starts_with(['a', '1'])).collect();
+            let mapped: std::collections::BTreeSet<String> = ids.iter().map(|id| openwop_task_id(id)).collect();
+            assert_eq!(mapped.len(), ids.len());
+        }
     }
 }

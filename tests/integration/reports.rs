@@ -73,7 +73,7 @@ fn summary_json_satisfies_the_openwop_eval_summary_schema() {
     assert!(validator.is_valid(&summary), "{summary:#}");
     assert_eq!(summary["suiteId"], "local.evals.quick-start");
     assert_eq!(summary["suiteVersion"], "0.0.0");
-    assert_eq!(summary["tasks"][0]["taskId"], "my-task-one");
+    assert_eq!(summary["tasks"][0]["taskId"], "my-utask-done--x");
 }
 
 #[test]
@@ -131,4 +131,95 @@ fn junit_and_markdown_snapshots() {
         insta::assert_snapshot!("junit", run.read("evalgate-out/junit.xml"));
         insta::assert_snapshot!("markdown", run.read("evalgate-out/summary.md"));
     });
+}
+
+/// Upstream's schemas (openwop/openwop-sdks, see tests/fixtures/openwop/): the event
+/// envelope and the `eval.*` payload definitions.
+fn openwop_event_errors(event: &serde_json::Value) -> Vec<String> {
+    let envelope: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/openwop/run-event.envelope.extract.json")).unwrap();
+    let mut defs: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/openwop/run-event-payloads.eval-defs.extract.json")).unwrap();
+    let def = match event["type"].as_str().unwrap_or_default() {
+        "eval.started" => "evalStarted",
+        "eval.scored" => "evalScored",
+        "eval.completed" => "evalCompleted",
+        other => return vec![format!("unknown event type {other}")],
+    };
+    let payload_schema = defs["$defs"][def].take();
+    let mut errors: Vec<String> = Vec::new();
+    for (schema, value, at) in [(&envelope, event, ""), (&payload_schema, &event["payload"], "/payload")] {
+        let validator = jsonschema::validator_for(schema).unwrap();
+        errors.extend(validator.iter_errors(value).map(|e| format!("{at}{}: {e}", e.instance_path())));
+    }
+    errors
+}
+
+/// Keys upstream's conformance test forbids anywhere in a payload.
+const FORBIDDEN: [&str; 10] =
+    ["taskOutput", "output", "rubric", "completion", "prompt", "body", "secret", "credentials", "token", "apiKey"];
+
+fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn events_jsonl_is_valid_upstream_openwop_and_meets_its_conformance_rules() {
+    let yaml = suite(
+        "modes: [golden, regression]",
+        "  - id: passes\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    prompt: x\n    grade: [{type: contains, value: y}]\n  - id: also.passes\n    prompt: z\n    grade: [{type: contains, value: z}]\n",
+    );
+    let base =
+        Test::new().write("agent.sh", crate::common::ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    base.expect_code(1);
+    let baseline = base.read("evalgate-out/results.json");
+    let baseline_run_id = base.results()["run_id"].as_str().unwrap().to_owned();
+    let run = Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write("evalgate.yaml", &yaml)
+        .write("baseline.json", &baseline)
+        .args(&["run", "--baseline", "baseline.json"])
+        .run();
+    let events: Vec<serde_json::Value> =
+        run.read("evalgate-out/events.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let run_id = run.results()["run_id"].as_str().unwrap().to_owned();
+
+    for (i, event) in events.iter().enumerate() {
+        let errors = openwop_event_errors(event);
+        assert!(errors.is_empty(), "event {i}: {errors:?}\n{event:#}");
+        assert_eq!(event["sequence"], i, "ordered by sequence from 0");
+        assert_eq!(event["runId"], run_id.as_str(), "the run's id, as in results.json");
+        let mut found = Vec::new();
+        keys(&event["payload"], &mut found);
+        assert!(found.iter().all(|k| !FORBIDDEN.contains(&k.as_str())), "forbidden key in {event:#}");
+    }
+    let ids: std::collections::BTreeSet<&str> = events.iter().map(|e| e["eventId"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), events.len(), "event ids are unique");
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"eval.started"));
+    assert_eq!(types.last(), Some(&"eval.completed"));
+    assert_eq!(types.iter().filter(|t| **t == "eval.started" || **t == "eval.completed").count(), 2);
+    let completed = &events.last().unwrap()["payload"];
+    assert_eq!(types.iter().filter(|t| **t == "eval.scored").count() as u64, completed["taskCount"].as_u64().unwrap());
+    let started = &events[0]["payload"];
+    assert_eq!(started["modes"], serde_json::json!(["golden", "regression"]));
+    assert_eq!(started["baselineRunId"], baseline_run_id.as_str());
+    assert!(completed["regressionVsBaseline"].is_number(), "{completed:#}");
+
+    // summary.json against upstream's EvalSummary schema.
+    let summary = run.json("evalgate-out/summary.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/openwop/eval-summary.upstream.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&summary).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{summary:#}");
 }
