@@ -39,9 +39,51 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
         Error::Usage(format!("invalid {}:\n  {}", format.name(), list.join("\n  ")))
     })?;
     let yaml = serde_saphyr::to_string(&converted.suite).map_err(|e| Error::Internal(e.to_string()))?;
+    loads_beside(&absolute, &yaml).map_err(|problems| {
+        Error::Usage(format!(
+            "{file}: the converted {} suite would not load, so it is not printed:\n  {}",
+            format.name(),
+            problems.join("\n  ")
+        ))
+    })?;
     crate::outln!(
         "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
         format.name()
     );
     Ok(exit::SUCCESS)
+}
+
+/// Loads the converted suite as if saved beside the original (its paths are relative to
+/// that directory): `convert` never prints a suite that does not load.
+fn loads_beside(original: &std::path::Path, yaml: &str) -> Result<(), Vec<String>> {
+    let dir = original.parent().unwrap_or(std::path::Path::new("."));
+    let file = tempfile::Builder::new()
+        .prefix(".evalgate-convert-")
+        .suffix(".yaml")
+        .tempfile_in(dir)
+        .and_then(|f| std::fs::write(f.path(), yaml).map(|()| f))
+        .map_err(|e| vec![format!("cannot check it in {}: {e}", dir.display())])?;
+    match crate::suite::load_suite(file.path(), &crate::suite::LoadOptions::default()) {
+        Ok(_) => Ok(()),
+        Err(crate::suite::LoadError::Invalid { diagnostics }) => {
+            Err(diagnostics.iter().map(|d| format!("{}: {}", d.key_path, d.message)).collect())
+        }
+        Err(e) => Err(vec![e.to_string()]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_converted_suite_that_does_not_load_is_refused_with_its_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("eval.yaml");
+        let problems =
+            super::loads_beside(&original, "evalgate: 1\nsuite: x\ntasks:\n  - id: a\n    prompt: \"{promt}\"\n")
+                .unwrap_err();
+        assert!(problems.iter().any(|p| p.contains("unknown variable `{promt}`")), "{problems:?}");
+        let ok = "evalgate: 1\nsuite: x\nagents: {bot: {command: [echo]}}\ntasks:\n  - id: a\n    prompt: hi\n    grade: [{type: contains, value: hi}]\n";
+        assert_eq!(super::loads_beside(&original, ok), Ok(()));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the check leaves no file behind");
+    }
 }
