@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::policy::RegressionBudget;
+use crate::policy::{PairedPolicy, RegressionBudget};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -69,6 +69,9 @@ pub struct CompareArgs {
     /// `--max-*` budgets, over those recorded in the results.
     #[command(flatten)]
     pub budget: RegressionBudget,
+    /// The paired test's settings, over those recorded in the results.
+    #[command(flatten)]
+    pub paired: PairedPolicy,
     /// Also write the comparison as Markdown here.
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
@@ -164,6 +167,9 @@ pub struct RunArgs {
     /// After a passing run, write its results to the baseline file.
     #[arg(long)]
     pub update_baseline: bool,
+    /// The paired test's settings, over the suite's `regression` block.
+    #[command(flatten)]
+    pub paired: PairedPolicy,
     /// Act as a GitHub Action: step summary, outputs, annotations, masks (default: on when GITHUB_ACTIONS=true).
     #[arg(long, conflicts_with = "no_github")]
     pub github: bool,

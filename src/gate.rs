@@ -2,21 +2,45 @@
 //! its budget and actual value. It never renders; reporters never decide. Used after a run,
 //! after a merge of shards, and by `report --gate` to check a file against itself.
 
-use crate::policy::{Thresholds, UnknownCost};
+use crate::policy::{RegressionTest, Thresholds, UnknownCost};
+use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
 use crate::results::scorecard::{checks, scorecard};
-use crate::results::{GateCheck, GateVerdict, NotRun, Results, RunOutcome, Status, Totals, totals};
+use crate::results::{GateCheck, GateVerdict, NotRun, RegressionSection, Results, RunOutcome, Status, Totals, totals};
 use crate::values::{NonNegative, Rate};
 
-/// Recomputes `totals`, the regression comparison (against `baseline`, when given) and the
-/// verdict.
+/// Recomputes `totals`, the regression comparison and paired test (against `baseline`, when
+/// given) and the verdict.
 pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
     results.totals = totals(&results.tasks);
     let comparison = baseline.map(|b| Comparison::new(b, results));
+    let test = match (baseline, &results.regression) {
+        (Some(b), Some(section)) if section.statistics.test() == RegressionTest::Paired => {
+            Some(PairedTest::new(b, results, &section.deselected, &section.statistics))
+        }
+        _ => None,
+    };
     if let Some(section) = results.regression.as_mut() {
         section.comparison = comparison;
+        section.test = test;
     }
     regate(results);
+}
+
+/// The checks a baseline comparison makes: the paired test's verdict and missing tasks
+/// (with `test: paired`), and every budget that is set. With no budget at all, "no task newly
+/// fails" stands in, unless the paired test had enough comparable tasks to decide: then the
+/// statistical verdict is the default gate, and noise alone cannot fail a run.
+pub fn regression_checks(section: &RegressionSection) -> Vec<GateCheck> {
+    let Some(cmp) = &section.comparison else { return Vec::new() };
+    let mut checks = Vec::new();
+    let decided = section.test.as_ref().is_some_and(|t| t.pairs >= section.statistics.rule().min_tasks);
+    let budget = if decided { section.budget } else { section.budget.or_default_budget() };
+    if let Some(test) = &section.test {
+        checks.extend(test.checks(&section.statistics));
+    }
+    checks.extend(cmp.checks(&budget));
+    checks
 }
 
 /// Recomputes `totals` and the verdict from the tasks, keeping the recorded comparison.
@@ -25,7 +49,7 @@ pub fn regate(results: &mut Results) {
     let mut extra: Vec<GateCheck> = Vec::new();
     if let Some(section) = &results.regression {
         match &section.comparison {
-            Some(cmp) => extra.extend(cmp.checks(&section.budget.or_default_budget())),
+            Some(_) => extra.extend(regression_checks(section)),
             None if section.required => extra.push(GateCheck::new(
                 "baseline",
                 "required".into(),

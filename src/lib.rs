@@ -22,6 +22,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod source;
+pub mod stats;
 pub mod step;
 pub mod suite;
 pub mod sut;

@@ -37,6 +37,9 @@ pub struct Plan {
     pub fail_fast: bool,
     /// What the user should know about the plan (printed before the run).
     pub notes: Vec<String>,
+    /// The suite's tasks `--filter`/`--tag` left out (not those in other shards): a baseline's
+    /// task among them is not missing.
+    pub deselected: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +119,9 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
     if let Some(s) = selection.shard.filter(|_| tasks.is_empty()) {
         notes.push(format!("shard {} of {} of {} has no task", s.index, s.count, suite.id));
     }
-    Ok(Plan { tasks, agent, shard: selection.shard, fail_fast: selection.fail_fast, notes })
+    let deselected =
+        suite.tasks.iter().enumerate().filter(|(i, _)| !selected.contains(i)).map(|(_, t)| t.id.clone()).collect();
+    Ok(Plan { tasks, agent, shard: selection.shard, fail_fast: selection.fail_fast, notes, deselected })
 }
 
 /// `--agent NAME`: it must exist; it replaces the agent of every task that has one.
@@ -237,10 +242,13 @@ tasks:
         assert_eq!(ids(&suite, &tagged), ["a1"]);
         let globbed = plan(&suite, &Selection { filter: vec!["a*".into()], ..Selection::default() }).unwrap();
         assert_eq!(ids(&suite, &globbed), ["a1", "a2"]);
+        assert_eq!(globbed.deselected, ["call", "talk"]);
         // Shards deal the selected tasks round-robin; together they cover the plan once.
         let shard = |index| Selection { shard: Some(Shard { index, count: 3 }), ..Selection::default() };
         assert_eq!(ids(&suite, &plan(&suite, &shard(1)).unwrap()), ["a1", "talk"]);
         assert_eq!(ids(&suite, &plan(&suite, &shard(2)).unwrap()), ["a2"]);
+        // Tasks dealt to other shards are not left out: the merged results hold them.
+        assert!(plan(&suite, &shard(2)).unwrap().deselected.is_empty());
         assert_eq!(ids(&suite, &plan(&suite, &shard(3)).unwrap()), ["call"]);
         let err = plan(&suite, &Selection { repeat: NonZeroU32::new(1), ..Selection::default() }).unwrap_err();
         assert_eq!(err.to_string(), "--repeat 1 is fewer trials than these tasks must pass (`min_pass`): a2 (2)");

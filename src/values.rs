@@ -172,6 +172,7 @@ macro_rules! bounded {
 }
 
 bounded!(Rate, "A score, rate or share: a number from 0 to 1.", min: 0.0, max: 1.0, "between 0 and 1");
+bounded!(Significance, "A one-sided significance level: from 0.0001 to 0.5.", min: 0.0001, max: 0.5, "between 0.0001 and 0.5");
 bounded!(NonNegative, "A cost, a percentage or a weight: a number of 0 or more.", min: 0.0, max: f64::INFINITY, "0 or more");
 
 #[cfg(test)]

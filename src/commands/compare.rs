@@ -3,9 +3,12 @@
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::gate::regression_checks;
+use crate::policy::RegressionTest;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
 use crate::results::Results;
+use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
 
 pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
@@ -20,12 +23,15 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
             head.suite.id
         )));
     }
-    let recorded = head.regression.as_ref().map(|r| r.budget).unwrap_or_default();
-    let budget = recorded.overridden_by(args.budget).or_default_budget();
-    let cmp = Comparison::new(&base, &head);
-    let checks = cmp.checks(&budget);
+    let mut section = head.regression.clone().unwrap_or_default();
+    section.budget = section.budget.overridden_by(args.budget);
+    section.statistics = section.statistics.overridden_by(args.paired);
+    section.comparison = Some(Comparison::new(&base, &head));
+    section.test = (section.statistics.test() == RegressionTest::Paired)
+        .then(|| PairedTest::new(&base, &head, &section.deselected, &section.statistics));
+    let checks = regression_checks(&section);
     let passed = checks.iter().all(|c| c.passed);
-    let text = markdown::comparison_report(&head.suite.id, &cmp, &checks);
+    let text = markdown::comparison_report(&head.suite.id, &section, &checks);
     crate::outln!("{}", text.trim_end_matches('\n'));
     if let Some(path) = &args.markdown {
         write_atomic(path, text.as_bytes())?;

@@ -312,6 +312,9 @@ impl SuiteRun<'_> {
         let mut results = skeleton(suite_info(&suite));
         results.thresholds = suite.thresholds.clone();
         results.regression = regression.section;
+        if let Some(section) = results.regression.as_mut() {
+            section.deselected.clone_from(&plan.deselected);
+        }
         results.shard = plan.shard;
 
         let events =
@@ -426,7 +429,10 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         )),
         required: config.is_some_and(|c| c.required),
         budget: config.map(|c| c.budget).unwrap_or_default(),
+        statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(args.paired),
+        deselected: Vec::new(),
         comparison: None,
+        test: None,
         warning: None,
     };
     let baseline = match Baseline::load(&path) {

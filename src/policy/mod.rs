@@ -1,12 +1,14 @@
 //! What the gate holds a run to: thresholds, adversarial bounds and regression budgets,
 //! one type each, read from the suite, recorded in `results.json` and set on the command
-//! line. A leaf: it imports nothing of evalgate above the value types.
+//! line. A leaf: it imports nothing of evalgate above the value types and `stats`.
 
 mod adversarial;
 mod extend;
+mod paired;
 mod regression;
 mod thresholds;
 
 pub use adversarial::{AdversarialThresholds, Category, CategoryThresholds, Severity};
+pub use paired::{PairedPolicy, RegressionTest};
 pub use regression::{RegressionBudget, RegressionPolicy};
 pub use thresholds::{Thresholds, UnknownCost};

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::extend::{extend, extend_schema};
+use super::paired::PairedPolicy;
 use crate::values::{NonNegative, Rate};
 
 /// Budgets against the baseline; an unset budget is unbounded.
@@ -62,6 +63,8 @@ pub struct RegressionPolicy {
     pub baseline: Option<String>,
     pub required: bool,
     pub budget: RegressionBudget,
+    /// The paired test's settings.
+    pub paired: PairedPolicy,
 }
 
 impl<'de> Deserialize<'de> for RegressionPolicy {
@@ -73,15 +76,18 @@ impl<'de> Deserialize<'de> for RegressionPolicy {
                 f.write_str("a regression policy")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let (mut baseline, mut required) = (None, false);
-                let budget = extend(map, &["baseline", "required"], |key, map| {
+                const OWN: [&str; 8] =
+                    ["baseline", "required", "test", "alpha", "min_effect", "mode", "margin", "min_tasks"];
+                let (mut baseline, mut required, mut paired) = (None, false, PairedPolicy::default());
+                let budget = extend(map, &OWN, |key, map| {
                     match key {
                         "baseline" => baseline = map.next_value()?,
-                        _ => required = map.next_value()?,
+                        "required" => required = map.next_value()?,
+                        _ => paired.take(key, map)?,
                     }
                     Ok(())
                 })?;
-                Ok(RegressionPolicy { baseline, required, budget })
+                Ok(RegressionPolicy { baseline, required, budget, paired })
             }
         }
         deserializer.deserialize_map(Visitor)
@@ -93,7 +99,8 @@ impl JsonSchema for RegressionPolicy {
         "RegressionPolicy".into()
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let own = serde_json::json!({
+        let paired = PairedPolicy::json_schema(generator);
+        let mut own = serde_json::json!({
             "baseline": {
                 "description": "A `results.json` of an earlier run, or an OpenWOP EvalSummary (relative to the suite).",
                 "type": ["string", "null"],
@@ -104,6 +111,9 @@ impl JsonSchema for RegressionPolicy {
                 "default": false,
             },
         });
+        if let (Some(own), Some(keys)) = (own.as_object_mut(), paired.get("properties").and_then(|p| p.as_object())) {
+            own.extend(keys.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
         let mut schema = extend_schema(RegressionBudget::json_schema(generator), &own);
         schema.insert(
             "description".into(),
@@ -124,6 +134,15 @@ mod tests {
         assert_eq!(policy.baseline.as_deref(), Some("b.json"));
         assert!(policy.required);
         assert_eq!(policy.budget.max_new_failures, Some(1));
+        let policy: RegressionPolicy =
+            serde_json::from_str(r#"{"mode": "release", "alpha": 0.01, "max_score_drop": 0.1, "min_tasks": 20}"#)
+                .unwrap();
+        assert_eq!((policy.paired.rule().mode, policy.paired.alpha()), (crate::stats::Mode::Release, 0.01));
+        assert_eq!((policy.paired.rule().min_tasks, policy.budget.max_score_drop.map(Rate::get)), (20, Some(0.1)));
+        let error = serde_json::from_str::<RegressionPolicy>(r#"{"alpha": 0.7}"#).unwrap_err();
+        assert!(error.to_string().starts_with("must be between 0.0001 and 0.5, got 0.7"), "{error}");
+        let error = serde_json::from_str::<RegressionPolicy>(r#"{"mode": "relase"}"#).unwrap_err();
+        assert!(error.to_string().starts_with("unknown variant `relase`, expected `pr` or `release`"), "{error}");
         let error = serde_json::from_str::<RegressionPolicy>(r#"{"max_score_drop": 2}"#).unwrap_err();
         assert!(error.to_string().starts_with("must be between 0 and 1, got 2"), "{error}");
         let error = serde_json::from_str::<RegressionPolicy>(r#"{"baselin": "b.json"}"#).unwrap_err();

@@ -27,6 +27,12 @@ pub fn render(results: &Results) -> String {
     suite.add_property(Property::new("score", format!("{:.4}", results.totals.score)));
     suite.add_property(Property::new("passed", results.verdict.passed.to_string()));
     suite.add_property(Property::new("outcome", results.verdict.outcome.label()));
+    if let Some(section) = &results.regression
+        && let Some(test) = &section.test
+    {
+        suite.add_property(Property::new("paired_test", test.headline(&section.statistics)));
+        suite.add_property(Property::new("paired_test_power", test.power_line(&section.statistics)));
+    }
     if let Some(cost) = results.totals.cost_usd {
         suite.add_property(Property::new("cost_usd", format!("{cost:.6}")));
     }

@@ -9,7 +9,7 @@ use crate::grade::SafetyAction;
 use crate::results::regression::Comparison;
 use crate::results::scorecard::Scorecard;
 use crate::results::{GateCheck, RunOutcome};
-use crate::results::{Phase, Results, Status, TaskResult};
+use crate::results::{Phase, RegressionSection, Results, Status, TaskResult};
 
 /// GitHub's limit for a comment body.
 pub const MAX_CHARS: usize = 65_536;
@@ -95,7 +95,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
 
     if let Some(section) = &results.regression {
         match (&section.comparison, &section.warning) {
-            (Some(cmp), _) => md.push_str(&comparison_section(cmp, max_rows.max(5))),
+            (Some(cmp), _) => md.push_str(&comparison_section(section, cmp, max_rows.max(5))),
             (None, Some(warning)) => {
                 let _ = writeln!(md, "### Compared with baseline\n\n⚠️ {}\n", escape(warning));
             }
@@ -258,11 +258,20 @@ pub fn scorecard_section(card: &Scorecard) -> String {
     md
 }
 
-/// "Compared with baseline": score delta, new failures, fixes, largest drops, cost and
-/// p95 latency change, added and removed tasks.
-pub fn comparison_section(cmp: &Comparison, max_rows: usize) -> String {
+/// "Compared with baseline": the paired test's verdict in one line and what the suite can
+/// detect, then score delta, new failures, fixes, largest drops, cost and p95 latency change,
+/// added, missing, changed and removed tasks.
+pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_rows: usize) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "### Compared with baseline\n");
+    if let Some(test) = &section.test {
+        let _ = writeln!(
+            md,
+            "**Paired test:** {}  \n{}\n",
+            escape(&test.headline(&section.statistics)),
+            escape(&test.power_line(&section.statistics))
+        );
+    }
     let _ = writeln!(
         md,
         "Baseline `{}`: score {:.2} → {:.2} (**{:+.2}**)",
@@ -308,8 +317,17 @@ pub fn comparison_section(cmp: &Comparison, max_rows: usize) -> String {
     if !cmp.added.is_empty() {
         lines.push(format!("- added (not gated): {}", list(&cmp.added)));
     }
-    if !cmp.removed.is_empty() {
-        lines.push(format!("- removed (not gated): {}", list(&cmp.removed)));
+    match &section.test {
+        Some(test) => {
+            if !test.missing.is_empty() {
+                lines.push(format!("- ❌ missing from this run ({}): {}", test.missing.len(), list(&test.missing)));
+            }
+            if !test.not_comparable.is_empty() {
+                lines.push(format!("- changed definition, not compared: {}", list(&test.not_comparable)));
+            }
+        }
+        None if !cmp.removed.is_empty() => lines.push(format!("- removed (not gated): {}", list(&cmp.removed))),
+        None => {}
     }
     if !lines.is_empty() {
         md.push('\n');
@@ -321,7 +339,7 @@ pub fn comparison_section(cmp: &Comparison, max_rows: usize) -> String {
 }
 
 /// The output of `evalgate compare`: verdict, the budget checks and the comparison.
-pub fn comparison_report(suite_id: &str, cmp: &Comparison, checks: &[GateCheck]) -> String {
+pub fn comparison_report(suite_id: &str, section: &RegressionSection, checks: &[GateCheck]) -> String {
     let passed = checks.iter().all(|c| c.passed);
     let mut md = format!(
         "## {} evalgate compare: `{}` {}\n\n",
@@ -331,7 +349,9 @@ pub fn comparison_report(suite_id: &str, cmp: &Comparison, checks: &[GateCheck])
     );
     md.push_str(&gate_table(checks));
     md.push('\n');
-    md.push_str(&comparison_section(cmp, 50));
+    if let Some(cmp) = &section.comparison {
+        md.push_str(&comparison_section(section, cmp, 50));
+    }
     md
 }
 

@@ -1,6 +1,7 @@
 //! Results of a run: the model written to `results.json`, aggregates, the OpenWOP summary.
 
 mod model;
+pub mod paired;
 pub mod regression;
 pub mod scorecard;
 pub mod summary;

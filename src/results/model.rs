@@ -4,9 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::paired::PairedTest;
 use super::regression::Comparison;
 use super::verdict::GateVerdict;
-use crate::policy::{Category, RegressionBudget, Severity, Thresholds};
+use crate::policy::{Category, PairedPolicy, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
@@ -66,8 +67,17 @@ pub struct RegressionSection {
     #[serde(default)]
     pub required: bool,
     pub budget: RegressionBudget,
+    /// The paired test's settings, as configured (defaults unset).
+    #[serde(default)]
+    pub statistics: PairedPolicy,
+    /// Suite tasks `--filter`/`--tag` left out: not run, so not missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deselected: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// The paired test against the baseline (`statistics.test: paired`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<PairedTest>,
     /// Why the regression gate was skipped (a missing baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
@@ -155,6 +165,10 @@ pub struct TaskResult {
     pub file: String,
     pub line: usize,
     pub agent: String,
+    /// The hash of what the task asks and how it is graded, with the agent's settings: a
+    /// baseline's task is compared with this one only when they are equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
     pub status: Status,
     pub score: f64,
     pub weight: f64,

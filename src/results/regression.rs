@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Results, Status};
+use super::model::{Results, Status, TaskResult};
 use super::summary::openwop_task_id;
 use super::verdict::GateCheck;
 use crate::policy::RegressionBudget;
@@ -26,10 +26,15 @@ pub struct Baseline {
     pub openwop_ids: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct BaselineTask {
     pub score: f64,
     pub passed: bool,
+    /// The task's definition hash (`None` from an OpenWOP summary or an older results file:
+    /// then it is taken as unchanged).
+    pub definition: Option<String>,
+    /// Trials that passed, of the trials that ran.
+    pub trials: TrialCount,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +74,15 @@ impl Baseline {
                 .tasks
                 .iter()
                 .filter(|t| t.status != Status::Skipped)
-                .map(|t| (t.id.clone(), BaselineTask { score: t.score, passed: t.status == Status::Passed }))
+                .map(|t| {
+                    let task = BaselineTask {
+                        score: t.score,
+                        passed: t.status == Status::Passed,
+                        definition: t.definition.clone(),
+                        trials: TrialCount::of(t),
+                    };
+                    (t.id.clone(), task)
+                })
                 .collect(),
             cost_usd: results.totals.cost_usd,
             p95_latency_ms: results.totals.p95_latency_ms,
@@ -90,7 +103,8 @@ impl Baseline {
             if let Some(l) = t.get("latencyMs").and_then(Value::as_u64) {
                 latencies.push(l);
             }
-            tasks.insert(id.to_owned(), BaselineTask { score, passed });
+            let trials = TrialCount { passed: u32::from(passed), ran: 1 };
+            tasks.insert(id.to_owned(), BaselineTask { score, passed, definition: None, trials });
         }
         latencies.sort_unstable();
         Ok(Baseline {
@@ -107,6 +121,29 @@ impl Baseline {
     /// Whether this baseline belongs to the suite `id` (OpenWOP ids are compared mapped).
     pub fn is_for_suite(&self, id: &str) -> bool {
         self.suite_id == id || (self.openwop_ids && self.suite_id == super::summary::openwop_suite_id(id))
+    }
+}
+
+/// A task's trials that passed, of those that ran (skipped trials did not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialCount {
+    pub passed: u32,
+    pub ran: u32,
+}
+
+impl TrialCount {
+    pub fn of(task: &TaskResult) -> TrialCount {
+        let ran: Vec<_> = task.trials.iter().filter(|t| t.status != Status::Skipped).collect();
+        if ran.is_empty() {
+            // Decided without a trial (a setup error): one outcome, the task's.
+            return TrialCount { passed: u32::from(task.status == Status::Passed), ran: 1 };
+        }
+        let passed = ran.iter().filter(|t| t.status == Status::Passed).count();
+        TrialCount { passed: passed as u32, ran: ran.len() as u32 }
+    }
+
+    pub fn rate(self) -> f64 {
+        f64::from(self.passed) / f64::from(self.ran)
     }
 }
 

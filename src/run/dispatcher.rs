@@ -376,6 +376,7 @@ impl<'a> Dispatcher<'a> {
             && !matches!(*task.agent, crate::suite::model::Agent::Call(_))
         {
             result.agent = agent.name().to_owned();
+            result.definition = Some(self.suite.task_definition(task, agent.name()));
         }
     }
 }

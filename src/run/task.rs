@@ -113,6 +113,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         file: task_file(suite, task),
         line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
+        definition: Some(suite.task_definition(task, task.agent.name())),
         status: Status::Skipped,
         score: 0.0,
         weight: task.weight,

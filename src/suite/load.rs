@@ -77,7 +77,8 @@ fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.
     if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
-        return Some(suite);
+        let json = serde_json::Value::deserialize(doc.de(doc.root())).unwrap_or_default();
+        return Some(with_sources(suite, &json));
     }
     match foreign(doc, cx) {
         Some(Ok(raw)) => return Some(raw),
@@ -151,6 +152,18 @@ fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader
     Some(RawGrader { common: common?, kind: kind? })
 }
 
+/// Keeps the suite and each task as written (JSON): what a task's definition hash is made of
+/// (`suite::definition`). Only a suite that parsed needs them; a broken one never runs.
+fn with_sources(mut raw: RawSuite, json: &serde_json::Value) -> RawSuite {
+    if let Some(tasks) = json.get("tasks").and_then(serde_json::Value::as_array) {
+        for (task, source) in raw.tasks.iter_mut().zip(tasks) {
+            task.source = source.clone();
+        }
+    }
+    raw.source = json.clone();
+    raw
+}
+
 /// A file in another format, run directly: its native suite, or an error that says what it
 /// is and how to run it.
 fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super::Diagnostic>> {
@@ -186,8 +199,8 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     origins.record(&converted, cx, 0);
     // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
     cx.forget_positions();
-    match serde_json::from_value::<RawSuite>(converted.suite) {
-        Ok(raw) => Some(Ok(raw)),
+    match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
+        Ok(raw) => Some(Ok(with_sources(raw, &converted.suite))),
         Err(e) => Some(Err(cx.diagnostic_at("", None, format!("cannot run this {} file: {e}", format.name())))),
     }
 }
@@ -272,7 +285,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 }
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-                Ok(s) => s,
+                Ok(s) => with_sources(s, &converted.suite),
                 Err(e) => {
                     cx.error(&format!("{path}.path"), format!("{shown}: {e}"));
                     continue;

@@ -1,5 +1,6 @@
 //! Suites: the native format, its loading and validation, and the validated model.
 
+mod definition;
 pub mod formats;
 mod load;
 mod load_error;

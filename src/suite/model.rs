@@ -43,6 +43,8 @@ pub struct Suite {
     pub before_all: Vec<Step>,
     pub after_all: Vec<Step>,
     pub tasks: Vec<Task>,
+    /// What of the suite as written every task's definition hash covers (`definition.rs`).
+    pub definition_context: serde_json::Value,
 }
 
 #[derive(Debug, Default)]
@@ -209,6 +211,8 @@ pub struct Task {
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,
+    /// The task as written (JSON), for its definition hash.
+    pub source: serde_json::Value,
 }
 
 #[derive(Debug, Clone)]
@@ -219,6 +223,7 @@ pub struct RegressionConfig {
     pub baseline_written: Option<String>,
     pub required: bool,
     pub budget: RegressionBudget,
+    pub paired: crate::policy::PairedPolicy,
 }
 
 /// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).

@@ -91,6 +91,10 @@ pub struct RawSuite {
     /// The tasks: what the agent is asked and how its answer is graded.
     #[serde(default)]
     pub tasks: Vec<RawTask>,
+    /// The suite as written (JSON), for the tasks' definition hashes.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: serde_json::Value,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -308,6 +312,10 @@ pub struct RawTask {
     pub repeat: Option<NonZeroU32>,
     /// Trials that must pass (default: all).
     pub min_pass: Option<NonZeroU32>,
+    /// The task as written (JSON), for its definition hash.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: serde_json::Value,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -86,6 +86,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         baseline_written: r.baseline,
         required: r.required,
         budget: r.budget,
+        paired: r.paired,
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
@@ -137,6 +138,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         before_all: before_all?,
         after_all: after_all?,
         tasks,
+        definition_context: super::definition::suite_context(&raw.source),
     })
 }
 
@@ -369,6 +371,7 @@ fn validate_task(
         level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
+        source: raw.source,
     })
 }
 

@@ -15,6 +15,7 @@ mod invalid_input;
 mod llm;
 mod mcp;
 mod mcpchecker;
+mod paired_gate;
 mod regression;
 mod reports;
 mod scenario;

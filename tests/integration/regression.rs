@@ -84,8 +84,9 @@ fn cost_and_latency_increases_over_budget_fail() {
 }
 
 #[test]
-fn added_and_removed_tasks_are_listed_without_failing() {
-    let extra = "regression: {baseline: baseline.json}";
+fn added_and_removed_tasks_are_listed_without_failing_under_the_budgets_alone() {
+    // With the default paired test, `b` would be missing and fail the gate (paired_gate.rs).
+    let extra = "regression: {baseline: baseline.json, test: budgets}";
     let run = baseline_then(extra, &["a", "b"], &[], &["a", "c"]);
     run.expect_code(0);
     let cmp = &run.results()["regression"]["comparison"];

@@ -1,0 +1,171 @@
+//! The paired test of a run against its baseline (docs/statistics.md): which tasks are
+//! comparable, what the test found, the verdict, and the gate checks it makes.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Results, Status};
+use super::regression::{Baseline, TrialCount};
+use super::summary::openwop_task_id;
+use super::verdict::GateCheck;
+use crate::policy::PairedPolicy;
+use crate::stats::{self, Method, Mode, PairedRates, Verdict};
+
+/// `regression.test` in `results.json`. Pass rates are in 0..1; the interval's bounds are
+/// one-sided 1 − α bounds (together a two-sided 1 − 2α interval).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTest {
+    pub method: Method,
+    /// Comparable tasks: on both sides, with the same definition.
+    pub pairs: usize,
+    /// Tasks whose pass rate fell (b).
+    pub discordant_worse: usize,
+    /// Tasks whose pass rate rose (c).
+    pub discordant_better: usize,
+    /// Candidate − baseline, in pass-rate units.
+    pub delta: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub p_value: f64,
+    pub alpha: f64,
+    /// The smallest drop this suite detects at `alpha` with 80% power.
+    pub mde: Option<f64>,
+    pub verdict: Verdict,
+    /// In the candidate only: listed, not judged.
+    pub added: Vec<String>,
+    /// In the baseline but not run by the candidate (and not left out by `--filter`/`--tag`).
+    pub missing: Vec<String>,
+    /// In both, but defined differently: listed, not judged.
+    pub not_comparable: Vec<String>,
+}
+
+impl PairedTest {
+    /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
+    /// `deselected` are the suite's tasks the run left out on purpose.
+    pub fn new(baseline: &Baseline, head: &Results, deselected: &[String], policy: &PairedPolicy) -> PairedTest {
+        let key = |id: &str| if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() };
+        let (mut pairs, mut added, mut not_comparable) = (Vec::new(), Vec::new(), Vec::new());
+        for task in head.tasks.iter().filter(|t| t.status != Status::Skipped) {
+            let Some(base) = baseline.tasks.get(&key(&task.id)) else {
+                added.push(task.id.clone());
+                continue;
+            };
+            if let (Some(was), Some(now)) = (&base.definition, &task.definition)
+                && was != now
+            {
+                not_comparable.push(task.id.clone());
+                continue;
+            }
+            let now = TrialCount::of(task);
+            pairs.push(PairedRates {
+                baseline: base.trials.rate(),
+                candidate: now.rate(),
+                single: base.trials.ran == 1 && now.ran == 1,
+            });
+        }
+        // A run accounts for the tasks it holds and those it left out on purpose.
+        let present: BTreeSet<String> =
+            head.tasks.iter().map(|t| t.id.as_str()).chain(deselected.iter().map(String::as_str)).map(key).collect();
+        let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
+        let alpha = policy.alpha();
+        let e = stats::estimate(&pairs, alpha);
+        let rule = policy.rule();
+        PairedTest {
+            method: e.method,
+            pairs: e.pairs,
+            discordant_worse: e.worse,
+            discordant_better: e.better,
+            delta: round(e.delta),
+            ci_low: round(e.ci_low),
+            ci_high: round(e.ci_high),
+            p_value: round(e.p_value),
+            alpha,
+            mde: e.mde.map(round),
+            verdict: stats::decide(e.pairs, e.delta, e.ci_low, e.ci_high, &rule),
+            added,
+            missing,
+            not_comparable,
+        }
+    }
+
+    /// The verdict in one line a reviewer understands: "−9.0 points (90% interval −13.2 to
+    /// −5.6), 20 task(s) worse and 2 better, p < 0.0001: regression".
+    pub fn headline(&self, policy: &PairedPolicy) -> String {
+        let rule = policy.rule();
+        if self.pairs < rule.min_tasks {
+            return format!("inconclusive: {} comparable task(s), fewer than min_tasks {}", self.pairs, rule.min_tasks);
+        }
+        format!(
+            "{} points ({:.0}% interval {} to {}), {} task(s) worse and {} better, {}: {}",
+            points(self.delta),
+            (1.0 - 2.0 * self.alpha) * 100.0,
+            points(self.ci_low),
+            points(self.ci_high),
+            self.discordant_worse,
+            self.discordant_better,
+            p_value(self.p_value),
+            self.verdict.label()
+        )
+    }
+
+    /// What the suite can see: "this suite can detect drops of 16 points or more", with a
+    /// warning when `min_effect` is below that (the gate cannot see what it claims to guard).
+    pub fn power_line(&self, policy: &PairedPolicy) -> String {
+        let Some(mde) = self.mde else {
+            return "no comparable task: this comparison cannot detect any drop".into();
+        };
+        let min_effect = policy.rule().min_effect;
+        let line = format!("this suite can detect drops of {} points or more (80% power)", magnitude(mde));
+        if min_effect + 1e-9 < mde {
+            format!(
+                "{line}; warning: min_effect is {} points, smaller drops go unseen (add tasks or trials, docs/statistics.md)",
+                magnitude(min_effect)
+            )
+        } else {
+            line
+        }
+    }
+
+    /// The gate checks: the verdict, and no task missing.
+    pub fn checks(&self, policy: &PairedPolicy) -> Vec<GateCheck> {
+        let rule = policy.rule();
+        let budget = match rule.mode {
+            Mode::Pr => format!("no regression of {} points or more (α {})", magnitude(rule.min_effect), self.alpha),
+            Mode::Release => format!("non-inferior within {} points (α {})", magnitude(rule.margin), self.alpha),
+        };
+        let missing = match self.missing.len() {
+            0 => "0".to_owned(),
+            n => format!("{n}: {}", self.missing.join(", ")),
+        };
+        vec![
+            GateCheck::new("paired test vs baseline", budget, self.headline(policy), self.verdict.passes(rule.mode)),
+            GateCheck::new("missing tasks vs baseline", "0".into(), missing, self.missing.is_empty()),
+        ]
+    }
+}
+
+/// A size in points: "5.8".
+fn magnitude(x: f64) -> String {
+    format!("{:.1}", x.abs() * 100.0)
+}
+
+/// A pass-rate difference in points, with a real minus sign: "−6.0", "+2.5", "0.0".
+fn points(x: f64) -> String {
+    let p = x * 100.0;
+    if p.abs() < 0.05 {
+        "0.0".into()
+    } else if p < 0.0 {
+        format!("−{:.1}", -p)
+    } else {
+        format!("+{p:.1}")
+    }
+}
+
+fn p_value(p: f64) -> String {
+    if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}

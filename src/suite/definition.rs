@@ -1,0 +1,118 @@
+//! A task's definition hash: two runs of a task can be compared only when it asked the same
+//! thing of the same agent settings and graded it the same way. The hash covers the task as
+//! written (prompt or messages, setup, graders, fixtures, threshold, timeout, cleanup), the
+//! agent that ran it (its keys: command, model, …), the suite's judge, MCP servers, variables
+//! and default timeout. What does not change the measurement is left out: description, tags,
+//! weight, and the trial counts (the paired test compares pass rates, whatever the count).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::model::{Suite, Task};
+
+/// Task keys that do not change what a trial measures.
+const IGNORED_TASK_KEYS: [&str; 6] = ["description", "tags", "weight", "repeat", "min_pass", "agent"];
+
+/// The suite's part of every definition: what of the suite as written a task's outcome
+/// depends on.
+pub(super) fn suite_context(source: &Value) -> Value {
+    let key = |k: &str| source.get(k).cloned().unwrap_or(Value::Null);
+    let timeout = source.get("defaults").and_then(|d| d.get("timeout")).cloned().unwrap_or(Value::Null);
+    serde_json::json!({"agents": key("agents"), "judge": key("judge"), "mcp_servers": key("mcp_servers"), "timeout": timeout})
+}
+
+impl Suite {
+    /// The definition hash of `task` run by the agent named `agent` (16 hex digits).
+    pub fn task_definition(&self, task: &Task, agent: &str) -> String {
+        let mut own = task.source.clone();
+        if let Value::Object(map) = &mut own {
+            map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
+        }
+        let agents = self.definition_context.get("agents");
+        let whole = serde_json::json!({
+            "task": own,
+            "agent": agents.and_then(|a| a.get(agent)).cloned().unwrap_or(Value::Null),
+            "judge": self.definition_context["judge"],
+            "mcp_servers": self.definition_context["mcp_servers"],
+            "timeout": self.definition_context["timeout"],
+            "vars": self.vars,
+        });
+        let mut text = String::new();
+        canonical(&whole, &mut text);
+        let digest = Sha256::digest(text.as_bytes());
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// JSON with every object's keys sorted, so the order keys are written in does not matter.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::suite::{LoadOptions, load_suite};
+
+    fn definitions(yaml: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let suite = load_suite(&path, &LoadOptions::default()).unwrap();
+        suite.tasks.iter().map(|t| suite.task_definition(t, t.agent.name())).collect()
+    }
+
+    fn suite(agent: &str, task: &str) -> String {
+        format!(
+            "evalgate: 1\nsuite: s\nagents:\n  bot: {agent}\n  other: {{command: [./other.sh]}}\ntasks:\n  - {task}\n  - {{id: b, agent: bot, prompt: y, grade: [{{type: contains, value: y}}]}}\n"
+        )
+    }
+
+    const AGENT: &str = "{command: [./agent.sh]}";
+    const TASK: &str = "{id: a, agent: bot, prompt: x, grade: [{type: contains, value: x}]}";
+
+    #[test]
+    fn what_changes_the_measurement_changes_the_hash_and_nothing_else_does() {
+        let base = definitions(&suite(AGENT, TASK));
+        assert_eq!(base[0].len(), 16);
+        assert_ne!(base[0], base[1]);
+        // Key order, description, tags, weight and trial counts: the same definition.
+        let same = "{grade: [{value: x, type: contains}], prompt: x, agent: bot, id: a, description: d, tags: [t], weight: 2, repeat: 3}";
+        assert_eq!(definitions(&suite(AGENT, same)), base);
+        // Another prompt, grader or agent setting: another definition; the other task keeps its own.
+        for changed in [
+            suite(AGENT, "{id: a, agent: bot, prompt: z, grade: [{type: contains, value: x}]}"),
+            suite(AGENT, "{id: a, agent: bot, prompt: x, grade: [{type: contains, value: w}]}"),
+            suite("{command: [./agent.sh, --fast]}", TASK),
+        ] {
+            let other = definitions(&changed);
+            assert_ne!(other[0], base[0], "{changed}");
+            assert_eq!(other[1] == base[1], !changed.contains("--fast"), "{changed}");
+        }
+    }
+}

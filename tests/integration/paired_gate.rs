@@ -1,0 +1,258 @@
+//! The paired regression test through the real binary: a baseline run, then a candidate run
+//! of a synthetic agent whose pass/fail per task is set by files, judged against it.
+
+use crate::common::{Run, Test};
+use serde_json::{Value, json};
+
+/// Fails task T when `fail-T` exists; with `flaky-T`, fails trials whose number (counted in
+/// `count-T`, the suite runs with `-j 1`) is in that file.
+const AGENT: &str = r#"#!/bin/sh
+task="$EVALGATE_TASK_ID"
+echo x >> "count-$task"
+n=$(wc -l < "count-$task" | tr -d ' ')
+if [ -f "fail-$task" ] || grep -qx "$n" "flaky-$task" 2>/dev/null; then echo wrong; else echo "right $task"; fi
+"#;
+
+fn suite(extra: &str, ids: &[String], prompt_of: impl Fn(&str) -> String) -> String {
+    let tasks: String = ids
+        .iter()
+        .map(|id| {
+            format!("  - id: {id}\n    prompt: {}\n    grade: [{{type: contains, value: right}}]\n", prompt_of(id))
+        })
+        .collect();
+    format!(
+        "evalgate: 1\nsuite: test.evals.paired\nagents: {{bot: {{command: [./agent.sh]}}}}\nthresholds: {{pass_score: 0.1}}\n{extra}\ntasks:\n{tasks}"
+    )
+}
+
+fn ids(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("t{i}")).collect()
+}
+
+/// The files that make tasks fail.
+fn failing(ids: impl IntoIterator<Item = usize>) -> Vec<(String, String)> {
+    ids.into_iter().map(|i| (format!("fail-t{i}"), String::new())).collect()
+}
+
+/// Runs the baseline (`n` tasks, `base` files), then the candidate (`head_ids`, `head` files,
+/// `extra` in the suite, `args` after `run`) against it.
+fn candidate(
+    n: usize,
+    base: &[(String, String)],
+    head_ids: &[String],
+    head: &[(String, String)],
+    extra: &str,
+    args: &[&str],
+) -> Run {
+    let mut test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite("", &ids(n), |_| "x".into()));
+    for (name, contents) in base {
+        test = test.write(name, contents);
+    }
+    let baseline = test.args(&["run", "-j", "1"]).run();
+    assert!(baseline.code <= 1, "{}", baseline.stderr);
+    let results = baseline.read("evalgate-out/results.json");
+    let mut test = Test::new().write("agent.sh", AGENT).write("baseline.json", &results).write(
+        "evalgate.yaml",
+        &suite(&format!("regression: {{baseline: baseline.json{extra}}}"), head_ids, |_| "x".into()),
+    );
+    for (name, contents) in head {
+        test = test.write(name, contents);
+    }
+    let mut full = vec!["run", "-j", "1"];
+    full.extend_from_slice(args);
+    test.args(&full).run()
+}
+
+fn check<'a>(results: &'a Value, name: &str) -> Option<&'a Value> {
+    results["verdict"]["checks"].as_array().unwrap().iter().find(|c| c["name"] == name)
+}
+
+#[test]
+fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
+    // 200 tasks: t0–t1 fail in the baseline only (2 better), t2–t21 in the candidate only
+    // (20 worse), t22–t29 on both sides.
+    let run = candidate(200, &failing((0..2).chain(22..30)), &ids(200), &failing(2..30), "", &[]);
+    run.expect_code(1);
+    let results = run.results();
+    let test = &results["regression"]["test"];
+    let keys: Vec<&str> = test.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "method",
+            "pairs",
+            "discordant_worse",
+            "discordant_better",
+            "delta",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "alpha",
+            "mde",
+            "verdict",
+            "added",
+            "missing",
+            "not_comparable"
+        ]
+    );
+    assert_eq!(test["method"], "mcnemar-midp");
+    assert_eq!(
+        (test["pairs"].as_u64(), test["discordant_worse"].as_u64(), test["discordant_better"].as_u64()),
+        (Some(200), Some(20), Some(2))
+    );
+    assert_eq!((test["delta"].as_f64(), test["verdict"].as_str()), (Some(-0.09), Some("regression")));
+    // Tango's interval and the mid-p of 20 against 2 (tests/fixtures/stats/reference.py).
+    assert!((test["ci_high"].as_f64().unwrap() + 0.05571546410376386).abs() < 1e-8, "{test}");
+    assert!((test["p_value"].as_f64().unwrap() - 3.302097320556646e-05).abs() < 1e-9, "{test}");
+    let c = check(&results, "paired test vs baseline").unwrap();
+    assert_eq!(c["passed"], false);
+    assert_eq!(
+        c["actual"],
+        "−9.0 points (90% interval −13.2 to −5.6), 20 task(s) worse and 2 better, p < 0.0001: regression"
+    );
+    assert_eq!(results["verdict"]["outcome"]["failed_checks"], json!(["paired test vs baseline"]));
+    // With enough tasks the paired test is the default gate: no "no new failures" budget.
+    assert!(check(&results, "new failures vs baseline").is_none());
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.contains("**Paired test:** −9.0 points (90% interval −13.2 to −5.6)"), "{md}");
+    assert!(md.contains("this suite can detect drops of 5.8 points or more (80% power)"), "{md}");
+    assert!(run.stderr.contains("FAIL paired test vs baseline"), "{}", run.stderr);
+    let junit = run.read("evalgate-out/junit.xml");
+    assert!(
+        junit.contains(r#"<property name="paired_test" value="−9.0 points (90% interval −13.2 to −5.6)"#),
+        "{junit}"
+    );
+}
+
+#[test]
+fn noise_passes_where_the_new_failures_budget_would_have_failed() {
+    // 50 tasks, 3 worse and 2 better.
+    let run = candidate(50, &failing(0..2), &ids(50), &failing(2..5), "", &[]);
+    run.expect_code(0);
+    let results = run.results();
+    let test = &results["regression"]["test"];
+    assert_eq!((test["verdict"].as_str(), test["discordant_worse"].as_u64()), (Some("no_regression"), Some(3)));
+    assert!(test["ci_low"].as_f64().unwrap() < 0.0 && test["ci_high"].as_f64().unwrap() > 0.0);
+    assert!(check(&results, "new failures vs baseline").is_none());
+    // The budgets still gate when set.
+    let run = candidate(50, &failing(0..2), &ids(50), &failing(2..5), ", max_new_failures: 0", &[]);
+    run.expect_code(1);
+    assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["new failures vs baseline"]));
+}
+
+#[test]
+fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
+    let run = candidate(5, &[], &ids(5), &[], "", &[]);
+    run.expect_code(0);
+    let results = run.results();
+    assert_eq!(results["regression"]["test"]["verdict"], "inconclusive");
+    let c = check(&results, "paired test vs baseline").unwrap();
+    assert_eq!(
+        (c["passed"].as_bool(), c["actual"].as_str()),
+        (Some(true), Some("inconclusive: 5 comparable task(s), fewer than min_tasks 10"))
+    );
+    // Below min_tasks the wave-1 default stands: no task may newly fail.
+    assert!(check(&results, "new failures vs baseline").is_some());
+    // The command line overrides the suite: release needs evidence.
+    let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
+    run.expect_code(1);
+    assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["paired test vs baseline"]));
+    // And `min_tasks` from the suite lowers the bar.
+    let run = candidate(5, &[], &ids(5), &[], ", min_tasks: 5", &[]);
+    run.expect_code(0);
+    assert_eq!(run.results()["regression"]["test"]["verdict"], "no_regression");
+}
+
+#[test]
+fn release_passes_a_solid_candidate_as_non_inferior() {
+    let run = candidate(200, &failing(0..2), &ids(200), &failing(2..4), ", mode: release", &[]);
+    run.expect_code(0);
+    let test = &run.results()["regression"]["test"];
+    assert_eq!(test["verdict"], "non_inferior");
+    assert!(test["ci_low"].as_f64().unwrap() > -0.05, "{test}");
+    let c = check(&run.results(), "paired test vs baseline").unwrap().clone();
+    assert_eq!(c["budget"], "non-inferior within 5.0 points (α 0.05)");
+}
+
+#[test]
+fn missing_tasks_fail_unless_filtered_and_changed_ones_are_not_compared() {
+    let head_ids: Vec<String> = ids(12).into_iter().filter(|id| id != "t11").collect();
+    // t10's prompt changes: another definition.
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite("", &ids(12), |_| "x".into()));
+    let baseline = test.args(&["run", "-j", "1"]).run();
+    baseline.expect_code(0);
+    let results = baseline.read("evalgate-out/results.json");
+    let changed =
+        suite(
+            "regression: {baseline: baseline.json}",
+            &head_ids,
+            |id| if id == "t10" { "y".into() } else { "x".into() },
+        );
+    let with = |args: &[&str]| {
+        let mut full = vec!["run", "-j", "1"];
+        full.extend_from_slice(args);
+        Test::new()
+            .write("agent.sh", AGENT)
+            .write("baseline.json", &results)
+            .write("evalgate.yaml", &changed)
+            .args(&full)
+            .run()
+    };
+    let run = with(&[]);
+    run.expect_code(1);
+    let r = run.results();
+    let test = &r["regression"]["test"];
+    assert_eq!((test["missing"].clone(), test["not_comparable"].clone()), (json!(["t11"]), json!(["t10"])));
+    assert_eq!(test["pairs"], 10);
+    assert_eq!(check(&r, "missing tasks vs baseline").unwrap()["actual"], "1: t11");
+    assert_eq!(r["verdict"]["outcome"]["failed_checks"], json!(["missing tasks vs baseline"]));
+    let md = run.read("evalgate-out/summary.md");
+    assert!(
+        md.contains("- ❌ missing from this run (1): `t11`")
+            && md.contains("- changed definition, not compared: `t10`"),
+        "{md}"
+    );
+    // A run filtered to some tasks does not miss the others (t11 was removed from the suite,
+    // not filtered: it stays missing).
+    let run = with(&["--filter", "t1*"]);
+    run.expect_code(1);
+    assert_eq!(run.results()["regression"]["test"]["missing"], json!(["t11"]));
+    let whole = suite("regression: {baseline: baseline.json}", &ids(12), |_| "x".into());
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("baseline.json", &results)
+        .write("evalgate.yaml", &whole)
+        .args(&["run", "-j", "1", "--filter", "t1*"])
+        .run();
+    run.expect_code(0);
+    let test = &run.results()["regression"]["test"];
+    assert_eq!((test["missing"].clone(), test["pairs"].clone()), (json!([]), json!(3)));
+    // `test: budgets` is wave 1: the removed task is listed, not gated, and no paired test runs.
+    let budgets = changed.replace("{baseline: baseline.json}", "{baseline: baseline.json, test: budgets}");
+    let run = Test::new()
+        .write("agent.sh", AGENT)
+        .write("baseline.json", &results)
+        .write("evalgate.yaml", &budgets)
+        .args(&["run", "-j", "1"])
+        .run();
+    run.expect_code(0);
+    assert!(run.results()["regression"].get("test").is_none());
+    assert_eq!(run.results()["regression"]["comparison"]["removed"], json!(["t11"]));
+}
+
+#[test]
+fn repeated_trials_are_compared_task_by_task() {
+    // 12 tasks, 4 trials each. In the candidate t0–t5 fail every trial and t6 fails one in
+    // four: seven tasks worse, by 1 or by a quarter.
+    let mut head = failing(0..6);
+    head.push(("flaky-t6".into(), "2\n".into()));
+    let run = candidate(12, &[], &ids(12), &head, "", &["--repeat", "4"]);
+    run.expect_code(1);
+    let test = &run.results()["regression"]["test"];
+    assert_eq!(test["method"], "paired-bootstrap");
+    assert_eq!((test["discordant_worse"].as_u64(), test["discordant_better"].as_u64()), (Some(7), Some(0)));
+    assert!((test["delta"].as_f64().unwrap() + 6.25 / 12.0).abs() < 1e-9, "{test}");
+    // The sign test's mid-p of 7 against 0: 2⁻⁸.
+    assert!((test["p_value"].as_f64().unwrap() - 1.0 / 256.0).abs() < 1e-12, "{test}");
+    assert_eq!(test["verdict"], "regression");
+}
