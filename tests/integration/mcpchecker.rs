@@ -356,3 +356,17 @@ fn a_prompt_spliced_inside_quotes_arrives_as_one_argument() {
         ],
     );
 }
+
+#[test]
+fn an_error_in_a_task_file_points_into_that_file() {
+    let task = std::fs::read_to_string(fixtures().join("tasks/portable/task.yaml")).unwrap();
+    let broken = task.replacen("file: {path: \"{env.WORK}/a.txt\"", "file: {path: \"{nope.x}/a.txt\"", 1);
+    assert_ne!(task, broken);
+    let line = broken.lines().position(|l| l.contains("{nope.x}")).unwrap() + 1;
+    let server = stand_in();
+    let run = run_in(with_fixtures().write("tasks/portable/task.yaml", &broken), &server, &["check", "eval.yaml"]);
+    run.expect_code(2);
+    let expected = format!("tasks/portable/task.yaml:{line}:");
+    assert!(run.stderr.contains(&expected), "{expected} in:\n{}", run.stderr);
+    assert!(run.stderr.contains("/spec/verify/1/file/path: unknown reference `{nope.x}`"), "{}", run.stderr);
+}

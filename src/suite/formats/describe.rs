@@ -1,27 +1,41 @@
 //! A foreign file's problems, each a JSON pointer into the file and a message, shown at the
 //! line and column the pointer names.
 
+use std::path::Path;
+
 use crate::source::Position;
 use crate::yaml::Document;
 
-/// Problems with a foreign file, as `(JSON pointer, message)`.
+/// Problems with a foreign file, as `(JSON pointer, message)`. A pointer into another file
+/// the first one pulled in (an mcpchecker task file) is written `FILE#/pointer`, with FILE
+/// relative to the first file's directory.
 pub type Problems = Vec<(String, String)>;
 
 /// `problems` as lines `SHOWN:LINE:COLUMN: POINTER: message`, each at the node its pointer
-/// names in `doc` (see [`Document::pointer`]); `SHOWN: POINTER: message` without a
-/// document, as for evals a server listed.
+/// names in `doc` (see [`Document::pointer`]), or in the file it names; `SHOWN: POINTER:
+/// message` without a document, as for evals a server listed.
 pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec<String> {
     problems
         .iter()
         .map(|(pointer, message)| {
-            let at = if pointer.is_empty() { "/" } else { pointer };
+            if let Some((file, pointer)) = pointer.split_once('#') {
+                let path = Path::new(shown).parent().unwrap_or(Path::new("")).join(file);
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let position = Document::parse(&text).ok().and_then(|d| d.pointer(pointer));
+                return line(&path.display().to_string(), position, pointer, message);
+            }
             match doc {
                 Some(doc) => {
-                    let p = doc.pointer(pointer).unwrap_or(Position { line: 1, column: 1 });
-                    format!("{shown}:{}:{}: {at}: {message}", p.line, p.column)
+                    line(shown, doc.pointer(pointer).or(Some(Position { line: 1, column: 1 })), pointer, message)
                 }
-                None => format!("{shown}: {at}: {message}"),
+                None => format!("{shown}: {}: {message}", if pointer.is_empty() { "/" } else { pointer }),
             }
         })
         .collect()
+}
+
+fn line(shown: &str, position: Option<Position>, pointer: &str, message: &str) -> String {
+    let at = if pointer.is_empty() { "/" } else { pointer };
+    let p = position.unwrap_or(Position { line: 1, column: 1 });
+    format!("{shown}:{}:{}: {at}: {message}", p.line, p.column)
 }

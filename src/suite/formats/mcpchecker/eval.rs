@@ -134,7 +134,7 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                             tasks.len() - 1
                         }
                         Err(task_problems) => {
-                            problems.extend(task_problems.into_iter().map(|(p, m)| (p, format!("{shown}: {m}"))));
+                            problems.extend(task_problems.into_iter().map(|(p, m)| (format!("{shown}#{p}"), m)));
                             continue;
                         }
                     }
