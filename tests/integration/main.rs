@@ -5,6 +5,7 @@ mod common;
 mod adversarial;
 mod agentv;
 mod architecture;
+mod containment;
 mod formats;
 mod gate;
 mod github;
