@@ -1,25 +1,30 @@
 //! Child processes: each in its own process group, output captured up to a cap, a timeout
 //! (or dropping the future, on cancellation) kills the whole group.
 
-use std::collections::BTreeSet;
+pub mod reaper;
+
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
 /// Bytes kept of each of stdout and stderr; the rest is counted and dropped.
 pub const OUTPUT_CAP: usize = 1024 * 1024;
 /// How long a timed-out group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(500);
-/// How long to wait for output pipes to close after the main process exited
-/// (a background child started by a setup step may hold them open for ever).
+/// How long to wait for output pipes to close after the main process exited, before
+/// taking what they hold and stopping (a background process may hold them open for ever).
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
+/// The most read from a pipe after `DRAIN_GRACE` (the largest pipe buffer Linux allows by
+/// default): all the exited process wrote, not what a leaked one keeps writing.
+const DRAIN_MAX: usize = 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
@@ -68,6 +73,9 @@ pub struct ProcessOutput {
     pub stderr: Captured,
     pub duration: Duration,
     pub timed_out: bool,
+    /// What it left behind or lost: escaped processes killed, a leak, output over the cap
+    /// (also noted on the current trial).
+    pub notes: Vec<String>,
 }
 
 impl ProcessOutput {
@@ -111,28 +119,32 @@ pub fn strip_credentials(command: &mut std::process::Command) {
     }
 }
 
-/// Every process group evalgate started and has not seen end, so a second signal can kill
-/// them all at once (`stop_everything`), daemons of setup steps included.
-static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Descriptors one running task may hold in evalgate: its process's three pipes (six
+/// while it starts) and pidfd, prompt and trace files, an MCP proxy's listener and
+/// connections, a model's HTTP connection.
+const FDS_PER_TASK: u64 = 12;
+/// Descriptors kept for the rest: reports, the event log, MCP servers, HTTP pools.
+const FDS_RESERVED: u64 = 48;
+
+/// Raises the soft limit on open files to the hard limit, and returns how many tasks can
+/// run at once within it, so that a low limit slows the run instead of failing its tasks.
+pub fn tasks_within_open_file_limit() -> (u64, usize) {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else { return (0, usize::MAX) };
+    let limit = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() { hard } else { soft };
+    let open = std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")).map_or(0, |d| d.count());
+    let tasks = limit.saturating_sub(open as u64 + FDS_RESERVED) / FDS_PER_TASK;
+    (limit, usize::try_from(tasks).unwrap_or(usize::MAX).max(1))
+}
+
 /// Set by `stop_everything`: no new process starts after it.
 static STOPPING: AtomicBool = AtomicBool::new(false);
 
-/// Records a process group started outside `run_process` (an MCP server).
-pub fn track_group(pgid: i32) {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).insert(pgid);
-}
-
-pub fn untrack_group(pgid: i32) {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).remove(&pgid);
-}
-
-/// The second signal: refuse every new process and SIGKILL every group still known.
+/// The second signal: refuse every new process and SIGKILL every group still known and
+/// every escaped descendant.
 pub fn stop_everything() {
     STOPPING.store(true, Ordering::SeqCst);
-    let groups = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
-    for pgid in groups {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-    }
+    reaper::kill_everything();
 }
 
 pub fn stopping() -> bool {
@@ -155,7 +167,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill(Signal::SIGKILL);
         if let Some(pgid) = self.0 {
-            untrack_group(pgid.as_raw());
+            reaper::untrack_group(pgid.as_raw());
         }
     }
 }
@@ -166,21 +178,25 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
         return Err(SpawnError { program: spec.program.clone(), source });
     }
     let started = Instant::now();
+    let owner = reaper::new_owner();
     let mut command = Command::new(&spec.program);
     strip_credentials(command.as_std_mut());
     command
         .args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(reaper::OWNER_VAR, &owner)
         .current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|source| SpawnError { program: spec.program.clone(), source })?;
-    let mut guard = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
-    if let Some(pgid) = guard.0 {
-        track_group(pgid.as_raw());
+    let mut child = reaper::spawn(|| command.spawn(), tokio::process::Child::id)
+        .map_err(|source| SpawnError { program: spec.program.clone(), source })?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let mut guard = GroupGuard(pid.map(Pid::from_raw));
+    if let Some(pgid) = pid {
+        reaper::track_group(pgid, &owner);
     }
 
     if let (Some(bytes), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
@@ -189,12 +205,9 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
             let _ = stdin.write_all(&bytes).await;
         });
     }
-    let stdout = Arc::new(Mutex::new(Buffer::default()));
-    let stderr = Arc::new(Mutex::new(Buffer::default()));
-    let readers = [
-        child.stdout.take().map(|r| tokio::spawn(capture(r, stdout.clone()))),
-        child.stderr.take().map(|r| tokio::spawn(capture(r, stderr.clone()))),
-    ];
+    let finish = CancellationToken::new();
+    let stdout = child.stdout.take().map(|r| tokio::spawn(capture(r, finish.clone())));
+    let stderr = child.stderr.take().map(|r| tokio::spawn(capture(r, finish.clone())));
 
     let mut timed_out = false;
     let status = match tokio::time::timeout(spec.timeout, child.wait()).await {
@@ -211,28 +224,64 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
             }
         }
     };
+    if let (Some(pid), Ok(_)) = (pid, &status) {
+        reaper::reaped(pid);
+    }
+    let mut notes = Vec::new();
     if spec.reap_group || timed_out {
         guard.kill(Signal::SIGKILL);
+        for what in reaper::sweep(pid, |o| o == Some(owner.as_str())) {
+            notes.push(format!("`{}` left a background process: killed ({what})", spec.program));
+        }
     } else {
-        // The group may hold a daemon the suite's cleanup stops: it stays known to
-        // `stop_everything`, but is not killed here.
+        // The group may hold a daemon the suite's cleanup stops: it is killed when the
+        // trial ends (or the run), not here.
         guard.0 = None;
     }
     let duration = started.elapsed();
-    for reader in readers.into_iter().flatten() {
-        if tokio::time::timeout(DRAIN_GRACE, reader).await.is_err() {
-            // The pipe is held open by a leftover background process; keep what arrived.
+    // All the process wrote is in the pipes now: read them to their end. Waiting for the
+    // end is bounded only because something it started may hold them open for ever.
+    let both = async { (collect(stdout).await, collect(stderr).await) };
+    tokio::pin!(both);
+    let ((stdout, out_end), (stderr, err_end)) = match tokio::time::timeout(DRAIN_GRACE, &mut both).await {
+        Ok(both) => both,
+        Err(_) => {
+            finish.cancel();
+            both.await
         }
+    };
+    if !(out_end && err_end) {
+        notes.push(format!(
+            "LEAK: a process `{}` started kept its output open after it exited; output read up to then",
+            spec.program
+        ));
+    }
+    for (name, b) in [("stdout", &stdout), ("stderr", &stderr)] {
+        if b.dropped > 0 {
+            notes.push(format!(
+                "`{}` printed {} bytes on {name}, over the {} MiB kept; the rest was dropped",
+                spec.program,
+                b.bytes.len() as u64 + b.dropped,
+                OUTPUT_CAP >> 20
+            ));
+        }
+    }
+    for note in &notes {
+        reaper::note(note.clone());
     }
     let (exit_code, signal) = match status {
         Ok(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
         Err(_) => (None, None),
     };
-    let take = |b: &Arc<Mutex<Buffer>>| {
-        let b = b.lock().unwrap_or_else(|e| e.into_inner());
-        Captured { text: String::from_utf8_lossy(&b.bytes).into_owned(), dropped: b.dropped }
-    };
-    Ok(ProcessOutput { exit_code, signal, stdout: take(&stdout), stderr: take(&stderr), duration, timed_out })
+    Ok(ProcessOutput {
+        exit_code,
+        signal,
+        stdout: stdout.into_captured(),
+        stderr: stderr.into_captured(),
+        duration,
+        timed_out,
+        notes,
+    })
 }
 
 #[derive(Default)]
@@ -241,16 +290,54 @@ struct Buffer {
     dropped: u64,
 }
 
-async fn capture(mut reader: impl AsyncRead + Unpin, into: Arc<Mutex<Buffer>>) {
+impl Buffer {
+    fn push(&mut self, chunk: &[u8]) {
+        let keep = chunk.len().min(OUTPUT_CAP.saturating_sub(self.bytes.len()));
+        self.bytes.extend_from_slice(&chunk[..keep]);
+        self.dropped += (chunk.len() - keep) as u64;
+    }
+
+    fn into_captured(self) -> Captured {
+        Captured { text: String::from_utf8_lossy(&self.bytes).into_owned(), dropped: self.dropped }
+    }
+}
+
+/// What a pipe's reader got, and whether it reached the end.
+async fn collect(reader: Option<tokio::task::JoinHandle<(Buffer, bool)>>) -> (Buffer, bool) {
+    match reader {
+        Some(reader) => reader.await.unwrap_or_else(|_| (Buffer::default(), true)),
+        None => (Buffer::default(), true),
+    }
+}
+
+/// Reads `pipe` to its end, or until `finish`; then takes what the pipe holds at that
+/// moment without waiting for more (at most `DRAIN_MAX`, against a writer that never stops).
+/// Whether it reached the end.
+async fn capture<R: AsyncRead + AsFd + Unpin>(mut pipe: R, finish: CancellationToken) -> (Buffer, bool) {
+    let mut into = Buffer::default();
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        let n = match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let mut b = into.lock().unwrap_or_else(|e| e.into_inner());
-        let keep = n.min(OUTPUT_CAP.saturating_sub(b.bytes.len()));
-        b.bytes.extend_from_slice(&buf[..keep]);
-        b.dropped += (n - keep) as u64;
+        tokio::select! {
+            read = pipe.read(&mut buf) => match read {
+                Ok(0) | Err(_) => return (into, true),
+                Ok(n) => into.push(&buf[..n]),
+            },
+            () = finish.cancelled() => break,
+        }
     }
+    // Straight from the (non-blocking) descriptor: the runtime may not have seen yet that
+    // it is readable, when evalgate is starved of CPU.
+    let mut drained = 0;
+    while drained < DRAIN_MAX {
+        match nix::unistd::read(pipe.as_fd(), &mut buf) {
+            Ok(0) => return (into, true),
+            Ok(n) => {
+                into.push(&buf[..n]);
+                drained += n;
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => break,
+        }
+    }
+    (into, false)
 }

@@ -17,6 +17,7 @@ use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Selection;
+use crate::process::reaper;
 use crate::report::pretty_json;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports, now};
 use crate::report::terminal::{TerminalReporter, Verbosity};
@@ -40,6 +41,17 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         return Ok(crate::exit::SUCCESS);
     }
     let runtime = runtime()?;
+    // Escaped descendants come back to evalgate, which kills them (`process::reaper`).
+    reaper::become_subreaper();
+    let code = run_claimed(args, &selection, &runtime);
+    let killed = reaper::kill_everything();
+    if !killed.is_empty() {
+        crate::errln!("killed {} background process(es) left by the run: {}", killed.len(), killed.join("; "));
+    }
+    code
+}
+
+fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::Runtime) -> Result<i32, Error> {
     // Claimed first: whatever happens next, the previous run's reports are gone and this
     // run's say how it ended.
     let claimed = match ClaimedDir::claim(&args.out) {
@@ -47,7 +59,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         Err(e) => return runtime.block_on(stopped_early(args, None, Stopped::named(args, e.into()))),
     };
     // Loading may start a runtime of its own (an MCP server's `evals/list`): outside ours.
-    match prepare(args, &selection) {
+    match prepare(args, selection) {
         Ok(prepared) => runtime.block_on(execute(args, prepared, &claimed)),
         Err(stopped) => runtime.block_on(stopped_early(args, Some(&claimed), stopped)),
     }
@@ -245,6 +257,13 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
         .err()
         .map(Error::from);
     let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
+    let (limit, allowed) = crate::process::tasks_within_open_file_limit();
+    if jobs > allowed {
+        crate::errln!(
+            "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {jobs} (raise it with `ulimit -n`)"
+        );
+    }
+    let jobs = jobs.min(allowed);
     let verbosity = match (args.select.quiet, args.select.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,

@@ -1,41 +1,64 @@
-//! The recording proxy: a minimal streamable-HTTP MCP endpoint on 127.0.0.1 that forwards
+//! The recording proxy: a streamable-HTTP MCP endpoint on 127.0.0.1 that forwards
 //! `tools/list` and `tools/call` to a real server and records every call, so evalgate can
 //! grade the tool use of agents it does not control (any CLI that reads an MCP config).
 //!
 //! It answers each POST with a plain JSON response (allowed by the transport), needs no
-//! SSE stream, and serves one agent run.
+//! SSE stream, and serves one agent run. The agent is not trusted: hyper parses the
+//! requests, headers are bounded (`MAX_HEAD`, 100 of them) and a body over `MAX_BODY` is refused
+//! unread (413), whatever its `Content-Length` says. Dropping the proxy (its agent run
+//! ended or was cancelled) closes the listener and every connection.
 
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use super::servers::Server;
 use crate::trace::ToolCall;
 
 /// Time a forwarded tool call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest request body read (a JSON-RPC message).
+const MAX_BODY: usize = 16 * 1024 * 1024;
+/// The largest request line and headers (431 beyond).
+const MAX_HEAD: usize = 64 * 1024;
+
+type Calls = Arc<Mutex<Vec<(Instant, ToolCall)>>>;
 
 pub struct Proxy {
     pub port: u16,
     task: tokio::task::JoinHandle<()>,
-    calls: Arc<Mutex<Vec<(Instant, ToolCall)>>>,
+    calls: Calls,
 }
 
 impl Proxy {
     pub async fn start(server: Arc<Server>) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
-        let calls = Arc::new(Mutex::new(Vec::new()));
+        let calls = Calls::default();
         let recorded = calls.clone();
         let task = tokio::spawn(async move {
+            // The connections die with the accept loop (the set aborts them when dropped).
+            let mut connections = tokio::task::JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
                 let (server, recorded) = (server.clone(), recorded.clone());
-                tokio::spawn(async move {
-                    let _ = serve(stream, &server, &recorded).await;
+                let service = hyper::service::service_fn(move |request| {
+                    let (server, recorded) = (server.clone(), recorded.clone());
+                    async move { Ok::<_, Infallible>(handle(request, &server, &recorded).await) }
                 });
+                connections.spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .max_header_size(MAX_HEAD)
+                        .max_headers(100)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+                while connections.try_join_next().is_some() {}
             }
         });
         Ok(Proxy { port, task, calls })
@@ -52,50 +75,44 @@ impl Proxy {
     }
 }
 
-async fn serve(stream: TcpStream, server: &Server, recorded: &Mutex<Vec<(Instant, ToolCall)>>) -> std::io::Result<()> {
-    let (read, mut write) = stream.into_split();
-    let mut reader = BufReader::new(read);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).await? == 0 {
-            return Ok(());
-        }
-        let method = line.split_whitespace().next().unwrap_or("").to_owned();
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).await? == 0 || header.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = header.split_once(':')
-                && k.trim().eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).await?;
-        let (status, reply) = match method.as_str() {
-            "POST" => respond(&body, server, recorded).await,
-            "DELETE" => (200, None),
-            // No server-initiated stream.
-            _ => (405, None),
-        };
-        let reply = reply.map(|v| v.to_string()).unwrap_or_default();
-        let head = format!(
-            "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\nmcp-session-id: evalgate-proxy\r\ncontent-length: {}\r\n\r\n",
-            if status == 200 {
-                "OK"
-            } else if status == 202 {
-                "Accepted"
-            } else {
-                "Method Not Allowed"
-            },
-            reply.len()
-        );
-        write.write_all(head.as_bytes()).await?;
-        write.write_all(reply.as_bytes()).await?;
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
     }
+}
+
+async fn handle(
+    request: Request<Incoming>,
+    server: &Server,
+    recorded: &Mutex<Vec<(Instant, ToolCall)>>,
+) -> Response<Full<Bytes>> {
+    let (status, reply) = match *request.method() {
+        Method::POST => {
+            // A `Content-Length` over the limit is refused before a byte of the body is read.
+            let announced = request.body().size_hint().lower();
+            let body = if announced > MAX_BODY as u64 {
+                None
+            } else {
+                Limited::new(request.into_body(), MAX_BODY).collect().await.ok()
+            };
+            match body {
+                Some(body) => respond(&body.to_bytes(), server, recorded).await,
+                None => {
+                    let message = format!("request body over {} MiB", MAX_BODY >> 20);
+                    (413, Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}})))
+                }
+            }
+        }
+        Method::DELETE => (200, None),
+        // No server-initiated stream.
+        _ => (405, None),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(reply.map(|v| v.to_string()).unwrap_or_default())));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    headers.insert("mcp-session-id", hyper::header::HeaderValue::from_static("evalgate-proxy"));
+    response
 }
 
 /// One JSON-RPC message: a notification gets 202, a request its result or error.

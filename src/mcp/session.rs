@@ -14,6 +14,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::process::reaper;
+
 /// A tool as `tools/list` describes it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInfo {
@@ -71,14 +73,18 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
             Endpoint::Stdio { command, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(&command[0]);
                 crate::process::strip_credentials(cmd.as_std_mut());
-                cmd.args(&command[1..]).envs(env.iter().map(|(k, v)| (k, v))).current_dir(cwd).process_group(0);
-                let (transport, _stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .map_err(|e| McpError(format!("cannot start `{}`: {e}", command[0])))?;
+                let owner = reaper::new_run_owner();
+                cmd.args(&command[1..])
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .env(reaper::OWNER_VAR, &owner)
+                    .current_dir(cwd)
+                    .process_group(0);
+                let (transport, _stderr) =
+                    reaper::spawn(|| TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn(), |(t, _)| t.id())
+                        .map_err(|e| McpError(format!("cannot start `{}`: {e}", command[0])))?;
                 let pgid = transport.id().and_then(|id| i32::try_from(id).ok());
                 if let Some(pgid) = pgid {
-                    crate::process::track_group(pgid);
+                    reaper::track_group(pgid, &owner);
                 }
                 let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
                 Ok::<_, McpError>((service, pgid))
@@ -163,7 +169,7 @@ impl McpSession for RmcpSession {
         }
         if let Some(pgid) = self.pgid {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-            crate::process::untrack_group(pgid);
+            reaper::untrack_group(pgid);
         }
     }
 }

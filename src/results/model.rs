@@ -265,6 +265,10 @@ pub struct TrialResult {
     /// The agent's answers came from the response cache (cost nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// What the trial's processes left behind or lost: a background process killed, output
+    /// held open after exit (a leak), output over the cap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

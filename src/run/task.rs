@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::grade::GradeInput;
 use crate::llm::runtime::LlmRuntime;
+use crate::process::reaper;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
@@ -150,6 +151,13 @@ pub fn display_path(path: &Path) -> String {
 /// One attempt of a trial: setup, agent, graders, then cleanup (always). The dispatcher
 /// decides whether an attempt that ended in an infrastructure error is run again.
 pub async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
+    // The processes of the attempt are the trial's: what they leave behind is killed at its end.
+    let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, cancel)).await;
+    trial.notes = notes;
+    trial
+}
+
+async fn attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     bindings.servers = Some(crate::template::ServersRef(ctx.servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
@@ -192,6 +200,7 @@ fn empty_trial() -> TrialResult {
         judge_cost_usd: None,
         judge_cost_unknown: false,
         cached: false,
+        notes: Vec::new(),
     }
 }
 

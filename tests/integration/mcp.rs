@@ -266,3 +266,40 @@ fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
         run.stderr
     );
 }
+
+/// An agent attacking the recording proxy: a body announced at 900 GB, then 100 KB of
+/// headers; each is refused (the second with 431, or a reset that loses it), evalgate keeps
+/// running, and the proxy still serves a real call.
+const HOSTILE_MCP_AGENT: &str = r#"#!/usr/bin/env python3
+import json, os, socket, urllib.request, urllib.parse
+
+url = json.load(open(os.environ["EVALGATE_MCP_CONFIG"]))["mcpServers"]["everything"]["url"]
+port = urllib.parse.urlparse(url).port
+
+def raw(head):
+    s = socket.create_connection(("127.0.0.1", port))
+    try:
+        s.sendall(head)
+        reply = s.recv(200).decode(errors="replace")
+    except OSError:  # refused before all was sent: the reply may be lost to the reset
+        reply = ""
+    s.close()
+    return reply.split("\r\n")[0] or "closed"
+
+print("huge body:", raw(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000000\r\n\r\n{"))
+print("huge head:", raw(b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"))
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}).encode()
+req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+print(json.load(urllib.request.urlopen(req))["result"]["content"][0]["text"])
+"#;
+
+#[test]
+fn the_recording_proxy_refuses_oversized_requests_and_keeps_serving() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py], mcp: [everything], timeout: 20s}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'huge body: HTTP/1.1 413'}}\n      - {{type: regex, pattern: 'huge head: (HTTP/1.1 431|closed)'}}\n      - {{type: contains, value: 'is 3'}}\n",
+        bin("mcp-server-everything"),
+        python()
+    );
+    let run = Test::new().write("agent.py", HOSTILE_MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+}

@@ -53,7 +53,21 @@ impl Test {
     }
 
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_evalgate"));
+        self.command_via(&[])
+    }
+
+    /// The command, started through `prefix` (`["nice", "-n", "8"]`, a shell with a `ulimit`
+    /// whose script ends in `exec "$0" "$@"`).
+    pub fn command_via(&self, prefix: &[&str]) -> Command {
+        let bin = env!("CARGO_BIN_EXE_evalgate");
+        let mut cmd = match prefix.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(bin);
+                cmd
+            }
+            None => Command::new(bin),
+        };
         cmd.current_dir(self.dir.path()).args(&self.args);
         // Tests may themselves run under GitHub Actions: start from none of its variables.
         for (key, _) in std::env::vars() {
@@ -68,7 +82,12 @@ impl Test {
     }
 
     pub fn run(self) -> Run {
-        let Output { status, stdout, stderr } = self.command().output().expect("run evalgate");
+        self.run_via(&[])
+    }
+
+    /// Runs evalgate through `prefix` (see `command_via`).
+    pub fn run_via(self, prefix: &[&str]) -> Run {
+        let Output { status, stdout, stderr } = self.command_via(prefix).output().expect("run evalgate");
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
