@@ -39,8 +39,16 @@ pub enum Command {
     Comment(CommentArgs),
     /// Print a suite of another format (OpenWOP AgentEvalSuite) as a native evalgate suite.
     Convert(ConvertArgs),
-    /// Print the JSON Schema of the native suite format.
-    Schema,
+    /// Print the JSON Schema of the native suite format (`--results`: of results.json)
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SchemaArgs {
+    /// Print the schema of `results.json` (what `report`, `compare`, `merge`, `comment` and
+    /// `--baseline` accept) instead.
+    #[arg(long)]
+    pub results: bool,
 }
 
 #[derive(Debug, Args, Clone)]

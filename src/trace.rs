@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::values::NonNegative;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trace {
     /// Overrides stdout as the output graders see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -27,7 +27,7 @@ impl Trace {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     pub name: String,
     /// The MCP server the tool belongs to, when known.
@@ -55,7 +55,7 @@ impl ToolCall {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,

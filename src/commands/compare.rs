@@ -3,6 +3,7 @@
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::exit;
+use crate::gate::regate;
 use crate::gate::regression_checks;
 use crate::policy::RegressionTest;
 use crate::report::markdown;
@@ -39,9 +40,27 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     Ok(if passed { exit::SUCCESS } else { exit::GATE_FAILED })
 }
 
+/// A results file, checked against the schema and for agreeing with its own tasks: the
+/// verdict and totals are worked out again from the tasks, and a file whose recorded ones
+/// differ (edited, or corrupt) is refused rather than believed. Every command that reads
+/// one (`report`, `compare`, `merge`, `comment`) reads it here.
 pub fn read_results(path: &std::path::Path) -> Result<Results, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("cannot read results file {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::Usage(format!("{} is not an evalgate results file: {e}", path.display())))
+    let results = crate::results::validate::parse(&text).map_err(|problems| {
+        Error::Usage(format!("{} is not a valid evalgate results file:\n  {}", path.display(), problems.join("\n  ")))
+    })?;
+    let mut checked = results.clone();
+    regate(&mut checked);
+    if checked.verdict != results.verdict || checked.totals != results.totals {
+        return Err(Error::Usage(format!(
+            "{} does not agree with its own tasks: it records the outcome `{}`, its tasks give `{}`{}; \
+             was it edited? Run the suite again",
+            path.display(),
+            results.verdict.outcome.label(),
+            checked.verdict.outcome.label(),
+            checked.verdict.outcome.detail().map(|d| format!(" ({d})")).unwrap_or_default(),
+        )));
+    }
+    Ok(results)
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let file = args.file.display();
-    let text = std::fs::read_to_string(&args.file).map_err(|e| Error::Usage(format!("cannot read {file}: {e}")))?;
+    let text = crate::yaml::read(&args.file).map_err(|e| Error::Usage(format!("cannot read {file}: {e}")))?;
     let parsed = Document::parse(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let doc = serde_json::Value::deserialize(parsed.de(parsed.root()))
         .map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;

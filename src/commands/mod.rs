@@ -30,7 +30,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         }
     };
     let outcome = match cli.command {
-        Command::Schema => schema::schema(),
+        Command::Schema(args) => schema::schema(&args),
         Command::List(select) => list::list(&select),
         Command::Check(select) => check::check(&select),
         Command::Run(args) => run::run(&args),

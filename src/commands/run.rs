@@ -403,7 +403,7 @@ impl SuiteRun<'_> {
 /// `--pricing FILE`: the same shape as the suite's `pricing:` block.
 fn read_prices(path: Option<&std::path::Path>) -> Result<BTreeMap<String, Price>, Error> {
     let Some(path) = path else { return Ok(BTreeMap::new()) };
-    let text = std::fs::read_to_string(path)
+    let text = crate::yaml::read(path)
         .map_err(|e| Error::Usage(format!("cannot read pricing file {}: {e}", path.display())))?;
     crate::yaml::from_str(&text).map_err(|e| Error::Usage(format!("invalid pricing file {}: {e}", path.display())))
 }

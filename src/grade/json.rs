@@ -1,6 +1,5 @@
 //! The `json` grader: the output parsed as JSON, compared whole, as a subset, or at a path.
 
-use regex::Regex;
 use serde_json::Value;
 
 use schemars::JsonSchema;
@@ -73,13 +72,7 @@ impl CompileGrader for RawJson {
         };
         let expect = match (equals, subset, matches, exists, kind) {
             (Some(v), None, None, None, None) => PathExpect::Equals(v),
-            (None, None, Some(m), None, None) => match Regex::new(&m) {
-                Ok(re) => PathExpect::Matches(re),
-                Err(e) => {
-                    cx.error(&format!("{path}.matches"), format!("invalid regular expression: {e}"));
-                    return None;
-                }
-            },
+            (None, None, Some(m), None, None) => PathExpect::Matches(cx.regex(&format!("{path}.matches"), &m, false)?),
             (None, None, None, Some(e), None) => PathExpect::Exists(e),
             (None, None, None, None, Some(k)) => PathExpect::Kind(k),
             (_, Some(_), ..) => {

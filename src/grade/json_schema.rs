@@ -37,7 +37,7 @@ impl CompileGrader for RawJsonSchema {
             (None, Some(file)) => {
                 let key = format!("{path}.schema_file");
                 let full = cx.resolve_path(&file);
-                let text = match std::fs::read_to_string(&full) {
+                let text = match crate::yaml::read(&full) {
                     Ok(t) => t,
                     Err(e) => {
                         cx.error(&key, format!("cannot read schema file {}: {e}", full.display()));

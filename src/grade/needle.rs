@@ -3,7 +3,7 @@
 //! every output, so a check with it cannot tell one answer from another: refused at load
 //! when written empty, and an error of the grader when a template renders it empty.
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use crate::source::ValidateCx;
 use crate::template::{Bindings, Scope, Template};
@@ -62,11 +62,5 @@ pub fn pattern(cx: &mut ValidateCx, text: &str, ignore_case: bool, path: &str) -
         cx.error(path, "is empty: an empty pattern matches every output, so the check would not test the agent");
         return None;
     }
-    match RegexBuilder::new(text).case_insensitive(ignore_case).build() {
-        Ok(regex) => Some(regex),
-        Err(e) => {
-            cx.error(path, format!("invalid regular expression: {e}"));
-            None
-        }
-    }
+    cx.regex(path, text, ignore_case)
 }

@@ -132,12 +132,9 @@ impl ToolRef {
             cx.error(path, "name the tool with `tool`, `pattern` or `server`");
             return None;
         }
-        let pattern = match pattern.map(|p| Regex::new(&p)).transpose() {
-            Ok(p) => p,
-            Err(e) => {
-                cx.error(&format!("{path}.pattern"), format!("invalid regular expression: {e}"));
-                return None;
-            }
+        let pattern = match pattern {
+            Some(p) => Some(cx.regex(&format!("{path}.pattern"), &p, false)?),
+            None => None,
         };
         Some(ToolRef { tool, server, pattern, arguments })
     }

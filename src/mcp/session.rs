@@ -27,7 +27,7 @@ pub struct ToolInfo {
 }
 
 /// What the server said about itself in the handshake.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ServerInfo {
     pub protocol_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@ pub mod summary;
 #[cfg(test)]
 pub mod testing;
 mod totals;
+pub mod validate;
 mod verdict;
 
 pub use model::*;

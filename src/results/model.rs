@@ -12,8 +12,9 @@ use crate::trace::{ToolCall, Usage};
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Results {
+    #[schemars(extend("const" = RESULTS_FORMAT))]
     pub format: String,
     pub evalgate_version: String,
     /// Identifies this run when it serves as a baseline (`$GITHUB_RUN_ID` when set).
@@ -59,7 +60,7 @@ pub struct Results {
     pub verdict: GateVerdict,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RegressionSection {
     /// The baseline file, as configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +75,7 @@ pub struct RegressionSection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deselected: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Value>")]
     pub comparison: Option<Comparison>,
     /// The paired test against the baseline (`statistics.test: paired`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,14 +85,14 @@ pub struct RegressionSection {
     pub warning: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Shard {
     /// 1-based.
     pub index: u32,
     pub count: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteInfo {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,7 +105,7 @@ pub struct SuiteInfo {
     pub modes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Passed,
@@ -125,7 +127,7 @@ impl Status {
 }
 
 /// Why a planned task did not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NotRun {
     /// The run was interrupted first.
@@ -149,7 +151,7 @@ impl NotRun {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskResult {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +172,7 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition: Option<String>,
     pub status: Status,
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub score: f64,
     pub weight: f64,
     /// One line: why the task failed, errored or was skipped.
@@ -191,8 +194,10 @@ pub struct TaskResult {
     pub flaky: bool,
     /// With k = repeat trials: pass@k (some trial passed) and pass^k (every trial passed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub pass_at_k: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub pass_hat_k: Option<f64>,
     pub trials: Vec<TrialResult>,
 }
@@ -228,9 +233,10 @@ impl TaskResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrialResult {
     pub status: Status,
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub score: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -271,12 +277,13 @@ pub struct TrialResult {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraderResult {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: String,
     pub status: Status,
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub score: f64,
     pub weight: f64,
     pub required: bool,
@@ -288,7 +295,7 @@ pub struct GraderResult {
     pub cached: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     BeforeAll,
@@ -297,7 +304,7 @@ pub enum Phase {
     AfterAll,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepResult {
     pub phase: Phase,
     /// Position in its list as written (0-based).
@@ -340,7 +347,7 @@ impl StepResult {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     pub tasks: usize,
     pub passed: usize,
@@ -351,8 +358,10 @@ pub struct Totals {
     #[serde(default)]
     pub flaky: usize,
     /// Weighted mean of task scores over tasks that ran (errors count as 0).
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub score: f64,
     /// passed / tasks that ran.
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub pass_rate: f64,
     /// Sum of reported costs; `None` when no task reported one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

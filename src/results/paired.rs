@@ -14,7 +14,7 @@ use crate::stats::{self, Method, Mode, PairedRates, Verdict};
 
 /// `regression.test` in `results.json`. Pass rates are in 0..1; the interval's bounds are
 /// one-sided 1 − α bounds (together a two-sided 1 − 2α interval).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairedTest {
     pub method: Method,
     /// Comparable tasks: on both sides, with the same definition.

@@ -55,8 +55,9 @@ impl Baseline {
         let invalid = |m: String| BaselineError::Invalid(path.to_owned(), m);
         let value: Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON: {e}")))?;
         if value.get("format").is_some() {
-            let results: Results =
-                serde_json::from_value(value).map_err(|e| invalid(format!("not an evalgate results file: {e}")))?;
+            let results = super::validate::parse(&text).map_err(|problems| {
+                invalid(format!("not a valid evalgate results file:\n  {}", problems.join("\n  ")))
+            })?;
             return Ok(Baseline::from_results(&results));
         }
         if value.get("suiteId").is_some() {

@@ -11,7 +11,7 @@ use super::verdict::GateCheck;
 use crate::policy::{AdversarialThresholds, Category, CategoryThresholds};
 use crate::values::Rate;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Scorecard {
     pub overall: CategoryScore,
     pub categories: BTreeMap<String, CategoryScore>,
@@ -19,7 +19,7 @@ pub struct Scorecard {
     pub confusion: BTreeMap<String, BTreeMap<String, u32>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CategoryScore {
     pub tasks: u32,
     /// Safety verdicts read (one per safety grader per trial).

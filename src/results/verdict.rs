@@ -7,7 +7,7 @@ use super::model::Shard;
 use crate::exit;
 
 /// One gate check: its budget, what was measured and whether it held.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateCheck {
     pub name: String,
     pub budget: String,
@@ -23,7 +23,7 @@ impl GateCheck {
 
 /// What `gate::evaluate` decided. `passed` is `outcome == Passed`, written out for readers
 /// of `results.json` that want one boolean; nothing recomputes it from the checks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateVerdict {
     pub outcome: RunOutcome,
     pub passed: bool,
@@ -38,7 +38,7 @@ impl GateVerdict {
 
 /// What a run adds up to. Only `Passed` is green; anything that did not run as planned
 /// (an interrupt, a budget stop, a missing shard) is never `Passed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RunOutcome {
     /// Every task planned ran and every gate check held.

@@ -6,11 +6,18 @@ use std::path::{Path, PathBuf};
 
 use super::{Diagnostic, Locate, Nowhere, Position};
 
+/// Bytes a compiled user regular expression (and each of its lazy DFAs) may take.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Nesting a user regular expression may have (groups in groups).
+const REGEX_NEST_LIMIT: u32 = 64;
+
 pub struct ValidateCx<'a> {
     pub file: PathBuf,
     /// The suite file's directory, absolute.
     pub dir: PathBuf,
     source: &'a str,
+    /// Where each line of `source` starts, so a diagnostic finds its line at once.
+    line_starts: Vec<usize>,
     positions: Box<dyn Locate + 'a>,
     pub vars: BTreeMap<String, String>,
     /// Step ids in reach of the templates being validated, with their declared outputs.
@@ -32,6 +39,7 @@ impl<'a> ValidateCx<'a> {
             file: file.to_owned(),
             dir,
             source,
+            line_starts: line_starts(source),
             positions,
             vars: BTreeMap::new(),
             step_outputs: BTreeMap::new(),
@@ -47,6 +55,7 @@ impl<'a> ValidateCx<'a> {
     /// its key paths have no position in the file.
     pub fn forget_positions(&mut self) {
         self.source = "";
+        self.line_starts = line_starts("");
         self.positions = Box::new(Nowhere);
     }
 
@@ -60,14 +69,25 @@ impl<'a> ValidateCx<'a> {
     }
 
     pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
+        let excerpt = position.and_then(|p| Some(Diagnostic::excerpt(self.line(p.line)?, p.column)));
+        let (source_line, caret) = excerpt.map_or((None, 0), |(line, caret)| (Some(line), caret));
         Diagnostic {
             file: self.file.clone(),
             key_path: path.to_owned(),
             position,
             message: message.into(),
             help: None,
-            source_line: position.and_then(|p| self.source.lines().nth(p.line - 1)).map(str::to_owned),
+            source_line,
+            caret,
         }
+    }
+
+    /// Line `n` (1-based) of the source, without its line break.
+    fn line(&self, n: usize) -> Option<&'a str> {
+        let start = *self.line_starts.get(n.checked_sub(1)?)?;
+        let end = self.line_starts.get(n).map_or(self.source.len(), |&next| next - 1);
+        let line = self.source.get(start..end)?;
+        Some(line.strip_suffix('\r').unwrap_or(line))
     }
 
     /// Records a diagnostic already made.
@@ -88,7 +108,38 @@ impl<'a> ValidateCx<'a> {
         self.push(d)
     }
 
+    /// Compiles a regular expression the suite gives, bounded so that a pathological pattern
+    /// is refused here instead of taking the time and memory of the run; an error is
+    /// recorded at `path`.
+    pub fn regex(&mut self, path: &str, pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
+        let built = regex::RegexBuilder::new(pattern)
+            .case_insensitive(ignore_case)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .nest_limit(REGEX_NEST_LIMIT)
+            .build();
+        match built {
+            Ok(regex) => Some(regex),
+            Err(regex::Error::CompiledTooBig(limit)) => {
+                let message = format!(
+                    "the regular expression compiles to more than {} MiB, the limit; repetitions such as `(a{{1000}}){{1000}}` multiply its size",
+                    limit >> 20
+                );
+                self.error(path, message);
+                None
+            }
+            Err(e) => {
+                self.error(path, format!("invalid regular expression: {e}"));
+                None
+            }
+        }
+    }
+
     pub fn resolve_path(&self, relative: &str) -> PathBuf {
         self.dir.join(relative)
     }
+}
+
+fn line_starts(source: &str) -> Vec<usize> {
+    std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect()
 }

@@ -19,7 +19,7 @@ pub struct PairedRates {
 }
 
 /// How the interval and the p-value were computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Method {
     /// One trial a side: McNemar's mid-p test on the discordant pairs, Tango's score interval.
     #[serde(rename = "mcnemar-midp")]

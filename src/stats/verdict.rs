@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the paired test concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The candidate is worse, by at least `min_effect`, beyond the noise.

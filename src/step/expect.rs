@@ -139,13 +139,7 @@ impl RawJsonExpect {
 }
 
 pub fn regex(cx: &mut ValidateCx, pattern: &str, path: &str) -> Option<Regex> {
-    match Regex::new(pattern) {
-        Ok(re) => Some(re),
-        Err(e) => {
-            cx.error(path, format!("invalid regular expression: {e}"));
-            None
-        }
-    }
+    cx.regex(path, pattern, false)
 }
 
 /// Why `text` fails `checks` (empty when it passes); `what` names the text.

@@ -11,8 +11,12 @@ use super::load_error::LoadError;
 use super::model::Suite;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
-use crate::source::{Locate, Nowhere, ValidateCx, did_you_mean};
-use crate::yaml::{Document, Node, NodeDeserializer, Value};
+use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, did_you_mean};
+use crate::yaml::{Document, Node, NodeDeserializer, ReadError, Value};
+
+/// Tasks one suite may hold, imports included: each becomes work, reports and rows, so a
+/// suite far past any real one is refused before any of that is done.
+pub const MAX_TASKS: usize = 10_000;
 
 /// Options that come from the command line rather than the file.
 #[derive(Debug, Default, Clone)]
@@ -23,7 +27,22 @@ pub struct LoadOptions {
 
 /// Loads and validates the native suite at `path`.
 pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError> {
-    let source = std::fs::read_to_string(path).map_err(|source| LoadError::Read { path: path.to_owned(), source })?;
+    let source = match crate::yaml::read(path) {
+        Ok(source) => source,
+        Err(ReadError::Io(source)) => return Err(LoadError::Read { path: path.to_owned(), source }),
+        Err(ReadError::Text(e)) => {
+            let diagnostic = Diagnostic {
+                file: path.to_owned(),
+                key_path: String::new(),
+                position: e.position,
+                message: e.message,
+                help: None,
+                source_line: None,
+                caret: 0,
+            };
+            return Err(LoadError::Invalid { diagnostics: vec![diagnostic] });
+        }
+    };
     let dir = std::path::absolute(path)
         .map_err(|source| LoadError::Read { path: path.to_owned(), source })?
         .parent()
@@ -45,9 +64,9 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
             None
         }
     };
-    let raw = raw.map(|mut raw| {
+    let raw = raw.and_then(|mut raw| {
         expand_imports(&mut raw, &mut cx);
-        raw
+        within_task_limit(&mut cx, raw.tasks.len()).then_some(raw)
     });
     match raw {
         Some(raw) if cx.diagnostics.is_empty() => {
@@ -68,12 +87,28 @@ pub fn declared_id(path: &Path) -> Option<String> {
     struct Declared {
         suite: String,
     }
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::yaml::read(path).ok()?;
     let id = crate::yaml::from_str::<Declared>(&text).ok()?.suite;
     super::validate::is_id(&id, false).then_some(id)
 }
 
+/// Whether `n` tasks are within [`MAX_TASKS`]; checked on the parsed file before its tasks
+/// are read, and again with the imported ones.
+fn within_task_limit(cx: &mut ValidateCx, n: usize) -> bool {
+    if n > MAX_TASKS {
+        let message = format!("{n} tasks: more than {MAX_TASKS}, the limit for a suite");
+        cx.error("tasks", message).help = Some("split the suite into several files".into());
+    }
+    n <= MAX_TASKS
+}
+
 fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
+    if let Value::Mapping(entries) = &doc.root().value
+        && let Some((_, Node { value: Value::Sequence(tasks), .. })) = entries.iter().find(|(k, _)| k.text() == "tasks")
+        && !within_task_limit(cx, tasks.len())
+    {
+        return None;
+    }
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.
     if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
@@ -217,9 +252,10 @@ impl Origins {
     /// Records where the tasks of `converted` came from, as tasks `first..` of the suite.
     fn record(&mut self, converted: &formats::Converted, cx: &mut ValidateCx, first: usize) {
         for (i, origin) in converted.origins.iter().enumerate() {
-            let doc = self.documents.entry(origin.file.clone()).or_insert_with(|| {
-                std::fs::read_to_string(&origin.file).ok().and_then(|text| Document::parse(&text).ok())
-            });
+            let doc = self
+                .documents
+                .entry(origin.file.clone())
+                .or_insert_with(|| crate::yaml::read(&origin.file).ok().and_then(|text| Document::parse(&text).ok()));
             let line = doc.as_ref().and_then(|d| d.value(&origin.at)).map_or(1, |p| p.line);
             let shown = origin.file.strip_prefix(&cx.dir).unwrap_or(&origin.file).display().to_string();
             cx.task_origins.insert(first + i, (shown, line));
@@ -344,14 +380,21 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Imported>
     let mut documents = Vec::new();
     for file in files {
         let shown = file.strip_prefix(&cx.dir).unwrap_or(&file).display().to_string();
-        let parsed = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}")).and_then(|text| {
-            let parsed = Document::parse(&text).map_err(|e| {
-                let at = e.position.map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
-                format!("{shown}{at} is not JSON or YAML: {}", e.message)
-            })?;
-            let json = serde_json::Value::deserialize(parsed.de(parsed.root())).map_err(|e| format!("{shown}: {e}"))?;
-            Ok((parsed, json))
-        });
+        let located = |e: crate::yaml::SyntaxError| {
+            let at = e.position.map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+            format!("{shown}{at} is not JSON or YAML: {}", e.message)
+        };
+        let parsed = crate::yaml::read(&file)
+            .map_err(|e| match e {
+                ReadError::Io(e) => format!("cannot read {shown}: {e}"),
+                ReadError::Text(e) => located(e),
+            })
+            .and_then(|text| {
+                let parsed = Document::parse(&text).map_err(located)?;
+                let json =
+                    serde_json::Value::deserialize(parsed.de(parsed.root())).map_err(|e| format!("{shown}: {e}"))?;
+                Ok((parsed, json))
+            });
         match parsed {
             Ok((parsed, json)) => documents.push((file, Some(parsed), json)),
             Err(e) => {
@@ -389,17 +432,28 @@ fn live_evals(
     }
 }
 
-/// Deserializes `node` found at `base`, recording an error with its full key path.
+/// Deserializes `node` found at `base`, recording every error with its full key path: serde
+/// stops at the first, so the key it names is dropped and the rest read again, until the
+/// mapping reads or an error names no key of it (a required key dropped is not an error).
 fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &str, extra_keys: &[&str]) -> Option<T> {
-    match serde_path_to_error::deserialize(NodeDeserializer::new(node)) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            let rel = e.path().to_string();
-            let path = join(base, if rel == "." { "" } else { &rel });
-            let message = e.into_inner().to_string();
-            record_serde_error(cx, &path, &message, extra_keys);
-            None
+    let mut node = std::borrow::Cow::Borrowed(node);
+    let mut dropped: Vec<String> = Vec::new();
+    loop {
+        let e = match serde_path_to_error::deserialize(NodeDeserializer::new(&node)) {
+            Ok(v) => return dropped.is_empty().then_some(v),
+            Err(e) => e,
+        };
+        let rel = e.path().to_string();
+        let message = e.into_inner().to_string();
+        if dropped.iter().any(|key| message == format!("missing field `{key}`")) {
+            return None;
         }
+        record_serde_error(cx, &join(base, if rel == "." { "" } else { &rel }), &message, extra_keys);
+        let Value::Mapping(entries) = &mut node.to_mut().value else { return None };
+        let named = entries.iter().position(|(k, _)| {
+            rel.strip_prefix(k.text()).is_some_and(|after| after.is_empty() || after.starts_with(['.', '[']))
+        })?;
+        dropped.push(entries.remove(named).0.text().to_owned());
     }
 }
 

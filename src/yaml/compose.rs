@@ -3,7 +3,7 @@
 //! value is written. Composing the tree here, not through serde-saphyr's `Spanned`, reads a
 //! large suite in less than half the time; the budget below does what serde-saphyr's would.
 
-use granit_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+use granit_parser::{ErrorKind, Event, Options, Parser, ScalarStyle, ScanError, Span, Tag};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{Node, Position, Scalar, SyntaxError, Value};
@@ -11,14 +11,19 @@ use super::{Node, Position, Scalar, SyntaxError, Value};
 /// Nodes that aliases may copy in one file: far beyond what shared defaults need, far below
 /// what an alias bomb asks for.
 const MAX_ALIASED_NODES: usize = 250_000;
-/// Nesting deeper than this is refused before it can exhaust the stack.
-const MAX_DEPTH: usize = 128;
+/// Nesting deeper than this is refused before it can exhaust the stack (the scanner stops at
+/// the same depth, so flow and block nesting fail alike and at once).
+pub const MAX_DEPTH: usize = 128;
 
 type Events<'s> = Parser<'s, granit_parser::StrInput<'s>>;
 
 /// The single document of `source` (a null one for a file with none).
 pub fn compose(source: &str) -> Result<Node, SyntaxError> {
-    let mut composer = Composer { events: Parser::new_from_str(source), anchors: FxHashMap::default(), aliased: 0 };
+    let mut options = Options::default();
+    options.flow_nesting_limit = MAX_DEPTH;
+    options.block_nesting_limit = MAX_DEPTH;
+    let events = Parser::new_from_str_with_options(source, options);
+    let mut composer = Composer { events, anchors: FxHashMap::default(), aliased: 0 };
     let mut root = None;
     while let Some((event, span)) = composer.next()? {
         match event {
@@ -56,19 +61,21 @@ impl<'s> Composer<'s> {
 
     fn node(&mut self, event: Event<'s>, span: Span, depth: usize) -> Result<Node, SyntaxError> {
         if depth > MAX_DEPTH {
-            return Err(error(span, &format!("nested more than {MAX_DEPTH} levels deep")));
+            return Err(error(span, &too_deep()));
         }
         let at = position(span);
         let (node, anchor) = match event {
             Event::Scalar(text, style, anchor, tag) => {
+                untagged(tag.as_deref(), "str", span)?;
                 // A quoted or block scalar, or one tagged `!!str`, is a string whatever it says.
-                let plain = style == ScalarStyle::Plain && !tag.is_some_and(|t| t.is_yaml_core_schema_tag("str"));
+                let plain = style == ScalarStyle::Plain && tag.is_none();
                 // The parser reports a value left empty (`key:`) as `~`; read as a string it is "".
                 let empty = span.start.index() == span.end.index();
                 let text = if empty { String::new() } else { text.into_owned() };
                 (Node::scalar(Scalar { text, plain }, at), anchor)
             }
-            Event::SequenceStart(_, anchor, _) => {
+            Event::SequenceStart(_, anchor, tag) => {
+                untagged(tag.as_deref(), "seq", span)?;
                 let mut items = Vec::new();
                 loop {
                     let (event, span) = self.require()?;
@@ -79,7 +86,10 @@ impl<'s> Composer<'s> {
                 }
                 (Node::new(Value::Sequence(items), at), anchor)
             }
-            Event::MappingStart(_, anchor, _) => (Node::new(Value::Mapping(self.mapping(depth)?), at), anchor),
+            Event::MappingStart(_, anchor, tag) => {
+                untagged(tag.as_deref(), "map", span)?;
+                (Node::new(Value::Mapping(self.mapping(depth)?), at), anchor)
+            }
             Event::Alias(id) => {
                 let Some((node, size)) = self.anchors.get(&id) else {
                     return Err(error(span, "an alias to an anchor not defined before it"));
@@ -175,6 +185,26 @@ impl Keys {
     }
 }
 
+/// A tag is refused unless it is the core-schema tag of what it tags (`!!str`, `!!seq`,
+/// `!!map`): evalgate expands no tag, so `!include file` must not silently read as the text
+/// `file`.
+fn untagged(tag: Option<&Tag>, core: &str, span: Span) -> Result<(), SyntaxError> {
+    match tag {
+        Some(tag) if !tag.is_yaml_core_schema_tag(core) => {
+            // As written (`!!binary`, `!include`), not resolved (`tag:yaml.org,2002:binary`).
+            let written = format!("{}{}", tag.original_handle(), tag.suffix());
+            let message =
+                format!("unsupported YAML tag `{written}`: evalgate expands no tags (only `!!{core}` is allowed here)");
+            Err(error(span, &message))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn too_deep() -> String {
+    format!("nested more than {MAX_DEPTH} levels deep (the limit)")
+}
+
 fn position(span: Span) -> Position {
     Position { line: span.start.line().max(1), column: span.start.col() + 1 }
 }
@@ -185,5 +215,6 @@ fn error(span: Span, message: &str) -> SyntaxError {
 
 fn scan_error(e: &ScanError) -> SyntaxError {
     let marker = e.marker();
-    SyntaxError { message: e.info(), position: Some(Position { line: marker.line().max(1), column: marker.col() + 1 }) }
+    let message = if matches!(e.kind(), ErrorKind::RecursionLimitExceeded) { too_deep() } else { e.info() };
+    SyntaxError { message, position: Some(Position { line: marker.line().max(1), column: marker.col() + 1 }) }
 }

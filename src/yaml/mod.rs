@@ -6,6 +6,7 @@
 
 mod compose;
 mod de;
+mod read;
 
 use std::fmt;
 
@@ -13,7 +14,9 @@ use serde::de::DeserializeOwned;
 
 use crate::source::Locate;
 pub use crate::source::Position;
+pub use compose::MAX_DEPTH;
 pub use de::NodeDeserializer;
+pub use read::{MAX_FILE_BYTES, ReadError, decode, read};
 
 /// A parsed YAML file: the tree of its single document.
 #[derive(Clone)]

@@ -105,12 +105,17 @@ error: evalgate.yaml:9:21: tasks[2].repeat: invalid value: integer `0`, expected
 9 |   - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
   |                     ^
 
+error: evalgate.yaml:9:35: tasks[2].threshold: must be between 0 and 1, got 1.5
+  |
+9 |   - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
+  |                                   ^
+
 error: evalgate.yaml:10:24: tasks[3].threshold: must be between 0 and 1, got 1.5
    |
 10 |   - {id: d, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
    |                        ^
 
-7 errors in the suite; nothing ran
+8 errors in the suite; nothing ran
 ";
     assert_eq!(run.stderr, expected);
 }
@@ -200,4 +205,83 @@ fn a_missing_or_non_executable_agent_fails_preflight() {
     run.expect_code(3);
     assert!(run.stderr.contains("agent.txt is not executable (chmod +x) (agent `a`)"), "{}", run.stderr);
     assert!(run.stderr.contains("nope.sh does not exist (agent `b`)"), "{}", run.stderr);
+}
+
+#[test]
+fn a_pathological_regex_is_refused_at_load_naming_the_limit() {
+    let tasks = "  - id: a\n    prompt: x\n    grade:\n      - {type: regex, pattern: \"(a{1000}){1000}\"}\n      - {type: json, path: a, matches: \"(\\\\w{100}){100}\"}\n";
+    let started = std::time::Instant::now();
+    let run =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&["check"]).run();
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "took {:?}", started.elapsed());
+    run.expect_code(2);
+    for path in ["tasks[0].grade[0].pattern", "tasks[0].grade[1].matches"] {
+        let line = format!(
+            "{path}: the regular expression compiles to more than 1 MiB, the limit; repetitions such as `(a{{1000}}){{1000}}` multiply its size"
+        );
+        assert!(run.stderr.contains(&line), "missing {line:?} in:\n{}", run.stderr);
+    }
+}
+
+/// A results file edited one way, and the problem every reader must name with its key path.
+type Tamper = (fn(&mut serde_json::Value), &'static str);
+
+#[test]
+fn every_reader_of_a_results_file_refuses_one_that_breaks_the_schema_or_its_own_tasks() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n  - id: b\n    prompt: y\n    grade: [{type: contains, value: y}]\n"))
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    let tampers: [Tamper; 6] = [
+        (
+            |r| r["format"] = "evalgate-results/999".into(),
+            "format: unknown results format `evalgate-results/999`; this evalgate reads `evalgate-results/1`",
+        ),
+        (|r| r["tasks"][1]["score"] = 1.5.into(), "tasks[1].score: 1.5 is greater than the maximum of 1"),
+        (
+            |r| r["tasks"][0]["trials"][0]["score"] = (-0.5).into(),
+            "tasks[0].trials[0].score: -0.5 is less than the minimum of 0",
+        ),
+        (|r| r["tasks"][1]["id"] = "a".into(), "tasks[1].id: duplicate task id `a`"),
+        (|r| r["totals"]["passed"] = 7.into(), "totals.passed: 7, but the tasks count 2"),
+        (
+            |r| r["tasks"][1]["status"] = "failed".into(),
+            "does not agree with its own tasks: it records the outcome `passed`, its tasks give `failed`",
+        ),
+    ];
+    for (tamper, problem) in tampers {
+        let mut results = run.results();
+        tamper(&mut results);
+        if problem.contains("failed") {
+            // A consistent count, so that only the verdict contradicts the tasks.
+            results["totals"]["passed"] = 1.into();
+            results["totals"]["failed"] = 1.into();
+        }
+        std::fs::write(run.dir.join("bad.json"), results.to_string()).unwrap();
+        for args in [
+            &["report", "bad.json", "--out", "r-out"][..],
+            &["compare", "bad.json", "evalgate-out/results.json"],
+            &["compare", "evalgate-out/results.json", "bad.json"],
+            &["merge", "bad.json", "--output", "merged.json"],
+            &["comment", "bad.json"],
+            &["run", "--baseline", "bad.json", "--out", "b-out"],
+        ] {
+            // A baseline is read for its tasks' scores, not for its verdict.
+            let baseline = args[0] == "run" || args[1] == "bad.json" && args[0] == "compare";
+            if baseline && problem.contains("agree") {
+                continue;
+            }
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+                .current_dir(&run.dir)
+                .args(args)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} with {problem:?}:\n{stderr}");
+            assert!(stderr.contains(problem), "{args:?}: missing {problem:?} in:\n{stderr}");
+        }
+    }
+    assert!(!run.dir.join("r-out").exists() && !run.dir.join("merged.json").exists());
 }

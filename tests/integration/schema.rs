@@ -138,3 +138,30 @@ fn every_key_in_the_schema_has_a_description() {
     walk(&schema(), "", &mut missing);
     assert!(missing.is_empty(), "{} keys without a description:\n{}", missing.len(), missing.join("\n"));
 }
+
+#[test]
+fn the_results_schema_is_published_and_a_run_s_results_follow_it() {
+    let run = crate::common::Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write(
+            "evalgate.yaml",
+            &crate::common::suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).args(["schema", "--results"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["properties"]["format"]["const"], "evalgate-results/1");
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut results = run.results();
+    assert!(
+        validator.is_valid(&results),
+        "{:?}",
+        validator.iter_errors(&results).map(|e| e.to_string()).collect::<Vec<_>>()
+    );
+    results["totals"]["pass_rate"] = 2.into();
+    assert!(!validator.is_valid(&results));
+}

@@ -23,7 +23,7 @@ pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems
         }
         Some("file") => {
             let path = dir.join(r.get("path").and_then(Value::as_str).unwrap_or_default());
-            let file = match std::fs::read_to_string(&path)
+            let file = match crate::yaml::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|t| crate::yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
             {

@@ -102,7 +102,7 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
         };
         for file in files {
             let shown = file.strip_prefix(&dir).unwrap_or(&file).display().to_string();
-            let doc = match std::fs::read_to_string(&file)
+            let doc = match crate::yaml::read(&file)
                 .map_err(|e| e.to_string())
                 .and_then(|t| crate::yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
             {

@@ -13,7 +13,7 @@ use crate::suite::formats::native_text::literal;
 /// The `mcpServers` of an MCP config file (JSON or YAML) as native `mcp_servers`.
 pub(super) fn mcp_servers(path: &Path, problems: &mut Problems) -> Map<String, Value> {
     let at = "/config/mcpConfigFile".to_owned();
-    let doc = match std::fs::read_to_string(path)
+    let doc = match crate::yaml::read(path)
         .map_err(|e| e.to_string())
         .and_then(|t| crate::yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
     {
