@@ -41,6 +41,29 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Print the JSON Schema of the native suite format (`--results`: of results.json)
     Schema(SchemaArgs),
+    /// The baseline from the base branch (`baseline fetch`).
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum BaselineCommand {
+    /// On GitHub Actions: download the results artifact of this workflow's newest successful
+    /// run on the pull request's base commit (else the merge base, else the base branch).
+    Fetch(FetchArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct FetchArgs {
+    /// Where to extract the artifact's results.json files.
+    #[arg(short, long, value_name = "DIR", default_value = crate::github::baseline::DEFAULT_DIR)]
+    pub output: PathBuf,
+    /// The artifact's name (what the action uploads).
+    #[arg(long, value_name = "NAME", default_value = crate::github::baseline::ARTIFACT)]
+    pub artifact: String,
+    /// Look on this branch when no run on the base commit has one (default: the base branch).
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -70,7 +93,8 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
-    /// The baseline: a results.json or an OpenWOP EvalSummary.
+    /// The baseline: a results.json, an OpenWOP EvalSummary, or `github:base` (fetched:
+    /// see `evalgate baseline fetch`).
     pub base: PathBuf,
     /// The results.json to judge.
     pub head: PathBuf,
@@ -169,7 +193,8 @@ pub struct RunArgs {
     /// Trials per task (overrides the suite's `repeat`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: Option<u32>,
-    /// Compare with this baseline (a results.json or OpenWOP EvalSummary) instead of `regression.baseline`.
+    /// Compare with this baseline (a results.json or OpenWOP EvalSummary, or `github:base`:
+    /// fetched from the base branch's run) instead of `regression.baseline`.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// After a passing run, write its results to the baseline file.

@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::exit;
 use crate::gate::regate;
 use crate::gate::regression_checks;
+use crate::github::baseline as github;
 use crate::policy::RegressionTest;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
@@ -13,8 +14,19 @@ use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
 
 pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
-    let base = Baseline::load(&args.base).map_err(|e| Error::Usage(e.to_string()))?;
     let head = read_results(&args.head)?;
+    let base_path = if args.base.as_os_str() == github::SOURCE {
+        match github::fetch_once() {
+            Ok(fetched) => fetched.results_for(&head.suite.id),
+            Err(e) => {
+                crate::errln!("error: no baseline: {e}");
+                return Ok(exit::PREFLIGHT_FAILED);
+            }
+        }
+    } else {
+        args.base.clone()
+    };
+    let base = Baseline::load(&base_path).map_err(|e| Error::Usage(e.to_string()))?;
     if !base.is_for_suite(&head.suite.id) {
         return Err(Error::Usage(format!(
             "{} is for suite `{}` but {} is for `{}`",

@@ -1,5 +1,6 @@
 //! One file per subcommand; `main` parses the command line and dispatches.
 
+pub mod baseline;
 pub mod check;
 pub mod comment;
 pub mod compare;
@@ -40,6 +41,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Convert(args) => convert::convert(&args),
         Command::Comment(args) => comment::comment(&args),
         Command::Init => init::init(),
+        Command::Baseline(command) => baseline::baseline(&command),
     };
     outcome.unwrap_or_else(|e| {
         crate::errln!("{}", e.render());

@@ -12,6 +12,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::{finalize, regate};
 use crate::github::annotations;
+use crate::github::baseline as github;
 use crate::github::publisher::Publisher;
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
@@ -438,14 +439,35 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
             suite.file.display()
         )));
     }
-    let Some(path) = path else {
+    let Some(mut path) = path else {
         return Ok(RegressionPlan { section: None, baseline: None, path: None });
     };
+    let mut written = args.baseline.as_ref().map_or_else(
+        || config.and_then(|c| c.baseline_written.clone()).unwrap_or_default(),
+        |p| p.display().to_string(),
+    );
+    let mut unavailable = None;
+    if written == github::SOURCE {
+        if args.update_baseline {
+            return Err(Error::Usage(format!(
+                "--update-baseline writes a file; `{}` is fetched (the action uploads the new results)",
+                github::SOURCE
+            )));
+        }
+        match github::fetch_once() {
+            Ok(fetched) => {
+                path = fetched.results_for(&suite.id);
+                written = format!("{}: {}", github::SOURCE, fetched.describe());
+                let max = config.and_then(|c| c.max_baseline_age).unwrap_or(github::DEFAULT_MAX_AGE);
+                if let Some(warning) = fetched.stale(max) {
+                    crate::errln!("warning: {warning}");
+                }
+            }
+            Err(e) => unavailable = Some(format!("no baseline from {}: {e}", github::SOURCE)),
+        }
+    }
     let mut section = RegressionSection {
-        baseline: Some(args.baseline.as_ref().map_or_else(
-            || config.and_then(|c| c.baseline_written.clone()).unwrap_or_default(),
-            |p| p.display().to_string(),
-        )),
+        baseline: Some(written),
         required: config.is_some_and(|c| c.required),
         budget: config.map(|c| c.budget).unwrap_or_default(),
         statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(args.paired),
@@ -454,6 +476,12 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         test: None,
         warning: None,
     };
+    if let Some(reason) = unavailable {
+        let note = if section.required { "the regression gate fails" } else { "the regression gate is skipped" };
+        crate::errln!("warning: {reason}; {note}");
+        section.warning = Some(reason);
+        return Ok(RegressionPlan { section: Some(section), baseline: None, path: None });
+    }
     let baseline = match Baseline::load(&path) {
         Ok(b) if !b.is_for_suite(&suite.id) => {
             return Err(Error::Usage(format!(

@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod annotations;
 pub mod api;
+pub mod baseline;
 pub mod comment;
 pub mod event;
 pub mod masks;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::extend::{extend, extend_schema};
 use super::paired::PairedPolicy;
-use crate::values::{NonNegative, Rate};
+use crate::values::{NonNegative, Rate, RawDuration};
 
 /// Budgets against the baseline; an unset budget is unbounded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema, clap::Args)]
@@ -62,6 +62,8 @@ pub struct RegressionPolicy {
     /// As written: relative to the suite's directory.
     pub baseline: Option<String>,
     pub required: bool,
+    /// Warn when a baseline fetched from GitHub is older than this (default 7 days).
+    pub max_baseline_age: Option<RawDuration>,
     pub budget: RegressionBudget,
     /// The paired test's settings.
     pub paired: PairedPolicy,
@@ -76,18 +78,29 @@ impl<'de> Deserialize<'de> for RegressionPolicy {
                 f.write_str("a regression policy")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                const OWN: [&str; 8] =
-                    ["baseline", "required", "test", "alpha", "min_effect", "mode", "margin", "min_tasks"];
+                const OWN: [&str; 9] = [
+                    "baseline",
+                    "required",
+                    "max_baseline_age",
+                    "test",
+                    "alpha",
+                    "min_effect",
+                    "mode",
+                    "margin",
+                    "min_tasks",
+                ];
                 let (mut baseline, mut required, mut paired) = (None, false, PairedPolicy::default());
+                let mut max_baseline_age = None;
                 let budget = extend(map, &OWN, |key, map| {
                     match key {
                         "baseline" => baseline = map.next_value()?,
                         "required" => required = map.next_value()?,
+                        "max_baseline_age" => max_baseline_age = Some(map.next_value()?),
                         _ => paired.take(key, map)?,
                     }
                     Ok(())
                 })?;
-                Ok(RegressionPolicy { baseline, required, budget, paired })
+                Ok(RegressionPolicy { baseline, required, max_baseline_age, budget, paired })
             }
         }
         deserializer.deserialize_map(Visitor)
@@ -102,8 +115,13 @@ impl JsonSchema for RegressionPolicy {
         let paired = PairedPolicy::json_schema(generator);
         let mut own = serde_json::json!({
             "baseline": {
-                "description": "A `results.json` of an earlier run, or an OpenWOP EvalSummary (relative to the suite).",
+                "description": "A `results.json` of an earlier run, or an OpenWOP EvalSummary (relative to the suite), or `github:base`: fetched from this workflow's run on the pull request's base (see `evalgate baseline fetch`).",
                 "type": ["string", "null"],
+            },
+            "max_baseline_age": {
+                "description": "Warn when a baseline fetched from GitHub is older than this (default 7d).",
+                "type": ["string", "integer"],
+                "examples": ["7d", "36h"],
             },
             "required": {
                 "description": "Fail the gate when the baseline file is missing (default: warn and skip).",

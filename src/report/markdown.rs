@@ -272,6 +272,11 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
             escape(&test.power_line(&section.statistics))
         );
     }
+    // A fetched baseline says where it came from: the commit and its age.
+    let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::github::baseline::SOURCE));
+    if let Some(from) = fetched {
+        let _ = writeln!(md, "Baseline from the base branch{}  ", escape(from));
+    }
     let _ = writeln!(
         md,
         "Baseline `{}`: score {:.2} → {:.2} (**{:+.2}**)",

@@ -222,6 +222,7 @@ pub struct RegressionConfig {
     /// As written, for reports.
     pub baseline_written: Option<String>,
     pub required: bool,
+    pub max_baseline_age: Option<std::time::Duration>,
     pub budget: RegressionBudget,
     pub paired: crate::policy::PairedPolicy,
 }

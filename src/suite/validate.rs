@@ -85,6 +85,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         baseline: r.baseline.as_deref().map(|b| cx.resolve_path(b)),
         baseline_written: r.baseline,
         required: r.required,
+        max_baseline_age: r.max_baseline_age.map(|d| d.0),
         budget: r.budget,
         paired: r.paired,
     });

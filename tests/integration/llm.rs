@@ -139,7 +139,7 @@ fn rate_limits_honour_retry_after_and_server_errors_are_retried() {
         0 => Reply {
             status: 429,
             headers: vec![("retry-after".into(), "1".into())],
-            body: r#"{"error": {"message": "Rate limit reached", "type": "rate_limit"}}"#.into(),
+            body: br#"{"error": {"message": "Rate limit reached", "type": "rate_limit"}}"#.to_vec(),
         },
         1 => Reply::json(500, r#"{"error": {"message": "internal"}}"#),
         _ => Reply::json(200, openai_answer("ok", json!({"prompt_tokens": 1, "completion_tokens": 1}))),

@@ -30,12 +30,12 @@ impl Request {
 pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: String,
+    pub body: Vec<u8>,
 }
 
 impl Reply {
     pub fn json(status: u16, body: impl Into<String>) -> Reply {
-        Reply { status, headers: Vec::new(), body: body.into() }
+        Reply { status, headers: Vec::new(), body: body.into().into_bytes() }
     }
 }
 
@@ -127,7 +127,8 @@ fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, s
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    let _ = write!(stream, "{head}\r\n{}", reply.body);
+    let _ = write!(stream, "{head}\r\n");
+    let _ = stream.write_all(&reply.body);
 }
 
 /// A port nothing listens on (bound, then released).
