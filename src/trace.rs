@@ -39,6 +39,9 @@ pub struct ToolCall {
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// How the result broke the tool's declared `outputSchema`: the call failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violation: Option<String>,
 }
 
 impl ToolCall {
@@ -94,11 +97,18 @@ mod tests {
             arguments: Value::Null,
             result: None,
             duration_ms: None,
+            violation: None,
         };
         assert!(call.is("add") && call.is("calc.add"));
         assert!(!call.is("other.add") && !call.is("sub"));
-        let qualified =
-            ToolCall { name: "calc.add".into(), server: None, arguments: Value::Null, result: None, duration_ms: None };
+        let qualified = ToolCall {
+            name: "calc.add".into(),
+            server: None,
+            arguments: Value::Null,
+            result: None,
+            duration_ms: None,
+            violation: None,
+        };
         assert!(qualified.is("add") && qualified.is("calc.add"));
     }
 }

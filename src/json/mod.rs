@@ -5,4 +5,4 @@ mod expect;
 mod path;
 
 pub use expect::{JsonKind, PathExpect, compact, first_difference, is_subset, json_eq};
-pub use path::JsonPath;
+pub use path::{JsonPath, dotted};

@@ -67,6 +67,20 @@ impl fmt::Display for JsonPath {
     }
 }
 
+/// A JSON pointer as people write the path: `/items/0/price` → `items[0].price`.
+pub fn dotted(pointer: &str) -> String {
+    let mut path = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        match segment.parse::<usize>() {
+            Ok(n) => path.push_str(&format!("[{n}]")),
+            Err(_) if path.is_empty() => path.push_str(&segment),
+            Err(_) => path.push_str(&format!(".{segment}")),
+        }
+    }
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,23 +130,27 @@ async fn respond(body: &[u8], server: &Server, recorded: &Mutex<Vec<(Instant, To
         })),
         "ping" => Ok(json!({})),
         // The tools the server would refuse are not listed; a call to one gets a tool error.
-        "tools/list" => Ok(json!({"tools": server.callable_tools().map(|t| json!({
-            "name": t.name, "description": t.description, "inputSchema": t.input_schema,
-        })).collect::<Vec<_>>()})),
+        "tools/list" => Ok(json!({"tools": server.callable_tools().map(|t| {
+            let mut tool = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema});
+            if let Some(schema) = &t.output_schema {
+                tool["outputSchema"] = schema.clone();
+            }
+            tool
+        }).collect::<Vec<_>>()})),
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
             let started = Instant::now();
             let outcome = server.call_for_agent(&name, arguments.clone(), CALL_TIMEOUT).await;
-            let result = match &outcome {
-                Ok(r) => r.clone(),
-                Err(e) => json!({"error": e.0}),
+            let (result, violation) = match &outcome {
+                Ok(called) => (called.result.clone(), called.violation.clone()),
+                Err(e) => (json!({"error": e.0}), None),
             };
             let duration_ms = Some(started.elapsed().as_millis() as u64);
-            let call =
-                ToolCall { name, server: Some(server.name.clone()), arguments, result: Some(result), duration_ms };
+            let server = Some(server.name.clone());
+            let call = ToolCall { name, server, arguments, result: Some(result), duration_ms, violation };
             recorded.lock().unwrap_or_else(|e| e.into_inner()).push((started, call));
-            outcome.map_err(|e| e.0)
+            outcome.map(|called| called.result).map_err(|e| e.0)
         }
         other => Err(format!("method {other} is not supported by the evalgate proxy")),
     };

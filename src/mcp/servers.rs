@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::session::{Endpoint, McpError, McpSession, ServerInfo, ToolInfo, connect};
+use super::session::{Endpoint, McpError, McpSession, ServerInfo, ToolInfo, connect, is_error};
 
 /// Time for a server to start and answer the handshake.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -22,6 +22,16 @@ pub struct Server {
     pub info: ServerInfo,
     /// `mcp_servers.NAME.allow_side_effects`: whether its destructive tools may be called.
     allow_side_effects: bool,
+    /// Each tool's compiled `outputSchema` (or why it does not compile), by tool name.
+    contracts: BTreeMap<String, Result<jsonschema::Validator, String>>,
+}
+
+/// A call that was made: its result, and whether the result broke the tool's declared
+/// `outputSchema` (then the call failed, whatever its content).
+#[derive(Debug, Clone)]
+pub struct Called {
+    pub result: Value,
+    pub violation: Option<String>,
 }
 
 /// Why a call was not made, or did not complete.
@@ -63,18 +73,8 @@ impl Servers {
                 .map_err(|e| (name.clone(), e))?;
             let info = session.info();
             let session: Arc<dyn McpSession> = Arc::new(session);
-            by_name.insert(
-                name.clone(),
-                Arc::new(Server {
-                    name,
-                    endpoint,
-                    session: Mutex::new(Some(session)),
-                    restarted: std::sync::atomic::AtomicBool::new(false),
-                    tools,
-                    info,
-                    allow_side_effects,
-                }),
-            );
+            by_name
+                .insert(name.clone(), Arc::new(Server::new(name, endpoint, session, tools, info, allow_side_effects)));
         }
         Ok(Servers { by_name })
     }
@@ -89,6 +89,61 @@ impl Servers {
 }
 
 impl Server {
+    fn new(
+        name: String,
+        endpoint: Endpoint,
+        session: Arc<dyn McpSession>,
+        tools: Vec<ToolInfo>,
+        info: ServerInfo,
+        allow_side_effects: bool,
+    ) -> Server {
+        let contracts = tools
+            .iter()
+            .filter_map(|t| {
+                let schema = t.output_schema.as_ref()?;
+                Some((t.name.clone(), jsonschema::validator_for(schema).map_err(|e| e.to_string())))
+            })
+            .collect();
+        Server {
+            name,
+            endpoint,
+            session: Mutex::new(Some(session)),
+            restarted: std::sync::atomic::AtomicBool::new(false),
+            tools,
+            info,
+            allow_side_effects,
+            contracts,
+        }
+    }
+
+    /// How `result` breaks the `outputSchema` `tool` declared, if it does: a result that is
+    /// not an error must carry `structuredContent` matching it (the spec's MUST).
+    pub fn violation(&self, tool: &str, result: &Value) -> Option<String> {
+        let contract = self.contracts.get(tool)?;
+        if is_error(result) {
+            return None;
+        }
+        let name = format!("`{}.{tool}`", self.name);
+        let validator = match contract {
+            Ok(v) => v,
+            Err(e) => return Some(format!("{name} declares an outputSchema that is not a valid JSON Schema: {e}")),
+        };
+        let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) else {
+            return Some(format!("{name} declares an outputSchema but its result has no structuredContent"));
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(structured)
+            .take(3)
+            .map(|e| {
+                let at = crate::json::dotted(&e.instance_path().to_string());
+                let at = if at.is_empty() { "structuredContent".to_owned() } else { format!("structuredContent.{at}") };
+                let at = at.replace(".[", "[");
+                format!("{at}: {e}")
+            })
+            .collect();
+        (!errors.is_empty()).then(|| format!("{name} broke its outputSchema: {}", errors.join("; ")))
+    }
+
     /// Why `tool` may not be called, if it may not: it is annotated `destructiveHint: true`,
     /// or the server did not list it (so nothing says it is harmless), and the server does
     /// not allow side effects. Preflight reports it; [`Server::call`] enforces it.
@@ -112,7 +167,7 @@ impl Server {
     /// Calls a tool, unless [`Server::refusal`] forbids it. A transport failure restarts the
     /// server once (for later tasks) and is returned as an error: the task that saw it
     /// cannot pass.
-    pub async fn call(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Value, CallError> {
+    pub async fn call(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Called, CallError> {
         if let Some(why) = self.refusal(tool) {
             return Err(CallError::Refused(format!("`{}.{tool}` {why}", self.name)));
         }
@@ -123,7 +178,7 @@ impl Server {
             .clone()
             .ok_or_else(|| McpError(format!("server `{}` is not running", self.name)))?;
         match tokio::time::timeout(timeout, session.call_tool(tool, arguments)).await {
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(result)) => Ok(Called { violation: self.violation(tool, &result), result }),
             Ok(Err(e)) => {
                 self.restart_once().await;
                 Err(e.into())
@@ -138,13 +193,14 @@ impl Server {
     /// A call an agent makes (the model agent, or any agent through the recording proxy): a
     /// refusal comes back as a tool error the agent reads, as it would a tool's own error,
     /// so the run goes on and the refusal is recorded with the call.
-    pub async fn call_for_agent(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Value, McpError> {
+    pub async fn call_for_agent(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Called, McpError> {
         match self.call(tool, arguments, timeout).await {
-            Err(CallError::Refused(why)) => {
-                Ok(json!({"content": [{"type": "text", "text": format!("not executed: {why}")}], "isError": true}))
-            }
+            Err(CallError::Refused(why)) => Ok(Called {
+                result: json!({"content": [{"type": "text", "text": format!("not executed: {why}")}], "isError": true}),
+                violation: None,
+            }),
             Err(CallError::Failed(e)) => Err(e),
-            Ok(result) => Ok(result),
+            Ok(called) => Ok(called),
         }
     }
 
@@ -195,17 +251,17 @@ mod tests {
             name: name.into(),
             description: String::new(),
             input_schema: Value::Null,
+            output_schema: None,
             destructive,
         };
-        let server = Server {
-            name: "fs".into(),
-            endpoint: Endpoint::Http { url: String::new(), headers: Vec::new() },
-            session: Mutex::new(Some(Arc::new(Counting(calls.clone())))),
-            restarted: std::sync::atomic::AtomicBool::new(false),
-            tools: vec![tool("read", false), tool("wipe", true)],
-            info: ServerInfo::default(),
+        let server = Server::new(
+            "fs".into(),
+            Endpoint::Http { url: String::new(), headers: Vec::new() },
+            Arc::new(Counting(calls.clone())),
+            vec![tool("read", false), tool("wipe", true)],
+            ServerInfo::default(),
             allow_side_effects,
-        };
+        );
         (server, calls)
     }
 
@@ -229,7 +285,7 @@ mod tests {
             };
             assert_eq!(reason, why);
             // An agent reads the refusal as the tool's error.
-            let result = server.call_for_agent(tool, json!({}), SECOND).await.unwrap();
+            let result = server.call_for_agent(tool, json!({}), SECOND).await.unwrap().result;
             assert_eq!(result["isError"], true);
             assert_eq!(result["content"][0]["text"], format!("not executed: {why}"));
         }
@@ -248,5 +304,34 @@ mod tests {
             server.call(tool, json!({}), SECOND).await.unwrap();
         }
         assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_result_is_held_to_the_output_schema_its_tool_declares() {
+        let schema = json!({"type": "object", "required": ["items"], "properties": {"items": {"type": "array",
+            "items": {"type": "object", "properties": {"price": {"type": "number"}}}}}});
+        let tool = ToolInfo {
+            name: "quote".into(),
+            description: String::new(),
+            input_schema: Value::Null,
+            output_schema: Some(schema),
+            destructive: false,
+        };
+        let calls = Arc::new(AtomicUsize::new(0));
+        let endpoint = Endpoint::Http { url: String::new(), headers: Vec::new() };
+        let server =
+            Server::new("shop".into(), endpoint, Arc::new(Counting(calls)), vec![tool], ServerInfo::default(), true);
+        let good = json!({"content": [], "structuredContent": {"items": [{"price": 2.5}]}});
+        assert_eq!(server.violation("quote", &good), None);
+        let bad = json!({"content": [], "structuredContent": {"items": [{"price": "2.50"}]}});
+        assert_eq!(
+            server.violation("quote", &bad).unwrap(),
+            r#"`shop.quote` broke its outputSchema: structuredContent.items[0].price: "2.50" is not of type "number""#
+        );
+        let bare = json!({"content": [{"type": "text", "text": "{}"}]});
+        assert!(server.violation("quote", &bare).unwrap().ends_with("its result has no structuredContent"));
+        // A tool error carries no structured result; a tool without a schema has no contract.
+        assert_eq!(server.violation("quote", &json!({"content": [], "isError": true})), None);
+        assert_eq!(server.violation("other", &bad), None);
     }
 }

@@ -22,6 +22,9 @@ pub struct ToolInfo {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// `outputSchema`: every result's `structuredContent` must match it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// `annotations.destructiveHint`.
     pub destructive: bool,
 }
@@ -138,6 +141,7 @@ impl McpSession for RmcpSession {
                     name: t.name.to_string(),
                     description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                     input_schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    output_schema: v.get("outputSchema").filter(|s| !s.is_null()).cloned(),
                     destructive: v.pointer("/annotations/destructiveHint").and_then(Value::as_bool).unwrap_or(false),
                 }
             })

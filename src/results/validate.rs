@@ -42,15 +42,7 @@ pub fn parse(text: &str) -> Result<Results, Vec<String>> {
 
 /// A JSON pointer (`/tasks/3/score`) as a key path (`tasks[3].score`) before `message`.
 fn located(pointer: &str, message: &str) -> String {
-    let mut path = String::new();
-    for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        match segment.parse::<usize>() {
-            Ok(n) => path.push_str(&format!("[{n}]")),
-            Err(_) if path.is_empty() => path.push_str(&segment),
-            Err(_) => path.push_str(&format!(".{segment}")),
-        }
-    }
+    let path = crate::json::dotted(pointer);
     if path.is_empty() { message.to_owned() } else { format!("{path}: {message}") }
 }
 

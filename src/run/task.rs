@@ -306,7 +306,9 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
     trial.status = status;
     trial.score = score;
     trial.reason = reason;
-    if let (Some(failure), Status::Passed | Status::Failed) = (&run.failure, status) {
+    // A tool result that broke the tool's declared outputSchema fails the trial too.
+    let violation = run.trace.tool_calls.iter().flatten().find_map(|c| c.violation.as_ref());
+    if let (Some(failure), Status::Passed | Status::Failed) = (run.failure.as_ref().or(violation), status) {
         // Ending at `max_turns` is no answer at all: it scores 0 whatever graders found.
         trial.status = Status::Failed;
         trial.score = 0.0;

@@ -10,6 +10,7 @@ use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templ
 use crate::template::JsonTemplate;
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
+use crate::mcp::servers::Called;
 use crate::mcp::session::{is_error, result_output};
 use crate::results::StepResult;
 use crate::source::{ValidateCx, did_you_mean};
@@ -117,8 +118,8 @@ pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bind
         leaf.error = true;
         return leaf;
     };
-    let result = match server.call(&action.tool, arguments, timeout.unwrap_or(DEFAULT_TIMEOUT)).await {
-        Ok(r) => r,
+    let Called { result, violation } = match server.call(&action.tool, arguments, timeout.unwrap_or(DEFAULT_TIMEOUT)).await {
+        Ok(called) => called,
         Err(e) => {
             leaf.failure = Some(e.to_string());
             leaf.error = true;
@@ -126,7 +127,7 @@ pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bind
         }
     };
     let text = result_output(&result);
-    let mut failures = Vec::new();
+    let mut failures: Vec<String> = violation.into_iter().collect();
     if is_error(&result) != action.is_error {
         failures.push(if action.is_error {
             "expected the tool to return an error".to_owned()

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace, Usage};
 use crate::llm::runtime::LlmRuntime;
 use crate::llm::types::{ChatMessage, ChatRequest, MessageRole, ModelToolCall, Part, Role, TokenUsage, ToolDef};
-use crate::mcp::servers::Servers;
+use crate::mcp::servers::{Called, Servers};
 use crate::mcp::session::result_output;
 use crate::suite::model::{Level, LlmAgent, Prompt, Task};
 use crate::suite::raw::RawToolResponse;
@@ -70,14 +70,14 @@ fn names(fixture: &RawToolResponse, server: &str, tool: &str) -> bool {
     fixture.tool == tool || fixture.tool.strip_prefix(server).and_then(|t| t.strip_prefix('.')) == Some(tool)
 }
 
-fn record(tools: &[ModelTool], call: &ModelToolCall, result: Option<Value>) -> ToolCall {
+fn record(tools: &[ModelTool], call: &ModelToolCall, result: Option<Value>, violation: Option<String>) -> ToolCall {
     let (server, name) = match tools.iter().find(|t| t.def.name == call.name) {
         Some(t) => (Some(t.server.clone()), t.tool.clone()),
         None => (None, call.name.clone()),
     };
     // Arguments that were not valid JSON are kept as the evidence of why.
     let result = result.or_else(|| call.arguments_error.as_ref().map(|e| json!({"argumentsError": e})));
-    ToolCall { name, server, arguments: call.arguments.clone(), result, duration_ms: None }
+    ToolCall { name, server, arguments: call.arguments.clone(), result, duration_ms: None, violation }
 }
 
 /// What the model is told a tool returned.
@@ -89,23 +89,24 @@ fn tool_text(result: &Value) -> String {
 impl LlmSut<'_> {
     /// A fixture when one matches (`server.tool` or `tool`, arguments as a subset), else the
     /// live server; with `fixtures_only`, a call no fixture matches is an error.
-    async fn execute(&self, tools: &[ModelTool], call: &ModelToolCall, timeout: Duration) -> Result<Value, String> {
+    async fn execute(&self, tools: &[ModelTool], call: &ModelToolCall, timeout: Duration) -> Result<Called, String> {
+        let fixed = |result| Ok(Called { result, violation: None });
         let (server, tool) = match tools.iter().find(|t| t.def.name == call.name) {
             Some(t) => (t.server.as_str(), t.tool.as_str()),
             None => {
-                return Ok(
+                return fixed(
                     json!({"content": [{"type": "text", "text": format!("unknown tool {}", call.name)}], "isError": true}),
                 );
             }
         };
         if let Some(error) = &call.arguments_error {
-            return Ok(json!({"content": [{"type": "text", "text": error}], "isError": true}));
+            return fixed(json!({"content": [{"type": "text", "text": error}], "isError": true}));
         }
         let fixture = self.task.fixtures.iter().find(|f| {
             names(f, server, tool) && f.arguments.as_ref().is_none_or(|a| crate::json::is_subset(a, &call.arguments))
         });
         if let Some(f) = fixture {
-            return Ok(if f.response.get("content").is_some() {
+            return fixed(if f.response.get("content").is_some() {
                 f.response.clone()
             } else {
                 json!({"content": [{"type": "text", "text": match &f.response { Value::String(s) => s.clone(), v => v.to_string() }}]})
@@ -183,7 +184,7 @@ impl SystemUnderTest for LlmSut<'_> {
             if self.task.level != Level::Scenario || r.tool_calls.is_empty() {
                 // The invocation level records the calls the model chose, without running them.
                 for call in &r.tool_calls {
-                    recorded.push(record(&tools, call, None));
+                    recorded.push(record(&tools, call, None, None));
                 }
                 answer = Some(r.text);
                 break;
@@ -197,13 +198,13 @@ impl SystemUnderTest for LlmSut<'_> {
             let mut results = Vec::new();
             for call in &r.tool_calls {
                 let left = deadline.saturating_duration_since(Instant::now());
-                let result = self.execute(&tools, call, left).await.map_err(fail)?;
+                let Called { result, violation } = self.execute(&tools, call, left).await.map_err(fail)?;
                 results.push(Part::ToolResult {
                     id: call.id.clone(),
                     content: tool_text(&result),
                     is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
                 });
-                recorded.push(record(&tools, call, Some(result)));
+                recorded.push(record(&tools, call, Some(result), violation));
             }
             request.messages.push(ChatMessage { role: Role::User, parts: results });
         }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
-use crate::mcp::servers::Servers;
+use crate::mcp::servers::{Called, Servers};
 use crate::mcp::session::{is_error, result_output};
 use crate::suite::model::ToolCallSpec;
 use crate::template::Bindings;
@@ -26,7 +26,7 @@ impl SystemUnderTest for McpCallSut<'_> {
         let arguments = call.arguments.render(&|v| bindings.lookup(v));
         let started = Instant::now();
         // A transport or JSON-RPC error is an error of the task; `isError` is data.
-        let result = server
+        let Called { result, violation } = server
             .call(&call.tool, arguments.clone(), timeout)
             .await
             .map_err(|e| AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None })?;
@@ -45,13 +45,15 @@ impl SystemUnderTest for McpCallSut<'_> {
                     arguments,
                     result: Some(result.clone()),
                     duration_ms: Some(started.elapsed().as_millis() as u64),
+                    violation: violation.clone(),
                 }]),
                 usage: None,
                 model: None,
             },
             tool_result: Some(result.clone()),
             tool_error: is_error(&result).then(|| result_output(&result)),
-            failure: None,
+            // A result that breaks the tool's declared outputSchema fails the task.
+            failure: violation,
             cached: false,
         })
     }

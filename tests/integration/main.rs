@@ -16,6 +16,7 @@ mod interrupt;
 mod invalid_input;
 mod llm;
 mod mcp;
+mod mcp_contracts;
 mod mcpchecker;
 mod paired_gate;
 mod regression;
