@@ -44,6 +44,38 @@ pub enum Command {
     /// The baseline from the base branch (`baseline fetch`).
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// A suite's MCP servers' tool surfaces: print, snapshot, diff.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum McpCommand {
+    /// Print each server's tools: description, input and output schemas, annotations.
+    Tools(McpArgs),
+    /// Print the servers' tool surfaces as a lock file (`> tools.lock.json`).
+    Snapshot(McpArgs),
+    /// Compare the live surfaces with a lock file; exit 1 on drift that `drift.fail_on` fails.
+    Diff(McpDiffArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct McpArgs {
+    /// Servers, by their name in the suite's `mcp_servers` (default: all).
+    #[arg(value_name = "SERVER")]
+    pub names: Vec<String>,
+    /// The suite that defines them.
+    #[arg(long, value_name = "FILE", default_value = "evalgate.yaml")]
+    pub suite: PathBuf,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct McpDiffArgs {
+    #[command(flatten)]
+    pub servers: McpArgs,
+    /// The lock file (default: each server's `snapshot` in the suite).
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand, Clone)]
@@ -200,6 +232,10 @@ pub struct RunArgs {
     /// After a passing run, write its results to the baseline file.
     #[arg(long)]
     pub update_baseline: bool,
+    /// Write each MCP server's live tool surface to its `snapshot` file (the drift check
+    /// then passes, listing what changed).
+    #[arg(long)]
+    pub update_snapshot: bool,
     /// The paired test's settings, over the suite's `regression` block.
     #[command(flatten)]
     pub paired: PairedPolicy,

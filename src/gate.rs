@@ -2,6 +2,7 @@
 //! its budget and actual value. It never renders; reporters never decide. Used after a run,
 //! after a merge of shards, and by `report --gate` to check a file against itself.
 
+use crate::mcp::surface::{self, Change, Class, Drift, FailOn};
 use crate::policy::{RegressionTest, Thresholds, UnknownCost};
 use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
@@ -59,6 +60,7 @@ pub fn regate(results: &mut Results) {
             None => {}
         }
     }
+    extra.extend(results.mcp_drift.iter().map(|(server, drift)| drift_check(server, drift)));
     results.scorecard = None;
     if results.suite.modes.iter().any(|m| m == "adversarial") {
         let card = scorecard(&results.tasks);
@@ -160,6 +162,40 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
         checks.push(GateCheck::new("p95 latency", format!("≤ {max} ms"), actual, ok));
     }
     checks
+}
+
+/// A server's tool-surface check: no error, and no change of a class `fail_on` fails on
+/// (`--update-snapshot` accepts the changes it lists).
+fn drift_check(server: &str, drift: &Drift) -> GateCheck {
+    let budget = match drift.fail_on {
+        FailOn::Breaking => "no breaking change".to_owned(),
+        FailOn::Review => "no breaking or review change".to_owned(),
+        FailOn::Never => "any change".to_owned(),
+    };
+    let failing: Vec<&Change> = drift.changes.iter().filter(|c| drift.fail_on.fails(c.class)).collect();
+    let actual = match (&drift.error, drift.changes.is_empty()) {
+        (Some(e), _) => e.clone(),
+        (None, true) if drift.updated => "snapshot written".to_owned(),
+        (None, true) => "no change".to_owned(),
+        (None, false) => {
+            let count = |class| drift.changes.iter().filter(|c| c.class == class).count();
+            let mut actual = format!(
+                "{} breaking, {} review, {} info",
+                count(Class::Breaking),
+                count(Class::Review),
+                count(Class::Info)
+            );
+            if let Some(first) = failing.first() {
+                actual.push_str(&format!(": {}", surface::lines(std::slice::from_ref(*first))[0]));
+            }
+            if drift.updated {
+                actual.push_str(" (snapshot updated)");
+            }
+            actual
+        }
+    };
+    let passed = drift.error.is_none() && (drift.updated || failing.is_empty());
+    GateCheck::new(&format!("tool surface of `{server}` vs {}", drift.snapshot), budget, actual, passed)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod convert;
 pub mod init;
 pub mod list;
+pub mod mcp;
 pub mod merge;
 pub mod report;
 pub mod run;
@@ -42,6 +43,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Comment(args) => comment::comment(&args),
         Command::Init => init::init(),
         Command::Baseline(command) => baseline::baseline(&command),
+        Command::Mcp(command) => mcp::mcp(&command),
     };
     outcome.unwrap_or_else(|e| {
         crate::errln!("{}", e.render());

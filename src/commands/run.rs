@@ -229,6 +229,7 @@ fn skeleton(suite: SuiteInfo) -> Results {
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
+        mcp_drift: BTreeMap::new(),
         tasks: Vec::new(),
         totals: Totals::default(),
         scorecard: None,
@@ -283,8 +284,17 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
             results
         } else {
             let llm = Arc::new(llm_runtime(&p.suite, args, &prices));
-            let update_baseline = args.update_baseline;
-            let suite_run = SuiteRun { planned: p, paths, regression, llm, stop: stop.clone(), jobs, update_baseline };
+            let (update_baseline, update_snapshot) = (args.update_baseline, args.update_snapshot);
+            let suite_run = SuiteRun {
+                planned: p,
+                paths,
+                regression,
+                llm,
+                stop: stop.clone(),
+                jobs,
+                update_baseline,
+                update_snapshot,
+            };
             let (results, failed) = suite_run.run(&mut terminal, github).await;
             error = error.or(failed);
             results
@@ -319,13 +329,14 @@ struct SuiteRun<'a> {
     stop: Stop,
     jobs: usize,
     update_baseline: bool,
+    update_snapshot: bool,
 }
 
 impl SuiteRun<'_> {
     /// The suite's results, whatever happened, and the error that aborted it, if one did
     /// (a report or the baseline that could not be written): its results then say so.
     async fn run(self, terminal: &mut TerminalReporter, github: bool) -> (Results, Option<Error>) {
-        let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update } = self;
+        let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update, update_snapshot } = self;
         let Planned { suite, plan } = planned;
         let started = Instant::now();
         let suite = Arc::new(suite);
@@ -362,6 +373,7 @@ impl SuiteRun<'_> {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
                 results.mcp_servers = servers.by_name.iter().map(|(n, s)| (n.clone(), s.info.clone())).collect();
+                results.mcp_drift = drift(&suite, &servers, update_snapshot);
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
@@ -501,6 +513,23 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         Err(e) => return Err(Error::Usage(e.to_string())),
     };
     Ok(RegressionPlan { section: Some(section), baseline, path: Some(path) })
+}
+
+/// Each server with a `snapshot`: its live tool surface compared with (or, with
+/// `--update-snapshot`, written to) the lock file.
+fn drift(
+    suite: &Suite,
+    servers: &crate::mcp::servers::Servers,
+    update: bool,
+) -> BTreeMap<String, crate::mcp::surface::Drift> {
+    use crate::mcp::surface::{Drift, Surface};
+    let mut drift = BTreeMap::new();
+    for (name, spec) in &suite.mcp_servers {
+        let (Some((path, written)), Some(server)) = (&spec.snapshot, servers.by_name.get(name)) else { continue };
+        let live = Surface::of(&server.info, &server.tools);
+        drift.insert(name.clone(), Drift::check(name, &live, path, written, spec.fail_on, update));
+    }
+    drift
 }
 
 /// `$GITHUB_RUN_ID` (with the attempt) when set, else the start time.

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 /// The `--baseline` value that means "fetch it from GitHub".
-pub const SOURCE: &str = "github:base";
+pub use crate::results::regression::GITHUB_BASE as SOURCE;
 /// The artifact the action uploads and `baseline fetch` looks for.
 pub const ARTIFACT: &str = "evalgate-results";
 /// Where a fetched baseline is extracted, relative to the working directory.

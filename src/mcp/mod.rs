@@ -3,3 +3,4 @@
 pub mod proxy;
 pub mod servers;
 pub mod session;
+pub mod surface;

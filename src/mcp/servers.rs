@@ -252,6 +252,7 @@ mod tests {
             description: String::new(),
             input_schema: Value::Null,
             output_schema: None,
+            annotations: Value::Null,
             destructive,
         };
         let server = Server::new(
@@ -315,6 +316,7 @@ mod tests {
             description: String::new(),
             input_schema: Value::Null,
             output_schema: Some(schema),
+            annotations: Value::Null,
             destructive: false,
         };
         let calls = Arc::new(AtomicUsize::new(0));

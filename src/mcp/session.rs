@@ -25,6 +25,9 @@ pub struct ToolInfo {
     /// `outputSchema`: every result's `structuredContent` must match it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// `annotations`, as listed (hints: untrusted).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub annotations: Value,
     /// `annotations.destructiveHint`.
     pub destructive: bool,
 }
@@ -142,6 +145,7 @@ impl McpSession for RmcpSession {
                     description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                     input_schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
                     output_schema: v.get("outputSchema").filter(|s| !s.is_null()).cloned(),
+                    annotations: v.get("annotations").cloned().unwrap_or(Value::Null),
                     destructive: v.pointer("/annotations/destructiveHint").and_then(Value::as_bool).unwrap_or(false),
                 }
             })

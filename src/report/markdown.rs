@@ -103,6 +103,10 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         }
     }
 
+    for (server, drift) in &results.mcp_drift {
+        md.push_str(&drift_section(server, drift, max_rows.max(20)));
+    }
+
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
     if !failing.is_empty() {
@@ -258,6 +262,37 @@ pub fn scorecard_section(card: &Scorecard) -> String {
     md
 }
 
+/// A server's tool surface against its snapshot: each change, the worst first.
+fn drift_section(server: &str, drift: &crate::mcp::surface::Drift, max_rows: usize) -> String {
+    use crate::mcp::surface::Class;
+    let mut md = format!("### MCP tool surface of `{}` vs `{}`\n\n", code(server), code(&drift.snapshot));
+    if let Some(error) = &drift.error {
+        let _ = writeln!(md, "❌ {}\n", escape(error));
+        return md;
+    }
+    if drift.changes.is_empty() {
+        md.push_str(if drift.updated { "Snapshot written.\n\n" } else { "No change.\n\n" });
+        return md;
+    }
+    for change in drift.changes.iter().take(max_rows) {
+        let mark = match (drift.fail_on.fails(change.class), change.class) {
+            (true, _) => "❌",
+            (false, Class::Info) => "ℹ️",
+            (false, _) => "⚠️",
+        };
+        let tool = if change.tool.is_empty() { String::new() } else { format!("`{}`: ", code(&change.tool)) };
+        let _ = writeln!(md, "- {mark} {}: {tool}{}", change.class, escape(&change.what));
+    }
+    if drift.changes.len() > max_rows {
+        let _ = writeln!(md, "- … and {} more (results.json has them all)", drift.changes.len() - max_rows);
+    }
+    if drift.updated {
+        md.push_str("\nThe snapshot was updated with this surface.\n");
+    }
+    md.push('\n');
+    md
+}
+
 /// "Compared with baseline": the paired test's verdict in one line and what the suite can
 /// detect, then score delta, new failures, fixes, largest drops, cost and p95 latency change,
 /// added, missing, changed and removed tasks.
@@ -273,7 +308,7 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
         );
     }
     // A fetched baseline says where it came from: the commit and its age.
-    let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::github::baseline::SOURCE));
+    let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::regression::GITHUB_BASE));
     if let Some(from) = fetched {
         let _ = writeln!(md, "Baseline from the base branch{}  ", escape(from));
     }

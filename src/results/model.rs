@@ -52,6 +52,9 @@ pub struct Results {
     /// The MCP servers the run used: negotiated protocol version and server info.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::session::ServerInfo>,
+    /// Servers with a `snapshot`: how their tool surface drifted from it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_drift: std::collections::BTreeMap<String, crate::mcp::surface::Drift>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.

@@ -37,6 +37,10 @@ pub struct BaselineTask {
     pub trials: TrialCount,
 }
 
+/// The `--baseline` value that means "fetch it from the base branch's run on GitHub"
+/// (`github::baseline`).
+pub const GITHUB_BASE: &str = "github:base";
+
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
     #[error("baseline {} does not exist", .0.display())]

@@ -54,6 +54,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: Default::default(),
+        mcp_drift: Default::default(),
         tasks,
         totals: Totals::default(),
         scorecard: None,

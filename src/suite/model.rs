@@ -83,6 +83,9 @@ pub struct McpServer {
     pub url: Option<Template>,
     pub headers: Vec<(String, Template)>,
     pub allow_side_effects: bool,
+    /// The tools lock file to gate drift on: resolved, and as written.
+    pub snapshot: Option<(PathBuf, String)>,
+    pub fail_on: crate::mcp::surface::FailOn,
 }
 
 impl McpServer {

@@ -215,6 +215,23 @@ pub struct RawMcpServer {
     /// not offered to agents and every call to one is refused.
     #[serde(default)]
     pub allow_side_effects: bool,
+    /// A tools lock file (`evalgate mcp snapshot`), relative to the suite: the run compares
+    /// the server's live tool surface with it and gates on the drift (`--update-snapshot`
+    /// rewrites it).
+    pub snapshot: Option<String>,
+    /// How much drift from `snapshot` fails the gate.
+    #[serde(default)]
+    pub drift: RawDrift,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrift {
+    /// The least class of change that fails: `breaking` (default: a tool or parameter
+    /// removed, a parameter made required, a type narrowed, an output field removed),
+    /// `review` (also a description or annotation changed, a tool added) or `never`.
+    #[serde(default)]
+    pub fail_on: crate::mcp::surface::FailOn,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -223,6 +223,8 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         url,
         headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
         allow_side_effects: raw.allow_side_effects,
+        snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
+        fail_on: raw.drift.fail_on,
     })
 }
 

@@ -80,3 +80,86 @@ fn an_agent_s_call_through_the_proxy_is_held_to_the_contract() {
     assert!(trial["reason"].as_str().unwrap().contains("structuredContent.items[0].price"), "{trial}");
     assert_eq!(trial["graders"][0]["status"], "passed", "the grader alone would have passed it");
 }
+
+/// The shop server's surface, snapshotted, then drifted (`SURFACE=v2`): the run's gate, the
+/// Markdown and `mcp diff` classify each change; `mcp snapshot` prints the same lock file.
+#[test]
+fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
+    let suite = |surface: &str, drift: &str| {
+        format!(
+            "evalgate: 1\nsuite: t\nmcp_servers:\n  shop: {{command: [python3, '{}'], env: {{SURFACE: {surface}}}, snapshot: tools.lock.json{drift}}}\ntasks:\n{}",
+            server.display(),
+            execution("honest", "plain", "{}", "x")
+        )
+    };
+    let test = Test::new().write("evalgate.yaml", &suite("v1", ""));
+    let dir = test.path().to_owned();
+    let first = test.args(&["run", "--update-snapshot"]).run();
+    first.expect_code(0);
+    let lock = std::fs::read_to_string(dir.join("tools.lock.json")).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&lock).unwrap();
+    assert_eq!(parsed["format"], "evalgate-tools/1");
+    assert_eq!(
+        parsed["servers"]["shop"]["tools"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["bare", "plain", "quote"]
+    );
+
+    let in_dir = |yaml: &str, args: &[&str]| {
+        let mut test = Test::new().write("evalgate.yaml", yaml).write("tools.lock.json", &lock);
+        test = test.args(args);
+        test.run()
+    };
+    // The same surface: the same lock text, and no drift.
+    let again = in_dir(&suite("v1", ""), &["mcp", "snapshot"]);
+    again.expect_code(0);
+    assert_eq!(again.stdout, lock);
+    in_dir(&suite("v1", ""), &["run"]).expect_code(0);
+
+    let drifted = in_dir(&suite("v2", ""), &["run"]);
+    drifted.expect_code(1);
+    let check = drifted.results()["verdict"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "tool surface of `shop` vs tools.lock.json")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["passed"], false);
+    assert_eq!(check["actual"], "3 breaking, 2 review, 1 info: breaking: `bare`: tool removed");
+    let summary = drifted.read("evalgate-out/summary.md");
+    for line in [
+        "- ❌ breaking: `bare`: tool removed",
+        "- ⚠️ review: `extra`: tool added",
+        "- ⚠️ review: `plain`: description changed: \"No schema.\" → \"No schema, changed.\"",
+        // What the server named is escaped: a hostile name cannot break the Markdown.
+        "- ❌ breaking: `quote`: parameter \\`lie\\` is now required",
+        "- ❌ breaking: `quote`: output field \\`items\\` removed",
+        "- ℹ️ info: `quote`: new output field \\`lines\\`",
+    ] {
+        assert!(summary.contains(line), "{line}\n{summary}");
+    }
+
+    let diff = in_dir(&suite("v2", ""), &["mcp", "diff"]);
+    diff.expect_code(1);
+    assert!(diff.stdout.contains("shop vs tools.lock.json: 6 change(s)"), "{}", diff.stdout);
+    assert!(diff.stdout.contains("  breaking: `quote`: parameter `lie` is now required"), "{}", diff.stdout);
+
+    in_dir(&suite("v2", ", drift: {fail_on: never}"), &["run"]).expect_code(0);
+    in_dir(&suite("v2", ", drift: {fail_on: review}"), &["mcp", "diff"]).expect_code(1);
+
+    let tools = in_dir(&suite("v1", ""), &["mcp", "tools", "shop"]);
+    tools.expect_code(0);
+    assert!(tools.stdout.contains("shop (liar 1, protocol "), "{}", tools.stdout);
+    assert!(tools.stdout.contains("\n  quote\n    A price quote.\n    input:  {"), "{}", tools.stdout);
+    assert!(tools.stdout.contains("    output: {\"properties\":{\"items\""), "{}", tools.stdout);
+
+    // No lock file yet: the check fails and says how to write one.
+    let missing = Test::new().write("evalgate.yaml", &suite("v1", "")).args(&["run"]).run();
+    missing.expect_code(1);
+    let checks = missing.results()["verdict"]["checks"].clone();
+    let name = "tool surface of `shop` vs tools.lock.json";
+    let check = checks.as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+    assert_eq!(check["actual"], "tools.lock.json does not exist: write it with `evalgate run --update-snapshot`");
+    assert!(missing.read("evalgate-out/summary.md").contains("❌ tools.lock.json does not exist"));
+}
