@@ -1,5 +1,7 @@
 //! Files written whole or not at all: a temp file beside the target, synced, then renamed,
-//! so a crash never leaves half a report, baseline or cache entry.
+//! so a crash never leaves half a report, baseline or cache entry. They are created as
+//! `File::create` would (`0666` less the umask, so `0644` as a rule), not with a temp file's
+//! private `0600`: a later step running as another user reads the reports.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,11 +36,46 @@ pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<(), WriteError
 
 fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
     let dir = parent(path);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error(path))?;
+    let mut tmp = temp_file_in(dir).map_err(write_error(path))?;
     tmp.write_all(bytes).map_err(write_error(path))?;
     if sync {
         tmp.as_file().sync_all().map_err(write_error(path))?;
     }
     tmp.persist(path).map_err(|e| write_error(path)(e.error))?;
     Ok(())
+}
+
+/// A temp file in `dir` that becomes a file like any other once renamed: `0666` less the
+/// umask (tempfile's default is `0600`).
+pub fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
+/// Fails when `path` cannot become a file: it is a directory (`--junit out/`, or a directory
+/// left where a report goes). Its directory's writability is proven by a temp file.
+pub fn check_writable(path: &Path) -> Result<(), WriteError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(write_error(path)(std::io::Error::from_raw_os_error(nix::libc::EISDIR)));
+    }
+    temp_file_in(parent(path)).map_err(write_error(path))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_where_a_file_goes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = check_writable(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("Is a directory"), "{err}");
+        check_writable(&dir.path().join("fine.xml")).unwrap();
+    }
 }

@@ -76,9 +76,11 @@ fn one_file_per_report(args: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Everything decided before the first task: plans, baselines, prices.
+/// Everything decided before the first task: plans, where their reports go (proven
+/// writable), baselines, prices.
 struct Prepared {
     planned: Vec<Planned>,
+    paths: Vec<OutputPaths>,
     regressions: Vec<RegressionPlan>,
     prices: BTreeMap<String, Price>,
 }
@@ -129,11 +131,15 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
         crate::github::masks::add_masks(&secrets);
     }
     let stopped = |e| Stopped::loaded(&planned, e);
+    // A report that could not be written (a directory in its place, a read-only or missing
+    // directory) stops the run before anything runs: exit 4, as a write error at the end.
+    let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    paths.iter().try_for_each(OutputPaths::prepare).map_err(|e| stopped(e.into()))?;
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
     preflight_all(&planned).map_err(stopped)?;
-    Ok(Prepared { planned, regressions, prices })
+    Ok(Prepared { planned, paths, regressions, prices })
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
@@ -248,16 +254,11 @@ fn suite_info(suite: &Suite) -> SuiteInfo {
 }
 
 async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Result<i32, Error> {
-    let Prepared { planned, regressions, prices } = prepared;
-    let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    let Prepared { planned, paths, regressions, prices } = prepared;
     let github = crate::github::actions::enabled(args.github, args.no_github);
     let mut publisher = Publisher::new(github, args.comment, planned.len());
     // The first error aborts the run: the suites after it do not start.
-    let mut error: Option<Error> = claimed
-        .record(&paths.iter().collect::<Vec<_>>())
-        .and_then(|()| paths.iter().try_for_each(OutputPaths::prepare))
-        .err()
-        .map(Error::from);
+    let mut error: Option<Error> = claimed.record(&paths.iter().collect::<Vec<_>>()).err().map(Error::from);
     let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
     let (limit, allowed) = crate::process::tasks_within_open_file_limit();
     if jobs > allowed {
@@ -357,7 +358,7 @@ impl SuiteRun<'_> {
                     return (results, Some(e));
                 }
             };
-        let mut fanout = Fanout::default();
+        let mut fanout = Fanout { cancel: Some(stop.cancel.clone()), ..Fanout::default() };
         fanout.reporters.push(Box::new(&mut *terminal));
         fanout.reporters.push(Box::new(events));
         fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
@@ -403,6 +404,7 @@ impl SuiteRun<'_> {
         if let Some(e) = &error {
             record_stop(&mut results, e);
         }
+        fanout.cancel = None; // the run is over: nothing left to cancel
         fanout.event(RunEvent::RunFinished { results: Box::new(results.clone()) });
         if let Some(e) = fanout.error.take().filter(|_| error.is_none()) {
             let e = Error::from(e);

@@ -25,17 +25,21 @@ impl ResponseCache {
         Some(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }
 
+    /// A missing, unreadable, truncated or corrupt entry is a miss: the request is made
+    /// again and `put` replaces the entry.
     pub fn get(&self, key: &str) -> Option<ChatResponse> {
         let text = std::fs::read_to_string(self.dir.join(format!("{key}.json"))).ok()?;
         serde_json::from_str(&text).ok()
     }
 
-    /// Best effort: a cache that cannot be written only costs a later re-request.
+    /// Best effort: a cache that cannot be written only costs a later re-request. Written
+    /// whole (a temp file in the cache directory, renamed), so runs sharing the cache never
+    /// read a torn entry; not synced to disk (an entry lost to a power cut is only a miss).
     pub fn put(&self, key: &str, response: &ChatResponse) {
         if std::fs::create_dir_all(&self.dir).is_ok()
             && let Ok(json) = serde_json::to_vec(response)
         {
-            let _ = crate::files::write_atomic(&self.dir.join(format!("{key}.json")), &json);
+            let _ = crate::files::write_atomic_unsynced(&self.dir.join(format!("{key}.json")), &json);
         }
     }
 }

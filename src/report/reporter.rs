@@ -37,21 +37,38 @@ impl<R: Reporter + ?Sized> Reporter for &mut R {
     }
 }
 
-/// Every reporter of one suite's run; the first write error is kept for the end.
+/// Every reporter of one suite's run; the first write error is kept for the end, and
+/// cancels the run (`cancel`): what it finds could not be recorded (a full disk).
 #[derive(Default)]
 pub struct Fanout<'a> {
     pub reporters: Vec<Box<dyn Reporter + 'a>>,
     pub error: Option<WriteError>,
+    pub cancel: Option<tokio_util::sync::CancellationToken>,
+}
+
+impl Fanout<'_> {
+    fn failed(&mut self, e: WriteError) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(cancel) = self.cancel.as_ref().filter(|c| !c.is_cancelled()) {
+            crate::errln!("evalgate: {e}; aborting the run (cancelling running tasks)");
+            cancel.cancel();
+        }
+        self.error = Some(e);
+    }
 }
 
 impl EventSink for Fanout<'_> {
     fn event(&mut self, event: RunEvent) {
         let event = redacted(event);
+        let mut errors = Vec::new();
         for reporter in &mut self.reporters {
             if let Err(e) = reporter.handle(&event) {
-                self.error.get_or_insert(e);
+                errors.push(e);
             }
         }
+        errors.into_iter().for_each(|e| self.failed(e));
     }
 
     fn wake_at(&self) -> Option<tokio::time::Instant> {
@@ -60,13 +77,15 @@ impl EventSink for Fanout<'_> {
 
     fn catch_up(&mut self) {
         let now = Instant::now();
+        let mut errors = Vec::new();
         for reporter in &mut self.reporters {
             if reporter.wake_at().is_some_and(|at| at <= now)
                 && let Err(e) = reporter.catch_up()
             {
-                self.error.get_or_insert(e);
+                errors.push(e);
             }
         }
+        errors.into_iter().for_each(|e| self.failed(e));
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::REPORTS;
 pub use crate::files::{WriteError, write_atomic};
-use crate::files::{parent, write_atomic_unsynced, write_error};
+use crate::files::{check_writable, parent, write_atomic_unsynced, write_error};
 use crate::results::Results;
 
 /// Holds the lock of `dir`; lists what this run writes there, so the next run can remove it.
@@ -47,12 +47,13 @@ impl OutputPaths {
         self.reports.iter().chain([&self.events])
     }
 
-    /// Creates the directories and proves each can take a file, before anything runs.
+    /// Creates the directories and proves each can take its file (a writable directory, no
+    /// directory in the file's place), before anything runs.
     pub fn prepare(&self) -> Result<(), WriteError> {
         for path in self.all() {
             let dir = parent(path);
             std::fs::create_dir_all(dir).map_err(write_error(dir))?;
-            tempfile::NamedTempFile::new_in(dir).map_err(write_error(path))?;
+            check_writable(path)?;
         }
         Ok(())
     }

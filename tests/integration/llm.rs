@@ -414,3 +414,85 @@ fn agents_with_cache_true_reuse_answers_and_mark_them() {
     assert_eq!(trial["cached"], true);
     assert_eq!(trial["usage"]["cost_usd"], 0.0);
 }
+
+/// A suite of `n` model tasks whose answers are cached (`cache: true`).
+fn cached_suite(server: &Server, n: usize) -> String {
+    let tasks: String = (1..=n)
+        .map(|i| format!("  - id: t{i}\n    prompt: question {i}\n    grade: [{{type: contains, value: ok}}]\n"))
+        .collect();
+    // A generous timeout: the concurrent test's runs share two busy cores.
+    suite(server, "", &tasks).replace("timeout: 2s}", "timeout: 60s, cache: true}")
+}
+
+fn cache_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir.join(".evalgate/cache")).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    entries
+}
+
+fn evalgate_in(dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(dir)
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_truncated_or_corrupt_cache_entry_is_a_miss_and_is_rewritten() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let count = calls.clone();
+    let server = Server::start(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+        (200, openai_answer("ok", json!({"prompt_tokens": 10, "completion_tokens": 1})))
+    });
+    let test = Test::new().write("evalgate.yaml", &cached_suite(&server, 2)).env("EVALGATE_TEST_KEY", KEY);
+    let dir = test.path().to_owned();
+    let first = test.args(&["run"]).run(); // keeps the directory
+    first.expect_code(0);
+    let entries = cache_entries(&dir);
+    assert_eq!(entries.len(), 2);
+    let whole = std::fs::read(&entries[0]).unwrap();
+    std::fs::write(&entries[0], &whole[..whole.len() / 2]).unwrap(); // truncated
+    std::fs::write(&entries[1], b"\0\xff not json").unwrap(); // corrupt
+    let again = evalgate_in(&dir, &["run"]).wait_with_output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "both broken entries were asked again");
+    for entry in cache_entries(&dir) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        serde_json::from_str::<Value>(&text).unwrap_or_else(|e| panic!("{} not rewritten: {e}", entry.display()));
+    }
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), whole, "the entry is rewritten whole");
+}
+
+#[test]
+fn concurrent_runs_sharing_the_cache_leave_only_whole_entries() {
+    // Large answers (64 KiB), so a write that is not atomic could be seen half done.
+    let answer =
+        openai_answer(&format!("ok {}", "x".repeat(64 * 1024)), json!({"prompt_tokens": 10, "completion_tokens": 1}));
+    let server = Server::start(move |_| (200, answer.clone()));
+    let tasks = 24;
+    let test = Test::new().write("evalgate.yaml", &cached_suite(&server, tasks)).env("EVALGATE_TEST_KEY", KEY);
+    let dir = test.path().to_owned();
+    let runs: Vec<_> =
+        ["out-a", "out-b", "out-c"].iter().map(|out| evalgate_in(&dir, &["run", "-j", "4", "--out", out])).collect();
+    for run in runs {
+        let output = run.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let entries = cache_entries(&dir);
+    assert_eq!(entries.len(), tasks, "one entry per request and no temp file left: {entries:?}");
+    for entry in &entries {
+        let text = std::fs::read_to_string(entry).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is torn: {e}", entry.display()));
+        assert!(json.to_string().contains("ok xxx"), "{}", entry.display());
+    }
+    let before = server.requests();
+    let last = evalgate_in(&dir, &["run", "--out", "out-d"]).wait_with_output().unwrap();
+    assert_eq!(last.status.code(), Some(0));
+    assert_eq!(server.requests(), before, "every answer came from the shared cache");
+}

@@ -8,6 +8,7 @@ mod agentv;
 mod architecture;
 mod baseline_fetch;
 mod containment;
+mod files;
 mod formats;
 mod gate;
 mod github;

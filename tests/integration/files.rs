@@ -1,0 +1,128 @@
+//! The out directory attacked through the binary: report paths that cannot be written are
+//! found before any agent runs, a disk that fills up mid-run aborts it without leaving the
+//! previous run's green reports, and reports are readable by other users (the umask's mode).
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::{Test, suite};
+
+/// An agent that leaves `ran.marker` behind: the proof that something ran.
+const MARKING_AGENT: &str = "#!/bin/sh\ntouch ran.marker\nprintf '%s\\n' \"$1\"\n";
+
+fn tasks(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("  - {{id: t{i}, prompt: hello {i}, grade: [{{type: contains, value: hello}}]}}\n"))
+        .collect()
+}
+
+fn marking_test(n: usize) -> Test {
+    Test::new().write("evalgate.yaml", &suite("", &tasks(n))).write("agent.sh", MARKING_AGENT)
+}
+
+#[test]
+fn a_report_path_that_cannot_be_written_stops_the_run_before_any_agent() {
+    // (what is in the way, the arguments, what the error names)
+    let cases: [(&str, &[&str], &str); 4] = [
+        ("junit-dir/keep", &["run", "--junit", "junit-dir"], "cannot write junit-dir: Is a directory"),
+        ("md-dir/keep", &["run", "--markdown", "md-dir"], "cannot write md-dir: Is a directory"),
+        // Left where the run's own report goes (`rmdir` fails, so the claim cannot remove it).
+        ("evalgate-out/results.json/keep", &["run"], "cannot write evalgate-out/results.json: Is a directory"),
+        ("a-file", &["run", "--out", "a-file/out"], "cannot write a-file/out: Not a directory"),
+    ];
+    for (in_the_way, args, message) in cases {
+        let test = marking_test(2);
+        let path = test.path().join(in_the_way);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "").unwrap();
+        let run = test.args(args).run();
+        run.expect_code(4);
+        assert!(run.stderr.contains(message), "{args:?}: expected {message:?} in\n{}", run.stderr);
+        assert!(!run.dir.join("ran.marker").exists(), "{args:?}: an agent ran before the report path was checked");
+    }
+}
+
+#[test]
+fn reports_are_created_with_the_umasks_mode_for_other_users_to_read() {
+    for (umask, mode) in [("022", 0o644), ("027", 0o640)] {
+        let script = format!("umask {umask}; exec \"$0\" \"$@\"");
+        let run = marking_test(1).args(&["run", "--junit", "elsewhere/junit.xml"]).run_via(&["sh", "-c", &script]);
+        run.expect_code(0);
+        for file in ["results.json", "summary.json", "summary.md", "events.jsonl"] {
+            let path = run.dir.join("evalgate-out").join(file);
+            let actual = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(actual, mode, "{file} under umask {umask}: {actual:o}");
+        }
+        let junit = std::fs::metadata(run.dir.join("elsewhere/junit.xml")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(junit, mode, "--junit under umask {umask}: {junit:o}");
+    }
+}
+
+/// How the disk fills up: a real full file system (a 256 KiB tmpfs, mounted in a mount
+/// namespace of its own, where `unshare -m` is allowed: root, as on CI), else the file-size
+/// limit (`ulimit -f`, with SIGXFSZ ignored so writes fail with EFBIG instead of killing).
+fn full_disk() -> (&'static str, &'static str, &'static str) {
+    let can_mount = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\" && umount \"$d\""])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if can_mount {
+        (
+            "mkdir disk && mount -t tmpfs -o size=256k tmpfs disk && cp agent.sh evalgate.yaml disk/ && cd disk",
+            // What is left after the first run's small reports: less than the second run's.
+            "dd if=/dev/zero of=filler bs=1k count=200 2>/dev/null; \"$0\" run -q",
+            "No space left on device",
+        )
+    } else {
+        (
+            "mkdir disk && cp agent.sh evalgate.yaml disk/ && cd disk",
+            "(ulimit -f 16; trap '' XFSZ; exec \"$0\" run -q)",
+            "File too large",
+        )
+    }
+}
+
+#[test]
+fn a_disk_that_fills_up_mid_run_aborts_it_and_leaves_no_green_report() {
+    let (prepare, second_run, reason) = full_disk();
+    // The first run (one task) leaves green reports; the second (all 60) fills the disk.
+    let script = format!(
+        "set -u; {prepare} || exit 99\n\
+         \"$0\" run -q --filter t1 >../first.out 2>&1; echo $? >../first.code\n\
+         cp evalgate-out/summary.md ../first-summary.md\n\
+         rm -f ran.marker\n\
+         {second_run} >../second.out 2>../second.err; echo $? >../second.code\n\
+         cp -r evalgate-out ../after; ls ran.marker >/dev/null 2>&1 && touch ../second-ran"
+    );
+    let prefix: Vec<&str> = if reason == "No space left on device" {
+        vec!["unshare", "-m", "sh", "-c", &script]
+    } else {
+        vec!["sh", "-c", &script]
+    };
+    let run = marking_test(60).run_via(&prefix);
+    assert_eq!(run.code, 0, "the script itself: {}", run.stderr);
+    let first_code = run.read("first.code");
+    assert_eq!(first_code.trim(), "0", "the first run: {}", run.read("first.out"));
+    let green = run.read("first-summary.md");
+    assert!(green.starts_with("## ✅ evalgate"), "the first run's summary is green:\n{green}");
+    assert!(run.dir.join("second-ran").exists(), "the second run started its agents");
+
+    let stderr = run.read("second.err");
+    assert_eq!(run.read("second.code").trim(), "4", "{stderr}");
+    assert!(stderr.contains(reason), "the reason is named:\n{stderr}");
+    assert!(stderr.contains("cannot write evalgate-out/"), "the file is named:\n{stderr}");
+    assert!(stderr.contains("aborting the run"), "the run stops at the first failed write:\n{stderr}");
+
+    // Whatever the out directory holds now is this run's, and none of it is green.
+    let after = run.dir.join("after");
+    for entry in std::fs::read_dir(&after).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_ne!(text, green, "{} is the previous run's green summary", path.display());
+        assert!(!text.contains("✅ evalgate"), "{} is green:\n{text}", path.display());
+    }
+    if let Ok(results) = std::fs::read_to_string(after.join("results.json")) {
+        let results: serde_json::Value = serde_json::from_str(&results).expect("a report is whole or absent");
+        assert_eq!(results["verdict"]["passed"], false);
+        assert_ne!(results["verdict"]["outcome"]["status"], "passed");
+    }
+}
