@@ -130,7 +130,7 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                             commands.extend(needs.commands);
                             index.insert(key, tasks.len());
                             tasks.push(t);
-                            origins.push(Origin { file: file.clone(), at: "metadata.name".into() });
+                            origins.push(Origin { file: file.clone(), at: "metadata.name".into(), line: None });
                             tasks.len() - 1
                         }
                         Err(task_problems) => {
