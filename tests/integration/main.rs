@@ -7,6 +7,7 @@ mod adversarial;
 mod agentv;
 mod architecture;
 mod containment;
+mod corpus;
 mod formats;
 mod gate;
 mod github;

@@ -46,6 +46,10 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                         suite["agents"] = json!({"agent": a});
                     }
                 }
+                None if config.get("agentFile").is_some() => problems.push((
+                    "/config/agentFile".into(),
+                    "`agentFile` is not read by mcpchecker (an eval needs `config.agent`): write `agent: {type: file, path: …}`".into(),
+                )),
                 None => problems.push(("/config/agent".into(), "an eval needs `config.agent`".into())),
             }
             "agent".to_owned()
