@@ -321,3 +321,21 @@ fn an_agentv_5_file_gets_one_error() {
     assert_eq!(run.stderr.matches("AgentV 5.x is not supported (4.x is)").count(), 1, "{}", run.stderr);
     assert!(run.stderr.lines().count() < 8, "{}", run.stderr);
 }
+
+#[test]
+fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
+    let eval = "tests:\n  - id: one\n    input: hi\n    assertions: [{type: contains, value: hi}]\n  - id: two\n    input: hi\n    assertions:\n      - {type: regex, value: \"([a\"}\n";
+    let run = Test::new()
+        .write("evals/e.eval.yaml", eval)
+        .write("evalgate.yaml", "evalgate: 1\nsuite: s\nagents:\n  bot: {command: [echo, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/e.eval.yaml, agent: bot}\n")
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: invalid regular expression"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("tasks[1]"), "no key the user never wrote: {}", run.stderr);
+}
