@@ -49,7 +49,12 @@ impl JsonSchema for Scalar {
     }
 }
 
-/// A duration such as `30s`, `500ms` or `2m`; a bare number is seconds.
+/// `timeout: none`: a hundred years, which deadlines (an instant plus the timeout) can add
+/// without overflowing, as they could not `Duration::MAX`.
+pub const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// A duration such as `30s`, `500ms` or `2m`; a bare number is seconds; `none` is no limit
+/// (as an mcpchecker agent without `limits.timeout` has).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawDuration(pub Duration);
 
@@ -62,9 +67,12 @@ impl<'de> Deserialize<'de> for RawDuration {
                 f.write_str("a duration such as 30s, 500ms or 2m")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawDuration, E> {
+                if v == "none" {
+                    return Ok(RawDuration(NO_LIMIT));
+                }
                 humantime::parse_duration(v)
                     .map(RawDuration)
-                    .map_err(|_| E::custom(format!("invalid duration `{v}`: expected e.g. 30s, 500ms or 2m")))
+                    .map_err(|_| E::custom(format!("invalid duration `{v}`: expected e.g. 30s, 500ms, 2m or none")))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDuration, E> {
                 Ok(RawDuration(Duration::from_secs(v)))
@@ -90,7 +98,7 @@ impl JsonSchema for RawDuration {
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A duration such as 30s, 500ms or 2m; a number is seconds",
+            "description": "A duration such as 30s, 500ms or 2m; a number is seconds; none is no limit",
             "type": ["string", "number"]
         })
     }

@@ -100,6 +100,11 @@ pub fn print_plan(p: &Planned) {
     for planned in &p.plan.tasks {
         let task = &p.suite.tasks[planned.index];
         let tags = if task.tags.is_empty() { String::new() } else { format!(" [{}]", task.tags.join(", ")) };
-        crate::outln!("{}/{}  {file}:{}{tags}", p.suite.id, task.id, task.position.line);
+        // An imported task is where it is written: its own file and line.
+        let (file, line) = match &task.origin {
+            Some((origin, line)) => (display_path(&p.suite.dir.join(origin)), *line),
+            None => (file.clone(), task.position.line),
+        };
+        crate::outln!("{}/{}  {file}:{line}{tags}", p.suite.id, task.id);
     }
 }

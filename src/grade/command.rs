@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -96,29 +96,7 @@ impl Grade for CommandCheck {
         };
         spec.env = self.env.iter().map(|(k, t)| (k.clone(), b.render(t))).collect();
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
-        // The portable task format's spelling (mcp-eval/v1 `protocol: json`) rides along:
-        // `task.name`/`task.prompt`, `agent`, `mcp.callHistory`.
-        let history: Vec<_> = input
-            .trace
-            .calls()
-            .iter()
-            .map(|c| json!({"serverName": c.server, "toolName": c.name, "arguments": c.arguments, "result": c.result}))
-            .collect();
-        let mut context = json!({
-            "task": {"id": b.task_id, "name": b.task_id, "prompt": b.prompt},
-            "prompt": b.prompt,
-            "output": input.output,
-            "exit_code": input.exit_code,
-            "latency_ms": input.latency.as_millis() as u64,
-            "tool_calls": input.trace.calls(),
-            "usage": input.trace.usage,
-            "model": input.trace.model,
-            "agent": {"output": input.output, "exitCode": input.exit_code},
-            "mcp": {"callHistory": {"toolCalls": history, "resourceReads": [], "promptGets": []}},
-        });
-        if let Some(map) = context.as_object_mut() {
-            map.extend(self.context.clone());
-        }
+        let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());
         let out = run_process(&spec).await.map_err(|e| e.to_string())?;
         if out.timed_out {
@@ -239,6 +217,7 @@ fn read_protocol(object: &Map<String, Value>) -> Result<Option<Graded>, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn read(v: Value) -> Result<Option<Graded>, String> {
         read_protocol(v.as_object().unwrap())

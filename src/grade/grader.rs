@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{Check, GradeInput, GradeResult, Graded, RawGraderKind};
 use crate::source::ValidateCx;
 use crate::uses::Uses;
-use crate::values::NonNegative;
+use crate::values::{NonNegative, Rate};
 
 #[derive(Debug)]
 pub struct Grader {
@@ -19,6 +19,8 @@ pub struct Grader {
     pub weight: f64,
     pub required: bool,
     pub negate: bool,
+    /// The score at which the grader passes, instead of its own rule.
+    pub min_score: Option<f64>,
     pub check: Check,
 }
 
@@ -48,9 +50,13 @@ pub struct RawGraderCommon {
     /// not there (output that is not JSON, a tool that returned an error).
     #[serde(default)]
     pub negate: bool,
+    /// The grader passes when its score (after `negate`) reaches this, from 0 to 1, instead
+    /// of by its own rule (AgentV's `min_score`): a `rubric` with `min_score: 0.6` passes
+    /// with 60 % of its weight met.
+    pub min_score: Option<Rate>,
 }
 
-pub const GRADER_COMMON_KEYS: [&str; 4] = ["name", "weight", "required", "negate"];
+pub const GRADER_COMMON_KEYS: [&str; 5] = ["name", "weight", "required", "negate", "min_score"];
 
 /// serde cannot reject unknown keys through a flatten, so the common keys are split off
 /// first and each half is read strictly.
@@ -76,6 +82,7 @@ impl Grader {
             weight,
             required: raw.common.required,
             negate: raw.common.negate,
+            min_score: raw.common.min_score.map(Rate::get),
             check,
         })
     }
@@ -87,7 +94,14 @@ impl Grader {
     /// An error stays an error under `negate`, and so does a fail that saw nothing to judge
     /// (the inverse of "the output is not JSON" is not "the output is not this JSON").
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        let graded = self.check.grade(input).await?;
+        let mut graded = self.negated(self.check.grade(input).await?)?;
+        if let Some(min) = self.min_score {
+            graded.passed = graded.score >= min - 1e-9;
+        }
+        Ok(graded)
+    }
+
+    fn negated(&self, graded: Graded) -> GradeResult {
         if !self.negate {
             return Ok(graded);
         }

@@ -16,6 +16,8 @@ pub struct GradeInput<'a> {
     pub output: &'a str,
     pub trace: &'a Trace,
     pub latency: Duration,
+    /// When the system under test started (its end is this plus `latency`).
+    pub started_at: std::time::SystemTime,
     pub exit_code: Option<i32>,
     pub bindings: &'a Bindings,
     /// Working directory for command graders.

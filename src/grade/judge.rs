@@ -22,6 +22,9 @@ use crate::uses::{Judge, Uses};
 pub struct RawRubric {
     /// What the answer must do, each judged met or not.
     pub criteria: Vec<RawCriterion>,
+    /// A reference answer the judge is shown to judge the criteria by (a template): AgentV's
+    /// `expected_output`.
+    pub reference: Option<String>,
     /// This grader's judge (default: the suite's `judge`).
     pub judge: Option<RawJudge>,
 }
@@ -59,7 +62,7 @@ pub struct JudgeCheck {
 
 #[derive(Debug)]
 enum Question {
-    Rubric(Vec<(String, f64)>),
+    Rubric(Vec<(String, f64)>, Option<Needle>),
     Contains(Needle),
     Exact(Needle),
 }
@@ -94,7 +97,11 @@ impl CompileGrader for RawRubric {
             cx.error(&format!("{path}.criteria"), "the weights add up to 0");
             return None;
         }
-        JudgeCheck::with_judge(cx, path, Some(Question::Rubric(parsed)), self.judge)
+        let reference = match self.reference {
+            Some(r) => Some(Needle::compile(cx, &r, &format!("{path}.reference"))?),
+            None => None,
+        };
+        JudgeCheck::with_judge(cx, path, Some(Question::Rubric(parsed, reference)), self.judge)
     }
 }
 
@@ -141,11 +148,15 @@ impl Grade for JudgeCheck {
         let spec = self.judge.as_ref().or(input.judge).ok_or("no judge is configured")?;
         let answer = excerpt_long(input.output);
         let (task_text, schema) = match &self.question {
-            Question::Rubric(criteria) => {
+            Question::Rubric(criteria, reference) => {
                 let list: Vec<String> = criteria.iter().enumerate().map(|(i, (c, _))| format!("{i}. {c}")).collect();
+                let reference = match reference {
+                    Some(r) => format!("A reference answer, to judge the criteria by:\n{}\n\n", r.render(input.bindings)?),
+                    None => String::new(),
+                };
                 (
                     format!(
-                        "For each criterion, decide whether the answer meets it.\n\nCriteria:\n{}",
+                        "{reference}For each criterion, decide whether the answer meets it.\n\nCriteria:\n{}",
                         list.join("\n")
                     ),
                     json!({"type": "object", "properties": {"criteria": {"type": "array", "items": {"type": "object",
@@ -215,7 +226,7 @@ impl Grade for JudgeCheck {
     fn uses(&self) -> Uses<'_> {
         let judge = self.judge.as_ref().map_or(Judge::SuiteDefault, Judge::Own);
         let templates = match &self.question {
-            Question::Rubric(_) => Vec::new(),
+            Question::Rubric(_, reference) => reference.iter().map(Needle::template).collect(),
             Question::Contains(t) | Question::Exact(t) => vec![t.template()],
         };
         Uses { judges: vec![judge], ..Uses::templates(templates) }
@@ -225,7 +236,7 @@ impl Grade for JudgeCheck {
 impl JudgeCheck {
     fn read(&self, v: &Value) -> Result<Graded, String> {
         match &self.question {
-            Question::Rubric(criteria) => {
+            Question::Rubric(criteria, _) => {
                 let items = v.get("criteria").and_then(Value::as_array).ok_or("no `criteria` list")?;
                 let mut met = vec![None; criteria.len()];
                 let mut notes = vec![String::new(); criteria.len()];

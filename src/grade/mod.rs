@@ -1,6 +1,7 @@
 //! Graders: each turns what the agent did into a score in 0..1, a verdict and a reason.
 //! One file a grader (or a family sharing code), all listed once below.
 
+mod command_context;
 mod grader;
 mod input;
 mod kind;

@@ -1,8 +1,10 @@
 //! JSON paths and expectations, shared by graders and steps. A leaf: it imports nothing
 //! above it.
 
+mod case;
 mod expect;
 mod path;
 
+pub use case::snake_case_deep;
 pub use expect::{JsonKind, PathExpect, compact, first_difference, is_subset, json_eq};
 pub use path::{JsonPath, dotted};

@@ -217,6 +217,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         return;
     }
 
+    let started_at = std::time::SystemTime::now();
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
             CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &ctx.servers }.run(bindings, task.timeout).await
@@ -254,6 +255,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         output: &run.output,
         trace: &run.trace,
         latency: run.latency,
+        started_at,
         exit_code: run.exit_code,
         bindings,
         workdir: &suite.dir,

@@ -69,13 +69,17 @@ impl<'a> ValidateCx<'a> {
     }
 
     pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
+        let message: String = message.into();
+        if let Some(d) = self.in_imported_task(path, &message) {
+            return d;
+        }
         let excerpt = position.and_then(|p| Some(Diagnostic::excerpt(self.line(p.line)?, p.column)));
         let (source_line, caret) = excerpt.map_or((None, 0), |(line, caret)| (Some(line), caret));
         Diagnostic {
             file: self.file.clone(),
             key_path: path.to_owned(),
             position,
-            message: message.into(),
+            message,
             help: None,
             source_line,
             caret,
@@ -100,6 +104,25 @@ impl<'a> ValidateCx<'a> {
     pub fn error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = self.diagnostic_at(path, self.positions.value(path), message);
         self.push(d)
+    }
+
+    /// A problem in a task converted from another file is reported at that task in that
+    /// file (the user never wrote the native key path), naming the converted key.
+    fn in_imported_task(&self, path: &str, message: &str) -> Option<Diagnostic> {
+        let rest = path.strip_prefix("tasks[")?;
+        let (index, rest) = rest.split_once(']')?;
+        let (file, line) = self.task_origins.get(&index.parse::<usize>().ok()?)?;
+        let shown = self.file.parent().map_or_else(|| PathBuf::from(file), |p| p.join(file));
+        let rest = rest.trim_start_matches('.');
+        Some(Diagnostic {
+            file: shown,
+            key_path: if rest.is_empty() { "this task".into() } else { format!("this task's converted `{rest}`") },
+            position: Some(Position { line: *line, column: 1 }),
+            message: message.to_owned(),
+            help: Some("`evalgate convert` prints the task as converted".into()),
+            source_line: None,
+            caret: 0,
+        })
     }
 
     /// Records an error about the key at `path` (an unknown key, say).

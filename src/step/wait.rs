@@ -60,7 +60,8 @@ impl RunStep for WaitAction {
         b: &mut Bindings,
         result: &mut StepResult,
     ) -> Option<Leaf> {
-        let deadline = Instant::now() + self.timeout;
+        // `timeout: none` has no deadline.
+        let deadline = Instant::now().checked_add(self.timeout);
         let mut attempts = 0u32;
         result.action = format!("wait up to {} every {}", fmt(self.timeout), fmt(self.interval));
         loop {
@@ -72,7 +73,7 @@ impl RunStep for WaitAction {
             if passed {
                 break;
             }
-            if Instant::now() + self.interval > deadline {
+            if deadline.is_some_and(|d| Instant::now() + self.interval > d) {
                 let failure = format!("still failing after {attempts} attempts in {}: {reason}", fmt(self.timeout));
                 fail(result, failure);
                 return None;

@@ -256,7 +256,8 @@ impl Origins {
                 .documents
                 .entry(origin.file.clone())
                 .or_insert_with(|| crate::yaml::read(&origin.file).ok().and_then(|text| Document::parse(&text).ok()));
-            let line = doc.as_ref().and_then(|d| d.value(&origin.at)).map_or(1, |p| p.line);
+            let line =
+                origin.line.or_else(|| doc.as_ref().and_then(|d| d.value(&origin.at)).map(|p| p.line)).unwrap_or(1);
             let shown = origin.file.strip_prefix(&cx.dir).unwrap_or(&origin.file).display().to_string();
             cx.task_origins.insert(first + i, (shown, line));
         }

@@ -190,3 +190,152 @@ fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
     // A missing key is reported at the test that lacks it.
     assert!(run.stderr.contains("e.eval.yaml:8:5: /eval_cases/1/input: a test needs `input`"), "{}", run.stderr);
 }
+
+/// An eval whose code grader checks AgentV's whole payload (tests/fixtures/agentv/evals/
+/// graders/sdk_payload.py), with a test's `vars`, suite metadata and grader `config`.
+const PAYLOAD_EVAL: &str = r#"input: You are terse.
+metadata: {team: billing}
+tests:
+  - id: refund
+    vars: {order: 7, days: "30"}
+    metadata: {priority: 1}
+    criteria: "Refunds order {{ order }} within {{days}} days"
+    input: "Process the refund for order {{ order }}"
+    expected_output: "Refund issued for order {{order}}"
+    assertions:
+      - type: code-grader
+        command: [python3, graders/sdk_payload.py]
+        maxRefund: 100
+        config: {currencyCode: EUR}
+        required: true
+      - {type: code-grader, name: exits-1, command: [sh, -c, "echo '{\"score\": 1}'; exit 1"]}
+"#;
+
+#[test]
+fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error() {
+    let suite = "evalgate: 1\nsuite: payload\nagents:\n  bot: {command: [./refund-agent.sh, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/payload.eval.yaml, agent: bot}\n";
+    let run = Test::new()
+        .write("refund-agent.sh", &fixture("refund-agent.sh"))
+        .write("evals/payload.eval.yaml", PAYLOAD_EVAL)
+        .write("evals/graders/sdk_payload.py", &fixture("evals/graders/sdk_payload.py"))
+        .write("evalgate.yaml", suite)
+        .args(&["run", "-j", "1"])
+        .run();
+    let task = run.task("refund");
+    let graders = task["trials"][0]["graders"].as_array().unwrap();
+    let payload = &graders[0];
+    let failed: Vec<&Value> =
+        payload["evidence"].as_array().map(|a| a.iter().filter(|c| c["passed"] != true).collect()).unwrap_or_default();
+    assert_eq!((payload["status"].as_str(), failed.len()), (Some("passed"), 0), "{payload:#}");
+    // AgentV: a code grader exiting non-zero with JSON on stdout failed; it is not graded.
+    assert_eq!(graders[1]["status"], "error", "{:#}", graders[1]);
+    assert!(graders[1]["reason"].as_str().unwrap().contains("exit 1"), "{:#}", graders[1]);
+}
+
+#[test]
+fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads_them() {
+    let eval = "execution: {threshold: 0.7, trials: {count: 3, strategy: pass_at_k}}\ntests:\n  - id: a\n    criteria: Says `ok`\n    expected_output: ok then\n    input: first\n  - id: b\n    input: second\n    assertions:\n      - {type: contains, value: ok, required: 0.6, id: c1}\n      - {type: contains, value: fine, required: true}\n      - {type: contains, value: yes, required: true, min_score: 0.5}\n      - type: rubrics\n        criteria:\n          - {id: r1, outcome: Claims the refund is free, operator: contradiction, required: false}\n          - {id: r2, outcome: Names the order, required: true}\n";
+    let run = convert(eval);
+    run.expect_code(0);
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
+    let a = &suite["tasks"][0];
+    assert_eq!((a["repeat"].as_u64(), a["min_pass"].as_u64()), (Some(3), Some(1)), "pass_at_k: {}", run.stdout);
+    assert_eq!(a["grade"][0]["reference"], "ok then", "expected_output is the judge's reference: {}", run.stdout);
+    let b = &suite["tasks"][1]["grade"];
+    assert_eq!((b[0]["required"].as_bool(), b[0]["min_score"].as_f64()), (Some(true), Some(0.6)), "{}", run.stdout);
+    assert_eq!(b[1]["min_score"], 0.7, "a required grader's default min_score is the test threshold");
+    assert_eq!(b[2]["min_score"], 0.5);
+    let contradiction = b[3]["criteria"][0]["criterion"].as_str().unwrap();
+    assert!(contradiction.starts_with("The answer makes no claim that contradicts"), "{contradiction}");
+
+    let run = convert(&eval.replace("strategy: pass_at_k", "strategy: mean"));
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/execution/trials/strategy: trial strategy `mean` is not supported"),
+        "{}",
+        run.stderr
+    );
+    let turns = "tests:\n  - id: a\n    mode: conversation\n    turns: [{input: hi}]\n    input: hi\n    criteria: x\n";
+    let run = convert(turns);
+    run.expect_code(2);
+    assert!(run.stderr.contains("e.eval.yaml:3:5: /tests/0/mode: multi-turn conversations"), "{}", run.stderr);
+}
+
+#[test]
+fn a_required_grader_passes_at_its_min_score() {
+    // One of two criteria met: score 0.5. Required with min_score 0.5 it passes; the test's
+    // threshold (0.5 here) is met, so the task passes; with min_score 0.6 it fails.
+    let server = judge();
+    let eval = |min: &str| {
+        format!(
+            "execution: {{threshold: 0.5}}\ntests:\n  - id: a\n    input: receipt\n    assertions:\n      - type: rubrics\n        required: true\n        min_score: {min}\n        criteria: [{{outcome: 'Says `receipt`'}}, {{outcome: 'Says `invoice`'}}]\n"
+        )
+    };
+    let suite = format!(
+        "evalgate: 1\nsuite: s\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: m, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: e.eval.yaml, agent: bot}}\n",
+        server.url()
+    );
+    for (min, status) in [("0.5", "passed"), ("0.6", "failed")] {
+        let run = Test::new()
+            .write("agent.sh", &fixture("agent.sh"))
+            .write("e.eval.yaml", &eval(min))
+            .write("evalgate.yaml", &suite)
+            .env("JUDGE_KEY", KEY)
+            .args(&["run"])
+            .run();
+        assert_eq!(run.task("a")["status"], status, "min_score {min}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn external_test_lists_are_read_and_point_at_their_own_lines() {
+    let eval = "tests: ./cases.jsonl\n";
+    let cases = "{\"id\": \"one\", \"input\": \"hi\", \"criteria\": \"x\"}\n\n{\"id\": \"two\", \"input\": \"hi\", \"assertions\": [{\"type\": \"contains\", \"value\": \"a\"}]}\n";
+    let yaml_cases = "- id: three\n  input: hi\n  assertions: [{type: equals, value: hi}]\n";
+    let test = |eval: &str, cases: &str| {
+        Test::new()
+            .write("agent.sh", &fixture("agent.sh"))
+            .write("e.eval.yaml", eval)
+            .write("cases.jsonl", cases)
+            .write("more.yaml", yaml_cases)
+            .write("evalgate.yaml", "evalgate: 1\nsuite: s\nagents:\n  bot: {command: [./agent.sh, '{prompt}']}\njudge: {provider: openai, model: m}\nimports:\n  - {format: agentv, path: e.eval.yaml, agent: bot}\n")
+    };
+    // `evalgate list` prints each task at its own file and line.
+    let run = test("tests:\n  - file://cases.jsonl\n  - file://more.yaml\n", cases).args(&["list"]).run();
+    run.expect_code(0);
+    assert_eq!(run.stdout, "s/one  cases.jsonl:1\ns/two  cases.jsonl:3\ns/three  more.yaml:1\n");
+    // A problem in a test of the external list is reported at its line in that file.
+    let run = test(eval, &cases.replace("\"criteria\": \"x\"", "\"turns\": []")).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("cases.jsonl:1:30: /0/turns: multi-turn"), "{}", run.stderr);
+}
+
+#[test]
+fn an_agentv_5_file_gets_one_error() {
+    let mut eval = String::from("providers: [github-models]\nprompts: ['{{ input }}']\ntests:\n");
+    for i in 0..50 {
+        eval.push_str(&format!("  - id: t{i}\n    assert: [{{type: script-grader, command: x}}]\n"));
+    }
+    let run = convert(&eval);
+    run.expect_code(2);
+    assert_eq!(run.stderr.matches("AgentV 5.x is not supported (4.x is)").count(), 1, "{}", run.stderr);
+    assert!(run.stderr.lines().count() < 8, "{}", run.stderr);
+}
+
+#[test]
+fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
+    let eval = "tests:\n  - id: one\n    input: hi\n    assertions: [{type: contains, value: hi}]\n  - id: two\n    input: hi\n    assertions:\n      - {type: regex, value: \"([a\"}\n";
+    let run = Test::new()
+        .write("evals/e.eval.yaml", eval)
+        .write("evalgate.yaml", "evalgate: 1\nsuite: s\nagents:\n  bot: {command: [echo, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/e.eval.yaml, agent: bot}\n")
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: invalid regular expression"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("tasks[1]"), "no key the user never wrote: {}", run.stderr);
+}

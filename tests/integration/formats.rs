@@ -105,6 +105,9 @@ fn invalid_openwop_suites_list_every_problem() {
     doc["tasks"][1]["expected"].as_object_mut().unwrap().remove("match");
     doc["tasks"][3]["taskId"] = "refund-window".into();
     doc["tasks"][2]["fixtures"] = serde_json::json!({"memorySeed": [{"fact": "likes tea"}]});
+    // An unknown key in a rubric item is refused, as everywhere else in the schema.
+    doc["tasks"][0]["expected"] =
+        serde_json::json!({"kind": "rubric", "rubric": [{"criterion": "polite", "weight": 1, "note": "x"}]});
     let run = Test::new().write("suite.json", &doc.to_string()).args(&["check", "suite.json"]).run();
     run.expect_code(2);
     for expected in [
@@ -113,6 +116,7 @@ fn invalid_openwop_suites_list_every_problem() {
         "/tasks/1/expected: a golden task needs `match`",
         "/tasks/3/taskId: duplicate taskId `refund-window`",
         "/tasks/2/fixtures/memorySeed: `memorySeed` is not supported",
+        "/tasks/0/expected/rubric/0: Additional properties are not allowed ('note' was unexpected)",
     ] {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }

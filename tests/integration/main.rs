@@ -8,6 +8,7 @@ mod agentv;
 mod architecture;
 mod baseline_fetch;
 mod containment;
+mod corpus;
 mod files;
 mod formats;
 mod gate;

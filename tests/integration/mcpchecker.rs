@@ -169,7 +169,10 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
     let converted = test.args(&["convert", "eval.yaml"]).run();
     converted.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
-    assert_eq!(suite["agents"]["agent"], json!({"provider": "openai", "model": "gpt-4o-mini", "mcp": ["everything"]}));
+    assert_eq!(
+        suite["agents"]["agent"],
+        json!({"provider": "openai", "model": "gpt-4o-mini", "mcp": ["everything"], "timeout": "none"})
+    );
     assert_eq!(suite["mcp_servers"], json!({"everything": {"command": ["mcp-server-everything", "stdio"]}}));
     std::fs::write(dir.join("converted.yaml"), &converted.stdout).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
@@ -369,4 +372,59 @@ fn an_error_in_a_task_file_points_into_that_file() {
     let expected = format!("tasks/portable/task.yaml:{line}:");
     assert!(run.stderr.contains(&expected), "{expected} in:\n{}", run.stderr);
     assert!(run.stderr.contains("/spec/verify/1/file/path: unknown reference `{nope.x}`"), "{}", run.stderr);
+}
+
+#[test]
+fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is_invented() {
+    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agents/agent.yaml}\n  mcpConfigFile: mcp.yaml\n  taskSets: [{path: t/task.yaml}]\n";
+    let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: hi}\n";
+    let test = |agent: &str, mcp: &str, eval: &str| {
+        Test::new()
+            .write("eval.yaml", eval)
+            .write("agents/agent.yaml", agent)
+            .write("mcp.yaml", mcp)
+            .write("t/task.yaml", task)
+            .args(&["convert", "eval.yaml"])
+            .run()
+    };
+    let agent = "kind: Agent\nmetadata: {name: a}\nbuiltin:\n  type: claude-code\n";
+    let mcp = "mcpServers:\n  ok: {command: x}\n  broken:\n    args: [a]\n";
+    let run = test(agent, mcp, eval);
+    run.expect_code(2);
+    for expected in [
+        "agents/agent.yaml:4:3: /builtin/type: built-in agent `claude-code` is not supported",
+        "mcp.yaml:3:3: /mcpServers/broken: a server needs `command` (stdio) or `url` (http)",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}\n{}", run.stderr);
+    }
+
+    // A command agent gets mcpchecker's bound: the eval's default task limit, else none.
+    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  runPrompt: echo {{ .Prompt }}\n";
+    let mcp = "mcpServers:\n  ok: {command: x}\n";
+    let run = test(agent, mcp, eval);
+    run.expect_code(0);
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
+    assert_eq!(suite["agents"]["agent"]["timeout"], "none", "{}", run.stdout);
+    let limited = eval.replace("  taskSets:", "  defaultTaskLimits: {timeout: 2m}\n  taskSets:");
+    let run = test(agent, mcp, &limited);
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
+    assert_eq!(suite["agents"]["agent"]["timeout"], "2m", "{}", run.stdout);
+    // A whole-phase cleanup limit has no native twin: refused where it is written.
+    let run = test(agent, mcp, &limited.replace("{timeout: 2m}", "{timeout: 2m, cleanupTimeout: 1m}"));
+    run.expect_code(2);
+    assert!(run.stderr.contains("eval.yaml:6:36: /config/defaultTaskLimits/cleanupTimeout"), "{}", run.stderr);
+}
+
+#[test]
+fn a_portable_expect_stdout_string_is_an_exact_match() {
+    let task = "apiVersion: mcp-eval/v1\nkind: Task\nmetadata: {name: p}\nspec:\n  prompt: hi\n  verify:\n    - command: {run: echo 50, expect: {stdout: \"50\"}}\n    - command: {run: echo 50, expect: {stdout: {equal: \"50\"}}}\n";
+    let run = Test::new().write("task.yaml", task).args(&["convert", "task.yaml"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("/spec/verify/1/command/expect/stdout/equal: unknown key `equal`"), "{}", run.stderr);
+    let run = Test::new()
+        .write("task.yaml", &task.replace("{equal: \"50\"}", "{contains: \"5\"}"))
+        .args(&["convert", "task.yaml"])
+        .run();
+    run.expect_code(0);
+    assert!(run.stdout.contains("equals: '50'") || run.stdout.contains("equals: \"50\""), "{}", run.stdout);
 }

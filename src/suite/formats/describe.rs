@@ -21,7 +21,11 @@ pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec
             if let Some((file, pointer)) = pointer.split_once('#') {
                 let path = Path::new(shown).parent().unwrap_or(Path::new("")).join(file);
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
-                let position = Document::parse(&text).ok().and_then(|d| d.pointer(pointer));
+                let position = if path.extension().is_some_and(|e| e == "jsonl") {
+                    jsonl_position(&text, pointer)
+                } else {
+                    Document::parse(&text).ok().and_then(|d| d.pointer(pointer))
+                };
                 return line(&path.display().to_string(), position, pointer, message);
             }
             match doc {
@@ -32,6 +36,16 @@ pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec
             }
         })
         .collect()
+}
+
+/// In a file of one JSON object a line, `/N/rest` is `/rest` in the N-th object.
+fn jsonl_position(text: &str, pointer: &str) -> Option<Position> {
+    let rest = pointer.strip_prefix('/')?;
+    let (n, rest) = rest.split_once('/').map_or((rest, ""), |(n, r)| (n, r));
+    let (line, object) = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).nth(n.parse().ok()?)?;
+    let at_line = Position { line: line + 1, column: 1 };
+    let inner = Document::parse(object).ok().and_then(|d| d.pointer(&format!("/{rest}")));
+    Some(inner.map_or(at_line, |p| Position { line: line + 1, column: p.column }))
 }
 
 fn line(shown: &str, position: Option<Position>, pointer: &str, message: &str) -> String {

@@ -64,6 +64,8 @@ pub struct ConvertCx<'a> {
 pub struct Origin {
     pub file: PathBuf,
     pub at: String,
+    /// The line, for a file that is not one YAML document (a JSONL list of tests).
+    pub line: Option<usize>,
 }
 
 pub struct Converted {

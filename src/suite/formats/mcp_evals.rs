@@ -60,7 +60,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     // On its own (`evalgate convert`), placeholders to point at the real server and model.
     let server = cx.server.unwrap_or("server");
     let tasks = tasks(doc, server, Some(cx.agent.unwrap_or("agent")));
-    let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("evals[{i}]") }).collect();
+    let origins =
+        (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("evals[{i}]"), line: None }).collect();
     let mut suite = json!({"evalgate": 1, "suite": "mcp-evals"});
     if cx.server.is_none() {
         suite["mcp_servers"] = json!({"server": {"command": ["./server.sh"]}});

@@ -191,7 +191,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if tasks.iter().any(|t| t["grade"][0]["type"] == "rubric") {
         suite["judge"] = placeholder_model();
     }
-    let origins = (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("tasks[{i}]") }).collect();
+    let origins =
+        (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("tasks[{i}]"), line: None }).collect();
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
 }

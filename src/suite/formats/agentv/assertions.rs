@@ -5,25 +5,39 @@ use serde_json::{Value, json};
 
 use super::super::Problems;
 use super::super::native_text::literal;
-use super::{COMMON, expected_text, messages};
+use super::COMMON;
+use crate::json::snake_case_deep;
 
 pub(super) struct Converter<'a> {
     pub(super) rel_dir: &'a std::path::Path,
     pub(super) problems: Problems,
     /// Whether any grader needs the judge.
     pub(super) judged: bool,
+    /// The test's pass threshold: a `required` assertion's default `min_score`.
+    pub(super) threshold: f64,
+    /// What a code grader reads of the test being converted.
+    pub(super) test: TestData,
+}
+
+/// The test's data in AgentV's code-grader payload (already snake_case).
+#[derive(Default)]
+pub(super) struct TestData {
+    pub criteria: String,
+    pub input: Value,
+    pub expected_output: Value,
+    pub metadata: Value,
 }
 
 impl Converter<'_> {
     /// Native graders for AgentV assertions; plain strings together form one rubric.
-    pub(super) fn assertions(&mut self, list: &[Value], at: &str, criteria: Option<&str>, test: &Value) -> Vec<Value> {
+    pub(super) fn assertions(&mut self, list: &[Value], at: &str, criteria: Option<&str>) -> Vec<Value> {
         let mut graders = Vec::new();
         let mut shorthand = Vec::new();
         for (i, a) in list.iter().enumerate() {
             let at = format!("{at}/{i}");
             match a {
                 Value::String(text) => shorthand.push(json!({"criterion": literal(text), "weight": 1.0})),
-                Value::Object(_) => graders.extend(self.assertion(a, &at, criteria, test)),
+                Value::Object(_) => graders.extend(self.assertion(a, &at, criteria)),
                 _ => self.problems.push((at, "expected a string or an assertion object".into())),
             }
         }
@@ -43,7 +57,7 @@ impl Converter<'_> {
         json!({"type": "rubric", "name": name, "criteria": criteria})
     }
 
-    pub(super) fn assertion(&mut self, a: &Value, at: &str, criteria: Option<&str>, test: &Value) -> Vec<Value> {
+    pub(super) fn assertion(&mut self, a: &Value, at: &str, criteria: Option<&str>) -> Vec<Value> {
         let kind = a.get("type").and_then(Value::as_str).unwrap_or_default().replace('_', "-");
         let value = a.get("value");
         let text = || value.and_then(Value::as_str).map(literal);
@@ -74,7 +88,8 @@ impl Converter<'_> {
                 (pattern.map(|p| json!({"type": "regex", "pattern": p})), &["value", "flags"])
             }
             "is-json" => (Some(json!({"type": "json_schema", "schema": {}})), &[]),
-            "code-grader" | "script" => (self.code_grader(a, at, criteria, test), &["command", "script", "cwd"]),
+            // Keys AgentV does not know are the grader's `config`: none is left over.
+            "code-grader" | "script" => (self.code_grader(a, at), &[]),
             "llm-grader" => {
                 if a.get("prompt").is_some() {
                     self.problems.push((
@@ -152,8 +167,9 @@ impl Converter<'_> {
                 return Vec::new();
             }
         };
+        let takes_rest = matches!(kind.as_str(), "code-grader" | "script");
         for key in a.as_object().into_iter().flatten().map(|(k, _)| k.as_str()) {
-            if !COMMON.contains(&key) && !own.contains(&key) {
+            if !takes_rest && !COMMON.contains(&key) && !own.contains(&key) {
                 self.problems
                     .push((format!("{at}/{key}"), format!("`{key}` is not supported on a `{kind}` assertion")));
             }
@@ -180,11 +196,32 @@ impl Converter<'_> {
         if let Some(w) = a.get("weight") {
             grader["weight"] = w.clone();
         }
-        match a.get("required") {
-            Some(Value::Bool(b)) => grader["required"] = json!(b),
-            Some(Value::Number(_)) => grader["required"] = json!(true),
-            Some(_) => self.problems.push((format!("{at}/required"), "expected a boolean or a score".into())),
-            None => {}
+        // AgentV: a required assertion fails the test below its `min_score`, else below a
+        // numeric `required` (deprecated), else below the test's threshold.
+        let min_score = a.get("min_score").and_then(Value::as_f64).filter(|s| *s > 0.0 && *s <= 1.0);
+        if a.get("min_score").is_some() && min_score.is_none() {
+            self.problems
+                .push((format!("{at}/min_score"), "`min_score` must be a number above 0 and at most 1".into()));
+        }
+        let required = match a.get("required") {
+            Some(Value::Bool(b)) => b.then_some(min_score.unwrap_or(self.threshold)),
+            Some(Value::Number(n)) => match n.as_f64().filter(|s| *s > 0.0 && *s <= 1.0) {
+                Some(n) => Some(min_score.unwrap_or(n)),
+                None => {
+                    self.problems
+                        .push((format!("{at}/required"), "a numeric `required` must be above 0 and at most 1".into()));
+                    None
+                }
+            },
+            Some(_) => {
+                self.problems.push((format!("{at}/required"), "expected a boolean or a score".into()));
+                None
+            }
+            None => None,
+        };
+        if let Some(min) = required {
+            grader["required"] = json!(true);
+            grader["min_score"] = json!(min);
         }
         if a.get("negate").and_then(Value::as_bool) == Some(true) {
             grader["negate"] = json!(true);
@@ -197,9 +234,25 @@ impl Converter<'_> {
         for (i, item) in items.iter().enumerate() {
             let text =
                 item.get("outcome").or_else(|| item.get("criteria")).and_then(Value::as_str).or_else(|| item.as_str());
+            // AgentV's contradiction guard is met unless the answer contradicts the outcome.
+            let text = match (text, item.get("operator").and_then(Value::as_str)) {
+                (Some(t), None | Some("correctness")) => Some(t.to_owned()),
+                (Some(t), Some("contradiction")) => Some(format!(
+                    "The answer makes no claim that contradicts the following (it need not mention it): {t}"
+                )),
+                (_, Some(other)) => {
+                    self.problems.push((
+                        format!("{at}/{i}/operator"),
+                        format!("rubric operator `{other}` is not one of AgentV's (correctness, contradiction)"),
+                    ));
+                    None
+                }
+                (None, _) => None,
+            };
             match text {
-                Some(t) => criteria.push(json!({"criterion": literal(t), "weight": item.get("weight").and_then(Value::as_f64).unwrap_or(1.0)})),
-                None => self.problems.push((format!("{at}/{i}"), "a rubric item needs `outcome`".into())),
+                Some(t) => criteria.push(json!({"criterion": literal(&t), "weight": item.get("weight").and_then(Value::as_f64).unwrap_or(1.0)})),
+                None if item.get("operator").is_none() => self.problems.push((format!("{at}/{i}"), "a rubric item needs `outcome`".into())),
+                None => {}
             }
             if item.get("score_ranges").is_some() {
                 self.problems.push((format!("{at}/{i}/score_ranges"), "score-range rubrics are not supported".into()));
@@ -214,8 +267,9 @@ impl Converter<'_> {
         vec![grader]
     }
 
-    /// A code grader: AgentV's stdin fields ride along in the context.
-    pub(super) fn code_grader(&mut self, a: &Value, at: &str, criteria: Option<&str>, test: &Value) -> Option<Value> {
+    /// A code grader: the test's part of AgentV's payload rides along in the context; keys
+    /// AgentV does not know, and its `config`, are the payload's `config`.
+    pub(super) fn code_grader(&mut self, a: &Value, at: &str) -> Option<Value> {
         let run = match a.get("command").or_else(|| a.get("script")) {
             Some(Value::String(s)) => json!(literal(s)),
             Some(Value::Array(argv)) => {
@@ -226,12 +280,52 @@ impl Converter<'_> {
                 return None;
             }
         };
+        for key in ["target", "preprocessors"] {
+            if a.get(key).is_some() {
+                let why = if key == "target" {
+                    "evalgate offers code graders no target proxy"
+                } else {
+                    "preprocessors are not supported"
+                };
+                self.problems
+                    .push((format!("{at}/{key}"), format!("`{key}` on a code grader is not supported: {why}")));
+            }
+        }
+        const KNOWN: [&str; 12] = [
+            "name",
+            "type",
+            "command",
+            "script",
+            "cwd",
+            "weight",
+            "target",
+            "config",
+            "preprocessors",
+            "required",
+            "min_score",
+            "negate",
+        ];
+        let mut config: serde_json::Map<String, Value> = a
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(Value::Object(own)) = a.get("config") {
+            config.extend(own.clone());
+        }
         let cwd = a.get("cwd").and_then(Value::as_str).unwrap_or("");
         let dir = if cwd.is_empty() { self.rel_dir.to_owned() } else { self.rel_dir.join(cwd) };
-        // Problems with the input are reported where the test is converted.
-        let input = test.get("input").map(|i| messages(i, "", &mut Problems::new())).unwrap_or_default();
-        let expected = test.get("expected_output").map(|e| json!([{"role": "assistant", "content": expected_text(e)}]));
-        let context = json!({"criteria": criteria.unwrap_or_default(), "input": input, "expected_output": expected.unwrap_or(json!([]))});
+        let t = &self.test;
+        let context = json!({
+            "criteria": t.criteria,
+            "expected_output": t.expected_output,
+            "input": t.input,
+            "input_files": [],
+            "metadata": t.metadata,
+            "config": if config.is_empty() { Value::Null } else { snake_case_deep(Value::Object(config)) },
+        });
         let mut grader = json!({"type": "command", "run": run, "context": context});
         if !dir.as_os_str().is_empty() {
             grader["workdir"] = json!(dir);

@@ -16,11 +16,13 @@
 use serde_json::{Map, Value, json};
 
 mod assertions;
+mod cases;
 mod hooks;
 
 use super::native_text::{literal, placeholder_model, task_id};
-use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, Unrunnable};
-use assertions::Converter;
+use super::{ConvertCx, Converted, ForeignFormat, Problems, Unrunnable};
+use crate::json::snake_case_deep;
+use assertions::{Converter, TestData};
 use hooks::Hooks;
 
 pub struct AgentV;
@@ -35,7 +37,8 @@ impl ForeignFormat for AgentV {
     }
 
     fn detect(&self, doc: &Value) -> bool {
-        TESTS.iter().any(|k| doc.pointer(k).is_some_and(Value::is_array))
+        TESTS.iter().any(|k| doc.pointer(k).is_some_and(|t| t.is_array() || t.is_string()))
+            || (doc.get("scenarios").is_some_and(Value::is_array) && doc.get("providers").is_some())
     }
 
     fn convert(&self, doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
@@ -53,18 +56,109 @@ impl ForeignFormat for AgentV {
 /// AgentV's default pass threshold.
 const THRESHOLD: f64 = 0.8;
 
-/// Keys every assertion may carry besides its own.
-const COMMON: [&str; 6] = ["type", "name", "weight", "required", "negate", "metric"];
+/// Keys every assertion may carry besides its own (`id` is ignored by AgentV, and so here).
+const COMMON: [&str; 8] = ["type", "name", "weight", "required", "min_score", "negate", "metric", "id"];
+
+/// Top-level keys only AgentV 5.x has (`eval-file.schema.ts` at HEAD).
+const V5_KEYS: [&str; 9] = [
+    "providers",
+    "prompts",
+    "scenarios",
+    "environment",
+    "default_test",
+    "evaluate_options",
+    "derived_metrics",
+    "nunjucks_filters",
+    "extensions",
+];
+
+/// A file written for AgentV 5.x: one of its top-level keys, a `script-grader`, or
+/// `requires.agentv` asking for 5 or later.
+fn v5_marker(doc: &Value) -> Option<String> {
+    if let Some(key) = V5_KEYS.iter().find(|k| doc.get(**k).is_some()) {
+        return Some(format!("its top-level `{key}`"));
+    }
+    if let Some(req) = doc.pointer("/requires/agentv").and_then(Value::as_str) {
+        let major = req.trim_start_matches(|c: char| !c.is_ascii_digit()).split('.').next().unwrap_or_default();
+        if major.parse::<u32>().is_ok_and(|m| m >= 5) {
+            return Some(format!("`requires.agentv: {req}`"));
+        }
+    }
+    let text = doc.to_string();
+    text.contains("\"type\":\"script-grader\"").then(|| "its `script-grader` assertions".into())
+}
+
+/// A string anywhere in `v` that uses AgentV's `${{ VAR }}` environment interpolation.
+fn env_interpolation(v: &Value, at: &str, problems: &mut Problems) {
+    match v {
+        Value::String(s) if s.contains("${{") => problems.push((
+            at.into(),
+            "AgentV's `${{ VAR }}` environment interpolation is not supported: write `{env.VAR}` in the converted suite".into(),
+        )),
+        Value::Array(list) => list.iter().enumerate().for_each(|(i, x)| env_interpolation(x, &format!("{at}/{i}"), problems)),
+        Value::Object(map) => {
+            map.iter().for_each(|(k, x)| env_interpolation(x, &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), problems))
+        }
+        _ => {}
+    }
+}
+
+/// AgentV's `interpolateTemplateVars`: `{{ name }}` (or `{{ a.b }}`) in a test's strings
+/// is its `vars` value; a string that is only a reference takes the value itself; an
+/// unknown name stays as written.
+fn interpolate(v: &Value, vars: &Map<String, Value>) -> Value {
+    static VAR: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}").expect("valid"));
+    let lookup = |name: &str| {
+        let mut parts = name.split('.');
+        let first = vars.get(parts.next()?)?;
+        parts.try_fold(first, |cur, p| cur.as_object()?.get(p))
+    };
+    match v {
+        Value::String(s) => {
+            if let Some(c) = VAR.captures(s).filter(|c| c[0].len() == s.trim().len() && s.trim() == s)
+                && let Some(value) = lookup(&c[1])
+            {
+                return value.clone();
+            }
+            let out = VAR.replace_all(s, |c: &regex::Captures| match lookup(&c[1]) {
+                Some(Value::String(t)) => t.clone(),
+                Some(other) => other.to_string(),
+                None => c[0].to_owned(),
+            });
+            Value::String(out.into_owned())
+        }
+        Value::Array(list) => Value::Array(list.iter().map(|x| interpolate(x, vars)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, x)| (k.clone(), interpolate(x, vars))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A test with its `vars` applied where AgentV applies them.
+fn with_vars(test: &Value) -> Value {
+    let Some(vars) = test.get("vars").and_then(Value::as_object) else { return test.clone() };
+    let mut t = test.clone();
+    for key in ["input", "criteria", "expected_outcome", "expected_output", "input_files", "turns"] {
+        if let Some(v) = test.get(key) {
+            t[key] = interpolate(v, vars);
+        }
+    }
+    t
+}
 
 fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
-    let mut problems = Problems::new();
-    let (tests_at, tests) = spelled(doc, TESTS).unwrap_or(("/tests", &Value::Null));
-    let Some(tests) = tests.as_array() else {
+    if let Some(marker) = v5_marker(doc) {
         return Err(vec![(
-            tests_at.into(),
-            "`tests` must be a list of tests here (raw case files by path are not supported: inline them)".into(),
+            String::new(),
+            format!(
+                "AgentV 5.x is not supported (4.x is): this file is a 5.x eval, by {marker}; write it in the 4.x format (AgentV v4.42.4) or run it with AgentV"
+            ),
         )]);
-    };
+    }
+    let mut problems = Problems::new();
+    env_interpolation(doc, "", &mut problems);
+    let (tests_at, tests) = spelled(doc, TESTS).unwrap_or(("/tests", &Value::Null));
+    let cases = cases::cases(tests, tests_at, cx.file, &mut problems);
     let workspace = doc.get("workspace").unwrap_or(&Value::Null);
     if workspace.is_string() {
         problems
@@ -83,25 +177,25 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             problems.push((format!("/{key}"), format!("`{key}` is not supported")));
         }
     }
+    let trials = trials(doc, &mut problems);
     let hooks = Hooks::read(workspace.get("hooks"), "/workspace/hooks", &cx.rel_dir, &mut problems);
     let threshold = doc
         .pointer("/execution/threshold")
         .or_else(|| doc.get("threshold"))
         .and_then(Value::as_f64)
         .unwrap_or(THRESHOLD);
-    let shared_input = match doc.get("input") {
-        Some(input) => messages(input, "/input", &mut problems),
-        None => Vec::new(),
-    };
     let agent = cx.agent.unwrap_or("agent");
+    let suite_metadata = doc.get("metadata").and_then(Value::as_object);
 
-    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false };
+    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false, threshold, test: TestData::default() };
     let (shared_at, shared) = spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
     let shared = shared.as_array();
     let mut tasks = Vec::new();
+    let mut origins = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (i, t) in tests.iter().enumerate() {
-        let at = format!("{tests_at}/{i}");
+    for case in cases {
+        let at = case.at;
+        let t = &with_vars(&case.test);
         let Some(id) = t.get("id").and_then(Value::as_str) else {
             cv.problems.push((format!("{at}/id"), "a test needs `id`".into()));
             continue;
@@ -109,9 +203,32 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         if !seen.insert(id.to_owned()) {
             cv.problems.push((format!("{at}/id"), format!("duplicate id `{id}`")));
         }
+        for key in ["mode", "turns"] {
+            if t.get(key).is_some() {
+                cv.problems.push((
+                    format!("{at}/{key}"),
+                    "multi-turn conversations (`mode: conversation`, `turns`) are not supported".into(),
+                ));
+            }
+        }
+        for key in ["input_files", "depends_on"] {
+            if t.get(key).is_some() {
+                cv.problems.push((format!("{at}/{key}"), format!("`{key}` is not supported")));
+            }
+        }
+        let threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(threshold);
+        cv.threshold = threshold;
         let skip_defaults = t.pointer("/execution/skip_defaults").and_then(Value::as_bool) == Some(true);
         let mut task = json!({"id": task_id(id), "agent": agent});
-        let mut input = if skip_defaults { Vec::new() } else { shared_input.clone() };
+        let vars = case.test.get("vars").and_then(Value::as_object);
+        let shared_raw = match (skip_defaults, doc.get("input")) {
+            (false, Some(i)) => Some(vars.map_or_else(|| i.clone(), |v| interpolate(i, v))),
+            _ => None,
+        };
+        let mut input = match &shared_raw {
+            Some(i) => messages(i, "/input", &mut cv.problems),
+            None => Vec::new(),
+        };
         match t.get("input") {
             Some(i) => input.extend(messages(i, &format!("{at}/input"), &mut cv.problems)),
             None => cv.problems.push((format!("{at}/input"), "a test needs `input`".into())),
@@ -126,10 +243,25 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         }
         let criteria = t.get("criteria").or_else(|| t.get("expected_outcome")).and_then(Value::as_str);
         let expected = t.get("expected_output").map(expected_text);
+        // What AgentV's code graders read of the test (snake_case, as AgentV sends it).
+        let mut agentv_input: Vec<Value> = shared_raw.iter().flat_map(agentv_messages).collect();
+        agentv_input.extend(t.get("input").map(agentv_messages).unwrap_or_default());
+        let metadata = match (suite_metadata, t.get("metadata").and_then(Value::as_object)) {
+            (None, None) => Value::Null,
+            (a, b) => Value::Object(a.into_iter().chain(b).flatten().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        };
+        cv.test = TestData {
+            criteria: criteria.unwrap_or_default().to_owned(),
+            input: snake_case_deep(Value::Array(agentv_input)),
+            expected_output: snake_case_deep(
+                t.get("expected_output").map_or(json!([]), |e| json!(expected_messages(e))),
+            ),
+            metadata: snake_case_deep(metadata),
+        };
         let own = spelled(t, ASSERTIONS);
         let mut grade = match own {
             Some((key, list)) => match list.as_array() {
-                Some(list) => cv.assertions(list, &format!("{at}{key}"), criteria, t),
+                Some(list) => cv.assertions(list, &format!("{at}{key}"), criteria),
                 None => {
                     cv.problems.push((format!("{at}{key}"), "expected a list of assertions".into()));
                     Vec::new()
@@ -144,7 +276,13 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         if own.is_none() && t.get("rubrics").is_none() && !inherits {
             // AgentV's implicit grader: an LLM judges the answer against `criteria`.
             match (criteria, &expected) {
-                (Some(c), _) => grade.push(cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria")),
+                (Some(c), _) => {
+                    let mut judge = cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria");
+                    if let Some(e) = &expected {
+                        judge["reference"] = json!(literal(e));
+                    }
+                    grade.push(judge);
+                }
                 (None, Some(e)) => {
                     cv.judged = true;
                     grade.push(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}));
@@ -156,11 +294,14 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         }
         if let (false, Some(list)) = (skip_defaults, shared) {
             // Per test: an LLM or code grader among them gets this test's `criteria`.
-            grade.extend(cv.assertions(list, shared_at, criteria, t));
+            grade.extend(cv.assertions(list, shared_at, criteria));
         }
         task["grade"] = Value::Array(grade);
-        let test_threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(threshold);
-        task["threshold"] = json!(test_threshold);
+        task["threshold"] = json!(threshold);
+        if let Some((count, min_pass)) = trials {
+            task["repeat"] = json!(count);
+            task["min_pass"] = json!(min_pass);
+        }
         let test_hooks = match t.pointer("/workspace/hooks") {
             Some(h) => Hooks::read(Some(h), &format!("{at}/workspace/hooks"), &cx.rel_dir, &mut cv.problems),
             None => hooks.clone(),
@@ -172,6 +313,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             task["cleanup"] = json!([step]);
         }
         tasks.push(task);
+        origins.push(case.origin);
     }
     if !cv.problems.is_empty() {
         // Suite-level assertions are converted once per test: report each problem once.
@@ -212,10 +354,57 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             suite["judge"] = placeholder_model();
         }
     }
-    let origins =
-        (0..tasks.len()).map(|i| Origin { file: cx.file.to_owned(), at: format!("{}[{i}]", &tests_at[1..]) }).collect();
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
+}
+
+/// `execution.trials` as `(repeat, min_pass)`: AgentV's default strategy `pass_at_k` passes
+/// a test when one of `count` trials passes.
+fn trials(doc: &Value, problems: &mut Problems) -> Option<(u64, u64)> {
+    let trials = doc.pointer("/execution/trials")?;
+    let at = "/execution/trials";
+    let Some(count) = trials.get("count").and_then(Value::as_u64).filter(|c| *c >= 1) else {
+        problems.push((format!("{at}/count"), "`trials.count` must be a whole number of 1 or more".into()));
+        return None;
+    };
+    match trials.get("strategy").and_then(Value::as_str).unwrap_or("pass_at_k") {
+        "pass_at_k" => {}
+        other => {
+            problems.push((
+                format!("{at}/strategy"),
+                format!("trial strategy `{other}` is not supported (pass_at_k is: `repeat` with `min_pass: 1`)"),
+            ));
+            return None;
+        }
+    }
+    for key in ["cost_limit_usd", "costLimitUsd"] {
+        if trials.get(key).is_some() {
+            problems.push((format!("{at}/{key}"), "a trials cost limit is not supported".into()));
+        }
+    }
+    Some((count, 1))
+}
+
+/// AgentV's `input` as the messages a code grader reads (`shorthand-expansion.ts`): a
+/// string is one user message, a message object is itself, an object without `role` is a
+/// user message with that content.
+fn agentv_messages(input: &Value) -> Vec<Value> {
+    match input {
+        Value::String(s) => vec![json!({"role": "user", "content": s})],
+        Value::Array(list) => list.iter().filter(|m| m.get("role").is_some()).cloned().collect(),
+        Value::Object(o) if o.contains_key("role") => vec![input.clone()],
+        other => vec![json!({"role": "user", "content": other})],
+    }
+}
+
+/// AgentV's `expected_output` as messages (`expandExpectedOutputShorthand`).
+fn expected_messages(expected: &Value) -> Vec<Value> {
+    match expected {
+        Value::String(s) => vec![json!({"role": "assistant", "content": s})],
+        Value::Array(list) if list.first().is_some_and(|m| m.get("role").is_some()) => list.clone(),
+        Value::Object(o) if o.contains_key("role") => vec![expected.clone()],
+        other => vec![json!({"role": "assistant", "content": other})],
+    }
 }
 
 /// Where the tests may be, AgentV's current key first; 4.x still reads the deprecated rest.

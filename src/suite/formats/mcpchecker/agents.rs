@@ -22,7 +22,8 @@ pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems
             None
         }
         Some("file") => {
-            let path = dir.join(r.get("path").and_then(Value::as_str).unwrap_or_default());
+            let rel = r.get("path").and_then(Value::as_str).unwrap_or_default();
+            let path = dir.join(rel);
             let file = match crate::yaml::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|t| crate::yaml::from_str::<Value>(&t).map_err(|e| e.to_string()))
@@ -34,7 +35,7 @@ pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems
                     return None;
                 }
             };
-            agent_file(&file, &format!("{}", path.display()), problems)
+            agent_file(&file, rel, problems)
         }
         other => {
             problems.push((format!("{at}/type"), format!("unknown agent type `{}`", other.unwrap_or_default())));
@@ -61,19 +62,20 @@ fn llm(model: Option<&Value>, at: &str, problems: &mut Problems) -> Option<Value
     }
 }
 
-/// A `kind: Agent` file: a built-in LLM agent, or `commands.runPrompt` as a command agent.
-fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Value> {
+/// A `kind: Agent` file (`rel`, as the eval names it): a built-in LLM agent, or
+/// `commands.runPrompt` as a command agent. Problems point into the file itself.
+fn agent_file(file: &Value, rel: &str, problems: &mut Problems) -> Option<Value> {
     if file.get("acp").is_some() {
-        problems.push(("/acp".into(), format!("{shown}: ACP agents are not supported; use `commands`")));
+        problems.push((format!("{rel}#/acp"), "ACP agents are not supported; use `commands`".into()));
         return None;
     }
     if let Some(b) = file.get("builtin") {
         return match b.get("type").and_then(Value::as_str) {
-            Some("llm-agent" | "openai-agent") => llm(b.get("model"), "/builtin/model", problems),
+            Some("llm-agent" | "openai-agent") => llm(b.get("model"), &format!("{rel}#/builtin/model"), problems),
             other => {
                 problems.push((
-                    "/builtin/type".into(),
-                    format!("{shown}: built-in agent `{}` is not supported", other.unwrap_or_default()),
+                    format!("{rel}#/builtin/type"),
+                    format!("built-in agent `{}` is not supported", other.unwrap_or_default()),
                 ));
                 None
             }
@@ -81,7 +83,7 @@ fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Valu
     }
     let commands = &file["commands"];
     let Some(run) = commands.get("runPrompt").and_then(Value::as_str) else {
-        problems.push(("/commands/runPrompt".into(), format!("{shown}: the agent needs `commands.runPrompt`")));
+        problems.push((format!("{rel}#/commands/runPrompt"), "the agent needs `commands.runPrompt`".into()));
         return None;
     };
     // The prompt and the MCP config file reach the script as "$1" and "$2", quoted.
@@ -111,13 +113,13 @@ fn agent_file(file: &Value, shown: &str, problems: &mut Problems) -> Option<Valu
     let script = render(&script, &mut bad);
     if !bad.is_empty() {
         let message = format!(
-            "{shown}: `commands.runPrompt` uses {}; evalgate supplies `.Prompt` and `.McpServerFileArgs` (one MCP config file for all servers)",
+            "`commands.runPrompt` uses {}; evalgate supplies `.Prompt` and `.McpServerFileArgs` (one MCP config file for all servers)",
             bad.iter().map(|b| format!("`{{{{ {b} }}}}`")).collect::<Vec<_>>().join(", ")
         );
-        problems.push(("/commands/runPrompt".into(), message));
+        problems.push((format!("{rel}#/commands/runPrompt"), message));
         return None;
     }
-    Some(json!({"command": ["bash", "-c", literal(&script), "agent", "{prompt}", "{mcp_config}"], "timeout": "10m"}))
+    Some(json!({"command": ["bash", "-c", literal(&script), "agent", "{prompt}", "{mcp_config}"]}))
 }
 
 /// Where a shell command line is, quoting-wise, so a positional argument spliced into it

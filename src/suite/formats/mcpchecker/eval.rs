@@ -23,7 +23,7 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
     let mut suite = json!({"evalgate": 1, "suite": task_id(name)});
 
     let servers = match config.get("mcpConfigFile").and_then(Value::as_str) {
-        Some(file) => mcp_servers(&dir.join(file), &mut problems),
+        Some(file) => mcp_servers(&dir.join(file), file, &mut problems),
         None => Map::new(),
     };
     let server_names: Vec<String> = servers.keys().cloned().collect();
@@ -39,10 +39,17 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                     if let Some(mut a) = agent_ref(r, &dir, "/config/agent", &mut problems) {
                         // Command agents reach the servers through recording proxies too.
                         a["mcp"] = json!(server_names);
+                        // mcpchecker bounds the agent by the task's `limits.timeout`, else
+                        // `defaultTaskLimits.timeout`, else not at all: nothing is invented.
+                        a["timeout"] = config.pointer("/defaultTaskLimits/timeout").cloned().unwrap_or(json!("none"));
                         model_agent = a.get("provider").is_some();
                         suite["agents"] = json!({"agent": a});
                     }
                 }
+                None if config.get("agentFile").is_some() => problems.push((
+                    "/config/agentFile".into(),
+                    "`agentFile` is not read by mcpchecker (an eval needs `config.agent`): write `agent: {type: file, path: …}`".into(),
+                )),
                 None => problems.push(("/config/agent".into(), "an eval needs `config.agent`".into())),
             }
             "agent".to_owned()
@@ -63,6 +70,12 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                 "the judge's `env` form is deprecated and not supported; use `ref: {type: builtin.llm-agent, model: provider:model}`".into(),
             )),
         }
+    }
+    if config.pointer("/defaultTaskLimits/cleanupTimeout").is_some() {
+        problems.push((
+            "/config/defaultTaskLimits/cleanupTimeout".into(),
+            "`cleanupTimeout` (one limit for the whole cleanup phase) is not supported: give the cleanup steps their own `timeout`".into(),
+        ));
     }
     if let Some(t) = config.pointer("/defaultTaskLimits/timeout") {
         suite["defaults"] = json!({"timeout": t});
@@ -130,7 +143,7 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                             commands.extend(needs.commands);
                             index.insert(key, tasks.len());
                             tasks.push(t);
-                            origins.push(Origin { file: file.clone(), at: "metadata.name".into() });
+                            origins.push(Origin { file: file.clone(), at: "metadata.name".into(), line: None });
                             tasks.len() - 1
                         }
                         Err(task_problems) => {

@@ -60,5 +60,5 @@ fn task_file(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         suite["env"] = json!({"required_commands": needs.commands});
     }
     suite["tasks"] = json!([task]);
-    Ok(Converted { suite, origins: vec![Origin { file: cx.file.to_owned(), at: "metadata.name".into() }] })
+    Ok(Converted { suite, origins: vec![Origin { file: cx.file.to_owned(), at: "metadata.name".into(), line: None }] })
 }

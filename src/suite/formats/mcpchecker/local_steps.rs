@@ -90,7 +90,7 @@ impl TaskCx<'_> {
             }
             for stream in ["stdout", "stderr"] {
                 if let Some(check) = expect.get(stream) {
-                    native[stream] = self.text_checks(check, &format!("{at}/expect/{stream}"))?;
+                    native[stream] = self.text_checks(check, &format!("{at}/expect/{stream}"), &[])?;
                 }
             }
             step["expect"] = native;
@@ -99,9 +99,28 @@ impl TaskCx<'_> {
         Some(step)
     }
 
-    /// `{equals|contains|matches}`: equals and contains templated, the regex not.
-    fn text_checks(&mut self, check: &Value, at: &str) -> Option<Value> {
+    /// `{equals|contains|matches}`: equals and contains templated, the regex not. A plain
+    /// string is `equals` (the proposal's own `stdout: "50"`); other keys are errors.
+    fn text_checks(&mut self, check: &Value, at: &str, also: &[&str]) -> Option<Value> {
         let mut out = json!({});
+        match check {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => {
+                out["equals"] = json!(self.template(&scalar(check), at)?);
+                return Some(out);
+            }
+            Value::Object(map) => {
+                for key in map
+                    .keys()
+                    .filter(|k| !["equals", "contains", "matches"].contains(&k.as_str()) && !also.contains(&k.as_str()))
+                {
+                    self.problem(&format!("{at}/{key}"), format!("unknown key `{key}` (equals, contains, matches)"));
+                }
+            }
+            _ => {
+                self.problem(at, "expected a string or `{equals | contains | matches}`");
+                return None;
+            }
+        }
         for key in ["equals", "contains"] {
             if let Some(v) = check.get(key) {
                 out[key] = json!(self.template(&scalar(v), &format!("{at}/{key}"))?);
@@ -131,7 +150,7 @@ impl TaskCx<'_> {
                 self.problem(&format!("{at}/expect/mode"), "checking a file's mode is not supported");
                 return None;
             }
-            let mut native = self.text_checks(expect, &format!("{at}/expect"))?;
+            let mut native = self.text_checks(expect, &format!("{at}/expect"), &["exists"])?;
             if let Some(e) = expect.get("exists") {
                 native["exists"] = e.clone();
             }

@@ -11,7 +11,8 @@ use crate::suite::formats::Problems;
 use crate::suite::formats::native_text::literal;
 
 /// The `mcpServers` of an MCP config file (JSON or YAML) as native `mcp_servers`.
-pub(super) fn mcp_servers(path: &Path, problems: &mut Problems) -> Map<String, Value> {
+/// `rel` is the file as the eval names it: problems in it are reported at its own lines.
+pub(super) fn mcp_servers(path: &Path, rel: &str, problems: &mut Problems) -> Map<String, Value> {
     let at = "/config/mcpConfigFile".to_owned();
     let doc = match crate::yaml::read(path)
         .map_err(|e| e.to_string())
@@ -36,12 +37,12 @@ pub(super) fn mcp_servers(path: &Path, problems: &mut Problems) -> Map<String, V
         if s.get("disabled").and_then(Value::as_bool) == Some(true) {
             continue;
         }
-        let at = format!("{at} {}: mcpServers.{name}", path.display());
+        let at = format!("{rel}#/mcpServers/{}", name.replace('~', "~0").replace('/', "~1"));
         let mut server = json!({});
         if let Some(url) = s.get("url").and_then(Value::as_str) {
             match env_ref(url) {
                 Ok(u) => server["url"] = json!(u),
-                Err(e) => problems.push((at.clone(), e)),
+                Err(e) => problems.push((format!("{at}/url"), e)),
             }
             let mut headers = Map::new();
             for (k, v) in s.get("headers").and_then(Value::as_object).into_iter().flatten() {
@@ -49,7 +50,7 @@ pub(super) fn mcp_servers(path: &Path, problems: &mut Problems) -> Map<String, V
                     Ok(h) => {
                         headers.insert(k.clone(), json!(h));
                     }
-                    Err(e) => problems.push((at.clone(), e)),
+                    Err(e) => problems.push((format!("{at}/headers/{k}"), e)),
                 }
             }
             if !headers.is_empty() {

@@ -153,6 +153,12 @@ pub(super) fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, N
     if let Some(runs) = meta.get("runs").and_then(Value::as_u64).filter(|&r| r > 1) {
         task["repeat"] = json!(runs);
     }
+    if spec.pointer("/limits/cleanupTimeout").is_some() {
+        cx.problem(
+            &format!("{base}/limits/cleanupTimeout"),
+            "`limits.cleanupTimeout` (one limit for the whole cleanup phase) is not supported: give the cleanup steps their own `timeout`",
+        );
+    }
     let timeout = spec.pointer("/limits/timeout").or_else(|| meta.get("timeout"));
     if let Some(t) = timeout.and_then(Value::as_str) {
         task["timeout"] = json!(t);
