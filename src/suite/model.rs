@@ -140,6 +140,8 @@ pub struct LlmAgent {
     pub name: String,
     pub spec: LlmSpec,
     pub max_turns: NonZeroU32,
+    /// With `cache: true`, trials after a task's first are served from the cache too.
+    pub cache_repeats: bool,
     /// MCP servers whose tools the model is offered.
     pub mcp: Vec<String>,
 }

@@ -191,6 +191,9 @@ pub struct RawAgent {
     pub retries: Option<u32>,
     /// Cache responses on disk (judges always do unless --no-cache).
     pub cache: Option<bool>,
+    /// With `cache: true`, serve a repeated task's trials after the first from the cache as
+    /// well (default false: cached repeats are not independent trials).
+    pub cache_repeats: Option<bool>,
 }
 
 crate::llm::spec::llm_fields!(RawAgent);
