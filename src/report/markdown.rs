@@ -271,6 +271,9 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
             escape(&test.headline(&section.statistics)),
             escape(&test.power_line(&section.statistics))
         );
+        if let Some(line) = test.inconclusive_line(&section.statistics) {
+            let _ = writeln!(md, "> ⚠️ {}\n", escape(&line));
+        }
     }
     let _ = writeln!(
         md,

@@ -127,6 +127,11 @@ impl TerminalReporter {
         if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
             lines.push(format!("  {detail}"));
         }
+        if let Some(section) = &results.regression
+            && let Some(line) = section.test.as_ref().and_then(|t| t.inconclusive_line(&section.statistics))
+        {
+            lines.push(format!("  {} {line}", self.style(Style::new().yellow().bold(), "warning:")));
+        }
         for line in lines {
             self.line(line);
         }

@@ -109,6 +109,38 @@ impl PairedTest {
         )
     }
 
+    /// With an `inconclusive` verdict, one plain line saying so, why (too few comparable
+    /// tasks, or a suite whose detectable drop is larger than the margin it must rule out) and
+    /// what to do; `None` for any other verdict.
+    pub fn inconclusive_line(&self, policy: &PairedPolicy) -> Option<String> {
+        if self.verdict != Verdict::Inconclusive {
+            return None;
+        }
+        let rule = policy.rule();
+        let passes =
+            if self.verdict.passes(rule.mode) { "the gate passes with this warning" } else { "the gate fails" };
+        if self.pairs < rule.min_tasks {
+            return Some(format!(
+                "inconclusive: only {} comparable task(s), fewer than min_tasks {}, so no statistical verdict; {passes}. \
+                 Add tasks (or compare against a baseline with the same tasks) to get one.",
+                self.pairs, rule.min_tasks
+            ));
+        }
+        let interval = format!("the interval {} to {} points", points(self.ci_low), points(self.ci_high));
+        let why = match self.mde {
+            Some(mde) if mde > rule.margin + 1e-9 => format!(
+                "this suite can only detect drops of {} points, more than the margin of {} points, so {interval} cannot rule out a drop beyond the margin",
+                magnitude(mde),
+                magnitude(rule.margin)
+            ),
+            _ => format!("{interval} reaches below −{} points (the margin)", magnitude(rule.margin)),
+        };
+        Some(format!(
+            "inconclusive: {why}; {passes}. Add tasks or trials per task (`repeat`), \
+             or run `evalgate calibrate` to see how many are needed (docs/statistics.md)."
+        ))
+    }
+
     /// What the suite can see: "this suite can detect drops of 16 points or more", with a
     /// warning when `min_effect` is below that (the gate cannot see what it claims to guard).
     pub fn power_line(&self, policy: &PairedPolicy) -> String {

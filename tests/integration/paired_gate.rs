@@ -153,14 +153,42 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
     );
     // Below min_tasks the wave-1 default stands: no task may newly fail.
     assert!(check(&results, "new failures vs baseline").is_some());
+    // Said in one plain line, with the reason and what to do, in the terminal and the Markdown.
+    let line = "inconclusive: only 5 comparable task(s), fewer than min_tasks 10, so no statistical verdict; the gate passes with this warning. Add tasks (or compare against a baseline with the same tasks) to get one.";
+    assert!(run.stderr.contains(&format!("warning: {line}")), "{}", run.stderr);
+    assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {line}")));
     // The command line overrides the suite: release needs evidence.
     let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
     run.expect_code(1);
+    assert!(
+        run.stderr.contains("fewer than min_tasks 10, so no statistical verdict; the gate fails."),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["paired test vs baseline"]));
     // And `min_tasks` from the suite lowers the bar.
     let run = candidate(5, &[], &ids(5), &[], ", min_tasks: 5", &[]);
     run.expect_code(0);
     assert_eq!(run.results()["regression"]["test"]["verdict"], "no_regression");
+}
+
+#[test]
+fn release_names_a_suite_too_small_to_rule_out_the_margin() {
+    // 20 tasks, one worse and one better: nothing moved, but 20 tasks cannot show "at most 5
+    // points worse".
+    let run = candidate(20, &failing([0]), &ids(20), &failing([1]), ", mode: release", &[]);
+    run.expect_code(1);
+    let test = &run.results()["regression"]["test"];
+    assert_eq!(test["verdict"], "inconclusive");
+    assert!(test["mde"].as_f64().unwrap() > 0.05, "{test}");
+    let warning = run.stderr.lines().find(|l| l.contains("warning: inconclusive")).unwrap_or_default();
+    assert!(
+        warning.contains("points, more than the margin of 5.0 points, so the interval ")
+            && warning.ends_with("cannot rule out a drop beyond the margin; the gate fails. Add tasks or trials per task (`repeat`), or run `evalgate calibrate` to see how many are needed (docs/statistics.md)."),
+        "{}",
+        run.stderr
+    );
+    assert!(run.read("evalgate-out/summary.md").contains("> ⚠️ inconclusive: this suite can only detect drops of"));
 }
 
 #[test]
