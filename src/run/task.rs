@@ -96,8 +96,9 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         repeat: trials.len() as u32,
         min_pass: min_pass as u32,
         flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
-        pass_at_k: repeated.then_some(if passed > 0 { 1.0 } else { 0.0 }),
-        pass_hat_k: repeated.then_some(if passed == trials.len() { 1.0 } else { 0.0 }),
+        // k = every trial: the unbiased estimators then reduce to "some" and "every" trial.
+        pass_at_k: repeated.then(|| crate::stats::pass_at_k(trials.len() as u64, passed as u64, trials.len() as u64)),
+        pass_hat_k: repeated.then(|| crate::stats::pass_hat_k(trials.len() as u64, passed as u64, trials.len() as u64)),
         trials,
         ..skipped(suite, task, "")
     }
