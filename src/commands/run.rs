@@ -452,6 +452,7 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         deselected: Vec::new(),
         comparison: None,
         test: None,
+        flags: None,
         warning: None,
     };
     let baseline = match Baseline::load(&path) {

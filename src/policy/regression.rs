@@ -76,8 +76,17 @@ impl<'de> Deserialize<'de> for RegressionPolicy {
                 f.write_str("a regression policy")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                const OWN: [&str; 8] =
-                    ["baseline", "required", "test", "alpha", "min_effect", "mode", "margin", "min_tasks"];
+                const OWN: [&str; 9] = [
+                    "baseline",
+                    "required",
+                    "test",
+                    "alpha",
+                    "min_effect",
+                    "mode",
+                    "margin",
+                    "min_tasks",
+                    "gate_on_suspect",
+                ];
                 let (mut baseline, mut required, mut paired) = (None, false, PairedPolicy::default());
                 let budget = extend(map, &OWN, |key, map| {
                     match key {

@@ -275,6 +275,15 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
             let _ = writeln!(md, "> ⚠️ {}\n", escape(&line));
         }
     }
+    if let Some(flags) = &section.flags {
+        if !flags.golden_dropped.is_empty() {
+            let ids: Vec<String> = flags.golden_dropped.iter().map(|id| format!("`{}`", code(id))).collect();
+            let _ = writeln!(md, "❌ **Golden task(s) no longer always passing:** {}\n", ids.join(", "));
+        }
+        if let Some(line) = flags.suspect_line() {
+            let _ = writeln!(md, "**Suspect:** {}\n", escape(&line));
+        }
+    }
     let _ = writeln!(
         md,
         "Baseline `{}`: score {:.2} → {:.2} (**{:+.2}**)",

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Results, Status};
-use super::regression::{Baseline, TrialCount};
+use super::model::{Results, Status, TaskResult};
+use super::regression::{Baseline, BaselineTask, TrialCount};
 use super::summary::openwop_task_id;
 use super::verdict::GateCheck;
 use crate::policy::PairedPolicy;
@@ -40,30 +40,56 @@ pub struct PairedTest {
     pub not_comparable: Vec<String>,
 }
 
-impl PairedTest {
-    /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
-    /// `deselected` are the suite's tasks the run left out on purpose.
-    pub fn new(baseline: &Baseline, head: &Results, deselected: &[String], policy: &PairedPolicy) -> PairedTest {
-        let key = |id: &str| if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() };
-        let (mut pairs, mut added, mut not_comparable) = (Vec::new(), Vec::new(), Vec::new());
+/// The tasks of a run matched with a baseline's: by id, then by definition.
+pub struct Pairing<'a> {
+    /// Comparable: the candidate's task and the baseline's.
+    pub pairs: Vec<(&'a TaskResult, &'a BaselineTask)>,
+    pub added: Vec<String>,
+    pub not_comparable: Vec<String>,
+}
+
+impl<'a> Pairing<'a> {
+    pub fn new(baseline: &'a Baseline, head: &'a Results) -> Self {
+        let mut pairing = Pairing { pairs: Vec::new(), added: Vec::new(), not_comparable: Vec::new() };
         for task in head.tasks.iter().filter(|t| t.status != Status::Skipped) {
-            let Some(base) = baseline.tasks.get(&key(&task.id)) else {
-                added.push(task.id.clone());
+            let Some(base) = baseline.tasks.get(&baseline_key(baseline, &task.id)) else {
+                pairing.added.push(task.id.clone());
                 continue;
             };
             if let (Some(was), Some(now)) = (&base.definition, &task.definition)
                 && was != now
             {
-                not_comparable.push(task.id.clone());
+                pairing.not_comparable.push(task.id.clone());
                 continue;
             }
-            let now = TrialCount::of(task);
-            pairs.push(PairedRates {
-                baseline: base.trials.rate(),
-                candidate: now.rate(),
-                single: base.trials.ran == 1 && now.ran == 1,
-            });
+            pairing.pairs.push((task, base));
         }
+        pairing
+    }
+}
+
+/// A task id as the baseline spells it.
+fn baseline_key(baseline: &Baseline, id: &str) -> String {
+    if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() }
+}
+
+impl PairedTest {
+    /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
+    /// `deselected` are the suite's tasks the run left out on purpose.
+    pub fn new(baseline: &Baseline, head: &Results, deselected: &[String], policy: &PairedPolicy) -> PairedTest {
+        let key = |id: &str| baseline_key(baseline, id);
+        let Pairing { pairs: matched, added, not_comparable } = Pairing::new(baseline, head);
+        let pairs: Vec<PairedRates> = matched
+            .iter()
+            .map(|(task, base)| {
+                let now = TrialCount::of(task);
+                PairedRates {
+                    baseline: base.trials.rate(),
+                    candidate: now.rate(),
+                    single: base.trials.ran == 1 && now.ran == 1,
+                }
+            })
+            .collect();
         // A run accounts for the tasks it holds and those it left out on purpose.
         let present: BTreeSet<String> =
             head.tasks.iter().map(|t| t.id.as_str()).chain(deselected.iter().map(String::as_str)).map(key).collect();
@@ -194,10 +220,10 @@ fn points(x: f64) -> String {
     }
 }
 
-fn p_value(p: f64) -> String {
+pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
 }
 
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1e9).round() / 1e9
 }

@@ -128,6 +128,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,
+        golden: task.golden,
         trials: Vec::new(),
     }
 }

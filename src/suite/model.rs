@@ -210,6 +210,8 @@ pub struct Task {
     pub repeat: NonZeroU32,
     /// `None`: every trial must pass.
     pub min_pass: Option<NonZeroU32>,
+    /// Against a baseline: any drop from "every trial passed" fails the gate.
+    pub golden: bool,
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,

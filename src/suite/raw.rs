@@ -315,6 +315,10 @@ pub struct RawTask {
     pub repeat: Option<NonZeroU32>,
     /// Trials that must pass (default: all).
     pub min_pass: Option<NonZeroU32>,
+    /// Against a baseline: when every trial passed there and not every trial passes now, the
+    /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
+    #[serde(default)]
+    pub golden: bool,
     /// The task as written (JSON), for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]

@@ -379,6 +379,7 @@ fn validate_task(
         level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
+        golden: raw.golden,
         source: raw.source,
     })
 }
