@@ -18,7 +18,7 @@ pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
     let comparison = baseline.map(|b| Comparison::new(b, results));
     let (test, flags) = match (baseline, &results.regression) {
         (Some(b), Some(section)) if section.statistics.test() == RegressionTest::Paired => (
-            Some(PairedTest::new(b, results, &section.deselected, &section.statistics)),
+            Some(PairedTest::new(b, results, &section.deselected, &section.statistics, section.noise)),
             Some(TaskFlags::new(b, results, &section.statistics)),
         ),
         _ => (None, None),

@@ -81,6 +81,9 @@ pub struct RegressionSection {
     /// The paired test against the baseline (`statistics.test: paired`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<PairedTest>,
+    /// The expected discordance from a calibration file (`regression.noise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<f64>,
     /// Per-task flags beside the paired test: suspect tasks and golden tasks that dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<TaskFlags>,

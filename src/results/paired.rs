@@ -76,7 +76,15 @@ fn baseline_key(baseline: &Baseline, id: &str) -> String {
 impl PairedTest {
     /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
     /// `deselected` are the suite's tasks the run left out on purpose.
-    pub fn new(baseline: &Baseline, head: &Results, deselected: &[String], policy: &PairedPolicy) -> PairedTest {
+    /// `noise`: the discordance an A/A calibration measured; the power line uses it when it is
+    /// larger than this comparison's.
+    pub fn new(
+        baseline: &Baseline,
+        head: &Results,
+        deselected: &[String],
+        policy: &PairedPolicy,
+        noise: Option<f64>,
+    ) -> PairedTest {
         let key = |id: &str| baseline_key(baseline, id);
         let Pairing { pairs: matched, added, not_comparable } = Pairing::new(baseline, head);
         let pairs: Vec<PairedRates> = matched
@@ -95,7 +103,14 @@ impl PairedTest {
             head.tasks.iter().map(|t| t.id.as_str()).chain(deselected.iter().map(String::as_str)).map(key).collect();
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         let alpha = policy.alpha();
-        let e = stats::estimate(&pairs, alpha);
+        let mut e = stats::estimate(&pairs, alpha);
+        if let Some(noise) = noise {
+            let observed =
+                pairs.iter().map(|p| (p.candidate - p.baseline).powi(2)).sum::<f64>() / pairs.len().max(1) as f64;
+            if noise > observed && !pairs.is_empty() {
+                e.mde = stats::min_detectable_drop(pairs.len(), noise, alpha);
+            }
+        }
         let rule = policy.rule();
         PairedTest {
             method: e.method,

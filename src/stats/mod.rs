@@ -20,6 +20,6 @@ pub use fisher::{fisher_worse, holm};
 pub use interval::tango;
 pub use paired::{Estimate, Method, PairedRates, estimate};
 pub use passk::{pass_at_k, pass_hat_k};
-pub use power::{POWER, min_detectable_drop};
+pub use power::{POWER, min_detectable_drop, repeat_to_detect, tasks_to_detect};
 pub use special::{ln_gamma, normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use verdict::{Mode, Rule, Verdict, decide};

@@ -228,6 +228,8 @@ pub struct RegressionConfig {
     pub required: bool,
     pub budget: RegressionBudget,
     pub paired: crate::policy::PairedPolicy,
+    /// `noise`: a calibration file, resolved against the suite's directory.
+    pub noise: Option<PathBuf>,
 }
 
 /// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).

@@ -87,6 +87,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         required: r.required,
         budget: r.budget,
         paired: r.paired,
+        noise: r.noise.as_deref().map(|n| cx.resolve_path(n)),
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.

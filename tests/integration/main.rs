@@ -6,6 +6,7 @@ mod env_and_vars;
 mod adversarial;
 mod agentv;
 mod architecture;
+mod calibrate;
 mod containment;
 mod formats;
 mod gate;
