@@ -23,6 +23,9 @@ pub struct Cli {
 pub enum Command {
     /// Run suites, write reports and gate on the results.
     Run(RunArgs),
+    /// Run a suite several times on the same code (an A/A test): how noisy it is, what it can
+    /// detect, and the `repeat` or task count that would detect `--detect`.
+    Calibrate(CalibrateArgs),
     /// Validate suites and run preflight; runs no task.
     Check(SelectArgs),
     /// Print the tasks that would run, after filters.
@@ -191,6 +194,21 @@ pub struct SelectArgs {
     /// Print more (grader reasons for every task).
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Runs of the suite (at least 2); each run's reports go to OUT/run-N/.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..))]
+    pub runs: u32,
+    /// The drop in pass rate the recommendation aims to detect.
+    #[arg(long, value_name = "X", default_value = "0.05")]
+    pub detect: crate::values::Rate,
+    /// Where the figures are written (default OUT/calibration.json).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

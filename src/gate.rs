@@ -7,7 +7,9 @@ use crate::policy::{RegressionTest, Thresholds, UnknownCost};
 use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
 use crate::results::scorecard::{checks, scorecard};
-use crate::results::{GateCheck, GateVerdict, NotRun, RegressionSection, Results, RunOutcome, Status, Totals, totals};
+use crate::results::{
+    GateCheck, GateVerdict, NotRun, RegressionSection, Results, RunOutcome, Status, TaskFlags, Totals, totals,
+};
 use crate::values::{NonNegative, Rate};
 
 /// Recomputes `totals`, the regression comparison and paired test (against `baseline`, when
@@ -15,15 +17,17 @@ use crate::values::{NonNegative, Rate};
 pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
     results.totals = totals(&results.tasks);
     let comparison = baseline.map(|b| Comparison::new(b, results));
-    let test = match (baseline, &results.regression) {
-        (Some(b), Some(section)) if section.statistics.test() == RegressionTest::Paired => {
-            Some(PairedTest::new(b, results, &section.deselected, &section.statistics))
-        }
-        _ => None,
+    let (test, flags) = match (baseline, &results.regression) {
+        (Some(b), Some(section)) if section.statistics.test() == RegressionTest::Paired => (
+            Some(PairedTest::new(b, results, &section.deselected, &section.statistics, section.noise)),
+            Some(TaskFlags::new(b, results, &section.statistics)),
+        ),
+        _ => (None, None),
     };
     if let Some(section) = results.regression.as_mut() {
         section.comparison = comparison;
         section.test = test;
+        section.flags = flags;
     }
     regate(results);
 }
@@ -39,6 +43,9 @@ pub fn regression_checks(section: &RegressionSection) -> Vec<GateCheck> {
     let budget = if decided { section.budget } else { section.budget.or_default_budget() };
     if let Some(test) = &section.test {
         checks.extend(test.checks(&section.statistics));
+    }
+    if let Some(flags) = &section.flags {
+        checks.extend(flags.checks(&section.statistics));
     }
     checks.extend(cmp.checks(&budget));
     checks

@@ -41,7 +41,9 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     section.statistics = section.statistics.overridden_by(args.paired);
     section.comparison = Some(Comparison::new(&base, &head));
     section.test = (section.statistics.test() == RegressionTest::Paired)
-        .then(|| PairedTest::new(&base, &head, &section.deselected, &section.statistics));
+        .then(|| PairedTest::new(&base, &head, &section.deselected, &section.statistics, section.noise));
+    section.flags = (section.statistics.test() == RegressionTest::Paired)
+        .then(|| crate::results::TaskFlags::new(&base, &head, &section.statistics));
     let checks = regression_checks(&section);
     let passed = checks.iter().all(|c| c.passed);
     let text = markdown::comparison_report(&head.suite.id, &section, &checks);

@@ -1,6 +1,7 @@
 //! One file per subcommand; `main` parses the command line and dispatches.
 
 pub mod baseline;
+pub mod calibrate;
 pub mod check;
 pub mod comment;
 pub mod compare;
@@ -36,6 +37,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::List(select) => list::list(&select),
         Command::Check(select) => check::check(&select),
         Command::Run(args) => run::run(&args),
+        Command::Calibrate(args) => calibrate::calibrate(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Report(args) => report::report(&args),

@@ -488,6 +488,15 @@ fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Erro
         deselected: Vec::new(),
         comparison: None,
         test: None,
+        flags: None,
+        noise: match config.and_then(|c| c.noise.as_deref()) {
+            Some(file) => Some(
+                crate::commands::calibrate::Calibration::read(file)
+                    .map_err(|e| Error::Usage(format!("regression.noise: {e}")))?
+                    .discordance,
+            ),
+            None => None,
+        },
         warning: None,
     };
     if let Some(reason) = unavailable {

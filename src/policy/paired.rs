@@ -47,6 +47,11 @@ pub struct PairedPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(long, value_name = "N")]
     pub min_tasks: Option<u32>,
+    /// Suspect tasks (Fisher's exact test per task, Holm-corrected) fail the gate (default
+    /// false: they are listed, not gated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "BOOL")]
+    pub gate_on_suspect: Option<bool>,
 }
 
 impl PairedPolicy {
@@ -56,6 +61,10 @@ impl PairedPolicy {
 
     pub fn alpha(&self) -> f64 {
         self.alpha.map_or(0.05, Significance::get)
+    }
+
+    pub fn gate_on_suspect(&self) -> bool {
+        self.gate_on_suspect.unwrap_or(false)
     }
 
     pub fn rule(&self) -> Rule {
@@ -76,6 +85,7 @@ impl PairedPolicy {
             mode: other.mode.or(self.mode),
             margin: other.margin.or(self.margin),
             min_tasks: other.min_tasks.or(self.min_tasks),
+            gate_on_suspect: other.gate_on_suspect.or(self.gate_on_suspect),
         }
     }
 
@@ -87,6 +97,7 @@ impl PairedPolicy {
             "min_effect" => self.min_effect = map.next_value()?,
             "mode" => self.mode = map.next_value()?,
             "margin" => self.margin = map.next_value()?,
+            "gate_on_suspect" => self.gate_on_suspect = map.next_value()?,
             _ => self.min_tasks = map.next_value()?,
         }
         Ok(())

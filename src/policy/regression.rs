@@ -67,6 +67,8 @@ pub struct RegressionPolicy {
     pub budget: RegressionBudget,
     /// The paired test's settings.
     pub paired: PairedPolicy,
+    /// A calibration file (`evalgate calibrate`): its discordance is the expected noise.
+    pub noise: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RegressionPolicy {
@@ -78,7 +80,7 @@ impl<'de> Deserialize<'de> for RegressionPolicy {
                 f.write_str("a regression policy")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                const OWN: [&str; 9] = [
+                const OWN: [&str; 11] = [
                     "baseline",
                     "required",
                     "max_baseline_age",
@@ -88,19 +90,23 @@ impl<'de> Deserialize<'de> for RegressionPolicy {
                     "mode",
                     "margin",
                     "min_tasks",
+                    "gate_on_suspect",
+                    "noise",
                 ];
                 let (mut baseline, mut required, mut paired) = (None, false, PairedPolicy::default());
                 let mut max_baseline_age = None;
+                let mut noise = None;
                 let budget = extend(map, &OWN, |key, map| {
                     match key {
                         "baseline" => baseline = map.next_value()?,
                         "required" => required = map.next_value()?,
                         "max_baseline_age" => max_baseline_age = Some(map.next_value()?),
+                        "noise" => noise = map.next_value()?,
                         _ => paired.take(key, map)?,
                     }
                     Ok(())
                 })?;
-                Ok(RegressionPolicy { baseline, required, max_baseline_age, budget, paired })
+                Ok(RegressionPolicy { baseline, required, max_baseline_age, budget, paired, noise })
             }
         }
         deserializer.deserialize_map(Visitor)
@@ -127,6 +133,10 @@ impl JsonSchema for RegressionPolicy {
                 "description": "Fail the gate when the baseline file is missing (default: warn and skip).",
                 "type": "boolean",
                 "default": false,
+            },
+            "noise": {
+                "description": "A calibration file written by `evalgate calibrate` (relative to the suite): its A/A discordance is the expected noise, and the power line never claims more than it allows.",
+                "type": ["string", "null"],
             },
         });
         if let (Some(own), Some(keys)) = (own.as_object_mut(), paired.get("properties").and_then(|p| p.as_object())) {

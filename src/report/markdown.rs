@@ -306,6 +306,18 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
             escape(&test.headline(&section.statistics)),
             escape(&test.power_line(&section.statistics))
         );
+        if let Some(line) = test.inconclusive_line(&section.statistics) {
+            let _ = writeln!(md, "> ⚠️ {}\n", escape(&line));
+        }
+    }
+    if let Some(flags) = &section.flags {
+        if !flags.golden_dropped.is_empty() {
+            let ids: Vec<String> = flags.golden_dropped.iter().map(|id| format!("`{}`", code(id))).collect();
+            let _ = writeln!(md, "❌ **Golden task(s) no longer always passing:** {}\n", ids.join(", "));
+        }
+        if let Some(line) = flags.suspect_line() {
+            let _ = writeln!(md, "**Suspect:** {}\n", escape(&line));
+        }
     }
     // A fetched baseline says where it came from: the commit and its age.
     let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::regression::GITHUB_BASE));

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::reporter::Reporter;
 use super::writer::WriteError;
 use crate::excerpt::excerpt;
-use crate::results::{Results, RunOutcome, Status, TaskResult};
+use crate::results::{Results, RunOutcome, Status, TaskFlags, TaskResult};
 use crate::run::events::RunEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,14 @@ impl TerminalReporter {
         ));
         if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
             lines.push(format!("  {detail}"));
+        }
+        if let Some(section) = &results.regression {
+            if let Some(line) = section.test.as_ref().and_then(|t| t.inconclusive_line(&section.statistics)) {
+                lines.push(format!("  {} {line}", self.style(Style::new().yellow().bold(), "warning:")));
+            }
+            if let Some(line) = section.flags.as_ref().and_then(TaskFlags::suspect_line) {
+                lines.push(format!("  {} {line}", self.style(Style::new().yellow().bold(), "suspect:")));
+            }
         }
         for line in lines {
             self.line(line);

@@ -1,5 +1,6 @@
 //! Results of a run: the model written to `results.json`, aggregates, the OpenWOP summary.
 
+mod flags;
 mod model;
 pub mod paired;
 pub mod regression;
@@ -11,6 +12,7 @@ mod totals;
 pub mod validate;
 mod verdict;
 
+pub use flags::{SuspectTask, TaskFlags};
 pub use model::*;
 pub use totals::{percentile, totals};
 pub use verdict::{GateCheck, GateVerdict, RunOutcome};

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::flags::TaskFlags;
 use super::paired::PairedTest;
 use super::regression::Comparison;
 use super::verdict::GateVerdict;
@@ -83,6 +84,12 @@ pub struct RegressionSection {
     /// The paired test against the baseline (`statistics.test: paired`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<PairedTest>,
+    /// The expected discordance from a calibration file (`regression.noise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<f64>,
+    /// Per-task flags beside the paired test: suspect tasks and golden tasks that dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<TaskFlags>,
     /// Why the regression gate was skipped (a missing baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
@@ -202,6 +209,9 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub pass_hat_k: Option<f64>,
+    /// `golden: true`: against a baseline where every trial passed, every trial must pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub golden: bool,
     pub trials: Vec<TrialResult>,
 }
 

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Results, Status};
-use super::regression::{Baseline, TrialCount};
+use super::model::{Results, Status, TaskResult};
+use super::regression::{Baseline, BaselineTask, TrialCount};
 use super::summary::openwop_task_id;
 use super::verdict::GateCheck;
 use crate::policy::PairedPolicy;
@@ -40,36 +40,77 @@ pub struct PairedTest {
     pub not_comparable: Vec<String>,
 }
 
-impl PairedTest {
-    /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
-    /// `deselected` are the suite's tasks the run left out on purpose.
-    pub fn new(baseline: &Baseline, head: &Results, deselected: &[String], policy: &PairedPolicy) -> PairedTest {
-        let key = |id: &str| if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() };
-        let (mut pairs, mut added, mut not_comparable) = (Vec::new(), Vec::new(), Vec::new());
+/// The tasks of a run matched with a baseline's: by id, then by definition.
+pub struct Pairing<'a> {
+    /// Comparable: the candidate's task and the baseline's.
+    pub pairs: Vec<(&'a TaskResult, &'a BaselineTask)>,
+    pub added: Vec<String>,
+    pub not_comparable: Vec<String>,
+}
+
+impl<'a> Pairing<'a> {
+    pub fn new(baseline: &'a Baseline, head: &'a Results) -> Self {
+        let mut pairing = Pairing { pairs: Vec::new(), added: Vec::new(), not_comparable: Vec::new() };
         for task in head.tasks.iter().filter(|t| t.status != Status::Skipped) {
-            let Some(base) = baseline.tasks.get(&key(&task.id)) else {
-                added.push(task.id.clone());
+            let Some(base) = baseline.tasks.get(&baseline_key(baseline, &task.id)) else {
+                pairing.added.push(task.id.clone());
                 continue;
             };
             if let (Some(was), Some(now)) = (&base.definition, &task.definition)
                 && was != now
             {
-                not_comparable.push(task.id.clone());
+                pairing.not_comparable.push(task.id.clone());
                 continue;
             }
-            let now = TrialCount::of(task);
-            pairs.push(PairedRates {
-                baseline: base.trials.rate(),
-                candidate: now.rate(),
-                single: base.trials.ran == 1 && now.ran == 1,
-            });
+            pairing.pairs.push((task, base));
         }
+        pairing
+    }
+}
+
+/// A task id as the baseline spells it.
+fn baseline_key(baseline: &Baseline, id: &str) -> String {
+    if baseline.openwop_ids { openwop_task_id(id) } else { id.to_owned() }
+}
+
+impl PairedTest {
+    /// Pairs the tasks of `head` with `baseline`'s (by id, then by definition) and tests them.
+    /// `deselected` are the suite's tasks the run left out on purpose.
+    /// `noise`: the discordance an A/A calibration measured; the power line uses it when it is
+    /// larger than this comparison's.
+    pub fn new(
+        baseline: &Baseline,
+        head: &Results,
+        deselected: &[String],
+        policy: &PairedPolicy,
+        noise: Option<f64>,
+    ) -> PairedTest {
+        let key = |id: &str| baseline_key(baseline, id);
+        let Pairing { pairs: matched, added, not_comparable } = Pairing::new(baseline, head);
+        let pairs: Vec<PairedRates> = matched
+            .iter()
+            .map(|(task, base)| {
+                let now = TrialCount::of(task);
+                PairedRates {
+                    baseline: base.trials.rate(),
+                    candidate: now.rate(),
+                    single: base.trials.ran == 1 && now.ran == 1,
+                }
+            })
+            .collect();
         // A run accounts for the tasks it holds and those it left out on purpose.
         let present: BTreeSet<String> =
             head.tasks.iter().map(|t| t.id.as_str()).chain(deselected.iter().map(String::as_str)).map(key).collect();
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         let alpha = policy.alpha();
-        let e = stats::estimate(&pairs, alpha);
+        let mut e = stats::estimate(&pairs, alpha);
+        if let Some(noise) = noise {
+            let observed =
+                pairs.iter().map(|p| (p.candidate - p.baseline).powi(2)).sum::<f64>() / pairs.len().max(1) as f64;
+            if noise > observed && !pairs.is_empty() {
+                e.mde = stats::min_detectable_drop(pairs.len(), noise, alpha);
+            }
+        }
         let rule = policy.rule();
         PairedTest {
             method: e.method,
@@ -107,6 +148,38 @@ impl PairedTest {
             p_value(self.p_value),
             self.verdict.label()
         )
+    }
+
+    /// With an `inconclusive` verdict, one plain line saying so, why (too few comparable
+    /// tasks, or a suite whose detectable drop is larger than the margin it must rule out) and
+    /// what to do; `None` for any other verdict.
+    pub fn inconclusive_line(&self, policy: &PairedPolicy) -> Option<String> {
+        if self.verdict != Verdict::Inconclusive {
+            return None;
+        }
+        let rule = policy.rule();
+        let passes =
+            if self.verdict.passes(rule.mode) { "the gate passes with this warning" } else { "the gate fails" };
+        if self.pairs < rule.min_tasks {
+            return Some(format!(
+                "inconclusive: only {} comparable task(s), fewer than min_tasks {}, so no statistical verdict; {passes}. \
+                 Add tasks (or compare against a baseline with the same tasks) to get one.",
+                self.pairs, rule.min_tasks
+            ));
+        }
+        let interval = format!("the interval {} to {} points", points(self.ci_low), points(self.ci_high));
+        let why = match self.mde {
+            Some(mde) if mde > rule.margin + 1e-9 => format!(
+                "this suite can only detect drops of {} points, more than the margin of {} points, so {interval} cannot rule out a drop beyond the margin",
+                magnitude(mde),
+                magnitude(rule.margin)
+            ),
+            _ => format!("{interval} reaches below −{} points (the margin)", magnitude(rule.margin)),
+        };
+        Some(format!(
+            "inconclusive: {why}; {passes}. Add tasks or trials per task (`repeat`), \
+             or run `evalgate calibrate` to see how many are needed (docs/statistics.md)."
+        ))
     }
 
     /// What the suite can see: "this suite can detect drops of 16 points or more", with a
@@ -162,10 +235,10 @@ fn points(x: f64) -> String {
     }
 }
 
-fn p_value(p: f64) -> String {
+pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
 }
 
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1e9).round() / 1e9
 }

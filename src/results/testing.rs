@@ -26,6 +26,7 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,
+        golden: false,
         trials: Vec::new(),
     }
 }

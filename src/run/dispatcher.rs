@@ -35,13 +35,15 @@ pub struct Services {
 /// one is `RunContext`; tests script one.
 #[async_trait::async_trait]
 pub trait Attempt: Send + Sync {
-    async fn attempt(&self, task_index: usize, cancel: &CancellationToken) -> TrialResult;
+    /// `trial` counts from 0: trials after the first do not read the response cache (unless
+    /// the agent says `cache_repeats: true`).
+    async fn attempt(&self, task_index: usize, trial: u32, cancel: &CancellationToken) -> TrialResult;
 }
 
 #[async_trait::async_trait]
 impl Attempt for RunContext {
-    async fn attempt(&self, task_index: usize, cancel: &CancellationToken) -> TrialResult {
-        run_attempt(self, &self.suite.tasks[task_index], cancel).await
+    async fn attempt(&self, task_index: usize, trial: u32, cancel: &CancellationToken) -> TrialResult {
+        run_attempt(self, &self.suite.tasks[task_index], trial, cancel).await
     }
 }
 
@@ -277,7 +279,7 @@ impl<'a> Dispatcher<'a> {
             (ctx.clone(), tx.clone(), self.stop.cancel.clone(), self.plan.tasks[index].index);
         running
             .spawn(async move {
-                let result = ctx.attempt(task_index, &cancel).await;
+                let result = ctx.attempt(task_index, trial, &cancel).await;
                 let _ = tx.send(Attempted { index, trial, result });
             })
             .id()

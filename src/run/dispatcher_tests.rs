@@ -29,7 +29,7 @@ struct Scripted {
 
 #[async_trait::async_trait]
 impl Attempt for Scripted {
-    async fn attempt(&self, task_index: usize, cancel: &CancellationToken) -> TrialResult {
+    async fn attempt(&self, task_index: usize, _trial: u32, cancel: &CancellationToken) -> TrialResult {
         let n = {
             let mut calls = self.calls.lock().unwrap();
             calls[task_index] += 1;

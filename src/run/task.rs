@@ -96,8 +96,9 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         repeat: trials.len() as u32,
         min_pass: min_pass as u32,
         flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
-        pass_at_k: repeated.then_some(if passed > 0 { 1.0 } else { 0.0 }),
-        pass_hat_k: repeated.then_some(if passed == trials.len() { 1.0 } else { 0.0 }),
+        // k = every trial: the unbiased estimators then reduce to "some" and "every" trial.
+        pass_at_k: repeated.then(|| crate::stats::pass_at_k(trials.len() as u64, passed as u64, trials.len() as u64)),
+        pass_hat_k: repeated.then(|| crate::stats::pass_hat_k(trials.len() as u64, passed as u64, trials.len() as u64)),
         trials,
         ..skipped(suite, task, "")
     }
@@ -127,6 +128,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,
+        golden: task.golden,
         trials: Vec::new(),
     }
 }
@@ -150,21 +152,21 @@ pub fn display_path(path: &Path) -> String {
 
 /// One attempt of a trial: setup, agent, graders, then cleanup (always). The dispatcher
 /// decides whether an attempt that ended in an infrastructure error is run again.
-pub async fn run_attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
+pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &CancellationToken) -> TrialResult {
     // The processes of the attempt are the trial's: what they leave behind is killed at its end.
-    let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, cancel)).await;
+    let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, trial, cancel)).await;
     trial.notes = notes;
     trial
 }
 
-async fn attempt(ctx: &RunContext, task: &Task, cancel: &CancellationToken) -> TrialResult {
+async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     bindings.servers = Some(crate::template::ServersRef(ctx.servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = empty_trial();
 
     let interrupted = {
-        let body = run_body(ctx, task, &mut bindings, &mut trial);
+        let body = run_body(ctx, task, trial_index, &mut bindings, &mut trial);
         tokio::select! {
             () = body => false,
             () = cancel.cancelled() => true,
@@ -205,7 +207,7 @@ fn empty_trial() -> TrialResult {
 }
 
 /// Setup, agent and graders; writes into `trial` as it goes so an interrupt keeps what happened.
-async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial: &mut TrialResult) {
+async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mut Bindings, trial: &mut TrialResult) {
     let suite = &ctx.suite;
     if let Err(reason) = run_sequence(&task.setup, &suite.dir, Phase::Setup, bindings, &mut trial.steps).await {
         trial.reason = Some(reason);
@@ -223,7 +225,9 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
             CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &ctx.servers }.run(bindings, task.timeout).await
         }
         Agent::Llm(agent) => {
-            LlmSut { agent, task, llm: &ctx.llm, servers: &ctx.servers }.run(bindings, task.timeout).await
+            LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers: &ctx.servers }
+                .run(bindings, task.timeout)
+                .await
         }
         Agent::Call(call) => McpCallSut { call, servers: &ctx.servers }.run(bindings, task.timeout).await,
     };

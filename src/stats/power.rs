@@ -37,10 +37,60 @@ pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64) -> Option<f64
     Some(hi)
 }
 
+/// The fewest tasks whose minimum detectable drop is at most `target` at this discordance
+/// (`None` above `max_tasks`).
+pub fn tasks_to_detect(target: f64, discordance: f64, alpha: f64, max_tasks: usize) -> Option<usize> {
+    let ok = |n: usize| min_detectable_drop(n, discordance, alpha).is_some_and(|m| m <= target);
+    if !ok(max_tasks) {
+        return None;
+    }
+    // The detectable drop falls as tasks are added: bisect.
+    let (mut lo, mut hi) = (0, max_tasks);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if ok(mid) { hi = mid } else { lo = mid }
+    }
+    Some(hi)
+}
+
+/// The fewest trials per task (up to `max_repeat`) at which `tasks` tasks detect `target`,
+/// when `discordance` was measured with `repeat` trials: the churn of a per-task pass rate
+/// comes from its trials' noise, whose variance falls as 1/trials, so the discordance is
+/// scaled by `repeat / r`. An approximation: tasks whose rate truly differs between runs keep
+/// their share whatever the trials.
+pub fn repeat_to_detect(
+    target: f64,
+    tasks: usize,
+    discordance: f64,
+    repeat: u32,
+    alpha: f64,
+    max_repeat: u32,
+) -> Option<u32> {
+    (1..=max_repeat).find(|&r| {
+        let psi = discordance * f64::from(repeat) / f64::from(r);
+        min_detectable_drop(tasks, psi, alpha).is_some_and(|m| m <= target)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::sign_midp;
+
+    #[test]
+    fn recommendations_are_the_smallest_that_reach_the_target() {
+        let n = tasks_to_detect(0.05, 0.1, 0.05, 100_000).unwrap();
+        assert!(min_detectable_drop(n, 0.1, 0.05).unwrap() <= 0.05);
+        assert!(min_detectable_drop(n - 1, 0.1, 0.05).unwrap() > 0.05);
+        assert_eq!(tasks_to_detect(0.0001, 0.5, 0.05, 1000), None);
+        // 50 tasks with 20% churn at one trial cannot see 14 points; with r trials the churn is
+        // 0.2 / r, and r is the first that does.
+        let r = repeat_to_detect(0.14, 50, 0.2, 1, 0.05, 32).unwrap();
+        assert!(r > 1 && min_detectable_drop(50, 0.2 / f64::from(r), 0.05).unwrap() <= 0.14);
+        assert!(min_detectable_drop(50, 0.2 / f64::from(r - 1), 0.05).unwrap() > 0.14);
+        // The floor ψ ≥ δ: no number of trials lets 10 tasks see 5 points.
+        assert_eq!(repeat_to_detect(0.05, 10, 0.2, 1, 0.05, 32), None);
+    }
 
     #[test]
     fn matches_the_reference() {

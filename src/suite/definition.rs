@@ -3,7 +3,7 @@
 //! written (prompt or messages, setup, graders, fixtures, threshold, timeout, cleanup), the
 //! agent that ran it (its keys: command, model, …), the suite's judge, MCP servers, variables
 //! and default timeout. What does not change the measurement is left out: description, tags,
-//! weight, and the trial counts (the paired test compares pass rates, whatever the count).
+//! weight, `golden`, and the trial counts (the paired test compares pass rates, whatever the count).
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::model::{Suite, Task};
 
 /// Task keys that do not change what a trial measures.
-const IGNORED_TASK_KEYS: [&str; 6] = ["description", "tags", "weight", "repeat", "min_pass", "agent"];
+const IGNORED_TASK_KEYS: [&str; 7] = ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden"];
 
 /// The suite's part of every definition: what of the suite as written a task's outcome
 /// depends on.

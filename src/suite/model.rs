@@ -143,6 +143,8 @@ pub struct LlmAgent {
     pub name: String,
     pub spec: LlmSpec,
     pub max_turns: NonZeroU32,
+    /// With `cache: true`, trials after a task's first are served from the cache too.
+    pub cache_repeats: bool,
     /// MCP servers whose tools the model is offered.
     pub mcp: Vec<String>,
 }
@@ -211,6 +213,8 @@ pub struct Task {
     pub repeat: NonZeroU32,
     /// `None`: every trial must pass.
     pub min_pass: Option<NonZeroU32>,
+    /// Against a baseline: any drop from "every trial passed" fails the gate.
+    pub golden: bool,
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,
@@ -228,6 +232,8 @@ pub struct RegressionConfig {
     pub max_baseline_age: Option<std::time::Duration>,
     pub budget: RegressionBudget,
     pub paired: crate::policy::PairedPolicy,
+    /// `noise`: a calibration file, resolved against the suite's directory.
+    pub noise: Option<PathBuf>,
 }
 
 /// What the agent is asked: a prompt, or a conversation (given to command agents as JSON).

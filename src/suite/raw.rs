@@ -191,6 +191,9 @@ pub struct RawAgent {
     pub retries: Option<u32>,
     /// Cache responses on disk (judges always do unless --no-cache).
     pub cache: Option<bool>,
+    /// With `cache: true`, serve a repeated task's trials after the first from the cache as
+    /// well (default false: cached repeats are not independent trials).
+    pub cache_repeats: Option<bool>,
 }
 
 crate::llm::spec::llm_fields!(RawAgent);
@@ -329,6 +332,10 @@ pub struct RawTask {
     pub repeat: Option<NonZeroU32>,
     /// Trials that must pass (default: all).
     pub min_pass: Option<NonZeroU32>,
+    /// Against a baseline: when every trial passed there and not every trial passes now, the
+    /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
+    #[serde(default)]
+    pub golden: bool,
     /// The task as written (JSON), for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]

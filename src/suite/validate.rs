@@ -88,6 +88,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         max_baseline_age: r.max_baseline_age.map(|d| d.0),
         budget: r.budget,
         paired: r.paired,
+        noise: r.noise.as_deref().map(|n| cx.resolve_path(n)),
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
@@ -161,16 +162,24 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         if raw.stdin || !raw.env.is_empty() || raw.workdir.is_some() {
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
+        if raw.cache_repeats == Some(true) && raw.cache != Some(true) {
+            cx.error(&format!("{path}.cache_repeats"), "`cache_repeats` needs `cache: true`");
+        }
         let spec = llm_spec(cx, &raw.llm(), &path);
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
             max_turns: raw.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            cache_repeats: raw.cache_repeats.unwrap_or(false),
             mcp,
         }));
     };
-    let model_keys =
-        [("provider", raw.provider.is_some()), ("model", raw.model.is_some()), ("max_turns", raw.max_turns.is_some())];
+    let model_keys = [
+        ("provider", raw.provider.is_some()),
+        ("model", raw.model.is_some()),
+        ("max_turns", raw.max_turns.is_some()),
+        ("cache_repeats", raw.cache_repeats.is_some()),
+    ];
     if let Some((key, _)) = model_keys.iter().find(|(_, set)| *set) {
         cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
@@ -374,6 +383,7 @@ fn validate_task(
         level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
+        golden: raw.golden,
         source: raw.source,
     })
 }

@@ -18,6 +18,8 @@ use crate::template::Bindings;
 pub struct LlmSut<'a> {
     pub agent: &'a LlmAgent,
     pub task: &'a Task,
+    /// Which trial of the task this is (from 0).
+    pub trial: u32,
     pub llm: &'a LlmRuntime,
     pub servers: &'a Servers,
 }
@@ -166,11 +168,14 @@ impl SystemUnderTest for LlmSut<'_> {
         let mut recorded: Vec<ToolCall> = Vec::new();
         let mut model = spec.model.clone();
         let mut all_cached = true;
+        // Cached repeats are not independent: only the first trial reads and fills the cache,
+        // unless the agent opts in with `cache_repeats: true`.
+        let use_cache = spec.cache && (self.trial == 0 || self.agent.cache_repeats);
         let turns = if self.task.level == Level::Scenario { self.agent.max_turns.get() } else { 1 };
         let mut answer = None;
         for _ in 0..turns {
             let left = deadline.saturating_duration_since(Instant::now());
-            let completion = tokio::time::timeout(left, self.llm.complete(spec, &request, spec.cache))
+            let completion = tokio::time::timeout(left, self.llm.complete(spec, &request, use_cache))
                 .await
                 .map_err(|_| fail(format!("timed out after {}", humantime::format_duration(timeout))))?
                 .map_err(|e| fail(e.to_string()))?;

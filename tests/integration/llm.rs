@@ -496,3 +496,52 @@ fn concurrent_runs_sharing_the_cache_leave_only_whole_entries() {
     assert_eq!(last.status.code(), Some(0));
     assert_eq!(server.requests(), before, "every answer came from the shared cache");
 }
+
+#[test]
+fn repeated_trials_ask_the_model_again_unless_cache_repeats() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let count = calls.clone();
+    let server = Server::start(move |_| {
+        count.fetch_add(1, Ordering::SeqCst);
+        (200, openai_answer("ok", json!({"prompt_tokens": 10, "completion_tokens": 1})))
+    });
+    let task = "  - id: t\n    prompt: x\n    repeat: 3\n    grade: [{type: equals, value: ok}]\n";
+    let yaml = suite(&server, "", task).replace("timeout: 2s}", "timeout: 2s, cache: true}");
+    let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
+    let dir = test.path().to_owned();
+    // The run owns the temporary directory: keep it while the later runs use it.
+    let first = test.args(&["run", "-j", "1"]).run();
+    first.expect_code(0);
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "trials 2 and 3 must ask the model, not reuse trial 1's cached answer");
+    let evalgate = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&dir)
+            .env("EVALGATE_TEST_KEY", KEY)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str::<Value>(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap()
+    };
+    // The next run serves trial 1 from the cache and asks again for the others.
+    let results = evalgate(&["run", "-j", "1"]);
+    assert_eq!(calls.load(Ordering::SeqCst), 5);
+    let cached: Vec<bool> =
+        results["tasks"][0]["trials"].as_array().unwrap().iter().map(|t| t["cached"] == true).collect();
+    assert_eq!(cached, [true, false, false]);
+    // Opting in: every trial may come from the cache.
+    std::fs::write(dir.join("evalgate.yaml"), yaml.replace("cache: true}", "cache: true, cache_repeats: true}"))
+        .unwrap();
+    evalgate(&["run", "-j", "1"]);
+    assert_eq!(calls.load(Ordering::SeqCst), 5, "cache_repeats: true serves every trial from the cache");
+}
+
+#[test]
+fn cache_repeats_without_cache_is_invalid() {
+    let server = Server::start(|_| (200, String::new()));
+    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n")
+        .replace("timeout: 2s}", "timeout: 2s, cache_repeats: true}");
+    let run = run(&yaml);
+    run.expect_code(2);
+    assert!(run.stderr.contains("agents.bot.cache_repeats: `cache_repeats` needs `cache: true`"), "{}", run.stderr);
+}

@@ -7,6 +7,7 @@ mod adversarial;
 mod agentv;
 mod architecture;
 mod baseline_fetch;
+mod calibrate;
 mod containment;
 mod corpus;
 mod files;

@@ -44,16 +44,34 @@ fn candidate(
     extra: &str,
     args: &[&str],
 ) -> Run {
-    let mut test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite("", &ids(n), |_| "x".into()));
+    candidate_of(&suite("", &ids(n), |_| "x".into()), &[], base, head_ids, head, extra, args, &|_| "x".into())
+}
+
+/// [`candidate`] with the baseline's suite and extra arguments given, and the candidate's
+/// prompts (or any more keys of a task) from `prompt_of`.
+#[allow(clippy::too_many_arguments)]
+fn candidate_of(
+    base_suite: &str,
+    base_args: &[&str],
+    base: &[(String, String)],
+    head_ids: &[String],
+    head: &[(String, String)],
+    extra: &str,
+    args: &[&str],
+    prompt_of: &dyn Fn(&str) -> String,
+) -> Run {
+    let mut test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", base_suite);
     for (name, contents) in base {
         test = test.write(name, contents);
     }
-    let baseline = test.args(&["run", "-j", "1"]).run();
+    let mut full = vec!["run", "-j", "1"];
+    full.extend_from_slice(base_args);
+    let baseline = test.args(&full).run();
     assert!(baseline.code <= 1, "{}", baseline.stderr);
     let results = baseline.read("evalgate-out/results.json");
     let mut test = Test::new().write("agent.sh", AGENT).write("baseline.json", &results).write(
         "evalgate.yaml",
-        &suite(&format!("regression: {{baseline: baseline.json{extra}}}"), head_ids, |_| "x".into()),
+        &suite(&format!("regression: {{baseline: baseline.json{extra}}}"), head_ids, prompt_of),
     );
     for (name, contents) in head {
         test = test.write(name, contents);
@@ -153,14 +171,42 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
     );
     // Below min_tasks the wave-1 default stands: no task may newly fail.
     assert!(check(&results, "new failures vs baseline").is_some());
+    // Said in one plain line, with the reason and what to do, in the terminal and the Markdown.
+    let line = "inconclusive: only 5 comparable task(s), fewer than min_tasks 10, so no statistical verdict; the gate passes with this warning. Add tasks (or compare against a baseline with the same tasks) to get one.";
+    assert!(run.stderr.contains(&format!("warning: {line}")), "{}", run.stderr);
+    assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {line}")));
     // The command line overrides the suite: release needs evidence.
     let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
     run.expect_code(1);
+    assert!(
+        run.stderr.contains("fewer than min_tasks 10, so no statistical verdict; the gate fails."),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["paired test vs baseline"]));
     // And `min_tasks` from the suite lowers the bar.
     let run = candidate(5, &[], &ids(5), &[], ", min_tasks: 5", &[]);
     run.expect_code(0);
     assert_eq!(run.results()["regression"]["test"]["verdict"], "no_regression");
+}
+
+#[test]
+fn release_names_a_suite_too_small_to_rule_out_the_margin() {
+    // 20 tasks, one worse and one better: nothing moved, but 20 tasks cannot show "at most 5
+    // points worse".
+    let run = candidate(20, &failing([0]), &ids(20), &failing([1]), ", mode: release", &[]);
+    run.expect_code(1);
+    let test = &run.results()["regression"]["test"];
+    assert_eq!(test["verdict"], "inconclusive");
+    assert!(test["mde"].as_f64().unwrap() > 0.05, "{test}");
+    let warning = run.stderr.lines().find(|l| l.contains("warning: inconclusive")).unwrap_or_default();
+    assert!(
+        warning.contains("points, more than the margin of 5.0 points, so the interval ")
+            && warning.ends_with("cannot rule out a drop beyond the margin; the gate fails. Add tasks or trials per task (`repeat`), or run `evalgate calibrate` to see how many are needed (docs/statistics.md)."),
+        "{}",
+        run.stderr
+    );
+    assert!(run.read("evalgate-out/summary.md").contains("> ⚠️ inconclusive: this suite can only detect drops of"));
 }
 
 #[test]
@@ -255,4 +301,64 @@ fn repeated_trials_are_compared_task_by_task() {
     // The sign test's mid-p of 7 against 0: 2⁻⁸.
     assert!((test["p_value"].as_f64().unwrap() - 1.0 / 256.0).abs() < 1e-12, "{test}");
     assert_eq!(test["verdict"], "regression");
+}
+
+/// 12 tasks of 8 trials each on both sides.
+fn eight_trials(head: &[(String, String)], extra: &str, prompt_of: &dyn Fn(&str) -> String) -> Run {
+    let base = suite("", &ids(12), |_| "x".into());
+    candidate_of(&base, &["--repeat", "8"], &[], &ids(12), head, extra, &["--repeat", "8"], prompt_of)
+}
+
+#[test]
+fn a_task_worse_beyond_chance_is_listed_as_suspect_and_gates_only_when_asked() {
+    // t0 passes 8/8 in the baseline and 0/8 now: Fisher's p is 1/C(16, 8), times 12 (Holm).
+    // One task of twelve is not a suite-wide regression.
+    let run = eight_trials(&failing([0]), "", &|_| "x".into());
+    run.expect_code(0);
+    let results = run.results();
+    assert_eq!(results["regression"]["test"]["verdict"], "no_regression");
+    let flags = &results["regression"]["flags"];
+    assert_eq!(flags["suspect"].as_array().unwrap().len(), 1, "{flags}");
+    let t0 = &flags["suspect"][0];
+    assert_eq!(
+        (
+            t0["id"].as_str(),
+            t0["baseline_passed"].as_u64(),
+            t0["candidate_passed"].as_u64(),
+            t0["candidate_trials"].as_u64()
+        ),
+        (Some("t0"), Some(8), Some(0), Some(8))
+    );
+    assert!((t0["p_value"].as_f64().unwrap() - 1.0 / 12870.0).abs() < 1e-9, "{t0}");
+    assert!((t0["p_holm"].as_f64().unwrap() - 12.0 / 12870.0).abs() < 1e-9, "{t0}");
+    let line =
+        "1 suspect task(s) (Fisher's exact test per task, Holm-corrected, α 0.05): t0 8/8 → 0/8 (Holm p = 0.0009)";
+    assert!(run.stderr.contains(&format!("suspect: {line}")), "{}", run.stderr);
+    assert!(run.read("evalgate-out/summary.md").contains(&format!("**Suspect:** {line}")));
+    assert!(check(&results, "suspect tasks vs baseline").is_none());
+    // The policy key makes it gate.
+    let run = eight_trials(&failing([0]), ", gate_on_suspect: true", &|_| "x".into());
+    run.expect_code(1);
+    assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["suspect tasks vs baseline"]));
+    assert_eq!(check(&run.results(), "suspect tasks vs baseline").unwrap()["actual"], "1: t0");
+}
+
+#[test]
+fn a_golden_task_that_stops_always_passing_fails_the_gate() {
+    // t1 and t2 are golden (which does not change their definition); t1 fails one trial in
+    // eight now: no suspect (p = 0.5), no suite-wide regression, but a golden drop.
+    let golden = |id: &str| if id == "t1" || id == "t2" { "x\n    golden: true".into() } else { "x".into() };
+    let run = eight_trials(&[("flaky-t1".into(), "3\n".into())], "", &golden);
+    run.expect_code(1);
+    let results = run.results();
+    assert_eq!(results["regression"]["test"]["pairs"], 12);
+    assert_eq!(results["regression"]["flags"]["golden_dropped"], json!(["t1"]));
+    assert_eq!(results["regression"]["flags"]["suspect"], json!([]));
+    assert_eq!(results["verdict"]["outcome"]["failed_checks"], json!(["golden tasks vs baseline"]));
+    assert_eq!(check(&results, "golden tasks vs baseline").unwrap()["actual"], "1: t1");
+    assert!(run.read("evalgate-out/summary.md").contains("❌ **Golden task(s) no longer always passing:** `t1`"));
+    // Every golden trial passing holds.
+    let run = eight_trials(&[], "", &golden);
+    run.expect_code(0);
+    assert_eq!(check(&run.results(), "golden tasks vs baseline").unwrap()["passed"], true);
 }
