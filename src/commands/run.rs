@@ -26,6 +26,7 @@ use crate::results::regression::{Baseline, BaselineError};
 use crate::results::{GateVerdict, RESULTS_FORMAT, RegressionSection, Results, RunOutcome, SuiteInfo, Totals};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
+use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
@@ -256,14 +257,19 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
         .and_then(|()| paths.iter().try_for_each(OutputPaths::prepare))
         .err()
         .map(Error::from);
-    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
+    let jobs = match args.jobs {
+        Some(n) => Concurrency::jobs(n as usize),
+        None => Concurrency::for_cores(std::thread::available_parallelism().map_or(1, usize::from)),
+    };
     let (limit, allowed) = crate::process::tasks_within_open_file_limit();
-    if jobs > allowed {
+    // The defaults fit themselves to the limit silently; an explicit `-j` is answered.
+    if args.jobs.is_some() && jobs.total > allowed {
         crate::errln!(
-            "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {jobs} (raise it with `ulimit -n`)"
+            "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {} (raise it with `ulimit -n`)",
+            jobs.total
         );
     }
-    let jobs = jobs.min(allowed);
+    let jobs = jobs.within(allowed);
     let verbosity = match (args.select.quiet, args.select.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
@@ -316,7 +322,7 @@ struct SuiteRun<'a> {
     regression: RegressionPlan,
     llm: Arc<LlmRuntime>,
     stop: Stop,
-    jobs: usize,
+    jobs: Concurrency,
     update_baseline: bool,
 }
 

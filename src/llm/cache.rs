@@ -30,12 +30,13 @@ impl ResponseCache {
         serde_json::from_str(&text).ok()
     }
 
-    /// Best effort: a cache that cannot be written only costs a later re-request.
+    /// Best effort: a cache that cannot be written only costs a later re-request. Not
+    /// synced to disk: a power cut may lose an entry (a re-request), never corrupt one.
     pub fn put(&self, key: &str, response: &ChatResponse) {
         if std::fs::create_dir_all(&self.dir).is_ok()
             && let Ok(json) = serde_json::to_vec(response)
         {
-            let _ = crate::files::write_atomic(&self.dir.join(format!("{key}.json")), &json);
+            let _ = crate::files::write_atomic_unsynced(&self.dir.join(format!("{key}.json")), &json);
         }
     }
 }

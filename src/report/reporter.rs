@@ -143,6 +143,9 @@ impl Reporter for EventLogReporter {
     }
 }
 
+/// The shortest time between two rewrites of the file reports while a run goes.
+const MIN_REWRITE_INTERVAL: Duration = Duration::from_millis(250);
+
 /// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
 /// passed) and once more with the gated results at the end.
 pub struct FileReports<'a> {
@@ -150,9 +153,9 @@ pub struct FileReports<'a> {
     /// The run's results without tasks: suite, thresholds, start time.
     skeleton: Results,
     slots: Vec<Option<TaskResult>>,
-    /// The next rewrite waits four times as long as the last took, so the reports cost at
-    /// most a fifth of the run (a large suite is not rewritten thousands of times); the
-    /// dispatcher wakes us when it is due.
+    /// The next rewrite waits at least `MIN_REWRITE_INTERVAL`, and four times as long as
+    /// the last took, so the reports cost at most a fifth of the run (10,000 tasks do not
+    /// rewrite a 10 MB file 10,000 times); the dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
 }
@@ -178,7 +181,7 @@ impl<'a> FileReports<'a> {
         regate(&mut partial);
         self.paths.write_progress(&partial)?;
         self.dirty = false;
-        self.next_write = Instant::now() + (started.elapsed() * 4).min(Duration::from_secs(2));
+        self.next_write = Instant::now() + (started.elapsed() * 4).clamp(MIN_REWRITE_INTERVAL, Duration::from_secs(2));
         Ok(())
     }
 }
