@@ -15,7 +15,7 @@ use crate::values::RawDuration;
 
 /// Requests in flight per endpoint when the suite sets no `max_concurrency`: providers
 /// serve far more at once than a machine has cores, and the limiter halves it on overload.
-pub const DEFAULT_MAX_CONCURRENCY: u32 = 16;
+pub const DEFAULT_MAX_CONCURRENCY: u32 = 32;
 
 /// A model behind a provider, for an agent or a judge.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub struct RawJudge {
     /// Extra HTTP headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Most requests in flight at once to this endpoint (default 16); fewer while it answers 429/503.
+    /// Most requests in flight at once to this endpoint (default 32); fewer while it answers 429/503.
     pub max_concurrency: Option<NonZeroU32>,
     /// Retries of 429, 5xx and timeouts (default 2).
     pub retries: Option<u32>,

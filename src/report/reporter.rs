@@ -216,3 +216,30 @@ impl Reporter for FileReports<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod throttle_tests {
+    use super::*;
+    use crate::results::Status;
+    use crate::results::testing::{results, task};
+
+    #[test]
+    fn results_are_rewritten_at_most_every_250_ms_while_the_run_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = OutputPaths::new(dir.path(), &[]);
+        paths.prepare().unwrap();
+        let mut reports = FileReports::new(&paths, results(Vec::new()), 3);
+        let before = Instant::now();
+        reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: 3 }).unwrap();
+        assert!(reports.wake_at().is_none(), "written at once, nothing put off");
+        for index in 0..2 {
+            let result = Box::new(task(&format!("t{index}"), Status::Passed));
+            reports.handle(&RunEvent::TaskFinished { index, result }).unwrap();
+        }
+        // The tasks wait for the next rewrite, due no sooner than 250 ms after the first.
+        let due = reports.wake_at().expect("a rewrite is put off");
+        assert!(due >= before + MIN_REWRITE_INTERVAL, "due {:?} after the start", due - before);
+        let written = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+        assert!(!written.contains("\"t0\""), "rewritten before it was due");
+    }
+}

@@ -8,10 +8,11 @@ use std::collections::VecDeque;
 
 use crate::suite::model::Agent;
 
-/// Trials of model- and MCP-bound tasks in flight when `-j` is not given: enough to keep
-/// two endpoints at their default 16 requests, few enough to stay far below the open-file
-/// limit (`process::tasks_within_open_file_limit`).
-pub const IO_JOBS: usize = 32;
+/// Trials of model- and MCP-bound tasks in flight when `-j` is not given: twice an
+/// endpoint's default limit (32, `llm::spec::DEFAULT_MAX_CONCURRENCY`), so an agent's
+/// endpoint stays full while some trials wait on a judge or a tool; far below the
+/// open-file limit (`process::tasks_within_open_file_limit`), which caps it anyway.
+pub const IO_JOBS: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -128,7 +129,7 @@ mod tests {
         for i in 0..5 {
             lanes.push_back(Lane::Cpu, (i, 0));
         }
-        for i in 5..45 {
+        for i in 5..85 {
             lanes.push_back(Lane::Io, (i, 0));
         }
         let first = started(&mut lanes);
@@ -139,7 +140,7 @@ mod tests {
         lanes.finished(Lane::Cpu);
         lanes.push_front(Lane::Cpu, (0, 1));
         assert_eq!(started(&mut lanes), [(0, 1)], "a retry goes first");
-        assert_eq!(lanes.drain().len(), 3 + (40 - IO_JOBS - 1));
+        assert_eq!(lanes.drain().len(), 3 + (80 - IO_JOBS - 1));
         assert!(!lanes.is_idle());
     }
 

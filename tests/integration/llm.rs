@@ -453,18 +453,18 @@ fn a_429_storm_finishes_every_task_at_default_settings_within_the_endpoint_limit
         now.fetch_sub(1, Ordering::SeqCst);
         reply
     });
-    let tasks: String = (0..40)
+    let tasks: String = (0..60)
         .map(|i| format!("  - id: t{i}\n    prompt: p{i}\n    grade: [{{type: equals, value: ok p{i}}}]\n"))
         .collect();
     let yaml = suite(&server, "", &tasks).replace("retries: 2, timeout: 2s", "retries: 0, timeout: 20s");
     let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run"]).run();
     run.expect_code(0);
     let results: Value = serde_json::from_str(&run.read("evalgate-out/results.json")).unwrap();
-    assert_eq!(results["totals"]["passed"], 40, "{}", results["totals"]);
+    assert_eq!(results["totals"]["passed"], 60, "{}", results["totals"]);
     assert_eq!(results["totals"]["errors"], 0);
-    assert_eq!(server.requests(), 160);
+    assert_eq!(server.requests(), 240);
     // Without `-j` or `max_concurrency`, more than the old defaults (2 cores × 4 per
-    // endpoint) were in flight, and never more than the endpoint's default 16.
+    // endpoint) were in flight, and never more than the endpoint's default 32.
     let most = most.load(Ordering::SeqCst);
-    assert!((5..=16).contains(&most), "{most} requests in flight at once");
+    assert!((5..=32).contains(&most), "{most} requests in flight at once");
 }
