@@ -215,7 +215,7 @@ pub struct CalibrateArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Tasks to run at once (default: number of CPUs).
+    /// Tasks to run at once (default: one command agent per CPU, and 32 model or MCP tasks besides).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// Directory for the reports.

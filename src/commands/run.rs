@@ -27,6 +27,7 @@ use crate::results::regression::{Baseline, BaselineError};
 use crate::results::{GateVerdict, RESULTS_FORMAT, RegressionSection, Results, RunOutcome, SuiteInfo, Totals};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
+use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
@@ -259,14 +260,19 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
     let mut publisher = Publisher::new(github, args.comment, planned.len());
     // The first error aborts the run: the suites after it do not start.
     let mut error: Option<Error> = claimed.record(&paths.iter().collect::<Vec<_>>()).err().map(Error::from);
-    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |j| j as usize);
+    let jobs = match args.jobs {
+        Some(n) => Concurrency::jobs(n as usize),
+        None => Concurrency::for_cores(std::thread::available_parallelism().map_or(1, usize::from)),
+    };
     let (limit, allowed) = crate::process::tasks_within_open_file_limit();
-    if jobs > allowed {
+    // The defaults fit themselves to the limit silently; an explicit `-j` is answered.
+    if args.jobs.is_some() && jobs.total > allowed {
         crate::errln!(
-            "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {jobs} (raise it with `ulimit -n`)"
+            "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {} (raise it with `ulimit -n`)",
+            jobs.total
         );
     }
-    let jobs = jobs.min(allowed);
+    let jobs = jobs.within(allowed);
     let verbosity = match (args.select.quiet, args.select.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
@@ -328,7 +334,7 @@ struct SuiteRun<'a> {
     regression: RegressionPlan,
     llm: Arc<LlmRuntime>,
     stop: Stop,
-    jobs: usize,
+    jobs: Concurrency,
     update_baseline: bool,
     update_snapshot: bool,
 }

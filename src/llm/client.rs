@@ -16,6 +16,17 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The provider asks to slow down (429, 529 overloaded, or 503 with `Retry-After`): a
+    /// patient client asks again, for as long as the request's time allows.
+    pub fn is_rate_limited(&self) -> bool {
+        match self {
+            LlmError::Status { status, retry_after, .. } => {
+                matches!(status, 429 | 529) || (*status == 503 && retry_after.is_some())
+            }
+            LlmError::Transport { .. } | LlmError::Malformed { .. } => false,
+        }
+    }
+
     /// 429, 529 (overloaded), 5xx and timeouts are worth another try.
     pub fn is_retryable(&self) -> bool {
         match self {

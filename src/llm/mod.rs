@@ -4,9 +4,11 @@
 pub mod anthropic;
 pub mod cache;
 pub mod client;
+pub mod limiter;
 pub mod openai;
 pub mod pricing;
 pub mod provider;
+pub mod rate_limits;
 pub mod retry;
 pub mod runtime;
 pub mod spec;

@@ -5,10 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
-
 use super::cache::ResponseCache;
 use super::client::{LlmClient, LlmError};
+use super::limiter::EndpointLimiter;
 use super::pricing::PriceTable;
 use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
@@ -49,14 +48,18 @@ impl LlmRuntime {
     ) -> Result<Completion, LlmError> {
         let base_url = base_url(spec);
         let key = ResponseCache::key(spec.provider.label(), &base_url, request);
-        let cache = self.cache.as_ref().filter(|_| use_cache).zip(key);
-        if let Some(hit) = cache.as_ref().and_then(|(c, key)| c.get(key)) {
+        // Cache files are read and written off the async threads.
+        let cache = self.cache.clone().filter(|_| use_cache).zip(key);
+        if let Some((cache, key)) = cache.clone()
+            && let Ok(Some(hit)) = tokio::task::spawn_blocking(move || cache.get(&key)).await
+        {
             return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true });
         }
         let client = self.client(spec, base_url);
         let response = client.complete(request).await?;
-        if let Some((cache, key)) = &cache {
-            cache.put(key, &response);
+        if let Some((cache, key)) = cache {
+            let entry = response.clone();
+            let _ = tokio::task::spawn_blocking(move || cache.put(&key, &entry)).await;
         }
         let model = if response.model.is_empty() { &spec.model } else { &response.model };
         let cost_usd =
@@ -70,6 +73,7 @@ impl LlmRuntime {
         clients
             .entry(key)
             .or_insert_with(|| {
+                let timeout = spec.timeout.unwrap_or(DEFAULT_TIMEOUT);
                 let http = HttpSettings {
                     base_url,
                     auth: std::env::var(&spec.api_key_env)
@@ -77,13 +81,10 @@ impl LlmRuntime {
                         .filter(|k| !k.is_empty())
                         .map(|k| spec.provider.auth_header(&k)),
                     headers: spec.headers.iter().map(|(k, t)| (k.clone(), t.render(&env_only))).collect(),
-                    timeout: spec.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    timeout,
+                    limiter: Arc::new(EndpointLimiter::new(spec.max_concurrency as usize)),
                 };
-                Arc::new(Retrying {
-                    inner: spec.provider.client(http),
-                    retries: spec.retries,
-                    permits: Arc::new(Semaphore::new(spec.max_concurrency.max(1) as usize)),
-                })
+                Arc::new(Retrying { inner: spec.provider.client(http), retries: spec.retries, patience: timeout })
             })
             .clone()
     }

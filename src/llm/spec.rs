@@ -13,6 +13,10 @@ use crate::source::ValidateCx;
 use crate::template::{Scope, Template};
 use crate::values::RawDuration;
 
+/// Requests in flight per endpoint when the suite sets no `max_concurrency`: providers
+/// serve far more at once than a machine has cores, and the limiter halves it on overload.
+pub const DEFAULT_MAX_CONCURRENCY: u32 = 32;
+
 /// A model behind a provider, for an agent or a judge.
 #[derive(Debug, Clone)]
 pub struct LlmSpec {
@@ -58,7 +62,7 @@ pub struct RawJudge {
     /// Extra HTTP headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Requests in flight at once to this provider (default 4).
+    /// Most requests in flight at once to this endpoint (default 32); fewer while it answers 429/503.
     pub max_concurrency: Option<NonZeroU32>,
     /// Retries of 429, 5xx and timeouts (default 2).
     pub retries: Option<u32>,
@@ -141,7 +145,7 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Opti
         seed: raw.seed,
         system: raw.system.clone(),
         headers,
-        max_concurrency: raw.max_concurrency.map_or(4, std::num::NonZeroU32::get),
+        max_concurrency: raw.max_concurrency.map_or(DEFAULT_MAX_CONCURRENCY, std::num::NonZeroU32::get),
         retries: raw.retries.unwrap_or(2),
         cache: raw.cache.unwrap_or(false),
         timeout: raw.timeout.map(|d| d.0),

@@ -1,11 +1,13 @@
 //! The HTTP part both protocols share: one POST of JSON, errors classified.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::client::LlmError;
+use super::limiter::EndpointLimiter;
+use super::rate_limits::{RateLimits, retry_after};
 
 /// Where and how to reach a provider.
 #[derive(Clone)]
@@ -15,6 +17,8 @@ pub struct HttpSettings {
     pub auth: Option<(String, String)>,
     pub headers: Vec<(String, String)>,
     pub timeout: Duration,
+    /// The endpoint's requests in flight, shared by every client of it.
+    pub limiter: Arc<EndpointLimiter>,
 }
 
 impl std::fmt::Debug for HttpSettings {
@@ -40,7 +44,8 @@ pub fn excerpt(text: &str) -> String {
     crate::excerpt::excerpt(text, EXCERPT)
 }
 
-/// POSTs `body`; a 2xx answer gives `(status, body)`, anything else an error.
+/// POSTs `body` within the endpoint's limit (the limiter sees the status and the
+/// rate-limit headers); a 2xx answer gives `(status, body)`, anything else an error.
 pub async fn post_json(
     provider: &'static str,
     settings: &HttpSettings,
@@ -51,6 +56,7 @@ pub async fn post_json(
     for (k, v) in settings.headers.iter().chain(settings.auth.iter()) {
         request = request.header(k, v);
     }
+    let slot = settings.limiter.acquire().await;
     let response = request.send().await.map_err(|e| LlmError::Transport {
         provider,
         message: if e.is_timeout() {
@@ -61,17 +67,14 @@ pub async fn post_json(
         timeout: e.is_timeout(),
     })?;
     let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .and_then(|s| Duration::try_from_secs_f64(s).ok());
+    let retry_after = retry_after(response.headers());
+    slot.observe(status, &RateLimits::from_headers(response.headers()));
     let text = response.text().await.map_err(|e| LlmError::Transport {
         provider,
         message: describe_reqwest(&e),
         timeout: e.is_timeout(),
     })?;
+    drop(slot);
     if (200..300).contains(&status) {
         return Ok((status, text));
     }

@@ -162,6 +162,9 @@ impl Reporter for EventLogReporter {
     }
 }
 
+/// The shortest time between two rewrites of the file reports while a run goes.
+const MIN_REWRITE_INTERVAL: Duration = Duration::from_millis(250);
+
 /// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
 /// passed) and once more with the gated results at the end.
 pub struct FileReports<'a> {
@@ -169,9 +172,9 @@ pub struct FileReports<'a> {
     /// The run's results without tasks: suite, thresholds, start time.
     skeleton: Results,
     slots: Vec<Option<TaskResult>>,
-    /// The next rewrite waits four times as long as the last took, so the reports cost at
-    /// most a fifth of the run (a large suite is not rewritten thousands of times); the
-    /// dispatcher wakes us when it is due.
+    /// The next rewrite waits at least `MIN_REWRITE_INTERVAL`, and four times as long as
+    /// the last took, so the reports cost at most a fifth of the run (10,000 tasks do not
+    /// rewrite a 10 MB file 10,000 times); the dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
 }
@@ -197,7 +200,7 @@ impl<'a> FileReports<'a> {
         regate(&mut partial);
         self.paths.write_progress(&partial)?;
         self.dirty = false;
-        self.next_write = Instant::now() + (started.elapsed() * 4).min(Duration::from_secs(2));
+        self.next_write = Instant::now() + (started.elapsed() * 4).clamp(MIN_REWRITE_INTERVAL, Duration::from_secs(2));
         Ok(())
     }
 }
@@ -230,5 +233,32 @@ impl Reporter for FileReports<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod throttle_tests {
+    use super::*;
+    use crate::results::Status;
+    use crate::results::testing::{results, task};
+
+    #[test]
+    fn results_are_rewritten_at_most_every_250_ms_while_the_run_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = OutputPaths::new(dir.path(), &[]);
+        paths.prepare().unwrap();
+        let mut reports = FileReports::new(&paths, results(Vec::new()), 3);
+        let before = Instant::now();
+        reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: 3 }).unwrap();
+        assert!(reports.wake_at().is_none(), "written at once, nothing put off");
+        for index in 0..2 {
+            let result = Box::new(task(&format!("t{index}"), Status::Passed));
+            reports.handle(&RunEvent::TaskFinished { index, result }).unwrap();
+        }
+        // The tasks wait for the next rewrite, due no sooner than 250 ms after the first.
+        let due = reports.wake_at().expect("a rewrite is put off");
+        assert!(due >= before + MIN_REWRITE_INTERVAL, "due {:?} after the start", due - before);
+        let written = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+        assert!(!written.contains("\"t0\""), "rewritten before it was due");
     }
 }

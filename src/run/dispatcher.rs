@@ -2,7 +2,7 @@
 //! results, retries, the cost budget, `--fail-fast` and cancellation — in one loop, with no
 //! lock shared with the tasks. Every change is an event fanned out to the reporters.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,8 +11,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::events::RunEvent;
+use super::lanes::{Concurrency, Lane, Lanes};
 use super::signal::Stop;
-use super::task::{RunContext, aggregate, run_attempt, skipped, skipped_trial};
+use super::task::{RunContext, agent_for, aggregate, run_attempt, skipped, skipped_trial};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Plan;
 use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult};
@@ -88,7 +89,7 @@ struct TaskState {
 pub struct Dispatcher<'a> {
     suite: Arc<Suite>,
     plan: &'a Plan,
-    jobs: usize,
+    concurrency: Concurrency,
     stop: Stop,
     sink: &'a mut dyn EventSink,
     states: Vec<TaskState>,
@@ -99,7 +100,13 @@ pub struct Dispatcher<'a> {
 }
 
 impl<'a> Dispatcher<'a> {
-    pub fn new(suite: Arc<Suite>, plan: &'a Plan, jobs: usize, stop: Stop, sink: &'a mut dyn EventSink) -> Self {
+    pub fn new(
+        suite: Arc<Suite>,
+        plan: &'a Plan,
+        concurrency: Concurrency,
+        stop: Stop,
+        sink: &'a mut dyn EventSink,
+    ) -> Self {
         let states = plan
             .tasks
             .iter()
@@ -110,7 +117,7 @@ impl<'a> Dispatcher<'a> {
             })
             .collect();
         let results = vec![None; plan.tasks.len()];
-        Dispatcher { suite, plan, jobs: jobs.max(1), stop, sink, states, results, spent_usd: 0.0, halted: None }
+        Dispatcher { suite, plan, concurrency, stop, sink, states, results, spent_usd: 0.0, halted: None }
     }
 
     /// Runs `before_all`, the plan and `after_all`.
@@ -171,20 +178,17 @@ impl<'a> Dispatcher<'a> {
     /// The dispatch loop: start trials while there is room, take their results, stop on a
     /// signal, `--fail-fast` or a spent budget.
     async fn trials(&mut self, ctx: &Arc<dyn Attempt>) {
-        let mut queue: VecDeque<(usize, u32)> = self
-            .plan
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| self.results[*i].is_none())
-            .flat_map(|(i, t)| (0..t.repeat.get()).map(move |trial| (i, trial)))
-            .collect();
+        let mut lanes = Lanes::new(self.concurrency);
+        for (i, t) in self.plan.tasks.iter().enumerate().filter(|(i, _)| self.results[*i].is_none()) {
+            let lane = self.lane(i);
+            for trial in 0..t.repeat.get() {
+                lanes.push_back(lane, (i, trial));
+            }
+        }
         let (tx, mut rx) = mpsc::unbounded_channel::<Attempted>();
         let mut running = JoinSet::new();
         // Which trial each worker runs, to settle a worker that panicked.
         let mut workers: HashMap<tokio::task::Id, (usize, u32)> = HashMap::new();
-        // Attempts started and not yet reported.
-        let mut in_flight = 0;
         let mut cancel_seen = false;
         let mut now_seen = false;
         let mut deadline: Option<tokio::time::Instant> = None;
@@ -200,25 +204,25 @@ impl<'a> Dispatcher<'a> {
                 deadline = Some(tokio::time::Instant::now() + STOP_GRACE);
             }
             if let Some(why) = self.halted {
-                for (index, trial) in queue.drain(..) {
+                for (index, trial) in lanes.drain() {
                     self.not_run(index, trial, why);
                 }
             }
-            while in_flight < self.jobs {
-                let Some((index, trial)) = queue.pop_front() else { break };
+            // `lanes` counts attempts started and not yet reported.
+            while let Some((index, trial)) = lanes.start_next() {
                 let id = self.start(ctx, &mut running, &tx, index, trial);
                 workers.insert(id, (index, trial));
-                in_flight += 1;
             }
-            if in_flight == 0 && queue.is_empty() {
+            if lanes.is_idle() {
                 break;
             }
             let wake = self.sink.wake_at();
             tokio::select! {
                 Some(done) = rx.recv() => {
-                    in_flight -= 1;
+                    let lane = self.lane(done.index);
+                    lanes.finished(lane);
                     if let Some(again) = self.attempted(done) {
-                        queue.push_front(again);
+                        lanes.push_front(lane, again);
                     }
                 }
                 Some(joined) = running.join_next_with_id() => {
@@ -226,7 +230,7 @@ impl<'a> Dispatcher<'a> {
                     let worker = workers.remove(&id);
                     if let (Err(e), Some((index, trial))) = (joined, worker) {
                         // A panic is a bug: the trial is an error, never lost.
-                        in_flight -= 1;
+                        lanes.finished(self.lane(index));
                         let mut result = skipped_trial(&format!("internal error: the task stopped: {e}"));
                         result.status = Status::Error;
                         self.states[index].tries[trial as usize] += 1;
@@ -256,6 +260,12 @@ impl<'a> Dispatcher<'a> {
                 }
             }
         }
+    }
+
+    /// The lane of the planned task at `index`: what its system under test waits on.
+    fn lane(&self, index: usize) -> Lane {
+        let task = &self.suite.tasks[self.plan.tasks[index].index];
+        Lane::of(agent_for(self.plan.agent.as_ref(), task))
     }
 
     fn start(

@@ -100,7 +100,7 @@ async fn dispatch(
     });
     let mut events = Events::default();
     let started = tokio::time::Instant::now();
-    let mut dispatcher = Dispatcher::new(Arc::new(suite), &plan, jobs, stop, &mut events);
+    let mut dispatcher = Dispatcher::new(Arc::new(suite), &plan, Concurrency::jobs(jobs), stop, &mut events);
     let runner: Arc<dyn Attempt> = scripted.clone();
     dispatcher.trials(&runner).await;
     let results = dispatcher.results.into_iter().map(|r| r.expect("every planned task is settled")).collect();

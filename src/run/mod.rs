@@ -2,5 +2,6 @@
 
 pub mod dispatcher;
 pub mod events;
+pub mod lanes;
 pub mod signal;
 pub mod task;

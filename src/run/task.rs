@@ -38,10 +38,16 @@ pub struct RunContext {
 impl RunContext {
     /// The agent `task` runs with: `--agent`'s, unless the task calls a tool itself.
     pub fn agent_for<'a>(&'a self, task: &'a Task) -> &'a Arc<Agent> {
-        match (&self.agent_override, &*task.agent) {
-            (Some(agent), Agent::Command(_) | Agent::Llm(_)) => agent,
-            _ => &task.agent,
-        }
+        agent_for(self.agent_override.as_ref(), task)
+    }
+}
+
+/// The agent `task` runs with: `agent_override`'s (`--agent`), unless the task calls a
+/// tool itself.
+pub fn agent_for<'a>(agent_override: Option<&'a Arc<Agent>>, task: &'a Task) -> &'a Arc<Agent> {
+    match (agent_override, &*task.agent) {
+        (Some(agent), Agent::Command(_) | Agent::Llm(_)) => agent,
+        _ => &task.agent,
     }
 }
 

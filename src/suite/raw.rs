@@ -185,7 +185,7 @@ pub struct RawAgent {
     /// Extra HTTP headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Requests in flight at once to this provider (default 4).
+    /// Most requests in flight at once to this endpoint (default 32); fewer while it answers 429/503.
     pub max_concurrency: Option<NonZeroU32>,
     /// Retries of 429, 5xx and timeouts (default 2).
     pub retries: Option<u32>,

@@ -55,7 +55,8 @@ impl SystemUnderTest for CommandSut<'_> {
         let scratch = ScratchFiles::new(self.scratch_dir);
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
-            std::fs::write(&scratch.prompt, &bindings.prompt)
+            tokio::fs::write(&scratch.prompt, &bindings.prompt)
+                .await
                 .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
             bindings.prompt_file = Some(scratch.prompt.clone());
         }
@@ -77,7 +78,8 @@ impl SystemUnderTest for CommandSut<'_> {
                 proxies.push(proxy);
             }
             let text = serde_json::json!({"mcpServers": config}).to_string();
-            std::fs::write(&scratch.mcp_config, text)
+            tokio::fs::write(&scratch.mcp_config, text)
+                .await
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
@@ -117,7 +119,7 @@ impl SystemUnderTest for CommandSut<'_> {
             }
             return Err(AgentError { reason, run: Some(run) });
         }
-        match std::fs::read(&trace_path) {
+        match tokio::fs::read(&trace_path).await {
             Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
                 Ok(trace) => {
                     if let Some(output) = &trace.output {

@@ -545,3 +545,57 @@ fn cache_repeats_without_cache_is_invalid() {
     run.expect_code(2);
     assert!(run.stderr.contains("agents.bot.cache_repeats: `cache_repeats` needs `cache: true`"), "{}", run.stderr);
 }
+
+#[test]
+fn a_429_storm_finishes_every_task_at_default_settings_within_the_endpoint_limit() {
+    // Every prompt is refused three times (429 with `retry-after-ms`, or `Retry-After` as
+    // an HTTP date in the past) before it is answered; `retries: 0` does not cut that short:
+    // a rate limit is waited out within the request's timeout.
+    let attempts = Arc::new(std::sync::Mutex::new(std::collections::HashMap::<String, u32>::new()));
+    let (in_flight, most) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let (now, highest) = (in_flight.clone(), most.clone());
+    let server = Server::start_with(move |r| {
+        let current = now.fetch_add(1, Ordering::SeqCst) + 1;
+        highest.fetch_max(current, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+        let prompt = body(r)["messages"][1]["content"].as_str().unwrap_or_default().to_owned();
+        let n = {
+            let mut attempts = attempts.lock().unwrap();
+            let n = attempts.entry(prompt.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        let reply = match n {
+            1 | 3 => Reply {
+                status: 429,
+                headers: vec![("retry-after-ms".into(), "30".into())],
+                body: r#"{"error": {"message": "Rate limit reached", "type": "rate_limit"}}"#.into(),
+            },
+            2 => Reply {
+                status: 429,
+                headers: vec![("retry-after".into(), "Wed, 21 Oct 2015 07:28:00 GMT".into())],
+                body: r#"{"error": {"message": "Rate limit reached", "type": "rate_limit"}}"#.into(),
+            },
+            _ => Reply::json(
+                200,
+                openai_answer(&format!("ok {prompt}"), json!({"prompt_tokens": 1, "completion_tokens": 1})),
+            ),
+        };
+        now.fetch_sub(1, Ordering::SeqCst);
+        reply
+    });
+    let tasks: String = (0..60)
+        .map(|i| format!("  - id: t{i}\n    prompt: p{i}\n    grade: [{{type: equals, value: ok p{i}}}]\n"))
+        .collect();
+    let yaml = suite(&server, "", &tasks).replace("retries: 2, timeout: 2s", "retries: 0, timeout: 20s");
+    let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run"]).run();
+    run.expect_code(0);
+    let results: Value = serde_json::from_str(&run.read("evalgate-out/results.json")).unwrap();
+    assert_eq!(results["totals"]["passed"], 60, "{}", results["totals"]);
+    assert_eq!(results["totals"]["errors"], 0);
+    assert_eq!(server.requests(), 240);
+    // Without `-j` or `max_concurrency`, more than the old defaults (2 cores × 4 per
+    // endpoint) were in flight, and never more than the endpoint's default 32.
+    let most = most.load(Ordering::SeqCst);
+    assert!((5..=32).contains(&most), "{most} requests in flight at once");
+}
