@@ -142,9 +142,15 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
         let (actual, ok) = match (totals.cost_usd, totals.tasks_without_cost) {
             (cost, n) if n > 0 && ignore => {
                 let cost = cost.unwrap_or(0.0);
-                (format!("${cost:.4} (unknown for {n} task(s), ignored)"), cost <= max)
+                (format!("${cost:.4} (unknown for {n} {}, ignored)", plural(n, "task", "tasks")), cost <= max)
             }
-            (_, n) if n > 0 => (format!("unknown for {n} task(s)"), false),
+            (_, n) if n > 0 => (
+                format!(
+                    "unknown for {n} {}: report cost from the agent (usage.cost_usd, or token usage with a known price) or set thresholds.unknown_cost: ignore",
+                    plural(n, "task", "tasks")
+                ),
+                false,
+            ),
             (cost, _) => {
                 let cost = cost.unwrap_or(0.0);
                 (format!("${cost:.4}"), cost <= max)
@@ -160,6 +166,11 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
         checks.push(GateCheck::new("p95 latency", format!("≤ {max} ms"), actual, ok));
     }
     checks
+}
+
+/// `n` with the right noun: "1 error", "2 errors".
+pub fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
 
 #[cfg(test)]
@@ -207,7 +218,7 @@ mod tests {
         let t = Thresholds { max_cost_usd: NonNegative::new(1.0).ok(), ..Thresholds::default() };
         let v = evaluate(&run(&[Passed], Some(t)), vec![]);
         assert!(!v.passed);
-        assert_eq!(v.checks.last().unwrap().actual, "unknown for 1 task(s)");
+        assert!(v.checks.last().unwrap().actual.starts_with("unknown for 1 task: report cost from the agent"));
     }
 
     #[test]
