@@ -2,7 +2,10 @@
 # The whole test suite, on a fresh machine: installs what the tests need, then runs them.
 # Needs: a Rust toolchain (cargo), sh, python3 and node/npm. Installs (pinned):
 #   - the real MCP servers under tests/fixtures/mcp (npm ci, from package-lock.json),
-#   - a Python venv .venv-test with the MCP Python SDK for the fixture server.
+#   - a Python venv .venv-test with the MCP Python SDK for the fixture server, and the
+#     JUnit consumers junitparser and junit2html,
+#   - the JUnit consumers under tests/fixtures/junit (npm ci: xunit-viewer, xml2js),
+#   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,10 +14,17 @@ for tool in cargo python3 npm; do
 done
 
 (cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/fixtures/junit && npm ci --no-audit --no-fund --loglevel=error)
+if ! command -v xmllint >/dev/null; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get install -y --no-install-recommends libxml2-utils >/dev/null \
+    || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends libxml2-utils >/dev/null; }
+fi
 if [ ! -x .venv-test/bin/python ]; then
   python3 -m venv .venv-test
 fi
-.venv-test/bin/pip install --quiet --disable-pip-version-check 'mcp==2.3.0'
+.venv-test/bin/pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'junitparser==5.0.3' 'junit2html==31.1.4'
 
 # Snapshots are compared, never rewritten, here.
 export INSTA_UPDATE=no

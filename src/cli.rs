@@ -9,7 +9,7 @@ use crate::policy::{PairedPolicy, RegressionBudget};
 #[derive(Debug, Parser)]
 #[command(
     name = "evalgate",
-    version,
+    version = crate::LONG_VERSION,
     about = "Gate pull requests and releases on the measured quality of AI agents, LLM prompts and MCP servers",
     after_help = "Exit codes: 0 every gate passed, 1 a gate failed, 2 invalid command line or suite, \
                   3 preflight failed, 4 the run was aborted."

@@ -11,6 +11,20 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
+/// Like [`excerpt`], but a text too long for `max` keeps its last non-empty line after
+/// the cut (`Traceback (most recent call last): … ValueError: bad input`): where a crash
+/// says what went wrong.
+pub fn excerpt_with_last_line(text: &str, max: usize) -> String {
+    let whole = excerpt(text, max);
+    if !whole.ends_with('…') {
+        return whole;
+    }
+    let Some(last) = text.lines().map(str::trim).rfind(|l| !l.is_empty()) else { return whole };
+    let last = excerpt(last, max / 2);
+    let head = excerpt(text, max.saturating_sub(last.chars().count()).max(max / 4));
+    format!("{head} {last}")
+}
+
 /// `text` with every control character but newline and tab written out (`\u{1b}`), as are
 /// the two non-characters XML forbids: an agent's raw bytes (a terminal escape, NUL) never
 /// reach a terminal, Markdown or XML, where they are invalid or act.
@@ -33,5 +47,18 @@ mod tests {
             "a\\u{1b}[31m\\u{0}b\\u{d}\n\tc\\u{85}\\u{ffff}"
         );
         assert_eq!(excerpt("x\u{7}y", 10), "x\\u{7}y");
+    }
+
+    #[test]
+    fn a_long_text_keeps_its_last_line() {
+        let traceback = format!(
+            "Traceback (most recent call last):\n{}ValueError: bad input\n",
+            "  File \"g.py\", line 3\n".repeat(20)
+        );
+        let e = excerpt_with_last_line(&traceback, 120);
+        assert!(e.starts_with("Traceback (most recent call last):"), "{e}");
+        assert!(e.ends_with("… ValueError: bad input"), "{e}");
+        assert!(e.chars().count() <= 122, "{e}");
+        assert_eq!(excerpt_with_last_line("short\nlast", 120), "short last");
     }
 }

@@ -45,6 +45,40 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// `file` (relative to the working directory, or absolute) relative to the repository
+/// root: `$GITHUB_WORKSPACE`, else the git top level of the working directory. GitHub
+/// places an annotation only with such a path, and JUnit consumers resolve `file` from
+/// there; the working directory need not be the root. Unchanged when there is no root or
+/// the file is outside it.
+pub fn repo_relative(file: &str) -> String {
+    let Some(root) = repo_root() else { return file.to_owned() };
+    let abs = std::path::absolute(file).unwrap_or_else(|_| PathBuf::from(file));
+    // Canonical on both sides: a symlinked temp dir (macOS /tmp) must still match.
+    let abs = abs.parent().and_then(|d| Some(std::fs::canonicalize(d).ok()?.join(abs.file_name()?))).unwrap_or(abs);
+    abs.strip_prefix(root).map_or_else(|_| file.to_owned(), |p| p.display().to_string())
+}
+
+/// The repository root (canonical), looked up once a process.
+fn repo_root() -> Option<&'static Path> {
+    static ROOT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = match std::env::var_os("GITHUB_WORKSPACE").filter(|w| !w.is_empty()) {
+            Some(workspace) => PathBuf::from(workspace),
+            None => {
+                let out = std::process::Command::new("git")
+                    .args(["rev-parse", "--show-toplevel"])
+                    .stderr(std::process::Stdio::null())
+                    .output()
+                    .ok()
+                    .filter(|o| o.status.success())?;
+                PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end_matches(['\n', '\r']))
+            }
+        };
+        Some(std::fs::canonicalize(&root).unwrap_or(root))
+    })
+    .as_deref()
+}
+
 /// A temp file in `dir` that becomes a file like any other once renamed: `0666` less the
 /// umask (tempfile's default is `0600`).
 pub fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {

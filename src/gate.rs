@@ -151,9 +151,15 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
         let (actual, ok) = match (totals.cost_usd, totals.tasks_without_cost) {
             (cost, n) if n > 0 && ignore => {
                 let cost = cost.unwrap_or(0.0);
-                (format!("${cost:.4} (unknown for {n} task(s), ignored)"), cost <= max)
+                (format!("${cost:.4} (unknown for {n} {}, ignored)", plural(n, "task", "tasks")), cost <= max)
             }
-            (_, n) if n > 0 => (format!("unknown for {n} task(s)"), false),
+            (_, n) if n > 0 => (
+                format!(
+                    "unknown for {n} {}: report cost from the agent (usage.cost_usd, or token usage with a known price) or set thresholds.unknown_cost: ignore",
+                    plural(n, "task", "tasks")
+                ),
+                false,
+            ),
             (cost, _) => {
                 let cost = cost.unwrap_or(0.0);
                 (format!("${cost:.4}"), cost <= max)
@@ -205,6 +211,11 @@ fn drift_check(server: &str, drift: &Drift) -> GateCheck {
     GateCheck::new(&format!("tool surface of `{server}` vs {}", drift.snapshot), budget, actual, passed)
 }
 
+/// `n` with the right noun: "1 error", "2 errors".
+pub fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,7 +261,7 @@ mod tests {
         let t = Thresholds { max_cost_usd: NonNegative::new(1.0).ok(), ..Thresholds::default() };
         let v = evaluate(&run(&[Passed], Some(t)), vec![]);
         assert!(!v.passed);
-        assert_eq!(v.checks.last().unwrap().actual, "unknown for 1 task(s)");
+        assert!(v.checks.last().unwrap().actual.starts_with("unknown for 1 task: report cost from the agent"));
     }
 
     #[test]

@@ -1,6 +1,27 @@
 //! evalgate: gate pull requests and releases on the measured quality of AI agents,
 //! LLM prompts and MCP servers.
 
+/// The canonical repository, `owner/name` (from Cargo.toml's `repository`): where the
+/// releases, the action and the published schema live. `evalgate init` writes it.
+pub const REPOSITORY: &str = env!("EVALGATE_REPOSITORY");
+
+/// This build's version: the crate version, which is the release tag without its `v`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `0.1.0 (commit 1a2b3c4d5e6f)`, for `--version`.
+pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("EVALGATE_COMMIT"), ")");
+
+/// The release tag of this version (`v0.1.0`).
+pub fn release_tag() -> String {
+    format!("v{VERSION}")
+}
+
+/// The published JSON Schema of the suite format for this version: the file committed at
+/// `schema/evalgate.schema.json`, at this version's tag.
+pub fn schema_url() -> String {
+    format!("https://raw.githubusercontent.com/{REPOSITORY}/{}/schema/evalgate.schema.json", release_tag())
+}
+
 pub mod cli;
 pub mod commands;
 pub mod error;

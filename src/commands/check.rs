@@ -4,7 +4,10 @@ use super::suites::{install_redactor, load_and_plan, preflight_all, selection};
 use crate::cli::SelectArgs;
 use crate::error::{Error, runtime};
 use crate::exit;
+use crate::llm::pricing::PriceTable;
+use crate::results::regression::Baseline;
 use crate::run::task::display_path;
+use crate::suite::model::{Agent, Suite};
 
 pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     let planned = load_and_plan(select, &selection(select))?;
@@ -14,6 +17,11 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
             secret.placeholder,
             crate::redact::MIN_SECRET_LEN
         );
+    }
+    for p in &planned {
+        for warning in budget_warnings(&p.suite) {
+            crate::errln!("warning: {}: {warning}", p.suite.id);
+        }
     }
     preflight_all(&planned)?;
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
@@ -39,3 +47,45 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     std::mem::forget(planned);
     Ok(exit::SUCCESS)
 }
+
+/// Budgets that cannot be measured the way they read: a cost budget no agent of the suite
+/// is known to report cost for, a latency percentage on a baseline p95 so small that
+/// jitter alone moves it (and no `min_latency_increase_ms` floor).
+pub fn budget_warnings(suite: &Suite) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if suite.thresholds.as_ref().is_some_and(|t| t.max_cost_usd.is_some()) {
+        let mut prices = PriceTable::default();
+        prices.overrides.extend(suite.pricing.clone());
+        let agents: Vec<&Agent> = suite.tasks.iter().map(|t| &*t.agent).collect();
+        let reports = |a: &&Agent| match a {
+            Agent::Llm(llm) => prices.price(&llm.spec.model).is_some(),
+            Agent::Command(_) | Agent::Call(_) => false,
+        };
+        if !agents.is_empty() && !agents.iter().any(reports) {
+            warnings.push(
+                "thresholds.max_cost_usd is set, but no agent is known to report cost: a command agent reports it by \
+                 writing {\"usage\": {\"cost_usd\": …}} (or tokens and a model with a known price) to $EVALGATE_TRACE; \
+                 an llm agent needs a priced model (`pricing:`); else set thresholds.unknown_cost: ignore"
+                    .to_owned(),
+            );
+        }
+    }
+    if let Some(config) = &suite.regression
+        && let Some(max) = config.budget.max_p95_latency_increase_pct
+        && config.budget.min_latency_increase_ms.is_none()
+        && let Some(p95) =
+            config.baseline.as_deref().and_then(|b| Baseline::load(b).ok()).and_then(|b| b.p95_latency_ms)
+        && p95 < SMALL_LATENCY_MS
+    {
+        let jitter = (max.get() / 100.0 * p95 as f64).round() as u64;
+        warnings.push(format!(
+            "regression.max_p95_latency_increase_pct: {} is measured on a baseline p95 of {p95} ms: a rise of {jitter} ms fails it; \
+             set regression.min_latency_increase_ms (a rise that small never fails)",
+            max.get()
+        ));
+    }
+    warnings
+}
+
+/// Below this baseline p95, a latency percentage is mostly jitter.
+const SMALL_LATENCY_MS: u64 = 1000;

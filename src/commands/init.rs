@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::exit;
 
+/// The suite, after its schema modeline (editors complete and check keys from it).
 const SUITE: &str = r#"# A starter evalgate suite: run it with `evalgate run`.
 evalgate: 1
 suite: my.evals.starter
@@ -54,7 +55,7 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
-      - uses: evalgate/evalgate@v1
+      - uses: {USES}
         with:
           suite: evalgate.yaml
         # env:
@@ -66,8 +67,26 @@ jobs:
           path: evalgate-out/
 "#;
 
+/// What `.gitignore` gets: the reports and the response cache are per run, never committed.
+const GITIGNORE: [&str; 2] = ["evalgate-out/", ".evalgate/cache/"];
+
+/// The suite with its `yaml-language-server` modeline pointing at this version's schema.
+fn suite() -> String {
+    format!("# yaml-language-server: $schema={}\n{SUITE}", crate::schema_url())
+}
+
+/// The workflow, using the action at this version's release tag.
+fn workflow() -> String {
+    WORKFLOW.replace("{USES}", &format!("{}@{}", crate::REPOSITORY, crate::release_tag()))
+}
+
 pub fn init() -> Result<i32, Error> {
-    let files = [("evalgate.yaml", SUITE), ("evals/agent.sh", AGENT), (".github/workflows/evalgate.yml", WORKFLOW)];
+    let (suite, workflow) = (suite(), workflow());
+    let files = [
+        ("evalgate.yaml", suite.as_str()),
+        ("evals/agent.sh", AGENT),
+        (".github/workflows/evalgate.yml", workflow.as_str()),
+    ];
     let existing: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| Path::new(p).exists()).collect();
     if !existing.is_empty() {
         return Err(Error::Usage(format!("not overwriting {}: nothing was written", existing.join(", "))));
@@ -90,6 +109,34 @@ pub fn init() -> Result<i32, Error> {
         write().map_err(|source| crate::report::writer::WriteError { path: path.to_owned(), source })?;
         crate::errln!("wrote {}", path.display());
     }
+    ignore_outputs(Path::new(".gitignore"))
+        .map_err(|source| crate::report::writer::WriteError { path: ".gitignore".into(), source })?;
     crate::errln!("next: `evalgate run`, then point agents.bot.command at your agent");
     Ok(exit::SUCCESS)
+}
+
+/// Adds the lines of [`GITIGNORE`] that `.gitignore` lacks (creating it), keeping the rest.
+fn ignore_outputs(path: &Path) -> std::io::Result<()> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let missing: Vec<&str> =
+        GITIGNORE.iter().copied().filter(|line| !existing.lines().any(|l| l.trim() == *line)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# evalgate: reports and the response cache\n");
+    for line in &missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(path, text)?;
+    crate::errln!("added {} to .gitignore", missing.join(" and "));
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! of each failing or erroring task, on the line of each problem in an invalid suite, on
 //! the suite file for a preflight miss or a run that stopped.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::workflow_command::command;
 use crate::error::Error;
@@ -35,7 +35,7 @@ impl Annotation {
     fn line(&self) -> String {
         let mut properties = Vec::new();
         if let Some(file) = &self.file {
-            properties.push(("file", repo_relative(file)));
+            properties.push(("file", crate::files::repo_relative(file)));
         }
         properties.extend(self.line.map(|l| ("line", l.to_string())));
         properties.extend(self.column.map(|c| ("col", c.to_string())));
@@ -130,17 +130,6 @@ pub fn lines(annotations: &[Annotation], room: usize, suite_id: &str) -> (Vec<St
         ));
     }
     (lines, used)
-}
-
-/// GitHub places an annotation only with a repository-relative path; ours are relative to
-/// the working directory, which need not be the workspace root.
-fn repo_relative(file: &str) -> String {
-    let Ok(workspace) = std::env::var("GITHUB_WORKSPACE") else { return file.to_owned() };
-    let abs = std::path::absolute(file).unwrap_or_else(|_| PathBuf::from(file));
-    let workspace = std::fs::canonicalize(&workspace).unwrap_or_else(|_| PathBuf::from(&workspace));
-    // Canonical on both sides: a symlinked temp dir (macOS /tmp) must still match.
-    let abs = abs.parent().and_then(|d| Some(std::fs::canonicalize(d).ok()?.join(abs.file_name()?))).unwrap_or(abs);
-    abs.strip_prefix(&workspace).map_or_else(|_| file.to_owned(), |p| p.display().to_string())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
-use crate::excerpt::excerpt;
+use crate::excerpt::{excerpt, excerpt_with_last_line};
 use crate::process::{ProcessSpec, run_process};
 use crate::source::ValidateCx;
 use crate::template::{CommandLine, Scope, Template};
@@ -104,7 +104,7 @@ impl Grade for CommandCheck {
         }
         let stderr = out.stderr.text.trim();
         if out.exit_code != Some(0) && !stderr.is_empty() {
-            return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt(stderr, 200)));
+            return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt_with_last_line(stderr, 200)));
         }
         let stdout = out.stdout.text.trim();
         let passed = out.exit_code == Some(0);

@@ -28,6 +28,15 @@ pub struct Grader {
 /// (Deserialized in two parts by the loader, see `load.rs`; this type gives the schema.)
 #[derive(Debug, JsonSchema)]
 #[schemars(extend("unevaluatedProperties" = false))]
+#[schemars(extend("examples" = [
+    {"type": "contains", "value": "30 days", "ignore_case": true},
+    {"type": "json", "path": "status", "equals": "ok"},
+    {"type": "regex", "pattern": "^Order #[0-9]+", "required": true},
+    {"type": "tool_called", "tool": "search_orders"},
+    {"type": "command", "run": ["python3", "graders/polite.py"], "weight": 2},
+    {"type": "rubric", "criteria": ["The answer is polite.", {"criterion": "It names the refund window.", "weight": 2}]},
+    {"type": "latency", "max_ms": 8000},
+]))]
 pub struct RawGrader {
     #[serde(flatten)]
     pub common: RawGraderCommon,

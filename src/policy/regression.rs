@@ -32,6 +32,11 @@ pub struct RegressionBudget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(long, value_name = "PCT")]
     pub max_p95_latency_increase_pct: Option<NonNegative>,
+    /// A p95 latency rise of at most this many milliseconds is never a regression,
+    /// whatever its percentage (on a 20 ms baseline, 5 ms of jitter is 25%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "MS")]
+    pub min_latency_increase_ms: Option<u64>,
 }
 
 impl RegressionBudget {
@@ -52,6 +57,7 @@ impl RegressionBudget {
             max_task_score_drop: other.max_task_score_drop.or(self.max_task_score_drop),
             max_cost_increase_pct: other.max_cost_increase_pct.or(self.max_cost_increase_pct),
             max_p95_latency_increase_pct: other.max_p95_latency_increase_pct.or(self.max_p95_latency_increase_pct),
+            min_latency_increase_ms: other.min_latency_increase_ms.or(self.min_latency_increase_ms),
         }
     }
 }

@@ -1,9 +1,17 @@
 //! JUnit XML: one `<testsuite>` per suite, one `<testcase>` per task with `classname`,
-//! `time`, `file` and `line`; `<failure>` for a graded fail, `<error>` for an
-//! infrastructure error, `<skipped>` for a task that did not run.
+//! `time`, `timestamp`, `file` and `line`; `<failure>` for a graded fail, `<error>` for an
+//! infrastructure error, `<skipped>` for a task that did not run. Repeated trials follow
+//! Maven Surefire's 3.0 schema: a flaky pass carries one `<flakyFailure>`/`<flakyError>`
+//! per failing trial, a failing task one `<rerunFailure>`/`<rerunError>` per other failing
+//! trial, each with `type`, a `<stackTrace>` and its own trial's output.
+//!
+//! What the consumers need (checked in tests/integration/junit.rs): never an empty
+//! `<failure>`/`<error>` body (dorny/test-reporter's parser reads it as the stack trace);
+//! `file` relative to the repository root; a case's `time` is the sum of its trials'.
 
 use std::time::Duration;
 
+use chrono::{DateTime, FixedOffset};
 use quick_junit::{FlakyOrRerun, NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
 use crate::results::{Results, Status, TaskResult, TrialResult};
@@ -20,10 +28,18 @@ impl super::Report for Junit {
     }
 }
 
+/// quick-junit strips control characters, TAB included (it goes through an ANSI
+/// stripper); a TAB travels as this noncharacter and is put back after serializing.
+const TAB: char = '\u{FDD0}';
+
 pub fn render(results: &Results) -> String {
     let mut report = Report::new("evalgate");
     let mut suite = TestSuite::new(results.suite.id.as_str());
     suite.set_time(ms(results.duration_ms));
+    if let Some(at) = timestamp(Some(&results.started_at)) {
+        suite.set_timestamp(at);
+        report.set_timestamp(at);
+    }
     suite.add_property(Property::new("score", format!("{:.4}", results.totals.score)));
     suite.add_property(Property::new("passed", results.verdict.passed.to_string()));
     suite.add_property(Property::new("outcome", results.verdict.outcome.label()));
@@ -44,43 +60,55 @@ pub fn render(results: &Results) -> String {
     }
     report.set_time(ms(results.duration_ms));
     report.add_test_suite(suite);
-    report.to_string().unwrap_or_else(|e| format!("<!-- evalgate: cannot serialize JUnit: {e} -->\n"))
+    match report.to_string() {
+        Ok(xml) => xml.replace(TAB, "\t"),
+        Err(e) => format!("<!-- evalgate: cannot serialize JUnit: {e} -->\n"),
+    }
 }
 
 fn case(suite_id: &str, task: &TaskResult) -> TestCase {
-    let status = match task.status {
+    let failing = |t: &&TrialResult| matches!(t.status, Status::Failed | Status::Error);
+    // The trial that speaks for the case: for a failed or erroring task a trial that
+    // failed that way (never a later passing one), else the last.
+    let primary = match task.status {
+        Status::Failed | Status::Error => task
+            .trials
+            .iter()
+            .find(|t| t.status == task.status)
+            .or_else(|| task.trials.iter().find(failing))
+            .or(task.last_trial()),
+        Status::Passed | Status::Skipped => task.last_trial(),
+    };
+    let mut status = match task.status {
         Status::Passed => TestCaseStatus::success(),
         Status::Failed | Status::Error => {
-            let kind = if task.status == Status::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error };
-            let mut status = TestCaseStatus::non_success(kind);
-            status.set_message(task.reason.clone().unwrap_or_else(|| task.status.label().to_owned()));
-            status.set_type(if task.status == Status::Failed { "graded-failure" } else { "infrastructure-error" });
-            status.set_description(details(task));
+            let mut status = TestCaseStatus::non_success(kind(task.status));
+            let message = task.reason.clone().unwrap_or_else(|| task.status.label().to_owned());
+            status.set_type(failure_type(task.status));
+            status.set_description(text(&body(primary, &message)));
+            status.set_message(message);
             status
         }
         Status::Skipped => {
             TestCaseStatus::Skipped { message: task.reason.clone().map(Into::into), ty: None, description: None }
         }
     };
-    let mut status = status;
-    // Repeated trials: a flaky pass keeps its failing trials as <flakyFailure>, a failing
-    // task its other failing trials as <rerunFailure>.
+    // Repeated trials: a flaky pass keeps each failing trial as a <flakyFailure>, a failing
+    // task each failing trial but the one in its body as a <rerunFailure>.
     if task.trials.len() > 1 {
-        let failing: Vec<&TrialResult> =
-            task.trials.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
-        let reruns = failing.iter().skip(usize::from(task.status != Status::Passed)).map(|t| {
-            let kind = if t.status == Status::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error };
-            let mut rerun = TestRerun::new(kind);
-            rerun.set_message(t.reason.clone().unwrap_or_else(|| t.status.label().to_owned()));
-            rerun
-        });
-        status.add_reruns(reruns);
-        status.set_rerun_kind(FlakyOrRerun::Rerun);
+        let others = task.trials.iter().filter(failing).filter(|t| !primary.is_some_and(|p| std::ptr::eq(*t, p)));
+        let others: Vec<&TrialResult> =
+            if task.status == Status::Passed { task.trials.iter().filter(failing).collect() } else { others.collect() };
+        status.add_reruns(others.into_iter().map(rerun));
+        status.set_rerun_kind(if task.status == Status::Passed { FlakyOrRerun::Flaky } else { FlakyOrRerun::Rerun });
     }
     let mut case = TestCase::new(task.id.as_str(), status);
     case.set_classname(suite_id);
-    case.set_time(ms(task.duration_ms));
-    case.extra.insert("file".into(), task.file.as_str().into());
+    case.set_time(ms(case_time(task)));
+    if let Some(at) = timestamp(task.trials.first().and_then(|t| t.started_at.as_ref())) {
+        case.set_timestamp(at);
+    }
+    case.extra.insert("file".into(), crate::files::repo_relative(&task.file).into());
     case.extra.insert("line".into(), task.line.to_string().into());
     case.add_property(Property::new("score", format!("{:.4}", task.score)));
     if task.trials.len() > 1 {
@@ -88,7 +116,7 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
         case.add_property(Property::new("trials_passed", format!("{passed}/{}", task.trials.len())));
         case.add_property(Property::new("flaky", task.flaky.to_string()));
     }
-    if let Some(trial) = task.last_trial() {
+    if let Some(trial) = primary {
         if let Some(latency) = trial.latency_ms {
             case.add_property(Property::new("latency_ms", latency.to_string()));
         }
@@ -99,27 +127,71 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
             case.add_property(Property::new("model", model.as_str()));
         }
         if let Some(output) = &trial.output {
-            case.set_system_out(output.as_str());
+            case.set_system_out(text(output));
         }
     }
     case
 }
 
-/// Every grader's verdict and every failed step, one a line.
-fn details(task: &TaskResult) -> String {
-    let Some(trial) = task.last_trial() else { return String::new() };
-    let mut lines = Vec::new();
+/// One failing trial of a repeated task, with its own reason, verdicts and output.
+fn rerun(trial: &TrialResult) -> TestRerun {
+    let mut rerun = TestRerun::new(kind(trial.status));
+    let message = trial.reason.clone().unwrap_or_else(|| trial.status.label().to_owned());
+    rerun.set_type(failure_type(trial.status));
+    // Surefire's schema requires <stackTrace>: the trial's verdicts stand in for one.
+    rerun.set_stack_trace(text(&body(Some(trial), &message)));
+    if let Some(output) = &trial.output {
+        rerun.set_system_out(text(output));
+    }
     if !trial.stderr.is_empty() {
-        lines.push(format!("agent stderr:\n{}", trial.stderr.trim_end()));
+        rerun.set_system_err(text(&trial.stderr));
     }
-    for step in trial.steps.iter().filter(|s| s.status != Status::Passed) {
-        lines.push(format!("{}: {}", step.label(), step.failure.as_deref().unwrap_or("failed")));
+    rerun.set_message(message);
+    rerun
+}
+
+fn kind(status: Status) -> NonSuccessKind {
+    if status == Status::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error }
+}
+
+fn failure_type(status: Status) -> &'static str {
+    if status == Status::Failed { "graded-failure" } else { "infrastructure-error" }
+}
+
+/// The body of a `<failure>`/`<error>`: every grader's verdict and every failed step of
+/// the trial, one a line, after its stderr; never empty (the message when there is
+/// nothing else), since some consumers crash on an empty body.
+fn body(trial: Option<&TrialResult>, message: &str) -> String {
+    let mut lines = Vec::new();
+    if let Some(trial) = trial {
+        if !trial.stderr.is_empty() {
+            lines.push(format!("agent stderr:\n{}", trial.stderr.trim_end()));
+        }
+        for step in trial.steps.iter().filter(|s| s.status != Status::Passed) {
+            lines.push(format!("{}: {}", step.label(), step.failure.as_deref().unwrap_or("failed")));
+        }
+        for g in &trial.graders {
+            let mark = if g.required { " (required)" } else { "" };
+            lines.push(format!("[{}] {}{mark} score {:.2}: {}", g.status.label(), g.name, g.score, g.reason));
+        }
     }
-    for g in &trial.graders {
-        let mark = if g.required { " (required)" } else { "" };
-        lines.push(format!("[{}] {}{mark} score {:.2}: {}", g.status.label(), g.name, g.score, g.reason));
-    }
-    lines.join("\n")
+    if lines.is_empty() { message.to_owned() } else { lines.join("\n") }
+}
+
+/// The case's time: what its trials took, summed (older results without trial durations:
+/// the task's span).
+fn case_time(task: &TaskResult) -> u64 {
+    let trials: Vec<u64> = task.trials.iter().filter_map(|t| t.duration_ms).collect();
+    if trials.is_empty() { task.duration_ms } else { trials.iter().sum() }
+}
+
+/// Text for an element body, TABs kept (see [`TAB`]).
+fn text(s: &str) -> String {
+    s.replace('\t', &TAB.to_string())
+}
+
+fn timestamp(rfc3339: Option<&String>) -> Option<DateTime<FixedOffset>> {
+    rfc3339.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
 }
 
 fn ms(millis: u64) -> Duration {

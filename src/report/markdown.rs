@@ -214,7 +214,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let _ = writeln!(md, "### Cost and latency\n\n| | |\n|---|---|");
     let cost = match (t.cost_usd, t.tasks_without_cost) {
         (Some(c), 0) => format!("${c:.4}"),
-        (Some(c), n) => format!("${c:.4} (unknown for {n} tasks)"),
+        (Some(c), n) => format!("${c:.4} (unknown for {n} {})", crate::gate::plural(n, "task", "tasks")),
         (None, _) => "not reported".into(),
     };
     let _ = writeln!(md, "| total cost | {cost} |");

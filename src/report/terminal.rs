@@ -114,12 +114,13 @@ impl TerminalReporter {
             }
         };
         lines.push(format!(
-            "{verdict} {}: {}/{} passed, {} failed, {} errors, {} skipped, score {:.2} in {:.1}s",
+            "{verdict} {}: {}/{} passed, {} failed, {} {}, {} skipped, score {:.2} in {:.1}s",
             results.suite.id,
             t.passed,
             t.tasks,
             t.failed,
             t.errors,
+            crate::gate::plural(t.errors, "error", "errors"),
             t.skipped,
             t.score,
             results.duration_ms as f64 / 1000.0
@@ -147,7 +148,7 @@ impl TerminalReporter {
             Status::Error => ("ERROR", Style::new().red().bold()),
             Status::Skipped => ("SKIP ", Style::new().yellow()),
         };
-        let mut line = format!("{} {} [{:.2}] {} ms", self.style(style, label), task.id, task.score, task.duration_ms);
+        let mut line = format!("{} {} [{:.2}] {}", self.style(style, label), task.id, task.score, timings(task));
         if let Some(reason) = &task.reason {
             line.push_str(&format!(": {}", excerpt(reason, 200)));
         }
@@ -172,4 +173,19 @@ impl TerminalReporter {
             }
         }
     }
+}
+
+/// `agent 479 ms · total 1.2 s`: the agent's latency (mean over trials) and the task's
+/// whole time (setup, agent, graders, cleanup, every trial).
+fn timings(task: &TaskResult) -> String {
+    let total = format!("total {}", duration(task.duration_ms));
+    match task.latency_ms() {
+        Some(agent) => format!("agent {} · {total}", duration(agent)),
+        None => total,
+    }
+}
+
+/// `479 ms`, `1.2 s`.
+pub fn duration(ms: u64) -> String {
+    if ms < 1000 { format!("{ms} ms") } else { format!("{:.1} s", ms as f64 / 1000.0) }
 }

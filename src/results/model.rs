@@ -249,6 +249,13 @@ impl TaskResult {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrialResult {
     pub status: Status,
+    /// When the trial's attempt started (RFC 3339); absent in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// How long the attempt took (setup, agent, graders and cleanup); absent in results
+    /// of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     #[schemars(range(min = 0.0, max = 1.0))]
     pub score: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -237,7 +237,7 @@ impl Comparison {
             add(
                 "score drop vs baseline",
                 format!("≤ {max:.2}"),
-                format!("{:+.2}", self.score_delta),
+                format!("{:.2} ({:.2} → {:.2})", drop.max(0.0), self.baseline_score, self.score),
                 drop <= max + 1e-9,
             );
         }
@@ -248,24 +248,34 @@ impl Comparison {
         }
         if let Some(max) = budget.max_task_score_drop.map(Rate::get) {
             let (actual, passed) = match self.score_drops.first() {
-                Some((id, base, now)) => (format!("{:.2} ({id})", base - now), base - now <= max + 1e-9),
+                Some((id, base, now)) => {
+                    (format!("{:.2} ({id}: {base:.2} → {now:.2})", base - now), base - now <= max + 1e-9)
+                }
                 None => ("0.00".to_owned(), true),
             };
             add("task score drop vs baseline", format!("≤ {max:.2}"), actual, passed);
         }
         if let Some(max) = budget.max_cost_increase_pct.map(NonNegative::get) {
-            let (actual, passed) = match self.cost_change_pct() {
-                Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
-                None => ("unknown".to_owned(), false),
+            let (actual, passed) = match (self.cost_change_pct(), self.baseline_cost_usd, self.cost_usd) {
+                (Some(pct), Some(b), Some(n)) => (format!("{pct:+.1}% (${b:.4} → ${n:.4})"), pct <= max + 1e-9),
+                _ => ("unknown".to_owned(), false),
             };
             add("cost increase vs baseline", format!("≤ {max}%"), actual, passed);
         }
         if let Some(max) = budget.max_p95_latency_increase_pct.map(NonNegative::get) {
-            let (actual, passed) = match self.p95_change_pct() {
-                Some(pct) => (format!("{pct:+.1}%"), pct <= max + 1e-9),
-                None => ("unknown".to_owned(), false),
+            let floor = budget.min_latency_increase_ms;
+            let (actual, passed) = match (self.p95_change_pct(), self.baseline_p95_latency_ms, self.p95_latency_ms) {
+                (Some(pct), Some(b), Some(n)) => {
+                    let within_floor = floor.is_some_and(|f| n.saturating_sub(b) <= f);
+                    (format!("{pct:+.1}% ({b} ms → {n} ms)"), pct <= max + 1e-9 || within_floor)
+                }
+                _ => ("unknown".to_owned(), false),
             };
-            add("p95 latency increase vs baseline", format!("≤ {max}%"), actual, passed);
+            let budget = match floor {
+                Some(f) => format!("≤ {max}% or ≤ {f} ms"),
+                None => format!("≤ {max}%"),
+            };
+            add("p95 latency increase vs baseline", budget, actual, passed);
         }
         checks
     }

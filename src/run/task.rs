@@ -159,9 +159,13 @@ pub fn display_path(path: &Path) -> String {
 /// One attempt of a trial: setup, agent, graders, then cleanup (always). The dispatcher
 /// decides whether an attempt that ended in an infrastructure error is run again.
 pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &CancellationToken) -> TrialResult {
+    let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let clock = std::time::Instant::now();
     // The processes of the attempt are the trial's: what they leave behind is killed at its end.
     let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, trial, cancel)).await;
     trial.notes = notes;
+    trial.started_at = Some(started_at);
+    trial.duration_ms = Some(clock.elapsed().as_millis() as u64);
     trial
 }
 
@@ -193,6 +197,8 @@ async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &Cance
 fn empty_trial() -> TrialResult {
     TrialResult {
         status: Status::Error,
+        started_at: None,
+        duration_ms: None,
         score: 0.0,
         reason: None,
         output: None,

@@ -23,14 +23,32 @@ pub use outputs::{Captures, OutputSpec, RawOutput};
 pub use sequence::{RawHooks, run_cleanup, run_every, run_sequence};
 
 registry::steps! {
-    mod http { http => Http(RawHttp), }
+    mod http {
+        /// Send an HTTP request: `{url, method, headers, body | json, expect: {status, body}}`.
+        http => Http(RawHttp),
+    }
     mod mcp {
         /// Call an MCP tool: `{server, tool, arguments, expect}`.
         mcp => Mcp(RawMcpCall),
     }
-    mod file { file => File(RawFileStep), }
-    mod wait { wait => Wait(RawWait), }
-    mod foreach { foreach => Foreach(RawForeach), }
-    mod any_of { any_of => AnyOf(RawAnyOf), }
-    mod group { group => Group(RawGroup), }
+    mod file {
+        /// Create, remove or check a file: `{path, content | absent, mode, expect}`.
+        file => File(RawFileStep),
+    }
+    mod wait {
+        /// Repeat a step until it passes: `{step, interval, timeout, stable_for}`.
+        wait => Wait(RawWait),
+    }
+    mod foreach {
+        /// Run steps once per item: `{var, in, steps}`.
+        foreach => Foreach(RawForeach),
+    }
+    mod any_of {
+        /// Passes when one of these steps passes (tried in order).
+        any_of => AnyOf(RawAnyOf),
+    }
+    mod group {
+        /// Steps with their own setup and cleanup: `{setup, steps, cleanup}`.
+        group => Group(RawGroup),
+    }
 }

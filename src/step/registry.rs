@@ -18,6 +18,15 @@ macro_rules! steps {
                         ") plus the common keys.")]
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
+        #[schemars(extend("examples" = [
+            {"run": "./seed-db.sh", "timeout": "30s"},
+            {"id": "token", "argv": ["./login.sh", "--user", "test"], "outputs": {"value": "{stdout}"}},
+            {"http": {"url": "http://localhost:8080/health", "expect": {"status": 200}}},
+            {"file": {"path": "fixtures/inbox.txt", "content": "hello"}},
+            {"wait": {"step": {"http": {"url": "http://localhost:8080/ready"}}, "timeout": "60s"}},
+            {"mcp": {"server": "kube", "tool": "pods_list", "arguments": {"namespace": "default"}}},
+        ]))]
+        #[schemars(transform = one_action)]
         pub struct RawStep {
             /// Names the step, so later steps, the prompt, graders and cleanup can use its outputs.
             pub id: Option<String>,
@@ -59,6 +68,13 @@ macro_rules! steps {
 
         /// Every action key, in the order of the list.
         const ACTION_KEYS: &[&str] = &["run", "argv", $( $( stringify!($key), )* )*];
+
+        /// The schema says what the loader says: a step sets exactly one action key.
+        fn one_action(schema: &mut schemars::Schema) {
+            let choices: Vec<serde_json::Value> =
+                ACTION_KEYS.iter().map(|key| serde_json::json!({"required": [key]})).collect();
+            schema.insert("oneOf".into(), choices.into());
+        }
 
         impl RawStep {
             /// The action keys this step sets.

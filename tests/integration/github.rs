@@ -603,7 +603,7 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
     // The run script passes --github, so evalgate itself writes those step outputs.
     assert!(run_step["run"].as_str().unwrap().contains("scripts/action-run.sh"));
     assert!(std::fs::read_to_string("scripts/action-run.sh").unwrap().contains("--github"));
-    for step in steps {
+    for step in steps.iter().filter(|s| s.get("run").is_some()) {
         assert_eq!(step["shell"], "bash", "{step:?}");
         let run = step["run"].as_str().unwrap_or_default();
         assert!(!run.contains("${{ inputs.") && !run.contains("${{"), "a run: interpolates an expression: {run}");
@@ -732,6 +732,20 @@ fn init_writes_a_working_suite_and_a_workflow_and_never_overwrites() {
         evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate.yml")).unwrap())
             .unwrap();
     assert_eq!(workflow["permissions"]["pull-requests"], "write");
+    // The real action, pinned to this version; the schema modeline; the ignored outputs.
+    let uses = format!("{}@v{}", evalgate::REPOSITORY, env!("CARGO_PKG_VERSION"));
+    assert_eq!(workflow["jobs"]["evals"]["steps"][1]["uses"], uses.as_str());
+    assert_eq!(evalgate::REPOSITORY, "evalgate/evalgate");
+    let suite = std::fs::read_to_string(dir.join("evalgate.yaml")).unwrap();
+    let modeline = format!(
+        "# yaml-language-server: $schema=https://raw.githubusercontent.com/evalgate/evalgate/v{}/schema/evalgate.schema.json\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(suite.starts_with(&modeline), "{suite}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore")).unwrap(),
+        "# evalgate: reports and the response cache\nevalgate-out/\n.evalgate/cache/\n"
+    );
     let evalgate =
         |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
     assert_eq!(evalgate(&["check"]).status.code(), Some(0));

@@ -69,7 +69,7 @@ fn a_score_drop_inside_the_budget_passes() {
     let extra = "thresholds: {pass_score: 0.5}\nregression: {baseline: baseline.json, max_score_drop: 0.5, max_new_failures: 1}";
     let run = baseline_then(extra, &["a", "b", "c"], &[("fail-b", "")], &["a", "b", "c"]);
     run.expect_code(0);
-    assert_eq!(check(&run.results(), "score drop vs baseline")["actual"], "-0.33");
+    assert_eq!(check(&run.results(), "score drop vs baseline")["actual"], "0.33 (1.00 → 0.67)");
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn cost_and_latency_increases_over_budget_fail() {
     run.expect_code(1);
     let results = run.results();
     let cost = check(&results, "cost increase vs baseline");
-    assert_eq!((cost["passed"].as_bool(), cost["actual"].as_str()), (Some(false), Some("+900.0%")));
+    assert_eq!((cost["passed"].as_bool(), cost["actual"].as_str()), (Some(false), Some("+900.0% ($0.0020 → $0.0200)")));
     assert_eq!(check(&results, "p95 latency increase vs baseline")["passed"], false);
 }
 

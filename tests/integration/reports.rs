@@ -119,6 +119,7 @@ fn junit_and_markdown_snapshots() {
     let mut settings = insta::Settings::clone_current();
     for (pattern, replacement) in [
         (r#"time="[0-9.]+""#, r#"time="[time]""#),
+        (r#"timestamp="[^"]+""#, r#"timestamp="[timestamp]""#),
         (r#"name="latency_ms" value="\d+""#, r#"name="latency_ms" value="[ms]""#),
         (r#"name="p95_latency_ms" value="\d+""#, r#"name="p95_latency_ms" value="[ms]""#),
         (r"p95 \d+ ms", "p95 [ms] ms"),
