@@ -187,6 +187,7 @@ fn empty_trial() -> TrialResult {
         status: Status::Error,
         score: 0.0,
         reason: None,
+        prompt: None,
         output: None,
         output_truncated: false,
         stderr: String::new(),
@@ -216,6 +217,7 @@ async fn run_body(ctx: &RunContext, task: &Task, bindings: &mut Bindings, trial:
         trial.reason = Some(format!("the prompt uses {missing}"));
         return;
     }
+    trial.prompt = Some(cut(&bindings.prompt));
 
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
