@@ -2,7 +2,10 @@
 # The whole test suite, on a fresh machine: installs what the tests need, then runs them.
 # Needs: a Rust toolchain (cargo), sh, python3 and node/npm. Installs (pinned):
 #   - the real MCP servers under tests/fixtures/mcp (npm ci, from package-lock.json),
-#   - a Python venv .venv-test with the MCP Python SDK for the fixture server.
+#   - a Python venv .venv-test with the MCP Python SDK for the fixture server,
+#   - Debian's chromium (apt, when /usr/bin/chromium is missing) and playwright-core under
+#     tests/browser (npm ci; it drives that chromium, it never downloads a browser) for the
+#     HTML report's browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +14,14 @@ for tool in cargo python3 npm; do
 done
 
 (cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y --no-install-recommends chromium >/dev/null \
+    || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends chromium >/dev/null; }
+fi
 if [ ! -x .venv-test/bin/python ]; then
   python3 -m venv .venv-test
 fi

@@ -409,7 +409,10 @@ impl CallView {
             name: call.name.clone(),
             server: call.server.clone(),
             arguments: cutter.json(&call.arguments),
-            result: call.result.as_ref().map(|r| cutter.json(r)),
+            result: call.result.as_ref().map(|r| match mcp_text(r) {
+                Some(text) => cutter.text(&text),
+                None => cutter.json(r),
+            }),
             is_error: call.result.as_ref().and_then(|r| r.get("isError")).and_then(serde_json::Value::as_bool)
                 == Some(true),
             duration_ms: call.duration_ms,
@@ -417,6 +420,20 @@ impl CallView {
             width: pct(call.duration_ms.unwrap_or(0)).clamp(0.5, 100.0),
         }
     }
+}
+
+/// An MCP tool result that is only text (`{content: [{type: text, text}]}`, no structured
+/// content) as that text, the way the model read it.
+fn mcp_text(result: &serde_json::Value) -> Option<String> {
+    let object = result.as_object()?;
+    if object.keys().any(|k| k != "content" && k != "isError") {
+        return None;
+    }
+    let texts = object.get("content")?.as_array()?.iter().map(|item| {
+        (item.get("type")?.as_str()? == "text").then_some(())?;
+        item.get("text")?.as_str()
+    });
+    texts.collect::<Option<Vec<_>>>().map(|t| t.join("\n"))
 }
 
 #[derive(Serialize)]

@@ -11,6 +11,7 @@ mod formats;
 mod gate;
 mod github;
 mod graders;
+mod html;
 mod interrupt;
 mod invalid_input;
 mod llm;

@@ -12,8 +12,8 @@ use crate::results::{Results, Status, percentile};
 
 /// Bars drawn at most per chart; the rest are counted in the caption.
 const MAX_BARS: usize = 25;
-const WIDTH: f64 = 460.0;
-const LABEL: f64 = 150.0;
+const WIDTH: f64 = 420.0;
+const LABEL: f64 = 140.0;
 const ROW: f64 = 18.0;
 
 #[derive(Serialize)]

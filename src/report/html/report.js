@@ -2,7 +2,7 @@
 (function () {
   var table = document.getElementById("tasks");
   if (!table) return;
-  var bodies = Array.prototype.slice.call(table.tBodies);
+  var bodies = Array.prototype.slice.call(table.querySelectorAll(".task"));
   var q = document.getElementById("q");
   var status = document.getElementById("status");
   var tag = document.getElementById("tag");
@@ -23,16 +23,19 @@
   status.addEventListener("change", filter);
   tag.addEventListener("change", filter);
 
+  function detail(body) {
+    return body.querySelector(".detail");
+  }
   function open(body, yes) {
     var button = body.querySelector("button.toggle");
-    body.rows[1].hidden = !yes;
+    detail(body).hidden = !yes;
     button.setAttribute("aria-expanded", yes ? "true" : "false");
   }
   table.addEventListener("click", function (e) {
     var button = e.target.closest && e.target.closest("button.toggle");
     if (button) {
-      var body = button.closest("tbody");
-      open(body, body.rows[1].hidden);
+      var body = button.closest(".task");
+      open(body, detail(body).hidden);
     }
   });
   document.getElementById("expand-failing").addEventListener("click", function () {
@@ -42,7 +45,7 @@
     bodies.forEach(function (b) { open(b, false); });
   });
 
-  var heads = table.tHead.querySelectorAll("th[data-key]");
+  var heads = table.querySelectorAll(".head [data-key]");
   Array.prototype.forEach.call(heads, function (th) {
     th.addEventListener("click", function () {
       var key = th.dataset.key, numeric = th.dataset.type === "num";
@@ -69,7 +72,7 @@
   function follow() {
     var id = decodeURIComponent(location.hash.slice(1));
     var body = id && document.getElementById(id);
-    if (body && body.tagName === "TBODY") {
+    if (body && body.classList.contains("task")) {
       body.hidden = false;
       open(body, true);
       body.scrollIntoView();
