@@ -215,3 +215,25 @@ fn a_fixed_report_has_its_sections_in_order_and_renders_a_screenshot() {
     assert_eq!((width, height), (1200, 900));
     assert!(png.len() > 20_000, "a blank page compresses to far less: {} bytes", png.len());
 }
+
+/// With `EVALGATE_REPORT_URL` (the action sets it to the uploaded artifact's URL), the step
+/// summary and the PR comment link to the HTML report; a URL that is not plain http(s) is
+/// not pasted into Markdown.
+#[test]
+fn the_step_summary_and_the_comment_link_to_the_report_when_its_url_is_given() {
+    let url = "https://github.com/acme/bot/actions/runs/42/artifacts/7";
+    let link = format!("📊 [Open the HTML report]({url}): traces, diffs and charts of this run");
+    let api = crate::github::github(5, Vec::new());
+    let files = [("evalgate.yaml", suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n"))];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let run = crate::github::action_run_with(&api, &files, &[], &[("EVALGATE_REPORT_URL", url)]);
+    run.run.expect_code(1);
+    assert!(run.summary.contains(&link), "{}", run.summary);
+    let body = crate::github::last_body(&api);
+    assert!(body.contains(&link), "{body}");
+
+    let api = crate::github::github(5, Vec::new());
+    let run = crate::github::action_run_with(&api, &files, &[], &[("EVALGATE_REPORT_URL", "javascript:alert(1)")]);
+    assert!(!run.summary.contains("HTML report") && !run.summary.contains("javascript:"), "{}", run.summary);
+    assert!(!crate::github::last_body(&api).contains("javascript:"));
+}
