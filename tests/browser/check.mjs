@@ -168,6 +168,7 @@ try {
   if (shot) {
     await page.reload({ waitUntil: "load" });
     const open = opt("--open");
+    await page.evaluate(() => window.scrollTo(0, 0));
     if (open) {
       await page.click(`.task[data-id="${open}"] button.toggle`);
       await page.evaluate((id) => document.querySelector(`.task[data-id="${id}"]`).scrollIntoView(), open);
