@@ -143,7 +143,7 @@ impl<'a> View<'a> {
             checks: &results.verdict.checks,
             incomplete: &results.incomplete,
             charts: charts::all(results),
-            regression: results.regression.as_ref().map(|r| RegressionView::new(r, results, &cutter)),
+            regression: results.regression.as_ref().map(|r| RegressionView::new(r, results)),
             scorecard: results.scorecard.as_ref().map(ScorecardView::new),
             hooks: results.hooks.iter().flat_map(|s| StepView::flat(s, 0, &cutter)).collect(),
             tags: tags.into_iter().collect(),
@@ -499,7 +499,7 @@ struct RegressionView<'a> {
 }
 
 impl<'a> RegressionView<'a> {
-    fn new(section: &'a RegressionSection, results: &Results, _cutter: &Cutter) -> Self {
+    fn new(section: &'a RegressionSection, results: &Results) -> Self {
         let cmp = section.comparison.as_ref();
         let mut worse: Vec<(String, Option<f64>, f64, bool)> = Vec::new();
         if let Some(cmp) = cmp {
