@@ -5,7 +5,10 @@
 #   - a Python venv .venv-test with the MCP Python SDK for the fixture server, and the
 #     JUnit consumers junitparser and junit2html,
 #   - the JUnit consumers under tests/fixtures/junit (npm ci: xunit-viewer, xml2js),
-#   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check.
+#   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check,
+#   - Debian's chromium (apt, when /usr/bin/chromium is missing) and playwright-core under
+#     tests/browser (npm ci; it drives that chromium, it never downloads a browser) for the
+#     HTML report's browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,11 +18,18 @@ done
 
 (cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/fixtures/junit && npm ci --no-audit --no-fund --loglevel=error)
-if ! command -v xmllint >/dev/null; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get install -y --no-install-recommends libxml2-utils >/dev/null \
-    || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends libxml2-utils >/dev/null; }
+(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+
+# Debian packages, installed only when missing (apt-get update only when the install fails).
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@" >/dev/null \
+    || { $sudo apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@" >/dev/null; }
+}
+command -v xmllint >/dev/null || apt_install libxml2-utils
+if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
+  apt_install chromium
 fi
 if [ ! -x .venv-test/bin/python ]; then
   python3 -m venv .venv-test

@@ -165,6 +165,9 @@ pub struct ReportArgs {
     pub junit: Option<PathBuf>,
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// Write the HTML report here instead of DIR/report.html.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Exit with the gate verdict of these results (0 passed, 1 failed).
     #[arg(long)]
     pub gate: bool,
@@ -230,6 +233,9 @@ pub struct RunArgs {
     /// Write the results JSON here instead of DIR/results.json.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report here instead of DIR/report.html.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Stop starting tasks after the first failing or erroring one.
     #[arg(long)]
     pub fail_fast: bool,

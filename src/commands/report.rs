@@ -9,8 +9,10 @@ use crate::report::writer::OutputPaths;
 
 pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     let checked = read_results(&args.results)?;
-    let paths =
-        OutputPaths::new(&args.out, &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone())]);
+    let paths = OutputPaths::new(
+        &args.out,
+        &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone()), ("report.html", args.html.clone())],
+    );
     paths.prepare()?;
     paths.write_reports(&checked)?;
     if !args.gate {

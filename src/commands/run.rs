@@ -67,11 +67,13 @@ fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::
     }
 }
 
-/// `--junit`, `--markdown` and `--json` name one file: with several suites they cannot.
+/// `--junit`, `--markdown`, `--json` and `--html` name one file: with several suites they cannot.
 fn one_file_per_report(args: &RunArgs) -> Result<(), Error> {
-    if args.select.suites.len() > 1 && (args.junit.is_some() || args.markdown.is_some() || args.json.is_some()) {
+    let named = [&args.junit, &args.markdown, &args.json, &args.html].iter().any(|p| p.is_some());
+    if args.select.suites.len() > 1 && named {
         return Err(Error::Usage(
-            "--junit, --markdown and --json name one file; with several suites, reports go to OUT/SUITE-ID/".into(),
+            "--junit, --markdown, --json and --html name one file; with several suites, reports go to OUT/SUITE-ID/"
+                .into(),
         ));
     }
     Ok(())
@@ -214,6 +216,7 @@ fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> Output
             ("results.json", named(&args.json)),
             ("junit.xml", named(&args.junit)),
             ("summary.md", named(&args.markdown)),
+            ("report.html", named(&args.html)),
         ],
     )
 }

@@ -65,7 +65,9 @@ pub fn body(results: &Results) -> String {
     let server = env("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into());
     let repo = env("GITHUB_REPOSITORY").map(|r| format!("{}/{r}", server.trim_end_matches('/')));
     let sha = super::event::head_sha();
-    let footer = format!("\n\n{}", footer(&results.started_at, sha.as_deref(), repo.as_deref(), env("GITHUB_RUN_ID")));
+    let link = super::report_link::line().map_or(String::new(), |l| format!("\n\n{l}"));
+    let footer =
+        format!("{link}\n\n{}", footer(&results.started_at, sha.as_deref(), repo.as_deref(), env("GITHUB_RUN_ID")));
     let head = format!("{}\n", marker(&results.suite.id));
     let room = MAX_BODY.saturating_sub(head.chars().count() + footer.chars().count());
     let results = crate::redact::data_ref(results);

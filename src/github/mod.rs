@@ -10,5 +10,6 @@ pub mod event;
 pub mod masks;
 pub mod outputs;
 pub mod publisher;
+pub mod report_link;
 pub mod step_summary;
 pub mod workflow_command;

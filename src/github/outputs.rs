@@ -1,5 +1,5 @@
 //! The step outputs (`passed`, `outcome` (one line a suite), `score`, `pass-rate`, `cost-usd`, `results-path`,
-//! `junit-path`, `summary-path`), written once to `$GITHUB_OUTPUT` after every suite ran.
+//! `junit-path`, `summary-path`, `html-path`), written once to `$GITHUB_OUTPUT` after every suite ran.
 
 use std::path::Path;
 
@@ -25,6 +25,7 @@ struct SuiteOutputs {
     results: String,
     junit: String,
     markdown: String,
+    html: String,
 }
 
 impl StepOutputs {
@@ -40,6 +41,7 @@ impl StepOutputs {
             results: display(paths.of("results.json")),
             junit: display(paths.of("junit.xml")),
             markdown: display(paths.of("summary.md")),
+            html: display(paths.of("report.html")),
         });
     }
 
@@ -60,6 +62,7 @@ impl StepOutputs {
             ("results-path", lines(|s| &s.results)),
             ("junit-path", lines(|s| &s.junit)),
             ("summary-path", lines(|s| &s.markdown)),
+            ("html-path", lines(|s| &s.html)),
         ]
     }
 
@@ -100,6 +103,7 @@ mod tests {
             results: format!("{dir}/results.json"),
             junit: format!("{dir}/junit.xml"),
             markdown: format!("{dir}/summary.md"),
+            html: format!("{dir}/report.html"),
         }
     }
 

@@ -14,9 +14,11 @@ pub fn append_summary(results: &Results, suites_left: usize) -> Result<(), Write
     let Some(path) = runner_file("GITHUB_STEP_SUMMARY") else { return Ok(()) };
     let used = std::fs::metadata(&path).map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX));
     let room = MAX_BYTES.saturating_sub(used) / suites_left.max(1);
-    let mut text = render_within_bytes(results, room);
+    let link = super::report_link::line().map_or(String::new(), |l| format!("{l}\n\n"));
+    let mut text = render_within_bytes(results, room.saturating_sub(link.len()));
     if !text.is_empty() {
         text.push('\n');
+        text.push_str(&link);
     }
     append(&path, &text)
 }

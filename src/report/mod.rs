@@ -3,6 +3,7 @@
 //! `events` follow the run as it goes.
 
 pub mod events;
+pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod reporter;
@@ -13,14 +14,14 @@ use crate::results::Results;
 
 /// A file report rendered from a run's results.
 pub trait Report: Sync {
-    /// The file name in the out directory, and the key `--junit`/`--markdown`/`--json` name.
+    /// The file name in the out directory, and the key `--junit`/`--markdown`/`--json`/`--html` name.
     fn file_name(&self) -> &'static str;
     fn render(&self, results: &Results) -> String;
 }
 
 /// Every file report, in the order they are written (`results.json` first: the others can
 /// be rendered again from it).
-pub static REPORTS: &[&dyn Report] = &[&ResultsJson, &SummaryJson, &junit::Junit, &markdown::Markdown];
+pub static REPORTS: &[&dyn Report] = &[&ResultsJson, &SummaryJson, &junit::Junit, &markdown::Markdown, &html::Html];
 
 /// `results.json`: everything the run found.
 pub struct ResultsJson;

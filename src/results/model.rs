@@ -260,6 +260,10 @@ pub struct TrialResult {
     pub score: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the agent was asked, rendered (a conversation as a JSON list of
+    /// `{role, content}`), cut to `OUTPUT_EXCERPT` characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
     /// The agent's output, cut to `OUTPUT_EXCERPT` characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

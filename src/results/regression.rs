@@ -35,6 +35,9 @@ pub struct BaselineTask {
     pub definition: Option<String>,
     /// Trials that passed, of the trials that ran.
     pub trials: TrialCount,
+    /// The output of its last trial (`None` from an OpenWOP summary), for the side-by-side
+    /// of a task that got worse.
+    pub output: Option<String>,
 }
 
 /// The `--baseline` value that means "fetch it from the base branch's run on GitHub"
@@ -85,6 +88,7 @@ impl Baseline {
                         passed: t.status == Status::Passed,
                         definition: t.definition.clone(),
                         trials: TrialCount::of(t),
+                        output: t.last_trial().and_then(|trial| trial.output.clone()),
                     };
                     (t.id.clone(), task)
                 })
@@ -109,7 +113,7 @@ impl Baseline {
                 latencies.push(l);
             }
             let trials = TrialCount { passed: u32::from(passed), ran: 1 };
-            tasks.insert(id.to_owned(), BaselineTask { score, passed, definition: None, trials });
+            tasks.insert(id.to_owned(), BaselineTask { score, passed, definition: None, trials, output: None });
         }
         latencies.sort_unstable();
         Ok(Baseline {
@@ -167,6 +171,9 @@ pub struct Comparison {
     pub removed: Vec<String>,
     /// Tasks whose score dropped, largest drop first: (id, baseline, now).
     pub score_drops: Vec<(String, f64, f64)>,
+    /// Tasks whose score rose, largest gain first: (id, baseline, now).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub score_gains: Vec<(String, f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,7 +182,14 @@ pub struct Comparison {
     pub baseline_p95_latency_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p95_latency_ms: Option<u64>,
+    /// The baseline's output of each task that got worse (newly failing or a lower score),
+    /// cut to `BASELINE_OUTPUT` characters: the HTML report shows it beside this run's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_outputs: BTreeMap<String, String>,
 }
+
+/// Characters of a baseline task's output kept in `Comparison::baseline_outputs`.
+pub const BASELINE_OUTPUT: usize = 4000;
 
 impl Comparison {
     pub fn new(baseline: &Baseline, head: &Results) -> Comparison {
@@ -191,10 +205,12 @@ impl Comparison {
             added: Vec::new(),
             removed: Vec::new(),
             score_drops: Vec::new(),
+            score_gains: Vec::new(),
             baseline_cost_usd: baseline.cost_usd,
             cost_usd: head.totals.cost_usd,
             baseline_p95_latency_ms: baseline.p95_latency_ms,
             p95_latency_ms: head.totals.p95_latency_ms,
+            baseline_outputs: BTreeMap::new(),
         };
         for task in &ran {
             let passed = task.status == Status::Passed;
@@ -209,12 +225,22 @@ impl Comparison {
                     if task.score < base.score - 1e-9 {
                         cmp.score_drops.push((task.id.clone(), base.score, task.score));
                     }
+                    if task.score > base.score + 1e-9 {
+                        cmp.score_gains.push((task.id.clone(), base.score, task.score));
+                    }
+                    if ((base.passed && !passed) || task.score < base.score - 1e-9)
+                        && let Some(output) = &base.output
+                    {
+                        let kept = output.chars().take(BASELINE_OUTPUT).collect();
+                        cmp.baseline_outputs.insert(task.id.clone(), kept);
+                    }
                 }
             }
         }
         let present: std::collections::BTreeSet<String> = ran.iter().map(|t| key(&t.id)).collect();
         cmp.removed = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         cmp.score_drops.sort_by(|a, b| (b.1 - b.2).total_cmp(&(a.1 - a.2)));
+        cmp.score_gains.sort_by(|a, b| (b.2 - b.1).total_cmp(&(a.2 - a.1)));
         cmp
     }
 

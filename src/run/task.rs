@@ -201,6 +201,7 @@ fn empty_trial() -> TrialResult {
         duration_ms: None,
         score: 0.0,
         reason: None,
+        prompt: None,
         output: None,
         output_truncated: false,
         stderr: String::new(),
@@ -230,6 +231,7 @@ async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mu
         trial.reason = Some(format!("the prompt uses {missing}"));
         return;
     }
+    trial.prompt = Some(cut(&bindings.prompt));
 
     let started_at = std::time::SystemTime::now();
     let outcome = match &**ctx.agent_for(task) {

@@ -90,7 +90,8 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
     assert_eq!(outputs["results-path"], "evalgate-out/results.json");
     assert_eq!(outputs["junit-path"], "evalgate-out/junit.xml");
     assert_eq!(outputs["summary-path"], "evalgate-out/summary.md");
-    assert_eq!(outputs.len(), 9);
+    assert_eq!(outputs["html-path"], "evalgate-out/report.html");
+    assert_eq!(outputs.len(), 10);
 }
 
 #[test]
@@ -448,7 +449,7 @@ pub(crate) fn action_run_with(api: &Server, files: &[(&str, &str)], args: &[&str
 }
 
 /// The body of the last create or update of a comment.
-fn last_body(api: &Server) -> String {
+pub(crate) fn last_body(api: &Server) -> String {
     let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
     api.received().iter().rev().find(|r| r.method != "GET").map(body).expect("a comment was written")
 }
@@ -593,7 +594,17 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["passed", "outcome", "score", "pass-rate", "cost-usd", "results-path", "junit-path", "summary-path"]
+        [
+            "passed",
+            "outcome",
+            "score",
+            "pass-rate",
+            "cost-usd",
+            "results-path",
+            "junit-path",
+            "summary-path",
+            "html-path"
+        ]
     );
     for (name, output) in outputs {
         let name = name.as_str();
@@ -609,7 +620,7 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
         assert!(!run.contains("${{ inputs.") && !run.contains("${{"), "a run: interpolates an expression: {run}");
     }
     let inputs = action["inputs"].as_object().unwrap();
-    for input in ["suite", "args", "out", "baseline", "comment", "github-token", "version", "binary-path"] {
+    for input in ["suite", "args", "out", "baseline", "comment", "github-token", "version", "binary-path", "html"] {
         assert!(inputs.contains_key(input), "input {input}");
     }
     assert_eq!(action["inputs"]["suite"]["required"], true);

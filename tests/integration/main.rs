@@ -15,6 +15,7 @@ mod formats;
 mod gate;
 mod github;
 mod graders;
+mod html;
 mod install;
 mod interrupt;
 mod invalid_input;
