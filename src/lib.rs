@@ -28,6 +28,9 @@ pub mod error;
 pub mod excerpt;
 pub mod exit;
 pub mod files;
+/// The fuzz targets' bodies (`fuzz/`), with the `fuzzing` feature; replayed by `cargo test`.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz_targets;
 pub mod gate;
 pub mod github;
 pub mod grade;

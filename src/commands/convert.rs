@@ -12,10 +12,21 @@ use serde::Deserialize;
 pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
     let file = args.file.display();
     let text = crate::yaml::read(&args.file).map_err(|e| Error::Usage(format!("cannot read {file}: {e}")))?;
-    let parsed = Document::parse(&text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
+    let (name, yaml) = convert_text(&args.file, &text, args.format.as_deref())?;
+    crate::outln!(
+        "# Converted from {file} ({name}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}"
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// `text`, the contents of `path`, as a native suite (YAML) and the name of the format it
+/// was converted from; `format` names it, else it is detected.
+pub fn convert_text(path: &std::path::Path, text: &str, format: Option<&str>) -> Result<(&'static str, String), Error> {
+    let file = path.display();
+    let parsed = Document::parse(text).map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
     let doc = serde_json::Value::deserialize(parsed.de(parsed.root()))
         .map_err(|e| Error::Usage(format!("{file} is not JSON or YAML: {e}")))?;
-    let format = match args.format.as_deref() {
+    let format = match format {
         None => match formats::detect(&doc) {
             Detected::Foreign(format) => format,
             Detected::Native => return Err(Error::Usage(format!("{file} is already an evalgate suite"))),
@@ -26,7 +37,7 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
         Some(name) => formats::by_import_name(name)
             .ok_or_else(|| Error::Usage(format!("unknown format `{name}`; supported: {}", formats::import_names())))?,
     };
-    let absolute = std::path::absolute(&args.file).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
+    let absolute = std::path::absolute(path).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
     let cx = formats::ConvertCx {
         file: &absolute,
         rel_dir: Default::default(),
@@ -46,11 +57,7 @@ pub fn convert(args: &ConvertArgs) -> Result<i32, Error> {
             problems.join("\n  ")
         ))
     })?;
-    crate::outln!(
-        "# Converted from {file} ({}) by evalgate convert. Save it beside the original: paths are relative.\n# Where the original does not say how to run an agent, MCP server or judge, a placeholder stands in: point it at yours.\n{yaml}",
-        format.name()
-    );
-    Ok(exit::SUCCESS)
+    Ok((format.name(), yaml))
 }
 
 /// Loads the converted suite as if saved beside the original (its paths are relative to

@@ -156,16 +156,24 @@ async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: St
     // preflight before aborted); a report that cannot be written as well is a warning.
     let written = claimed.map_or(Ok(()), |claimed| {
         claimed.record(&paths.iter().collect::<Vec<_>>())?;
-        paths.iter().zip(&results).try_for_each(|(p, r)| p.prepare().and_then(|()| p.write_reports(r)))
+        // Every report that can be written is: the one in the way does not stop the others.
+        paths.iter().zip(&results).try_for_each(|(p, r)| {
+            let prepared = p.prepare();
+            p.write_reports(r).and(prepared)
+        })
     });
     if let Err(e) = written {
         crate::errln!("warning: {e}");
     }
     let mut publisher =
         Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len());
-    let mut problems = annotations::of_error(&error);
+    // A report that cannot be written (found before the run) is each suite's, on its file,
+    // as when found at the end; other errors are annotated where they are, once.
+    let on_each_suite = matches!(error, Error::Write(_));
+    let mut problems = if on_each_suite { Vec::new() } else { annotations::of_error(&error) };
     for (r, p) in results.iter().zip(&paths) {
-        publisher.publish(r, p, &std::mem::take(&mut problems)).await;
+        let problems = if on_each_suite { annotations::of_results(r) } else { std::mem::take(&mut problems) };
+        publisher.publish(r, p, &problems).await;
     }
     if let Err(e) = publisher.finish() {
         crate::errln!("warning: {e}");

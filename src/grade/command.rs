@@ -106,42 +106,47 @@ impl Grade for CommandCheck {
         if out.exit_code != Some(0) && !stderr.is_empty() {
             return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt_with_last_line(stderr, 200)));
         }
-        let stdout = out.stdout.text.trim();
-        let passed = out.exit_code == Some(0);
-        match serde_json::from_str::<Value>(stdout) {
-            // A verdict and a failing exit contradict each other: neither is believed.
-            Ok(Value::Object(_)) if !passed => {
-                return Err(format!(
-                    "command grader {} and printed a JSON verdict: exit 0 with a verdict, or non-zero without one",
-                    out.describe_end(self.timeout)
-                ));
-            }
-            Ok(Value::Object(object)) => {
-                return read_protocol(&object)?.ok_or_else(|| {
-                    format!(
-                        "command grader printed a JSON object with none of `passed`, `score` or `assertions`: {}",
-                        excerpt(stdout, 120)
-                    )
-                });
-            }
-            Ok(Value::Array(_)) => {
-                return Err("command grader printed a JSON array; a verdict is an object with `passed`, `score` or `assertions`".into());
-            }
-            _ if passed && looks_like_verdict(stdout) => {
-                return Err(format!(
-                    "command grader printed other text around what looks like a JSON verdict (not read): {}; print the verdict alone",
-                    excerpt(stdout, 120)
-                ));
-            }
-            _ => {}
-        }
-        let reason = if stdout.is_empty() { out.describe_end(self.timeout) } else { excerpt(stdout, 200) };
-        Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None, unobserved: false })
+        read_reply(&out.stdout.text, out.exit_code == Some(0), &out.describe_end(self.timeout))
     }
 
     fn uses(&self) -> Uses<'_> {
         Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
     }
+}
+
+/// What a command grader's stdout and exit say (`ended`: how it ended, for the reason): a
+/// JSON verdict alone on stdout with exit 0, or the exit code with stdout as the reason.
+pub(crate) fn read_reply(stdout: &str, passed: bool, ended: &str) -> GradeResult {
+let stdout = stdout.trim();
+    match serde_json::from_str::<Value>(stdout) {
+        // A verdict and a failing exit contradict each other: neither is believed.
+        Ok(Value::Object(_)) if !passed => {
+            return Err(format!(
+                "command grader {} and printed a JSON verdict: exit 0 with a verdict, or non-zero without one",
+                ended
+            ));
+        }
+        Ok(Value::Object(object)) => {
+            return read_protocol(&object)?.ok_or_else(|| {
+                format!(
+                    "command grader printed a JSON object with none of `passed`, `score` or `assertions`: {}",
+                    excerpt(stdout, 120)
+                )
+            });
+        }
+        Ok(Value::Array(_)) => {
+            return Err("command grader printed a JSON array; a verdict is an object with `passed`, `score` or `assertions`".into());
+        }
+        _ if passed && looks_like_verdict(stdout) => {
+            return Err(format!(
+                "command grader printed other text around what looks like a JSON verdict (not read): {}; print the verdict alone",
+                excerpt(stdout, 120)
+            ));
+        }
+        _ => {}
+    }
+    let reason = if stdout.is_empty() { ended.to_owned() } else { excerpt(stdout, 200) };
+    Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None, unobserved: false })
 }
 
 /// A first or last line that opens a JSON object or array: a verdict meant to be read,

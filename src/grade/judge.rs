@@ -208,14 +208,8 @@ impl Grade for JudgeCheck {
             }
             let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
             input.record_judge_cost(completion.cost_usd, completion.cached);
-            let verdict = completion
-                .response
-                .tool_calls
-                .iter()
-                .find(|c| c.name == "record_verdict")
-                .map(|c| c.arguments.clone())
-                .or_else(|| serde_json::from_str::<Value>(completion.response.text.trim()).ok());
-            match verdict.ok_or_else(|| "no record_verdict call".to_owned()).and_then(|v| self.read(&v)) {
+            let call = completion.response.tool_calls.iter().find(|c| c.name == "record_verdict");
+            match self.read_reply(call.map(|c| &c.arguments), &completion.response.text) {
                 Ok(graded) => return Ok(graded),
                 Err(e) => last_error = e,
             }
@@ -234,6 +228,20 @@ impl Grade for JudgeCheck {
 }
 
 impl JudgeCheck {
+    /// The verdict in the judge's reply: the `record_verdict` call's arguments, else its
+    /// text when that is the verdict as JSON.
+    fn read_reply(&self, call: Option<&Value>, text: &str) -> Result<Graded, String> {
+        let verdict = call.cloned().or_else(|| serde_json::from_str::<Value>(text.trim()).ok());
+        verdict.ok_or_else(|| "no record_verdict call".to_owned()).and_then(|v| self.read(&v))
+    }
+
+    /// A rubric judge of `criteria` reading a reply: the fuzz target's way in.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], call: Option<&Value>, text: &str) -> GradeResult {
+        let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect());
+        JudgeCheck { judge: None, question }.read_reply(call, text)
+    }
+
     fn read(&self, v: &Value) -> Result<Graded, String> {
         match &self.question {
             Question::Rubric(criteria, _) => {

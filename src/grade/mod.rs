@@ -13,6 +13,12 @@ pub use input::{GradeInput, GradeResult, Graded};
 pub use kind::{CompileGrader, Grade};
 pub use safety::SafetyAction;
 
+/// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use command::read_reply as read_command_reply;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use judge::JudgeCheck;
+
 registry::graders! {
     mod text {
         "equals" => Equals(RawEquals),

@@ -67,7 +67,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let _ = writeln!(md, "## {icon} evalgate: `{}` {}\n", escape(&results.suite.id), outcome.label());
     match outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
         Some(detail) if detail.contains('\n') => {
-            let _ = writeln!(md, "```text\n{}\n```\n", escape_block(&detail));
+            let _ = writeln!(md, "{}\n", fenced(&detail));
         }
         Some(detail) => {
             let _ = writeln!(md, "{}\n", escape(&detail));
@@ -436,8 +436,16 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `text` as a fenced code block: the fence is longer than any run of backticks in it, so
+/// nothing inside can close it (CommonMark); inside, text is shown as is (no entities).
+pub(crate) fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}text\n{text}\n{fence}")
+}
+
 /// Escapes text for a `<pre>` block: HTML and mentions, newlines kept.
-fn escape_block(text: &str) -> String {
+pub(crate) fn escape_block(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{200b}")
 }
 

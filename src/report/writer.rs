@@ -58,13 +58,17 @@ impl OutputPaths {
         Ok(())
     }
 
-    /// Renders every report of `REPORTS` and replaces its file atomically.
+    /// Renders every report of `REPORTS` and replaces its file atomically; one that cannot
+    /// be written does not keep the others from being written (the first error is returned).
     pub fn write_reports(&self, results: &Results) -> Result<(), WriteError> {
         let results = crate::redact::data_ref(results);
+        let mut first = None;
         for (report, path) in REPORTS.iter().zip(&self.reports) {
-            write_atomic(path, report.render(&results).as_bytes())?;
+            if let Err(e) = write_atomic(path, report.render(&results).as_bytes()) {
+                first.get_or_insert(e);
+            }
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
     }
 
     /// The same while the run goes: atomic, but not synced to disk each time.

@@ -6,7 +6,7 @@ pub mod paired;
 pub mod regression;
 pub mod scorecard;
 pub mod summary;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod testing;
 mod totals;
 pub mod validate;

@@ -546,7 +546,11 @@ fn an_aborted_run_says_aborted_in_the_comment_the_outputs_and_the_summary() {
     assert_eq!(before.outputs["outcome"], "aborted");
     assert!(before.summary.starts_with("## ⚠️ evalgate: `test.evals.demo` aborted"), "{}", before.summary);
     assert_eq!(before.run.results()["verdict"]["outcome"]["status"], "aborted", "results.json is still written");
-    assert!(before.errors()[0].starts_with("::error file=evalgate.yaml,title=evalgate%3A aborted::"));
+    assert!(
+        before.errors()[0].starts_with("::error file=evalgate.yaml,title=evalgate%3A aborted::"),
+        "{:?}",
+        before.errors()
+    );
 
     // The out directory taken away while the task runs: its reports cannot be written.
     let agent = "#!/bin/sh\nrm -rf evalgate-out && touch evalgate-out\nprintf '%s\\n' \"$1\"\n";

@@ -1,0 +1,4 @@
+#![no_main]
+//! `convert_mcp_evals`: see `src/fuzz_targets.rs` in evalgate (`TARGETS`).
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalgate::fuzz_targets::run("convert_mcp_evals", data));
