@@ -33,9 +33,12 @@ case "${INPUT_COMMENT:-auto}" in
     exit 2
     ;;
 esac
-if [ -n "${INPUT_BASELINE:-}" ]; then
-  args+=(--baseline "$INPUT_BASELINE")
-fi
+case "${INPUT_BASELINE:-}" in
+  "") ;;
+  # The results of this workflow's run on the base branch (evalgate baseline fetch).
+  github) args+=(--baseline github:base) ;;
+  *) args+=(--baseline "$INPUT_BASELINE") ;;
+esac
 # `${a[@]+…}`: an empty array is "unbound" under `set -u` in the bash 3 of macOS.
 args+=(${extra[@]+"${extra[@]}"})
 exec "$EVALGATE_BIN" "${args[@]}"

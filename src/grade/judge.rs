@@ -238,7 +238,7 @@ impl JudgeCheck {
     /// A rubric judge of `criteria` reading a reply: the fuzz target's way in.
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], call: Option<&Value>, text: &str) -> GradeResult {
-        let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect());
+        let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect(), None);
         JudgeCheck { judge: None, question }.read_reply(call, text)
     }
 

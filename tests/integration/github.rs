@@ -624,9 +624,26 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
         assert!(!run.contains("${{ inputs.") && !run.contains("${{"), "a run: interpolates an expression: {run}");
     }
     let inputs = action["inputs"].as_object().unwrap();
-    for input in ["suite", "args", "out", "baseline", "comment", "github-token", "version", "binary-path", "html"] {
+    for input in [
+        "suite",
+        "args",
+        "out",
+        "baseline",
+        "comment",
+        "github-token",
+        "version",
+        "binary-path",
+        "html",
+        "results-artifact",
+    ] {
         assert!(inputs.contains_key(input), "input {input}");
     }
+    // The results are uploaded under the name `baseline: github` looks for, from every run.
+    let upload = steps.iter().find(|s| s["id"] == "upload-results").expect("an upload-results step");
+    assert_eq!(upload["uses"], "actions/upload-artifact@v4");
+    assert_eq!(upload["with"]["path"], "${{ steps.run.outputs.results-path }}");
+    assert!(upload["if"].as_str().unwrap().contains("always()"));
+    assert_eq!(action["inputs"]["results-artifact"]["default"], "evalgate-results");
     assert_eq!(action["inputs"]["suite"]["required"], true);
 }
 
@@ -686,14 +703,14 @@ fn the_run_script_runs_the_gate_with_the_inputs_and_keeps_its_exit_code() {
     std::fs::write(&output, "").unwrap();
     std::fs::write(&event, r#"{"ref": "refs/heads/main"}"#).unwrap();
     let quickstart = std::fs::canonicalize("examples/quickstart/evalgate.yaml").unwrap();
-    let run_script = |suite: &Path, args: &str, comment: &str| {
+    let run_script = |suite: &Path, args: &str, comment: &str, baseline: &str| {
         script("action-run.sh")
             .current_dir(dir.path())
             .env("EVALGATE_BIN", env!("CARGO_BIN_EXE_evalgate"))
             .env("INPUT_SUITE", suite)
             .env("INPUT_ARGS", args)
             .env("INPUT_OUT", "reports")
-            .env("INPUT_BASELINE", "")
+            .env("INPUT_BASELINE", baseline)
             .env("INPUT_COMMENT", comment)
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_EVENT_NAME", "push")
@@ -705,7 +722,7 @@ fn the_run_script_runs_the_gate_with_the_inputs_and_keeps_its_exit_code() {
     };
 
     // A block input is several lines; `*` must reach evalgate as a glob, not the shell's.
-    let run = run_script(&quickstart, "-j 2\n--tag billing --filter *", "auto");
+    let run = run_script(&quickstart, "-j 2\n--tag billing --filter *", "auto", "");
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     assert!(!text(&run).contains("::notice title=evalgate::"), "auto on a push: no comment");
     let outputs = outputs(&std::fs::read_to_string(&output).unwrap());
@@ -722,14 +739,24 @@ fn the_run_script_runs_the_gate_with_the_inputs_and_keeps_its_exit_code() {
     std::fs::write(failing.with_file_name("agent.sh"), ECHO_AGENT).unwrap();
     let chmod = Command::new("chmod").arg("+x").arg(failing.with_file_name("agent.sh")).status().unwrap();
     assert!(chmod.success());
-    let gate = run_script(&failing, "", "true");
+    let gate = run_script(&failing, "", "true", "");
     assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
     assert!(text(&gate).contains("::error file="), "{}", text(&gate));
     assert!(text(&gate).contains("::notice title=evalgate::"), "comment: true asks for the comment");
 
-    let invalid = run_script(&quickstart, "", "maybe");
+    let invalid = run_script(&quickstart, "", "maybe", "");
     assert_eq!(invalid.status.code(), Some(2));
     assert!(text(&invalid).contains("::error title=evalgate::the comment input must be true, false or auto"));
+
+    // `baseline: github` is `--baseline github:base` (here with no repository to ask: a
+    // missing baseline, so a warning and the regression checks skipped).
+    let fetched = run_script(&quickstart, "", "false", "github");
+    assert_eq!(fetched.status.code(), Some(0), "{}", text(&fetched));
+    assert!(
+        text(&fetched).contains("no baseline from github:base: GITHUB_REPOSITORY is not set"),
+        "{}",
+        text(&fetched)
+    );
 }
 
 // ---------------------------------------------------------------- evalgate init
