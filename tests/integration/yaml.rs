@@ -54,7 +54,7 @@ tasks:
     );
     assert_eq!(
         stderr,
-        "error: evalgate.yaml:9:14: tasks[0].timeout: invalid duration `soon`: expected e.g. 30s, 500ms or 2m\n  |\n9 |     timeout: soon\n  |              ^\n\nerror: evalgate.yaml:9:14: tasks[1].timeout: invalid duration `soon`: expected e.g. 30s, 500ms or 2m\n  |\n9 |     timeout: soon\n  |              ^\n\nerror: evalgate.yaml:13:30: tasks[1].grade[0].valeu: unknown key `valeu`\n   |\n13 |     grade: [{type: contains, valeu: x}]\n   |                              ^\n  help: did you mean `value`?\n\n3 errors in the suite; nothing ran\n"
+        "error: evalgate.yaml:9:14: tasks[0].timeout: invalid duration `soon`: expected e.g. 30s, 500ms, 2m or none\n  |\n9 |     timeout: soon\n  |              ^\n\nerror: evalgate.yaml:9:14: tasks[1].timeout: invalid duration `soon`: expected e.g. 30s, 500ms, 2m or none\n  |\n9 |     timeout: soon\n  |              ^\n\nerror: evalgate.yaml:13:30: tasks[1].grade[0].valeu: unknown key `valeu`\n   |\n13 |     grade: [{type: contains, valeu: x}]\n   |                              ^\n  help: did you mean `value`?\n\n3 errors in the suite; nothing ran\n"
     );
 }
 
