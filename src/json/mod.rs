@@ -7,4 +7,4 @@ mod path;
 
 pub use case::snake_case_deep;
 pub use expect::{JsonKind, PathExpect, compact, first_difference, is_subset, json_eq};
-pub use path::{JsonPath, dotted};
+pub use path::{JsonPath, dotted, dotted_prefixes};

@@ -69,16 +69,22 @@ impl fmt::Display for JsonPath {
 
 /// A JSON pointer as people write the path: `/items/0/price` → `items[0].price`.
 pub fn dotted(pointer: &str) -> String {
+    dotted_prefixes(pointer).last().unwrap_or_default()
+}
+
+/// Each leading part of a JSON pointer's path, written as [`dotted`] writes it:
+/// `/items/0/price` → `items`, `items[0]`, `items[0].price`.
+pub fn dotted_prefixes(pointer: &str) -> impl Iterator<Item = String> + '_ {
     let mut path = String::new();
-    for segment in pointer.split('/').skip(1) {
+    pointer.split('/').skip(1).map(move |segment| {
         let segment = segment.replace("~1", "/").replace("~0", "~");
         match segment.parse::<usize>() {
             Ok(n) => path.push_str(&format!("[{n}]")),
             Err(_) if path.is_empty() => path.push_str(&segment),
             Err(_) => path.push_str(&format!(".{segment}")),
         }
-    }
-    path
+        path.clone()
+    })
 }
 
 #[cfg(test)]

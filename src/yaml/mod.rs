@@ -183,15 +183,8 @@ impl Document {
     /// The position of the key a JSON pointer (`/tests/0/type`) names, else of the nearest
     /// node enclosing it: a missing key is reported where it should have been.
     pub fn pointer(&self, pointer: &str) -> Option<Position> {
-        let mut path = String::new();
         let mut found = None;
-        for segment in pointer.split('/').skip(1) {
-            let segment = segment.replace("~1", "/").replace("~0", "~");
-            match segment.parse::<usize>() {
-                Ok(n) => path.push_str(&format!("[{n}]")),
-                Err(_) if path.is_empty() => path.push_str(&segment),
-                Err(_) => path.push_str(&format!(".{segment}")),
-            }
+        for path in crate::json::dotted_prefixes(pointer) {
             match self.key(&path) {
                 Some(p) => found = Some(p),
                 None => break,
