@@ -246,9 +246,10 @@ pub struct RunArgs {
     /// the merged results.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u32, u32)>,
-    /// Trials per task (overrides the suite's `repeat`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: Option<u32>,
+    /// Trials per task (overrides the suite's `repeat`), or `auto`: adaptive trials, from 1
+    /// to each task's `repeat` (8 when it has none), added only while its verdict is unsettled.
+    #[arg(long, value_name = "N|auto", value_parser = parse_repeat)]
+    pub repeat: Option<RepeatArg>,
     /// Compare with this baseline (a results.json or OpenWOP EvalSummary, or `github:base`:
     /// fetched from the base branch's run) instead of `regression.baseline`.
     #[arg(long, value_name = "FILE")]
@@ -278,6 +279,20 @@ pub struct RunArgs {
     /// Token prices (YAML or JSON: MODEL_OR_PREFIX: {input_per_mtok, output_per_mtok, ...}), over the suite's.
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+}
+
+/// `--repeat N` or `--repeat auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepeatArg {
+    Fixed(std::num::NonZeroU32),
+    Auto,
+}
+
+fn parse_repeat(s: &str) -> Result<RepeatArg, String> {
+    if s == "auto" {
+        return Ok(RepeatArg::Auto);
+    }
+    s.parse().map(RepeatArg::Fixed).map_err(|_| format!("expected a number of trials (1 or more) or `auto`, got `{s}`"))
 }
 
 fn parse_shard(s: &str) -> Result<(u32, u32), String> {

@@ -24,6 +24,8 @@ pub struct Selection {
     pub shard: Option<Shard>,
     /// `--repeat N`, over each task's `repeat`.
     pub repeat: Option<NonZeroU32>,
+    /// `--repeat auto`: every task's trials are adaptive.
+    pub adaptive: bool,
     pub fail_fast: bool,
 }
 
@@ -46,9 +48,14 @@ pub struct Plan {
 pub struct PlannedTask {
     /// Index into `suite.tasks`.
     pub index: usize,
-    /// Trials to run.
+    /// Trials to run (at most, when adaptive).
     pub repeat: NonZeroU32,
+    /// Adaptive trials: the trials to start with.
+    pub adaptive: Option<NonZeroU32>,
 }
+
+/// `--repeat auto`'s most trials for a task that has one trial.
+pub const AUTO_MAX_TRIALS: NonZeroU32 = NonZeroU32::new(8).unwrap();
 
 /// Why a selection cannot be planned (exit 2). The message names what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,7 +121,18 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
         .iter()
         .enumerate()
         .filter(|(position, _)| selection.shard.is_none_or(|s| *position % s.count as usize == (s.index - 1) as usize))
-        .map(|(_, &index)| PlannedTask { index, repeat: selection.repeat.unwrap_or(suite.tasks[index].repeat) })
+        .map(|(_, &index)| {
+            let task = &suite.tasks[index];
+            match selection.repeat {
+                Some(repeat) => PlannedTask { index, repeat, adaptive: None },
+                None if selection.adaptive => PlannedTask {
+                    index,
+                    repeat: if task.repeat.get() > 1 { task.repeat } else { AUTO_MAX_TRIALS },
+                    adaptive: Some(task.adaptive.unwrap_or(NonZeroU32::MIN)),
+                },
+                None => PlannedTask { index, repeat: task.repeat, adaptive: task.adaptive },
+            }
+        })
         .collect();
     if let Some(s) = selection.shard.filter(|_| tasks.is_empty()) {
         notes.push(format!("shard {} of {} of {} has no task", s.index, s.count, suite.id));

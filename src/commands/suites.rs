@@ -1,7 +1,6 @@
 //! Loading the suites named on the command line and planning each, for `list`, `check`
 //! and `run`.
 
-use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use crate::cli::SelectArgs;
@@ -31,10 +30,20 @@ pub fn selection(select: &SelectArgs) -> Selection {
 }
 
 impl Selection {
-    pub fn for_run(select: &SelectArgs, shard: Option<(u32, u32)>, repeat: Option<u32>, fail_fast: bool) -> Selection {
+    pub fn for_run(
+        select: &SelectArgs,
+        shard: Option<(u32, u32)>,
+        repeat: Option<crate::cli::RepeatArg>,
+        fail_fast: bool,
+    ) -> Selection {
+        use crate::cli::RepeatArg;
         Selection {
             shard: shard.map(|(index, count)| Shard { index, count }),
-            repeat: repeat.and_then(NonZeroU32::new),
+            repeat: match repeat {
+                Some(RepeatArg::Fixed(n)) => Some(n),
+                _ => None,
+            },
+            adaptive: repeat == Some(RepeatArg::Auto),
             fail_fast,
             ..selection(select)
         }

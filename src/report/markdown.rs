@@ -88,6 +88,12 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         let _ = write!(line, " · p95 {p95} ms");
     }
     let _ = writeln!(md, "{line}\n");
+    if results.tasks.iter().any(|t| t.trials_planned.is_some()) {
+        let run: u64 = results.tasks.iter().map(|t| u64::from(t.repeat)).sum();
+        let planned: u64 = results.tasks.iter().map(|t| u64::from(t.trials_planned.unwrap_or(t.repeat))).sum();
+        let saved = 100 * (planned - run) / planned.max(1);
+        let _ = writeln!(md, "Adaptive trials: {run} of {planned} run ({saved}% saved: tasks stopped once settled)\n");
+    }
 
     let _ = writeln!(md, "### Gate\n");
     md.push_str(&gate_table(&results.verdict.checks));

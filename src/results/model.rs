@@ -199,6 +199,10 @@ pub struct TaskResult {
     pub repeat: u32,
     #[serde(default = "one")]
     pub min_pass: u32,
+    /// Adaptive trials that settled early: the trials that were planned at most (`repeat`
+    /// is then the trials run, `min_pass` the passes that rate needs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_planned: Option<u32>,
     /// Both passing and failing trials.
     #[serde(default)]
     pub flaky: bool,

@@ -23,6 +23,7 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         attempts: u32::from(status != Status::Skipped),
         repeat: 1,
         min_pass: 1,
+        trials_planned: None,
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

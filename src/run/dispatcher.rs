@@ -61,6 +61,9 @@ pub trait EventSink {
     fn catch_up(&mut self) {}
 }
 
+/// The error rate of adaptive trials' anytime-valid test (`stats::settled`).
+const ADAPTIVE_ALPHA: f64 = 0.05;
+
 /// What the run did: every planned task's result (in plan order) and the hooks.
 #[derive(Debug, Default)]
 pub struct Dispatched {
@@ -84,6 +87,8 @@ struct TaskState {
     started: Option<Instant>,
     /// Attempts that ended, per trial (retries included).
     tries: Vec<u32>,
+    /// Trials dispatched so far: all of them, or with adaptive trials those so far.
+    queued: u32,
 }
 
 pub struct Dispatcher<'a> {
@@ -97,6 +102,8 @@ pub struct Dispatcher<'a> {
     spent_usd: f64,
     /// Why nothing more is dispatched, once something said so.
     halted: Option<NotRun>,
+    /// Adaptive trials to dispatch next: (task, trial).
+    more: Vec<(usize, u32)>,
 }
 
 impl<'a> Dispatcher<'a> {
@@ -114,10 +121,12 @@ impl<'a> Dispatcher<'a> {
                 trials: vec![None; t.repeat.get() as usize],
                 started: None,
                 tries: vec![0; t.repeat.get() as usize],
+                queued: t.adaptive.unwrap_or(t.repeat).min(t.repeat).get(),
             })
             .collect();
         let results = vec![None; plan.tasks.len()];
-        Dispatcher { suite, plan, concurrency, stop, sink, states, results, spent_usd: 0.0, halted: None }
+        let (spent_usd, halted, more) = (0.0, None, Vec::new());
+        Dispatcher { suite, plan, concurrency, stop, sink, states, results, spent_usd, halted, more }
     }
 
     /// Runs `before_all`, the plan and `after_all`.
@@ -179,9 +188,9 @@ impl<'a> Dispatcher<'a> {
     /// signal, `--fail-fast` or a spent budget.
     async fn trials(&mut self, ctx: &Arc<dyn Attempt>) {
         let mut lanes = Lanes::new(self.concurrency);
-        for (i, t) in self.plan.tasks.iter().enumerate().filter(|(i, _)| self.results[*i].is_none()) {
+        for i in (0..self.plan.tasks.len()).filter(|i| self.results[*i].is_none()) {
             let lane = self.lane(i);
-            for trial in 0..t.repeat.get() {
+            for trial in 0..self.states[i].queued {
                 lanes.push_back(lane, (i, trial));
             }
         }
@@ -207,6 +216,9 @@ impl<'a> Dispatcher<'a> {
                 for (index, trial) in lanes.drain() {
                     self.not_run(index, trial, why);
                 }
+            }
+            for (index, trial) in std::mem::take(&mut self.more) {
+                lanes.push_back(self.lane(index), (index, trial));
             }
             // `lanes` counts attempts started and not yet reported.
             while let Some((index, trial)) = lanes.start_next() {
@@ -319,14 +331,31 @@ impl<'a> Dispatcher<'a> {
             self.sink.event(RunEvent::TrialFinished { index, trial, result: Box::new(result) });
         }
         let state = &mut self.states[index];
-        if state.trials.iter().any(Option::is_none) {
+        let queued = state.queued as usize;
+        if state.trials[..queued].iter().any(Option::is_none) {
             return;
+        }
+        if queued < state.trials.len() {
+            // Adaptive: another trial while pass/fail is unsettled, else the task ends here.
+            let max = self.plan.tasks[index].repeat.get();
+            let task = &self.suite.tasks[self.plan.tasks[index].index];
+            let min_pass = task.min_pass.map_or(max, |m| m.get().min(max));
+            let passed = state.trials[..queued].iter().flatten().filter(|t| t.status == Status::Passed).count() as u32;
+            let settled = crate::stats::settled(passed, queued as u32 - passed, max, min_pass, ADAPTIVE_ALPHA);
+            if settled.is_none() && self.halted.is_none() {
+                state.queued += 1;
+                self.more.push((index, queued as u32));
+                return;
+            }
+            state.trials.truncate(queued);
+            state.tries.truncate(queued);
         }
         let trials: Vec<TrialResult> = state.trials.iter_mut().filter_map(Option::take).collect();
         let duration = state.started.map_or(0, |s| s.elapsed().as_millis() as u64);
         let task = &self.suite.tasks[self.plan.tasks[index].index];
         let attempts = state.tries.iter().sum();
-        let mut result = aggregate(&self.suite, task, trials, attempts, duration);
+        let planned = self.plan.tasks[index].repeat.get();
+        let mut result = aggregate(&self.suite, task, trials, planned, attempts, duration);
         self.name_agent(index, &mut result);
         if self.plan.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
             self.halt(NotRun::FailFast);

@@ -61,11 +61,21 @@ pub fn skipped_trial(reason: &str) -> TrialResult {
 
 /// The task's result from its trials: score = mean; passed when at least `min_pass`
 /// trials passed; an error when trials that errored or did not run could have changed that.
-pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts: u32, duration_ms: u64) -> TaskResult {
+/// `planned`: the trials planned (at most, when adaptive). `min_pass` counts out of those; a
+/// task that ran fewer (adaptive trials settled early) needs the same rate of passes.
+pub fn aggregate(
+    suite: &Suite,
+    task: &Task,
+    trials: Vec<TrialResult>,
+    planned: u32,
+    attempts: u32,
+    duration_ms: u64,
+) -> TaskResult {
     let n = trials.len().max(1);
     let passed = trials.iter().filter(|t| t.status == Status::Passed).count();
     let undecided = trials.iter().filter(|t| matches!(t.status, Status::Error | Status::Skipped)).count();
-    let min_pass = task.min_pass.map_or(n, |m| (m.get() as usize).min(n));
+    let planned = (planned as usize).max(n);
+    let min_pass = task.min_pass.map_or(n, |m| (m.get() as usize * n).div_ceil(planned).clamp(1, n));
     let score = trials
         .iter()
         .map(|t| if t.status == Status::Passed || t.status == Status::Failed { t.score } else { 0.0 })
@@ -100,6 +110,7 @@ pub fn aggregate(suite: &Suite, task: &Task, trials: Vec<TrialResult>, attempts:
         duration_ms,
         attempts,
         repeat: trials.len() as u32,
+        trials_planned: (trials.len() < planned).then_some(planned as u32),
         min_pass: min_pass as u32,
         flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
         // k = every trial: the unbiased estimators then reduce to "some" and "every" trial.
@@ -131,6 +142,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         attempts: 0,
         repeat: task.repeat.get(),
         min_pass: task.min_pass.unwrap_or(task.repeat).get(),
+        trials_planned: None,
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

@@ -4,6 +4,7 @@
 //! Fisher tests with Holm's correction, and the unbiased pass@k / pass^k estimators.
 //! Pure functions of numbers; nothing of evalgate is imported.
 
+mod adaptive;
 mod binomial;
 mod bootstrap;
 mod fisher;
@@ -14,6 +15,7 @@ mod power;
 mod special;
 mod verdict;
 
+pub use adaptive::settled;
 pub use binomial::{binomial_pmf, sign_midp};
 pub use bootstrap::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_mean_interval};
 pub use fisher::{fisher_worse, holm};

@@ -211,6 +211,9 @@ pub struct Task {
     pub weight: f64,
     pub timeout: Duration,
     pub repeat: NonZeroU32,
+    /// Adaptive trials (`repeat: {min, max, adaptive: true}`): the trials to start with;
+    /// `repeat` is then the most.
+    pub adaptive: Option<NonZeroU32>,
     /// `None`: every trial must pass.
     pub min_pass: Option<NonZeroU32>,
     /// Against a baseline: any drop from "every trial passed" fails the gate.

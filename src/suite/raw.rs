@@ -278,8 +278,8 @@ pub struct RawDefaults {
     pub timeout: Option<RawDuration>,
     /// Retries of a task that ended in an infrastructure error (never of a graded fail).
     pub retries: Option<u32>,
-    /// Trials per task (default 1).
-    pub repeat: Option<NonZeroU32>,
+    /// Trials per task (default 1), or `{min, max, adaptive: true}`.
+    pub repeat: Option<RawRepeat>,
     /// Trials that must pass (default: all).
     pub min_pass: Option<NonZeroU32>,
 }
@@ -328,8 +328,9 @@ pub struct RawTask {
     pub weight: Option<NonNegative>,
     /// How long the task may run (default: the agent's, then `defaults.timeout`, else 5m).
     pub timeout: Option<RawDuration>,
-    /// Trials (default: `defaults.repeat`, else 1).
-    pub repeat: Option<NonZeroU32>,
+    /// Trials (default: `defaults.repeat`, else 1), or `{min, max, adaptive: true}`: start
+    /// with `min` and add trials only while pass/fail against `min_pass` is unsettled.
+    pub repeat: Option<RawRepeat>,
     /// Trials that must pass (default: all).
     pub min_pass: Option<NonZeroU32>,
     /// Against a baseline: when every trial passed there and not every trial passes now, the
@@ -349,4 +350,69 @@ pub struct RawMessage {
     pub role: MessageRole,
     /// What is said; may use variables as the prompt does.
     pub content: String,
+}
+
+/// `repeat: N`, or adaptive trials: `{min: 1, max: 8, adaptive: true}`.
+#[derive(Debug, Clone, Copy, JsonSchema)]
+#[serde(untagged)]
+pub enum RawRepeat {
+    Count(NonZeroU32),
+    Adaptive(RawAdaptive),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdaptive {
+    /// Trials every task runs (default 1).
+    #[serde(default = "one")]
+    pub min: NonZeroU32,
+    /// Trials at most; `min_pass` counts out of these.
+    pub max: NonZeroU32,
+    /// Must be true: add trials only while the task's verdict is unsettled.
+    pub adaptive: bool,
+}
+
+fn one() -> NonZeroU32 {
+    NonZeroU32::MIN
+}
+
+/// One message for either form, rather than serde's "did not match any variant".
+impl<'de> Deserialize<'de> for RawRepeat {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const EXPECTED: &str = "expected a number of trials (1 or more) or {min, max, adaptive: true}";
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .and_then(NonZeroU32::new)
+                .map(RawRepeat::Count)
+                .ok_or_else(|| D::Error::custom(format!("{EXPECTED}, got {n}"))),
+            map @ serde_json::Value::Object(_) => {
+                let adaptive: RawAdaptive =
+                    serde_json::from_value(map).map_err(|e| D::Error::custom(format!("{e} ({EXPECTED})")))?;
+                if !adaptive.adaptive {
+                    return Err(D::Error::custom("`{min, max}` trials need `adaptive: true` (else write `repeat: N`)"));
+                }
+                if adaptive.min > adaptive.max {
+                    return Err(D::Error::custom(format!(
+                        "`min` ({}) is more than `max` ({})",
+                        adaptive.min, adaptive.max
+                    )));
+                }
+                Ok(RawRepeat::Adaptive(adaptive))
+            }
+            other => Err(D::Error::custom(format!("{EXPECTED}, got {other}"))),
+        }
+    }
+}
+
+impl RawRepeat {
+    /// The trials at most, and the trials to start with when adaptive.
+    pub fn split(self) -> (NonZeroU32, Option<NonZeroU32>) {
+        match self {
+            RawRepeat::Count(n) => (n, None),
+            RawRepeat::Adaptive(a) => (a.max, a.adaptive.then_some(a.min.min(a.max))),
+        }
+    }
 }

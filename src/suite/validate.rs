@@ -78,7 +78,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         check_agent_name(cx, name, "defaults.agent", &agents);
     }
     let default_timeout = raw.defaults.timeout.map(|d| d.0);
-    let trials = Trials { repeat: raw.defaults.repeat, min_pass: raw.defaults.min_pass };
+    let trials = Trials::of(raw.defaults.repeat, raw.defaults.min_pass);
     check_trials(cx, trials, "defaults");
 
     let regression = raw.regression.map(|r| RegressionConfig {
@@ -246,8 +246,13 @@ fn validate_task(
     default_timeout: Option<std::time::Duration>,
     defaults: Trials,
 ) -> Option<Task> {
-    let trials = Trials { repeat: raw.repeat.or(defaults.repeat), min_pass: raw.min_pass.or(defaults.min_pass) };
-    check_trials(cx, Trials { repeat: raw.repeat, min_pass: raw.min_pass }, path);
+    let own = Trials::of(raw.repeat, raw.min_pass);
+    let trials = Trials {
+        repeat: own.repeat.or(defaults.repeat),
+        adaptive: if own.repeat.is_some() { own.adaptive } else { defaults.adaptive },
+        min_pass: raw.min_pass.or(defaults.min_pass),
+    };
+    check_trials(cx, own, path);
     let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
     // More required passes than trials can never pass, and must not quietly become fewer.
     if let Some(m) = trials.min_pass.filter(|m| *m > repeat)
@@ -379,6 +384,7 @@ fn validate_task(
         weight: raw.weight.map_or(1.0, NonNegative::get),
         timeout,
         repeat,
+        adaptive: trials.adaptive,
         min_pass,
         level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
@@ -390,8 +396,18 @@ fn validate_task(
 
 #[derive(Debug, Clone, Copy)]
 struct Trials {
+    /// Trials at most.
     repeat: Option<NonZeroU32>,
+    /// Adaptive: the trials to start with.
+    adaptive: Option<NonZeroU32>,
     min_pass: Option<NonZeroU32>,
+}
+
+impl Trials {
+    fn of(repeat: Option<super::raw::RawRepeat>, min_pass: Option<NonZeroU32>) -> Trials {
+        let (repeat, adaptive) = repeat.map(super::raw::RawRepeat::split).unzip();
+        Trials { repeat, adaptive: adaptive.flatten(), min_pass }
+    }
 }
 
 fn check_trials(cx: &mut ValidateCx, t: Trials, path: &str) {

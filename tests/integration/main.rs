@@ -3,6 +3,7 @@
 mod common;
 mod env_and_vars;
 
+mod adaptive;
 mod adversarial;
 mod agentv;
 mod architecture;

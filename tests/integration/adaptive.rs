@@ -1,0 +1,92 @@
+//! Adaptive trials through the real binary: a seeded mix of always-passing, always-failing
+//! and flaky agents, run with a fixed 8 trials and with `--repeat auto` (1 to 8, added only
+//! while a task's verdict is unsettled): the same verdicts, far fewer trials.
+
+use crate::common::{Run, Test};
+use serde_json::Value;
+
+/// Task `pass-*` always passes, `fail-*` never does, `flaky-*` passes on the trials whose
+/// (task, trial number) hash is even: the same draw in every run (trials are counted in
+/// `count-TASK`; the runs use `-j 1`).
+const AGENT: &str = r#"#!/bin/sh
+task="$EVALGATE_TASK_ID"
+echo x >> "count-$task"
+n=$(wc -l < "count-$task" | tr -d ' ')
+case "$task" in
+  pass-*) echo right ;;
+  fail-*) echo wrong ;;
+  *) h=$(printf '%s-%s' "$task" "$n" | cksum | cut -d' ' -f1); if [ $((h % 2)) = 0 ]; then echo right; else echo wrong; fi ;;
+esac
+"#;
+
+fn suite(defaults: &str) -> String {
+    let tasks: String = ["pass", "fail", "flaky"]
+        .iter()
+        .flat_map(|kind| {
+            (0..10).map(move |i| {
+                format!("  - id: {kind}-{i}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n")
+            })
+        })
+        .collect();
+    format!("evalgate: 1\nsuite: t\nagents: {{bot: {{command: [./agent.sh]}}}}\n{defaults}tasks:\n{tasks}")
+}
+
+fn run(defaults: &str, args: &[&str]) -> Run {
+    let run = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite(defaults)).args(args).run();
+    assert!(run.code <= 1, "{}", run.stderr);
+    run
+}
+
+/// (id, status, trials run) of every task.
+fn tasks(run: &Run) -> Vec<(String, String, u64)> {
+    let results = run.results();
+    let tasks = results["tasks"].as_array().unwrap();
+    tasks
+        .iter()
+        .map(|t: &Value| {
+            (
+                t["id"].as_str().unwrap().to_owned(),
+                t["status"].as_str().unwrap().to_owned(),
+                t["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn adaptive_trials_give_the_fixed_verdicts_with_far_fewer_trials() {
+    let fixed = tasks(&run("", &["run", "-j", "1", "--repeat", "8"]));
+    let auto_run = run("", &["run", "-j", "1", "--repeat", "auto"]);
+    let adaptive = tasks(&auto_run);
+    assert_eq!(fixed.len(), 30);
+    let same = fixed.iter().zip(&adaptive).filter(|(f, a)| f.0 == a.0 && f.1 == a.1).count();
+    assert!(same * 100 >= 95 * fixed.len(), "{same} of 30 verdicts agree:\n{fixed:?}\n{adaptive:?}");
+    let (run_fixed, run_adaptive): (u64, u64) = (fixed.iter().map(|t| t.2).sum(), adaptive.iter().map(|t| t.2).sum());
+    assert_eq!(run_fixed, 240);
+    assert!(run_adaptive * 100 <= 60 * run_fixed, "{run_adaptive} of {run_fixed} trials: less than 40% saved");
+    // Every always-passing task needed all 8 (every trial must pass); a failure settles at once.
+    for (id, status, trials) in &adaptive {
+        match id.split('-').next().unwrap() {
+            "pass" => assert_eq!((status.as_str(), *trials), ("passed", 8), "{id}"),
+            "fail" => assert_eq!((status.as_str(), *trials), ("failed", 1), "{id}"),
+            _ => assert!(*trials >= 1 && *trials <= 8, "{id}"),
+        }
+    }
+    let task = &auto_run.results()["tasks"][10];
+    assert_eq!(task["trials_planned"], 8, "{task}");
+    let summary = auto_run.read("evalgate-out/summary.md");
+    assert!(summary.contains(&format!("Adaptive trials: {run_adaptive} of 240 run")), "{summary}");
+}
+
+#[test]
+fn the_suite_key_starts_every_task_at_min_and_counts_min_pass_out_of_max() {
+    // 2 of 4 must pass: a task passing its first 2 settles there, one failing 3 does.
+    let run = run("defaults: {repeat: {min: 2, max: 4, adaptive: true}, min_pass: 2}\n", &["run", "-j", "1"]);
+    for (id, status, trials) in tasks(&run) {
+        match id.split('-').next().unwrap() {
+            "pass" => assert_eq!((status.as_str(), trials), ("passed", 2), "{id}"),
+            "fail" => assert_eq!((status.as_str(), trials), ("failed", 3), "{id}"),
+            _ => assert!((2..=4).contains(&trials), "{id}: {trials}"),
+        }
+    }
+}
