@@ -100,7 +100,7 @@ error: evalgate.yaml:8:83: tasks[1].grade[0].weight: must be 0 or more, got -1
 8 |   - {id: b, severity: hihg, prompt: x, grade: [{type: contains, value: x, weight: -1}]}
   |                                                                                   ^
 
-error: evalgate.yaml:9:21: tasks[2].repeat: invalid value: integer `0`, expected a nonzero u32
+error: evalgate.yaml:9:21: tasks[2].repeat: expected a number of trials (1 or more) or {min, max, adaptive: true}, got 0
   |
 9 |   - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
   |                     ^
