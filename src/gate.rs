@@ -2,7 +2,7 @@
 //! its budget and actual value. It never renders; reporters never decide. Used after a run,
 //! after a merge of shards, and by `report --gate` to check a file against itself.
 
-use crate::mcp::surface::{self, Change, Class, Drift, FailOn};
+use crate::mcp::surface::{Change, Class, Drift, FailOn};
 use crate::policy::{RegressionTest, Thresholds, UnknownCost};
 use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
@@ -199,7 +199,7 @@ fn drift_check(server: &str, drift: &Drift) -> GateCheck {
                 count(Class::Info)
             );
             if let Some(first) = failing.first() {
-                actual.push_str(&format!(": {}", surface::lines(std::slice::from_ref(*first))[0]));
+                actual.push_str(&format!(": {}", first.line()));
             }
             if drift.updated {
                 actual.push_str(" (snapshot updated)");

@@ -5,7 +5,7 @@ use crate::cli::{McpArgs, McpCommand};
 use crate::error::Error;
 use crate::exit;
 use crate::mcp::servers::Servers;
-use crate::mcp::surface::{FORMAT, Lock, Surface, diff, lines};
+use crate::mcp::surface::{Drift, FORMAT, Lock, Surface};
 use crate::suite::model::Suite;
 
 /// What a subcommand does with the started servers; returns the exit code.
@@ -30,10 +30,7 @@ pub fn mcp(command: &McpCommand) -> Result<i32, Error> {
     }
     let specs =
         suite.mcp_servers.values().filter(|s| args.names.is_empty() || args.names.contains(&s.name)).map(|s| s.spec());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::error::runtime()?;
     let servers = match runtime.block_on(Servers::start(specs)) {
         Ok(servers) => servers,
         Err((name, e)) => {
@@ -101,20 +98,17 @@ fn drift(suite: &Suite, servers: &Servers, command: &McpCommand) -> i32 {
                 continue;
             }
         };
-        let was = match Lock::read(&path).and_then(|lock| {
-            lock.servers.get(name).cloned().ok_or_else(|| format!("{written} has no surface for `{name}`"))
-        }) {
-            Ok(was) => was,
-            Err(e) => {
-                crate::errln!("error: {e}");
-                code = code.max(exit::INVALID_INPUT);
-                continue;
-            }
-        };
-        let changes = diff(&was, &surface(servers, name));
+        // The run's own comparison (`Drift::check`), never writing the lock.
+        let drift = Drift::check(name, &surface(servers, name), &path, &written, spec.fail_on, false);
+        if let Some(e) = &drift.error {
+            crate::errln!("error: {e}");
+            code = code.max(exit::INVALID_INPUT);
+            continue;
+        }
+        let changes = drift.changes;
         crate::outln!("{name} vs {written}: {} change(s)", changes.len());
-        for line in lines(&changes) {
-            crate::outln!("  {line}");
+        for change in &changes {
+            crate::outln!("  {}", change.line());
         }
         if changes.iter().any(|c| spec.fail_on.fails(c.class)) {
             code = code.max(exit::GATE_FAILED);

@@ -12,7 +12,7 @@
 //! not GitHub's API and must not see it.
 
 use std::io::Read as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
@@ -86,10 +86,7 @@ impl Lookup {
                 "GITHUB_TOKEN is not set: the action passes it; the job needs `actions: read`".into(),
             )
         })?;
-        let event = std::env::var_os("GITHUB_EVENT_PATH")
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .unwrap_or_default();
+        let event = super::event::payload().unwrap_or_default();
         let text = |pointer: &str| event.pointer(pointer).and_then(|v| v.as_str()).map(str::to_owned);
         let base_branch =
             text("/pull_request/base/ref").or_else(|| var("GITHUB_BASE_REF")).or_else(|| var("GITHUB_REF_NAME"));
@@ -158,10 +155,10 @@ fn age(d: Duration) -> String {
     let hours = d.as_secs() / 3600;
     match hours {
         0 => "less than an hour old".into(),
-        1..24 => format!("{hours} hour{} old", if hours == 1 { "" } else { "s" }),
+        1..24 => format!("{hours} {} old", crate::gate::plural(hours as usize, "hour", "hours")),
         _ => {
             let days = hours / 24;
-            format!("{days} day{} old", if days == 1 { "" } else { "s" })
+            format!("{days} {} old", crate::gate::plural(days as usize, "day", "days"))
         }
     }
 }
@@ -345,10 +342,7 @@ pub fn fetch_once() -> &'static Result<Fetched, String> {
 /// `fetch` from the runner's environment, on a runtime of its own.
 pub fn fetch_blocking(artifact: &str, branch: Option<&str>, dir: &Path) -> Result<Fetched, FetchError> {
     let lookup = Lookup::from_env(artifact, branch)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| FetchError::Api(format!("cannot start the async runtime: {e}")))?;
+    let runtime = crate::error::runtime().map_err(|e| FetchError::Api(e.to_string()))?;
     runtime.block_on(fetch(lookup, dir))
 }
 
@@ -421,9 +415,9 @@ fn extract(bytes: &[u8], dir: &Path) -> Result<(), String> {
     let mut found = 0;
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(|e| e.to_string())?;
+        // `enclosed_name` refuses a path that would leave `dir` (`..`, absolute).
         let Some(path) = entry.enclosed_name() else { continue };
-        if path.file_name().is_none_or(|n| n != "results.json") || path.components().any(|c| c == Component::ParentDir)
-        {
+        if path.file_name().is_none_or(|n| n != "results.json") {
             continue;
         }
         let target = dir.join(&path);

@@ -23,7 +23,7 @@ pub fn current(explicit: Option<u64>) -> Option<PullRequest> {
 }
 
 /// The event that started the workflow (`$GITHUB_EVENT_PATH`), when there is one.
-fn payload() -> Option<Value> {
+pub fn payload() -> Option<Value> {
     let text = std::fs::read_to_string(std::env::var_os("GITHUB_EVENT_PATH")?).ok()?;
     serde_json::from_str(&text).ok()
 }

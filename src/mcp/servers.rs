@@ -135,9 +135,7 @@ impl Server {
             .iter_errors(structured)
             .take(3)
             .map(|e| {
-                let at = crate::json::dotted(&e.instance_path().to_string());
-                let at = if at.is_empty() { "structuredContent".to_owned() } else { format!("structuredContent.{at}") };
-                let at = at.replace(".[", "[");
+                let at = crate::json::dotted(&format!("/structuredContent{}", e.instance_path()));
                 format!("{at}: {e}")
             })
             .collect();

@@ -332,18 +332,15 @@ impl Drift {
     }
 }
 
-/// `- breaking: tool \`x\`: parameter …` lines, for the terminal and `mcp diff`.
-pub fn lines(changes: &[Change]) -> Vec<String> {
-    changes
-        .iter()
-        .map(|c| {
-            if c.tool.is_empty() {
-                format!("{}: {}", c.class, c.what)
-            } else {
-                format!("{}: `{}`: {}", c.class, c.tool, c.what)
-            }
-        })
-        .collect()
+impl Change {
+    /// `breaking: \`tool\`: parameter …`, for the terminal, `mcp diff` and the gate check.
+    pub fn line(&self) -> String {
+        if self.tool.is_empty() {
+            format!("{}: {}", self.class, self.what)
+        } else {
+            format!("{}: `{}`: {}", self.class, self.tool, self.what)
+        }
+    }
 }
 
 #[cfg(test)]
