@@ -37,7 +37,9 @@ impl LlmClient for Retrying {
                     limited += 1;
                 }
                 Err(e) if e.is_retryable() && failures < self.retries => {
-                    tokio::time::sleep(delay(&e, failures)).await;
+                    // A server error's `Retry-After` is honoured up to the back-off cap: only
+                    // a rate limit is waited out until the request's deadline.
+                    tokio::time::sleep(delay(&e, failures).min(MAX_BACKOFF)).await;
                     failures += 1;
                 }
                 other => return other,
