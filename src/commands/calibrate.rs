@@ -3,6 +3,7 @@
 //! detect — and how many trials or tasks would detect `--detect`. The figures are written to
 //! a JSON file that `regression.noise` reads back as the expected noise.
 
+use crate::stats::round;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -164,10 +165,6 @@ impl Calibration {
         }
         Ok(calibration)
     }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1e9).round() / 1e9
 }
 
 pub fn calibrate(args: &CalibrateArgs) -> Result<i32, Error> {

@@ -61,23 +61,28 @@ impl OutputPaths {
     /// Renders every report of `REPORTS` and replaces its file atomically; one that cannot
     /// be written does not keep the others from being written (the first error is returned).
     pub fn write_reports(&self, results: &Results) -> Result<(), WriteError> {
-        let results = crate::redact::data_ref(results);
-        let mut first = None;
-        for (report, path) in REPORTS.iter().zip(&self.reports) {
-            if let Err(e) = write_atomic(path, report.render(&results).as_bytes()) {
-                first.get_or_insert(e);
-            }
-        }
-        first.map_or(Ok(()), Err)
+        self.write_each(results, write_atomic)
     }
 
     /// The same while the run goes: atomic, but not synced to disk each time.
     pub fn write_progress(&self, results: &Results) -> Result<(), WriteError> {
+        self.write_each(results, write_atomic_unsynced)
+    }
+
+    /// Every report, redacted, through `write`; the first error is returned after the rest.
+    fn write_each(
+        &self,
+        results: &Results,
+        write: fn(&Path, &[u8]) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError> {
         let results = crate::redact::data_ref(results);
+        let mut first = None;
         for (report, path) in REPORTS.iter().zip(&self.reports) {
-            write_atomic_unsynced(path, report.render(&results).as_bytes())?;
+            if let Err(e) = write(path, report.render(&results).as_bytes()) {
+                first.get_or_insert(e);
+            }
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
     }
 }
 

@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::Results;
-use super::paired::{Pairing, p_value, round};
+use super::paired::{Pairing, p_value};
 use super::regression::{Baseline, TrialCount};
 use super::verdict::GateCheck;
 use crate::policy::PairedPolicy;
+use crate::stats::round;
 use crate::stats::{fisher_worse, holm};
 
 /// `regression.flags` in `results.json`.

@@ -1,6 +1,7 @@
 //! The paired test of a run against its baseline (docs/statistics.md): which tasks are
 //! comparable, what the test found, the verdict, and the gate checks it makes.
 
+use crate::stats::round;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -237,8 +238,4 @@ fn points(x: f64) -> String {
 
 pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
-}
-
-pub(super) fn round(x: f64) -> f64 {
-    (x * 1e9).round() / 1e9
 }

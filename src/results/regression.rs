@@ -1,6 +1,7 @@
 //! Comparing a run with a baseline: per task (matched by id) and in aggregate, and the
 //! gate checks the regression budgets make of the comparison.
 
+use crate::stats::round;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -315,8 +316,4 @@ fn change_pct(base: f64, now: f64) -> Option<f64> {
     } else {
         None
     }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1e9).round() / 1e9
 }

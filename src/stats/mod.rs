@@ -25,3 +25,8 @@ pub use passk::{pass_at_k, pass_hat_k};
 pub use power::{POWER, min_detectable_drop, repeat_to_detect, tasks_to_detect};
 pub use special::{ln_gamma, normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 pub use verdict::{Mode, Rule, Verdict, decide};
+
+/// A figure rounded to 9 decimals, so that results files read the same on every machine.
+pub fn round(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
