@@ -390,7 +390,7 @@ impl SuiteRun<'_> {
         let dispatched = match servers {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
-                results.mcp_servers = servers.by_name.iter().map(|(n, s)| (n.clone(), s.info.clone())).collect();
+                results.mcp_servers = servers.infos();
                 results.mcp_drift = drift(&suite, &servers, update_snapshot);
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =

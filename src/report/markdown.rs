@@ -112,6 +112,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     for (server, drift) in &results.mcp_drift {
         md.push_str(&drift_section(server, drift, max_rows.max(20)));
     }
+    md.push_str(&eras_section(results));
 
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
@@ -269,6 +270,27 @@ pub fn scorecard_section(card: &Scorecard) -> String {
 }
 
 /// A server's tool surface against its snapshot: each change, the worst first.
+/// Per protocol version, for the tasks of a server with a protocol list.
+fn eras_section(results: &Results) -> String {
+    let eras = crate::results::eras::eras(results);
+    if eras.is_empty() {
+        return String::new();
+    }
+    let mut md =
+        String::from("### MCP protocol versions\n\n| server | version | tasks passed | verdict |\n|---|---|---|---|\n");
+    for era in &eras {
+        let verdict = match &era.first_failure {
+            None if era.passes() => "✅ passes".to_owned(),
+            None => "⚠️ did not finish".to_owned(),
+            Some(why) => format!("❌ fails: {}", escape(&cut(why, 300))),
+        };
+        let _ =
+            writeln!(md, "| `{}` | {} | {}/{} | {verdict} |", code(&era.server), era.version, era.passed, era.tasks);
+    }
+    md.push('\n');
+    md
+}
+
 fn drift_section(server: &str, drift: &crate::mcp::surface::Drift, max_rows: usize) -> String {
     use crate::mcp::surface::Class;
     let mut md = format!("### MCP tool surface of `{}` vs `{}`\n\n", code(server), code(&drift.snapshot));

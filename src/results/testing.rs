@@ -13,6 +13,7 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         file: "evalgate.yaml".into(),
         line: 1,
         agent: "bot".into(),
+        protocol: None,
         definition: None,
         status,
         score: if status == Status::Passed { 1.0 } else { 0.0 },
