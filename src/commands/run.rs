@@ -248,6 +248,7 @@ fn skeleton(suite: SuiteInfo) -> Results {
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
         mcp_drift: BTreeMap::new(),
+        mcp_lint: BTreeMap::new(),
         tasks: Vec::new(),
         totals: Totals::default(),
         scorecard: None,
@@ -392,6 +393,7 @@ impl SuiteRun<'_> {
                 let servers = Arc::new(servers);
                 results.mcp_servers = servers.infos();
                 results.mcp_drift = drift(&suite, &servers, update_snapshot);
+                results.mcp_lint = crate::preflight::lint_servers(&suite, &servers).await;
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;

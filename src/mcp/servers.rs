@@ -48,7 +48,10 @@ pub enum CallError {
     /// The side-effect guard refused it: the server never saw the call.
     #[error("{0}")]
     Refused(String),
-    /// A transport or JSON-RPC error, or a time-out.
+    /// The server answered with a JSON-RPC error: it is up, the call failed.
+    #[error(transparent)]
+    Rejected(McpError),
+    /// A transport error or a time-out.
     #[error(transparent)]
     Failed(#[from] McpError),
 }
@@ -284,9 +287,10 @@ impl Server {
             .ok_or_else(|| McpError(format!("server `{}` is not running", self.name)))?;
         match tokio::time::timeout(timeout, session.call_tool(tool, arguments)).await {
             Ok(Ok(result)) => Ok(Called { violation: self.violation(tool, &result), result }),
+            Ok(Err(CallError::Rejected(e))) => Err(CallError::Rejected(e)),
             Ok(Err(e)) => {
                 self.restart_once().await;
-                Err(e.into())
+                Err(e)
             }
             Err(_) => {
                 Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout)))
@@ -304,7 +308,7 @@ impl Server {
                 result: json!({"content": [{"type": "text", "text": format!("not executed: {why}")}], "isError": true}),
                 violation: None,
             }),
-            Err(CallError::Failed(e)) => Err(e),
+            Err(CallError::Failed(e) | CallError::Rejected(e)) => Err(e),
             Ok(called) => Ok(called),
         }
     }
@@ -340,7 +344,7 @@ mod tests {
         async fn list_tools(&self) -> Result<super::super::session::ToolList, McpError> {
             Ok(Default::default())
         }
-        async fn call_tool(&self, _: &str, _: Value) -> Result<Value, McpError> {
+        async fn call_tool(&self, _: &str, _: Value) -> Result<Value, CallError> {
             self.0.fetch_add(1, Ordering::SeqCst);
             Ok(json!({"content": [{"type": "text", "text": "done"}]}))
         }

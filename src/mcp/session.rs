@@ -62,8 +62,8 @@ pub trait McpSession: Send + Sync {
     fn info(&self) -> ServerInfo;
     async fn list_tools(&self) -> Result<ToolList, McpError>;
     /// The tool's result (`{content, structuredContent?, isError?}`); `Err` for transport
-    /// and JSON-RPC errors.
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpError>;
+    /// and JSON-RPC errors (`Rejected`: the server answered with one).
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, super::servers::CallError>;
     /// A request outside rmcp's typed API (e.g. `evals/list`); the result as JSON.
     async fn request(&self, method: &str, params: Value) -> Result<Value, McpError>;
     async fn close(&self);
@@ -267,14 +267,20 @@ impl McpSession for RmcpSession {
         Ok(ToolList { tools, cache_hints })
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpError> {
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, super::servers::CallError> {
+        use super::servers::CallError;
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(map) = arguments {
             params = params.with_arguments(map);
         }
-        let result =
-            self.peer.call_tool(params).await.map_err(|e| McpError(format!("tools/call {name} failed: {e}")))?;
-        serde_json::to_value(&result).map_err(|e| McpError(e.to_string()))
+        let result = self.peer.call_tool(params).await.map_err(|e| {
+            let error = McpError(format!("tools/call {name} failed: {e}"));
+            match e {
+                rmcp::ServiceError::McpError(_) => CallError::Rejected(error),
+                _ => CallError::Failed(error),
+            }
+        })?;
+        serde_json::to_value(&result).map_err(|e| CallError::Failed(McpError(e.to_string())))
     }
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {

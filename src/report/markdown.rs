@@ -113,6 +113,9 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         md.push_str(&drift_section(server, drift, max_rows.max(20)));
     }
     md.push_str(&eras_section(results));
+    for (server, lint) in &results.mcp_lint {
+        md.push_str(&lint_section(server, lint, max_rows.max(20)));
+    }
 
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
@@ -270,6 +273,29 @@ pub fn scorecard_section(card: &Scorecard) -> String {
 }
 
 /// A server's tool surface against its snapshot: each change, the worst first.
+/// A server's `tools/list` lint findings, worst first.
+fn lint_section(server: &str, lint: &crate::mcp::lint::Lint, max_rows: usize) -> String {
+    let mut md = format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), lint.protocol_version);
+    if lint.findings.is_empty() {
+        md.push_str("No finding.\n\n");
+        return md;
+    }
+    for finding in lint.findings.iter().take(max_rows) {
+        let mark = if lint.fail_on.fails(finding.level) { "❌" } else { "⚠️" };
+        let level = match finding.level {
+            crate::mcp::lint::Level::Error => "error",
+            crate::mcp::lint::Level::Review => "review",
+        };
+        let tool = if finding.tool.is_empty() { String::new() } else { format!("`{}`: ", code(&finding.tool)) };
+        let _ = writeln!(md, "- {mark} {level}: {tool}{}", escape(&finding.what));
+    }
+    if lint.findings.len() > max_rows {
+        let _ = writeln!(md, "- … and {} more (results.json has them all)", lint.findings.len() - max_rows);
+    }
+    md.push('\n');
+    md
+}
+
 /// Per protocol version, for the tasks of a server with a protocol list.
 fn eras_section(results: &Results) -> String {
     let eras = crate::results::eras::eras(results);

@@ -56,6 +56,10 @@ pub struct Results {
     /// Servers with a `snapshot`: how their tool surface drifted from it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_drift: std::collections::BTreeMap<String, crate::mcp::surface::Drift>,
+    /// Servers with `lint`: the findings on their tool list (`NAME@VERSION` per era of a
+    /// protocol list).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_lint: std::collections::BTreeMap<String, crate::mcp::lint::Lint>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.

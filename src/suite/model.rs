@@ -87,6 +87,8 @@ pub struct McpServer {
     pub snapshot: Option<(PathBuf, String)>,
     pub fail_on: crate::mcp::surface::FailOn,
     pub protocol: crate::mcp::protocol::Protocol,
+    /// `lint`: how its tool list is linted, if it is.
+    pub lint: Option<crate::mcp::lint::Settings>,
 }
 
 impl McpServer {

@@ -229,6 +229,11 @@ pub struct RawMcpServer {
     /// to `initialize`), one version (`2025-11-25`), or a list: every task that uses the
     /// server then runs once per version (`task@2025-11-25`), reported per version.
     pub protocol: Option<crate::mcp::protocol::RawProtocol>,
+    /// Hold the server's `tools/list` to the spec, as a gate check (on `run` and `check`):
+    /// valid JSON Schemas of objects, unique names that follow the name rules, the
+    /// 2026-07-28 cache hints, and annotation heuristics (a tool whose name or description
+    /// says it writes, deletes or sends should be annotated so).
+    pub lint: Option<crate::mcp::lint::RawLint>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -262,6 +262,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
         fail_on: raw.drift.fail_on,
         protocol,
+        lint: raw.lint.as_ref().and_then(crate::mcp::lint::RawLint::settings),
     })
 }
 

@@ -25,6 +25,7 @@ mod llm;
 mod mcp;
 mod mcp_contracts;
 mod mcp_eras;
+mod mcp_lint;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
