@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_contracts;
 mod mcp_eras;
 mod mcp_lint;
+mod mcp_results;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
