@@ -57,6 +57,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         hooks: Vec::new(),
         mcp_servers: Default::default(),
         mcp_drift: Default::default(),
+        mcp_conformance: Default::default(),
         tasks,
         totals: Totals::default(),
         scorecard: None,

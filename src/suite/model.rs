@@ -86,6 +86,8 @@ pub struct McpServer {
     /// The tools lock file to gate drift on: resolved, and as written.
     pub snapshot: Option<(PathBuf, String)>,
     pub fail_on: crate::mcp::surface::FailOn,
+    /// `conformance`: the official conformance suite's checks become tasks.
+    pub conformance: Option<crate::mcp::conformance::Conformance>,
 }
 
 impl McpServer {

@@ -225,6 +225,8 @@ pub struct RawMcpServer {
     /// How much drift from `snapshot` fails the gate.
     #[serde(default)]
     pub drift: RawDrift,
+    /// Gate on the official MCP conformance suite (`@modelcontextprotocol/conformance`).
+    pub conformance: Option<crate::mcp::conformance::RawConformance>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
