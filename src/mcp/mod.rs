@@ -1,6 +1,7 @@
 //! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
 
 pub mod conformance;
+pub mod extensions;
 pub mod proxy;
 pub mod servers;
 pub mod session;

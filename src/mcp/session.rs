@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, ServerResult};
+use rmcp::model::{CallToolRequestParams, ClientConfig, ClientRequest, CustomRequest, ServerResult};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -15,6 +15,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::process::reaper;
+
+/// What evalgate's client offers in the handshake (`mcp::extensions`).
+fn client_config() -> ClientConfig {
+    super::extensions::client_config(rmcp::model::ProtocolVersion::LATEST)
+}
 
 /// A tool as `tools/list` describes it.
 #[derive(Debug, Clone, Serialize)]
@@ -40,6 +45,9 @@ pub struct ServerInfo {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The extensions it advertised (`capabilities.extensions`, protocol 2026-07-28 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -66,7 +74,7 @@ pub enum Endpoint {
 }
 
 pub struct RmcpSession {
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     peer: rmcp::service::Peer<RoleClient>,
     info: ServerInfo,
     /// The stdio server's process group, killed on close so nothing is orphaned.
@@ -92,7 +100,8 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 if let Some(pgid) = pgid {
                     reaper::track_group(pgid, &owner);
                 }
-                let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
+                let service =
+                    client_config().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
                 Ok::<_, McpError>((service, pgid))
             }
             Endpoint::Http { url, headers } => {
@@ -104,8 +113,10 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service =
-                    ().serve(transport).await.map_err(|e| McpError(format!("handshake with {url} failed: {e}")))?;
+                let service = client_config()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| McpError(format!("handshake with {url} failed: {e}")))?;
                 Ok((service, None))
             }
         }
@@ -121,6 +132,7 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 protocol_version: v["protocolVersion"].as_str().unwrap_or_default().to_owned(),
                 name: v.pointer("/serverInfo/name").and_then(Value::as_str).map(str::to_owned),
                 version: v.pointer("/serverInfo/version").and_then(Value::as_str).map(str::to_owned),
+                extensions: super::extensions::advertised(&v),
             }
         })
         .unwrap_or_default();
