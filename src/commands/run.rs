@@ -394,8 +394,12 @@ impl SuiteRun<'_> {
                 let servers = Arc::new(servers);
                 results.mcp_servers = servers.by_name.iter().map(|(n, s)| (n.clone(), s.info.clone())).collect();
                 results.mcp_drift = drift(&suite, &servers, update_snapshot);
-                // A sharded run has the conformance checks once, in its first shard.
-                if plan.shard.is_none_or(|s| s.index == 1) {
+                let services = Services { llm, servers: servers.clone() };
+                let dispatched =
+                    Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
+                // After the tasks, on the servers they used; a sharded run has the
+                // conformance checks once, in its first shard.
+                if plan.shard.is_none_or(|s| s.index == 1) && !stop.cancel.is_cancelled() {
                     tokio::select! {
                         (tasks, runs) = conformance(&suite) => {
                             conformance_tasks = tasks;
@@ -404,9 +408,6 @@ impl SuiteRun<'_> {
                         () = stop.cancel.cancelled() => {}
                     }
                 }
-                let services = Services { llm, servers: servers.clone() };
-                let dispatched =
-                    Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
                 servers.close().await;
                 dispatched
             }
@@ -600,6 +601,8 @@ async fn conformance(
         let prefix = if several { format!("conformance/{name}") } else { "conformance".to_owned() };
         let site = TaskSite { server: name, prefix, file: display_path(&suite.file), line: conf.line };
         let (t, r) = judge(&site, source, scenarios, &conf.expected_failures);
+        let check = r.check(name);
+        crate::errln!("{}: {}", check.name, check.actual);
         tasks.extend(t);
         runs.insert(name.clone(), r);
     }

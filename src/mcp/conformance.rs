@@ -35,6 +35,9 @@ pub struct RawConformance {
     /// now is stale and fails the run: remove it.
     #[serde(default)]
     pub expected_failures: Vec<String>,
+    /// The official tool's baseline file (`--expected-failures`: YAML with a `server:` list of
+    /// scenarios), relative to the suite; its entries join `expected_failures`.
+    pub expected_failures_file: Option<String>,
     /// Run only these scenarios (one `--scenario` run each); default: the tool's default suite.
     #[serde(default)]
     pub scenarios: Vec<String>,
@@ -52,8 +55,18 @@ impl RawConformance {
     /// `path` is the `conformance` key; `http` whether the server has a `url` (the tool
     /// speaks streamable HTTP only).
     pub fn compile(&self, cx: &mut ValidateCx, path: &str, http: bool) -> Option<Conformance> {
-        let line = cx.value_position(path).map_or(1, |p| p.line);
+        let line = cx.key_position(path).or_else(|| cx.value_position(path)).map_or(1, |p| p.line);
         let mut ok = true;
+        let mut expected = self.expected_failures.clone();
+        if let Some(file) = &self.expected_failures_file {
+            match baseline(&cx.resolve_path(file)) {
+                Ok(entries) => expected.extend(entries),
+                Err(e) => {
+                    cx.error(&format!("{path}.expected_failures_file"), e);
+                    ok = false;
+                }
+            }
+        }
         for (i, entry) in self.expected_failures.iter().enumerate() {
             if entry.trim().is_empty() || entry.split('/').count() > 2 {
                 cx.error(
@@ -89,13 +102,21 @@ impl RawConformance {
                 timeout: self.timeout.as_ref().map_or(DEFAULT_TIMEOUT, |t| t.0),
             },
         };
-        ok.then(|| Conformance {
-            source,
-            scenarios: self.scenarios.clone(),
-            expected_failures: self.expected_failures.clone(),
-            line,
-        })
+        ok.then(|| Conformance { source, scenarios: self.scenarios.clone(), expected_failures: expected, line })
     }
+}
+
+/// The scenarios of a baseline file of the official tool: `{server: [SCENARIO...], client: [...]}`.
+fn baseline(path: &Path) -> Result<Vec<String>, String> {
+    #[derive(Deserialize)]
+    struct Baseline {
+        #[serde(default)]
+        server: Vec<String>,
+    }
+    let text = crate::yaml::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let baseline: Option<Baseline> = crate::yaml::from_str(&text)
+        .map_err(|e| format!("{}: not an expected-failures file (`server: [SCENARIO...]`): {e}", path.display()))?;
+    Ok(baseline.map(|b| b.server).unwrap_or_default())
 }
 
 /// `mcp_servers.NAME.conformance`, compiled.

@@ -71,6 +71,11 @@ fn the_real_conformance_suite_runs_against_a_live_server_and_gates_on_its_checks
     let rebinding = run.task("conformance/dns-rebinding-protection/localhost-host-rebinding-rejected");
     assert_eq!(rebinding["reason"], "FAILURE: Expected HTTP 4xx for invalid Host/Origin headers, got 200");
     assert_eq!(rebinding["tags"], serde_json::json!(["conformance"]));
+    assert_eq!(
+        (rebinding["file"].as_str(), rebinding["line"].as_u64()),
+        (Some("evalgate.yaml"), Some(6)),
+        "the `conformance` key"
+    );
     let image = run.task("conformance/tools-call-image/tools-call-image");
     assert_eq!(image["reason"], "expected failure: FAILURE: No image content found");
     assert_eq!(image["not_run"], "expected_failure");
@@ -98,15 +103,18 @@ fn the_real_conformance_suite_runs_against_a_live_server_and_gates_on_its_checks
     let markdown = run.read("evalgate-out/summary.md");
     assert!(markdown.contains("conformance/dns-rebinding-protection/localhost-host-rebinding-rejected"), "{markdown}");
 
-    // The tool's whole default suite, in one run, every failure expected: green.
-    let mut expected: Vec<String> = EVERYTHING_FAILS.iter().map(|s| (*s).to_owned()).collect();
-    expected.push("dns-rebinding-protection/localhost-host-rebinding-rejected".into());
-    let yaml = format!(
-        "evalgate: 1\nsuite: conf\nmcp_servers:\n  everything:\n    url: 'http://127.0.0.1:{port}/mcp'\n    conformance:\n      command: {}\n      expected_failures: [{}]\n",
-        conformance_command(),
-        expected.join(", ")
+    // The tool's whole default suite, in one run, every failure expected (the scenarios in
+    // the official tool's baseline file, one check in the suite): green.
+    let baseline = format!(
+        "server:\n{}client:\n  - sse-retry\n",
+        EVERYTHING_FAILS.iter().map(|s| format!("  - {s}\n")).collect::<String>()
     );
-    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    let yaml = format!(
+        "evalgate: 1\nsuite: conf\nmcp_servers:\n  everything:\n    url: 'http://127.0.0.1:{port}/mcp'\n    conformance:\n      command: {}\n      expected_failures_file: conformance-baseline.yml\n      expected_failures: [dns-rebinding-protection/localhost-host-rebinding-rejected]\n",
+        conformance_command(),
+    );
+    let run =
+        Test::new().write("conformance-baseline.yml", &baseline).write("evalgate.yaml", &yaml).args(&["run"]).run();
     let _ = server.kill();
     let _ = server.wait();
     run.expect_code(0);
@@ -232,7 +240,7 @@ fn a_conformance_run_that_cannot_start_or_writes_nothing_is_an_error_never_a_pas
 #[test]
 fn conformance_mistakes_are_load_errors() {
     let yaml = format!(
-        "evalgate: 1\nsuite: conf\nmcp_servers:\n  local:\n    command: [{}, stdio]\n    conformance: {{expected_failures: [a/b/c]}}\n  remote:\n    url: 'http://127.0.0.1:1/mcp'\n    conformance: {{results: out, scenarios: [ping]}}\n",
+        "evalgate: 1\nsuite: conf\nmcp_servers:\n  local:\n    command: [{}, stdio]\n    conformance: {{expected_failures: [a/b/c]}}\n  remote:\n    url: 'http://127.0.0.1:1/mcp'\n    conformance: {{results: out, scenarios: [ping], expected_failures_file: missing.yml}}\n",
         bin("mcp-server-everything")
     );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
@@ -241,7 +249,49 @@ fn conformance_mistakes_are_load_errors() {
         "mcp_servers.local.conformance: the conformance suite tests streamable-HTTP servers: give the server a `url`, or read a recorded run with `results`",
         "mcp_servers.local.conformance.expected_failures[0]: `a/b/c` is neither a scenario nor `SCENARIO/CHECK`",
         "mcp_servers.remote.conformance.results: `results` reads a recorded run: `command`, `scenarios` and `timeout` belong to a run of the tool",
+        "mcp_servers.remote.conformance.expected_failures_file: cannot read ",
+        "missing.yml: No such file or directory",
     ] {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
+}
+
+#[test]
+fn sharded_runs_have_the_conformance_checks_once_and_merge_keeps_them() {
+    let recorded = root().join("tests/fixtures/conformance/recorded/server-server-initialize-2026-11-25T17-24-21-034Z");
+    let extra = format!(
+        "mcp_servers:\n  everything:\n    command: [{}, stdio]\n    conformance: {{results: '{}'}}",
+        bin("mcp-server-everything"),
+        recorded.display()
+    );
+    let tasks = "  - {id: a, prompt: hello, grade: [{type: contains, value: hello}]}\n  - {id: b, prompt: hi, grade: [{type: contains, value: hi}]}\n";
+    let test = Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write("evalgate.yaml", &crate::common::suite(&extra, tasks));
+    let dir = test.path().to_owned();
+    let evalgate = |args: &[&str]| {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for shard in ["1/2", "2/2"] {
+        let (code, stderr) = evalgate(&["run", "--shard", shard, "--out", &format!("out-{}", &shard[..1])]);
+        assert_eq!(code, Some(0), "shard {shard}: {stderr}");
+    }
+    let ids = |file: &str| -> Vec<String> {
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        results["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(ids("out-1/results.json"), ["a", "conformance/server-initialize/server-initialize"]);
+    assert_eq!(ids("out-2/results.json"), ["b"]);
+    let (code, stderr) = evalgate(&["merge", "out-2/results.json", "out-1/results.json", "-o", "merged.json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("merged.json")).unwrap()).unwrap();
+    assert_eq!(merged["tasks"].as_array().unwrap().len(), 3);
+    let checks: Vec<&str> =
+        merged["verdict"]["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(checks.contains(&"MCP conformance of `everything`"), "{checks:?}");
+    drop(test);
 }
