@@ -590,7 +590,8 @@ async fn conformance(
             Endpoint::Http { url, .. } => Some(url),
             Endpoint::Stdio { .. } => None,
         };
-        let source = conf.source.describe(url.as_deref());
+        // The URL as written: its `{env.X}` values stay out of the reports.
+        let source = conf.source.describe(spec.url.as_ref().map(crate::template::Template::source));
         let scenarios = match (&conf.source, &url) {
             (Source::Recorded { path, .. }, _) => read(path),
             (Source::Run { command, cwd, timeout }, Some(url)) => {
