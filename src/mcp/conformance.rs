@@ -325,9 +325,14 @@ fn started_scenarios(stdout: &str) -> Vec<String> {
         .collect()
 }
 
-/// The last line of what the tool printed, as `: LINE` (stderr first).
+/// The line of what the tool printed that says what went wrong, as `: LINE` (stderr
+/// first): its last line naming an error (Node ends a crash with its version and a stack
+/// trace after the error), else its last line.
 fn tail(stderr: &str, stdout: &str) -> String {
-    let last = |t: &str| t.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
+    let last = |t: &str| {
+        let lines = || t.lines().rev().map(str::trim).filter(|l| !l.is_empty());
+        lines().find(|l| l.to_lowercase().contains("error")).or_else(|| lines().next()).map(str::to_owned)
+    };
     last(stderr).or_else(|| last(stdout)).map(|l| format!(": {}", crate::excerpt::excerpt(&l, 300))).unwrap_or_default()
 }
 
@@ -361,6 +366,17 @@ mod tests {
         assert_eq!(parse_checks(r#"{"id": "a"}"#).unwrap_err(), "not a list of checks");
         assert_eq!(parse_checks(r#"[{"id": "a"}]"#).unwrap_err(), "check [0] has no string `id` and `status`");
         assert!(parse_checks("[").unwrap_err().starts_with("not JSON"));
+    }
+
+    #[test]
+    fn the_line_that_names_the_error_is_quoted() {
+        let crash = "file:///x/index.js:2\nimport{Command}from\"commander\";\n\nSyntaxError: The requested module 'fs' does not provide an export named 'globSync'\n    at ModuleJob._instantiate (node:internal/modules/esm/module_job:213:21)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            tail(crash, ""),
+            ": SyntaxError: The requested module 'fs' does not provide an export named 'globSync'"
+        );
+        assert_eq!(tail("", "nothing to see\n"), ": nothing to see");
+        assert_eq!(tail("", ""), "");
     }
 
     #[test]
