@@ -31,6 +31,10 @@ pub struct ConformanceRun {
     /// `SKIPPED` checks (not applicable to this server).
     #[serde(default)]
     pub skipped: usize,
+    /// `expected_failures` entries that match no check of the run (a scenario not run, or
+    /// a misspelt name): shown, never failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched: Vec<String>,
 }
 
 /// Where the checks' tasks say they are defined, and how they are named.
@@ -139,6 +143,15 @@ pub fn judge(
         }
     }
     run.stale = stale;
+    run.unmatched = expected_failures
+        .iter()
+        .filter(|e| {
+            !scenarios.iter().any(|s| {
+                s.checks.as_ref().map_or(**e == s.name, |checks| checks.iter().any(|c| matches(e, &s.name, &c.id)))
+            })
+        })
+        .cloned()
+        .collect();
     (tasks, run)
 }
 
@@ -221,11 +234,14 @@ impl ConformanceRun {
             problems.push(format!("{} stale expected failure(s) ({})", self.stale.len(), list(&self.stale)));
         }
         let passed = problems.is_empty();
-        let actual = if passed {
+        let mut actual = if passed {
             format!("{} of {} checks passed, {} expected failure(s)", self.passed, self.checks, self.expected.len())
         } else {
             problems.join("; ")
         };
+        if !self.unmatched.is_empty() {
+            actual.push_str(&format!("; expected failure(s) matching no check: {}", list(&self.unmatched)));
+        }
         GateCheck::new(
             &format!("MCP conformance of `{server}`"),
             "no unexpected or stale failure".into(),
@@ -300,11 +316,15 @@ mod tests {
     fn a_check_expected_by_its_own_id_and_duplicates_get_numbered() {
         let scenarios =
             vec![scenario("dns", vec![check("rebind", CheckStatus::Warning), check("rebind", CheckStatus::Success)])];
-        let (tasks, run) = judge(&site(), "r".into(), Ok(scenarios), &["dns/rebind".to_owned()]);
+        let expected = ["dns/rebind".to_owned(), "dsn".to_owned()];
+        let (tasks, run) = judge(&site(), "r".into(), Ok(scenarios), &expected);
         assert_eq!(tasks[0].status, Status::Skipped);
         assert_eq!(tasks[1].id, "conformance/dns/rebind-2");
         assert_eq!(tasks[1].status, Status::Passed, "the entry matched a failing check: not stale");
         assert!(run.check("fx").passed);
-        assert_eq!(run.check("fx").actual, "1 of 2 checks passed, 1 expected failure(s)");
+        assert_eq!(
+            run.check("fx").actual,
+            "1 of 2 checks passed, 1 expected failure(s); expected failure(s) matching no check: dsn"
+        );
     }
 }
