@@ -197,6 +197,11 @@ fn a_recorded_run_is_judged_with_expected_unexpected_stale_and_unreadable_checks
     assert!(testcase(&junit, "conformance/odd-status/future-check").contains("<error"), "{junit}");
     assert!(testcase(&junit, "conformance/tools-call-image/tools-call-image").contains("<skipped"), "{junit}");
 
+    // `list` shows where the checks will come from (they are known once the tool has run).
+    let list = Test::new().write("evalgate.yaml", &yaml).args(&["list"]).run();
+    list.expect_code(0);
+    assert_eq!(list.stdout, "conf/conformance/*  evalgate.yaml:6 [conformance]\n");
+
     // One checks.json read on its own: its scenario is its directory's.
     let file = recorded.join("server-server-initialize-2026-11-25T17-24-21-034Z/checks.json");
     let run = Test::new()
