@@ -4,6 +4,7 @@
 #   - the real MCP servers under tests/fixtures/mcp (npm ci, from package-lock.json),
 #   - a Python venv .venv-test with the MCP Python SDK for the fixture server, and the
 #     JUnit consumers junitparser and junit2html,
+#   - the official MCP conformance suite under tests/fixtures/conformance (npm ci),
 #   - the JUnit consumers under tests/fixtures/junit (npm ci: xunit-viewer, xml2js),
 #   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check,
 #   - Debian's chromium (apt, when /usr/bin/chromium is missing) and playwright-core under
@@ -17,6 +18,7 @@ for tool in cargo python3 npm; do
 done
 
 (cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/fixtures/conformance && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/fixtures/junit && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 

@@ -69,6 +69,7 @@ pub fn regate(results: &mut Results) {
     }
     extra.extend(results.mcp_drift.iter().map(|(server, drift)| drift_check(server, drift)));
     extra.extend(results.mcp_lint.iter().map(|(server, lint)| lint_check(server, lint)));
+    extra.extend(results.mcp_conformance.iter().map(|(server, run)| run.check(server)));
     results.scorecard = None;
     if results.suite.modes.iter().any(|m| m == "adversarial") {
         let card = scorecard(&results.tasks);
@@ -119,7 +120,9 @@ fn incomplete(results: &Results) -> Option<String> {
     let unplanned: Vec<&str> = results
         .tasks
         .iter()
-        .filter(|t| t.status == Status::Skipped && t.not_run != Some(NotRun::FailFast))
+        .filter(|t| {
+            t.status == Status::Skipped && !matches!(t.not_run, Some(NotRun::FailFast | NotRun::ExpectedFailure))
+        })
         .map(|t| t.id.as_str())
         .collect();
     let first = unplanned.first()?;

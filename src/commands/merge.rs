@@ -40,6 +40,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
         }
         shards.push(part.shard);
         merged.hooks.extend(part.hooks);
+        // The conformance checks are run by shard 1 only, whichever file comes first.
+        merged.mcp_conformance.extend(part.mcp_conformance);
         merged.incomplete.extend(part.incomplete);
         merged.interrupted |= part.interrupted;
         merged.preflight_failure = merged.preflight_failure.or(part.preflight_failure);

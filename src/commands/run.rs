@@ -249,6 +249,7 @@ fn skeleton(suite: SuiteInfo) -> Results {
         mcp_servers: BTreeMap::new(),
         mcp_drift: BTreeMap::new(),
         mcp_lint: BTreeMap::new(),
+        mcp_conformance: BTreeMap::new(),
         tasks: Vec::new(),
         totals: Totals::default(),
         scorecard: None,
@@ -388,6 +389,7 @@ impl SuiteRun<'_> {
             servers = crate::preflight::start_servers(&suite) => Some(servers),
             () = stop.cancel.cancelled() => None,
         };
+        let mut conformance_tasks = Vec::new();
         let dispatched = match servers {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
@@ -397,6 +399,17 @@ impl SuiteRun<'_> {
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
+                // After the tasks, on the servers they used; a sharded run has the
+                // conformance checks once, in its first shard.
+                if plan.shard.is_none_or(|s| s.index == 1) && !stop.cancel.is_cancelled() {
+                    tokio::select! {
+                        (tasks, runs) = conformance(&suite) => {
+                            conformance_tasks = tasks;
+                            results.mcp_conformance = runs;
+                        }
+                        () = stop.cancel.cancelled() => {}
+                    }
+                }
                 servers.close().await;
                 dispatched
             }
@@ -405,6 +418,7 @@ impl SuiteRun<'_> {
             None => Dispatched { interrupted: true, ..Dispatched::default() },
         };
         results.tasks = dispatched.tasks;
+        results.tasks.append(&mut conformance_tasks);
         results.hooks = dispatched.hooks;
         results.interrupted = dispatched.interrupted || stop.cancel.is_cancelled();
         results.preflight_failure = dispatched.preflight_failure;
@@ -560,6 +574,42 @@ fn drift(
         drift.insert(name.clone(), Drift::check(name, &live, path, written, spec.fail_on, update));
     }
     drift
+}
+
+/// Each server with `conformance`: the official conformance suite run against its URL (or
+/// its recorded run read), as tasks, and what they came to for the gate.
+async fn conformance(
+    suite: &Suite,
+) -> (Vec<crate::results::TaskResult>, BTreeMap<String, crate::results::conformance::ConformanceRun>) {
+    use crate::mcp::conformance::{Source, read, run};
+    use crate::mcp::session::Endpoint;
+    use crate::results::conformance::{TaskSite, judge};
+    let several = suite.mcp_servers.values().filter(|s| s.conformance.is_some()).count() > 1;
+    let (mut tasks, mut runs) = (Vec::new(), BTreeMap::new());
+    for (name, spec) in &suite.mcp_servers {
+        let Some(conf) = &spec.conformance else { continue };
+        let url = match spec.endpoint() {
+            Endpoint::Http { url, .. } => Some(url),
+            Endpoint::Stdio { .. } => None,
+        };
+        // The URL as written: its `{env.X}` values stay out of the reports.
+        let source = conf.source.describe(spec.url.as_ref().map(crate::template::Template::source));
+        let scenarios = match (&conf.source, &url) {
+            (Source::Recorded { path, .. }, _) => read(path),
+            (Source::Run { command, cwd, timeout }, Some(url)) => {
+                run(command, cwd, *timeout, url, &conf.scenarios).await
+            }
+            (Source::Run { .. }, None) => Err("the conformance suite needs the server's `url`".to_owned()),
+        };
+        let prefix = if several { format!("conformance/{name}") } else { "conformance".to_owned() };
+        let site = TaskSite { server: name, prefix, file: display_path(&suite.file), line: conf.line };
+        let (t, r) = judge(&site, source, scenarios, &conf.expected_failures);
+        let check = r.check(name);
+        crate::errln!("{}: {}", check.name, check.actual);
+        tasks.extend(t);
+        runs.insert(name.clone(), r);
+    }
+    (tasks, runs)
 }
 
 /// `$GITHUB_RUN_ID` (with the attempt) when set, else the start time.

@@ -116,4 +116,13 @@ pub fn print_plan(p: &Planned) {
         };
         crate::outln!("{}/{}  {file}:{line}{tags}", p.suite.id, task.id);
     }
+    // Conformance checks are known once the tool has run: one line for each server's.
+    if p.plan.shard.is_none_or(|s| s.index == 1) {
+        let servers: Vec<_> =
+            p.suite.mcp_servers.iter().filter_map(|(n, s)| Some((n, s.conformance.as_ref()?))).collect();
+        for (name, conformance) in &servers {
+            let prefix = if servers.len() > 1 { format!("conformance/{name}") } else { "conformance".to_owned() };
+            crate::outln!("{}/{prefix}/*  {file}:{} [conformance]", p.suite.id, conformance.line);
+        }
+    }
 }

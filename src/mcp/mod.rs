@@ -1,5 +1,7 @@
 //! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
 
+pub mod conformance;
+pub mod extensions;
 pub mod lint;
 pub mod protocol;
 pub mod proxy;

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::process::reaper;
 
+/// What evalgate's client offers in the handshake (`mcp::extensions`).
 /// A tool as `tools/list` describes it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInfo {
@@ -51,6 +52,9 @@ pub struct ServerInfo {
     /// For an era of a protocol list the server did not start at: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The extensions it advertised (`capabilities.extensions`, protocol 2026-07-28 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -126,8 +130,14 @@ async fn connect_with(
     era: Option<&str>,
     timeout: Duration,
 ) -> Result<RmcpSession, Failed> {
-    let client = ClientConfig::new(Default::default(), Implementation::new("evalgate", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(offered);
+    // The evals extension is advertised where the protocol has `extensions`: at 2026-07-28,
+    // and by `auto` (whose probe is at 2026-07-28).
+    let mut client = super::extensions::client_config(match era {
+        Some(_) => offered.clone(),
+        None => rmcp::model::ProtocolVersion::LATEST,
+    })
+    .with_protocol_version(offered);
+    client.client_info = Implementation::new("evalgate", env!("CARGO_PKG_VERSION"));
     let at = era.map_or(String::new(), |e| format!(" at protocol {e}"));
     // The stdio server's process group, killed if the handshake fails or times out.
     let started = std::sync::Mutex::new(None::<i32>);
@@ -193,6 +203,7 @@ async fn connect_with(
                 name: v.pointer("/serverInfo/name").and_then(Value::as_str).map(str::to_owned),
                 version: v.pointer("/serverInfo/version").and_then(Value::as_str).map(str::to_owned),
                 error: None,
+                extensions: super::extensions::advertised(&v),
             }
         })
         .unwrap_or_default();

@@ -60,6 +60,10 @@ pub struct Results {
     /// protocol list).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_lint: std::collections::BTreeMap<String, crate::mcp::lint::Lint>,
+    /// Servers with `conformance`: what the official conformance suite's checks came to
+    /// (each check is also a task, `conformance/SCENARIO/CHECK`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_conformance: std::collections::BTreeMap<String, super::conformance::ConformanceRun>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.
@@ -152,6 +156,9 @@ pub enum NotRun {
     CostBudget,
     /// The environment was not ready (a `preflight: true` hook failed).
     Preflight,
+    /// It ran and failed as its list of expected failures says (an MCP conformance check):
+    /// it neither passes nor fails the run.
+    ExpectedFailure,
 }
 
 impl NotRun {
@@ -161,6 +168,7 @@ impl NotRun {
             NotRun::FailFast => "not run: --fail-fast stopped the run after a failure",
             NotRun::CostBudget => "not run: the cost budget (thresholds.max_cost_usd) is spent",
             NotRun::Preflight => "not run: preflight failed",
+            NotRun::ExpectedFailure => "expected failure",
         }
     }
 }

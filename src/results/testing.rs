@@ -59,6 +59,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         mcp_servers: Default::default(),
         mcp_drift: Default::default(),
         mcp_lint: Default::default(),
+        mcp_conformance: Default::default(),
         tasks,
         totals: Totals::default(),
         scorecard: None,

@@ -68,6 +68,11 @@ impl<'a> ValidateCx<'a> {
         self.positions.value(path)
     }
 
+    /// Where the key of `path` is written (its last segment).
+    pub fn key_position(&self, path: &str) -> Option<Position> {
+        self.positions.key(path)
+    }
+
     pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
         let message: String = message.into();
         if let Some(d) = self.in_imported_task(path, &message) {

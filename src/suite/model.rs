@@ -91,6 +91,8 @@ pub struct McpServer {
     pub protocol: crate::mcp::protocol::Protocol,
     /// `lint`: how its tool list is linted, if it is.
     pub lint: Option<crate::mcp::lint::Settings>,
+    /// `conformance`: the official conformance suite's checks become tasks.
+    pub conformance: Option<crate::mcp::conformance::Conformance>,
 }
 
 impl McpServer {

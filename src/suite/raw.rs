@@ -234,6 +234,8 @@ pub struct RawMcpServer {
     /// 2026-07-28 cache hints, and annotation heuristics (a tool whose name or description
     /// says it writes, deletes or sends should be annotated so).
     pub lint: Option<crate::mcp::lint::RawLint>,
+    /// Gate on the official MCP conformance suite (`@modelcontextprotocol/conformance`).
+    pub conformance: Option<crate::mcp::conformance::RawConformance>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

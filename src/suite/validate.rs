@@ -101,7 +101,8 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         }
     }
 
-    if raw.tasks.is_empty() {
+    // A suite may gate an MCP server on conformance alone.
+    if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
         cx.error("tasks", "the suite has no tasks");
     }
     let mut seen = HashSet::new();
@@ -263,6 +264,10 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         fail_on: raw.drift.fail_on,
         protocol,
         lint: raw.lint.as_ref().and_then(crate::mcp::lint::RawLint::settings),
+        conformance: match &raw.conformance {
+            Some(c) => Some(c.compile(cx, &format!("{path}.conformance"), raw.url.is_some())?),
+            None => None,
+        },
     })
 }
 

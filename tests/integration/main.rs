@@ -9,6 +9,7 @@ mod agentv;
 mod architecture;
 mod baseline_fetch;
 mod calibrate;
+mod conformance;
 mod containment;
 mod corpus;
 mod files;

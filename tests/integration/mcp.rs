@@ -77,7 +77,7 @@ fn free_port() -> u16 {
 }
 
 /// Starts server-everything over streamable HTTP and waits until it listens.
-fn everything_http() -> (Child, u16) {
+pub(crate) fn everything_http() -> (Child, u16) {
     let port = free_port();
     let child = Command::new(bin("mcp-server-everything"))
         .arg("streamableHttp")

@@ -274,12 +274,29 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
             url = server.url()
         )
     };
-    let run =
-        Test::new().write("evalgate.yaml", &yaml("")).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run();
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml(""))
+        .env("EVALGATE_TEST_KEY", KEY)
+        .env("EVALS_SERVER_LOG", "requests.jsonl")
+        .args(&["run", "-j", "1"])
+        .run();
     run.expect_code(0);
     let results = run.results();
     let ids: Vec<&str> = results["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["add-exec", "add-invoke", "add-scenario"], "one eval per page, all three pages read");
+    // The client advertised `evals/list` as a vendor-prefixed extension, and read the server's.
+    assert_eq!(results["mcp_servers"]["evals"]["extensions"], serde_json::json!(["io.github.evalgate/evals"]));
+    let requests = run.read("requests.jsonl");
+    let handshake: serde_json::Value = serde_json::from_str(
+        requests.lines().find(|l| l.contains("\"method\": \"initialize\"")).expect("an initialize request"),
+    )
+    .unwrap();
+    assert_eq!(
+        handshake["params"]["capabilities"]["extensions"],
+        serde_json::json!({"io.github.evalgate/evals": {}}),
+        "{requests}"
+    );
+    assert!(requests.contains("\"method\": \"evals/list\""), "the method keeps its name: {requests}");
     for id in ids {
         assert_eq!(run.task(id)["status"], "passed", "{}", run.task(id));
         assert_eq!(
@@ -295,6 +312,11 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     run.expect_code(2);
     assert!(run.stderr.contains("imports[0].server: cannot read the evals of MCP server `evals`"), "{}", run.stderr);
     assert!(run.stderr.contains("Method not found"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("(the server does not advertise the `io.github.evalgate/evals` extension)"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("save them as JSON and set `path`"), "{}", run.stderr);
 
     let run =

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 
 use super::native_text::{literal, placeholder_model, task_id};
 use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, ServerListing, Unrunnable};
+use crate::mcp::extensions::EVALS;
 use crate::mcp::servers::START_TIMEOUT;
 use crate::mcp::session::{Endpoint, McpSession, connect};
 
@@ -95,7 +96,13 @@ async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
         let page = tokio::time::timeout(START_TIMEOUT, session.request("evals/list", params))
             .await
             .map_err(|_| "`evals/list` did not answer".to_owned())?
-            .map_err(|e| e.0)?;
+            .map_err(|e| {
+                if advertises_evals(session) {
+                    e.0
+                } else {
+                    format!("{} (the server does not advertise the `{EVALS}` extension)", e.0)
+                }
+            })?;
         let Some(page_evals) = page.get("evals").and_then(Value::as_array) else {
             let text = page.to_string();
             return Err(format!(
@@ -112,6 +119,11 @@ async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
             Some(cursor) => params = json!({"cursor": cursor}),
         }
     }
+}
+
+/// Whether the server advertised `evals/list` as the [`EVALS`] extension.
+fn advertises_evals(session: &dyn McpSession) -> bool {
+    session.info().extensions.iter().any(|e| e == EVALS)
 }
 
 /// Every problem, as `(JSON pointer, message)`.
