@@ -113,7 +113,7 @@ fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // path below, which collects every problem with its key path.
     if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
         let json = serde_json::Value::deserialize(doc.de(doc.root())).unwrap_or_default();
-        return Some(with_sources(suite, &json));
+        return Some(with_sources(suite, json));
     }
     match foreign(doc, cx) {
         Some(Ok(raw)) => return Some(raw),
@@ -189,13 +189,15 @@ fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader
 
 /// Keeps the suite and each task as written (JSON): what a task's definition hash is made of
 /// (`suite::definition`). Only a suite that parsed needs them; a broken one never runs.
-fn with_sources(mut raw: RawSuite, json: &serde_json::Value) -> RawSuite {
-    if let Some(tasks) = json.get("tasks").and_then(serde_json::Value::as_array) {
+/// Each task's JSON moves to its task, so the suite's keeps `tasks: null` (not a second copy
+/// of every task).
+fn with_sources(mut raw: RawSuite, mut json: serde_json::Value) -> RawSuite {
+    if let Some(serde_json::Value::Array(tasks)) = json.get_mut("tasks").map(serde_json::Value::take) {
         for (task, source) in raw.tasks.iter_mut().zip(tasks) {
-            task.source = source.clone();
+            task.source = source;
         }
     }
-    raw.source = json.clone();
+    raw.source = json;
     raw
 }
 
@@ -235,7 +237,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
     cx.forget_positions();
     match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-        Ok(raw) => Some(Ok(with_sources(raw, &converted.suite))),
+        Ok(raw) => Some(Ok(with_sources(raw, converted.suite))),
         Err(e) => Some(Err(cx.diagnostic_at("", None, format!("cannot run this {} file: {e}", format.name())))),
     }
 }
@@ -307,7 +309,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 model_agent,
                 server: import.server.as_deref(),
             };
-            let converted = match format.convert(&doc, &fcx) {
+            let mut converted = match format.convert(&doc, &fcx) {
                 Ok(c) => c,
                 Err(problems) => {
                     // Evals a server listed have no file to point into: the import names the server.
@@ -322,7 +324,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 }
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-                Ok(s) => with_sources(s, &converted.suite),
+                Ok(s) => with_sources(s, std::mem::take(&mut converted.suite)),
                 Err(e) => {
                     cx.error(&format!("{path}.path"), format!("{shown}: {e}"));
                     continue;

@@ -91,7 +91,8 @@ pub struct RawSuite {
     /// The tasks: what the agent is asked and how its answer is graded.
     #[serde(default)]
     pub tasks: Vec<RawTask>,
-    /// The suite as written (JSON), for the tasks' definition hashes.
+    /// The suite as written (JSON), for the tasks' definition hashes; its `tasks` are moved
+    /// to each task's `source`.
     #[serde(skip)]
     #[schemars(skip)]
     pub source: serde_json::Value,
