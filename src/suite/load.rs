@@ -2,6 +2,7 @@
 //! each with its key path, line and column), then validation into the model.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -9,6 +10,7 @@ use serde::de::DeserializeOwned;
 use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
+use super::definition::TaskSource;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
 use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, did_you_mean};
@@ -50,9 +52,9 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
         .unwrap_or_default();
     // Parsed once: the raw types deserialize from the tree, and errors found later (in
     // validation, say) look their positions up in it.
-    let doc = Document::parse(&source);
+    let doc = Document::parse(&source).map(Arc::new);
     let positions: Box<dyn Locate + '_> = match &doc {
-        Ok(doc) => Box::new(doc),
+        Ok(doc) => Box::new(&**doc),
         Err(_) => Box::new(Nowhere),
     };
     let mut cx = ValidateCx::new(path, dir, &source, positions);
@@ -102,7 +104,7 @@ fn within_task_limit(cx: &mut ValidateCx, n: usize) -> bool {
     n <= MAX_TASKS
 }
 
-fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
+fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
     if let Value::Mapping(entries) = &doc.root().value
         && let Some((_, Node { value: Value::Sequence(tasks), .. })) = entries.iter().find(|(k, _)| k.text() == "tasks")
         && !within_task_limit(cx, tasks.len())
@@ -112,8 +114,7 @@ fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.
     if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
-        let json = serde_json::Value::deserialize(doc.de(doc.root())).unwrap_or_default();
-        return Some(with_sources(suite, json));
+        return Some(written_sources(suite, doc));
     }
     match foreign(doc, cx) {
         Some(Ok(raw)) => return Some(raw),
@@ -194,10 +195,25 @@ fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader
 fn with_sources(mut raw: RawSuite, mut json: serde_json::Value) -> RawSuite {
     if let Some(serde_json::Value::Array(tasks)) = json.get_mut("tasks").map(serde_json::Value::take) {
         for (task, source) in raw.tasks.iter_mut().zip(tasks) {
-            task.source = source;
+            task.source = TaskSource::Json(source);
         }
     }
     raw.source = json;
+    raw
+}
+
+/// [`with_sources`] for a native suite: each task is read from the parsed file when its
+/// definition is asked for (item `index` of its `tasks`), and the suite's JSON is everything
+/// but `tasks`.
+fn written_sources(mut raw: RawSuite, doc: &Arc<Document>) -> RawSuite {
+    for (index, task) in raw.tasks.iter_mut().enumerate() {
+        task.source = TaskSource::Written { doc: Arc::clone(doc), index };
+    }
+    let root = doc.root();
+    if let Value::Mapping(entries) = &root.value {
+        let rest = entries.iter().filter(|(k, _)| k.text() != "tasks").cloned().collect();
+        raw.source = serde_json::Value::deserialize(doc.de(&root.with(Value::Mapping(rest)))).unwrap_or_default();
+    }
     raw
 }
 

@@ -221,8 +221,8 @@ pub struct Task {
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,
-    /// The task as written (JSON), for its definition hash.
-    pub source: serde_json::Value,
+    /// The task as written, for its definition hash.
+    pub source: super::definition::TaskSource,
 }
 
 #[derive(Debug, Clone)]

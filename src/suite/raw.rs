@@ -338,10 +338,10 @@ pub struct RawTask {
     /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
     #[serde(default)]
     pub golden: bool,
-    /// The task as written (JSON), for its definition hash.
+    /// The task as written, for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]
-    pub source: serde_json::Value,
+    pub source: super::definition::TaskSource,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
