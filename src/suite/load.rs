@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::definition::TaskSource;
 use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
-use super::definition::TaskSource;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
 use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, did_you_mean};

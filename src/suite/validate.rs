@@ -1,7 +1,7 @@
 //! Raw suite → validated model. Checks what serde cannot (ids, names, ranges, templates,
 //! paths) and records every problem rather than stopping at the first.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -104,7 +104,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     if raw.tasks.is_empty() {
         cx.error("tasks", "the suite has no tasks");
     }
-    let mut seen = HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut tasks = Vec::with_capacity(raw.tasks.len());
     for (i, task) in raw.tasks.into_iter().enumerate() {
         let path = ["tasks[", &i.to_string(), "]"].concat();
