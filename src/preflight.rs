@@ -191,8 +191,9 @@ fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
     for (place, uses) in &uses {
         for name in uses.env_vars() {
             let list = places.entry(name).or_default();
-            if !list.contains(place) {
-                list.push(place.clone());
+            let place = place.to_string();
+            if !list.contains(&place) {
+                list.push(place);
             }
         }
     }

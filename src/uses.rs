@@ -81,12 +81,12 @@ impl<'a> Uses<'a> {
 
     /// Adds what `other` uses to this.
     pub fn and(mut self, other: Uses<'a>) -> Self {
-        self.templates.extend(other.templates);
-        self.mcp_tools.extend(other.mcp_tools);
-        self.judges.extend(other.judges);
-        self.secrets.extend(other.secrets);
-        self.secret_env.extend(other.secret_env);
-        self.non_empty.extend(other.non_empty);
+        append(&mut self.templates, other.templates);
+        append(&mut self.mcp_tools, other.mcp_tools);
+        append(&mut self.judges, other.judges);
+        append(&mut self.secrets, other.secrets);
+        append(&mut self.secret_env, other.secret_env);
+        append(&mut self.non_empty, other.non_empty);
         self
     }
 
@@ -104,6 +104,16 @@ impl<'a> Uses<'a> {
             Judge::Own(spec) => Some(*spec),
             Judge::SuiteDefault => None,
         })
+    }
+}
+
+/// `theirs` after `mine`; an empty `mine` takes `theirs` whole (folding a suite's uses
+/// starts from empty lists, and most kinds add to one or two).
+fn append<T>(mine: &mut Vec<T>, theirs: Vec<T>) {
+    if mine.is_empty() {
+        *mine = theirs;
+    } else {
+        mine.extend(theirs);
     }
 }
 

@@ -71,12 +71,35 @@ pub const GRADER_COMMON_KEYS: [&str; 5] = ["name", "weight", "required", "negate
 /// first and each half is read strictly.
 impl<'de> Deserialize<'de> for RawGrader {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = Map::<String, Value>::deserialize(deserializer)?;
-        let (common, rest): (Map<String, Value>, Map<String, Value>) =
-            map.into_iter().partition(|(k, _)| GRADER_COMMON_KEYS.contains(&k.as_str()));
+        let (common, rest) = deserializer.deserialize_map(SplitCommon)?;
         let common = serde_json::from_value(Value::Object(common)).map_err(de::Error::custom)?;
         let kind = serde_json::from_value(Value::Object(rest)).map_err(de::Error::custom)?;
         Ok(RawGrader { common, kind })
+    }
+}
+
+/// A grader's mapping read as `Map<String, Value>` reads it (the same errors), its entries
+/// put in two maps as they come, common keys and the rest, each in its written order.
+struct SplitCommon;
+
+impl<'de> de::Visitor<'de> for SplitCommon {
+    type Value = (Map<String, Value>, Map<String, Value>);
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a map")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((Map::new(), Map::new()))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut entries: A) -> Result<Self::Value, A::Error> {
+        let (mut common, mut rest) = (Map::new(), Map::new());
+        while let Some((key, value)) = entries.next_entry::<String, Value>()? {
+            let part = if GRADER_COMMON_KEYS.contains(&key.as_str()) { &mut common } else { &mut rest };
+            part.insert(key, value);
+        }
+        Ok((common, rest))
     }
 }
 

@@ -94,7 +94,7 @@ pub enum TextCheck {
 }
 
 fn one(cx: &mut ValidateCx, value: &str, path: &str) -> Option<Needle> {
-    Needle::compile(cx, value, &format!("{path}.value"))
+    Needle::compile(cx, value, &[path, ".value"].concat())
 }
 
 impl CompileGrader for RawEquals {

@@ -5,10 +5,14 @@
 //! and default timeout. What does not change the measurement is left out: description, tags,
 //! weight, `golden`, and the trial counts (the paired test compares pass rates, whatever the count).
 
+use std::sync::Arc;
+
+use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::model::{Suite, Task};
+use crate::yaml::Document;
 
 /// Task keys that do not change what a trial measures.
 const IGNORED_TASK_KEYS: [&str; 7] = ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden"];
@@ -21,10 +25,51 @@ pub(super) fn suite_context(source: &Value) -> Value {
     serde_json::json!({"agents": key("agents"), "judge": key("judge"), "mcp_servers": key("mcp_servers"), "timeout": timeout})
 }
 
+/// A task as written, read as JSON when its definition hash is asked for: a task of a
+/// native suite is item `index` of the `tasks` of the suite's parsed file (shared by every
+/// task), so loading a suite (`check`, a run that stops early) does not build a JSON copy of
+/// each task; a converted or imported task is its converted JSON.
+#[derive(Clone, Default)]
+pub enum TaskSource {
+    Json(Value),
+    Written {
+        doc: Arc<Document>,
+        index: usize,
+    },
+    #[default]
+    None,
+}
+
+impl TaskSource {
+    /// The task as JSON (null when there is none).
+    pub fn json(&self) -> Value {
+        match self {
+            TaskSource::Json(json) => json.clone(),
+            TaskSource::Written { doc, index } => doc
+                .root()
+                .get("tasks")
+                .and_then(|tasks| tasks.items()?.get(*index))
+                .and_then(|task| Value::deserialize(doc.de(task)).ok())
+                .unwrap_or_default(),
+            TaskSource::None => Value::Null,
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskSource::Json(json) => f.debug_tuple("Json").field(json).finish(),
+            TaskSource::Written { index, .. } => write!(f, "Written(tasks[{index}])"),
+            TaskSource::None => f.write_str("None"),
+        }
+    }
+}
+
 impl Suite {
     /// The definition hash of `task` run by the agent named `agent` (16 hex digits).
     pub fn task_definition(&self, task: &Task, agent: &str) -> String {
-        let mut own = task.source.clone();
+        let mut own = task.source.json();
         if let Value::Object(map) = &mut own {
             map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
         }

@@ -2,10 +2,12 @@
 //! each with its key path, line and column), then validation into the model.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::definition::TaskSource;
 use super::formats;
 use super::load_error::LoadError;
 use super::model::Suite;
@@ -50,9 +52,9 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
         .unwrap_or_default();
     // Parsed once: the raw types deserialize from the tree, and errors found later (in
     // validation, say) look their positions up in it.
-    let doc = Document::parse(&source);
+    let doc = Document::parse(&source).map(Arc::new);
     let positions: Box<dyn Locate + '_> = match &doc {
-        Ok(doc) => Box::new(doc),
+        Ok(doc) => Box::new(&**doc),
         Err(_) => Box::new(Nowhere),
     };
     let mut cx = ValidateCx::new(path, dir, &source, positions);
@@ -102,7 +104,7 @@ fn within_task_limit(cx: &mut ValidateCx, n: usize) -> bool {
     n <= MAX_TASKS
 }
 
-fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
+fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
     if let Value::Mapping(entries) = &doc.root().value
         && let Some((_, Node { value: Value::Sequence(tasks), .. })) = entries.iter().find(|(k, _)| k.text() == "tasks")
         && !within_task_limit(cx, tasks.len())
@@ -112,8 +114,7 @@ fn parse(doc: &Document, cx: &mut ValidateCx) -> Option<RawSuite> {
     // A well-formed suite deserializes in one pass; only a broken one takes the slower
     // path below, which collects every problem with its key path.
     if let Ok(suite) = RawSuite::deserialize(doc.de(doc.root())) {
-        let json = serde_json::Value::deserialize(doc.de(doc.root())).unwrap_or_default();
-        return Some(with_sources(suite, &json));
+        return Some(written_sources(suite, doc));
     }
     match foreign(doc, cx) {
         Some(Ok(raw)) => return Some(raw),
@@ -189,13 +190,30 @@ fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader
 
 /// Keeps the suite and each task as written (JSON): what a task's definition hash is made of
 /// (`suite::definition`). Only a suite that parsed needs them; a broken one never runs.
-fn with_sources(mut raw: RawSuite, json: &serde_json::Value) -> RawSuite {
-    if let Some(tasks) = json.get("tasks").and_then(serde_json::Value::as_array) {
+/// Each task's JSON moves to its task, so the suite's keeps `tasks: null` (not a second copy
+/// of every task).
+fn with_sources(mut raw: RawSuite, mut json: serde_json::Value) -> RawSuite {
+    if let Some(serde_json::Value::Array(tasks)) = json.get_mut("tasks").map(serde_json::Value::take) {
         for (task, source) in raw.tasks.iter_mut().zip(tasks) {
-            task.source = source.clone();
+            task.source = TaskSource::Json(source);
         }
     }
-    raw.source = json.clone();
+    raw.source = json;
+    raw
+}
+
+/// [`with_sources`] for a native suite: each task is read from the parsed file when its
+/// definition is asked for (item `index` of its `tasks`), and the suite's JSON is everything
+/// but `tasks`.
+fn written_sources(mut raw: RawSuite, doc: &Arc<Document>) -> RawSuite {
+    for (index, task) in raw.tasks.iter_mut().enumerate() {
+        task.source = TaskSource::Written { doc: Arc::clone(doc), index };
+    }
+    let root = doc.root();
+    if let Value::Mapping(entries) = &root.value {
+        let rest = entries.iter().filter(|(k, _)| k.text() != "tasks").cloned().collect();
+        raw.source = serde_json::Value::deserialize(doc.de(&root.with(Value::Mapping(rest)))).unwrap_or_default();
+    }
     raw
 }
 
@@ -235,7 +253,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
     cx.forget_positions();
     match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-        Ok(raw) => Some(Ok(with_sources(raw, &converted.suite))),
+        Ok(raw) => Some(Ok(with_sources(raw, converted.suite))),
         Err(e) => Some(Err(cx.diagnostic_at("", None, format!("cannot run this {} file: {e}", format.name())))),
     }
 }
@@ -307,7 +325,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 model_agent,
                 server: import.server.as_deref(),
             };
-            let converted = match format.convert(&doc, &fcx) {
+            let mut converted = match format.convert(&doc, &fcx) {
                 Ok(c) => c,
                 Err(problems) => {
                     // Evals a server listed have no file to point into: the import names the server.
@@ -322,7 +340,7 @@ fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 }
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-                Ok(s) => with_sources(s, &converted.suite),
+                Ok(s) => with_sources(s, std::mem::take(&mut converted.suite)),
                 Err(e) => {
                     cx.error(&format!("{path}.path"), format!("{shown}: {e}"));
                     continue;

@@ -11,5 +11,6 @@ mod validate;
 
 pub use crate::source::did_you_mean;
 pub use crate::source::{Diagnostic, ValidateCx};
+pub use definition::TaskSource;
 pub use load::{LoadOptions, declared_id, load_suite};
 pub use load_error::LoadError;

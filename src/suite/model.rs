@@ -229,8 +229,8 @@ pub struct Task {
     pub level: Level,
     pub fixtures: Vec<crate::suite::raw::RawToolResponse>,
     pub fixtures_only: bool,
-    /// The task as written (JSON), for its definition hash.
-    pub source: serde_json::Value,
+    /// The task as written, for its definition hash.
+    pub source: super::definition::TaskSource,
     /// The protocol era it runs at, when it uses a server with a protocol list (its id
     /// then ends in `@ERA`).
     pub era: Option<crate::mcp::protocol::TaskEra>,

@@ -91,7 +91,8 @@ pub struct RawSuite {
     /// The tasks: what the agent is asked and how its answer is graded.
     #[serde(default)]
     pub tasks: Vec<RawTask>,
-    /// The suite as written (JSON), for the tasks' definition hashes.
+    /// The suite as written (JSON), for the tasks' definition hashes; its `tasks` are moved
+    /// to each task's `source`.
     #[serde(skip)]
     #[schemars(skip)]
     pub source: serde_json::Value,
@@ -361,10 +362,10 @@ pub struct RawTask {
     /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
     #[serde(default)]
     pub golden: bool,
-    /// The task as written (JSON), for its definition hash.
+    /// The task as written, for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]
-    pub source: serde_json::Value,
+    pub source: super::definition::TaskSource,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -8,24 +8,45 @@ use crate::redact::Secret;
 use crate::step::Step;
 use crate::uses::{SecretKind, Uses, render_static};
 
-/// Where something is used, as a message names it: "task `t1`", "agent `a`".
-pub type Place = String;
+/// Where something is used, as a message names it (its `Display`): "task `t1`", "agent
+/// `a`". Named only when a message needs it: a suite of 10,000 tasks is folded on every
+/// `check` and run, and most places are never named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    Agent(&'a str),
+    McpServer(&'a str),
+    Judge,
+    Hooks,
+    Task(&'a str),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Agent(name) => write!(f, "agent `{name}`"),
+            Place::McpServer(name) => write!(f, "MCP server `{name}`"),
+            Place::Judge => f.write_str("the judge"),
+            Place::Hooks => f.write_str("hooks"),
+            Place::Task(id) => write!(f, "task `{id}`"),
+        }
+    }
+}
 
 /// Everything the suite uses, by place, in suite order.
-pub fn suite_uses(suite: &Suite) -> Vec<(Place, Uses<'_>)> {
+pub fn suite_uses(suite: &Suite) -> Vec<(Place<'_>, Uses<'_>)> {
     let mut all = Vec::new();
     for agent in suite.agents.values() {
-        all.push((format!("agent `{}`", agent.name()), agent_uses(agent)));
+        all.push((Place::Agent(agent.name()), agent_uses(agent)));
     }
     for server in suite.mcp_servers.values() {
-        all.push((format!("MCP server `{}`", server.name), server_uses(server)));
+        all.push((Place::McpServer(&server.name), server_uses(server)));
     }
     if let Some(judge) = &suite.judge {
-        all.push(("the judge".to_owned(), model_uses(judge)));
+        all.push((Place::Judge, model_uses(judge)));
     }
     let hooks: Uses = suite.before_all.iter().chain(&suite.after_all).map(Step::uses).collect();
-    all.push(("hooks".to_owned(), hooks));
-    all.extend(suite.tasks.iter().map(|t| (format!("task `{}`", t.id), task_uses(t))));
+    all.push((Place::Hooks, hooks));
+    all.extend(suite.tasks.iter().map(|t| (Place::Task(&t.id), task_uses(t))));
     all
 }
 

@@ -1,7 +1,7 @@
 //! Raw suite → validated model. Checks what serde cannot (ids, names, ranges, templates,
 //! paths) and records every problem rather than stopping at the first.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -105,11 +105,11 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
         cx.error("tasks", "the suite has no tasks");
     }
-    let mut seen = HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut tasks = Vec::with_capacity(raw.tasks.len());
     let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
     for (i, task) in raw.tasks.into_iter().enumerate() {
-        let path = format!("tasks[{i}]");
+        let path = ["tasks[", &i.to_string(), "]"].concat();
         if !seen.insert(task.id.clone()) {
             cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
         }
@@ -368,9 +368,9 @@ fn validate_task(
         }
     }
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
-    let setup = compile_steps(cx, &raw.setup, &format!("{path}.setup"), Scope::Task);
+    let setup = compile_steps(cx, &raw.setup, &[path, ".setup"].concat(), Scope::Task);
     let prompt = match (&raw.prompt, &raw.messages) {
-        (Some(p), None) => cx.template(p, Scope::Task, &format!("{path}.prompt")).map(Prompt::Text),
+        (Some(p), None) => cx.template(p, Scope::Task, &[path, ".prompt"].concat()).map(Prompt::Text),
         (None, Some(messages)) => {
             let mut parsed = Vec::new();
             for (j, m) in messages.iter().enumerate() {
@@ -389,7 +389,7 @@ fn validate_task(
             None
         }
     };
-    let cleanup = compile_steps(cx, &raw.cleanup, &format!("{path}.cleanup"), Scope::AfterAgent);
+    let cleanup = compile_steps(cx, &raw.cleanup, &[path, ".cleanup"].concat(), Scope::AfterAgent);
     if raw.grade.is_empty() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
     }
@@ -397,7 +397,7 @@ fn validate_task(
         .grade
         .into_iter()
         .enumerate()
-        .map(|(j, g)| Grader::from_raw(cx, g, &format!("{path}.grade[{j}]")))
+        .map(|(j, g)| Grader::from_raw(cx, g, &[path, ".grade[", &j.to_string(), "]"].concat()))
         .collect();
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;

@@ -102,6 +102,12 @@ const KNOWN: [&str; 9] = [
 impl Template {
     /// Parses `source` and checks every variable against `scope` and the suite's `vars`.
     pub fn parse(source: &str, scope: Scope, names: Names<'_>) -> Result<Self, TemplateError> {
+        // Without a `{` there is no variable, escape or `${…}`: the text is one literal (what
+        // the walk below makes of it, without its char-by-char copy).
+        if !source.contains('{') {
+            let segments = if source.is_empty() { Vec::new() } else { vec![Segment::Literal(source.to_owned())] };
+            return Ok(Template { source: source.to_owned(), segments });
+        }
         let mut segments = Vec::new();
         let mut literal = String::new();
         let chars: Vec<char> = source.chars().collect();
@@ -170,6 +176,12 @@ impl Template {
     /// a template compiled with them renders them the same wherever it is rendered: in a
     /// task, a hook, or a model's `base_url` read once per run.
     pub fn bind_vars(self, vars: &BTreeMap<String, String>) -> Self {
+        let binds = |s: &Segment| matches!(s, Segment::Var(Var::Vars(name)) if vars.contains_key(name));
+        if !self.segments.iter().any(binds) {
+            // Nothing to bind: the segments stay as they are (a parsed template never has
+            // two literals in a row to join).
+            return self;
+        }
         let mut segments: Vec<Segment> = Vec::with_capacity(self.segments.len());
         for segment in self.segments {
             let segment = match segment {

@@ -84,6 +84,9 @@ impl<'s> Composer<'s> {
                     }
                     items.push(self.node(event, span, depth + 1)?);
                 }
+                // The tree lives as long as the suite (tasks read their source from it):
+                // no spare capacity (a one-item list would keep room for four).
+                items.shrink_to_fit();
                 (Node::new(Value::Sequence(items), at), anchor)
             }
             Event::MappingStart(_, anchor, tag) => {
@@ -151,7 +154,9 @@ impl<'s> Composer<'s> {
                 entries.push(k, v);
             }
         }
-        Ok(entries.entries)
+        let mut entries = entries.entries;
+        entries.shrink_to_fit();
+        Ok(entries)
     }
 }
 

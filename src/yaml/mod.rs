@@ -234,6 +234,22 @@ impl Node {
         matches!(self.value, Value::Sequence(_))
     }
 
+    /// The value of a mapping's entry whose key is `key`.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Mapping(entries) => entries.iter().find(|(k, _)| k.text() == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A sequence's items.
+    pub fn items(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Sequence(items) => Some(items),
+            _ => None,
+        }
+    }
+
     pub fn into_entries(self) -> Option<Vec<(Node, Node)>> {
         match self.value {
             Value::Mapping(entries) => Some(entries),

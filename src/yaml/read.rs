@@ -35,7 +35,12 @@ impl fmt::Display for ReadError {
 pub fn read(path: &Path) -> Result<String, ReadError> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .and_then(|file| {
+            // Room for the whole file at once (a read past the limit is refused below).
+            let size = file.metadata().map_or(0, |m| m.len().min(MAX_FILE_BYTES + 1));
+            bytes.reserve_exact(size as usize + 1);
+            file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)
+        })
         .map_err(ReadError::Io)?;
     decode(bytes).map_err(ReadError::Text)
 }
