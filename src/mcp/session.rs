@@ -14,6 +14,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::auth::ClientCredentials;
 use crate::process::reaper;
 
 /// A tool as `tools/list` describes it.
@@ -58,11 +59,12 @@ pub trait McpSession: Send + Sync {
     async fn close(&self);
 }
 
-/// How to reach a server.
+/// How to reach a server (`auth`: the client-credentials grant whose token every HTTP
+/// request carries).
 #[derive(Debug, Clone)]
 pub enum Endpoint {
     Stdio { command: Vec<String>, env: Vec<(String, String)>, cwd: std::path::PathBuf },
-    Http { url: String, headers: Vec<(String, String)> },
+    Http { url: String, headers: Vec<(String, String)>, auth: Option<ClientCredentials> },
 }
 
 pub struct RmcpSession {
@@ -95,17 +97,20 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
                 Ok::<_, McpError>((service, pgid))
             }
-            Endpoint::Http { url, headers } => {
+            Endpoint::Http { url, headers, auth } => {
+                let bearer = super::auth::authorization(auth.as_ref(), url).await?;
                 let mut map = HashMap::new();
-                for (k, v) in headers {
+                for (k, v) in headers.iter().chain(&bearer) {
                     let name = k.parse().map_err(|_| McpError(format!("invalid header name `{k}`")))?;
                     let value = v.parse().map_err(|_| McpError(format!("invalid value for header `{k}`")))?;
                     map.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service =
-                    ().serve(transport).await.map_err(|e| McpError(format!("handshake with {url} failed: {e}")))?;
+                let service = match ().serve(transport).await {
+                    Ok(service) => service,
+                    Err(e) => return Err(super::auth::handshake_failed(endpoint, e).await),
+                };
                 Ok((service, None))
             }
         }

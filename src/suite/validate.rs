@@ -224,6 +224,10 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
     if raw.command.is_some() && !raw.headers.is_empty() {
         cx.error(&format!("{path}.headers"), "`headers` belong to HTTP servers (`url`)");
     }
+    let auth = match &raw.auth {
+        Some(auth) => Some(super::mcp_auth::compile(cx, auth, &path, raw.url.is_some(), &raw.headers)?),
+        None => None,
+    };
     Some(McpServer {
         name: name.to_owned(),
         command: raw.command.clone(),
@@ -231,6 +235,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         cwd: raw.cwd.as_ref().map_or_else(|| cx.dir.clone(), |c| cx.resolve_path(c)),
         url,
         headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
+        auth,
         allow_side_effects: raw.allow_side_effects,
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
         fail_on: raw.drift.fail_on,

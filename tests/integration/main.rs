@@ -24,6 +24,7 @@ mod junit;
 mod llm;
 mod mcp;
 mod mcp_contracts;
+mod mcp_oauth;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
