@@ -298,6 +298,24 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_learnt_at_run_time_is_redacted_kept_across_install_and_announced_once() {
+        static ANNOUNCED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let secret = |value: &str, placeholder: &str| Secret { value: value.into(), placeholder: placeholder.into() };
+        learn(secret("learnt-before-install-91f3", "[secret:early]"));
+        on_learn(|s| ANNOUNCED.lock().unwrap().push(s.value.clone()));
+        install(vec![Secret::env("X", "installed-value-4c1d".into())]);
+        learn(secret("learnt-after-install-7e2a", "[secret:late]"));
+        // Already known: neither replaced nor announced again.
+        learn(secret("installed-value-4c1d", "[secret:again]"));
+        learn(secret("learnt-after-install-7e2a", "[secret:again]"));
+        assert_eq!(
+            text("a learnt-before-install-91f3 b installed-value-4c1d c learnt-after-install-7e2a"),
+            "a [secret:early] b [secret:X] c [secret:late]"
+        );
+        assert_eq!(*ANNOUNCED.lock().unwrap(), ["learnt-before-install-91f3", "learnt-after-install-7e2a"]);
+    }
+
+    #[test]
     fn data_redacts_strings_and_keys_and_keeps_the_shape() {
         #[derive(Debug, Serialize, serde::Deserialize, PartialEq)]
         struct Result {
