@@ -1,14 +1,24 @@
 //! OAuth for MCP servers in CI, never interactive: an access token from the
-//! client-credentials grant (RFC 6749 §4.4) before each connection, and a clear error when a
-//! server answers 401 with a `WWW-Authenticate` challenge (RFC 9728).
+//! client-credentials grant (RFC 6749 §4.4) on every request of a connection, renewed
+//! before it expires, and a clear error when a server answers 401 with a
+//! `WWW-Authenticate` challenge (RFC 9728).
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
+use futures_core::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::ClientInitializeError;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use sse_stream::Sse;
 
 use super::session::{Endpoint, McpError};
 use crate::redact::Secret;
@@ -40,6 +50,9 @@ pub struct ClientCredentials {
 /// How long the token endpoint and the resource metadata may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long before a token expires a new one is fetched.
+const REFRESH_MARGIN: Duration = Duration::from_secs(60);
+
 fn client() -> Result<reqwest::Client, McpError> {
     reqwest::Client::builder()
         .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
@@ -50,16 +63,146 @@ fn client() -> Result<reqwest::Client, McpError> {
         .map_err(|e| McpError(format!("cannot build an HTTP client: {e}")))
 }
 
-/// The `Authorization` header a connection to `server_url` sends, when `auth` asks for one:
-/// a fresh token from the token endpoint (so a restart gets a new one). The client secret and
-/// the token are made known to the redactor before anything can print them.
-pub async fn authorization(
-    auth: Option<&ClientCredentials>,
-    server_url: &str,
-) -> Result<Option<(String, String)>, McpError> {
-    let Some(auth) = auth else { return Ok(None) };
-    let token = fetch_token(auth, server_url).await?;
-    Ok(Some(("Authorization".to_owned(), format!("Bearer {token}"))))
+/// The HTTP client of a server's transport: reqwest, as rmcp's own (no idle connections
+/// kept, only same-origin 307/308 redirects followed), plus the bearer token of `auth`, when
+/// set, on every request: fetched when the client is made (so a refusal stops the connection
+/// at preflight, and a restart gets a new token) and again shortly before it expires.
+#[derive(Clone)]
+pub struct AuthorizedClient {
+    http: reqwest::Client,
+    grant: Option<Arc<Grant>>,
+}
+
+struct Grant {
+    auth: ClientCredentials,
+    server_url: String,
+    token: tokio::sync::Mutex<Token>,
+}
+
+impl AuthorizedClient {
+    pub async fn new(auth: Option<&ClientCredentials>, server_url: &str) -> Result<AuthorizedClient, McpError> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(same_origin_redirects())
+            .build()
+            .map_err(|e| McpError(format!("cannot build an HTTP client: {e}")))?;
+        let grant = match auth {
+            Some(auth) => {
+                let token = fetch_token(auth, server_url).await?;
+                let grant = Grant { auth: auth.clone(), server_url: server_url.to_owned(), token: token.into() };
+                Some(Arc::new(grant))
+            }
+            None => None,
+        };
+        Ok(AuthorizedClient { http, grant })
+    }
+
+    /// The token to send: the one the transport was given, else the grant's, renewed when due.
+    async fn token(&self, given: Option<String>) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
+        let Some(grant) = &self.grant else { return Ok(given) };
+        let mut token = grant.token.lock().await;
+        if !token.is_fresh() {
+            *token = fetch_token(&grant.auth, &grant.server_url)
+                .await
+                .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.0.into()))?;
+        }
+        Ok(Some(token.value.clone()))
+    }
+}
+
+/// What rmcp's default client follows: a same-origin 307 or 308 (which keep the method and
+/// body), at most 10 in a row; anything else is returned as the response.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+        if same_origin && keeps_method && attempt.previous().len() <= 10 { attempt.follow() } else { attempt.stop() }
+    })
+}
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+impl StreamableHttpClient for AuthorizedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let auth = self.token(auth).await?;
+        self.http.post_message(uri, message, session_id, auth, headers).await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let auth = self.token(auth).await?;
+        self.http
+            .post_message_with_max_sse_event_size(uri, message, session_id, auth, headers, max_sse_event_size)
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let auth = self.token(auth).await?;
+        self.http.post_message_with_response_limits(uri, message, session_id, auth, headers, limits).await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<(), HttpError> {
+        let auth = self.token(auth).await?;
+        self.http.delete_session(uri, session_id, auth, headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        let auth = self.token(auth).await?;
+        self.http.get_stream(uri, session_id, last_event_id, auth, headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        let auth = self.token(auth).await?;
+        self.http
+            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth, headers, max_sse_event_size)
+            .await
+    }
 }
 
 fn env_value(name: &str) -> Result<String, McpError> {
@@ -101,12 +244,28 @@ fn basic_credentials(id: &str, secret: &str) -> String {
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
 }
 
-async fn fetch_token(auth: &ClientCredentials, server_url: &str) -> Result<String, McpError> {
+/// An access token, and when to fetch the next one.
+#[derive(Clone)]
+struct Token {
+    value: String,
+    /// Shortly before `expires_in` runs out (a minute, or half the lifetime if shorter);
+    /// `None`: the server did not say it expires.
+    refresh_at: Option<Instant>,
+}
+
+impl Token {
+    fn is_fresh(&self) -> bool {
+        self.refresh_at.is_none_or(|at| Instant::now() < at)
+    }
+}
+
+async fn fetch_token(auth: &ClientCredentials, server_url: &str) -> Result<Token, McpError> {
     let id = env_value(&auth.client_id_env)?;
     let secret = env_value(&auth.client_secret_env)?;
     // Known to the redactor before the request: an error that quotes it shows a placeholder.
     crate::redact::learn(Secret::env(&auth.client_secret_env, secret.clone()));
     let url = &auth.token_url;
+    let issued = Instant::now();
     let mut request = client()?
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -144,7 +303,12 @@ async fn fetch_token(auth: &ClientCredentials, server_url: &str) -> Result<Strin
             )));
         }
     }
-    Ok(token.to_owned())
+    let lifetime = json.get("expires_in").and_then(Value::as_f64).filter(|s| s.is_finite() && *s >= 0.0);
+    let refresh_at = lifetime.map(|seconds| {
+        let lifetime = Duration::from_secs_f64(seconds.min(1e9));
+        issued + lifetime.saturating_sub(REFRESH_MARGIN.min(lifetime / 2))
+    });
+    Ok(Token { value: token.to_owned(), refresh_at })
 }
 
 /// reqwest's error and its causes (`connection refused`), without the URL the message

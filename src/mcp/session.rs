@@ -98,15 +98,15 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 Ok::<_, McpError>((service, pgid))
             }
             Endpoint::Http { url, headers, auth } => {
-                let bearer = super::auth::authorization(auth.as_ref(), url).await?;
                 let mut map = HashMap::new();
-                for (k, v) in headers.iter().chain(&bearer) {
+                for (k, v) in headers {
                     let name = k.parse().map_err(|_| McpError(format!("invalid header name `{k}`")))?;
                     let value = v.parse().map_err(|_| McpError(format!("invalid value for header `{k}`")))?;
                     map.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let client = super::auth::AuthorizedClient::new(auth.as_ref(), url).await?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let service = match ().serve(transport).await {
                     Ok(service) => service,
                     Err(e) => return Err(super::auth::handshake_failed(endpoint, e).await),

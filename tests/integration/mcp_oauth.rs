@@ -53,14 +53,21 @@ fn oauth_server(issuer: &str) -> OauthServer {
 /// A token endpoint at `/token` that issues `ACCESS_TOKEN` to `CLIENT_ID`/`CLIENT_SECRET`,
 /// sent either way RFC 6749 §2.3.1 allows, and answers anything else as an OAuth error.
 fn token_endpoint() -> Server {
-    Server::start_with(|r: &Request| {
+    token_endpoint_issuing(|_| (ACCESS_TOKEN.to_owned(), 3600))
+}
+
+/// A token endpoint whose `n`th token (from 1) and its `expires_in` are `issue(n)`.
+fn token_endpoint_issuing(issue: impl Fn(usize) -> (String, u64) + Send + Sync + 'static) -> Server {
+    let issued = std::sync::atomic::AtomicUsize::new(0);
+    Server::start_with(move |r: &Request| {
         let basic = format!(
             "Basic {}",
             base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
         );
         let posted = form(&r.body).contains(&("client_secret".into(), CLIENT_SECRET.into()));
         if r.path == "/token" && (r.header("authorization") == Some(basic.as_str()) || posted) {
-            let body = format!(r#"{{"access_token": "{ACCESS_TOKEN}", "token_type": "Bearer", "expires_in": 3600}}"#);
+            let (token, expires_in) = issue(issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
+            let body = format!(r#"{{"access_token": "{token}", "token_type": "Bearer", "expires_in": {expires_in}}}"#);
             Reply::json(200, body)
         } else {
             Reply::json(401, r#"{"error": "invalid_client", "error_description": "Client authentication failed"}"#)
@@ -159,6 +166,33 @@ fn a_server_behind_oauth_is_reached_with_a_client_credentials_token_no_output_sh
     // The runner is told to mask the token as soon as evalgate has it.
     for secret in [ACCESS_TOKEN, CLIENT_SECRET] {
         assert!(run.run.stdout.contains(&format!("::add-mask::{secret}")), "no mask for {secret}");
+    }
+}
+
+#[test]
+fn a_token_about_to_expire_is_renewed_and_every_token_is_hidden() {
+    let tokens = token_endpoint_issuing(|n| (format!("{ACCESS_TOKEN}-renewed-{n}"), 2));
+    let server = oauth_server(&tokens.url());
+    let server_url = format!("http://127.0.0.1:{}/mcp", server.port);
+    // The token lives 2 s and is renewed after 1 s: `later` calls after it was.
+    let later = "  - id: later\n    level: execution\n    setup: [{run: sleep 2.5}]\n    call: {server: secured, tool: whoami}\n    grade: [{type: json, path: structuredContent.result, matches: '^token '}]\n";
+    let yaml = suite(&server_url, &client_credentials(&format!("{}/token", tokens.url()), "")) + later;
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .env("EG_CLIENT_ID", CLIENT_ID)
+        .env("EG_CLIENT_SECRET", CLIENT_SECRET)
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    let issued = tokens.requests();
+    assert!(issued >= 2, "the token was not renewed ({issued} issued)");
+    let results = run.read("evalgate-out/results.json");
+    assert!(results.contains("token [secret:MCP access token]"), "{results}");
+    let mut sinks = crate::secrets::files(&run.dir.join("evalgate-out"));
+    sinks.push(("stdout".into(), run.stdout.clone()));
+    sinks.push(("stderr".into(), run.stderr.clone()));
+    for (sink, text) in &sinks {
+        assert!(!text.contains(&format!("{ACCESS_TOKEN}-renewed-")), "a token in {sink}:\n{text}");
     }
 }
 
