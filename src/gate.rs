@@ -68,6 +68,7 @@ pub fn regate(results: &mut Results) {
         }
     }
     extra.extend(results.mcp_drift.iter().map(|(server, drift)| drift_check(server, drift)));
+    extra.extend(results.mcp_lint.iter().map(|(server, lint)| lint_check(server, lint)));
     results.scorecard = None;
     if results.suite.modes.iter().any(|m| m == "adversarial") {
         let card = scorecard(&results.tasks);
@@ -179,6 +180,26 @@ fn threshold_checks(totals: &Totals, thresholds: Option<&Thresholds>) -> Vec<Gat
 
 /// A server's tool-surface check: no error, and no change of a class `fail_on` fails on
 /// (`--update-snapshot` accepts the changes it lists).
+/// A server's `lint`: passes unless a finding at or above `fail_on`.
+fn lint_check(server: &str, lint: &crate::mcp::lint::Lint) -> GateCheck {
+    use crate::mcp::lint::{FailOn, Level};
+    let budget = match lint.fail_on {
+        FailOn::Error => "no error",
+        FailOn::Review => "no finding",
+        FailOn::Never => "any finding",
+    };
+    let count = |level| lint.findings.iter().filter(|f| f.level == level).count();
+    let mut actual = match lint.findings.len() {
+        0 => "no finding".to_owned(),
+        _ => format!("{} error, {} review", count(Level::Error), count(Level::Review)),
+    };
+    let first = lint.failing().next();
+    if let Some(first) = first {
+        actual.push_str(&format!(": {}", first.line()));
+    }
+    GateCheck::new(&format!("tools/list lint of `{server}`"), budget.into(), actual, first.is_none())
+}
+
 fn drift_check(server: &str, drift: &Drift) -> GateCheck {
     let budget = match drift.fail_on {
         FailOn::Breaking => "no breaking change".to_owned(),

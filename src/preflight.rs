@@ -36,6 +36,23 @@ impl fmt::Display for PreflightError {
     }
 }
 
+/// Each server with `lint`, at each protocol version it was started at: its tool list held
+/// to the spec (`mcp::lint`), by the name results record it under.
+pub async fn lint_servers(
+    suite: &Suite,
+    servers: &crate::mcp::servers::Servers,
+) -> std::collections::BTreeMap<String, crate::mcp::lint::Lint> {
+    let mut lints = std::collections::BTreeMap::new();
+    for (name, server) in &servers.instances {
+        let Some(settings) = suite.mcp_servers.get(&server.name).and_then(|s| s.lint) else { continue };
+        if server.down.is_some() {
+            continue;
+        }
+        lints.insert(name.clone(), crate::mcp::lint::lint(server, settings, crate::mcp::servers::START_TIMEOUT).await);
+    }
+    lints
+}
+
 /// Starts the suite's MCP servers and checks every tool the suite names exists (with a
 /// "did you mean" from the real list) and that its server does not refuse it (a destructive
 /// tool without `allow_side_effects`): a step or grader that would be refused at run time

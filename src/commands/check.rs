@@ -24,14 +24,28 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
         }
     }
     preflight_all(&planned)?;
+    let mut lint_failed = false;
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {
             for p in &planned {
                 let servers = crate::preflight::start_servers(&p.suite).await.map_err(|e| Error::Preflight(vec![e]))?;
+                // `lint: true` servers: their tool lists are checked here too.
+                for (server, lint) in crate::preflight::lint_servers(&p.suite, &servers).await {
+                    for finding in &lint.findings {
+                        let failing = lint.fail_on.fails(finding.level);
+                        lint_failed |= failing;
+                        let level = if failing { "error" } else { "warning" };
+                        crate::errln!("{level}: MCP server `{server}` tools/list: {}", finding.line());
+                    }
+                }
                 servers.close().await;
             }
             Ok::<(), Error>(())
         })?;
+    }
+    if lint_failed {
+        crate::errln!("the tools/list lint failed (`mcp_servers.NAME.lint`); nothing ran");
+        return Ok(exit::GATE_FAILED);
     }
     if !select.quiet {
         for p in &planned {

@@ -248,6 +248,7 @@ fn skeleton(suite: SuiteInfo) -> Results {
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
         mcp_drift: BTreeMap::new(),
+        mcp_lint: BTreeMap::new(),
         tasks: Vec::new(),
         totals: Totals::default(),
         scorecard: None,
@@ -390,8 +391,9 @@ impl SuiteRun<'_> {
         let dispatched = match servers {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
-                results.mcp_servers = servers.by_name.iter().map(|(n, s)| (n.clone(), s.info.clone())).collect();
+                results.mcp_servers = servers.infos();
                 results.mcp_drift = drift(&suite, &servers, update_snapshot);
+                results.mcp_lint = crate::preflight::lint_servers(&suite, &servers).await;
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;

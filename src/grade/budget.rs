@@ -8,7 +8,7 @@ use crate::source::ValidateCx;
 use crate::uses::Uses;
 
 /// The task's cost is at most `max_usd`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCost {
     /// US dollars, from the usage the agent reported.
@@ -16,7 +16,7 @@ pub struct RawCost {
 }
 
 /// The agent's latency is at most `max_ms`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLatency {
     /// Milliseconds of the agent's run.
@@ -24,7 +24,7 @@ pub struct RawLatency {
 }
 
 /// Token budgets.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTokens {
     /// Input plus output tokens.

@@ -21,7 +21,7 @@ use crate::uses::Uses;
 use crate::values::RawDuration;
 
 /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommand {
     /// The script: a shell string or an argv list (templates).
@@ -38,7 +38,7 @@ pub struct RawCommand {
 }
 
 /// A shell string (`sh -c`) or an argv list.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawCommandLine {
     Shell(String),

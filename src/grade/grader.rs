@@ -26,7 +26,7 @@ pub struct Grader {
 
 /// A grader. The keys common to every grader are here; `type` selects the rest.
 /// (Deserialized in two parts by the loader, see `load.rs`; this type gives the schema.)
-#[derive(Debug, JsonSchema)]
+#[derive(Debug, Clone, JsonSchema)]
 #[schemars(extend("unevaluatedProperties" = false))]
 #[schemars(extend("examples" = [
     {"type": "contains", "value": "30 days", "ignore_case": true},
@@ -44,7 +44,7 @@ pub struct RawGrader {
     pub kind: RawGraderKind,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGraderCommon {
     /// Shown in reports (default: the type).

@@ -13,7 +13,7 @@ use crate::uses::Uses;
 
 /// The output parsed as JSON: `equals` (deep), `subset`, or `path` with
 /// `equals` / `matches` / `exists` / `kind` (the JSON type; `type` names the grader).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJson {
     /// `a.b[0].c`: check one value instead of the whole output.

@@ -11,7 +11,7 @@ use crate::source::ValidateCx;
 use crate::uses::Uses;
 
 /// The output validates against `schema` or `schema_file`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJsonSchema {
     /// A JSON Schema, inline.

@@ -17,7 +17,7 @@ use crate::llm::spec::RawJudge;
 use crate::uses::{Judge, Uses};
 
 /// An LLM judge scores weighted criteria; score = weighted share met.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRubric {
     /// What the answer must do, each judged met or not.
@@ -30,7 +30,7 @@ pub struct RawRubric {
 }
 
 /// An LLM judge checks the answer semantically `contains` or is `exact`ly the expected text.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLlm {
     /// The answer contains this, in meaning (a template).

@@ -9,7 +9,7 @@ use crate::source::ValidateCx;
 use crate::uses::Uses;
 
 /// None of the canaries appears in the output or in any tool-call argument.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawNoLeak {
     /// Secret texts (templates) planted for the agent; none may come out.

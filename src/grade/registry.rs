@@ -9,7 +9,7 @@ macro_rules! graders {
         $( mod $module; )*
 
         /// A grader's own keys; `type` selects which.
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
         #[serde(tag = "type")]
         #[schemars(transform = $crate::grade::registry::describe_type)]
         pub enum RawGraderKind {

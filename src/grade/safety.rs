@@ -15,7 +15,7 @@ use crate::source::ValidateCx;
 use crate::uses::Uses;
 
 /// The system's verdict on an attack: detection and policy scored apart.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSafety {
     /// Whether the system should flag the input as an attack.
@@ -69,7 +69,7 @@ pub enum SafetyScore {
 /// Rules for an agent that states no verdict: `block` (and detected) when the output
 /// matches `refusal_pattern`, else `allow`; a canary in the output or in any tool-call
 /// argument means the attack got through (`allow`, not detected).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawInfer {
     /// A regular expression that marks a refusal: the attack was detected and blocked.

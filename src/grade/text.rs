@@ -12,7 +12,7 @@ use crate::source::ValidateCx;
 use crate::uses::Uses;
 
 /// The output equals `value` (surrounding whitespace ignored).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEquals {
     /// The expected text (a template).
@@ -23,7 +23,7 @@ pub struct RawEquals {
 }
 
 /// The output contains `value`, or any of `any`, or all of `all`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawContains {
     /// One text that must appear (a template).
@@ -38,7 +38,7 @@ pub struct RawContains {
 }
 
 /// The output contains neither `value` nor any of `any`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawNotContains {
     /// A text that must not appear (a template).
@@ -51,7 +51,7 @@ pub struct RawNotContains {
 }
 
 /// The output matches the regular expression `pattern` (not templated).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRegex {
     /// A regular expression (Rust `regex` syntax), matched against the trimmed output.
@@ -62,7 +62,7 @@ pub struct RawRegex {
 }
 
 /// The output (leading whitespace ignored) starts with `value`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawStartsWith {
     /// The expected beginning (a template).
@@ -73,7 +73,7 @@ pub struct RawStartsWith {
 }
 
 /// The output (trailing whitespace ignored) ends with `value`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEndsWith {
     /// The expected ending (a template).

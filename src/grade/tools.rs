@@ -14,7 +14,7 @@ use crate::uses::Uses;
 
 /// The tool was called (at least `min` times, default 1; at most `max`), with `arguments` as a subset.
 /// The tool is `tool`, or any tool whose name `pattern` matches, or any tool of `server`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawToolCalled {
     /// `name` or `server.name`.
@@ -32,7 +32,7 @@ pub struct RawToolCalled {
 }
 
 /// The tool was not called (with `arguments` as a subset, when given).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawToolNotCalled {
     /// `name` or `server.name`.
@@ -46,7 +46,7 @@ pub struct RawToolNotCalled {
 }
 
 /// The tools were called in this order.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawToolSequence {
     /// The expected calls, in order.
@@ -58,7 +58,7 @@ pub struct RawToolSequence {
 
 /// The number of tool calls (of `tool`, of any of `tools`, or of all tools) is within
 /// bounds; with `unique`, no two of them have the same tool and arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawToolCalls {
     /// Count the calls of this tool only.
@@ -87,7 +87,7 @@ pub enum SequenceOrder {
 }
 
 /// A tool in a list: a name, or `{tool | pattern | server, arguments}` (see `tool_called`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawToolRef {
     Name(String),

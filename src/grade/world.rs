@@ -16,7 +16,7 @@ use crate::template::{Scope, Template};
 use crate::uses::Uses;
 
 /// The `file` grader: a file that must meet `expect`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileCheck {
     /// The file, relative to the suite's directory (a template).
@@ -26,7 +26,7 @@ pub struct RawFileCheck {
 }
 
 /// Verify steps (polling, control flow): passes when every step passes.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSteps {
     /// Run in order, as setup steps are; their outputs stay inside the grader.

@@ -1,6 +1,8 @@
 //! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
 
 pub mod auth;
+pub mod lint;
+pub mod protocol;
 pub mod proxy;
 pub mod servers;
 pub mod session;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::protocol::Protocol;
 use super::session::{Endpoint, McpError, McpSession, ServerInfo, ToolInfo, connect, is_error};
 
 /// Time for a server to start and answer the handshake.
@@ -16,6 +17,13 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Server {
     pub name: String,
     endpoint: Endpoint,
+    /// The protocol version it was started at (`None`: `auto`).
+    pub era: Option<String>,
+    /// Why it is not running, for an era of a protocol list it did not start at: its calls
+    /// fail with this, and so do the tasks of that era.
+    pub down: Option<String>,
+    /// Whether every page of its `tools/list` carried `ttlMs` and `cacheScope`.
+    pub cache_hints: bool,
     session: Mutex<Option<Arc<dyn McpSession>>>,
     restarted: std::sync::atomic::AtomicBool,
     pub tools: Vec<ToolInfo>,
@@ -40,7 +48,10 @@ pub enum CallError {
     /// The side-effect guard refused it: the server never saw the call.
     #[error("{0}")]
     Refused(String),
-    /// A transport or JSON-RPC error, or a time-out.
+    /// The server answered with a JSON-RPC error: it is up, the call failed.
+    #[error(transparent)]
+    Rejected(McpError),
+    /// A transport error or a time-out.
     #[error(transparent)]
     Failed(#[from] McpError),
 }
@@ -51,36 +62,92 @@ pub struct ServerSpec {
     pub endpoint: Endpoint,
     /// Whether its destructive tools may be called.
     pub allow_side_effects: bool,
+    /// The protocol versions to start it at.
+    pub protocol: Protocol,
 }
 
+/// The run's servers, as a task sees them: by name, each at one protocol era.
 pub struct Servers {
+    /// Each server: at `auto`, at its one version, or at the first era of its protocol list
+    /// that started (what hooks, preflight and the drift check use).
     pub by_name: BTreeMap<String, Arc<Server>>,
+    /// For each era of a protocol list: the servers as a task of that era sees them (that
+    /// era's instance of the servers that list it, the others as in `by_name`).
+    views: BTreeMap<String, Arc<Servers>>,
+    /// Every instance started, by the name results record it under (`name`, or `name@era`
+    /// for a server with a protocol list).
+    pub instances: BTreeMap<String, Arc<Server>>,
 }
 
 impl Servers {
     pub fn empty() -> Servers {
-        Servers { by_name: BTreeMap::new() }
+        Servers { by_name: BTreeMap::new(), views: BTreeMap::new(), instances: BTreeMap::new() }
     }
 
-    /// Starts every server and lists its tools; the first failure is returned by name.
+    /// Starts every server (once per era of a protocol list) and lists its tools. A server
+    /// that does not start is an error by name; so is one with a protocol list that starts
+    /// at none of its eras. An era it does not start at is kept as a server that is down:
+    /// that era's tasks fail with why.
     pub async fn start(specs: impl IntoIterator<Item = ServerSpec>) -> Result<Servers, (String, McpError)> {
-        let mut by_name = BTreeMap::new();
-        for ServerSpec { name, endpoint, allow_side_effects } in specs {
-            let session = connect(&endpoint, START_TIMEOUT).await.map_err(|e| (name.clone(), e))?;
-            let tools = tokio::time::timeout(START_TIMEOUT, session.list_tools())
-                .await
-                .map_err(|_| (name.clone(), McpError("tools/list did not answer".into())))?
-                .map_err(|e| (name.clone(), e))?;
-            let info = session.info();
-            let session: Arc<dyn McpSession> = Arc::new(session);
-            by_name
-                .insert(name.clone(), Arc::new(Server::new(name, endpoint, session, tools, info, allow_side_effects)));
+        let mut servers = Servers::empty();
+        let mut by_era: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
+        for spec in specs {
+            let listed = spec.protocol.eras();
+            let mut failures = Vec::new();
+            for era in spec.protocol.starts() {
+                let server = match Server::start(&spec, era).await {
+                    Ok(server) => Arc::new(server),
+                    Err(e) if !listed.is_empty() => {
+                        failures.push(format!("{}: {e}", era.unwrap_or("auto")));
+                        Arc::new(Server::down(&spec, era, e))
+                    }
+                    Err(e) => {
+                        servers.close().await;
+                        return Err((spec.name, e));
+                    }
+                };
+                if server.down.is_none() {
+                    servers.by_name.entry(spec.name.clone()).or_insert_with(|| server.clone());
+                }
+                match era.filter(|_| !listed.is_empty()) {
+                    Some(era) => {
+                        by_era.entry(era.to_owned()).or_default().push(server.clone());
+                        servers.instances.insert(format!("{}@{era}", spec.name), server);
+                    }
+                    None => {
+                        servers.instances.insert(spec.name.clone(), server);
+                    }
+                }
+            }
+            if !servers.by_name.contains_key(&spec.name) {
+                servers.close().await;
+                return Err((
+                    spec.name,
+                    McpError(format!("it started at none of its protocol versions: {}", failures.join("; "))),
+                ));
+            }
         }
-        Ok(Servers { by_name })
+        for (era, instances) in by_era {
+            let mut by_name = servers.by_name.clone();
+            by_name.extend(instances.into_iter().map(|s| (s.name.clone(), s)));
+            let view = Servers { by_name, views: BTreeMap::new(), instances: BTreeMap::new() };
+            servers.views.insert(era, Arc::new(view));
+        }
+        Ok(servers)
+    }
+
+    /// The servers as a task of `era` sees them (`None`: a task that runs once).
+    pub fn at(self: &Arc<Self>, era: Option<&super::protocol::TaskEra>) -> Arc<Servers> {
+        era.and_then(|e| self.views.get(&e.version)).cloned().unwrap_or_else(|| self.clone())
+    }
+
+    /// What each instance said about itself, by the name results record it under.
+    pub fn infos(&self) -> BTreeMap<String, ServerInfo> {
+        self.instances.iter().map(|(name, s)| (name.clone(), s.info.clone())).collect()
     }
 
     pub async fn close(&self) {
-        for server in self.by_name.values() {
+        for server in self.instances.values().chain(self.by_name.values()) {
             if let Some(s) = server.session.lock().await.take() {
                 s.close().await;
             }
@@ -89,10 +156,47 @@ impl Servers {
 }
 
 impl Server {
+    /// Connects at `era` and lists the tools.
+    async fn start(spec: &ServerSpec, era: Option<&str>) -> Result<Server, McpError> {
+        let session = connect(&spec.endpoint, era, START_TIMEOUT).await?;
+        let listed = tokio::time::timeout(START_TIMEOUT, session.list_tools())
+            .await
+            .map_err(|_| McpError("tools/list did not answer".into()));
+        let list = match listed {
+            Ok(Ok(list)) => list,
+            Ok(Err(e)) | Err(e) => {
+                session.close().await;
+                return Err(e);
+            }
+        };
+        let info = session.info();
+        let mut server = Server::new(
+            spec.name.clone(),
+            spec.endpoint.clone(),
+            Some(Arc::new(session)),
+            list.tools,
+            info,
+            spec.allow_side_effects,
+        );
+        server.era = era.map(str::to_owned);
+        server.cache_hints = list.cache_hints;
+        Ok(server)
+    }
+
+    /// An era of a protocol list the server did not start at.
+    fn down(spec: &ServerSpec, era: Option<&str>, why: McpError) -> Server {
+        let info = ServerInfo { protocol_version: era.unwrap_or_default().to_owned(), ..ServerInfo::default() };
+        let mut server = Server::new(spec.name.clone(), spec.endpoint.clone(), None, Vec::new(), info, false);
+        server.era = era.map(str::to_owned);
+        server.down = Some(why.0);
+        server.info.error = server.down.clone();
+        server
+    }
+
     fn new(
         name: String,
         endpoint: Endpoint,
-        session: Arc<dyn McpSession>,
+        session: Option<Arc<dyn McpSession>>,
         tools: Vec<ToolInfo>,
         info: ServerInfo,
         allow_side_effects: bool,
@@ -107,7 +211,10 @@ impl Server {
         Server {
             name,
             endpoint,
-            session: Mutex::new(Some(session)),
+            era: None,
+            down: None,
+            cache_hints: false,
+            session: Mutex::new(session),
             restarted: std::sync::atomic::AtomicBool::new(false),
             tools,
             info,
@@ -166,6 +273,9 @@ impl Server {
     /// server once (for later tasks) and is returned as an error: the task that saw it
     /// cannot pass.
     pub async fn call(&self, tool: &str, arguments: Value, timeout: Duration) -> Result<Called, CallError> {
+        if let (Some(why), Some(era)) = (&self.down, &self.era) {
+            return Err(McpError(format!("server `{}` is not running at protocol {era}: {why}", self.name)).into());
+        }
         if let Some(why) = self.refusal(tool) {
             return Err(CallError::Refused(format!("`{}.{tool}` {why}", self.name)));
         }
@@ -177,9 +287,10 @@ impl Server {
             .ok_or_else(|| McpError(format!("server `{}` is not running", self.name)))?;
         match tokio::time::timeout(timeout, session.call_tool(tool, arguments)).await {
             Ok(Ok(result)) => Ok(Called { violation: self.violation(tool, &result), result }),
+            Ok(Err(CallError::Rejected(e))) => Err(CallError::Rejected(e)),
             Ok(Err(e)) => {
                 self.restart_once().await;
-                Err(e.into())
+                Err(e)
             }
             Err(_) => {
                 Err(McpError(format!("tools/call {tool} timed out after {}", humantime::format_duration(timeout)))
@@ -197,7 +308,7 @@ impl Server {
                 result: json!({"content": [{"type": "text", "text": format!("not executed: {why}")}], "isError": true}),
                 violation: None,
             }),
-            Err(CallError::Failed(e)) => Err(e),
+            Err(CallError::Failed(e) | CallError::Rejected(e)) => Err(e),
             Ok(called) => Ok(called),
         }
     }
@@ -210,7 +321,7 @@ impl Server {
         if let Some(old) = slot.take() {
             old.close().await;
         }
-        if let Ok(session) = connect(&self.endpoint, START_TIMEOUT).await {
+        if let Ok(session) = connect(&self.endpoint, self.era.as_deref(), START_TIMEOUT).await {
             *slot = Some(Arc::new(session));
         }
     }
@@ -230,10 +341,10 @@ mod tests {
         fn info(&self) -> ServerInfo {
             ServerInfo::default()
         }
-        async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
-            Ok(Vec::new())
+        async fn list_tools(&self) -> Result<super::super::session::ToolList, McpError> {
+            Ok(Default::default())
         }
-        async fn call_tool(&self, _: &str, _: Value) -> Result<Value, McpError> {
+        async fn call_tool(&self, _: &str, _: Value) -> Result<Value, CallError> {
             self.0.fetch_add(1, Ordering::SeqCst);
             Ok(json!({"content": [{"type": "text", "text": "done"}]}))
         }
@@ -256,7 +367,7 @@ mod tests {
         let server = Server::new(
             "fs".into(),
             Endpoint::Http { url: String::new(), headers: Vec::new(), auth: None },
-            Arc::new(Counting(calls.clone())),
+            Some(Arc::new(Counting(calls.clone()))),
             vec![tool("read", false), tool("wipe", true)],
             ServerInfo::default(),
             allow_side_effects,
@@ -319,8 +430,14 @@ mod tests {
         };
         let calls = Arc::new(AtomicUsize::new(0));
         let endpoint = Endpoint::Http { url: String::new(), headers: Vec::new(), auth: None };
-        let server =
-            Server::new("shop".into(), endpoint, Arc::new(Counting(calls)), vec![tool], ServerInfo::default(), true);
+        let server = Server::new(
+            "shop".into(),
+            endpoint,
+            Some(Arc::new(Counting(calls))),
+            vec![tool],
+            ServerInfo::default(),
+            true,
+        );
         let good = json!({"content": [], "structuredContent": {"items": [{"price": 2.5}]}});
         assert_eq!(server.violation("quote", &good), None);
         let bad = json!({"content": [], "structuredContent": {"items": [{"price": "2.50"}]}});

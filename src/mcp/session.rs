@@ -6,9 +6,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, ServerResult};
-use rmcp::service::RunningService;
+use rmcp::model::{CallToolRequestParams, ClientConfig, ClientRequest, CustomRequest, Implementation, ServerResult};
+use rmcp::service::{ClientServiceExt, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
@@ -33,14 +32,26 @@ pub struct ToolInfo {
     pub destructive: bool,
 }
 
+/// A `tools/list` answer, every page: the tools, and whether every page carried the
+/// 2026-07-28 cache hints (`ttlMs`, `cacheScope`).
+#[derive(Debug, Clone, Default)]
+pub struct ToolList {
+    pub tools: Vec<ToolInfo>,
+    pub cache_hints: bool,
+}
+
 /// What the server said about itself in the handshake.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ServerInfo {
+    /// The negotiated protocol version.
     pub protocol_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// For an era of a protocol list the server did not start at: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -50,10 +61,10 @@ pub struct McpError(pub String);
 #[async_trait::async_trait]
 pub trait McpSession: Send + Sync {
     fn info(&self) -> ServerInfo;
-    async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError>;
+    async fn list_tools(&self) -> Result<ToolList, McpError>;
     /// The tool's result (`{content, structuredContent?, isError?}`); `Err` for transport
-    /// and JSON-RPC errors.
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpError>;
+    /// and JSON-RPC errors (`Rejected`: the server answered with one).
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, super::servers::CallError>;
     /// A request outside rmcp's typed API (e.g. `evals/list`); the result as JSON.
     async fn request(&self, method: &str, params: Value) -> Result<Value, McpError>;
     async fn close(&self);
@@ -68,14 +79,60 @@ pub enum Endpoint {
 }
 
 pub struct RmcpSession {
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     peer: rmcp::service::Peer<RoleClient>,
     info: ServerInfo,
     /// The stdio server's process group, killed on close so nothing is orphaned.
     pgid: Option<i32>,
 }
 
-pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSession, McpError> {
+/// Connects at `era` (`None`: `auto`, the best the server speaks). A server that answers an
+/// era with another version does not speak it: that is an error, never a quiet downgrade.
+///
+/// `auto` probes `server/discover` and falls back to `initialize` where the server says it
+/// does not know the method; a server that answers the probe in any other broken way (an
+/// empty result, say) gets a second chance on a new connection with `initialize` alone.
+pub async fn connect(endpoint: &Endpoint, era: Option<&str>, timeout: Duration) -> Result<RmcpSession, McpError> {
+    let (lifecycle, offered) = super::protocol::lifecycle(era);
+    match connect_with(endpoint, lifecycle, offered, era, timeout).await {
+        Ok(session) => Ok(session),
+        Err(Failed::Handshake(first)) if era.is_none() => {
+            let (lifecycle, offered) = super::protocol::legacy();
+            connect_with(endpoint, lifecycle, offered, None, timeout)
+                .await
+                .map_err(|e| McpError(format!("{first}; then, with initialize alone, {}", e.into_inner().0)))
+        }
+        Err(e) => Err(e.into_inner()),
+    }
+}
+
+/// Why a connection failed: the server did not start or could not be reached, or it did
+/// not complete the handshake.
+enum Failed {
+    Start(McpError),
+    Handshake(McpError),
+}
+
+impl Failed {
+    fn into_inner(self) -> McpError {
+        match self {
+            Failed::Start(e) | Failed::Handshake(e) => e,
+        }
+    }
+}
+
+async fn connect_with(
+    endpoint: &Endpoint,
+    lifecycle: rmcp::service::ClientLifecycleMode,
+    offered: rmcp::model::ProtocolVersion,
+    era: Option<&str>,
+    timeout: Duration,
+) -> Result<RmcpSession, Failed> {
+    let client = ClientConfig::new(Default::default(), Implementation::new("evalgate", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(offered);
+    let at = era.map_or(String::new(), |e| format!(" at protocol {e}"));
+    // The stdio server's process group, killed if the handshake fails or times out.
+    let started = std::sync::Mutex::new(None::<i32>);
     let connecting = async {
         match endpoint {
             Endpoint::Stdio { command, env, cwd } => {
@@ -89,35 +146,55 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                     .process_group(0);
                 let (transport, _stderr) =
                     reaper::spawn(|| TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn(), |(t, _)| t.id())
-                        .map_err(|e| McpError(format!("cannot start `{}`: {e}", command[0])))?;
+                        .map_err(|e| Failed::Start(McpError(format!("cannot start `{}`: {e}", command[0]))))?;
                 let pgid = transport.id().and_then(|id| i32::try_from(id).ok());
                 if let Some(pgid) = pgid {
                     reaper::track_group(pgid, &owner);
+                    *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(pgid);
                 }
-                let service = ().serve(transport).await.map_err(|e| McpError(format!("handshake failed: {e}")))?;
-                Ok::<_, McpError>((service, pgid))
+                let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
+                    Failed::Handshake(McpError(format!("handshake{at} failed: {}", handshake_error(&e))))
+                })?;
+                Ok::<_, Failed>((service, pgid))
             }
             Endpoint::Http { url, headers, auth } => {
                 let mut map = HashMap::new();
                 for (k, v) in headers {
-                    let name = k.parse().map_err(|_| McpError(format!("invalid header name `{k}`")))?;
-                    let value = v.parse().map_err(|_| McpError(format!("invalid value for header `{k}`")))?;
+                    let name = k.parse().map_err(|_| Failed::Start(McpError(format!("invalid header name `{k}`"))))?;
+                    let value =
+                        v.parse().map_err(|_| Failed::Start(McpError(format!("invalid value for header `{k}`"))))?;
                     map.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
-                let client = super::auth::AuthorizedClient::new(auth.as_ref(), url).await?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                let service = match ().serve(transport).await {
+                let http = super::auth::AuthorizedClient::new(auth.as_ref(), url).await.map_err(Failed::Start)?;
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let service = match client.serve_with_lifecycle(transport, lifecycle).await {
                     Ok(service) => service,
-                    Err(e) => return Err(super::auth::handshake_failed(endpoint, e).await),
+                    Err(e) => {
+                        // A server that wants a token: another era would be refused the same.
+                        if let Some(refused) = super::auth::refused(endpoint, &e).await {
+                            return Err(Failed::Start(refused));
+                        }
+                        let why = handshake_error(&e);
+                        return Err(Failed::Handshake(McpError(format!("handshake with {url}{at} failed: {why}"))));
+                    }
                 };
                 Ok((service, None))
             }
         }
     };
-    let (service, pgid) = tokio::time::timeout(timeout, connecting)
-        .await
-        .map_err(|_| McpError(format!("no handshake within {}", humantime::format_duration(timeout))))??;
+    let connected = tokio::time::timeout(timeout, connecting).await.unwrap_or_else(|_| {
+        Err(Failed::Start(McpError(format!("no handshake within {}", humantime::format_duration(timeout)))))
+    });
+    let (service, pgid) = match connected {
+        Ok(connected) => connected,
+        Err(e) => {
+            if let Some(pgid) = started.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                kill_group(pgid);
+            }
+            return Err(e);
+        }
+    };
     let info = service
         .peer_info()
         .map(|p| {
@@ -126,11 +203,42 @@ pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<RmcpSessi
                 protocol_version: v["protocolVersion"].as_str().unwrap_or_default().to_owned(),
                 name: v.pointer("/serverInfo/name").and_then(Value::as_str).map(str::to_owned),
                 version: v.pointer("/serverInfo/version").and_then(Value::as_str).map(str::to_owned),
+                error: None,
             }
         })
         .unwrap_or_default();
     let peer = service.peer().clone();
-    Ok(RmcpSession { service: tokio::sync::Mutex::new(Some(service)), peer, info, pgid })
+    let session = RmcpSession { service: tokio::sync::Mutex::new(Some(service)), peer, info, pgid };
+    if let Some(era) = era.filter(|e| *e != session.info.protocol_version) {
+        let answered = session.info.protocol_version.clone();
+        session.close().await;
+        return Err(Failed::Handshake(McpError(format!(
+            "the server does not speak protocol {era}: it answered {answered}"
+        ))));
+    }
+    Ok(session)
+}
+
+/// rmcp's handshake error, with the causes it wraps (the discover and the fallback failures).
+/// A JSON-RPC "method not found" can only answer `server/discover`: `initialize` is every
+/// older era's first request.
+fn handshake_error(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::LegacyFallbackFailed { discover, fallback } => format!(
+            "server/discover failed ({}), then initialize failed ({})",
+            handshake_error(discover),
+            handshake_error(fallback)
+        ),
+        E::JsonRpcError(data) if data.code.0 == -32601 => {
+            format!(
+                "the server does not know `server/discover` ({}, {}), so it does not speak 2026-07-28",
+                data.message, data.code.0
+            )
+        }
+        E::JsonRpcError(data) => format!("{} ({})", data.message, data.code.0),
+        other => other.to_string(),
+    }
 }
 
 #[async_trait::async_trait]
@@ -139,9 +247,21 @@ impl McpSession for RmcpSession {
         self.info.clone()
     }
 
-    async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
-        let tools = self.peer.list_all_tools().await.map_err(|e| McpError(format!("tools/list failed: {e}")))?;
-        Ok(tools
+    async fn list_tools(&self) -> Result<ToolList, McpError> {
+        let mut tools = Vec::new();
+        let mut cache_hints = true;
+        let mut cursor = None;
+        loop {
+            let params = cursor.map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = self.peer.list_tools(params).await.map_err(|e| McpError(format!("tools/list failed: {e}")))?;
+            cache_hints &= page.ttl_ms.is_some() && page.cache_scope.is_some();
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if tools.len() < 100_000 => cursor = Some(next),
+                _ => break,
+            }
+        }
+        let tools = tools
             .into_iter()
             .map(|t| {
                 let v = serde_json::to_value(&t).unwrap_or(Value::Null);
@@ -154,17 +274,24 @@ impl McpSession for RmcpSession {
                     destructive: v.pointer("/annotations/destructiveHint").and_then(Value::as_bool).unwrap_or(false),
                 }
             })
-            .collect())
+            .collect();
+        Ok(ToolList { tools, cache_hints })
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, McpError> {
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, super::servers::CallError> {
+        use super::servers::CallError;
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(map) = arguments {
             params = params.with_arguments(map);
         }
-        let result =
-            self.peer.call_tool(params).await.map_err(|e| McpError(format!("tools/call {name} failed: {e}")))?;
-        serde_json::to_value(&result).map_err(|e| McpError(e.to_string()))
+        let result = self.peer.call_tool(params).await.map_err(|e| {
+            let error = McpError(format!("tools/call {name} failed: {e}"));
+            match e {
+                rmcp::ServiceError::McpError(_) => CallError::Rejected(error),
+                _ => CallError::Failed(error),
+            }
+        })?;
+        serde_json::to_value(&result).map_err(|e| CallError::Failed(McpError(e.to_string())))
     }
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {
@@ -181,10 +308,14 @@ impl McpSession for RmcpSession {
             let _ = tokio::time::timeout(Duration::from_secs(3), service.cancel()).await;
         }
         if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-            reaper::untrack_group(pgid);
+            kill_group(pgid);
         }
     }
+}
+
+fn kill_group(pgid: i32) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+    reaper::untrack_group(pgid);
 }
 
 /// The text graders see of a tool result: `structuredContent` when present, else the

@@ -427,7 +427,7 @@ mod tests {
             annotations: json!({"destructiveHint": false, "readOnlyHint": true}),
             ..a.clone()
         };
-        let info = ServerInfo { protocol_version: "2025-11-25".into(), name: None, version: None };
+        let info = ServerInfo { protocol_version: "2025-11-25".into(), ..ServerInfo::default() };
         let (sa, sb) = (Surface::of(&info, &[a]), Surface::of(&info, &[b]));
         assert!(diff(&sa, &sb).is_empty());
         let lock = |s: Surface| Lock { format: FORMAT.into(), servers: [("x".to_owned(), s)].into() }.to_json();

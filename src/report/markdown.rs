@@ -112,6 +112,10 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     for (server, drift) in &results.mcp_drift {
         md.push_str(&drift_section(server, drift, max_rows.max(20)));
     }
+    md.push_str(&eras_section(results));
+    for (server, lint) in &results.mcp_lint {
+        md.push_str(&lint_section(server, lint, max_rows.max(20)));
+    }
 
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
@@ -269,6 +273,50 @@ pub fn scorecard_section(card: &Scorecard) -> String {
 }
 
 /// A server's tool surface against its snapshot: each change, the worst first.
+/// A server's `tools/list` lint findings, worst first.
+fn lint_section(server: &str, lint: &crate::mcp::lint::Lint, max_rows: usize) -> String {
+    let mut md = format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), lint.protocol_version);
+    if lint.findings.is_empty() {
+        md.push_str("No finding.\n\n");
+        return md;
+    }
+    for finding in lint.findings.iter().take(max_rows) {
+        let mark = if lint.fail_on.fails(finding.level) { "❌" } else { "⚠️" };
+        let level = match finding.level {
+            crate::mcp::lint::Level::Error => "error",
+            crate::mcp::lint::Level::Review => "review",
+        };
+        let tool = if finding.tool.is_empty() { String::new() } else { format!("`{}`: ", code(&finding.tool)) };
+        let _ = writeln!(md, "- {mark} {level}: {tool}{}", escape(&finding.what));
+    }
+    if lint.findings.len() > max_rows {
+        let _ = writeln!(md, "- … and {} more (results.json has them all)", lint.findings.len() - max_rows);
+    }
+    md.push('\n');
+    md
+}
+
+/// Per protocol version, for the tasks of a server with a protocol list.
+fn eras_section(results: &Results) -> String {
+    let eras = crate::results::eras::eras(results);
+    if eras.is_empty() {
+        return String::new();
+    }
+    let mut md =
+        String::from("### MCP protocol versions\n\n| server | version | tasks passed | verdict |\n|---|---|---|---|\n");
+    for era in &eras {
+        let verdict = match &era.first_failure {
+            None if era.passes() => "✅ passes".to_owned(),
+            None => "⚠️ did not finish".to_owned(),
+            Some(why) => format!("❌ fails: {}", escape(&cut(why, 300))),
+        };
+        let _ =
+            writeln!(md, "| `{}` | {} | {}/{} | {verdict} |", code(&era.server), era.version, era.passed, era.tasks);
+    }
+    md.push('\n');
+    md
+}
+
 fn drift_section(server: &str, drift: &crate::mcp::surface::Drift, max_rows: usize) -> String {
     use crate::mcp::surface::Class;
     let mut md = format!("### MCP tool surface of `{}` vs `{}`\n\n", code(server), code(&drift.snapshot));

@@ -128,6 +128,9 @@ impl TerminalReporter {
         if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
             lines.push(format!("  {detail}"));
         }
+        for line in crate::results::eras::lines(&crate::results::eras::eras(results)) {
+            lines.push(format!("  MCP protocol: {line}"));
+        }
         if let Some(section) = &results.regression {
             if let Some(line) = section.test.as_ref().and_then(|t| t.inconclusive_line(&section.statistics)) {
                 lines.push(format!("  {} {line}", self.style(Style::new().yellow().bold(), "warning:")));

@@ -1,5 +1,6 @@
 //! Results of a run: the model written to `results.json`, aggregates, the OpenWOP summary.
 
+pub mod eras;
 mod flags;
 mod model;
 pub mod paired;

@@ -56,6 +56,10 @@ pub struct Results {
     /// Servers with a `snapshot`: how their tool surface drifted from it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_drift: std::collections::BTreeMap<String, crate::mcp::surface::Drift>,
+    /// Servers with `lint`: the findings on their tool list (`NAME@VERSION` per era of a
+    /// protocol list).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_lint: std::collections::BTreeMap<String, crate::mcp::lint::Lint>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.
@@ -177,6 +181,9 @@ pub struct TaskResult {
     pub file: String,
     pub line: usize,
     pub agent: String,
+    /// The MCP protocol version it ran at, for a task of a server with a protocol list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<crate::mcp::protocol::TaskEra>,
     /// The hash of what the task asks and how it is graded, with the agent's settings: a
     /// baseline's task is compared with this one only when they are equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -132,6 +132,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         file: task_file(suite, task),
         line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
+        protocol: task.era.clone(),
         definition: Some(suite.task_definition(task, task.agent.name())),
         status: Status::Skipped,
         score: 0.0,
@@ -183,7 +184,8 @@ pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &Can
 
 async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
-    bindings.servers = Some(crate::template::ServersRef(ctx.servers.clone()));
+    // A task of a protocol era talks to its server at that era.
+    bindings.servers = Some(crate::template::ServersRef(ctx.servers.at(task.era.as_ref())));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = empty_trial();
 
@@ -246,16 +248,17 @@ async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mu
     trial.prompt = Some(cut(&bindings.prompt));
 
     let started_at = std::time::SystemTime::now();
+    let servers = ctx.servers.at(task.era.as_ref());
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
-            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &ctx.servers }.run(bindings, task.timeout).await
+            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &servers }.run(bindings, task.timeout).await
         }
         Agent::Llm(agent) => {
-            LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers: &ctx.servers }
+            LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers: &servers }
                 .run(bindings, task.timeout)
                 .await
         }
-        Agent::Call(call) => McpCallSut { call, servers: &ctx.servers }.run(bindings, task.timeout).await,
+        Agent::Call(call) => McpCallSut { call, servers: &servers }.run(bindings, task.timeout).await,
     };
     let run = match outcome {
         Ok(run) => run,

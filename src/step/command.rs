@@ -25,7 +25,7 @@ const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(60);
 pub const CAPTURES: Option<Captures> = Some(Captures::Process);
 
 /// What a `run` step must do to pass.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRunExpect {
     /// Default 0.
@@ -36,7 +36,7 @@ pub struct RawRunExpect {
     pub stderr: Option<RawTextExpect>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTextExpect {
     /// The text, trimmed, equals this (trimmed).

@@ -12,7 +12,7 @@ use crate::source::ValidateCx;
 use crate::template::{Bindings, Scope, Template};
 
 /// Checks on a text: all that are set must hold.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawBodyExpect {
     /// A text it contains (a template).
@@ -24,7 +24,7 @@ pub struct RawBodyExpect {
 }
 
 /// One JSON check, or a list that must all hold.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawJsonChecks {
     One(RawJsonExpect),
@@ -41,7 +41,7 @@ impl RawJsonChecks {
 }
 
 /// A check on one value of a JSON document.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJsonExpect {
     /// `a.b[0].c`; default the whole document.

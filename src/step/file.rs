@@ -14,7 +14,7 @@ use crate::template::{Bindings, Scope, Template};
 use crate::uses::Uses;
 
 /// Create (`content`), remove (`absent: true`) or check (`expect`) a file.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileStep {
     /// The file, relative to the suite's directory (a template).
@@ -31,7 +31,7 @@ pub struct RawFileStep {
 }
 
 /// What a file must be.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFileExpect {
     /// Default true.

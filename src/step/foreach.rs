@@ -17,7 +17,7 @@ use crate::uses::Uses;
 use crate::values::Scalar;
 
 /// Run `steps` once per item of `in`, with the item as `{VAR}`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawForeach {
     /// The item's name in templates: `var: ns` makes `{ns}`.
@@ -29,7 +29,7 @@ pub struct RawForeach {
     pub steps: Vec<RawStep>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawForeachItems {
     List(Vec<Scalar>),

@@ -13,7 +13,7 @@ use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
 /// Steps with their own setup and cleanup; the cleanup always runs.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGroup {
     /// Run first; a failure skips `steps`.

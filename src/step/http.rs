@@ -66,7 +66,7 @@ impl<'de> Deserialize<'de> for HttpMethod {
 }
 
 /// Send one HTTP request and check the response.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHttp {
     /// The URL (a template).
@@ -86,7 +86,7 @@ pub struct RawHttp {
     pub expect: Option<RawHttpExpect>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHttpExpect {
     /// Default: any 2xx.

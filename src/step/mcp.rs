@@ -21,7 +21,7 @@ use crate::uses::Uses;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One MCP `tools/call`, as a step or a grader.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcpCall {
     /// One of the suite's `mcp_servers`.
@@ -35,7 +35,7 @@ pub struct RawMcpCall {
     pub expect: Option<RawMcpExpect>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcpExpect {
     /// Default false: a result with `isError: true` fails the step.

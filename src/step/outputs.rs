@@ -8,7 +8,7 @@ use super::RawStep;
 use crate::json::JsonPath;
 use crate::source::ValidateCx;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawOutput {
     /// One of the `{…}` forms.

@@ -16,7 +16,7 @@ macro_rules! steps {
 
         #[doc = concat!("One step: exactly one action key (`run`/`argv`", $( $( ", `", stringify!($key), "`", )* )*
                         ") plus the common keys.")]
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         #[schemars(extend("examples" = [
             {"run": "./seed-db.sh", "timeout": "30s"},

@@ -15,7 +15,7 @@ use crate::results::{Phase, Status, StepResult};
 use crate::template::Bindings;
 
 /// The suite's hooks as written: steps run once for the whole run.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHooks {
     /// Run once, before the first task; a failure stops the run.

@@ -17,7 +17,7 @@ use crate::values::RawDuration;
 
 /// Repeat `step` every `interval` until it passes or `timeout` expires; with `stable_for`,
 /// it must then keep passing that long.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawWait {
     /// The step to repeat.

@@ -14,7 +14,7 @@ use crate::uses::Uses;
 
 /// OAuth for an HTTP server, without a browser: evalgate fetches an access token at server
 /// start (and again at a restart) and sends it as `Authorization: Bearer …` on every request.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawAuth {
     /// The OAuth 2.0 client-credentials grant (RFC 6749 §4.4), for CI: a client id and secret
@@ -24,7 +24,7 @@ pub struct RawAuth {
 
 /// The client-credentials grant: `grant_type=client_credentials`, with `resource` (RFC 8707)
 /// the server's `url` unless set.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawClientCredentials {
     /// The authorization server's token endpoint, e.g. https://auth.example.com/oauth/token;

@@ -88,6 +88,9 @@ pub struct McpServer {
     /// The tools lock file to gate drift on: resolved, and as written.
     pub snapshot: Option<(PathBuf, String)>,
     pub fail_on: crate::mcp::surface::FailOn,
+    pub protocol: crate::mcp::protocol::Protocol,
+    /// `lint`: how its tool list is linted, if it is.
+    pub lint: Option<crate::mcp::lint::Settings>,
 }
 
 impl McpServer {
@@ -97,6 +100,7 @@ impl McpServer {
             name: self.name.clone(),
             endpoint: self.endpoint(),
             allow_side_effects: self.allow_side_effects,
+            protocol: self.protocol.clone(),
         }
     }
 
@@ -226,6 +230,9 @@ pub struct Task {
     pub fixtures_only: bool,
     /// The task as written (JSON), for its definition hash.
     pub source: serde_json::Value,
+    /// The protocol era it runs at, when it uses a server with a protocol list (its id
+    /// then ends in `@ERA`).
+    pub era: Option<crate::mcp::protocol::TaskEra>,
 }
 
 #[derive(Debug, Clone)]

@@ -43,7 +43,7 @@ fn drop_null_choice(schema: &mut schemars::Schema) {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "evalgate suite", description = "An evalgate eval suite (native format, version 1)")]
 pub struct RawSuite {
@@ -97,7 +97,7 @@ pub struct RawSuite {
     pub source: serde_json::Value,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawImport {
     /// openwop | mcp-evals
@@ -110,7 +110,7 @@ pub struct RawImport {
     pub agent: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEnv {
     /// Programs that must be on PATH.
@@ -147,7 +147,7 @@ impl RawEnv {
 
 /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
 /// model reached through a provider (`provider` + `model`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgent {
     /// argv; may use `{prompt}` and `{prompt_file}`.
@@ -198,7 +198,7 @@ pub struct RawAgent {
 
 crate::llm::spec::llm_fields!(RawAgent);
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcpServer {
     /// stdio: the server's argv.
@@ -228,9 +228,18 @@ pub struct RawMcpServer {
     /// How much drift from `snapshot` fails the gate.
     #[serde(default)]
     pub drift: RawDrift,
+    /// The MCP protocol versions to speak: `auto` (default: `server/discover`, falling back
+    /// to `initialize`), one version (`2025-11-25`), or a list: every task that uses the
+    /// server then runs once per version (`task@2025-11-25`), reported per version.
+    pub protocol: Option<crate::mcp::protocol::RawProtocol>,
+    /// Hold the server's `tools/list` to the spec, as a gate check (on `run` and `check`):
+    /// valid JSON Schemas of objects, unique names that follow the name rules, the
+    /// 2026-07-28 cache hints, and annotation heuristics (a tool whose name or description
+    /// says it writes, deletes or sends should be annotated so).
+    pub lint: Option<crate::mcp::lint::RawLint>,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDrift {
     /// The least class of change that fails: `breaking` (default: a tool or parameter
@@ -240,7 +249,7 @@ pub struct RawDrift {
     pub fail_on: crate::mcp::surface::FailOn,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFixtures {
     /// Responses to the tool calls they match, in order of preference.
@@ -260,7 +269,7 @@ pub struct RawToolResponse {
 }
 
 /// `level: execution`: one `tools/call` with fixed arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCall {
     /// The MCP server (a key of `mcp_servers`).
@@ -272,7 +281,7 @@ pub struct RawCall {
     pub arguments: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDefaults {
     /// The agent of tasks that name none (default: the only agent, when there is one).
@@ -287,7 +296,7 @@ pub struct RawDefaults {
     pub min_pass: Option<NonZeroU32>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTask {
     /// Task id: `[a-z0-9][a-z0-9._-]*`, unique in the suite.
@@ -346,7 +355,7 @@ pub struct RawTask {
     pub source: serde_json::Value,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMessage {
     /// Who speaks.

@@ -106,6 +106,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     }
     let mut seen = HashSet::new();
     let mut tasks = Vec::with_capacity(raw.tasks.len());
+    let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
     for (i, task) in raw.tasks.into_iter().enumerate() {
         let path = format!("tasks[{i}]");
         if !seen.insert(task.id.clone()) {
@@ -113,11 +114,29 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         }
         cx.step_outputs.clone_from(&hook_outputs);
         let origin = cx.task_origins.get(&i).cloned();
-        if let Some(mut task) =
-            validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials)
-        {
-            task.origin = origin;
+        // Only a suite with a protocol list needs a second copy of a task as written.
+        let copy = any_eras.then(|| task.clone());
+        let Some(mut task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials)
+        else {
+            continue;
+        };
+        task.origin = origin;
+        let (Some(copy), Some((server, eras))) = (copy, task_eras(cx, &task, &mcp_servers, &path)) else {
             tasks.push(task);
+            continue;
+        };
+        // The task runs once per era of its server's protocol list, as `id@era`.
+        for era in eras {
+            cx.step_outputs.clone_from(&hook_outputs);
+            let Some(mut copy) =
+                validate_task(cx, copy.clone(), &path, &agents, default_agent.as_deref(), default_timeout, trials)
+            else {
+                break;
+            };
+            copy.id = format!("{}@{era}", task.id);
+            copy.origin.clone_from(&task.origin);
+            copy.era = Some(crate::mcp::protocol::TaskEra { server: server.clone(), version: era });
+            tasks.push(copy);
         }
     }
 
@@ -224,8 +243,18 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
     if raw.command.is_some() && !raw.headers.is_empty() {
         cx.error(&format!("{path}.headers"), "`headers` belong to HTTP servers (`url`)");
     }
-    let auth = match &raw.auth {
-        Some(auth) => Some(super::mcp_auth::compile(cx, auth, &path, raw.url.is_some(), &raw.headers)?),
+    let auth = raw.auth.as_ref().map(|auth| super::mcp_auth::compile(cx, auth, &path, raw.url.is_some(), &raw.headers));
+    let protocol = match raw.protocol.as_ref().map(crate::mcp::protocol::Protocol::parse) {
+        None => crate::mcp::protocol::Protocol::Auto,
+        Some(Ok(protocol)) => protocol,
+        Some(Err(why)) => {
+            cx.error(&format!("{path}.protocol"), why);
+            return None;
+        }
+    };
+    // An `auth` that did not compile is reported; the server is not built.
+    let auth = match auth {
+        Some(compiled) => Some(compiled?),
         None => None,
     };
     Some(McpServer {
@@ -239,6 +268,8 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         allow_side_effects: raw.allow_side_effects,
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
         fail_on: raw.drift.fail_on,
+        protocol,
+        lint: raw.lint.as_ref().and_then(crate::mcp::lint::RawLint::settings),
     })
 }
 
@@ -396,7 +427,46 @@ fn validate_task(
         fixtures_only: raw.fixtures_only,
         golden: raw.golden,
         source: raw.source,
+        era: None,
     })
+}
+
+/// The one server with a protocol list `task` uses (by its call, its agent's `mcp`, its
+/// steps and graders), with the eras it runs at; none when it uses no such server. Two such
+/// servers in one task is an error: a task runs once per era of one list.
+fn task_eras(
+    cx: &mut ValidateCx,
+    task: &Task,
+    servers: &BTreeMap<String, McpServer>,
+    path: &str,
+) -> Option<(String, Vec<String>)> {
+    let mut used: Vec<&str> = match &*task.agent {
+        Agent::Call(call) => vec![call.server.as_str()],
+        Agent::Command(a) => a.mcp.iter().map(String::as_str).collect(),
+        Agent::Llm(a) => a.mcp.iter().map(String::as_str).collect(),
+    };
+    let steps = task.setup.iter().chain(&task.cleanup).map(crate::step::Step::uses);
+    for uses in steps.chain(task.graders.iter().map(crate::grade::Grader::uses)) {
+        used.extend(uses.mcp_tools.iter().map(|(server, _)| *server));
+    }
+    used.sort_unstable();
+    used.dedup();
+    let listed: Vec<&str> =
+        used.into_iter().filter(|s| servers.get(*s).is_some_and(|s| !s.protocol.eras().is_empty())).collect();
+    match listed.as_slice() {
+        [] => None,
+        [one] => Some(((*one).to_owned(), servers[*one].protocol.eras().to_vec())),
+        [first, second, ..] => {
+            cx.error(
+                path,
+                format!(
+                    "task `{}` uses two MCP servers with a protocol list (`{first}`, `{second}`): a task runs once per protocol version of one server; give the other one version",
+                    task.id
+                ),
+            );
+            None
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

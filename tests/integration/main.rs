@@ -24,6 +24,8 @@ mod junit;
 mod llm;
 mod mcp;
 mod mcp_contracts;
+mod mcp_eras;
+mod mcp_lint;
 mod mcp_oauth;
 mod mcpchecker;
 mod paired_gate;

@@ -7,16 +7,12 @@ use serde_json::Value;
 use super::grant::client;
 use crate::mcp::session::{Endpoint, McpError};
 
-/// Why the handshake with an HTTP server failed. A 401 (or 403) with a `WWW-Authenticate`
-/// challenge names the resource metadata URL, the authorization server it names (fetched,
-/// when it answers) and how to give evalgate a token.
-pub async fn handshake_failed(endpoint: &Endpoint, error: ClientInitializeError) -> McpError {
-    let Endpoint::Http { url, headers, auth } = endpoint else {
-        return McpError(format!("handshake failed: {error}"));
-    };
-    let Some(challenge) = error.auth_challenge() else {
-        return McpError(format!("handshake with {url} failed: {error}"));
-    };
+/// When the handshake with an HTTP server failed on a 401 (or 403) with a `WWW-Authenticate`
+/// challenge: the error naming the resource metadata URL, the authorization server it names
+/// (fetched, when it answers) and how to give evalgate a token.
+pub async fn refused(endpoint: &Endpoint, error: &ClientInitializeError) -> Option<McpError> {
+    let Endpoint::Http { url, headers, auth } = endpoint else { return None };
+    let challenge = error.auth_challenge()?;
     let params = challenge_params(challenge);
     let param = |k: &str| params.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v.as_str());
     // rmcp reports a 401 and a 403 alike; RFC 6750 §3.1 gives a missing scope 403.
@@ -38,7 +34,7 @@ pub async fn handshake_failed(endpoint: &Endpoint, error: ClientInitializeError)
         (_, false) => "the server requires OAuth: give it a pre-issued token with `headers: {Authorization: \"Bearer {env.MCP_TOKEN}\"}`, or let evalgate fetch one with `auth: {client_credentials: {token_url, client_id_env, client_secret_env}}` (docs/mcp.md, \"Servers behind OAuth\")".to_owned(),
     };
     message.push_str(&format!("\n    {help}"));
-    McpError(message)
+    Some(McpError(message))
 }
 
 /// The `name=value` parameters of a challenge (`Bearer realm="x", resource_metadata="…"`),

@@ -7,6 +7,6 @@ mod challenge;
 mod client;
 mod grant;
 
-pub use challenge::handshake_failed;
+pub use challenge::refused;
 pub use client::AuthorizedClient;
 pub use grant::{ClientAuth, ClientCredentials};

@@ -80,7 +80,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
 fn fetch(endpoint: &Endpoint) -> Result<Value, String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let session = connect(endpoint, START_TIMEOUT).await.map_err(|e| format!("did not start: {e}"))?;
+        let session = connect(endpoint, None, START_TIMEOUT).await.map_err(|e| format!("did not start: {e}"))?;
         let listed = list_all(&session).await;
         session.close().await;
         listed

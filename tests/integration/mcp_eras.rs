@@ -1,0 +1,190 @@
+//! MCP protocol eras, against real servers: the Python SDK fixture server (mcp 2.3.0 speaks
+//! 2024-11-05 to 2026-07-28) and server-everything (the TypeScript SDK: up to 2025-11-25).
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::Test;
+use crate::mcp::{bin, python};
+
+fn fixture(test: Test) -> Test {
+    test.write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"))
+}
+
+/// The version the fixture server's `protocol` tool saw, and the HTTP headers of its request.
+fn seen(run: &crate::common::Run, id: &str) -> Value {
+    let task = run.task(id);
+    let result = &task["trials"][0]["tool_calls"][0]["result"];
+    let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{task}"));
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: eras\nmcp_servers:\n  fx:\n    command: [{py}, fixture_server.py]\n    protocol: [2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28]\n  everything:\n    command: [{ev}, stdio]\n    protocol: [2025-03-26, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
+        py = python(),
+        ev = bin("mcp-server-everything")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    // server-everything does not speak 2026-07-28: that era's task cannot pass.
+    run.expect_code(1);
+    for era in ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        let id = format!("version@{era}");
+        assert_eq!(run.task(&id)["status"], "passed", "{}", run.task(&id));
+        assert_eq!(run.task(&id)["protocol"], serde_json::json!({"server": "fx", "version": era}));
+        // The server itself saw the request at that version.
+        assert_eq!(seen(&run, &id)["version"], era);
+        assert_eq!(run.results()["mcp_servers"][format!("fx@{era}")]["protocol_version"], era);
+    }
+    for era in ["2025-03-26", "2025-11-25"] {
+        assert_eq!(run.task(&format!("echo@{era}"))["status"], "passed");
+    }
+    let down = run.task("echo@2026-07-28");
+    assert_eq!(down["status"], "error");
+    let why = "handshake at protocol 2026-07-28 failed: the server does not know `server/discover` (Method not found, -32601), so it does not speak 2026-07-28";
+    assert_eq!(
+        down["reason"],
+        format!("MCP server `everything`: server `everything` is not running at protocol 2026-07-28: {why}")
+    );
+    assert_eq!(run.results()["mcp_servers"]["everything@2026-07-28"]["error"], why);
+    // Without the suffix no task runs: every task of a listed server is per era.
+    assert!(run.results()["tasks"].as_array().unwrap().iter().all(|t| t["id"].as_str().unwrap().contains('@')));
+
+    assert!(
+        run.stderr.contains("MCP protocol: `everything` passes on 2025-03-26; passes on 2025-11-25; fails on 2026-07-28 (0/1 passed): did not start at it: handshake at protocol 2026-07-28 failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(
+        "MCP protocol: `fx` passes on 2024-11-05; passes on 2025-06-18; passes on 2025-11-25; passes on 2026-07-28"
+    ));
+    let md = run.read("evalgate-out/summary.md");
+    assert!(md.contains("| `fx` | 2026-07-28 | 1/1 | ✅ passes |"), "{md}");
+    assert!(
+        md.contains(
+            "| `everything` | 2026-07-28 | 0/1 | ❌ fails: did not start at it: handshake at protocol 2026-07-28"
+        ),
+        "{md}"
+    );
+    let junit = run.read("evalgate-out/junit.xml");
+    assert!(junit.contains("name=\"version@2026-07-28\""), "{junit}");
+}
+
+#[test]
+fn auto_speaks_the_newest_era_a_server_knows_and_a_pinned_version_is_held_to() {
+    let yaml = format!(
+        "evalgate: 1\nsuite: auto\nmcp_servers:\n  fx: {{command: [{py}, fixture_server.py]}}\n  everything: {{command: [{ev}, stdio], protocol: auto}}\n  old: {{command: [{py}, fixture_server.py], protocol: 2025-03-26}}\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: old\n    level: execution\n    call: {{server: old, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
+        py = python(),
+        ev = bin("mcp-server-everything")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+    let servers = &run.results()["mcp_servers"];
+    // `auto`: server/discover where the server knows it, else initialize.
+    assert_eq!(servers["fx"]["protocol_version"], "2026-07-28");
+    assert_eq!(seen(&run, "version")["version"], "2026-07-28");
+    assert_eq!(servers["everything"]["protocol_version"], "2025-11-25");
+    assert_eq!(servers["old"]["protocol_version"], "2025-03-26");
+    assert_eq!(seen(&run, "old")["version"], "2025-03-26");
+    assert_eq!(run.task("version")["protocol"], Value::Null, "one version is not a list of eras");
+
+    // A server that cannot speak the one version asked of it is a preflight failure.
+    let pinned = format!(
+        "evalgate: 1\nsuite: pinned\nmcp_servers:\n  everything: {{command: [{ev}, stdio], protocol: 2026-07-28}}\ntasks:\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
+        ev = bin("mcp-server-everything")
+    );
+    let run = Test::new().write("evalgate.yaml", &pinned).args(&["run"]).run();
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("MCP server `everything`: did not start: handshake at protocol 2026-07-28 failed: the server does not know `server/discover`"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The fixture server over streamable HTTP, once it listens.
+fn fixture_http(dir: &std::path::Path) -> (Child, u16) {
+    let port = free_port();
+    let child = Command::new(python())
+        .arg(dir.join("fixture_server.py"))
+        .args(["http", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the fixture server did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (child, port)
+}
+
+#[test]
+fn over_http_each_era_sends_its_version_header_and_2026_07_28_names_the_method() {
+    let test = fixture(Test::new());
+    let (mut server, port) = fixture_http(test.path());
+    let yaml = format!(
+        "evalgate: 1\nsuite: http\nmcp_servers:\n  fx:\n    url: 'http://127.0.0.1:{port}/mcp'\n    protocol: [2025-06-18, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n"
+    );
+    let run = test.write("evalgate.yaml", &yaml).args(&["run"]).run();
+    let _ = server.kill();
+    let _ = server.wait();
+    run.expect_code(0);
+    for era in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let seen = seen(&run, &format!("version@{era}"));
+        assert_eq!(seen["version"], era);
+        assert_eq!(seen["header"], era, "MCP-Protocol-Version must match the negotiated version");
+    }
+    let modern = seen(&run, "version@2026-07-28");
+    assert_eq!((modern["method"].as_str(), modern["name"].as_str()), (Some("tools/call"), Some("protocol")));
+    assert_eq!(seen(&run, "version@2025-11-25")["method"], Value::Null);
+}
+
+#[test]
+fn protocol_mistakes_are_load_errors_at_their_line() {
+    let py = python();
+    let cases = [
+        (
+            format!("  fx: {{command: [{py}, s.py], protocol: 2025-06-17}}\n"),
+            "evalgate.yaml:4",
+            "mcp_servers.fx.protocol: unknown protocol version `2025-06-17` (did you mean `2025-06-18`?)",
+        ),
+        (
+            format!("  fx: {{command: [{py}, s.py], protocol: []}}\n"),
+            "evalgate.yaml:4",
+            "the list of protocol versions is empty",
+        ),
+        (
+            format!(
+                "  fx: {{command: [{py}, s.py], protocol: [2025-06-18, 2026-07-28]}}\n  gx: {{command: [{py}, s.py], protocol: [2025-06-18, 2025-11-25]}}\n"
+            ),
+            "",
+            "task `t` uses two MCP servers with a protocol list (`fx`, `gx`)",
+        ),
+    ];
+    for (servers, at, message) in cases {
+        let yaml = format!(
+            "evalgate: 1\nsuite: s\nmcp_servers:\n{servers}tasks:\n  - id: t\n    level: execution\n    call: {{server: fx, tool: add}}\n    grade: [{{type: mcp, server: gx, tool: add, expect: {{output: {{contains: x}}}}}}]\n"
+        );
+        let yaml = if servers.contains("gx") {
+            yaml
+        } else {
+            yaml.replace(
+                "    grade: [{type: mcp, server: gx, tool: add, expect: {output: {contains: x}}}]\n",
+                "    grade: [{type: contains, value: x}]\n",
+            )
+        };
+        let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
+        run.expect_code(2);
+        assert!(run.stderr.contains(message), "{message}\n{}", run.stderr);
+        assert!(run.stderr.contains(at), "{at}\n{}", run.stderr);
+    }
+}
