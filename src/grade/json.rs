@@ -28,10 +28,33 @@ pub struct RawJson {
     pub exists: Option<bool>,
     /// The value at `path` is of this JSON type.
     pub kind: Option<JsonKind>,
+    /// What is parsed, for an MCP tool's result: `output` (default: what other graders see,
+    /// `structuredContent` else the text), `result` (the whole result: `content`,
+    /// `structuredContent`, `isError`), `structured_content`, or `text` (the text blocks,
+    /// parsed as JSON).
+    #[serde(default)]
+    pub of: JsonOf,
+}
+
+/// `of`: which JSON an MCP tool's result is graded as.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonOf {
+    #[default]
+    Output,
+    Result,
+    StructuredContent,
+    Text,
 }
 
 #[derive(Debug)]
-pub enum JsonCheck {
+pub struct JsonCheck {
+    of: JsonOf,
+    check: Check,
+}
+
+#[derive(Debug)]
+enum Check {
     Equals(Value),
     Subset(Value),
     Path { path: JsonPath, expect: PathExpect },
@@ -41,7 +64,14 @@ impl CompileGrader for RawJson {
     type Check = JsonCheck;
 
     fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JsonCheck> {
-        let RawJson { path: json_path, equals, subset, matches, exists, kind } = self;
+        let of = self.of;
+        Some(JsonCheck { of, check: self.check(cx, path)? })
+    }
+}
+
+impl RawJson {
+    fn check(self, cx: &mut ValidateCx, path: &str) -> Option<Check> {
+        let RawJson { path: json_path, equals, subset, matches, exists, kind, of: _ } = self;
         let Some(json_path) = json_path else {
             if let Some(key) = [("matches", matches.is_some()), ("exists", exists.is_some()), ("kind", kind.is_some())]
                 .into_iter()
@@ -51,8 +81,8 @@ impl CompileGrader for RawJson {
                 return None;
             }
             return match (equals, subset) {
-                (Some(v), None) => Some(JsonCheck::Equals(v)),
-                (None, Some(v)) => Some(JsonCheck::Subset(v)),
+                (Some(v), None) => Some(Check::Equals(v)),
+                (None, Some(v)) => Some(Check::Subset(v)),
                 (None, None) => {
                     cx.error(path, "a `json` grader needs `equals`, `subset`, or `path` with a check");
                     None
@@ -91,13 +121,13 @@ impl CompileGrader for RawJson {
                 return None;
             }
         };
-        Some(JsonCheck::Path { path: parsed, expect })
+        Some(Check::Path { path: parsed, expect })
     }
 }
 
 impl Grade for JsonCheck {
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        Ok(self.verdict(input))
+        self.verdict(input)
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -105,38 +135,95 @@ impl Grade for JsonCheck {
     }
 }
 
+/// The top-level keys of an MCP tool result.
+const RESULT_KEYS: [&str; 3] = ["content", "structuredContent", "isError"];
+
 impl JsonCheck {
-    fn verdict(&self, input: &GradeInput<'_>) -> Graded {
-        if let Some(message) = input.tool_error {
-            return Graded::unobserved(format!("the tool returned an error: {}", excerpt(message, 160)));
-        }
-        // On an MCP tool result, `content…`, `structuredContent…` and `isError` address the
-        // whole result rather than the output text.
-        if let (JsonCheck::Path { path, expect }, Some(result)) = (self, input.tool_result) {
+    fn verdict(&self, input: &GradeInput<'_>) -> GradeResult {
+        let tool_error =
+            || Graded::unobserved(format!("the tool returned an error: {}", excerpt(input.tool_error.unwrap_or(""), 160)));
+        let result = match (self.of, input.tool_result) {
+            (JsonOf::Output, _) => return self.of_output(input),
+            (of, None) => {
+                return Err(format!("`of: {}` reads an MCP tool's result, and this task's agent returned none", of.name()));
+            }
+            (_, Some(result)) => result,
+        };
+        let actual = match self.of {
+            JsonOf::Result => result.clone(),
+            _ if input.tool_error.is_some() => return Ok(tool_error()),
+            JsonOf::StructuredContent => match result.get("structuredContent") {
+                Some(v) if !v.is_null() => v.clone(),
+                _ => return Ok(Graded::unobserved("the tool's result has no structuredContent")),
+            },
+            JsonOf::Text | JsonOf::Output => {
+                let text = crate::mcp::session::result_text(result);
+                match serde_json::from_str(text.trim()) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return Ok(Graded::unobserved(format!(
+                            "the tool's text is not JSON ({e}): {:?}",
+                            excerpt(&text, 80)
+                        )));
+                    }
+                }
+            }
+        };
+        Ok(self.check.verdict(&actual))
+    }
+
+    /// `of: output` (the default): the output text; on an MCP tool's result, a `path` that
+    /// starts with `content`, `structuredContent` or `isError` addresses the whole result,
+    /// unless the output has that key too (then it is ambiguous, and `of` must say which).
+    fn of_output(&self, input: &GradeInput<'_>) -> GradeResult {
+        let parsed = serde_json::from_str::<Value>(input.output.trim());
+        if let (Check::Path { path, .. }, Some(result)) = (&self.check, input.tool_result) {
             let p = path.to_string();
             let p = p.trim_start_matches("$.");
-            if ["content", "structuredContent", "isError"]
-                .iter()
-                .any(|k| p == *k || p.starts_with(&format!("{k}.")) || p.starts_with(&format!("{k}[")))
-            {
-                return Graded::checked(expect.check(&path.to_string(), path.get(result)));
+            let head = p.split(['.', '[']).next().unwrap_or_default();
+            if RESULT_KEYS.contains(&head) {
+                if input.tool_error.is_none() && parsed.as_ref().is_ok_and(|v| v.get(head).is_some()) {
+                    return Err(format!(
+                        "`path: {p}` is ambiguous: the output (the tool's structuredContent) has a `{head}` key too; say `of: result` for the whole tool result or `of: structured_content` for its structuredContent"
+                    ));
+                }
+                return Ok(self.check.verdict(result));
             }
         }
-        let actual: Value = match serde_json::from_str(input.output.trim()) {
-            Ok(v) => v,
-            Err(e) => return Graded::unobserved(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
-        };
+        if let Some(message) = input.tool_error {
+            return Ok(Graded::unobserved(format!("the tool returned an error: {}", excerpt(message, 160))));
+        }
+        Ok(match parsed {
+            Ok(actual) => self.check.verdict(&actual),
+            Err(e) => Graded::unobserved(format!("output is not JSON ({e}): {:?}", excerpt(input.output, 80))),
+        })
+    }
+}
+
+impl JsonOf {
+    fn name(self) -> &'static str {
         match self {
-            JsonCheck::Equals(expected) => Graded::of(
-                json_eq(&actual, expected),
+            JsonOf::Output => "output",
+            JsonOf::Result => "result",
+            JsonOf::StructuredContent => "structured_content",
+            JsonOf::Text => "text",
+        }
+    }
+}
+
+impl Check {
+    fn verdict(&self, actual: &Value) -> Graded {
+        match self {
+            Check::Equals(expected) => Graded::of(
+                json_eq(actual, expected),
                 "output equals the expected JSON",
-                format!("expected {}, got {}", compact(expected), compact(&actual)),
+                format!("expected {}, got {}", compact(expected), compact(actual)),
             ),
-            JsonCheck::Subset(expected) => match first_difference(expected, &actual, "") {
+            Check::Subset(expected) => match first_difference(expected, actual, "") {
                 None => Graded::pass("output contains the expected JSON"),
                 Some(diff) => Graded::fail(diff),
             },
-            JsonCheck::Path { path, expect } => Graded::checked(expect.check(&path.to_string(), path.get(&actual))),
+            Check::Path { path, expect } => Graded::checked(expect.check(&path.to_string(), path.get(actual))),
         }
     }
 }

@@ -324,6 +324,11 @@ pub fn result_output(result: &Value) -> String {
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
         return structured.to_string();
     }
+    result_text(result)
+}
+
+/// A tool result's text blocks, joined by newlines.
+pub fn result_text(result: &Value) -> String {
     result
         .get("content")
         .and_then(Value::as_array)

@@ -312,6 +312,16 @@ async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mu
         if let Some(missing) = input.bindings.take_missing() {
             outcome = Err(format!("uses {missing}"));
         }
+        // Whatever a grader looked at, its reason says the tool returned an error.
+        let said = |reason: &mut String| {
+            if run.tool_error.is_some() && !reason.contains("the tool returned an error") {
+                reason.push_str(" (the tool returned an error)");
+            }
+        };
+        match &mut outcome {
+            Ok(g) => said(&mut g.reason),
+            Err(reason) => said(reason),
+        }
         trial.graders.push(match outcome {
             Ok(g) => GraderResult {
                 name: grader.name.clone(),

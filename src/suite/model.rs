@@ -72,6 +72,8 @@ pub struct ToolCallSpec {
     pub arguments: crate::template::JsonTemplate,
     /// `server.tool`, shown as the agent.
     pub name: String,
+    /// `call.expect.is_error`: the tool must return a tool error.
+    pub expect_error: bool,
 }
 
 #[derive(Debug, Clone)]

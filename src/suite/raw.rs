@@ -279,6 +279,19 @@ pub struct RawCall {
     /// The call's arguments.
     #[serde(default)]
     pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// What the call must return.
+    #[serde(default)]
+    pub expect: RawCallExpect,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCallExpect {
+    /// `true`: the tool must return a tool error (`isError: true`), and the graders grade its
+    /// message as the output (a result that is not an error fails the task). Default false:
+    /// a tool error is data the graders see, and says so in their reasons.
+    #[serde(default)]
+    pub is_error: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -329,6 +329,7 @@ fn validate_task(
                     tool: call.tool.clone(),
                     arguments,
                     name: format!("{}.{}", call.server, call.tool),
+                    expect_error: call.expect.is_error,
                 }))
             })
         }

@@ -31,6 +31,17 @@ impl SystemUnderTest for McpCallSut<'_> {
             .await
             .map_err(|e| AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None })?;
         let output = result_output(&result);
+        let error = is_error(&result);
+        // `expect.is_error`: the tool error is the outcome asked for, its message the output.
+        let failure = violation.clone().or_else(|| {
+            (call.expect_error && !error).then(|| {
+                format!(
+                    "expected a tool error (`call.expect.is_error: true`), but the tool returned a result: {}",
+                    crate::excerpt::excerpt(&output, 160)
+                )
+            })
+        });
+        let tool_error = (error && !call.expect_error).then(|| output.clone());
         Ok(AgentRun {
             output,
             output_truncated: false,
@@ -51,9 +62,9 @@ impl SystemUnderTest for McpCallSut<'_> {
                 model: None,
             },
             tool_result: Some(result.clone()),
-            tool_error: is_error(&result).then(|| result_output(&result)),
+            tool_error,
             // A result that breaks the tool's declared outputSchema fails the task.
-            failure: violation,
+            failure,
             cached: false,
         })
     }
