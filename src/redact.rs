@@ -14,7 +14,7 @@
 //! much ordinary text. `evalgate check` warns about them.
 
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
@@ -142,11 +142,55 @@ fn credential_secrets() -> Vec<Secret> {
         .collect()
 }
 
-/// Installs the redactor for the rest of the process: `secrets` (the run's suites') and
-/// evalgate's own tokens.
+/// The secrets behind the current redactor: those installed, and those learnt since.
+#[derive(Default)]
+struct Known {
+    installed: Vec<Secret>,
+    /// Values only known at run time (an MCP server's access token), kept across `install`.
+    learnt: Vec<Secret>,
+    /// Told of every secret learnt (the runner's `::add-mask::`).
+    on_learn: Option<fn(&Secret)>,
+}
+
+// Before `install`, evalgate's own tokens, as `CURRENT` starts.
+static KNOWN: LazyLock<Mutex<Known>> =
+    LazyLock::new(|| Mutex::new(Known { installed: credential_secrets(), ..Known::default() }));
+
+impl Known {
+    fn rebuild(&self) {
+        let all: Vec<Secret> = self.installed.iter().chain(&self.learnt).cloned().collect();
+        *CURRENT.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(Redactor::new(&all));
+    }
+}
+
+/// Installs the redactor for the rest of the process: `secrets` (the run's suites'),
+/// evalgate's own tokens, and every secret learnt so far.
 pub fn install(mut secrets: Vec<Secret>) {
     secrets.extend(credential_secrets());
-    *CURRENT.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(Redactor::new(&secrets));
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    known.installed = secrets;
+    known.rebuild();
+}
+
+/// Adds a secret found while the run goes (an access token fetched for an MCP server): from
+/// now on it is redacted wherever the installed redactor is, and `on_learn` is told.
+pub fn learn(secret: Secret) {
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if known.installed.iter().chain(&known.learnt).any(|s| s.value == secret.value) {
+        return;
+    }
+    if let Some(hook) = known.on_learn {
+        hook(&secret);
+    }
+    known.learnt.push(secret);
+    known.rebuild();
+}
+
+/// Calls `hook` with every secret learnt so far and every one learnt later.
+pub fn on_learn(hook: fn(&Secret)) {
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    known.learnt.iter().for_each(hook);
+    known.on_learn = Some(hook);
 }
 
 pub fn current() -> Arc<Redactor> {
@@ -251,6 +295,24 @@ mod tests {
         assert_eq!(r.text("<v>a&quot;b&lt;c&gt;&amp;d</v>"), "<v>[secret:Q]</v>");
         assert_eq!(r.text("line: MIIEvQIBADAN"), "line: [secret:K]");
         assert_eq!(r.text(r#""-----BEGIN KEY-----\nMIIEvQIBADAN\n-----END KEY-----""#), r#""[secret:K]""#);
+    }
+
+    #[test]
+    fn a_secret_learnt_at_run_time_is_redacted_kept_across_install_and_announced_once() {
+        static ANNOUNCED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let secret = |value: &str, placeholder: &str| Secret { value: value.into(), placeholder: placeholder.into() };
+        learn(secret("learnt-before-install-91f3", "[secret:early]"));
+        on_learn(|s| ANNOUNCED.lock().unwrap().push(s.value.clone()));
+        install(vec![Secret::env("X", "installed-value-4c1d".into())]);
+        learn(secret("learnt-after-install-7e2a", "[secret:late]"));
+        // Already known: neither replaced nor announced again.
+        learn(secret("installed-value-4c1d", "[secret:again]"));
+        learn(secret("learnt-after-install-7e2a", "[secret:again]"));
+        assert_eq!(
+            text("a learnt-before-install-91f3 b installed-value-4c1d c learnt-after-install-7e2a"),
+            "a [secret:early] b [secret:X] c [secret:late]"
+        );
+        assert_eq!(*ANNOUNCED.lock().unwrap(), ["learnt-before-install-91f3", "learnt-after-install-7e2a"]);
     }
 
     #[test]

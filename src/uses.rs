@@ -19,6 +19,10 @@ pub struct Uses<'a> {
     /// Environment variables whose values are secrets without a template naming them: the
     /// API keys behind `api_key_env`.
     pub secret_env: Vec<&'a str>,
+    /// Environment variables read by name, outside any template (an MCP server's
+    /// `client_id_env` and `client_secret_env`): like a template's `{env.X}`, each must be
+    /// set and its value is a secret.
+    pub named_env: Vec<&'a str>,
     /// Templates that make the check vacuous when they render empty, with what they are
     /// (``a `contains` value``): an empty needle is found in any output.
     pub non_empty: Vec<(&'a Template, &'static str)>,
@@ -87,15 +91,17 @@ impl<'a> Uses<'a> {
         append(&mut self.secrets, other.secrets);
         append(&mut self.secret_env, other.secret_env);
         append(&mut self.non_empty, other.non_empty);
+        append(&mut self.named_env, other.named_env);
         self
     }
 
-    /// The environment variables read as `{env.X}`.
+    /// The environment variables read as `{env.X}`, then those read by name.
     pub fn env_vars(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.templates.iter().flat_map(|t| t.vars()).filter_map(|v| match v {
+        let templated = self.templates.iter().flat_map(|t| t.vars()).filter_map(|v| match v {
             Var::Env(name) => Some(name.as_str()),
             _ => None,
-        })
+        });
+        templated.chain(self.named_env.iter().copied())
     }
 
     /// The judges set on the kinds themselves (not the suite's default).

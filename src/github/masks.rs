@@ -5,9 +5,15 @@ use super::workflow_command::command;
 use crate::redact::Secret;
 
 /// Prints the lines on stdout, the one place a secret is written as it is: the runner reads
-/// them and hides the values from the log.
-#[allow(clippy::disallowed_macros)]
+/// them and hides the values from the log. Secrets learnt later (an MCP server's access
+/// token) are masked as they are learnt.
 pub fn add_masks(secrets: &[Secret]) {
+    print_masks(secrets);
+    crate::redact::on_learn(|secret| print_masks(std::slice::from_ref(secret)));
+}
+
+#[allow(clippy::disallowed_macros)]
+fn print_masks(secrets: &[Secret]) {
     for line in mask_lines(secrets) {
         println!("{line}");
     }

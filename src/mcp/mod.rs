@@ -1,5 +1,6 @@
 //! MCP servers: sessions (stdio and streamable HTTP, through rmcp), started once per run.
 
+pub mod auth;
 pub mod conformance;
 pub mod extensions;
 pub mod lint;

@@ -366,7 +366,7 @@ mod tests {
         };
         let server = Server::new(
             "fs".into(),
-            Endpoint::Http { url: String::new(), headers: Vec::new() },
+            Endpoint::Http { url: String::new(), headers: Vec::new(), auth: None },
             Some(Arc::new(Counting(calls.clone()))),
             vec![tool("read", false), tool("wipe", true)],
             ServerInfo::default(),
@@ -429,7 +429,7 @@ mod tests {
             destructive: false,
         };
         let calls = Arc::new(AtomicUsize::new(0));
-        let endpoint = Endpoint::Http { url: String::new(), headers: Vec::new() };
+        let endpoint = Endpoint::Http { url: String::new(), headers: Vec::new(), auth: None };
         let server = Server::new(
             "shop".into(),
             endpoint,

@@ -13,6 +13,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::auth::ClientCredentials;
 use crate::process::reaper;
 
 /// What evalgate's client offers in the handshake (`mcp::extensions`).
@@ -73,11 +74,12 @@ pub trait McpSession: Send + Sync {
     async fn close(&self);
 }
 
-/// How to reach a server.
+/// How to reach a server (`auth`: the client-credentials grant whose token every HTTP
+/// request carries).
 #[derive(Debug, Clone)]
 pub enum Endpoint {
     Stdio { command: Vec<String>, env: Vec<(String, String)>, cwd: std::path::PathBuf },
-    Http { url: String, headers: Vec<(String, String)> },
+    Http { url: String, headers: Vec<(String, String)>, auth: Option<ClientCredentials> },
 }
 
 pub struct RmcpSession {
@@ -165,7 +167,7 @@ async fn connect_with(
                 })?;
                 Ok::<_, Failed>((service, pgid))
             }
-            Endpoint::Http { url, headers } => {
+            Endpoint::Http { url, headers, auth } => {
                 let mut map = HashMap::new();
                 for (k, v) in headers {
                     let name = k.parse().map_err(|_| Failed::Start(McpError(format!("invalid header name `{k}`"))))?;
@@ -174,10 +176,19 @@ async fn connect_with(
                     map.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
-                    Failed::Handshake(McpError(format!("handshake with {url}{at} failed: {}", handshake_error(&e))))
-                })?;
+                let http = super::auth::AuthorizedClient::new(auth.as_ref(), url).await.map_err(Failed::Start)?;
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let service = match client.serve_with_lifecycle(transport, lifecycle).await {
+                    Ok(service) => service,
+                    Err(e) => {
+                        // A server that wants a token: another era would be refused the same.
+                        if let Some(refused) = super::auth::refused(endpoint, &e).await {
+                            return Err(Failed::Start(refused));
+                        }
+                        let why = handshake_error(&e);
+                        return Err(Failed::Handshake(McpError(format!("handshake with {url}{at} failed: {why}"))));
+                    }
+                };
                 Ok((service, None))
             }
         }

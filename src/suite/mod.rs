@@ -4,6 +4,7 @@ mod definition;
 pub mod formats;
 mod load;
 mod load_error;
+pub mod mcp_auth;
 pub mod model;
 pub mod raw;
 pub mod uses;

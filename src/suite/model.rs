@@ -84,6 +84,8 @@ pub struct McpServer {
     pub cwd: PathBuf,
     pub url: Option<Template>,
     pub headers: Vec<(String, Template)>,
+    /// `auth.client_credentials`: the token every request carries (HTTP servers only).
+    pub auth: Option<super::mcp_auth::ClientCredentialsSpec>,
     pub allow_side_effects: bool,
     /// The tools lock file to gate drift on: resolved, and as written.
     pub snapshot: Option<(PathBuf, String)>,
@@ -122,6 +124,7 @@ impl McpServer {
             (None, url) => Endpoint::Http {
                 url: url.as_ref().map(|t| t.render(&env)).unwrap_or_default(),
                 headers: self.headers.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+                auth: self.auth.as_ref().map(|a| a.render(&env)),
             },
         }
     }

@@ -214,6 +214,9 @@ pub struct RawMcpServer {
     /// Streamable HTTP: headers of every request; values may use `{env.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Streamable HTTP: OAuth without a browser, for CI: evalgate fetches an access token
+    /// (`client_credentials`) and sends it on every request.
+    pub auth: Option<super::mcp_auth::RawAuth>,
     /// Tools annotated `destructiveHint: true` (and tools the server does not list) may be
     /// called: by execution-level tasks, steps, graders and agents. Default false: they are
     /// not offered to agents and every call to one is refused.

@@ -67,7 +67,12 @@ fn model_uses(spec: &LlmSpec) -> Uses<'_> {
 }
 
 fn server_uses(server: &McpServer) -> Uses<'_> {
-    Uses::templates(server.url.iter().chain(server.env.iter().map(|(_, t)| t))).and(Uses::headers(&server.headers))
+    let uses =
+        Uses::templates(server.url.iter().chain(server.env.iter().map(|(_, t)| t))).and(Uses::headers(&server.headers));
+    match &server.auth {
+        Some(auth) => uses.and(auth.uses()),
+        None => uses,
+    }
 }
 
 /// The task's prompt, steps, graders (and their own judges' models) and tool call.

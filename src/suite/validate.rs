@@ -244,6 +244,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
     if raw.command.is_some() && !raw.headers.is_empty() {
         cx.error(&format!("{path}.headers"), "`headers` belong to HTTP servers (`url`)");
     }
+    let auth = raw.auth.as_ref().map(|auth| super::mcp_auth::compile(cx, auth, &path, raw.url.is_some(), &raw.headers));
     let protocol = match raw.protocol.as_ref().map(crate::mcp::protocol::Protocol::parse) {
         None => crate::mcp::protocol::Protocol::Auto,
         Some(Ok(protocol)) => protocol,
@@ -252,6 +253,11 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
             return None;
         }
     };
+    // An `auth` that did not compile is reported; the server is not built.
+    let auth = match auth {
+        Some(compiled) => Some(compiled?),
+        None => None,
+    };
     Some(McpServer {
         name: name.to_owned(),
         command: raw.command.clone(),
@@ -259,6 +265,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         cwd: raw.cwd.as_ref().map_or_else(|| cx.dir.clone(), |c| cx.resolve_path(c)),
         url,
         headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
+        auth,
         allow_side_effects: raw.allow_side_effects,
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
         fail_on: raw.drift.fail_on,

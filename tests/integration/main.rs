@@ -27,6 +27,7 @@ mod mcp;
 mod mcp_contracts;
 mod mcp_eras;
 mod mcp_lint;
+mod mcp_oauth;
 mod mcp_results;
 mod mcpchecker;
 mod paired_gate;

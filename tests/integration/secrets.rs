@@ -54,7 +54,7 @@ tasks:
 }
 
 /// Every file below `dir`, recursively, with its text.
-fn files(dir: &Path) -> Vec<(String, String)> {
+pub(crate) fn files(dir: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
