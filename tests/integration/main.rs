@@ -29,6 +29,7 @@ mod mcp_eras;
 mod mcp_lint;
 mod mcp_oauth;
 mod mcp_results;
+mod mcp_server_gate;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
