@@ -40,6 +40,10 @@ const COLLAPSE_AT: usize = 600;
 pub struct Html;
 
 impl super::Report for Html {
+    fn streamed(&self) -> bool {
+        false
+    }
+
     fn file_name(&self) -> &'static str {
         "report.html"
     }

@@ -20,6 +20,10 @@ use crate::results::{Results, Status, TaskResult, TrialResult};
 pub struct Junit;
 
 impl super::Report for Junit {
+    fn streamed(&self) -> bool {
+        false
+    }
+
     fn file_name(&self) -> &'static str {
         "junit.xml"
     }

@@ -177,11 +177,14 @@ pub struct FileReports<'a> {
     /// rewrite a 10 MB file 10,000 times); the dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
+    /// Whether every report has been written once (the first rewrite writes them all).
+    started: bool,
 }
 
 impl<'a> FileReports<'a> {
     pub fn new(paths: &'a OutputPaths, skeleton: Results, planned: usize) -> Self {
-        FileReports { paths, skeleton, slots: vec![None; planned], next_write: Instant::now(), dirty: false }
+        let next_write = Instant::now();
+        FileReports { paths, skeleton, slots: vec![None; planned], next_write, dirty: false, started: false }
     }
 
     fn rewrite(&mut self) -> Result<(), WriteError> {
@@ -198,7 +201,8 @@ impl<'a> FileReports<'a> {
             self.slots.len()
         )];
         regate(&mut partial);
-        self.paths.write_progress(&partial)?;
+        self.paths.write_progress(&partial, !self.started)?;
+        self.started = true;
         self.dirty = false;
         self.next_write = Instant::now() + (started.elapsed() * 4).clamp(MIN_REWRITE_INTERVAL, Duration::from_secs(2));
         Ok(())
@@ -260,5 +264,32 @@ mod throttle_tests {
         assert!(due >= before + MIN_REWRITE_INTERVAL, "due {:?} after the start", due - before);
         let written = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
         assert!(!written.contains("\"t0\""), "rewritten before it was due");
+    }
+
+    #[test]
+    fn junit_and_html_are_written_at_the_start_and_the_end_not_as_tasks_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = OutputPaths::new(dir.path(), &[]);
+        paths.prepare().unwrap();
+        let mut reports = FileReports::new(&paths, results(Vec::new()), 2);
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: 2 }).unwrap();
+        // Every report exists from the start, and none says passed.
+        let (junit, html) = (read("junit.xml"), read("report.html"));
+        assert!(junit.contains("incomplete"), "{junit}");
+        let result = Box::new(task("t0", Status::Passed));
+        reports.handle(&RunEvent::TaskFinished { index: 0, result }).unwrap();
+        reports.next_write = Instant::now();
+        reports.catch_up().unwrap();
+        assert!(read("results.json").contains("\"t0\""), "results.json is streamed");
+        assert!(read("summary.md").contains("t0") || read("summary.md").contains("1/"), "summary.md is streamed");
+        assert_eq!(read("junit.xml"), junit, "junit.xml is not rewritten as tasks finish");
+        assert_eq!(read("report.html"), html, "report.html is not rewritten as tasks finish");
+        // The end writes them all.
+        let mut done = results(vec![task("t0", Status::Passed), task("t1", Status::Passed)]);
+        regate(&mut done);
+        reports.handle(&RunEvent::RunFinished { results: Box::new(done) }).unwrap();
+        assert!(read("junit.xml").contains("t1"));
+        assert!(read("report.html").contains("t1"));
     }
 }

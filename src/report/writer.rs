@@ -61,23 +61,26 @@ impl OutputPaths {
     /// Renders every report of `REPORTS` and replaces its file atomically; one that cannot
     /// be written does not keep the others from being written (the first error is returned).
     pub fn write_reports(&self, results: &Results) -> Result<(), WriteError> {
-        self.write_each(results, write_atomic)
+        self.write_each(results, write_atomic, true)
     }
 
-    /// The same while the run goes: atomic, but not synced to disk each time.
-    pub fn write_progress(&self, results: &Results) -> Result<(), WriteError> {
-        self.write_each(results, write_atomic_unsynced)
+    /// The same while the run goes: atomic, but not synced to disk each time; `all: false`
+    /// writes only the reports that are [streamed](super::Report::streamed).
+    pub fn write_progress(&self, results: &Results, all: bool) -> Result<(), WriteError> {
+        self.write_each(results, write_atomic_unsynced, all)
     }
 
-    /// Every report, redacted, through `write`; the first error is returned after the rest.
+    /// The reports (all, or the streamed ones), redacted, through `write`; the first error
+    /// is returned after the rest.
     fn write_each(
         &self,
         results: &Results,
         write: fn(&Path, &[u8]) -> Result<(), WriteError>,
+        all: bool,
     ) -> Result<(), WriteError> {
         let results = crate::redact::data_ref(results);
         let mut first = None;
-        for (report, path) in REPORTS.iter().zip(&self.reports) {
+        for (report, path) in REPORTS.iter().zip(&self.reports).filter(|(r, _)| all || r.streamed()) {
             if let Err(e) = write(path, report.render(&results).as_bytes()) {
                 first.get_or_insert(e);
             }

@@ -164,28 +164,7 @@ fn label(status: &CheckStatus, message: &str) -> String {
 fn task(site: &TaskSite, id: String, check: Option<&Check>, status: Status, reason: Option<String>) -> TaskResult {
     let score = if status == Status::Passed { 1.0 } else { 0.0 };
     let output = check.and_then(|c| c.details.as_ref()).map(|d| crate::excerpt::excerpt(&d.to_string(), 2000));
-    let trial = TrialResult {
-        status,
-        started_at: None,
-        duration_ms: None,
-        score,
-        reason: reason.clone(),
-        prompt: None,
-        output,
-        output_truncated: false,
-        stderr: String::new(),
-        exit_code: None,
-        latency_ms: None,
-        model: None,
-        usage: None,
-        tool_calls: Vec::new(),
-        graders: Vec::new(),
-        steps: Vec::new(),
-        judge_cost_usd: None,
-        judge_cost_unknown: false,
-        cached: false,
-        notes: Vec::new(),
-    };
+    let trial = TrialResult { status, score, reason: reason.clone(), output, ..TrialResult::empty() };
     TaskResult {
         id,
         description: check.and_then(|c| c.description.clone()),

@@ -238,6 +238,34 @@ fn one() -> u32 {
     1
 }
 
+impl TrialResult {
+    /// A trial with nothing in it yet: an error until something decides otherwise.
+    pub fn empty() -> TrialResult {
+        TrialResult {
+            status: Status::Error,
+            started_at: None,
+            duration_ms: None,
+            score: 0.0,
+            reason: None,
+            prompt: None,
+            output: None,
+            output_truncated: false,
+            stderr: String::new(),
+            exit_code: None,
+            latency_ms: None,
+            model: None,
+            usage: None,
+            tool_calls: Vec::new(),
+            graders: Vec::new(),
+            steps: Vec::new(),
+            judge_cost_usd: None,
+            judge_cost_unknown: false,
+            cached: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
 impl TaskResult {
     pub fn last_trial(&self) -> Option<&TrialResult> {
         self.trials.last()

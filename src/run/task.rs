@@ -53,7 +53,7 @@ pub fn agent_for<'a>(agent_override: Option<&'a Arc<Agent>>, task: &'a Task) -> 
 
 /// A trial that never ran (interrupt, fail-fast).
 pub fn skipped_trial(reason: &str) -> TrialResult {
-    let mut trial = empty_trial();
+    let mut trial = TrialResult::empty();
     trial.status = Status::Skipped;
     trial.reason = Some(reason.to_owned());
     trial
@@ -187,7 +187,7 @@ async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &Cance
     // A task of a protocol era talks to its server at that era.
     bindings.servers = Some(crate::template::ServersRef(ctx.servers.at(task.era.as_ref())));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
-    let mut trial = empty_trial();
+    let mut trial = TrialResult::empty();
 
     let interrupted = {
         let body = run_body(ctx, task, trial_index, &mut bindings, &mut trial);
@@ -208,31 +208,6 @@ async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &Cance
     trial
 }
 
-fn empty_trial() -> TrialResult {
-    TrialResult {
-        status: Status::Error,
-        started_at: None,
-        duration_ms: None,
-        score: 0.0,
-        reason: None,
-        prompt: None,
-        output: None,
-        output_truncated: false,
-        stderr: String::new(),
-        exit_code: None,
-        latency_ms: None,
-        model: None,
-        usage: None,
-        tool_calls: Vec::new(),
-        graders: Vec::new(),
-        steps: Vec::new(),
-        judge_cost_usd: None,
-        judge_cost_unknown: false,
-        cached: false,
-        notes: Vec::new(),
-    }
-}
-
 /// Setup, agent and graders; writes into `trial` as it goes so an interrupt keeps what happened.
 async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mut Bindings, trial: &mut TrialResult) {
     let suite = &ctx.suite;
@@ -249,6 +224,13 @@ async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mu
 
     let started_at = std::time::SystemTime::now();
     let servers = ctx.servers.at(task.era.as_ref());
+    // A task of a protocol version its server did not start at cannot run, whatever its
+    // agent (a model agent would otherwise be offered none of the server's tools).
+    let down = task.era.as_ref().and_then(|e| Some((e, servers.by_name.get(&e.server)?.down.as_ref()?)));
+    if let Some((era, why)) = down {
+        trial.reason = Some(format!("MCP server `{}` did not start at protocol {}: {why}", era.server, era.version));
+        return;
+    }
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
             CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &servers }.run(bindings, task.timeout).await

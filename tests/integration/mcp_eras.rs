@@ -45,10 +45,7 @@ fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
     let down = run.task("echo@2026-07-28");
     assert_eq!(down["status"], "error");
     let why = "handshake at protocol 2026-07-28 failed: the server does not know `server/discover` (Method not found, -32601), so it does not speak 2026-07-28";
-    assert_eq!(
-        down["reason"],
-        format!("MCP server `everything`: server `everything` is not running at protocol 2026-07-28: {why}")
-    );
+    assert_eq!(down["reason"], format!("MCP server `everything` did not start at protocol 2026-07-28: {why}"));
     assert_eq!(run.results()["mcp_servers"]["everything@2026-07-28"]["error"], why);
     // Without the suffix no task runs: every task of a listed server is per era.
     assert!(run.results()["tasks"].as_array().unwrap().iter().all(|t| t["id"].as_str().unwrap().contains('@')));
