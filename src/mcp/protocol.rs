@@ -3,8 +3,6 @@
 //! opens with `server/discover` (per-request `_meta`, no session). rmcp does the wire work;
 //! this module only chooses.
 
-use std::fmt;
-
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use schemars::JsonSchema;
@@ -91,15 +89,6 @@ impl Protocol {
             }
         }
         Ok(Protocol::Eras(list))
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Protocol::Auto => f.write_str("auto"),
-            Protocol::Eras(eras) => f.write_str(&eras.join(", ")),
-        }
     }
 }
 

@@ -146,8 +146,9 @@ impl Servers {
         self.instances.iter().map(|(name, s)| (name.clone(), s.info.clone())).collect()
     }
 
+    /// Closes every instance (each server of `by_name` and of the views is one of them).
     pub async fn close(&self) {
-        for server in self.instances.values().chain(self.by_name.values()) {
+        for server in self.instances.values() {
             if let Some(s) = server.session.lock().await.take() {
                 s.close().await;
             }

@@ -34,7 +34,7 @@ fn fixture_server(extra: &str) -> String {
 }
 
 /// Processes whose command line mentions `needle` (zombies excluded).
-fn processes_with(needle: &str) -> Vec<i32> {
+pub(crate) fn processes_with(needle: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };

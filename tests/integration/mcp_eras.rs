@@ -68,6 +68,9 @@ fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
     );
     let junit = run.read("evalgate-out/junit.xml");
     assert!(junit.contains("name=\"version@2026-07-28\""), "{junit}");
+    // Four instances of the server ran; none outlived the run.
+    let server = run.dir.join("fixture_server.py").display().to_string();
+    assert!(crate::mcp::processes_with(&server).is_empty(), "an MCP server instance outlived the run");
 }
 
 #[test]
