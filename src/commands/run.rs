@@ -5,32 +5,36 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan};
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
-use crate::gate::{finalize, regate};
+use crate::gate::finalize;
 use crate::github::annotations;
-use crate::github::baseline as github;
 use crate::github::publisher::Publisher;
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Selection;
 use crate::process::reaper;
-use crate::report::pretty_json;
-use crate::report::reporter::{EventLogReporter, Fanout, FileReports, now};
+use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
 use crate::report::terminal::{TerminalReporter, Verbosity};
-use crate::report::writer::{ClaimedDir, OutputPaths, WriteError, write_atomic};
-use crate::results::regression::{Baseline, BaselineError};
-use crate::results::{GateVerdict, RESULTS_FORMAT, RegressionSection, Results, RunOutcome, SuiteInfo, Totals};
+use crate::report::writer::{ClaimedDir, OutputPaths};
+use crate::results::{Results, SuiteInfo};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
+
+mod mcp;
+mod regression;
+mod stopped;
+
+use regression::{RegressionPlan, plan_regression, update_baseline};
+use stopped::{not_run, record_stop, skeleton, suite_info};
 
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let selection = Selection::for_run(&args.select, args.shard, args.repeat, args.fail_fast);
@@ -181,32 +185,6 @@ async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: St
     Err(error)
 }
 
-/// The results of a suite that did not run: stopped by `error`, or (`None`) by a signal
-/// before it started.
-fn not_run(suite: SuiteInfo, error: Option<&Error>) -> Results {
-    let mut results = skeleton(suite);
-    match error {
-        Some(e) => record_stop(&mut results, e),
-        None => {
-            results.interrupted = true;
-            regate(&mut results);
-        }
-    }
-    results
-}
-
-/// Records on `results` that `e` stopped the run, and gates them again: the outcome then
-/// has `e`'s exit code (invalid 2, preflight failed 3, aborted 4).
-fn record_stop(results: &mut Results, e: &Error) {
-    let reason = Some(e.to_string());
-    match e {
-        Error::Usage(_) | Error::Load(_) => results.invalid = reason,
-        Error::Preflight(_) => results.preflight_failure = reason,
-        Error::Write(_) | Error::Claim(_) | Error::Internal(_) => results.aborted = reason,
-    }
-    regate(results);
-}
-
 /// Where each suite's reports go: `--out` itself for one suite, `OUT/SUITE-ID/` for several.
 fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
     let several = suite_ids.len() > 1;
@@ -227,44 +205,6 @@ fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> Output
             ("report.html", named(&args.html)),
         ],
     )
-}
-
-fn skeleton(suite: SuiteInfo) -> Results {
-    Results {
-        format: RESULTS_FORMAT.into(),
-        evalgate_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: run_id(),
-        thresholds: None,
-        regression: None,
-        shard: None,
-        suite,
-        started_at: now(),
-        duration_ms: 0,
-        interrupted: false,
-        preflight_failure: None,
-        invalid: None,
-        aborted: None,
-        incomplete: Vec::new(),
-        hooks: Vec::new(),
-        mcp_servers: BTreeMap::new(),
-        mcp_drift: BTreeMap::new(),
-        mcp_lint: BTreeMap::new(),
-        mcp_conformance: BTreeMap::new(),
-        tasks: Vec::new(),
-        totals: Totals::default(),
-        scorecard: None,
-        verdict: GateVerdict::new(RunOutcome::Incomplete { reason: "not gated yet".into() }, Vec::new()),
-    }
-}
-
-fn suite_info(suite: &Suite) -> SuiteInfo {
-    SuiteInfo {
-        id: suite.id.clone(),
-        version: suite.version.clone(),
-        description: suite.description.clone(),
-        file: display_path(&suite.file),
-        modes: suite.modes.iter().map(ToString::to_string).collect(),
-    }
 }
 
 async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Result<i32, Error> {
@@ -326,20 +266,6 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
     error.map_or(Ok(code), Err)
 }
 
-/// `--update-baseline`: the results become the baseline when the run passed.
-fn update_baseline(results: &Results, path: Option<&std::path::Path>) -> Result<(), Error> {
-    let Some(path) = path.filter(|_| results.verdict.passed) else {
-        crate::errln!("the run did not pass: the baseline was not updated");
-        return Ok(());
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| WriteError { path: dir.to_owned(), source })?;
-    }
-    write_atomic(path, pretty_json(results).as_bytes())?;
-    crate::errln!("baseline updated: {}", path.display());
-    Ok(())
-}
-
 /// One suite's run, as prepared before anything runs.
 struct SuiteRun<'a> {
     planned: Planned,
@@ -393,9 +319,7 @@ impl SuiteRun<'_> {
         let dispatched = match servers {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
-                results.mcp_servers = servers.infos();
-                results.mcp_drift = drift(&suite, &servers, update_snapshot);
-                results.mcp_lint = crate::preflight::lint_servers(&suite, &servers).await;
+                mcp::record_servers(&mut results, &suite, &servers, update_snapshot).await;
                 let services = Services { llm, servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
@@ -403,7 +327,7 @@ impl SuiteRun<'_> {
                 // conformance checks once, in its first shard.
                 if plan.shard.is_none_or(|s| s.index == 1) && !stop.cancel.is_cancelled() {
                     tokio::select! {
-                        (tasks, runs) = conformance(&suite) => {
+                        (tasks, runs) = mcp::conformance(&suite) => {
                             conformance_tasks = tasks;
                             results.mcp_conformance = runs;
                         }
@@ -464,189 +388,4 @@ fn llm_runtime(suite: &Suite, args: &RunArgs, price_file: &BTreeMap<String, Pric
     prices.overrides.extend(price_file.clone());
     let cache = (!args.no_cache).then(|| ResponseCache { dir: suite.dir.join(".evalgate").join("cache") });
     LlmRuntime::new(prices, cache)
-}
-
-/// The baseline side of a run: the regression section to record and the baseline itself.
-struct RegressionPlan {
-    section: Option<RegressionSection>,
-    baseline: Option<Baseline>,
-    /// Where `--update-baseline` writes.
-    path: Option<PathBuf>,
-}
-
-/// Resolves the baseline (`--baseline` over `regression.baseline`) and loads it before
-/// anything runs: a missing file is a warning (a failed check with `required: true`); an
-/// unreadable one, or one for another suite, is invalid input.
-fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Error> {
-    let config = suite.regression.as_ref();
-    let path = args.baseline.clone().or_else(|| config.and_then(|c| c.baseline.clone()));
-    if args.update_baseline && path.is_none() {
-        return Err(Error::Usage(format!(
-            "--update-baseline needs a baseline path: --baseline FILE or `regression.baseline` in {}",
-            suite.file.display()
-        )));
-    }
-    let Some(mut path) = path else {
-        return Ok(RegressionPlan { section: None, baseline: None, path: None });
-    };
-    let mut written = args.baseline.as_ref().map_or_else(
-        || config.and_then(|c| c.baseline_written.clone()).unwrap_or_default(),
-        |p| p.display().to_string(),
-    );
-    let mut unavailable = None;
-    if written == github::SOURCE {
-        if args.update_baseline {
-            return Err(Error::Usage(format!(
-                "--update-baseline writes a file; `{}` is fetched (the action uploads the new results)",
-                github::SOURCE
-            )));
-        }
-        match github::fetch_once() {
-            Ok(fetched) => {
-                path = fetched.results_for(&suite.id);
-                written = format!("{}: {}", github::SOURCE, fetched.describe());
-                let max = config.and_then(|c| c.max_baseline_age).unwrap_or(github::DEFAULT_MAX_AGE);
-                if let Some(warning) = fetched.stale(max) {
-                    crate::errln!("warning: {warning}");
-                }
-            }
-            Err(e) => unavailable = Some(format!("no baseline from {}: {e}", github::SOURCE)),
-        }
-    }
-    let mut section = RegressionSection {
-        baseline: Some(written),
-        required: config.is_some_and(|c| c.required),
-        budget: config.map(|c| c.budget).unwrap_or_default(),
-        statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(args.paired),
-        deselected: Vec::new(),
-        comparison: None,
-        test: None,
-        flags: None,
-        noise: match config.and_then(|c| c.noise.as_deref()) {
-            Some(file) => Some(
-                crate::commands::calibrate::Calibration::read(file)
-                    .map_err(|e| Error::Usage(format!("regression.noise: {e}")))?
-                    .discordance,
-            ),
-            None => None,
-        },
-        warning: None,
-    };
-    if let Some(reason) = unavailable {
-        let note = if section.required { "the regression gate fails" } else { "the regression gate is skipped" };
-        crate::errln!("warning: {reason}; {note}");
-        section.warning = Some(reason);
-        return Ok(RegressionPlan { section: Some(section), baseline: None, path: None });
-    }
-    let baseline = match Baseline::load(&path) {
-        Ok(b) if !b.is_for_suite(&suite.id) => {
-            return Err(Error::Usage(format!(
-                "baseline {} is for suite `{}`, not `{}`",
-                path.display(),
-                b.suite_id,
-                suite.id
-            )));
-        }
-        Ok(b) => Some(b),
-        Err(e @ BaselineError::Missing(_)) => {
-            let note = if section.required { "the regression gate fails" } else { "the regression gate is skipped" };
-            crate::errln!("warning: {e}; {note}");
-            section.warning = Some(e.to_string());
-            None
-        }
-        Err(e) => return Err(Error::Usage(e.to_string())),
-    };
-    Ok(RegressionPlan { section: Some(section), baseline, path: Some(path) })
-}
-
-/// Each server with a `snapshot`: its live tool surface compared with (or, with
-/// `--update-snapshot`, written to) the lock file.
-fn drift(
-    suite: &Suite,
-    servers: &crate::mcp::servers::Servers,
-    update: bool,
-) -> BTreeMap<String, crate::mcp::surface::Drift> {
-    use crate::mcp::surface::{Drift, Surface};
-    let mut drift = BTreeMap::new();
-    for (name, spec) in &suite.mcp_servers {
-        let (Some((path, written)), Some(server)) = (&spec.snapshot, servers.by_name.get(name)) else { continue };
-        let live = Surface::of(&server.info, &server.tools);
-        drift.insert(name.clone(), Drift::check(name, &live, path, written, spec.fail_on, update));
-    }
-    drift
-}
-
-/// Each server with `conformance`: the official conformance suite run against its URL (or
-/// its recorded run read), as tasks, and what they came to for the gate.
-async fn conformance(
-    suite: &Suite,
-) -> (Vec<crate::results::TaskResult>, BTreeMap<String, crate::results::conformance::ConformanceRun>) {
-    use crate::mcp::conformance::{Source, read, run};
-    use crate::mcp::session::Endpoint;
-    use crate::results::conformance::{TaskSite, judge};
-    let several = suite.mcp_servers.values().filter(|s| s.conformance.is_some()).count() > 1;
-    let (mut tasks, mut runs) = (Vec::new(), BTreeMap::new());
-    for (name, spec) in &suite.mcp_servers {
-        let Some(conf) = &spec.conformance else { continue };
-        let url = match spec.endpoint() {
-            Endpoint::Http { url, .. } => Some(url),
-            Endpoint::Stdio { .. } => None,
-        };
-        // The URL as written: its `{env.X}` values stay out of the reports.
-        let source = conf.source.describe(spec.url.as_ref().map(crate::template::Template::source));
-        let scenarios = match (&conf.source, &url) {
-            (Source::Recorded { path, .. }, _) => read(path),
-            (Source::Run { command, cwd, timeout }, Some(url)) => {
-                run(command, cwd, *timeout, url, &conf.scenarios).await
-            }
-            (Source::Run { .. }, None) => Err("the conformance suite needs the server's `url`".to_owned()),
-        };
-        let prefix = if several { format!("conformance/{name}") } else { "conformance".to_owned() };
-        let site = TaskSite { server: name, prefix, file: display_path(&suite.file), line: conf.line };
-        let (t, r) = judge(&site, source, scenarios, &conf.expected_failures);
-        let check = r.check(name);
-        crate::errln!("{}: {}", check.name, check.actual);
-        tasks.extend(t);
-        runs.insert(name.clone(), r);
-    }
-    (tasks, runs)
-}
-
-/// `$GITHUB_RUN_ID` (with the attempt) when set, else the start time.
-fn run_id() -> String {
-    match (std::env::var("GITHUB_RUN_ID"), std::env::var("GITHUB_RUN_ATTEMPT")) {
-        (Ok(id), Ok(attempt)) if !id.is_empty() => format!("{id}.{attempt}"),
-        (Ok(id), _) if !id.is_empty() => id,
-        _ => format!("local-{}", humantime::format_rfc3339_seconds(SystemTime::now())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::suite::LoadError;
-
-    fn info() -> SuiteInfo {
-        SuiteInfo { id: "s".into(), version: None, description: None, file: "s.yaml".into(), modes: vec![] }
-    }
-
-    #[test]
-    fn a_suite_stopped_by_an_error_has_the_outcome_of_the_errors_exit_code() {
-        let write = WriteError { path: "out/results.json".into(), source: std::io::Error::other("disk full") };
-        let errors = [
-            Error::Usage("no task matches".into()),
-            Error::Load(LoadError::Invalid { diagnostics: vec![] }),
-            Error::Preflight(vec![]),
-            Error::Write(write),
-            Error::Internal("no runtime".into()),
-        ];
-        for e in &errors {
-            let results = not_run(info(), Some(e));
-            assert_eq!(results.verdict.outcome.exit_code(), e.exit_code(), "{e}");
-            assert_eq!(results.verdict.outcome.detail().as_deref(), Some(e.to_string().as_str()));
-        }
-        let interrupted = not_run(info(), None);
-        assert_eq!(interrupted.verdict.outcome.label(), "interrupted");
-        assert_eq!(interrupted.verdict.outcome.exit_code(), crate::exit::ABORTED);
-    }
 }
