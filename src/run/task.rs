@@ -185,12 +185,13 @@ pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &Can
 async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     // A task of a protocol era talks to its server at that era.
-    bindings.servers = Some(crate::template::ServersRef(ctx.servers.at(task.era.as_ref())));
+    let servers = ctx.servers.at(task.era.as_ref());
+    bindings.servers = Some(crate::template::ServersRef(servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult::empty();
 
     let interrupted = {
-        let body = run_body(ctx, task, trial_index, &mut bindings, &mut trial);
+        let body = run_body(ctx, &servers, task, trial_index, &mut bindings, &mut trial);
         tokio::select! {
             () = body => false,
             () = cancel.cancelled() => true,
@@ -209,8 +210,22 @@ async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &Cance
 }
 
 /// Setup, agent and graders; writes into `trial` as it goes so an interrupt keeps what happened.
-async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mut Bindings, trial: &mut TrialResult) {
+async fn run_body(
+    ctx: &RunContext,
+    servers: &crate::mcp::servers::Servers,
+    task: &Task,
+    trial_index: u32,
+    bindings: &mut Bindings,
+    trial: &mut TrialResult,
+) {
     let suite = &ctx.suite;
+    // A task of a protocol version its server did not start at cannot run: not its setup,
+    // nor its agent (a model agent would otherwise be offered none of the server's tools).
+    let down = task.era.as_ref().and_then(|e| Some((e, servers.by_name.get(&e.server)?.down.as_ref()?)));
+    if let Some((era, why)) = down {
+        trial.reason = Some(format!("MCP server `{}` did not start at protocol {}: {why}", era.server, era.version));
+        return;
+    }
     if let Err(reason) = run_sequence(&task.setup, &suite.dir, Phase::Setup, bindings, &mut trial.steps).await {
         trial.reason = Some(reason);
         return;
@@ -223,24 +238,14 @@ async fn run_body(ctx: &RunContext, task: &Task, trial_index: u32, bindings: &mu
     trial.prompt = Some(cut(&bindings.prompt));
 
     let started_at = std::time::SystemTime::now();
-    let servers = ctx.servers.at(task.era.as_ref());
-    // A task of a protocol version its server did not start at cannot run, whatever its
-    // agent (a model agent would otherwise be offered none of the server's tools).
-    let down = task.era.as_ref().and_then(|e| Some((e, servers.by_name.get(&e.server)?.down.as_ref()?)));
-    if let Some((era, why)) = down {
-        trial.reason = Some(format!("MCP server `{}` did not start at protocol {}: {why}", era.server, era.version));
-        return;
-    }
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
-            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers: &servers }.run(bindings, task.timeout).await
+            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers }.run(bindings, task.timeout).await
         }
         Agent::Llm(agent) => {
-            LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers: &servers }
-                .run(bindings, task.timeout)
-                .await
+            LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }.run(bindings, task.timeout).await
         }
-        Agent::Call(call) => McpCallSut { call, servers: &servers }.run(bindings, task.timeout).await,
+        Agent::Call(call) => McpCallSut { call, servers }.run(bindings, task.timeout).await,
     };
     let run = match outcome {
         Ok(run) => run,

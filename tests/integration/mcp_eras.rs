@@ -24,11 +24,13 @@ fn seen(run: &crate::common::Run, id: &str) -> Value {
 #[test]
 fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
     let yaml = format!(
-        "evalgate: 1\nsuite: eras\nmcp_servers:\n  fx:\n    command: [{py}, fixture_server.py]\n    protocol: [2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28]\n  everything:\n    command: [{ev}, stdio]\n    protocol: [2025-03-26, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
+        "evalgate: 1\nsuite: eras\nmcp_servers:\n  fx:\n    command: [{py}, fixture_server.py]\n    protocol: [2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28]\n  everything:\n    command: [{ev}, stdio]\n    protocol: [2025-03-26, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    setup: [{{run: 'echo ran >> setup.log'}}]\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
         py = python(),
         ev = bin("mcp-server-everything")
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    // The version the server did not start at runs nothing of its task, not even setup.
+    assert_eq!(run.read("setup.log").lines().count(), 2, "setup ran at 2025-03-26 and 2025-11-25 only");
     // server-everything does not speak 2026-07-28: that era's task cannot pass.
     run.expect_code(1);
     for era in ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"] {
