@@ -6,7 +6,6 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -32,11 +31,7 @@ impl FileServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("python3");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the file server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::common::server::wait_listening(port, "the file server");
         FileServer { child, url: format!("http://127.0.0.1:{port}") }
     }
 }

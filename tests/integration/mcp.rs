@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::common::Test;
 
@@ -72,13 +71,9 @@ fn execution_level_calls_on_stdio_servers() {
     );
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// Starts server-everything over streamable HTTP and waits until it listens.
 pub(crate) fn everything_http() -> (Child, u16) {
-    let port = free_port();
+    let port = crate::common::server::closed_port();
     let child = Command::new(bin("mcp-server-everything"))
         .arg("streamableHttp")
         .env("PORT", port.to_string())
@@ -86,11 +81,7 @@ pub(crate) fn everything_http() -> (Child, u16) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::common::server::wait_listening(port, "server-everything");
     (child, port)
 }
 

@@ -2,7 +2,6 @@
 //! 2024-11-05 to 2026-07-28) and server-everything (the TypeScript SDK: up to 2025-11-25).
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -107,13 +106,9 @@ fn auto_speaks_the_newest_era_a_server_knows_and_a_pinned_version_is_held_to() {
     );
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// The fixture server over streamable HTTP, once it listens.
 fn fixture_http(dir: &std::path::Path) -> (Child, u16) {
-    let port = free_port();
+    let port = crate::common::server::closed_port();
     let child = Command::new(python())
         .arg(dir.join("fixture_server.py"))
         .args(["http", &port.to_string()])
@@ -121,11 +116,7 @@ fn fixture_http(dir: &std::path::Path) -> (Child, u16) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the fixture server did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::common::server::wait_listening(port, "the fixture server");
     (child, port)
 }
 

@@ -3,7 +3,6 @@
 //! one bearer token and answers anything else with 401 and a `WWW-Authenticate` challenge.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use base64::Engine;
 
@@ -42,11 +41,7 @@ fn oauth_server(issuer: &str) -> OauthServer {
         .spawn()
         .unwrap();
     let server = OauthServer { child, port };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "oauth_server.py did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::common::server::wait_listening(port, "oauth_server.py");
     server
 }
 

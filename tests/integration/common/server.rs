@@ -136,6 +136,16 @@ pub fn closed_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Waits (up to 20 s) until a server started on `port` accepts connections; `what` names it
+/// when it never does.
+pub fn wait_listening(port: u16, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "{what} did not listen on {port}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// An OpenAI answer calling `calls` (name, arguments as raw JSON text), or giving `text`.
 pub fn answer(text: Option<&str>, calls: &[(&str, &str)]) -> String {
     let tool_calls: Vec<serde_json::Value> = calls
