@@ -30,7 +30,10 @@ fn the_example_server_passes_its_gate_on_both_eras() {
     for era in ["2025-11-25", "2026-07-28"] {
         assert_eq!(results["mcp_servers"][format!("shop@{era}")]["protocol_version"], era);
         assert_eq!(check(&results, &format!("tools/list lint of `shop@{era}`"))["actual"], "no finding");
-        // Every call was held to its outputSchema (quote declares one) and kept it.
+        // `quote` declares an outputSchema, so its calls are held to it (what a breach does
+        // is tested against a lying server in mcp_contracts.rs); this server keeps it.
+        let lock: serde_json::Value = serde_json::from_str(&run.read("tools.lock.json")).unwrap();
+        assert!(lock["servers"]["shop"]["tools"]["quote"]["output_schema"]["properties"]["lines"].is_object());
         let call = &run.task(&format!("quote-bread@{era}"))["trials"][0]["tool_calls"][0];
         assert!(call["result"]["structuredContent"]["lines"].is_array(), "{call}");
         assert!(call.get("violation").is_none(), "{call}");
