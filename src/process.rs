@@ -151,22 +151,28 @@ pub fn stopping() -> bool {
     STOPPING.load(Ordering::SeqCst)
 }
 
-/// Kills the process group when dropped, unless disarmed: cancellation and panics
-/// leave no process behind.
-struct GroupGuard(Option<Pid>);
+/// Kills the process group when dropped, unless disarmed or already killed: cancellation
+/// and panics leave no process behind.
+struct GroupGuard {
+    pgid: Option<Pid>,
+    killed: bool,
+}
 
 impl GroupGuard {
-    fn kill(&self, signal: Signal) {
-        if let Some(pgid) = self.0 {
+    fn kill(&mut self, signal: Signal) {
+        if let Some(pgid) = self.pgid {
             let _ = killpg(pgid, signal);
+            self.killed |= signal == Signal::SIGKILL;
         }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        self.kill(Signal::SIGKILL);
-        if let Some(pgid) = self.0 {
+        if !self.killed {
+            self.kill(Signal::SIGKILL);
+        }
+        if let Some(pgid) = self.pgid {
             reaper::untrack_group(pgid.as_raw());
         }
     }
@@ -194,7 +200,7 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
     let mut child = reaper::spawn(|| command.spawn(), tokio::process::Child::id)
         .map_err(|source| SpawnError { program: spec.program.clone(), source })?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
-    let mut guard = GroupGuard(pid.map(Pid::from_raw));
+    let mut guard = GroupGuard { pgid: pid.map(Pid::from_raw), killed: false };
     if let Some(pgid) = pid {
         reaper::track_group(pgid, &owner);
     }
@@ -236,7 +242,7 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
     } else {
         // The group may hold a daemon the suite's cleanup stops: it is killed when the
         // trial ends (or the run), not here.
-        guard.0 = None;
+        guard.pgid = None;
     }
     let duration = started.elapsed();
     // All the process wrote is in the pipes now: read them to their end. Waiting for the

@@ -142,12 +142,27 @@ pub fn kill_groups(matches: impl Fn(&str) -> bool) -> Vec<String> {
 /// are re-parented to evalgate when it dies, so this looks again until none is left.
 /// Processes still in `killed_group` are not escaped: a SIGKILL to it is on its way.
 pub fn sweep(killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) -> Vec<String> {
+    sweep_children(Threads::Main, killed_group, matches)
+}
+
+/// Whose children a sweep reads.
+#[derive(Clone, Copy)]
+enum Threads {
+    /// The main thread's. The kernel gives an orphan to the subreaper's first live thread,
+    /// the main thread (`find_new_reaper` in kernel/exit.c), and evalgate's runtime runs
+    /// there, so every escaped process is its child: one file to read, not one per thread.
+    Main,
+    /// Every thread's, at the end of the run: nothing is assumed.
+    All,
+}
+
+fn sweep_children(threads: Threads, killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) -> Vec<String> {
     let mut killed = Vec::new();
     // Each round goes one generation deeper; a fork bomb is stopped by the run's end.
     for _ in 0..16 {
         let victims: Vec<(i32, String)> = {
             let spawned = lock(&SPAWNED);
-            children()
+            children(threads)
                 .into_iter()
                 .filter(|pid| !spawned.contains(pid))
                 .filter_map(|pid| match stat(pid) {
@@ -180,19 +195,24 @@ pub fn sweep(killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) 
 /// The end of the run (or a second signal): every tracked group and every escaped process.
 pub fn kill_everything() -> Vec<String> {
     let mut killed = kill_groups(|_| true);
-    killed.extend(sweep(None, |_| true));
+    killed.extend(sweep_children(Threads::All, None, |_| true));
     killed
 }
 
-/// evalgate's children: those of each of its threads (a re-parented orphan is the child of
-/// one of them).
-fn children() -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|list| list.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
-        .collect()
+/// evalgate's children: those of its main thread, or of each of its threads.
+fn children(threads: Threads) -> Vec<i32> {
+    let lists: Vec<String> = match threads {
+        Threads::Main => {
+            std::fs::read_to_string(format!("/proc/self/task/{}/children", std::process::id())).into_iter().collect()
+        }
+        Threads::All => match std::fs::read_dir("/proc/self/task") {
+            Ok(tasks) => {
+                tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok()).collect()
+            }
+            Err(_) => Vec::new(),
+        },
+    };
+    lists.iter().flat_map(|list| list.split_whitespace().filter_map(|p| p.parse().ok())).collect()
 }
 
 /// A process's state letter and process group, from `/proc/PID/stat`.

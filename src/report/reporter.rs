@@ -2,6 +2,7 @@
 //! (rewritten as tasks finish, so a crash or a kill loses at most the tasks in flight) and
 //! GitHub. `Fanout` hands every event to each of them.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::events;
@@ -164,68 +165,133 @@ impl Reporter for EventLogReporter {
 
 /// The shortest time between two rewrites of the file reports while a run goes.
 const MIN_REWRITE_INTERVAL: Duration = Duration::from_millis(250);
+/// The longest: a 100,000-task results file is not held back for more than this.
+const MAX_REWRITE_INTERVAL: Duration = Duration::from_secs(5);
+/// A rewrite waits this many times as long as the last one took: rewrites take at most
+/// about a tenth of a core from the agents.
+const REWRITE_SPACING: u32 = 10;
+
+/// What a rewrite on its own thread gives back: when it started, and whether it failed.
+type Rewrite = std::thread::JoinHandle<(Instant, Result<(), WriteError>)>;
 
 /// The file reports of `REPORTS`, rewritten while the run goes (marked incomplete, never
 /// passed) and once more with the gated results at the end.
-pub struct FileReports<'a> {
-    paths: &'a OutputPaths,
+pub struct FileReports {
+    paths: Arc<OutputPaths>,
     /// The run's results without tasks: suite, thresholds, start time.
-    skeleton: Results,
-    slots: Vec<Option<TaskResult>>,
-    /// The next rewrite waits at least `MIN_REWRITE_INTERVAL`, and four times as long as
-    /// the last took, so the reports cost at most a fifth of the run (10,000 tasks do not
-    /// rewrite a 10 MB file 10,000 times); the dispatcher wakes us when it is due.
+    skeleton: Arc<Results>,
+    slots: Vec<Option<Arc<TaskResult>>>,
+    /// The next rewrite waits at least `MIN_REWRITE_INTERVAL`, and `REWRITE_SPACING` times as
+    /// long as the last took (10,000 tasks do not rewrite a 10 MB file 10,000 times); the
+    /// dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
-    /// Whether every report has been written once (the first rewrite writes them all).
+    /// Whether every report has been written once (the first write writes them all, before
+    /// anything runs).
     started: bool,
+    /// The rewrite in flight: it renders and writes on its own thread, so the run does not
+    /// wait for it (on one runtime thread, it would stop every task for as long).
+    writing: Option<Rewrite>,
 }
 
-impl<'a> FileReports<'a> {
-    pub fn new(paths: &'a OutputPaths, skeleton: Results, planned: usize) -> Self {
-        let next_write = Instant::now();
-        FileReports { paths, skeleton, slots: vec![None; planned], next_write, dirty: false, started: false }
+impl FileReports {
+    pub fn new(paths: &OutputPaths, skeleton: Results, planned: usize) -> Self {
+        FileReports {
+            paths: Arc::new(paths.clone()),
+            skeleton: Arc::new(skeleton),
+            slots: vec![None; planned],
+            next_write: Instant::now(),
+            dirty: false,
+            started: false,
+            writing: None,
+        }
     }
 
-    fn rewrite(&mut self) -> Result<(), WriteError> {
-        if Instant::now() < self.next_write {
-            self.dirty = true;
-            return Ok(());
-        }
-        let started = Instant::now();
-        let mut partial = self.skeleton.clone();
-        partial.tasks = self.slots.iter().flatten().cloned().collect();
+    /// The results so far, marked incomplete and gated as such.
+    fn partial(skeleton: &Results, slots: &[Option<Arc<TaskResult>>]) -> Results {
+        let mut partial = skeleton.clone();
+        partial.tasks = slots.iter().flatten().map(|t| (**t).clone()).collect();
         partial.incomplete = vec![format!(
             "the run had not finished when this was written: {} of {} planned task(s) done",
             partial.tasks.len(),
-            self.slots.len()
+            slots.len()
         )];
         regate(&mut partial);
-        self.paths.write_progress(&partial, !self.started)?;
-        self.started = true;
+        partial
+    }
+
+    fn rewrite(&mut self) -> Result<(), WriteError> {
+        if !self.started {
+            // Every report exists, incomplete, before the first task runs.
+            self.started = true;
+            self.dirty = false;
+            let started = Instant::now();
+            let written = self.paths.write_progress(&Self::partial(&self.skeleton, &self.slots), true);
+            self.next_write = Self::next_after(started);
+            return written;
+        }
+        self.collect(false)?;
+        if self.writing.is_some() || Instant::now() < self.next_write {
+            self.dirty = true;
+            return Ok(());
+        }
         self.dirty = false;
-        self.next_write = Instant::now() + (started.elapsed() * 4).clamp(MIN_REWRITE_INTERVAL, Duration::from_secs(2));
+        let (paths, skeleton, slots) = (self.paths.clone(), self.skeleton.clone(), self.slots.clone());
+        self.writing = Some(std::thread::spawn(move || {
+            let started = Instant::now();
+            (started, paths.write_progress(&Self::partial(&skeleton, &slots), false))
+        }));
         Ok(())
+    }
+
+    /// Takes the rewrite in flight once it is done, or waits for it: its error, and when
+    /// the next may start.
+    fn collect(&mut self, wait: bool) -> Result<(), WriteError> {
+        let Some(writing) = self.writing.take_if(|w| wait || w.is_finished()) else { return Ok(()) };
+        let (started, written) = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.next_write = Self::next_after(started);
+        written
+    }
+
+    /// When the rewrite after one that started at `started` and just ended may start.
+    fn next_after(started: Instant) -> Instant {
+        Instant::now() + (started.elapsed() * REWRITE_SPACING).clamp(MIN_REWRITE_INTERVAL, MAX_REWRITE_INTERVAL)
     }
 }
 
-impl Reporter for FileReports<'_> {
+/// A rewrite still in flight ends before the reports are given up: nothing writes a
+/// report after the run is done with them.
+impl Drop for FileReports {
+    fn drop(&mut self) {
+        let _ = self.collect(true);
+    }
+}
+
+impl Reporter for FileReports {
     fn wake_at(&self) -> Option<Instant> {
+        if self.writing.is_some() {
+            // To take its result (a write error stops the run) and start the next.
+            return Some(Instant::now() + Duration::from_millis(50));
+        }
         self.dirty.then_some(self.next_write)
     }
 
     fn catch_up(&mut self) -> Result<(), WriteError> {
-        self.rewrite()
+        if self.dirty { self.rewrite() } else { self.collect(false) }
     }
 
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { .. } => self.rewrite(),
             RunEvent::TaskFinished { index, result } | RunEvent::TaskSkipped { index, result } => {
-                self.slots[*index] = Some((**result).clone());
+                self.slots[*index] = Some(Arc::new((**result).clone()));
                 self.rewrite()
             }
-            RunEvent::RunFinished { results } => self.paths.write_reports(results),
+            RunEvent::RunFinished { results } => {
+                let waited = self.collect(true);
+                let written = self.paths.write_reports(results);
+                waited.and(written)
+            }
             RunEvent::TaskStarted { .. }
             | RunEvent::TrialStarted { .. }
             | RunEvent::TrialRetry { .. }
@@ -281,6 +347,7 @@ mod throttle_tests {
         reports.handle(&RunEvent::TaskFinished { index: 0, result }).unwrap();
         reports.next_write = Instant::now();
         reports.catch_up().unwrap();
+        reports.collect(true).unwrap();
         assert!(read("results.json").contains("\"t0\""), "results.json is streamed");
         assert!(read("summary.md").contains("t0") || read("summary.md").contains("1/"), "summary.md is streamed");
         assert_eq!(read("junit.xml"), junit, "junit.xml is not rewritten as tasks finish");

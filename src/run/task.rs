@@ -161,8 +161,13 @@ fn task_file(suite: &Suite, task: &Task) -> String {
 }
 
 pub fn display_path(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    // evalgate never changes directory: the working directory is read once, not per task.
+    static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let cwd = CWD.get_or_init(|| std::env::current_dir().ok());
+    let abs = match cwd {
+        Some(cwd) if path.is_relative() => cwd.join(path),
+        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+    };
     match cwd.as_deref().and_then(|c| abs.strip_prefix(c).ok()) {
         Some(rel) => rel.display().to_string(),
         None => path.display().to_string(),

@@ -13,11 +13,15 @@ use crate::template::Bindings;
 use crate::template::Var;
 
 /// The prompt and trace files of one agent run, in the run's scratch directory (one
-/// directory per task would cost two syscalls a task for nothing); removed on drop.
+/// directory per task would cost two syscalls a task for nothing); removed on drop, each
+/// only if it may exist (three failed unlinks a task add up over 10,000 tasks).
 struct ScratchFiles {
     prompt: PathBuf,
     trace: PathBuf,
     mcp_config: PathBuf,
+    /// Which of them may exist: evalgate wrote the first and third; the agent may write the
+    /// trace until reading it found none.
+    present: [bool; 3],
 }
 
 impl ScratchFiles {
@@ -28,15 +32,18 @@ impl ScratchFiles {
             prompt: dir.join(format!("prompt-{n}.txt")),
             trace: dir.join(format!("trace-{n}.json")),
             mcp_config: dir.join(format!("mcp-{n}.json")),
+            present: [false, true, false],
         }
     }
 }
 
 impl Drop for ScratchFiles {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.prompt);
-        let _ = std::fs::remove_file(&self.trace);
-        let _ = std::fs::remove_file(&self.mcp_config);
+        for (path, present) in [&self.prompt, &self.trace, &self.mcp_config].into_iter().zip(self.present) {
+            if present {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 }
 
@@ -52,9 +59,10 @@ pub struct CommandSut<'a> {
 impl SystemUnderTest for CommandSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = self.agent;
-        let scratch = ScratchFiles::new(self.scratch_dir);
+        let mut scratch = ScratchFiles::new(self.scratch_dir);
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
+            scratch.present[0] = true;
             tokio::fs::write(&scratch.prompt, &bindings.prompt)
                 .await
                 .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
@@ -78,6 +86,7 @@ impl SystemUnderTest for CommandSut<'_> {
                 proxies.push(proxy);
             }
             let text = serde_json::json!({"mcpServers": config}).to_string();
+            scratch.present[2] = true;
             tokio::fs::write(&scratch.mcp_config, text)
                 .await
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
@@ -132,7 +141,7 @@ impl SystemUnderTest for CommandSut<'_> {
                     return Err(AgentError { reason, run: Some(run) });
                 }
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => scratch.present[1] = false,
             Err(e) => {
                 return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
             }
