@@ -197,13 +197,22 @@ pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = reaper::spawn(|| command.spawn(), tokio::process::Child::id)
-        .map_err(|source| SpawnError { program: spec.program.clone(), source })?;
-    let pid = child.id().and_then(|id| i32::try_from(id).ok());
-    let mut guard = GroupGuard { pgid: pid.map(Pid::from_raw), killed: false };
-    if let Some(pgid) = pid {
-        reaper::track_group(pgid, &owner);
-    }
+    // On the blocking pool: posix_spawn returns only once the child has exec'd, and the
+    // runtime's one thread has every other task to serve meanwhile. The group is tracked
+    // and guarded as soon as it exists, so a run cancelled during the spawn kills it too.
+    let tracked = owner.clone();
+    let spawned = tokio::task::spawn_blocking(move || {
+        let child = reaper::spawn(|| command.spawn(), tokio::process::Child::id)?;
+        let pid = child.id().and_then(|id| i32::try_from(id).ok());
+        if let Some(pgid) = pid {
+            reaper::track_group(pgid, &tracked);
+        }
+        Ok((child, GroupGuard { pgid: pid.map(Pid::from_raw), killed: false }))
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    let (mut child, mut guard) = spawned.map_err(|source| SpawnError { program: spec.program.clone(), source })?;
+    let pid = guard.pgid.map(Pid::as_raw);
 
     if let (Some(bytes), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         tokio::spawn(async move {

@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, RwLock};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -23,9 +23,15 @@ use nix::unistd::Pid;
 /// The variable naming the trial and process a descendant belongs to.
 pub const OWNER_VAR: &str = "EVALGATE_OWNER";
 
-/// The pids evalgate started itself (tokio reaps them). Locked while spawning, so a sweep
-/// never takes a process just started for an escaped one.
+/// The pids evalgate started itself (tokio reaps them).
 static SPAWNED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Held (shared) from a spawn until its pid is in `SPAWNED`, and (exclusive) by the sweep
+/// that takes every process whoever it names, so that sweep never takes a process just
+/// started for an escaped one. The other sweeps need no such lock: they take only
+/// processes that name their trial or process, which a process starting elsewhere does not
+/// (before its exec it shows evalgate's own environment, and owner tokens carry
+/// evalgate's pid, so even an outer evalgate's token cannot match).
+static SPAWNING: RwLock<()> = RwLock::new(());
 /// Process groups left running on purpose (setup steps may start services, MCP servers),
 /// with the owner of the process that started each, so a second signal, the end of their
 /// trial or the end of the run can still kill them.
@@ -65,7 +71,7 @@ pub async fn in_trial<T>(body: impl Future<Output = T>) -> (T, Vec<String>) {
     TRIAL
         .scope(trial, async {
             let value = body.await;
-            let prefix = format!("{id}.");
+            let prefix = format!("{}:{id}.", *PID);
             let mut killed = kill_groups(|owner| owner.starts_with(&prefix));
             killed.extend(sweep(None, |owner| owner.is_some_and(|o| o.starts_with(&prefix))));
             for what in killed {
@@ -83,24 +89,29 @@ pub fn note(text: String) {
 }
 
 /// A new owner token for a process about to start: its trial's (`-` outside one) and its own.
+/// evalgate's pid, read once.
+static PID: LazyLock<u32> = LazyLock::new(std::process::id);
+
+/// A new owner token for a process about to start: evalgate's pid, its trial's (`-`
+/// outside one) and its own number (`PID:TRIAL.N`).
 pub fn new_owner() -> String {
     let trial = TRIAL.try_with(|t| t.id.to_string()).unwrap_or_else(|_| "-".into());
-    format!("{trial}.{}", NEXT.fetch_add(1, Ordering::Relaxed))
+    format!("{}:{trial}.{}", *PID, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A new owner token for a process of the whole run (an MCP server, even one restarted
 /// during a trial): what it leaves is killed when the run ends.
 pub fn new_run_owner() -> String {
-    format!("-.{}", NEXT.fetch_add(1, Ordering::Relaxed))
+    format!("{}:-.{}", *PID, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Spawns a process with `spawn` and records its pid as evalgate's own, atomically with
-/// respect to `sweep`.
+/// respect to the sweep at the end of the run (see `SPAWNING`).
 pub fn spawn<C>(spawn: impl FnOnce() -> std::io::Result<C>, pid: impl Fn(&C) -> Option<u32>) -> std::io::Result<C> {
-    let mut spawned = lock(&SPAWNED);
+    let _spawning = SPAWNING.read().unwrap_or_else(|e| e.into_inner());
     let child = spawn()?;
     if let Some(id) = pid(&child).and_then(|id| i32::try_from(id).ok()) {
-        spawned.insert(id);
+        lock(&SPAWNED).insert(id);
     }
     Ok(child)
 }
@@ -149,14 +160,15 @@ pub fn sweep(killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) 
 #[derive(Clone, Copy)]
 enum Threads {
     /// The main thread's. The kernel gives an orphan to the subreaper's first live thread,
-    /// the main thread (`find_new_reaper` in kernel/exit.c), and evalgate's runtime runs
-    /// there, so every escaped process is its child: one file to read, not one per thread.
+    /// the main thread (`find_new_reaper` in kernel/exit.c), whichever thread started its
+    /// ancestor: every escaped process is its child, one file to read, not one per thread.
     Main,
     /// Every thread's, at the end of the run: nothing is assumed.
     All,
 }
 
 fn sweep_children(threads: Threads, killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) -> Vec<String> {
+    let _no_spawn = matches!(threads, Threads::All).then(|| SPAWNING.write().unwrap_or_else(|e| e.into_inner()));
     let mut killed = Vec::new();
     // Each round goes one generation deeper; a fork bomb is stopped by the run's end.
     for _ in 0..16 {
@@ -202,9 +214,7 @@ pub fn kill_everything() -> Vec<String> {
 /// evalgate's children: those of its main thread, or of each of its threads.
 fn children(threads: Threads) -> Vec<i32> {
     let lists: Vec<String> = match threads {
-        Threads::Main => {
-            std::fs::read_to_string(format!("/proc/self/task/{}/children", std::process::id())).into_iter().collect()
-        }
+        Threads::Main => std::fs::read_to_string(format!("/proc/self/task/{}/children", *PID)).into_iter().collect(),
         Threads::All => match std::fs::read_dir("/proc/self/task") {
             Ok(tasks) => {
                 tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok()).collect()
