@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks, at default settings (no -j, no max_concurrency), in one run on one machine:
 #   1. command agents: 1,000 and 10,000 tasks vs the same commands run bare with
-#      `xargs -P <cores>` (ratio), peak RSS; 100,000 tasks (ten suites of 10,000, the most
+#      `xargs -P <cores>` (ratio, best of 3 each), peak RSS; 100,000 tasks (ten suites of 10,000, the most
 #      one suite may hold, in one run) peak RSS;
 #   2. LLM-bound: 400 tasks against a local OpenAI-compatible stand-in (200 ms latency, at
 #      most 32 requests at once on the server) vs the ideal (calls × latency ÷ 32); again
@@ -99,13 +99,18 @@ if [ "${BENCH_100K:-1}" = 1 ]; then
 fi
 printf 'evalgate: 1\nsuite: bench.one\nagents:\n  bot: {command: [./agent.sh, "{prompt}"]}\ntasks:\n  - {id: one, prompt: q, grade: [{type: contains, value: answer}]}\n' > one.yaml
 
+# Best of 3 each, alternating: run to run, the same command varies by ±15% on a small VM.
 for n in 1000 10000; do
-  measure sh -c "seq 1 $n | xargs -P $cores -I{} ./agent.sh 'question {}'"
-  bare=$wall
-  measure "$bin" run -q --out "out$n" "s$n.yaml"
+  bare= ours= peak=
+  for _ in 1 2 3; do
+    measure sh -c "seq 1 $n | xargs -P $cores -I{} ./agent.sh 'question {}'"
+    if [ -z "$bare" ] || [ "$(echo "$wall < $bare" | bc -l)" = 1 ]; then bare=$wall; fi
+    measure "$bin" run -q --out "out$n" "s$n.yaml"
+    if [ -z "$ours" ] || [ "$(echo "$wall < $ours" | bc -l)" = 1 ]; then ours=$wall; peak=$rss; fi
+  done
   read -r passed errors < <(totals "out$n/results.json")
-  row "command agents, $(echo "$n" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta') tasks" "$(secs "$wall"), $(mb "$rss")" "xargs -P $cores: $(secs "$bare")" \
-    "$(ratio "$wall" "$bare")" "≤ 1.1× at 10k ($passed passed)"
+  row "command agents, $(echo "$n" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta') tasks (best of 3)" "$(secs "$ours"), $(mb "$peak")" "xargs -P $cores: $(secs "$bare")" \
+    "$(ratio "$ours" "$bare")" "≤ 1.1× at 10k ($passed passed)"
 done
 if [ "${BENCH_100K:-1}" = 1 ]; then # BENCH_100K=0 skips the longest part
   measure "$bin" run -q --out out100k s100k-*.yaml

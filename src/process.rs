@@ -110,12 +110,14 @@ pub fn is_own_credential(name: &str) -> bool {
 }
 
 /// Removes evalgate's own credentials from what `command` inherits; variables set on it
-/// explicitly afterwards still reach the child.
+/// explicitly afterwards still reach the child. evalgate never changes its own environment,
+/// so their names are looked up once, not at every spawn.
 pub fn strip_credentials(command: &mut std::process::Command) {
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_own_credential) {
-            command.env_remove(name);
-        }
+    static OWN: std::sync::LazyLock<Vec<std::ffi::OsString>> = std::sync::LazyLock::new(|| {
+        std::env::vars_os().map(|(name, _)| name).filter(|name| name.to_str().is_some_and(is_own_credential)).collect()
+    });
+    for name in OWN.iter() {
+        command.env_remove(name);
     }
 }
 

@@ -333,6 +333,30 @@ mod throttle_tests {
     }
 
     #[test]
+    fn the_final_reports_wait_for_a_rewrite_in_flight_so_nothing_older_replaces_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = OutputPaths::new(dir.path(), &[]);
+        paths.prepare().unwrap();
+        let many: Vec<_> = (0..2000).map(|i| task(&format!("t{i}"), Status::Passed)).collect();
+        let mut reports = FileReports::new(&paths, results(Vec::new()), many.len());
+        reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: many.len() }).unwrap();
+        for (index, t) in many.iter().enumerate() {
+            reports.slots[index] = Some(Arc::new(t.clone()));
+        }
+        reports.dirty = true;
+        reports.next_write = Instant::now();
+        reports.catch_up().unwrap();
+        assert!(reports.writing.is_some(), "the rewrite runs on its own thread");
+        let mut done = results(many);
+        regate(&mut done);
+        reports.handle(&RunEvent::RunFinished { results: Box::new(done) }).unwrap();
+        assert!(reports.writing.is_none(), "the rewrite in flight ended before the final write");
+        drop(reports);
+        let written = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+        assert!(!written.contains("had not finished"), "an older rewrite replaced the final results");
+    }
+
+    #[test]
     fn junit_and_html_are_written_at_the_start_and_the_end_not_as_tasks_finish() {
         let dir = tempfile::tempdir().unwrap();
         let paths = OutputPaths::new(dir.path(), &[]);
