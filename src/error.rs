@@ -49,7 +49,8 @@ impl From<crate::plan::PlanError> for Error {
 /// The async runtime of a command: one thread. evalgate's own work per task (spawning,
 /// reading pipes, grading, reporting) is small next to what it waits on; on one thread it
 /// never hands a task's events between threads (a wake-up and a context switch each), and
-/// it leaves every other core to the agents. Blocking file work goes to tokio's blocking pool.
+/// it leaves every other core to the agents. Blocking file work and spawning go to tokio's
+/// blocking pool.
 pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

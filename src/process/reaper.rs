@@ -88,7 +88,6 @@ pub fn note(text: String) {
     let _ = TRIAL.try_with(|t| lock(&t.notes).push(text));
 }
 
-/// A new owner token for a process about to start: its trial's (`-` outside one) and its own.
 /// evalgate's pid, read once.
 static PID: LazyLock<u32> = LazyLock::new(std::process::id);
 

@@ -1,5 +1,6 @@
 //! Reporters follow a run event by event: the terminal, `events.jsonl`, the file reports
-//! (rewritten as tasks finish, so a crash or a kill loses at most the tasks in flight) and
+//! (rewritten as tasks finish, at most every 250 ms: a crash or a kill loses from them at
+//! most the tasks since the last rewrite, and `events.jsonl` has every finished one) and
 //! GitHub. `Fanout` hands every event to each of them.
 
 use std::sync::Arc;
@@ -263,7 +264,9 @@ impl FileReports {
 /// report after the run is done with them.
 impl Drop for FileReports {
     fn drop(&mut self) {
-        let _ = self.collect(true);
+        if let Some(writing) = self.writing.take() {
+            let _ = writing.join();
+        }
     }
 }
 
