@@ -172,6 +172,9 @@ const MAX_REWRITE_INTERVAL: Duration = Duration::from_secs(5);
 /// about a tenth of a core from the agents.
 const REWRITE_SPACING: u32 = 10;
 
+/// How often a rewrite in flight is looked at to see whether it is done.
+const LOOK_AGAIN: Duration = Duration::from_millis(50);
+
 /// What a rewrite on its own thread gives back: when it started, and whether it failed.
 type Rewrite = std::thread::JoinHandle<(Instant, Result<(), WriteError>)>;
 
@@ -242,6 +245,8 @@ impl FileReports {
             let started = Instant::now();
             (started, paths.write_progress(&Self::partial(&skeleton, &slots), false))
         }));
+        // While it is in flight, `next_write` is when to look at it again.
+        self.next_write = Instant::now() + LOOK_AGAIN;
         Ok(())
     }
 
@@ -271,16 +276,22 @@ impl Drop for FileReports {
 }
 
 impl Reporter for FileReports {
+    /// A rewrite in flight is looked at again (its error stops the run; a rewrite put off
+    /// meanwhile starts once it is done), one put off is started when due.
     fn wake_at(&self) -> Option<Instant> {
-        if self.writing.is_some() {
-            // To take its result (a write error stops the run) and start the next.
-            return Some(Instant::now() + Duration::from_millis(50));
-        }
-        self.dirty.then_some(self.next_write)
+        (self.dirty || self.writing.is_some()).then_some(self.next_write)
     }
 
     fn catch_up(&mut self) -> Result<(), WriteError> {
-        if self.dirty { self.rewrite() } else { self.collect(false) }
+        self.collect(false)?;
+        if self.writing.is_some() {
+            self.next_write = Instant::now() + LOOK_AGAIN;
+            Ok(())
+        } else if self.dirty {
+            self.rewrite()
+        } else {
+            Ok(())
+        }
     }
 
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
@@ -357,6 +368,36 @@ mod throttle_tests {
         drop(reports);
         let written = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
         assert!(!written.contains("had not finished"), "an older rewrite replaced the final results");
+    }
+
+    #[test]
+    fn a_rewrite_put_off_while_another_is_in_flight_is_done_without_another_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = OutputPaths::new(dir.path(), &[]);
+        paths.prepare().unwrap();
+        let many: Vec<_> = (0..2000).map(|i| task(&format!("t{i}"), Status::Passed)).collect();
+        let mut fanout = Fanout::default();
+        fanout.reporters.push(Box::new(FileReports::new(&paths, results(Vec::new()), many.len() + 1)));
+        fanout.event(RunEvent::RunStarted { suite_id: "s".into(), tasks: many.len() + 1 });
+        for (index, t) in many.into_iter().enumerate() {
+            fanout.event(RunEvent::TaskFinished { index, result: Box::new(t) });
+        }
+        // As the dispatcher does when no event comes: sleep until the sink's wake-up, catch up.
+        fn dispatcher_wakes(fanout: &mut Fanout) {
+            let at = fanout.wake_at().expect("work put off").into_std();
+            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            fanout.catch_up();
+        }
+        dispatcher_wakes(&mut fanout); // the rewrite of the 2,000 tasks starts
+        let last = Box::new(task("last", Status::Passed));
+        fanout.event(RunEvent::TaskFinished { index: 2000, result: last });
+        let read = || std::fs::read_to_string(dir.path().join("results.json")).unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !read().contains("\"last\"") {
+            assert!(Instant::now() < deadline, "the task that finished during a rewrite was never written");
+            dispatcher_wakes(&mut fanout);
+        }
+        assert!(fanout.error.is_none());
     }
 
     #[test]
