@@ -19,9 +19,11 @@ struct ScratchFiles {
     prompt: PathBuf,
     trace: PathBuf,
     mcp_config: PathBuf,
-    /// Which of them may exist: evalgate wrote the first and third; the agent may write the
-    /// trace until reading it found none.
-    present: [bool; 3],
+    /// Whether evalgate wrote the prompt and the MCP config.
+    wrote_prompt: bool,
+    wrote_mcp_config: bool,
+    /// Whether reading the trace found none (until then the agent may have written one).
+    no_trace: bool,
 }
 
 impl ScratchFiles {
@@ -32,17 +34,22 @@ impl ScratchFiles {
             prompt: dir.join(format!("prompt-{n}.txt")),
             trace: dir.join(format!("trace-{n}.json")),
             mcp_config: dir.join(format!("mcp-{n}.json")),
-            present: [false, true, false],
+            wrote_prompt: false,
+            wrote_mcp_config: false,
+            no_trace: false,
         }
     }
 }
 
 impl Drop for ScratchFiles {
     fn drop(&mut self) {
-        for (path, present) in [&self.prompt, &self.trace, &self.mcp_config].into_iter().zip(self.present) {
-            if present {
-                let _ = std::fs::remove_file(path);
-            }
+        let may_exist = [
+            (&self.prompt, self.wrote_prompt),
+            (&self.trace, !self.no_trace),
+            (&self.mcp_config, self.wrote_mcp_config),
+        ];
+        for (path, _) in may_exist.into_iter().filter(|(_, may)| *may) {
+            let _ = std::fs::remove_file(path);
         }
     }
 }
@@ -62,7 +69,7 @@ impl SystemUnderTest for CommandSut<'_> {
         let mut scratch = ScratchFiles::new(self.scratch_dir);
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
-            scratch.present[0] = true;
+            scratch.wrote_prompt = true;
             tokio::fs::write(&scratch.prompt, &bindings.prompt)
                 .await
                 .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
@@ -86,7 +93,7 @@ impl SystemUnderTest for CommandSut<'_> {
                 proxies.push(proxy);
             }
             let text = serde_json::json!({"mcpServers": config}).to_string();
-            scratch.present[2] = true;
+            scratch.wrote_mcp_config = true;
             tokio::fs::write(&scratch.mcp_config, text)
                 .await
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
@@ -141,7 +148,7 @@ impl SystemUnderTest for CommandSut<'_> {
                     return Err(AgentError { reason, run: Some(run) });
                 }
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => scratch.present[1] = false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => scratch.no_trace = true,
             Err(e) => {
                 return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
             }

@@ -282,6 +282,35 @@ fn prompts_reach_agents_by_file_and_stdin_and_paths_resolve_against_the_suite() 
 }
 
 #[test]
+fn each_agent_run_s_prompt_and_trace_files_are_removed_when_it_ends() {
+    // Each agent writes a trace and lists the scratch directory: it sees its own two files,
+    // never an earlier task's.
+    let agent = "#!/bin/sh\necho '{}' > \"$EVALGATE_TRACE\"\nls \"$(dirname \"$EVALGATE_TRACE\")\"\n";
+    let tasks: String =
+        (1..=3).map(|i| format!("  - {{id: t{i}, prompt: p, grade: [{{type: contains, value: trace}}]}}\n")).collect();
+    let run = Test::new()
+        .write("agent.sh", agent)
+        .write(
+            "evalgate.yaml",
+            &format!(
+                "evalgate: 1\nsuite: t\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt_file}}\"]}}\ntasks:\n{tasks}"
+            ),
+        )
+        .args(&["run", "-j", "1"])
+        .run();
+    run.expect_code(0);
+    for i in 1..=3 {
+        let output = run.task(&format!("t{i}"))["trials"][0]["output"].as_str().unwrap().to_owned();
+        let files: Vec<&str> = output.lines().collect();
+        assert_eq!(files.len(), 2, "t{i} saw {files:?}");
+        assert!(
+            files.iter().any(|f| f.starts_with("prompt-")) && files.iter().any(|f| f.starts_with("trace-")),
+            "{files:?}"
+        );
+    }
+}
+
+#[test]
 fn messages_reach_command_agents_as_json() {
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
