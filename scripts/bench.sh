@@ -55,6 +55,8 @@ measure() {
   wall=$(echo "$end - $start" | bc -l)
   rss=$(tail -n 1 "$work/rss")
 }
+# lower A B : the smaller of two wall times (A may be empty)
+lower() { if [ -z "$1" ] || [ "$(echo "$2 < $1" | bc -l)" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 # best N CMD... : the shortest wall time of N runs, in $best
 best() {
   local n=$1 i
@@ -62,7 +64,7 @@ best() {
   best=
   for ((i = 0; i < n; i++)); do
     measure "$@"
-    if [ -z "$best" ] || [ "$(echo "$wall < $best" | bc -l)" = 1 ]; then best=$wall; fi
+    best=$(lower "$best" "$wall")
   done
 }
 mb() { printf '%.1f MB' "$(echo "$1 / 1024" | bc -l)"; }
@@ -104,9 +106,9 @@ for n in 1000 10000; do
   bare= ours= peak=
   for _ in 1 2 3; do
     measure sh -c "seq 1 $n | xargs -P $cores -I{} ./agent.sh 'question {}'"
-    if [ -z "$bare" ] || [ "$(echo "$wall < $bare" | bc -l)" = 1 ]; then bare=$wall; fi
+    bare=$(lower "$bare" "$wall")
     measure "$bin" run -q --out "out$n" "s$n.yaml"
-    if [ -z "$ours" ] || [ "$(echo "$wall < $ours" | bc -l)" = 1 ]; then ours=$wall; peak=$rss; fi
+    if [ "$(lower "$ours" "$wall")" = "$wall" ]; then ours=$wall peak=$rss; fi
   done
   read -r passed errors < <(totals "out$n/results.json")
   row "command agents, $(echo "$n" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta') tasks (best of 3)" "$(secs "$ours"), $(mb "$peak")" "xargs -P $cores: $(secs "$bare")" \
