@@ -1,19 +1,13 @@
 //! Child processes: each in its own process group, output captured up to a cap, a timeout
 //! (or dropping the future, on cancellation) kills the whole group.
 
+mod life;
 pub mod reaper;
 
-use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
 
 /// Bytes kept of each of stdout and stderr; the rest is counted and dropped.
 pub const OUTPUT_CAP: usize = 1024 * 1024;
@@ -37,6 +31,9 @@ pub struct ProcessSpec {
     /// Kill whatever is left in the process group once the main process exits
     /// (agents and graders: nothing of theirs may outlive them; setup steps may start daemons).
     pub reap_group: bool,
+    /// A file the process may write (an agent's trace), read once it has ended, on the
+    /// same thread: [`ProcessOutput::then_read`].
+    pub then_read: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -47,7 +44,16 @@ impl ProcessSpec {
 
     pub fn argv(mut argv: Vec<String>, cwd: PathBuf, timeout: Duration) -> Self {
         let program = if argv.is_empty() { String::new() } else { argv.remove(0) };
-        ProcessSpec { program, args: argv, env: Vec::new(), cwd, stdin: None, timeout, reap_group: true }
+        ProcessSpec {
+            program,
+            args: argv,
+            env: Vec::new(),
+            cwd,
+            stdin: None,
+            timeout,
+            reap_group: true,
+            then_read: None,
+        }
     }
 }
 
@@ -76,6 +82,8 @@ pub struct ProcessOutput {
     /// What it left behind or lost: escaped processes killed, a leak, output over the cap
     /// (also noted on the current trial).
     pub notes: Vec<String>,
+    /// The file of [`ProcessSpec::then_read`], or why it could not be read.
+    pub then_read: Option<Result<Vec<u8>, Arc<std::io::Error>>>,
 }
 
 impl ProcessOutput {
@@ -153,208 +161,30 @@ pub fn stopping() -> bool {
     STOPPING.load(Ordering::SeqCst)
 }
 
-/// Kills the process group when dropped, unless disarmed or already killed: cancellation
-/// and panics leave no process behind.
-struct GroupGuard {
-    pgid: Option<Pid>,
-    killed: bool,
-}
-
-impl GroupGuard {
-    fn kill(&mut self, signal: Signal) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, signal);
-            self.killed |= signal == Signal::SIGKILL;
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if !self.killed {
-            self.kill(Signal::SIGKILL);
-        }
-        if let Some(pgid) = self.pgid {
-            reaper::untrack_group(pgid.as_raw());
-        }
-    }
-}
-
-pub async fn run_process(spec: &ProcessSpec) -> Result<ProcessOutput, SpawnError> {
+/// Runs `spec` to its end: one trip to the blocking pool, where [`life::live`] spawns the
+/// process and waits for it. Dropping the future kills its group (and keeps it from
+/// starting, if it has not yet); the notes are recorded on the current trial.
+pub async fn run_process(spec: ProcessSpec) -> Result<ProcessOutput, SpawnError> {
     if stopping() {
         let source = std::io::Error::new(std::io::ErrorKind::Interrupted, "evalgate is stopping (second signal)");
-        return Err(SpawnError { program: spec.program.clone(), source });
+        return Err(SpawnError { program: spec.program, source });
     }
-    let started = Instant::now();
+    struct CancelOnDrop(Arc<life::Cancel>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.cancel();
+        }
+    }
+    let program = spec.program.clone();
     let owner = reaper::new_owner();
-    let mut command = Command::new(&spec.program);
-    strip_credentials(command.as_std_mut());
-    command
-        .args(&spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(reaper::OWNER_VAR, &owner)
-        .current_dir(&spec.cwd)
-        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // On the blocking pool: posix_spawn returns only once the child has exec'd, and the
-    // runtime's one thread has every other task to serve meanwhile. The group is tracked
-    // and guarded as soon as it exists, so a run cancelled during the spawn kills it too.
-    let tracked = owner.clone();
-    let spawned = tokio::task::spawn_blocking(move || {
-        let child = reaper::spawn(|| command.spawn(), tokio::process::Child::id)?;
-        let pid = child.id().and_then(|id| i32::try_from(id).ok());
-        if let Some(pgid) = pid {
-            reaper::track_group(pgid, &tracked);
-        }
-        Ok((child, GroupGuard { pgid: pid.map(Pid::from_raw), killed: false }))
-    })
-    .await
-    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
-    let (mut child, mut guard) = spawned.map_err(|source| SpawnError { program: spec.program.clone(), source })?;
-    let pid = guard.pgid.map(Pid::as_raw);
-
-    if let (Some(bytes), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
-        tokio::spawn(async move {
-            // A child that exits without reading its stdin is not an error.
-            let _ = stdin.write_all(&bytes).await;
-        });
-    }
-    let finish = CancellationToken::new();
-    let stdout = child.stdout.take().map(|r| tokio::spawn(capture(r, finish.clone())));
-    let stderr = child.stderr.take().map(|r| tokio::spawn(capture(r, finish.clone())));
-
-    let mut timed_out = false;
-    let status = match tokio::time::timeout(spec.timeout, child.wait()).await {
-        Ok(status) => status,
-        Err(_) => {
-            timed_out = true;
-            guard.kill(Signal::SIGTERM);
-            match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(status) => status,
-                Err(_) => {
-                    guard.kill(Signal::SIGKILL);
-                    child.wait().await
-                }
-            }
-        }
-    };
-    if let (Some(pid), Ok(_)) = (pid, &status) {
-        reaper::reaped(pid);
-    }
-    let mut notes = Vec::new();
-    if spec.reap_group || timed_out {
-        guard.kill(Signal::SIGKILL);
-        for what in reaper::sweep(pid, |o| o == Some(owner.as_str())) {
-            notes.push(format!("`{}` left a background process: killed ({what})", spec.program));
-        }
-    } else {
-        // The group may hold a daemon the suite's cleanup stops: it is killed when the
-        // trial ends (or the run), not here.
-        guard.pgid = None;
-    }
-    let duration = started.elapsed();
-    // All the process wrote is in the pipes now: read them to their end. Waiting for the
-    // end is bounded only because something it started may hold them open for ever.
-    let both = async { (collect(stdout).await, collect(stderr).await) };
-    tokio::pin!(both);
-    let ((stdout, out_end), (stderr, err_end)) = match tokio::time::timeout(DRAIN_GRACE, &mut both).await {
-        Ok(both) => both,
-        Err(_) => {
-            finish.cancel();
-            both.await
-        }
-    };
-    if !(out_end && err_end) {
-        notes.push(format!(
-            "LEAK: a process `{}` started kept its output open after it exited; output read up to then",
-            spec.program
-        ));
-    }
-    for (name, b) in [("stdout", &stdout), ("stderr", &stderr)] {
-        if b.dropped > 0 {
-            notes.push(format!(
-                "`{}` printed {} bytes on {name}, over the {} MiB kept; the rest was dropped",
-                spec.program,
-                b.bytes.len() as u64 + b.dropped,
-                OUTPUT_CAP >> 20
-            ));
-        }
-    }
-    for note in &notes {
+    let cancel = CancelOnDrop(Arc::default());
+    let shared = cancel.0.clone();
+    let out = tokio::task::spawn_blocking(move || life::live(spec, &owner, &shared))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|source| SpawnError { program, source })?;
+    for note in &out.notes {
         reaper::note(note.clone());
     }
-    let (exit_code, signal) = match status {
-        Ok(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
-        Err(_) => (None, None),
-    };
-    Ok(ProcessOutput {
-        exit_code,
-        signal,
-        stdout: stdout.into_captured(),
-        stderr: stderr.into_captured(),
-        duration,
-        timed_out,
-        notes,
-    })
-}
-
-#[derive(Default)]
-struct Buffer {
-    bytes: Vec<u8>,
-    dropped: u64,
-}
-
-impl Buffer {
-    fn push(&mut self, chunk: &[u8]) {
-        let keep = chunk.len().min(OUTPUT_CAP.saturating_sub(self.bytes.len()));
-        self.bytes.extend_from_slice(&chunk[..keep]);
-        self.dropped += (chunk.len() - keep) as u64;
-    }
-
-    fn into_captured(self) -> Captured {
-        Captured { text: String::from_utf8_lossy(&self.bytes).into_owned(), dropped: self.dropped }
-    }
-}
-
-/// What a pipe's reader got, and whether it reached the end.
-async fn collect(reader: Option<tokio::task::JoinHandle<(Buffer, bool)>>) -> (Buffer, bool) {
-    match reader {
-        Some(reader) => reader.await.unwrap_or_else(|_| (Buffer::default(), true)),
-        None => (Buffer::default(), true),
-    }
-}
-
-/// Reads `pipe` to its end, or until `finish`; then takes what the pipe holds at that
-/// moment without waiting for more (at most `DRAIN_MAX`, against a writer that never stops).
-/// Whether it reached the end.
-async fn capture<R: AsyncRead + AsFd + Unpin>(mut pipe: R, finish: CancellationToken) -> (Buffer, bool) {
-    let mut into = Buffer::default();
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        tokio::select! {
-            read = pipe.read(&mut buf) => match read {
-                Ok(0) | Err(_) => return (into, true),
-                Ok(n) => into.push(&buf[..n]),
-            },
-            () = finish.cancelled() => break,
-        }
-    }
-    // Straight from the (non-blocking) descriptor: the runtime may not have seen yet that
-    // it is readable, when evalgate is starved of CPU.
-    let mut drained = 0;
-    while drained < DRAIN_MAX {
-        match nix::unistd::read(pipe.as_fd(), &mut buf) {
-            Ok(0) => return (into, true),
-            Ok(n) => {
-                into.push(&buf[..n]);
-                drained += n;
-            }
-            Err(nix::errno::Errno::EINTR) => {}
-            Err(_) => break,
-        }
-    }
-    (into, false)
+    Ok(out)
 }

@@ -98,7 +98,7 @@ impl Grade for CommandCheck {
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());
-        let out = run_process(&spec).await.map_err(|e| e.to_string())?;
+        let out = run_process(spec).await.map_err(|e| e.to_string())?;
         if out.timed_out {
             return Err(format!("command grader {}", out.describe_end(self.timeout)));
         }

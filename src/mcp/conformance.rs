@@ -288,7 +288,7 @@ pub async fn run(
         if let Some(s) = scenario {
             argv.extend(["--scenario".to_owned(), s.clone()]);
         }
-        let output = run_process(&ProcessSpec::argv(argv, cwd.to_owned(), timeout)).await.map_err(|e| e.to_string())?;
+        let output = run_process(ProcessSpec::argv(argv, cwd.to_owned(), timeout)).await.map_err(|e| e.to_string())?;
         let ended = output.describe_end(timeout);
         let written = if dir.is_dir() { read(&dir).unwrap_or_default() } else { Vec::new() };
         // The scenarios the tool started: the one asked for, or those its progress lines name.

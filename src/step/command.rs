@@ -159,7 +159,7 @@ async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf
         leaf.error = true;
         return leaf;
     }
-    let out = match run_process(&spec).await {
+    let out = match run_process(spec).await {
         Ok(out) => out,
         Err(e) => {
             leaf.failure = Some(e.to_string());

@@ -110,8 +110,9 @@ impl SystemUnderTest for CommandSut<'_> {
         if agent.stdin {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());
         }
+        spec.then_read = Some(trace_path);
 
-        let out = run_process(&spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
+        let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
         let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
         proxied.sort_by_key(|(at, _)| *at);
         let out = out?;
@@ -135,7 +136,7 @@ impl SystemUnderTest for CommandSut<'_> {
             }
             return Err(AgentError { reason, run: Some(run) });
         }
-        match tokio::fs::read(&trace_path).await {
+        match out.then_read.expect("the trace is read") {
             Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
                 Ok(trace) => {
                     if let Some(output) = &trace.output {
