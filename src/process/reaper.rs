@@ -213,7 +213,7 @@ pub fn kill_everything() -> Vec<String> {
 /// evalgate's children: those of its main thread, or of each of its threads.
 fn children(threads: Threads) -> Vec<i32> {
     let lists: Vec<String> = match threads {
-        Threads::Main => std::fs::read_to_string(format!("/proc/self/task/{}/children", *PID)).into_iter().collect(),
+        Threads::Main => main_children().into_iter().collect(),
         Threads::All => match std::fs::read_dir("/proc/self/task") {
             Ok(tasks) => {
                 tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok()).collect()
@@ -222,6 +222,26 @@ fn children(threads: Threads) -> Vec<i32> {
         },
     };
     lists.iter().flat_map(|list| list.split_whitespace().filter_map(|p| p.parse().ok())).collect()
+}
+
+/// The main thread's children, read again (from offset 0) from one descriptor kept open:
+/// a sweep at every process's end, one at every trial's, and opening the file (a path
+/// walk through /proc, and a new buffer) cost more than reading it.
+fn main_children() -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    static FILE: LazyLock<Option<std::fs::File>> =
+        LazyLock::new(|| std::fs::File::open(format!("/proc/self/task/{}/children", *PID)).ok());
+    let file = FILE.as_ref()?;
+    let mut list = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = file.read_at(&mut buf, list.len() as u64).ok()?;
+        list.extend_from_slice(&buf[..n]);
+        if n == 0 {
+            break;
+        }
+    }
+    String::from_utf8(list).ok()
 }
 
 /// A process's state letter and process group, from `/proc/PID/stat`.

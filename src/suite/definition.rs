@@ -17,12 +17,35 @@ use crate::yaml::Document;
 /// Task keys that do not change what a trial measures.
 const IGNORED_TASK_KEYS: [&str; 7] = ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden"];
 
-/// The suite's part of every definition: what of the suite as written a task's outcome
-/// depends on.
-pub(super) fn suite_context(source: &Value) -> Value {
-    let key = |k: &str| source.get(k).cloned().unwrap_or(Value::Null);
-    let timeout = source.get("defaults").and_then(|d| d.get("timeout")).cloned().unwrap_or(Value::Null);
-    serde_json::json!({"agents": key("agents"), "judge": key("judge"), "mcp_servers": key("mcp_servers"), "timeout": timeout})
+/// The suite's part of every definition (what of the suite as written a task's outcome
+/// depends on) as canonical JSON, written once: every task's hash reuses it.
+#[derive(Debug, Clone, Default)]
+pub struct DefinitionContext {
+    /// Each agent's keys.
+    agents: std::collections::BTreeMap<String, String>,
+    /// `,"judge":…,"mcp_servers":…,"task":`, between the agent and the task.
+    before_task: String,
+    /// `,"timeout":…,"vars":…}`, after the task.
+    after_task: String,
+}
+
+pub(super) fn suite_context(source: &Value, vars: &std::collections::BTreeMap<String, String>) -> DefinitionContext {
+    let text = |value: Option<&Value>| {
+        let mut out = String::new();
+        canonical(value.unwrap_or(&Value::Null), &mut out);
+        out
+    };
+    let agents = source.get("agents").and_then(Value::as_object);
+    let timeout = source.get("defaults").and_then(|d| d.get("timeout"));
+    DefinitionContext {
+        agents: agents.into_iter().flatten().map(|(name, agent)| (name.clone(), text(Some(agent)))).collect(),
+        before_task: format!(
+            r#","judge":{},"mcp_servers":{},"task":"#,
+            text(source.get("judge")),
+            text(source.get("mcp_servers"))
+        ),
+        after_task: format!(r#","timeout":{},"vars":{}}}"#, text(timeout), text(Some(&serde_json::json!(vars)))),
+    }
 }
 
 /// A task as written, read as JSON when its definition hash is asked for: a task of a
@@ -67,23 +90,19 @@ impl std::fmt::Debug for TaskSource {
 }
 
 impl Suite {
-    /// The definition hash of `task` run by the agent named `agent` (16 hex digits).
+    /// The definition hash of `task` run by the agent named `agent` (16 hex digits): of the
+    /// canonical JSON `{"agent":…,"judge":…,"mcp_servers":…,"task":…,"timeout":…,"vars":…}`.
     pub fn task_definition(&self, task: &Task, agent: &str) -> String {
         let mut own = task.source.json();
         if let Value::Object(map) = &mut own {
             map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
         }
-        let agents = self.definition_context.get("agents");
-        let whole = serde_json::json!({
-            "task": own,
-            "agent": agents.and_then(|a| a.get(agent)).cloned().unwrap_or(Value::Null),
-            "judge": self.definition_context["judge"],
-            "mcp_servers": self.definition_context["mcp_servers"],
-            "timeout": self.definition_context["timeout"],
-            "vars": self.vars,
-        });
-        let mut text = String::new();
-        canonical(&whole, &mut text);
+        let context = &self.definition_context;
+        let mut text = String::from(r#"{"agent":"#);
+        text.push_str(context.agents.get(agent).map_or("null", String::as_str));
+        text.push_str(&context.before_task);
+        canonical(&own, &mut text);
+        text.push_str(&context.after_task);
         let digest = Sha256::digest(text.as_bytes());
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -100,7 +119,7 @@ fn canonical(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(&serde_json::to_string(k).expect("a string is JSON"));
                 out.push(':');
                 canonical(&map[k], out);
             }
@@ -140,6 +159,13 @@ mod tests {
 
     const AGENT: &str = "{command: [./agent.sh]}";
     const TASK: &str = "{id: a, agent: bot, prompt: x, grade: [{type: contains, value: x}]}";
+
+    /// Baselines keep definitions: the same suite must hash the same in every version.
+    #[test]
+    fn a_definition_is_the_same_from_version_to_version() {
+        let yaml = "evalgate: 1\nsuite: s\nvars: {who: \"w\\u00e9\\\"q\", n: \"1\"}\ndefaults: {timeout: 30s}\nmcp_servers:\n  fs: {command: [node, fs.js], env: {B: b, A: a}}\nagents:\n  bot: {command: [./agent.sh, \"{prompt}\"], env: {Z: z, A: \"1\"}}\n  other: {command: [./other.sh]}\ntasks:\n  - {id: a, agent: bot, prompt: x, tags: [t], threshold: 0.5, grade: [{type: contains, value: x}, {type: regex, pattern: \"^x$\"}]}\n  - {id: b, agent: other, prompt: y, grade: [{type: contains, value: y}]}\n";
+        assert_eq!(definitions(yaml), ["38457f273d0a5f2f", "ab82b7a4675117c1"]);
+    }
 
     #[test]
     fn what_changes_the_measurement_changes_the_hash_and_nothing_else_does() {

@@ -44,7 +44,7 @@ pub struct Suite {
     pub after_all: Vec<Step>,
     pub tasks: Vec<Task>,
     /// What of the suite as written every task's definition hash covers (`definition.rs`).
-    pub definition_context: serde_json::Value,
+    pub definition_context: super::definition::DefinitionContext,
 }
 
 #[derive(Debug, Default)]

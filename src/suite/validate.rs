@@ -160,7 +160,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         before_all: before_all?,
         after_all: after_all?,
         tasks,
-        definition_context: super::definition::suite_context(&raw.source),
+        definition_context: super::definition::suite_context(&raw.source, &cx.vars),
     })
 }
 
