@@ -2,7 +2,7 @@
 
 /// Shortens `text` to at most `max` characters for a one-line reason.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let one_line = visible_controls(&text.trim().replace(['\n', '\r'], " "));
+    let one_line = visible_controls(text.trim().replace(['\n', '\r'], " "));
     if one_line.chars().count() <= max {
         one_line
     } else {
@@ -28,10 +28,13 @@ pub fn excerpt_with_last_line(text: &str, max: usize) -> String {
 /// `text` with every control character but newline and tab written out (`\u{1b}`), as are
 /// the two non-characters XML forbids: an agent's raw bytes (a terminal escape, NUL) never
 /// reach a terminal, Markdown or XML, where they are invalid or act.
-pub fn visible_controls(text: &str) -> String {
+pub fn visible_controls(text: String) -> String {
     let hidden = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}';
-    if !text.contains(hidden) {
-        return text.to_owned();
+    // Bytes first (a report is megabytes): only these can start a hidden character in
+    // UTF-8, C0 controls and DEL, C1 controls (0xC2 0x80..0x9F), U+FFFE and U+FFFF (0xEF …).
+    let may_hide = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || matches!(*b, 0x7f | 0xc2 | 0xef);
+    if !text.as_bytes().iter().any(may_hide) || !text.contains(hidden) {
+        return text;
     }
     text.chars().map(|c| if hidden(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
@@ -43,9 +46,14 @@ mod tests {
     #[test]
     fn control_characters_are_written_out() {
         assert_eq!(
-            visible_controls("a\u{1b}[31m\0b\r\n\tc\u{85}\u{ffff}"),
+            visible_controls("a\u{1b}[31m\0b\r\n\tc\u{85}\u{ffff}".into()),
             "a\\u{1b}[31m\\u{0}b\\u{d}\n\tc\\u{85}\\u{ffff}"
         );
+        // Each alone, past the byte check; other text with the same first bytes is kept.
+        for (alone, shown) in [("\u{85}", "\\u{85}"), ("\u{7f}", "\\u{7f}"), ("\u{fffe}", "\\u{fffe}")] {
+            assert_eq!(visible_controls(format!("é{alone}©")), format!("é{shown}©"));
+        }
+        assert_eq!(visible_controls("é © \u{f000}".into()), "é © \u{f000}");
         assert_eq!(excerpt("x\u{7}y", 10), "x\\u{7}y");
     }
 

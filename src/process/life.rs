@@ -86,7 +86,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(reaper::OWNER_VAR, owner)
         .current_dir(&spec.cwd)
-        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { dev_null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -212,6 +212,14 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         notes,
         then_read,
     })
+}
+
+/// `/dev/null` for a stdin, from one descriptor kept open: a dup costs less than an open
+/// (`Stdio::null` opens it at every spawn).
+fn dev_null() -> Stdio {
+    static NULL: std::sync::LazyLock<Option<std::fs::File>> =
+        std::sync::LazyLock::new(|| std::fs::File::open("/dev/null").ok());
+    NULL.as_ref().and_then(|null| null.try_clone().ok()).map_or_else(Stdio::null, Stdio::from)
 }
 
 /// How often a process is looked at without a pidfd to wake the wait at its exit.
@@ -416,6 +424,20 @@ mod tests {
         let err = live(shell("touch started", dir.path()), "test", &cancel).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Interrupted);
         assert!(!dir.path().join("started").exists(), "a cancelled process was started");
+    }
+
+    #[test]
+    fn stdin_is_empty_without_input_and_is_written_whole_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = live(shell("cat; echo done", dir.path()), "test", &Cancel::default()).unwrap();
+        assert_eq!((out.stdout.text.as_str(), out.exit_code), ("done\n", Some(0)));
+        // More than a pipe holds, read back while it is written.
+        let big: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+        let mut spec = shell("cat", dir.path());
+        spec.stdin = Some(big.clone().into_bytes());
+        let out = live(spec, "test", &Cancel::default()).unwrap();
+        assert_eq!(out.stdout.text.len(), big.len());
+        assert!(out.stdout.text == big, "stdin came back changed");
     }
 
     #[test]

@@ -43,6 +43,9 @@ impl super::Report for Html {
     fn streamed(&self) -> bool {
         false
     }
+    fn renders_aside(&self) -> bool {
+        true
+    }
 
     fn file_name(&self) -> &'static str {
         "report.html"
@@ -78,7 +81,7 @@ pub fn render(results: &Results) -> String {
             escape(&e.to_string())
         )
     });
-    crate::excerpt::visible_controls(&html)
+    crate::excerpt::visible_controls(html)
 }
 
 /// Text for HTML made outside the template (the charts).

@@ -38,7 +38,7 @@ pub fn render_within(results: &Results, max: usize) -> String {
     let mut rows = failing;
     let mut excerpts = true;
     loop {
-        let text = crate::excerpt::visible_controls(&render_with(results, rows, excerpts));
+        let text = crate::excerpt::visible_controls(render_with(results, rows, excerpts));
         if text.chars().count() <= max {
             return text;
         }

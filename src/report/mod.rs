@@ -23,6 +23,11 @@ pub trait Report: Sync {
     fn streamed(&self) -> bool {
         true
     }
+    /// Whether it renders on a thread of its own, beside the others (the HTML page, which
+    /// costs as much as all of them).
+    fn renders_aside(&self) -> bool {
+        false
+    }
 }
 
 /// Every file report, in the order they are written (`results.json` first: the others can

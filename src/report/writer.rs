@@ -71,8 +71,10 @@ impl OutputPaths {
     }
 
     /// The reports (all, or the streamed ones), redacted, through `write`; the first error
-    /// is returned after the rest. One after another: rendered side by side, their texts
-    /// and the allocator's per-thread arenas added a third to a 10,000-task run's peak memory.
+    /// is returned after the rest. The HTML page, which costs as much as all the others,
+    /// renders on a second thread beside them; they render one after another (side by
+    /// side, their texts and the allocator's per-thread arenas added a third to a
+    /// 10,000-task run's peak memory).
     fn write_each(
         &self,
         results: &Results,
@@ -80,13 +82,23 @@ impl OutputPaths {
         all: bool,
     ) -> Result<(), WriteError> {
         let results = crate::redact::data_ref(results);
-        let mut first = None;
-        for (report, path) in REPORTS.iter().zip(&self.reports).filter(|(r, _)| all || r.streamed()) {
-            if let Err(e) = write(path, report.render(&results).as_bytes()) {
-                first.get_or_insert(e);
+        let chosen = REPORTS.iter().zip(&self.reports).filter(|(r, _)| all || r.streamed());
+        let (aside, here): (Vec<_>, Vec<_>) = chosen.partition(|(r, _)| r.renders_aside());
+        let write_all = |reports: Vec<(&&dyn super::Report, &PathBuf)>| {
+            let mut first = None;
+            for (report, path) in reports {
+                if let Err(e) = write(path, report.render(&results).as_bytes()) {
+                    first.get_or_insert(e);
+                }
             }
-        }
-        first.map_or(Ok(()), Err)
+            first
+        };
+        let (here, aside) = std::thread::scope(|scope| {
+            let aside = (!aside.is_empty()).then(|| scope.spawn(|| write_all(aside)));
+            let here = write_all(here);
+            (here, aside.and_then(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+        });
+        here.or(aside).map_or(Ok(()), Err)
     }
 }
 
