@@ -310,14 +310,21 @@ impl Pipe {
     /// Reads what the pipe holds, at most `limit` bytes; whether it reached the end (then
     /// the descriptor is closed).
     fn read(&mut self, limit: usize) -> bool {
+        thread_local! {
+            /// One buffer a thread: zeroing 64 KiB at every read cost more than the read.
+            static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 64 * 1024]);
+        }
+        BUF.with_borrow_mut(|buf| self.read_with(buf, limit))
+    }
+
+    fn read_with(&mut self, buf: &mut [u8], limit: usize) -> bool {
         let Some(fd) = &self.fd else { return true };
-        let mut buf = [0u8; 64 * 1024];
         let mut read = 0;
         let end = loop {
             if read >= limit {
                 break false;
             }
-            match nix::unistd::read(fd, &mut buf) {
+            match nix::unistd::read(fd, buf) {
                 Ok(0) => break true,
                 Ok(n) => {
                     let keep = n.min(OUTPUT_CAP.saturating_sub(self.bytes.len()));
@@ -337,7 +344,8 @@ impl Pipe {
     }
 
     fn into_captured(self) -> Captured {
-        Captured { text: String::from_utf8_lossy(&self.bytes).into_owned(), dropped: self.dropped }
+        let text = String::from_utf8(self.bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Captured { text, dropped: self.dropped }
     }
 }
 
