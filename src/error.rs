@@ -46,14 +46,21 @@ impl From<crate::plan::PlanError> for Error {
     }
 }
 
-/// The async runtime of a command: one thread. evalgate's own work per task (spawning,
-/// reading pipes, grading, reporting) is small next to what it waits on; on one thread it
-/// never hands a task's events between threads (a wake-up and a context switch each), and
-/// it leaves every other core to the agents. Blocking file work and spawning go to tokio's
-/// blocking pool.
+/// More than any `-j` a machine can run processes for (each thread reserves its stack's
+/// address space, not memory).
+const MAX_BLOCKING_THREADS: usize = 1 << 16;
+
+/// The async runtime of a command: one thread. evalgate's own work per task (grading,
+/// reporting) is small next to what it waits on; on one thread it never hands a task's
+/// events between threads (a wake-up and a context switch each), and it leaves every other
+/// core to the agents. Blocking file work, and each process from its spawn to its end
+/// (`process::life`), go to tokio's blocking pool, which holds a thread per running
+/// process: `-j` and the open-file limit bound those, not the pool (by default 512 threads,
+/// past which `-j 1000` would run 512 agents and queue the rest behind them).
 pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
         .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))
 }

@@ -81,6 +81,42 @@ fn every_agent_output_survives_a_thousand_agents_under_load() {
 }
 
 #[test]
+fn six_hundred_agents_run_at_once_with_j_600() {
+    // Each agent's whole life holds a thread of the blocking pool: tokio's default of 512
+    // threads would run 512 and queue the rest, and these agents wait for one another.
+    const TASKS: usize = 600;
+    let tasks: String = (0..TASKS)
+        .map(|i| format!("  - {{id: t{i}, prompt: a{i}, grade: [{{type: contains, value: together {TASKS}}}]}}\n"))
+        .collect();
+    let agent = format!(
+        "#!/bin/sh\ntouch \"started/$1\"\nn=0\n\
+         while [ \"$(ls started | wc -l)\" -lt {TASKS} ] && [ $n -lt 60 ]; do sleep 1; n=$((n+1)); done\n\
+         echo \"together $(ls started | wc -l)\"\n"
+    );
+    let run = Test::new()
+        .write("agent.sh", &agent)
+        .write("started/.keep", "")
+        .write("evals.yaml", &agent_suite("120s", &tasks))
+        .args(&["run", "evals.yaml", "-j", "600", "--quiet"])
+        .run();
+    let results = run.results();
+    let apart: Vec<String> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] != "passed")
+        .map(|t| format!("{}: {}", t["id"], t["trials"][0]["output"]))
+        .collect();
+    assert!(
+        apart.is_empty(),
+        "{} of {TASKS} agents did not run together: {:?}",
+        apart.len(),
+        &apart[..apart.len().min(3)]
+    );
+    run.expect_code(0);
+}
+
+#[test]
 fn escaped_daemons_of_agents_and_setup_steps_are_killed_when_their_task_ends() {
     let tasks = "  - id: t\n    prompt: x\n    setup:\n      - run: ./daemon.sh setup\n    grade: [{type: contains, value: setup-daemon-alive}]\n";
     let agent = "#!/bin/sh\n./daemon.sh agent\nkill -0 \"$(cat setup.pid)\" && echo setup-daemon-alive\n";
