@@ -107,9 +107,13 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
     let mut stdin = Feed::new(child.stdin.take().map(OwnedFd::from), spec.stdin.unwrap_or_default())?;
     let exited = pidfd_open(pid);
 
-    // Until it exits; past its timeout, SIGTERM, then after the grace SIGKILL.
+    // Until it exits; past its timeout, SIGTERM, then after the grace SIGKILL. For its first
+    // moments only its exit is waited for: a short process's output is read in one go when
+    // it ends, not at each write (a wake-up and a context switch each, more than such a
+    // process costs itself); one that fills a pipe meanwhile waits that long at most.
     let mut timed_out = false;
     let mut until = Some(started + spec.timeout);
+    let quiet_until = started + QUIET_START;
     let status: io::Result<ExitStatus> = loop {
         let now = Instant::now();
         if until.is_some_and(|u| now >= u) {
@@ -127,7 +131,11 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if exited.is_none() {
             wait = Some(wait.map_or(NO_PIDFD_TICK, |w| w.min(NO_PIDFD_TICK)));
         }
-        let [out, err, feed, exit] = ready(&stdout, &stderr, &stdin, exited.as_ref(), wait)?;
+        let pipes = exited.is_none() || now >= quiet_until;
+        if !pipes {
+            wait = Some(wait.map_or(quiet_until - now, |w| w.min(quiet_until - now)));
+        }
+        let [out, err, feed, exit] = ready(pipes.then_some((&stdout, &stderr)), &stdin, exited.as_ref(), wait)?;
         if out {
             stdout.read(READ_TURN);
         }
@@ -172,7 +180,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if now >= drained {
             break;
         }
-        let [out, err, ..] = ready(&stdout, &stderr, &Feed::done(), None, Some(drained - now))?;
+        let [out, err, ..] = ready(Some((&stdout, &stderr)), &Feed::done(), None, Some(drained - now))?;
         if out {
             stdout.read(READ_TURN);
         }
@@ -222,23 +230,25 @@ fn dev_null() -> Stdio {
     NULL.as_ref().and_then(|null| null.try_clone().ok()).map_or_else(Stdio::null, Stdio::from)
 }
 
+/// How long after its start a process's pipes are left to fill before they are read as
+/// they fill (its exit is waited for from the start).
+const QUIET_START: Duration = Duration::from_millis(5);
 /// How often a process is looked at without a pidfd to wake the wait at its exit.
 const NO_PIDFD_TICK: Duration = Duration::from_millis(10);
 /// The most read from one pipe before the others (and the timeout) are looked at again.
 const READ_TURN: usize = 1024 * 1024;
 
-/// Waits until stdout or stderr can be read, stdin written or the process has exited (in
-/// that order), or `wait` passes (`None`: no limit).
+/// Waits until stdout or stderr (when given) can be read, stdin written or the process has
+/// exited (in that order), or `wait` passes (`None`: no limit).
 fn ready(
-    stdout: &Pipe,
-    stderr: &Pipe,
+    pipes: Option<(&Pipe, &Pipe)>,
     stdin: &Feed,
     exited: Option<&OwnedFd>,
     wait: Option<Duration>,
 ) -> io::Result<[bool; 4]> {
     let watched = [
-        (stdout.fd.as_ref(), PollFlags::POLLIN),
-        (stderr.fd.as_ref(), PollFlags::POLLIN),
+        (pipes.and_then(|(out, _)| out.fd.as_ref()), PollFlags::POLLIN),
+        (pipes.and_then(|(_, err)| err.fd.as_ref()), PollFlags::POLLIN),
         (stdin.fd.as_ref(), PollFlags::POLLOUT),
         (exited, PollFlags::POLLIN),
     ];
