@@ -9,7 +9,7 @@ use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::step::Step;
 use crate::suite::model::{Agent, Suite};
-use crate::suite::uses::suite_uses;
+use crate::suite::uses::Place;
 use crate::template::Var;
 use crate::uses::{Uses, render_static};
 
@@ -130,7 +130,8 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
     }
 }
 
-pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
+/// `uses`: the suite's [`suite_uses`], folded once for preflight and the redactor.
+pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), PreflightError> {
     let mut misses = Vec::new();
     for command in &suite.env.commands {
         if which::which_in(command, std::env::var_os("PATH"), &suite.dir).is_err() {
@@ -140,7 +141,7 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
     if !suite.env.python_modules.is_empty() {
         python_modules(&suite.env.python_modules, &suite.dir, &mut misses);
     }
-    environment(suite, &mut misses);
+    environment(suite, uses, &mut misses);
     for (written, path) in &suite.env.files {
         if !path.exists() {
             misses.push(Miss {
@@ -182,13 +183,12 @@ pub fn preflight(suite: &Suite) -> Result<(), PreflightError> {
 /// Every variable read as `{env.X}` (anywhere: an agent, a server, a step, a grader's
 /// value, a judge's header) or required by `env`, set; and set non-empty where an empty
 /// value makes a check vacuous (a `contains` value, a canary). Misses name the places.
-fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
+fn environment(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<Miss>) {
     let mut places: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for name in &suite.env.env_vars {
         places.entry(name).or_default().push("`env.required_env`".into());
     }
-    let uses = suite_uses(suite);
-    for (place, uses) in &uses {
+    for (place, uses) in uses {
         for name in uses.env_vars() {
             let list = places.entry(name).or_default();
             let place = place.to_string();
@@ -207,7 +207,7 @@ fn environment(suite: &Suite, misses: &mut Vec<Miss>) {
             });
         }
     }
-    for (place, uses) in &uses {
+    for (place, uses) in uses {
         for (template, what) in &uses.non_empty {
             let names: Vec<&str> = template
                 .vars()

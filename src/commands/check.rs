@@ -1,6 +1,6 @@
 //! `evalgate check`: validation and preflight (MCP servers started and stopped); no task runs.
 
-use super::suites::{install_redactor, load_and_plan, preflight_all, selection};
+use super::suites::{install_redactor, load_and_plan, preflight_all, selection, uses_of};
 use crate::cli::SelectArgs;
 use crate::error::{Error, runtime};
 use crate::exit;
@@ -11,7 +11,8 @@ use crate::suite::model::{Agent, Suite};
 
 pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     let planned = load_and_plan(select, &selection(select))?;
-    for secret in install_redactor(&planned).iter().filter(|s| s.is_too_short()) {
+    let uses = uses_of(&planned);
+    for secret in install_redactor(&planned, &uses).iter().filter(|s| s.is_too_short()) {
         crate::errln!(
             "warning: {} is shorter than {} characters: reports are not redacted of it (too many false hits)",
             secret.placeholder,
@@ -23,7 +24,7 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
             crate::errln!("warning: {}: {warning}", p.suite.id);
         }
     }
-    preflight_all(&planned)?;
+    preflight_all(&planned, &uses)?;
     let mut lint_failed = false;
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan};
+use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan, uses_of};
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::finalize;
@@ -41,8 +41,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     if args.dry_run {
         one_file_per_report(args)?;
         let planned = load_and_plan(&args.select, &selection)?;
-        install_redactor(&planned);
-        preflight_all(&planned)?;
+        let uses = uses_of(&planned);
+        install_redactor(&planned, &uses);
+        preflight_all(&planned, &uses)?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
     }
@@ -133,7 +134,8 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     one_file_per_report(args).map_err(|e| Stopped::named(args, e))?;
     let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, e))?;
     // The redactor and the runner's masks first, before anything can print a secret.
-    let secrets = install_redactor(&planned);
+    let uses = uses_of(&planned);
+    let secrets = install_redactor(&planned, &uses);
     if crate::github::actions::enabled(args.github, args.no_github) {
         crate::github::masks::add_masks(&secrets);
     }
@@ -145,7 +147,7 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
-    preflight_all(&planned).map_err(stopped)?;
+    preflight_all(&planned, &uses).map_err(stopped)?;
     Ok(Prepared { planned, paths, regressions, prices })
 }
 

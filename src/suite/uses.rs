@@ -90,13 +90,14 @@ fn task_uses(task: &Task) -> Uses<'_> {
 /// The secret values the suites carry, as set now: every `{env.X}` read anywhere, the
 /// required variables and API keys, header values and canaries (those that depend on a
 /// task are not known before it runs). Canaries are numbered across the run.
-pub fn secrets<'a>(suites: impl IntoIterator<Item = &'a Suite>) -> Vec<Secret> {
+/// `suites`: each with its [`suite_uses`].
+pub fn secrets<'a>(suites: impl IntoIterator<Item = (&'a Suite, &'a [(Place<'a>, Uses<'a>)])>) -> Vec<Secret> {
     let mut secrets = Vec::new();
     let mut canaries: Vec<String> = Vec::new();
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| Secret::env(name, v));
-    for suite in suites {
+    for (suite, all) in suites {
         secrets.extend(suite.env.env_vars.iter().filter_map(|n| env(n)));
-        for (_, uses) in suite_uses(suite) {
+        for (_, uses) in all {
             secrets.extend(uses.env_vars().chain(uses.secret_env.iter().copied()).filter_map(env));
             for secret in &uses.secrets {
                 let Some(value) = render_static(secret.template).filter(|v| !v.is_empty()) else { continue };
