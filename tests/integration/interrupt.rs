@@ -14,9 +14,10 @@ fn sigint_mid_run_exits_4_and_keeps_finished_tasks() {
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
 
-    // Wait until the second task's agent is running.
+    // Wait until the second task's agent is running (its pid written, not just the file
+    // created: a SIGINT between the two left it empty).
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !dir.join("slow.pid").exists() {
+    while std::fs::read_to_string(dir.join("slow.pid")).map_or(true, |pid| !pid.ends_with('\n')) {
         assert!(Instant::now() < deadline, "the second task never started");
         std::thread::sleep(Duration::from_millis(20));
     }
