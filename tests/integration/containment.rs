@@ -53,6 +53,17 @@ impl Drop for CpuHogs {
     }
 }
 
+/// `ID: OUTPUT` of each task that did not pass.
+fn not_passed(run: &crate::common::Run) -> Vec<String> {
+    let results = run.results();
+    let tasks = results["tasks"].as_array().unwrap();
+    tasks
+        .iter()
+        .filter(|t| t["status"] != "passed")
+        .map(|t| format!("{}: {}", t["id"], t["trials"][0]["output"]))
+        .collect()
+}
+
 #[test]
 fn every_agent_output_survives_a_thousand_agents_under_load() {
     // Starved of CPU (niced, beside two busy loops, 64 at once), evalgate used to stop
@@ -68,14 +79,7 @@ fn every_agent_output_survives_a_thousand_agents_under_load() {
     let hogs = CpuHogs::start(2);
     let run = test.run_via(&["nice", "-n", "8"]);
     drop(hogs);
-    let results = run.results();
-    let lost: Vec<String> = results["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["status"] != "passed")
-        .map(|t| format!("{}: {}", t["id"], t["trials"][0]["output"]))
-        .collect();
+    let lost = not_passed(&run);
     assert!(lost.is_empty(), "{} of {TASKS} outputs lost: {:?}", lost.len(), &lost[..lost.len().min(5)]);
     run.expect_code(0);
 }
@@ -99,14 +103,7 @@ fn six_hundred_agents_run_at_once_with_j_600() {
         .write("evals.yaml", &agent_suite("120s", &tasks))
         .args(&["run", "evals.yaml", "-j", "600", "--quiet"])
         .run();
-    let results = run.results();
-    let apart: Vec<String> = results["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["status"] != "passed")
-        .map(|t| format!("{}: {}", t["id"], t["trials"][0]["output"]))
-        .collect();
+    let apart = not_passed(&run);
     assert!(
         apart.is_empty(),
         "{} of {TASKS} agents did not run together: {:?}",
