@@ -31,9 +31,9 @@ pub struct ProcessSpec {
     /// Kill whatever is left in the process group once the main process exits
     /// (agents and graders: nothing of theirs may outlive them; setup steps may start daemons).
     pub reap_group: bool,
-    /// A file the process may write (an agent's trace), read once it has ended, on the
-    /// same thread: [`ProcessOutput::then_read`].
-    pub then_read: Option<PathBuf>,
+    /// A file the process may write (an agent's trace), read and removed once it has
+    /// ended, on the same thread: [`ProcessOutput::taken`].
+    pub then_take: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -52,7 +52,7 @@ impl ProcessSpec {
             stdin: None,
             timeout,
             reap_group: true,
-            then_read: None,
+            then_take: None,
         }
     }
 }
@@ -70,7 +70,7 @@ impl Captured {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProcessOutput {
     /// The exit code; `None` when a signal ended the process.
     pub exit_code: Option<i32>,
@@ -82,8 +82,9 @@ pub struct ProcessOutput {
     /// What it left behind or lost: escaped processes killed, a leak, output over the cap
     /// (also noted on the current trial).
     pub notes: Vec<String>,
-    /// The file of [`ProcessSpec::then_read`], or why it could not be read.
-    pub then_read: Option<Result<Vec<u8>, Arc<std::io::Error>>>,
+    /// The file of [`ProcessSpec::then_take`], or why it could not be read (`NotFound`:
+    /// the process wrote none).
+    pub taken: Option<std::io::Result<Vec<u8>>>,
 }
 
 impl ProcessOutput {
@@ -163,12 +164,9 @@ pub fn stopping() -> bool {
 
 /// Runs `spec` to its end: one trip to the blocking pool, where [`life::live`] spawns the
 /// process and waits for it. Dropping the future kills its group (and keeps it from
-/// starting, if it has not yet); the notes are recorded on the current trial.
+/// starting, if it has not yet, as does a second signal); the notes are recorded on the
+/// current trial.
 pub async fn run_process(spec: ProcessSpec) -> Result<ProcessOutput, SpawnError> {
-    if stopping() {
-        let source = std::io::Error::new(std::io::ErrorKind::Interrupted, "evalgate is stopping (second signal)");
-        return Err(SpawnError { program: spec.program, source });
-    }
     struct CancelOnDrop(Arc<life::Cancel>);
     impl Drop for CancelOnDrop {
         fn drop(&mut self) {

@@ -1,6 +1,6 @@
 //! One process's whole life on one thread of the blocking pool: spawn it, feed its stdin,
 //! read its stdout and stderr, wait for it within its timeout, kill what it left, drain its
-//! pipes and read the file it was to write. Plain blocking calls (`poll`, `read`,
+//! pipes and take the file it was to write. Plain blocking calls (`poll`, `read`,
 //! `waitpid`) on a thread that has nothing else to do: the runtime's one thread only hands
 //! the process over and takes its output back, one trip a process (it took a trip for the
 //! spawn, one for the trace file, and served three futures and a pidfd in between).
@@ -95,6 +95,11 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if state.cancelled {
             return Err(io::Error::new(ErrorKind::Interrupted, "the task was cancelled"));
         }
+        // Looked at here, at the spawn, not when the process was handed over: a second
+        // signal meanwhile has swept already, and nothing may start after it.
+        if super::stopping() {
+            return Err(io::Error::new(ErrorKind::Interrupted, "evalgate is stopping (second signal)"));
+        }
         let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()))?;
         state.group = Some(Pid::from_raw(child.id() as i32));
         child
@@ -102,8 +107,9 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
     let pid = child.id() as i32;
     reaper::track_group(pid, owner);
     let mut guard = GroupGuard { pgid: Some(Pid::from_raw(pid)), killed: false };
-    let mut stdout = Pipe::new(child.stdout.take().map(OwnedFd::from))?;
-    let mut stderr = Pipe::new(child.stderr.take().map(OwnedFd::from))?;
+    // stdout and stderr.
+    let mut pipes =
+        [Pipe::new(child.stdout.take().map(OwnedFd::from))?, Pipe::new(child.stderr.take().map(OwnedFd::from))?];
     let mut stdin = Feed::new(child.stdin.take().map(OwnedFd::from), spec.stdin.unwrap_or_default())?;
     let exited = pidfd_open(pid);
 
@@ -131,17 +137,12 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if exited.is_none() {
             wait = Some(wait.map_or(NO_PIDFD_TICK, |w| w.min(NO_PIDFD_TICK)));
         }
-        let pipes = exited.is_none() || now >= quiet_until;
-        if !pipes {
+        let quiet = now < quiet_until && exited.is_some();
+        if quiet {
             wait = Some(wait.map_or(quiet_until - now, |w| w.min(quiet_until - now)));
         }
-        let [out, err, feed, exit] = ready(pipes.then_some((&stdout, &stderr)), &stdin, exited.as_ref(), wait)?;
-        if out {
-            stdout.read(READ_TURN);
-        }
-        if err {
-            stderr.read(READ_TURN);
-        }
+        let [out, err, feed, exit] = ready((!quiet).then_some(&pipes), &stdin, exited.as_ref(), wait)?;
+        read_ready(&mut pipes, [out, err]);
         if feed {
             stdin.write();
         }
@@ -175,27 +176,23 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
     // end is bounded only because something it started may hold them open for ever; then
     // what the pipes hold is taken without waiting for more.
     let drained = Instant::now() + DRAIN_GRACE;
-    while stdout.is_open() || stderr.is_open() {
+    while pipes.iter().any(Pipe::is_open) {
         let now = Instant::now();
         if now >= drained {
             break;
         }
-        let [out, err, ..] = ready(Some((&stdout, &stderr)), &Feed::done(), None, Some(drained - now))?;
-        if out {
-            stdout.read(READ_TURN);
-        }
-        if err {
-            stderr.read(READ_TURN);
-        }
+        let [out, err, ..] = ready(Some(&pipes), &Feed::done(), None, Some(drained - now))?;
+        read_ready(&mut pipes, [out, err]);
     }
-    let ended = [&mut stdout, &mut stderr].map(|pipe| !pipe.is_open() || pipe.read(DRAIN_MAX));
-    if !(ended[0] && ended[1]) {
+    // Both drained, whether or not the first reaches its end.
+    let ended = pipes.each_mut().map(|pipe| !pipe.is_open() || pipe.read(DRAIN_MAX));
+    if ended.contains(&false) {
         notes.push(format!(
             "LEAK: a process `{}` started kept its output open after it exited; output read up to then",
             spec.program
         ));
     }
-    for (name, pipe) in [("stdout", &stdout), ("stderr", &stderr)] {
+    for (name, pipe) in ["stdout", "stderr"].into_iter().zip(&pipes) {
         if pipe.dropped > 0 {
             notes.push(format!(
                 "`{}` printed {} bytes on {name}, over the {} MiB kept; the rest was dropped",
@@ -209,17 +206,25 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         Ok(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
         Err(_) => (None, None),
     };
-    let then_read = spec.then_read.map(|path| std::fs::read(path).map_err(std::sync::Arc::new));
-    Ok(ProcessOutput {
-        exit_code,
-        signal,
-        stdout: stdout.into_captured(),
-        stderr: stderr.into_captured(),
-        duration,
-        timed_out,
-        notes,
-        then_read,
-    })
+    let taken = spec.then_take.map(|path| take(&path));
+    let [stdout, stderr] = pipes.map(Pipe::into_captured);
+    Ok(ProcessOutput { exit_code, signal, stdout, stderr, duration, timed_out, notes, taken })
+}
+
+/// The file at `path`, read and removed (`NotFound`: the process wrote none).
+fn take(path: &std::path::Path) -> io::Result<Vec<u8>> {
+    let bytes = std::fs::read(path)?;
+    let _ = std::fs::remove_file(path);
+    Ok(bytes)
+}
+
+/// Reads each of stdout and stderr that is `ready`.
+fn read_ready(pipes: &mut [Pipe; 2], ready: [bool; 2]) {
+    for (pipe, ready) in pipes.iter_mut().zip(ready) {
+        if ready {
+            pipe.read(READ_TURN);
+        }
+    }
 }
 
 /// `/dev/null` for a stdin, from one descriptor kept open: a dup costs less than an open
@@ -241,14 +246,14 @@ const READ_TURN: usize = 1024 * 1024;
 /// Waits until stdout or stderr (when given) can be read, stdin written or the process has
 /// exited (in that order), or `wait` passes (`None`: no limit).
 fn ready(
-    pipes: Option<(&Pipe, &Pipe)>,
+    pipes: Option<&[Pipe; 2]>,
     stdin: &Feed,
     exited: Option<&OwnedFd>,
     wait: Option<Duration>,
 ) -> io::Result<[bool; 4]> {
     let watched = [
-        (pipes.and_then(|(out, _)| out.fd.as_ref()), PollFlags::POLLIN),
-        (pipes.and_then(|(_, err)| err.fd.as_ref()), PollFlags::POLLIN),
+        (pipes.and_then(|[out, _]| out.fd.as_ref()), PollFlags::POLLIN),
+        (pipes.and_then(|[_, err]| err.fd.as_ref()), PollFlags::POLLIN),
         (stdin.fd.as_ref(), PollFlags::POLLOUT),
         (exited, PollFlags::POLLIN),
     ];
@@ -447,8 +452,11 @@ mod tests {
     #[test]
     fn stdin_is_empty_without_input_and_is_written_whole_with_it() {
         let dir = tempfile::tempdir().unwrap();
-        let out = live(shell("cat; echo done", dir.path()), "test", &Cancel::default()).unwrap();
-        assert_eq!((out.stdout.text.as_str(), out.exit_code), ("done\n", Some(0)));
+        // Without input, stdin is /dev/null, read at once to its end (that it is not
+        // evalgate's own: gate::an_agent_without_stdin_input_never_reads_evalgates_own_stdin).
+        let out =
+            live(shell("readlink /proc/$$/fd/0; cat; echo done", dir.path()), "test", &Cancel::default()).unwrap();
+        assert_eq!((out.stdout.text.as_str(), out.exit_code), ("/dev/null\ndone\n", Some(0)));
         // More than a pipe holds, read back while it is written.
         let big: String = (0..100_000).map(|i| format!("{i}\n")).collect();
         let mut spec = shell("cat", dir.path());

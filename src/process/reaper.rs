@@ -23,7 +23,7 @@ use nix::unistd::Pid;
 /// The variable naming the trial and process a descendant belongs to.
 pub const OWNER_VAR: &str = "EVALGATE_OWNER";
 
-/// The pids evalgate started itself (tokio reaps them).
+/// The pids evalgate started itself (the code that spawned each reaps it).
 static SPAWNED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Held (shared) from a spawn until its pid is in `SPAWNED`, and (exclusive) by the sweep
 /// that takes every process whoever it names, so that sweep never takes a process just

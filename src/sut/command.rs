@@ -12,18 +12,16 @@ use crate::suite::model::CommandAgent;
 use crate::template::Bindings;
 use crate::template::Var;
 
-/// The prompt and trace files of one agent run, in the run's scratch directory (one
-/// directory per task would cost two syscalls a task for nothing); removed on drop, each
-/// only if it may exist (three failed unlinks a task add up over 10,000 tasks).
+/// The prompt, trace and MCP config files of one agent run, in the run's scratch directory
+/// (one directory per task would cost two syscalls a task for nothing). The prompt and the
+/// MCP config are removed on drop, each only if it was written (failed unlinks add up over
+/// 10,000 tasks); the trace is taken, read and removed, on the process's thread.
 struct ScratchFiles {
     prompt: PathBuf,
     trace: PathBuf,
     mcp_config: PathBuf,
-    /// Whether evalgate wrote the prompt and the MCP config.
     wrote_prompt: bool,
     wrote_mcp_config: bool,
-    /// Whether reading the trace found none (until then the agent may have written one).
-    no_trace: bool,
 }
 
 impl ScratchFiles {
@@ -36,20 +34,16 @@ impl ScratchFiles {
             mcp_config: dir.join(format!("mcp-{n}.json")),
             wrote_prompt: false,
             wrote_mcp_config: false,
-            no_trace: false,
         }
     }
 }
 
 impl Drop for ScratchFiles {
     fn drop(&mut self) {
-        let may_exist = [
-            (&self.prompt, self.wrote_prompt),
-            (&self.trace, !self.no_trace),
-            (&self.mcp_config, self.wrote_mcp_config),
-        ];
-        for (path, _) in may_exist.into_iter().filter(|(_, may)| *may) {
-            let _ = std::fs::remove_file(path);
+        for (path, written) in [(&self.prompt, self.wrote_prompt), (&self.mcp_config, self.wrote_mcp_config)] {
+            if written {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 }
@@ -110,7 +104,7 @@ impl SystemUnderTest for CommandSut<'_> {
         if agent.stdin {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());
         }
-        spec.then_read = Some(trace_path);
+        spec.then_take = Some(trace_path);
 
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
         let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
@@ -136,7 +130,7 @@ impl SystemUnderTest for CommandSut<'_> {
             }
             return Err(AgentError { reason, run: Some(run) });
         }
-        match out.then_read.expect("the trace is read") {
+        match out.taken.expect("the trace is taken") {
             Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
                 Ok(trace) => {
                     if let Some(output) = &trace.output {
@@ -149,7 +143,7 @@ impl SystemUnderTest for CommandSut<'_> {
                     return Err(AgentError { reason, run: Some(run) });
                 }
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => scratch.no_trace = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
             }

@@ -282,6 +282,26 @@ fn prompts_reach_agents_by_file_and_stdin_and_paths_resolve_against_the_suite() 
 }
 
 #[test]
+fn an_agent_without_stdin_input_never_reads_evalgates_own_stdin() {
+    // evalgate's stdin is a pipe held open: an agent that inherited it would wait on it
+    // until its timeout.
+    let test = Test::new()
+        .write("agent.sh", "#!/bin/sh\ncat\necho done\n")
+        .write(
+            "evalgate.yaml",
+            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh], timeout: 5s}\ntasks:\n  - {id: t, prompt: p, grade: [{type: contains, value: done}]}\n",
+        )
+        .args(&["run", "--quiet"]);
+    let dir = test.path().to_owned();
+    let mut evalgate = test.command().stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let _held_open = evalgate.stdin.take();
+    assert_eq!(evalgate.wait().unwrap().code(), Some(0));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    assert_eq!(results["tasks"][0]["status"], "passed", "{}", results["tasks"][0]["reason"]);
+}
+
+#[test]
 fn each_agent_run_s_prompt_and_trace_files_are_removed_when_it_ends() {
     // Each agent writes a trace and lists the scratch directory: it sees its own two files,
     // never an earlier task's.
