@@ -190,9 +190,6 @@ pub struct FileReports {
     /// dispatcher wakes us when it is due.
     next_write: Instant,
     dirty: bool,
-    /// Whether every report has been written once (the first write writes them all, before
-    /// anything runs).
-    started: bool,
     /// The rewrite in flight: it renders and writes on its own thread, so the run does not
     /// wait for it (on one runtime thread, it would stop every task for as long).
     writing: Option<Rewrite>,
@@ -206,7 +203,6 @@ impl FileReports {
             slots: vec![None; planned],
             next_write: Instant::now(),
             dirty: false,
-            started: false,
             writing: None,
         }
     }
@@ -224,29 +220,30 @@ impl FileReports {
         partial
     }
 
-    fn rewrite(&mut self) -> Result<(), WriteError> {
-        if !self.started {
-            // Every report exists, incomplete, before the first task runs.
-            self.started = true;
-            self.dirty = false;
-            let started = Instant::now();
-            let written = self.paths.write_progress(&Self::partial(&self.skeleton, &self.slots), true);
-            self.next_write = Self::next_after(started);
-            return written;
-        }
+    /// Every report, incomplete, before the first task runs (`RunStarted`).
+    fn write_first(&mut self) -> Result<(), WriteError> {
+        let started = Instant::now();
+        let written = self.paths.write_progress(&Self::partial(&self.skeleton, &self.slots), true);
+        self.next_write = Self::next_after(started);
+        written
+    }
+
+    /// Takes the rewrite in flight if it is done (its error stops the run), then starts the
+    /// one put off, once due. While one is in flight, `next_write` is when to look again.
+    fn advance(&mut self) -> Result<(), WriteError> {
         self.collect(false)?;
-        if self.writing.is_some() || Instant::now() < self.next_write {
-            self.dirty = true;
-            return Ok(());
+        let now = Instant::now();
+        if self.writing.is_some() {
+            self.next_write = now + LOOK_AGAIN;
+        } else if self.dirty && now >= self.next_write {
+            self.dirty = false;
+            let (paths, skeleton, slots) = (self.paths.clone(), self.skeleton.clone(), self.slots.clone());
+            self.writing = Some(std::thread::spawn(move || {
+                let started = Instant::now();
+                (started, paths.write_progress(&Self::partial(&skeleton, &slots), false))
+            }));
+            self.next_write = now + LOOK_AGAIN;
         }
-        self.dirty = false;
-        let (paths, skeleton, slots) = (self.paths.clone(), self.skeleton.clone(), self.slots.clone());
-        self.writing = Some(std::thread::spawn(move || {
-            let started = Instant::now();
-            (started, paths.write_progress(&Self::partial(&skeleton, &slots), false))
-        }));
-        // While it is in flight, `next_write` is when to look at it again.
-        self.next_write = Instant::now() + LOOK_AGAIN;
         Ok(())
     }
 
@@ -283,23 +280,16 @@ impl Reporter for FileReports {
     }
 
     fn catch_up(&mut self) -> Result<(), WriteError> {
-        self.collect(false)?;
-        if self.writing.is_some() {
-            self.next_write = Instant::now() + LOOK_AGAIN;
-            Ok(())
-        } else if self.dirty {
-            self.rewrite()
-        } else {
-            Ok(())
-        }
+        self.advance()
     }
 
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
-            RunEvent::RunStarted { .. } => self.rewrite(),
+            RunEvent::RunStarted { .. } => self.write_first(),
             RunEvent::TaskFinished { index, result } | RunEvent::TaskSkipped { index, result } => {
                 self.slots[*index] = Some(Arc::new((**result).clone()));
-                self.rewrite()
+                self.dirty = true;
+                self.advance()
             }
             RunEvent::RunFinished { results } => {
                 let waited = self.collect(true);
@@ -310,12 +300,7 @@ impl Reporter for FileReports {
             | RunEvent::TrialStarted { .. }
             | RunEvent::TrialRetry { .. }
             | RunEvent::TrialFinished { .. }
-            | RunEvent::CancelRequested { .. } => {
-                if self.dirty {
-                    self.rewrite()?;
-                }
-                Ok(())
-            }
+            | RunEvent::CancelRequested { .. } => self.advance(),
         }
     }
 }
@@ -326,11 +311,22 @@ mod throttle_tests {
     use crate::results::Status;
     use crate::results::testing::{results, task};
 
+    /// Where the reports go, in `dir`, proven writable.
+    fn prepared(dir: &std::path::Path) -> OutputPaths {
+        let paths = OutputPaths::new(dir, &[]);
+        paths.prepare().unwrap();
+        paths
+    }
+
+    /// 2,000 passed tasks: enough for a rewrite to be still in flight when looked at.
+    fn many() -> Vec<TaskResult> {
+        (0..2000).map(|i| task(&format!("t{i}"), Status::Passed)).collect()
+    }
+
     #[test]
     fn results_are_rewritten_at_most_every_250_ms_while_the_run_goes() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = OutputPaths::new(dir.path(), &[]);
-        paths.prepare().unwrap();
+        let paths = prepared(dir.path());
         let mut reports = FileReports::new(&paths, results(Vec::new()), 3);
         let before = Instant::now();
         reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: 3 }).unwrap();
@@ -349,9 +345,8 @@ mod throttle_tests {
     #[test]
     fn the_final_reports_wait_for_a_rewrite_in_flight_so_nothing_older_replaces_them() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = OutputPaths::new(dir.path(), &[]);
-        paths.prepare().unwrap();
-        let many: Vec<_> = (0..2000).map(|i| task(&format!("t{i}"), Status::Passed)).collect();
+        let paths = prepared(dir.path());
+        let many = many();
         let mut reports = FileReports::new(&paths, results(Vec::new()), many.len());
         reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: many.len() }).unwrap();
         for (index, t) in many.iter().enumerate() {
@@ -373,9 +368,8 @@ mod throttle_tests {
     #[test]
     fn a_rewrite_put_off_while_another_is_in_flight_is_done_without_another_event() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = OutputPaths::new(dir.path(), &[]);
-        paths.prepare().unwrap();
-        let many: Vec<_> = (0..2000).map(|i| task(&format!("t{i}"), Status::Passed)).collect();
+        let paths = prepared(dir.path());
+        let many = many();
         let mut fanout = Fanout::default();
         fanout.reporters.push(Box::new(FileReports::new(&paths, results(Vec::new()), many.len() + 1)));
         fanout.event(RunEvent::RunStarted { suite_id: "s".into(), tasks: many.len() + 1 });
@@ -403,8 +397,7 @@ mod throttle_tests {
     #[test]
     fn junit_and_html_are_written_at_the_start_and_the_end_not_as_tasks_finish() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = OutputPaths::new(dir.path(), &[]);
-        paths.prepare().unwrap();
+        let paths = prepared(dir.path());
         let mut reports = FileReports::new(&paths, results(Vec::new()), 2);
         let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
         reports.handle(&RunEvent::RunStarted { suite_id: "s".into(), tasks: 2 }).unwrap();
