@@ -12,7 +12,7 @@ use crate::suite::model::{Agent, Suite};
 pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     let planned = load_and_plan(select, &selection(select))?;
     let uses = uses_of(&planned);
-    for secret in install_redactor(&planned, &uses).iter().filter(|s| s.is_too_short()) {
+    for secret in install_redactor(&uses).iter().filter(|s| s.is_too_short()) {
         crate::errln!(
             "warning: {} is shorter than {} characters: reports are not redacted of it (too many false hits)",
             secret.placeholder,
@@ -24,7 +24,7 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
             crate::errln!("warning: {}: {warning}", p.suite.id);
         }
     }
-    preflight_all(&planned, &uses)?;
+    preflight_all(&uses)?;
     let mut lint_failed = false;
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {

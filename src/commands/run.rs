@@ -42,8 +42,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         one_file_per_report(args)?;
         let planned = load_and_plan(&args.select, &selection)?;
         let uses = uses_of(&planned);
-        install_redactor(&planned, &uses);
-        preflight_all(&planned, &uses)?;
+        install_redactor(&uses);
+        preflight_all(&uses)?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
     }
@@ -135,7 +135,7 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, e))?;
     // The redactor and the runner's masks first, before anything can print a secret.
     let uses = uses_of(&planned);
-    let secrets = install_redactor(&planned, &uses);
+    let secrets = install_redactor(&uses);
     if crate::github::actions::enabled(args.github, args.no_github) {
         crate::github::masks::add_masks(&secrets);
     }
@@ -147,7 +147,7 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
-    preflight_all(&planned, &uses).map_err(stopped)?;
+    preflight_all(&uses).map_err(stopped)?;
     Ok(Prepared { planned, paths, regressions, prices })
 }
 
