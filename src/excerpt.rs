@@ -1,14 +1,12 @@
-//! Short one-line excerpts of long texts, for reasons and reports.
+//! Short excerpts of long texts, for reasons and reports. Every cut is made on redacted
+//! text (`crate::redact`): a secret that a cut would split is replaced whole first, so no
+//! piece of it survives at the edge.
+
+use crate::redact;
 
 /// Shortens `text` to at most `max` characters for a one-line reason.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let one_line = visible_controls(text.trim().replace(['\n', '\r'], " "));
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
-    }
+    marked(&visible_controls(redact::text(text).trim().replace(['\n', '\r'], " ")), max)
 }
 
 /// Like [`excerpt`], but a text too long for `max` keeps its last non-empty line after
@@ -23,6 +21,37 @@ pub fn excerpt_with_last_line(text: &str, max: usize) -> String {
     let last = excerpt(last, max / 2);
     let head = excerpt(text, max.saturating_sub(last.chars().count()).max(max / 4));
     format!("{head} {last}")
+}
+
+/// The first `max` characters of `text`, redacted, with `…` when it was cut.
+pub fn cut(text: &str, max: usize) -> String {
+    marked(&redact::text(text), max)
+}
+
+/// The first `max` characters of `text`, redacted, without a mark (the caller says it was cut).
+pub fn first(text: &str, max: usize) -> String {
+    let text = redact::text(text);
+    head(&text, max).unwrap_or(&text).to_owned()
+}
+
+/// The last `max` characters of `text`, redacted, with `…` before them when it was cut
+/// (an erroring process's stderr, where the error usually is).
+pub fn last(text: &str, max: usize) -> String {
+    let text = redact::text(text);
+    let count = text.chars().count();
+    match text.char_indices().nth(count.saturating_sub(max)) {
+        Some((start, _)) if start > 0 => format!("…{}", &text[start..]),
+        _ => text.into_owned(),
+    }
+}
+
+/// The first `max` characters of `text`, when it has more.
+fn head(text: &str, max: usize) -> Option<&str> {
+    text.char_indices().nth(max).map(|(end, _)| &text[..end])
+}
+
+fn marked(text: &str, max: usize) -> String {
+    head(text, max).map_or_else(|| text.to_owned(), |head| format!("{head}…"))
 }
 
 /// `text` with every control character but newline and tab written out (`\u{1b}`), as are

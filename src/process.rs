@@ -108,22 +108,15 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
-/// Whether `name` is one of evalgate's own credentials on a runner, which the system under
-/// test never inherits: the PR-write token, the action's inputs, the runner's tokens. A
-/// suite that needs one passes it explicitly (`env: {GH_TOKEN: "{env.GITHUB_TOKEN}"}`).
-pub fn is_own_credential(name: &str) -> bool {
-    name == "GITHUB_TOKEN"
-        || name == "ACTIONS_RUNTIME_TOKEN"
-        || name.starts_with("ACTIONS_ID_TOKEN_REQUEST_")
-        || name.starts_with("INPUT_")
-}
-
 /// Removes evalgate's own credentials from what `command` inherits; variables set on it
 /// explicitly afterwards still reach the child. evalgate never changes its own environment,
 /// so their names are looked up once, not at every spawn.
 pub fn strip_credentials(command: &mut std::process::Command) {
     static OWN: std::sync::LazyLock<Vec<std::ffi::OsString>> = std::sync::LazyLock::new(|| {
-        std::env::vars_os().map(|(name, _)| name).filter(|name| name.to_str().is_some_and(is_own_credential)).collect()
+        std::env::vars_os()
+            .map(|(name, _)| name)
+            .filter(|name| name.to_str().is_some_and(crate::redact::is_own_credential))
+            .collect()
     });
     for name in OWN.iter() {
         command.env_remove(name);

@@ -43,14 +43,21 @@ impl Secret {
 
 #[derive(Debug, Default)]
 pub struct Redactor {
+    /// What `matcher` looks for, each form of each secret.
+    patterns: Vec<String>,
     /// What each pattern of `matcher` becomes.
     placeholders: Vec<String>,
     matcher: Option<AhoCorasick>,
 }
 
+/// The shortest start of a secret [`Redactor::cut_end`] replaces at a cut edge: two
+/// characters of a secret say nothing of it, and would match the end of much ordinary text.
+const MIN_PARTIAL_LEN: usize = 3;
+
 impl Redactor {
     /// Every secret as written, each line of a multi-line one (a PEM key printed line by
-    /// line), and the forms JSON and XML escaping give them, longest match first.
+    /// line), and the forms JSON, XML and URL escaping give them (a password with a space in
+    /// a URL reaches an HTTP client's error as `correct%20horse`), longest match first.
     pub fn new(secrets: &[Secret]) -> Redactor {
         let mut patterns: Vec<(String, &str)> = Vec::new();
         for secret in secrets.iter().filter(|s| !s.is_too_short()) {
@@ -58,7 +65,7 @@ impl Redactor {
             for form in std::iter::once(secret.value.as_str()).chain(lines) {
                 let json = serde_json::to_string(form).unwrap_or_default();
                 let json = json.trim_matches('"').to_owned();
-                for variant in [form.to_owned(), json, xml_escaped(form)] {
+                for variant in [form.to_owned(), json, xml_escaped(form)].into_iter().chain(url_encoded(form)) {
                     patterns.push((variant, &secret.placeholder));
                 }
             }
@@ -71,7 +78,8 @@ impl Redactor {
                 .build(patterns.iter().map(|(p, _)| p))
                 .expect("literal patterns always build")
         });
-        Redactor { placeholders: patterns.iter().map(|(_, p)| (*p).to_owned()).collect(), matcher }
+        let placeholders = patterns.iter().map(|(_, p)| (*p).to_owned()).collect();
+        Redactor { patterns: patterns.into_iter().map(|(p, _)| p).collect(), placeholders, matcher }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -84,6 +92,27 @@ impl Redactor {
             return Cow::Borrowed(text);
         }
         Cow::Owned(matcher.replace_all(text, &self.placeholders))
+    }
+
+    /// `text` redacted, for a text cut short at its end by a cap (the rest was never
+    /// read): a secret the cap split is not whole in it, so an end that is the start of a
+    /// secret (at least `MIN_PARTIAL_LEN` characters of it) is replaced too.
+    pub fn cut_end<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let redacted = self.text(text);
+        let partial = self
+            .patterns
+            .iter()
+            .zip(&self.placeholders)
+            .filter_map(|(pattern, placeholder)| {
+                // Each start shorter than the whole (which `text` replaced), the longest found.
+                let ends = pattern.char_indices().skip(MIN_PARTIAL_LEN).map(|(i, _)| i);
+                ends.filter(|&i| redacted.ends_with(&pattern[..i])).last().map(|len| (len, placeholder))
+            })
+            .max_by_key(|(len, _)| *len);
+        match partial {
+            Some((len, placeholder)) => Cow::Owned(format!("{}{placeholder}", &redacted[..redacted.len() - len])),
+            None => redacted,
+        }
     }
 
     /// Redacts every string and key of `value`; whether anything changed.
@@ -124,8 +153,36 @@ impl Redactor {
     }
 }
 
+/// The forms URL encoding gives `text` where they differ from it: as the `url` crate (and
+/// so reqwest's errors) writes a query, a path and userinfo, every byte but the unreserved
+/// ones escaped (`encodeURIComponent`), and a form body's (space as `+`).
+fn url_encoded(text: &str) -> Vec<String> {
+    use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+    const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'<').add(b'>');
+    const PATH: &AsciiSet = &QUERY.add(b'?').add(b'`').add(b'{').add(b'}').add(b'\'');
+    const USERINFO: &AsciiSet =
+        &PATH.add(b'/').add(b':').add(b';').add(b'=').add(b'@').add(b'[').add(b'\\').add(b']').add(b'^').add(b'|');
+    const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    let component = utf8_percent_encode(text, COMPONENT).to_string();
+    let form = component.replace("%20", "+");
+    let mut forms: Vec<String> = [QUERY, PATH, USERINFO].map(|set| utf8_percent_encode(text, set).to_string()).into();
+    forms.extend([component, form]);
+    forms.retain(|form| form != text);
+    forms
+}
+
 fn xml_escaped(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
+}
+
+/// Whether `name` is one of evalgate's own credentials on a runner, which the system under
+/// test never inherits: the PR-write token, the action's inputs, the runner's tokens. A
+/// suite that needs one passes it explicitly (`env: {GH_TOKEN: "{env.GITHUB_TOKEN}"}`).
+pub fn is_own_credential(name: &str) -> bool {
+    name == "GITHUB_TOKEN"
+        || name == "ACTIONS_RUNTIME_TOKEN"
+        || name.starts_with("ACTIONS_ID_TOKEN_REQUEST_")
+        || name.starts_with("INPUT_")
 }
 
 static CURRENT: LazyLock<RwLock<Arc<Redactor>>> = LazyLock::new(|| RwLock::new(Arc::new(own_credentials())));
@@ -137,7 +194,7 @@ fn own_credentials() -> Redactor {
 
 fn credential_secrets() -> Vec<Secret> {
     std::env::vars()
-        .filter(|(name, value)| crate::process::is_own_credential(name) && name.contains("TOKEN") && !value.is_empty())
+        .filter(|(name, value)| is_own_credential(name) && name.contains("TOKEN") && !value.is_empty())
         .map(|(name, value)| Secret::env(&name, value))
         .collect()
 }
@@ -201,6 +258,15 @@ pub fn current() -> Arc<Redactor> {
 pub fn text(text: &str) -> Cow<'_, str> {
     // An `Arc` clone per call keeps the lock out of the replacement.
     match current().text(text) {
+        Cow::Borrowed(_) => Cow::Borrowed(text),
+        Cow::Owned(s) => Cow::Owned(s),
+    }
+}
+
+/// `text`, cut short at its end by a cap, through the installed redactor: see
+/// [`Redactor::cut_end`].
+pub fn cut_end(text: &str) -> Cow<'_, str> {
+    match current().cut_end(text) {
         Cow::Borrowed(_) => Cow::Borrowed(text),
         Cow::Owned(s) => Cow::Owned(s),
     }
@@ -295,6 +361,34 @@ mod tests {
         assert_eq!(r.text("<v>a&quot;b&lt;c&gt;&amp;d</v>"), "<v>[secret:Q]</v>");
         assert_eq!(r.text("line: MIIEvQIBADAN"), "line: [secret:K]");
         assert_eq!(r.text(r#""-----BEGIN KEY-----\nMIIEvQIBADAN\n-----END KEY-----""#), r#""[secret:K]""#);
+    }
+
+    #[test]
+    fn a_secret_in_a_url_is_redacted_as_the_url_crate_writes_it() {
+        let r = redactor(&[("correct horse\"staple;1=2", "[secret:PW]")]);
+        for raw in [
+            "http://127.0.0.1:1/hook/correct horse\"staple;1=2/x",
+            "http://127.0.0.1:1/?pw=correct horse\"staple;1=2",
+            "http://user:correct horse\"staple;1=2@127.0.0.1:1/",
+        ] {
+            let written = reqwest::Url::parse(raw).unwrap().to_string();
+            assert!(!written.contains("correct horse"), "{written}");
+            let shown = r.text(&written);
+            assert!(shown.contains("[secret:PW]") && !shown.contains("horse"), "{written} -> {shown}");
+        }
+        assert_eq!(r.text("pw=correct%20horse%22staple%3B1%3D2&x"), "pw=[secret:PW]&x");
+        assert_eq!(r.text("pw=correct+horse%22staple%3B1%3D2&x"), "pw=[secret:PW]&x");
+    }
+
+    #[test]
+    fn at_a_cut_end_the_start_of_a_secret_is_replaced_too() {
+        let r = redactor(&[("sk-live-0123456789", "[secret:K]")]);
+        assert_eq!(r.cut_end("output sk-live-01"), "output [secret:K]");
+        assert_eq!(r.cut_end("output sk-live-0123456789 and sk-l"), "output [secret:K] and [secret:K]");
+        // Two characters say nothing of the secret; text that merely ends is left alone.
+        assert_eq!(r.cut_end("ends in sk"), "ends in sk");
+        assert!(matches!(r.cut_end("nothing here"), Cow::Borrowed(_)));
+        assert_eq!(r.text("output sk-live-01"), "output sk-live-01", "only a cut end is treated so");
     }
 
     #[test]

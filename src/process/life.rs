@@ -359,7 +359,12 @@ impl Pipe {
     }
 
     fn into_captured(self) -> Captured {
-        let text = String::from_utf8(self.bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let mut text =
+            String::from_utf8(self.bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        // Cut by the cap, or still open after the drain: a secret at the end may be half read.
+        if self.dropped > 0 || self.fd.is_some() {
+            text = crate::redact::cut_end(&text).into_owned();
+        }
         Captured { text, dropped: self.dropped }
     }
 }

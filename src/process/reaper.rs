@@ -265,7 +265,7 @@ fn owner_of(pid: i32) -> Option<String> {
 /// "pid 123: sleep 100", the command line cut and escaped (it is the agent's to choose).
 fn describe(pid: i32) -> String {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let text: String = String::from_utf8_lossy(&cmdline).replace('\0', " ").trim().chars().take(80).collect();
+    let text = crate::excerpt::first(String::from_utf8_lossy(&cmdline).replace('\0', " ").trim(), 80);
     format!("pid {pid}: {}", text.escape_debug())
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::excerpt::cut;
 use crate::grade::SafetyAction;
 use crate::results::regression::Comparison;
 use crate::results::scorecard::Scorecard;
@@ -506,14 +507,6 @@ pub(crate) fn escape_block(text: &str) -> String {
 /// For text inside a code span: only the backtick must go.
 fn code(text: &str) -> String {
     text.replace('`', "'")
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
-    }
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ impl Comparison {
                     if ((base.passed && !passed) || task.score < base.score - 1e-9)
                         && let Some(output) = &base.output
                     {
-                        let kept = output.chars().take(BASELINE_OUTPUT).collect();
+                        let kept = crate::excerpt::first(output, BASELINE_OUTPUT);
                         cmp.baseline_outputs.insert(task.id.clone(), kept);
                     }
                 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::excerpt;
 use crate::grade::GradeInput;
 use crate::llm::runtime::LlmRuntime;
 use crate::process::reaper;
@@ -240,7 +241,7 @@ async fn run_body(
         trial.reason = Some(format!("the prompt uses {missing}"));
         return;
     }
-    trial.prompt = Some(cut(&bindings.prompt));
+    trial.prompt = Some(excerpt::first(&bindings.prompt, OUTPUT_EXCERPT));
 
     let started_at = std::time::SystemTime::now();
     let outcome = match &**ctx.agent_for(task) {
@@ -256,8 +257,8 @@ async fn run_body(
         Ok(run) => run,
         Err(e) => {
             if let Some(run) = &e.run {
-                trial.output = Some(cut(&run.output));
-                trial.stderr = tail(&run.stderr, STDERR_TAIL);
+                trial.output = Some(excerpt::first(&run.output, OUTPUT_EXCERPT));
+                trial.stderr = excerpt::last(&run.stderr, STDERR_TAIL);
                 trial.exit_code = run.exit_code;
                 trial.latency_ms = Some(run.latency.as_millis() as u64);
             }
@@ -266,7 +267,7 @@ async fn run_body(
         }
     };
     bindings.agent_output = Some(run.output.clone());
-    trial.output = Some(cut(&run.output));
+    trial.output = Some(excerpt::first(&run.output, OUTPUT_EXCERPT));
     trial.output_truncated = run.output_truncated || run.output.chars().count() > OUTPUT_EXCERPT;
     trial.exit_code = run.exit_code;
     trial.latency_ms = Some(run.latency.as_millis() as u64);
@@ -390,15 +391,6 @@ pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, 
 
 /// Characters of an erroring agent's stderr kept (its end, where the error usually is).
 const STDERR_TAIL: usize = 2000;
-
-fn tail(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max { text.to_owned() } else { format!("…{}", text.chars().skip(count - max).collect::<String>()) }
-}
-
-fn cut(text: &str) -> String {
-    if text.chars().count() <= OUTPUT_EXCERPT { text.to_owned() } else { text.chars().take(OUTPUT_EXCERPT).collect() }
-}
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::OutputSpec;
-use crate::excerpt::excerpt;
+use crate::excerpt::{self, excerpt};
 
 /// Characters of each stream kept in a step's result.
 const STEP_OUTPUT_EXCERPT: usize = 2000;
@@ -60,7 +60,7 @@ impl Leaf {
 
     /// Results keep an excerpt of each stream, not all of it.
     pub fn excerpts(&self) -> (String, String) {
-        (cut(&self.stdout), cut(&self.stderr))
+        (excerpt::cut(&self.stdout, STEP_OUTPUT_EXCERPT), excerpt::cut(&self.stderr, STEP_OUTPUT_EXCERPT))
     }
 }
 
@@ -71,15 +71,4 @@ pub fn plain(value: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-fn cut(text: &str) -> String {
-    if text.len() <= STEP_OUTPUT_EXCERPT {
-        return text.to_owned();
-    }
-    let mut end = STEP_OUTPUT_EXCERPT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }

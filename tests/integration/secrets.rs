@@ -124,3 +124,60 @@ fn no_secret_the_run_uses_reaches_any_output_file_log_or_comment() {
         assert!(run.run.stdout.contains(&format!("::add-mask::{secret}")), "no mask for {secret}");
     }
 }
+
+/// A 53-character key, every piece of which is distinctive.
+const KEY: &str = "Kq7vXw2Rt9LmZp4Ns8Hd3Jf6Gb1Yc5Vx0Qa2We7Ru4Ti9Op3As6D";
+
+/// Every cut evalgate makes splits the key: the agent's output at 16 KiB, an erroring
+/// agent's stderr at its last 2,000 characters and at the 1 MiB capture cap, a step's stdout
+/// at 2,000 and a grader's reason at 120. No piece of the key longer than the redactor's
+/// shortest partial (3 characters) may reach a sink.
+#[test]
+fn a_secret_split_by_any_cut_never_reaches_a_sink_in_part() {
+    let cap = 1024 * 1024;
+    let agent = format!(
+        r#"#!/bin/sh
+case "$1" in
+  output) head -c {head} /dev/zero | tr '\0' x; printf '%s tail\n' "$KEY"; printf '%s\n' "$KEY" >&2; head -c 1990 /dev/zero | tr '\0' y >&2; exit 1 ;;
+  cap) head -c {capped} /dev/zero | tr '\0' z >&2; printf '%s\n' "$KEY" >&2; exit 1 ;;
+  reason) head -c 100 /dev/zero | tr '\0' r; printf '%s\n' "$KEY" ;;
+esac
+"#,
+        head = 16 * 1024 - 20,
+        capped = cap - 20,
+    );
+    let suite = r#"evalgate: 1
+suite: cuts
+agents:
+  a: {command: [./agent.sh, "{prompt}"], env: {KEY: "{env.EG_KEY}"}}
+tasks:
+  - {id: output, prompt: output, grade: [{type: contains, value: never}]}
+  - {id: cap, prompt: cap, grade: [{type: contains, value: never}]}
+  - id: reason
+    prompt: reason
+    setup:
+      - run: "head -c 1990 /dev/zero | tr '\\0' s; echo {env.EG_KEY}"
+    grade: [{type: equals, value: other}]
+"#;
+    let run = crate::common::Test::new()
+        .write("agent.sh", &agent)
+        .write("evalgate.yaml", suite)
+        .env("EG_KEY", KEY)
+        .args(&["run", "evalgate.yaml"])
+        .run();
+    run.expect_code(1);
+    let mut sinks = files(&run.dir.join("evalgate-out"));
+    sinks.push(("stdout".into(), run.stdout.clone()));
+    sinks.push(("stderr".into(), run.stderr.clone()));
+    // Each cut did split the key: its placeholder is where the key was.
+    let results = run.read("evalgate-out/results.json");
+    assert!(results.matches("[secret:EG_KEY]").count() >= 4, "{}", &results[..results.len().min(3000)]);
+    let pieces: Vec<&str> = (0..=KEY.len() - 4).map(|i| &KEY[i..i + 4]).collect();
+    let mut hits = Vec::new();
+    for (sink, text) in &sinks {
+        if let Some(piece) = pieces.iter().find(|p| text.contains(**p)) {
+            hits.push(format!("{piece} in {sink}"));
+        }
+    }
+    assert!(hits.is_empty(), "pieces of the key in sinks: {hits:#?}");
+}
