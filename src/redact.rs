@@ -94,11 +94,11 @@ impl Redactor {
         Cow::Owned(matcher.replace_all(text, &self.placeholders))
     }
 
-    /// `text` redacted, for a text cut short at its end by a cap (the rest was never
-    /// read): a secret the cap split is not whole in it, so an end that is the start of a
-    /// secret (at least `MIN_PARTIAL_LEN` characters of it) is replaced too.
+    /// `text`, cut short at its end by a cap (the rest was never read), with an end that is
+    /// the start of a secret (at least `MIN_PARTIAL_LEN` characters of it) replaced: no
+    /// later redaction can know it is one. The rest is left as it is, for graders to read
+    /// (a `no_leak` must see a whole canary); every sink redacts it.
     pub fn cut_end<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let redacted = self.text(text);
         let partial = self
             .patterns
             .iter()
@@ -106,12 +106,12 @@ impl Redactor {
             .filter_map(|(pattern, placeholder)| {
                 // Each start shorter than the whole (which `text` replaced), the longest found.
                 let ends = pattern.char_indices().skip(MIN_PARTIAL_LEN).map(|(i, _)| i);
-                ends.filter(|&i| redacted.ends_with(&pattern[..i])).last().map(|len| (len, placeholder))
+                ends.filter(|&i| text.ends_with(&pattern[..i])).last().map(|len| (len, placeholder))
             })
             .max_by_key(|(len, _)| *len);
         match partial {
-            Some((len, placeholder)) => Cow::Owned(format!("{}{placeholder}", &redacted[..redacted.len() - len])),
-            None => redacted,
+            Some((len, placeholder)) => Cow::Owned(format!("{}{placeholder}", &text[..text.len() - len])),
+            None => Cow::Borrowed(text),
         }
     }
 
@@ -263,8 +263,8 @@ pub fn text(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `text`, cut short at its end by a cap, through the installed redactor: see
-/// [`Redactor::cut_end`].
+/// `text`, cut short at its end by a cap, with a start of a secret at its end replaced by
+/// the installed redactor: see [`Redactor::cut_end`].
 pub fn cut_end(text: &str) -> Cow<'_, str> {
     match current().cut_end(text) {
         Cow::Borrowed(_) => Cow::Borrowed(text),
@@ -384,7 +384,8 @@ mod tests {
     fn at_a_cut_end_the_start_of_a_secret_is_replaced_too() {
         let r = redactor(&[("sk-live-0123456789", "[secret:K]")]);
         assert_eq!(r.cut_end("output sk-live-01"), "output [secret:K]");
-        assert_eq!(r.cut_end("output sk-live-0123456789 and sk-l"), "output [secret:K] and [secret:K]");
+        // A whole one is left for graders (a `no_leak` must find it); sinks redact it.
+        assert_eq!(r.cut_end("output sk-live-0123456789 and sk-l"), "output sk-live-0123456789 and [secret:K]");
         // Two characters say nothing of the secret; text that merely ends is left alone.
         assert_eq!(r.cut_end("ends in sk"), "ends in sk");
         assert!(matches!(r.cut_end("nothing here"), Cow::Borrowed(_)));

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::source::ValidateCx;
 use crate::uses::Uses;
 
@@ -128,5 +128,10 @@ impl Grade for BudgetCheck {
 
     fn uses(&self) -> Uses<'_> {
         Uses::default()
+    }
+
+    /// What it looks at is elsewhere (the output reaches it only through `{agent.output}`).
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Not
     }
 }

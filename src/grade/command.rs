@@ -106,6 +106,13 @@ impl Grade for CommandCheck {
         if out.exit_code != Some(0) && !stderr.is_empty() {
             return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt_with_last_line(stderr, 200)));
         }
+        if out.stdout.is_truncated() {
+            // What was read is not its verdict: the reply may go on (`"passed": false`).
+            return Err(format!(
+                "command grader printed more than the {} MiB kept on stdout: its reply was cut",
+                crate::process::OUTPUT_CAP >> 20
+            ));
+        }
         read_reply(&out.stdout.text, out.exit_code == Some(0), &out.describe_end(self.timeout))
     }
 

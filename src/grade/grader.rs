@@ -6,8 +6,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{Check, GradeInput, GradeResult, Graded, RawGraderKind};
+use super::{Check, GradeInput, GradeResult, Graded, OutputRead, RawGraderKind};
 use crate::source::ValidateCx;
+use crate::template::Var;
 use crate::uses::Uses;
 use crate::values::{NonNegative, Rate};
 
@@ -21,6 +22,8 @@ pub struct Grader {
     pub negate: bool,
     /// The score at which the grader passes, instead of its own rule.
     pub min_score: Option<f64>,
+    /// How the check reads the agent's output, `{agent.output}` in its templates included.
+    pub reads_output: OutputRead,
     pub check: Check,
 }
 
@@ -108,6 +111,8 @@ impl Grader {
         let kind_name = raw.kind.name();
         let weight = raw.common.weight.map_or(1.0, NonNegative::get);
         let check = raw.kind.compile(cx, path)?;
+        let renders_output = check.uses().templates.iter().any(|t| t.uses(&Var::AgentOutput));
+        let reads_output = if renders_output { OutputRead::Whole } else { check.reads_output() };
         Some(Grader {
             name: raw.common.name.unwrap_or_else(|| kind_name.to_owned()),
             kind_name,
@@ -115,6 +120,7 @@ impl Grader {
             required: raw.common.required,
             negate: raw.common.negate,
             min_score: raw.common.min_score.map(Rate::get),
+            reads_output,
             check,
         })
     }
@@ -125,8 +131,25 @@ impl Grader {
 
     /// An error stays an error under `negate`, and so does a fail that saw nothing to judge
     /// (the inverse of "the output is not JSON" is not "the output is not this JSON").
+    /// On an output the capture cap cut, only a verdict that holds on its start is given
+    /// (a `contains` that found its text); any other is an error, never a pass on what
+    /// evalgate did not see.
     pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
-        let mut graded = self.negated(self.check.grade(input).await?)?;
+        let cut = || {
+            format!(
+                "the agent's output was cut at {} MiB (the rest was not read); `{}` cannot judge what it did not see",
+                crate::process::OUTPUT_CAP >> 20,
+                self.kind_name
+            )
+        };
+        if input.output_cut && self.reads_output == OutputRead::Whole {
+            return Err(cut());
+        }
+        let graded = self.check.grade(input).await?;
+        if input.output_cut && !self.reads_output.holds_on_a_start(graded.passed) {
+            return Err(cut());
+        }
+        let mut graded = self.negated(graded)?;
         if let Some(min) = self.min_score {
             graded.passed = graded.score >= min - 1e-9;
         }

@@ -14,6 +14,8 @@ use crate::trace::Trace;
 /// Everything a grader may look at.
 pub struct GradeInput<'a> {
     pub output: &'a str,
+    /// `output` is only the start of what the agent printed: the capture cap cut the rest.
+    pub output_cut: bool,
     pub trace: &'a Trace,
     pub latency: Duration,
     /// When the system under test started (its end is this plus `latency`).

@@ -21,4 +21,38 @@ pub trait Grade {
     fn grade(&self, input: &GradeInput<'_>) -> impl Future<Output = GradeResult> + Send;
 
     fn uses(&self) -> Uses<'_>;
+
+    /// How the check reads the agent's output; the default is the safe one, all of it.
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Whole
+    }
+}
+
+/// How a check reads the agent's output, and so which of its verdicts still hold when
+/// evalgate kept only the output's start (`GradeInput::output_cut`): the others are errors,
+/// never a pass on what evalgate did not see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputRead {
+    /// It does not look at the output (tool calls, budgets, the world).
+    Not,
+    /// It looks at the output's start: both verdicts hold (`starts_with`).
+    Start,
+    /// It looks for something: a pass (found) holds, a fail may be wrong about the rest.
+    Find,
+    /// It looks for the absence of something: a fail (found) holds, a pass may not.
+    Absence,
+    /// It needs all of it (`equals`, `json`, a judge, a command): neither verdict holds.
+    Whole,
+}
+
+impl OutputRead {
+    /// Whether a verdict (`passed`) holds on the output's start alone.
+    pub fn holds_on_a_start(self, passed: bool) -> bool {
+        match self {
+            OutputRead::Not | OutputRead::Start => true,
+            OutputRead::Find => passed,
+            OutputRead::Absence => !passed,
+            OutputRead::Whole => false,
+        }
+    }
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::Needle;
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::source::ValidateCx;
 use crate::uses::Uses;
 
@@ -69,5 +69,9 @@ impl Grade for NoLeakCheck {
     /// The canaries are secrets: a report must never repeat them.
     fn uses(&self) -> Uses<'_> {
         Uses::canaries(self.canaries.iter().map(Needle::template))
+    }
+
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Absence
     }
 }

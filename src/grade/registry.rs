@@ -52,6 +52,13 @@ macro_rules! graders {
                     $( $( Check::$variant(check) => check.uses(), )* )*
                 }
             }
+
+            pub fn reads_output(&self) -> $crate::grade::OutputRead {
+                use $crate::grade::Grade;
+                match self {
+                    $( $( Check::$variant(check) => check.reads_output(), )* )*
+                }
+            }
         }
     };
 }

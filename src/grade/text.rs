@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::{Needle, pattern};
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::source::ValidateCx;
 use crate::uses::Uses;
@@ -171,6 +171,19 @@ impl Grade for TextCheck {
             TextCheck::Contains { values, .. } => Uses::needles(values.iter().map(Needle::template), "a `contains` value"),
             TextCheck::NotContains { values, .. } => Uses::templates(values.iter().map(Needle::template)),
             TextCheck::Regex { .. } => Uses::default(),
+        }
+    }
+
+    fn reads_output(&self) -> OutputRead {
+        match self {
+            TextCheck::StartsWith { .. } => OutputRead::Start,
+            TextCheck::Contains { .. } => OutputRead::Find,
+            // A match at the end of what was kept (`done$`) may not be one at the real end.
+            TextCheck::Regex { pattern } if !["$", "\\z", "\\Z"].iter().any(|end| pattern.as_str().contains(end)) => {
+                OutputRead::Find
+            }
+            TextCheck::NotContains { .. } => OutputRead::Absence,
+            TextCheck::Equals { .. } | TextCheck::EndsWith { .. } | TextCheck::Regex { .. } => OutputRead::Whole,
         }
     }
 }

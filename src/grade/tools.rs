@@ -6,7 +6,7 @@ use serde_json::Value;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::json::is_subset;
 use crate::source::ValidateCx;
 use crate::trace::ToolCall;
@@ -294,6 +294,11 @@ impl Grade for ToolCheck {
 
     fn uses(&self) -> Uses<'_> {
         Uses::default()
+    }
+
+    /// What it looks at is elsewhere (the output reaches it only through `{agent.output}`).
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Not
     }
 }
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::results::Phase;
 use crate::source::ValidateCx;
 use crate::step::{
@@ -135,5 +135,10 @@ impl Grade for WorldCheck {
             WorldCheck::Steps(steps) => steps.iter().map(Step::uses).collect(),
             WorldCheck::Mcp(action) => action.uses(),
         }
+    }
+
+    /// What it looks at is elsewhere (the output reaches it only through `{agent.output}`).
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Not
     }
 }

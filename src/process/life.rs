@@ -361,7 +361,8 @@ impl Pipe {
     fn into_captured(self) -> Captured {
         let mut text =
             String::from_utf8(self.bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        // Cut by the cap, or still open after the drain: a secret at the end may be half read.
+        // Cut by the cap, or still open after the drain: a secret at the end may be half read,
+        // where no redaction could tell it is one.
         if self.dropped > 0 || self.fd.is_some() {
             text = crate::redact::cut_end(&text).into_owned();
         }

@@ -279,6 +279,7 @@ async fn run_body(
     let judge_costs = std::sync::Mutex::new(Vec::new());
     let input = GradeInput {
         output: &run.output,
+        output_cut: run.output_truncated,
         trace: &run.trace,
         latency: run.latency,
         started_at,

@@ -134,7 +134,9 @@ impl SystemUnderTest for CommandSut<'_> {
             Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
                 Ok(trace) => {
                     if let Some(output) = &trace.output {
+                        // The trace's answer is read whole: stdout's cap no longer matters.
                         run.output = output.clone();
+                        run.output_truncated = false;
                     }
                     run.trace = trace;
                 }

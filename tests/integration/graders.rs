@@ -406,3 +406,60 @@ fn a_code_grader_verdict_that_cannot_be_read_is_an_error_never_a_pass() {
     let (code, task) = grade("hi", None, GRADER, &[("grader.sh", "#!/bin/sh\necho looks fine\nexit 1\n")]);
     assert_eq!((code, task["status"].as_str()), (1, Some("failed")));
 }
+
+/// An agent printing past the 1 MiB capture cap: what is past it was never read, so a
+/// verdict that needs it is an error (a canary or a forbidden word may be there), and one
+/// that holds on the start alone (a `contains` that found its text) stands.
+#[test]
+fn a_verdict_on_output_cut_at_the_capture_cap_is_given_only_where_the_start_decides() {
+    let agent = "#!/bin/sh\nprintf 'START %s\\n' \"$1\"\nhead -c 1100000 /dev/zero | tr '\\0' x\nprintf 'FORBIDDEN canary-past-the-cap-1f2e\\n'\n";
+    let grader = "#!/bin/sh\nhead -c 1100000 /dev/zero | tr '\\0' y\n";
+    let run = Test::new()
+        .write("agent.sh", agent)
+        .write("grader.sh", grader)
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "  short: {command: [sh, -c, \"echo short\"]}\ndefaults: {agent: bot}",
+                r#"  - id: cut
+    prompt: canary-in-the-start-7d3c
+    grade:
+      - {type: contains, value: START}
+      - {type: starts_with, value: START}
+      - {type: no_leak, canaries: [canary-past-the-cap-1f2e]}
+      - {type: not_contains, value: FORBIDDEN}
+      - {type: equals, value: START, negate: true}
+      - {type: contains, value: FORBIDDEN}
+      - {type: command, run: [sh, -c, "exit 0"]}
+  - id: leak-in-start
+    prompt: canary-in-the-start-7d3c
+    grade: [{type: no_leak, canaries: [canary-in-the-start-7d3c]}]
+  - id: grader-cut
+    prompt: short
+    agent: short
+    grade: [{type: command, run: [./grader.sh]}]
+"#,
+            ),
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    let cut = run.task("cut");
+    let statuses: Vec<(String, String)> = graders(&cut).into_iter().map(|(s, r, _)| (s, r)).collect();
+    let expected = ["passed", "passed", "error", "error", "error", "error", "error"];
+    for (i, ((status, reason), want)) in statuses.iter().zip(expected).enumerate() {
+        assert_eq!(status, want, "grader {i}: {reason}");
+        if want == "error" {
+            assert!(reason.contains("output was cut at 1 MiB"), "grader {i}: {reason}");
+        }
+    }
+    assert_eq!(cut["status"], "error", "no verdict on what was not read: {cut}");
+    assert_eq!(cut["trials"][0]["output_truncated"], true);
+    // A canary found in the part read is a leak, whatever follows.
+    let leak = run.task("leak-in-start");
+    assert_eq!((leak["status"].as_str(), one(&leak).0.as_str()), (Some("failed"), "failed"), "{leak}");
+    // A command grader whose own reply was cut is an error, not "text + exit 0 = pass".
+    let (status, reason, _) = one(&run.task("grader-cut"));
+    assert_eq!(status, "error", "{reason}");
+    assert!(reason.contains("its reply was cut"), "{reason}");
+}
