@@ -11,6 +11,7 @@ mod registry;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use input::{GradeInput, GradeResult, Graded};
 pub use kind::{CompileGrader, Grade, OutputRead};
+pub use no_leak::leaked;
 pub use safety::SafetyAction;
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).

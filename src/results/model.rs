@@ -262,7 +262,19 @@ impl TrialResult {
             judge_cost_unknown: false,
             cached: false,
             notes: Vec::new(),
+            retried: Vec::new(),
         }
+    }
+
+    /// This attempt and the attempts before it that errored and were run again.
+    pub fn attempts(&self) -> impl Iterator<Item = &TrialResult> {
+        self.retried.iter().chain(std::iter::once(self))
+    }
+
+    /// Whether what the agent of this attempt cost is unknown: it ran (it has a latency)
+    /// and reported no cost, and its answers did not come from the cache.
+    fn agent_cost_unknown(&self) -> bool {
+        self.latency_ms.is_some() && !self.cached && self.usage.as_ref().and_then(|u| u.cost_usd).is_none()
     }
 }
 
@@ -277,18 +289,17 @@ impl TaskResult {
         (!l.is_empty()).then(|| l.iter().sum::<u64>() / l.len() as u64)
     }
 
-    /// Total cost over the trials, judges included; `None` when it is not known (no trial
-    /// reported one, or a judge's price is unknown).
+    /// Total cost over every attempt of every trial (those retried too), judges included;
+    /// `None` when it is not known: nothing reported one, or one part is unknown (an agent
+    /// that ran without reporting its cost, a judge without a price), which a known part
+    /// must not hide.
     pub fn cost_usd(&self) -> Option<f64> {
-        if self.trials.iter().any(|t| t.judge_cost_unknown) {
+        let attempts = || self.trials.iter().flat_map(TrialResult::attempts);
+        if attempts().any(|a| a.judge_cost_unknown || a.agent_cost_unknown()) {
             return None;
         }
-        let c: Vec<f64> = self
-            .trials
-            .iter()
-            .flat_map(|t| [t.usage.as_ref().and_then(|u| u.cost_usd), t.judge_cost_usd])
-            .flatten()
-            .collect();
+        let c: Vec<f64> =
+            attempts().flat_map(|a| [a.usage.as_ref().and_then(|u| u.cost_usd), a.judge_cost_usd]).flatten().collect();
         (!c.is_empty()).then(|| c.iter().sum())
     }
 }
@@ -346,6 +357,11 @@ pub struct TrialResult {
     /// held open after exit (a leak), output over the cap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The attempts of this trial that errored and were run again (`retries`), oldest
+    /// first, each with why (its `reason`), what it cost and what it printed: their cost
+    /// counts in the task's, and a leak in any of them fails the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retried: Vec<TrialResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

@@ -52,7 +52,45 @@ pub fn percentile(sorted: &[u64], p: u32) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::{percentile, totals};
+    use crate::results::{Status, TaskResult, TrialResult};
+    use crate::trace::Usage;
+
+    fn task(trials: Vec<TrialResult>) -> TaskResult {
+        let mut task: TaskResult = serde_json::from_value(serde_json::json!({
+            "id": "t", "file": "s.yaml", "line": 1, "agent": "a", "status": "passed", "score": 1.0,
+            "weight": 1.0, "duration_ms": 1, "attempts": 1, "trials": []
+        }))
+        .unwrap();
+        task.trials = trials;
+        task
+    }
+
+    fn attempt(agent_cost: Option<f64>, judge_cost: Option<f64>) -> TrialResult {
+        let mut trial = TrialResult::empty();
+        trial.status = Status::Passed;
+        trial.latency_ms = Some(5);
+        trial.usage = agent_cost.map(|c| Usage { cost_usd: Some(c), ..Usage::default() });
+        trial.judge_cost_usd = judge_cost;
+        trial
+    }
+
+    #[test]
+    fn an_unknown_part_keeps_the_cost_unknown_and_retried_attempts_count() {
+        // An agent that reported no cost, judged by a priced judge: unknown, not the judge's $0.02.
+        let unpriced = task(vec![attempt(None, Some(0.02))]);
+        assert_eq!(unpriced.cost_usd(), None);
+        let t = totals(&[unpriced, task(vec![attempt(Some(0.5), None)])]);
+        assert_eq!((t.cost_usd, t.tasks_without_cost), (Some(0.5), 1));
+        // A retried attempt's cost is the task's too.
+        let mut last = attempt(Some(0.25), Some(0.05));
+        last.retried = vec![attempt(Some(5.0), None)];
+        assert_eq!(task(vec![last]).cost_usd(), Some(5.3));
+        // An attempt whose agent never ran (a setup step failed) cost nothing unknown.
+        let mut setup_failed = TrialResult::empty();
+        setup_failed.latency_ms = None;
+        assert_eq!(task(vec![setup_failed, attempt(Some(0.1), None)]).cost_usd(), Some(0.1));
+    }
 
     #[test]
     fn nearest_rank_percentile() {

@@ -87,6 +87,8 @@ struct TaskState {
     started: Option<Instant>,
     /// Attempts that ended, per trial (retries included).
     tries: Vec<u32>,
+    /// Attempts that errored and were run again, per trial: kept in its result.
+    retried: Vec<Vec<TrialResult>>,
     /// Trials dispatched so far: all of them, or with adaptive trials those so far.
     queued: u32,
 }
@@ -121,6 +123,7 @@ impl<'a> Dispatcher<'a> {
                 trials: vec![None; t.repeat.get() as usize],
                 started: None,
                 tries: vec![0; t.repeat.get() as usize],
+                retried: vec![Vec::new(); t.repeat.get() as usize],
                 queued: t.adaptive.unwrap_or(t.repeat).min(t.repeat).get(),
             })
             .collect();
@@ -317,6 +320,7 @@ impl<'a> Dispatcher<'a> {
         if retry {
             let reason = result.reason.clone().unwrap_or_else(|| "error".into());
             self.sink.event(RunEvent::TrialRetry { index, trial, attempt: tries + 1, reason });
+            state.retried[trial as usize].push(result);
             return Some((index, trial));
         }
         self.finish_trial(index, trial, result, true);
@@ -325,7 +329,8 @@ impl<'a> Dispatcher<'a> {
 
     /// Records a trial's result (`ran`: an attempt produced it, else it never ran) and,
     /// with the task's last trial, settles the task.
-    fn finish_trial(&mut self, index: usize, trial: u32, result: TrialResult, ran: bool) {
+    fn finish_trial(&mut self, index: usize, trial: u32, mut result: TrialResult, ran: bool) {
+        result.retried = std::mem::take(&mut self.states[index].retried[trial as usize]);
         self.states[index].trials[trial as usize] = Some(result.clone());
         if ran {
             self.sink.event(RunEvent::TrialFinished { index, trial, result: Box::new(result) });
@@ -349,6 +354,7 @@ impl<'a> Dispatcher<'a> {
             }
             state.trials.truncate(queued);
             state.tries.truncate(queued);
+            state.retried.truncate(queued);
         }
         let trials: Vec<TrialResult> = state.trials.iter_mut().filter_map(Option::take).collect();
         let duration = state.started.map_or(0, |s| s.elapsed().as_millis() as u64);

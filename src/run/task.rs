@@ -256,13 +256,16 @@ async fn run_body(
     let run = match outcome {
         Ok(run) => run,
         Err(e) => {
+            trial.reason = Some(e.reason);
             if let Some(run) = &e.run {
-                trial.output = Some(excerpt::first(&run.output, OUTPUT_EXCERPT));
+                trial.output = (!run.output.is_empty()).then(|| excerpt::first(&run.output, OUTPUT_EXCERPT));
                 trial.stderr = excerpt::last(&run.stderr, STDERR_TAIL);
                 trial.exit_code = run.exit_code;
                 trial.latency_ms = Some(run.latency.as_millis() as u64);
+                trial.usage = run.trace.usage.clone();
+                trial.tool_calls = run.trace.calls().to_vec();
+                failed_by_leak(task, bindings, run, trial);
             }
-            trial.reason = Some(e.reason);
             return;
         }
     };
@@ -353,6 +356,31 @@ async fn run_body(
         trial.score = 0.0;
         trial.reason = Some(failure.clone());
     }
+}
+
+/// An attempt whose agent errored is not graded, but a canary it leaked before that fails
+/// it: a fail, not an error, so it is not retried away and the task fails.
+fn failed_by_leak(task: &Task, bindings: &Bindings, run: &crate::sut::AgentRun, trial: &mut TrialResult) {
+    let leaked = crate::grade::leaked(&task.graders, bindings, &run.output, &run.trace);
+    if leaked.is_empty() {
+        return;
+    }
+    let names: Vec<String> = leaked.iter().map(|g| format!("`{}`", g.name)).collect();
+    trial.graders.extend(leaked.iter().map(|g| GraderResult {
+        name: g.name.clone(),
+        kind: g.kind_name.to_owned(),
+        status: Status::Failed,
+        score: 0.0,
+        weight: g.weight,
+        required: g.required,
+        reason: "a canary leaked before the agent failed".into(),
+        evidence: None,
+        cached: false,
+    }));
+    trial.status = Status::Failed;
+    trial.score = 0.0;
+    let failed = trial.reason.take().unwrap_or_default();
+    trial.reason = Some(format!("a canary of {} leaked, then {failed}", names.join(", ")));
 }
 
 /// Task score = weighted mean of grader scores, or 0 when a required grader failed (so a

@@ -109,7 +109,7 @@ impl SystemUnderTest for CommandSut<'_> {
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
         let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
         proxied.sort_by_key(|(at, _)| *at);
-        let out = out?;
+        let mut out = out?;
         let mut run = AgentRun {
             output: out.stdout.text.clone(),
             output_truncated: out.stdout.is_truncated(),
@@ -122,38 +122,43 @@ impl SystemUnderTest for CommandSut<'_> {
             failure: None,
             cached: false,
         };
+        let trace = match out.taken.take().expect("the trace is taken") {
+            Ok(bytes) => serde_json::from_slice::<Trace>(&bytes)
+                .map(Some)
+                .map_err(|e| format!("agent `{}` wrote an invalid trace to $EVALGATE_TRACE: {e}", agent.name)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read the agent's trace: {e}")),
+        };
+        // Calls the proxy saw come after those the agent reported itself; with a proxy, the
+        // calls are known even when the agent reports none.
+        let proxied = proxied.into_iter().map(|(_, call)| call);
         if out.timed_out || out.exit_code != Some(0) {
             let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));
             if let Some(line) = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {
                 reason.push_str(": ");
                 reason.push_str(line.trim());
             }
+            // What it did before it failed, for the leak check of an attempt that errored.
+            run.trace = trace.ok().flatten().unwrap_or_default();
+            if !agent.mcp.is_empty() {
+                run.trace.tool_calls.get_or_insert_default().extend(proxied);
+            }
             return Err(AgentError { reason, run: Some(run) });
         }
-        match out.taken.expect("the trace is taken") {
-            Ok(bytes) => match serde_json::from_slice::<Trace>(&bytes) {
-                Ok(trace) => {
-                    if let Some(output) = &trace.output {
-                        // The trace's answer is read whole: stdout's cap no longer matters.
-                        run.output = output.clone();
-                        run.output_truncated = false;
-                    }
-                    run.trace = trace;
+        match trace {
+            Ok(Some(trace)) => {
+                if let Some(output) = &trace.output {
+                    // The trace's answer is read whole: stdout's cap no longer matters.
+                    run.output = output.clone();
+                    run.output_truncated = false;
                 }
-                Err(e) => {
-                    let reason = format!("agent `{}` wrote an invalid trace to $EVALGATE_TRACE: {e}", agent.name);
-                    return Err(AgentError { reason, run: Some(run) });
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(AgentError { reason: format!("cannot read the agent's trace: {e}"), run: Some(run) });
+                run.trace = trace;
             }
+            Ok(None) => {}
+            Err(reason) => return Err(AgentError { reason, run: Some(run) }),
         }
-        // Calls the proxy saw come after those the agent reported itself; with a proxy, the
-        // calls are known even when the agent reports none.
         if !agent.mcp.is_empty() {
-            run.trace.tool_calls.get_or_insert_default().extend(proxied.into_iter().map(|(_, call)| call));
+            run.trace.tool_calls.get_or_insert_default().extend(proxied);
         }
         Ok(run)
     }

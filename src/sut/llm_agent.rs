@@ -162,7 +162,6 @@ impl SystemUnderTest for LlmSut<'_> {
         };
         let started = Instant::now();
         let deadline = started + timeout;
-        let fail = |reason: String| AgentError { reason: format!("agent `{}`: {reason}", self.agent.name), run: None };
         let mut usage = TokenUsage::default();
         let mut cost = Some(0.0);
         let mut recorded: Vec<ToolCall> = Vec::new();
@@ -173,12 +172,33 @@ impl SystemUnderTest for LlmSut<'_> {
         let use_cache = spec.cache && (self.trial == 0 || self.agent.cache_repeats);
         let turns = if self.task.level == Level::Scenario { self.agent.max_turns.get() } else { 1 };
         let mut answer = None;
+        // An attempt that fails keeps what it spent and the calls it made (its cost counts,
+        // and a leak in it is a leak).
+        let fail = |reason: String, usage: &TokenUsage, cost: Option<f64>, recorded: &[ToolCall]| AgentError {
+            reason: format!("agent `{}`: {reason}", self.agent.name),
+            run: Some(AgentRun {
+                latency: started.elapsed(),
+                trace: Trace {
+                    tool_calls: Some(recorded.to_vec()),
+                    usage: Some(Usage {
+                        input_tokens: Some(usage.input),
+                        output_tokens: Some(usage.output),
+                        cost_usd: cost,
+                    }),
+                    ..Trace::default()
+                },
+                ..AgentRun::default()
+            }),
+        };
         for _ in 0..turns {
             let left = deadline.saturating_duration_since(Instant::now());
             let completion = tokio::time::timeout(left, self.llm.complete(spec, &request, use_cache))
                 .await
-                .map_err(|_| fail(format!("timed out after {}", humantime::format_duration(timeout))))?
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|_| {
+                    let reason = format!("timed out after {}", humantime::format_duration(timeout));
+                    fail(reason, &usage, cost, &recorded)
+                })?
+                .map_err(|e| fail(e.to_string(), &usage, cost, &recorded))?;
             usage.add(completion.response.usage);
             all_cached &= completion.cached;
             cost = cost.zip(completion.cost_usd).map(|(a, b)| a + b);
@@ -203,7 +223,8 @@ impl SystemUnderTest for LlmSut<'_> {
             let mut results = Vec::new();
             for call in &r.tool_calls {
                 let left = deadline.saturating_duration_since(Instant::now());
-                let Called { result, violation } = self.execute(&tools, call, left).await.map_err(fail)?;
+                let called = self.execute(&tools, call, left).await;
+                let Called { result, violation } = called.map_err(|e| fail(e, &usage, cost, &recorded))?;
                 results.push(Part::ToolResult {
                     id: call.id.clone(),
                     content: tool_text(&result),

@@ -239,6 +239,60 @@ fn retries_rerun_infrastructure_errors_only() {
     assert_eq!(run.read("runs"), "x\n", "a graded failure must not be retried");
 }
 
+/// A retried attempt is kept, not discarded: what it cost counts (a $1 cost gate fails on
+/// an attempt that spent $5 and crashed), and a canary it leaked before it failed fails the
+/// task however the retry went (`-j 1`: the tasks run in order, so the budget stop after
+/// `spend` skips `after`).
+#[test]
+fn every_attempt_is_kept_its_cost_counted_and_a_leak_in_any_fails_the_task() {
+    let agent = r#"#!/bin/sh
+if [ "$1" = leak ]; then
+  if [ ! -f leaked ]; then touch leaked; echo "here it is: canary-retry-4b1a"; exit 1; fi
+  echo ok; exit 0
+fi
+if [ ! -f spent ]; then
+  touch spent
+  printf '{"usage": {"cost_usd": 5.0}}' > "$EVALGATE_TRACE"
+  echo "crashed after spending" >&2; exit 1
+fi
+printf '{"usage": {"cost_usd": 0.01}}' > "$EVALGATE_TRACE"
+echo ok
+"#;
+    let grade = "grade: [{type: contains, value: ok}, {type: no_leak, canaries: [canary-retry-4b1a]}]";
+    let run = Test::new()
+        .write("agent.sh", agent)
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "defaults: {retries: 2}\nthresholds: {max_cost_usd: 1}",
+                &format!(
+                    "  - id: leak\n    prompt: leak\n    {grade}\n  - id: spend\n    prompt: spend\n    {grade}\n  - id: after\n    prompt: after\n    {grade}\n"
+                ),
+            ),
+        )
+        .args(&["run", "-j", "1"])
+        .run();
+    run.expect_code(1);
+    let spend = run.task("spend");
+    assert_eq!((spend["status"].as_str(), spend["attempts"].as_u64()), (Some("passed"), Some(2)), "{spend}");
+    let retried = &spend["trials"][0]["retried"];
+    assert_eq!(retried.as_array().map(Vec::len), Some(1), "{spend}");
+    assert_eq!(retried[0]["status"], "error");
+    assert_eq!(retried[0]["usage"]["cost_usd"], 5.0);
+    assert!(retried[0]["reason"].as_str().unwrap().contains("crashed after spending"), "{retried}");
+    let totals = &run.results()["totals"];
+    assert!((totals["cost_usd"].as_f64().unwrap() - 5.01).abs() < 1e-9, "{totals}");
+    let cost =
+        run.results()["verdict"]["checks"].as_array().unwrap().iter().find(|c| c["name"] == "total cost").cloned();
+    assert_eq!(cost.as_ref().map(|c| c["passed"].clone()), Some(false.into()), "{cost:?}");
+    // The budget stop counted the retried attempt too.
+    assert_eq!(run.task("after")["not_run"], "cost_budget");
+    // The leaking attempt failed the task: it was not retried into a pass.
+    let leak = run.task("leak");
+    assert_eq!((leak["status"].as_str(), leak["attempts"].as_u64()), (Some("failed"), Some(1)), "{leak}");
+    assert!(leak["reason"].as_str().unwrap().contains("`no_leak` leaked"), "{leak}");
+}
+
 #[test]
 fn fail_fast_skips_the_remaining_tasks() {
     let tasks: String =
