@@ -314,6 +314,13 @@ struct TrialView {
     calls_ms: u64,
 }
 
+/// A retried attempt, as a note of the trial that replaced it.
+fn retried_note((i, attempt): (usize, &TrialResult)) -> String {
+    let cost = attempt.usage.as_ref().and_then(|u| u.cost_usd).map(|c| format!(" (cost ${c:.4})")).unwrap_or_default();
+    let why = attempt.reason.as_deref().unwrap_or(attempt.status.label());
+    format!("attempt {} was run again{cost}: {why}", i + 1)
+}
+
 #[derive(Serialize)]
 struct Message {
     role: String,
@@ -356,7 +363,7 @@ impl TrialView {
             output_tokens: trial.usage.as_ref().and_then(|u| u.output_tokens),
             cost: trial.usage.as_ref().and_then(|u| u.cost_usd),
             cached: trial.cached,
-            notes: trial.notes.clone(),
+            notes: trial.notes.iter().cloned().chain(trial.retried.iter().enumerate().map(retried_note)).collect(),
             graders: trial
                 .graders
                 .iter()
