@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::{excerpt, excerpt_with_last_line};
-use crate::process::{ProcessSpec, run_process};
+use crate::process::run_process;
 use crate::source::ValidateCx;
 use crate::template::{CommandLine, Scope, Template};
 use crate::uses::Uses;
@@ -88,13 +88,7 @@ impl Grade for CommandCheck {
     async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
         let b = input.bindings;
         let workdir = self.workdir.clone().unwrap_or_else(|| input.workdir.to_owned());
-        let mut spec = match &self.command {
-            CommandLine::Shell(t) => ProcessSpec::shell(&b.render(t), workdir, self.timeout),
-            CommandLine::Argv(argv) => {
-                ProcessSpec::argv(argv.iter().map(|t| b.render(t)).collect(), workdir, self.timeout)
-            }
-        };
-        spec.env = self.env.iter().map(|(k, t)| (k.clone(), b.render(t))).collect();
+        let mut spec = self.command.process(b, &self.env, workdir, self.timeout);
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::expect::regex;
 use super::{Captures, Leaf, RawStep, RunStep, StepEnv};
 use crate::excerpt::excerpt;
-use crate::process::{ProcessSpec, run_process};
+use crate::process::run_process;
 use crate::results::StepResult;
 use crate::source::ValidateCx;
 use crate::template::{Bindings, CommandLine, Scope, Template};
@@ -143,13 +143,7 @@ impl RunStep for RunAction {
 }
 
 async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf {
-    let mut spec = match &action.command {
-        CommandLine::Shell(t) => ProcessSpec::shell(&bindings.render(t), action.workdir.clone(), timeout),
-        CommandLine::Argv(argv) => {
-            ProcessSpec::argv(argv.iter().map(|t| bindings.render(t)).collect(), action.workdir.clone(), timeout)
-        }
-    };
-    spec.env = action.env.iter().map(|(k, t)| (k.clone(), bindings.render(t))).collect();
+    let mut spec = action.command.process(bindings, &action.env, action.workdir.clone(), timeout);
     spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
     // Setup may start services that cleanup stops, so its leftover processes are not reaped.
     spec.reap_group = false;

@@ -1,6 +1,10 @@
 //! A command to run, as a shell string or an argv list, whose parts are templates.
 
-use super::Template;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{Bindings, Template};
+use crate::process::ProcessSpec;
 
 /// A shell string run with `sh -c`, or an argv list.
 #[derive(Debug, Clone)]
@@ -14,6 +18,32 @@ impl CommandLine {
         match self {
             CommandLine::Shell(t) => t.source().to_owned(),
             CommandLine::Argv(argv) => argv.iter().map(Template::source).collect::<Vec<_>>().join(" "),
+        }
+    }
+
+    /// The process that runs it in `cwd`, with `env` rendered: an argv list as rendered
+    /// (no shell reads it), a shell string with its values passed as variables
+    /// ([`Template::render_shell`]), set after `env` so that nothing overrides them.
+    pub fn process(
+        &self,
+        bindings: &Bindings,
+        env: &[(String, Template)],
+        cwd: PathBuf,
+        timeout: Duration,
+    ) -> ProcessSpec {
+        let env = env.iter().map(|(k, t)| (k.clone(), bindings.render(t)));
+        match self {
+            CommandLine::Shell(t) => {
+                let (script, values) = t.render_shell(&|v| bindings.lookup(v));
+                let mut spec = ProcessSpec::shell(&script, cwd, timeout);
+                spec.env = env.chain(values).collect();
+                spec
+            }
+            CommandLine::Argv(argv) => {
+                let mut spec = ProcessSpec::argv(argv.iter().map(|t| bindings.render(t)).collect(), cwd, timeout);
+                spec.env = env.collect();
+                spec
+            }
         }
     }
 

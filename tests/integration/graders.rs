@@ -463,3 +463,35 @@ fn a_verdict_on_output_cut_at_the_capture_cap_is_given_only_where_the_start_deci
     assert_eq!(status, "error", "{reason}");
     assert!(reason.contains("its reply was cut"), "{reason}");
 }
+
+/// A model's answer is attacker-influenced text: rendered into a `run:` string (a command
+/// grader's, a cleanup step's) it is one word of text, never shell code.
+#[test]
+fn an_answer_in_a_run_string_is_text_never_shell_code() {
+    let answer = "ok $(touch pwned1) `touch pwned2` '; touch pwned3; ' \"; touch pwned4; \"";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\ncat expected\n")
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                r#"  - id: t
+    prompt: x
+    grade:
+      - {type: command, run: "test {agent.output} = \"$(cat expected)\""}
+      - {type: command, run: "test \"{agent.output}\" = \"$(cat expected)\""}
+      - {type: command, run: "test '{agent.output}' = \"$(cat expected)\""}
+    cleanup:
+      - run: "printf '%s' {agent.output} > seen"
+"#,
+            ),
+        )
+        .write("expected", answer)
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    for pwned in ["pwned1", "pwned2", "pwned3", "pwned4"] {
+        assert!(!run.dir.join(pwned).exists(), "{pwned}: the answer ran as shell code");
+    }
+    assert_eq!(run.read("seen"), answer);
+}
