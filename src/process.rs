@@ -108,15 +108,29 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
-/// Removes evalgate's own credentials from what `command` inherits; variables set on it
-/// explicitly afterwards still reach the child. evalgate never changes its own environment,
-/// so their names are looked up once, not at every spawn.
+/// Keeps evalgate's memory and environment (which hold the PR-write token) from the
+/// processes it runs as the same user: `/proc/EVALGATE/environ` is then readable by root
+/// alone. What it starts is dumpable again (exec resets it), so nothing else changes.
+pub fn keep_private() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_dumpable(false);
+    }
+}
+
+/// The runner's files evalgate writes (the step summary, step outputs, the job's
+/// environment and path, state): what they say is evalgate's to say, so nothing it runs
+/// inherits them (an agent wrote a green summary, or filled it so evalgate's was dropped).
+const RUNNER_FILES: [&str; 5] = ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE"];
+
+/// Removes what is evalgate's own from what `command` inherits: its credentials and the
+/// runner's files; variables set on it explicitly afterwards still reach the child.
+/// evalgate never changes its own environment, so their names are looked up once, not at
+/// every spawn.
 pub fn strip_credentials(command: &mut std::process::Command) {
     static OWN: std::sync::LazyLock<Vec<std::ffi::OsString>> = std::sync::LazyLock::new(|| {
-        std::env::vars_os()
-            .map(|(name, _)| name)
-            .filter(|name| name.to_str().is_some_and(crate::redact::is_own_credential))
-            .collect()
+        let own = |name: &str| crate::redact::is_own_credential(name) || RUNNER_FILES.contains(&name);
+        std::env::vars_os().map(|(name, _)| name).filter(|name| name.to_str().is_some_and(own)).collect()
     });
     for name in OWN.iter() {
         command.env_remove(name);

@@ -316,10 +316,24 @@ macro_rules! errln {
     ($($arg:tt)*) => { $crate::redact::print_line(true, &format!($($arg)*)) };
 }
 
+/// A line on its way to stdout or stderr (`outln!`, `errln!`, the terminal's progress):
+/// redacted, and with the runner commands that are read anywhere in a line made inert —
+/// GitHub's legacy `##[command]` (`##[add-mask]`, `##[stop-commands]`) and Azure
+/// Pipelines' `##vso[…]` (a `::command` counts only at a line's start, where evalgate's own
+/// are). Agent text relayed in a FAIL, ERROR or RETRY line is then only text.
+pub fn stream_line(line: &str) -> Cow<'_, str> {
+    let line = text(line);
+    if line.contains("##[") || line.contains("##vso[") {
+        Cow::Owned(line.replace("##[", "## [").replace("##vso[", "## vso["))
+    } else {
+        line
+    }
+}
+
 #[doc(hidden)]
 #[allow(clippy::disallowed_macros)]
 pub fn print_line(stderr: bool, line: &str) {
-    let line = text(line);
+    let line = stream_line(line);
     if stderr {
         eprintln!("{line}");
     } else {

@@ -24,6 +24,7 @@ use crate::exit;
 
 /// Runs the command line and returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    crate::process::keep_private();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

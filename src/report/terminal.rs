@@ -168,7 +168,7 @@ impl TerminalReporter {
     }
 
     fn line(&self, text: String) {
-        let text = crate::redact::text(&text).into_owned();
+        let text = crate::redact::stream_line(&text).into_owned();
         match &self.bar {
             Some(bar) => bar.println(text),
             None => {

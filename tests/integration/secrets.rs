@@ -181,3 +181,56 @@ tasks:
     }
     assert!(hits.is_empty(), "pieces of the key in sinks: {hits:#?}");
 }
+
+/// The runner's channels are evalgate's: an agent does not inherit the runner's files (it
+/// wrote a fake green summary), cannot read evalgate's environment from `/proc` (the
+/// PR-write token is there), and a legacy `##[command]` it prints is not one when evalgate
+/// relays it. Run as an unprivileged user, as on a runner (root reads any `/proc` file).
+#[test]
+fn an_agent_reaches_neither_the_runner_files_nor_evalgates_environment_nor_its_commands() {
+    let agent = r#"#!/bin/sh
+env | grep '^GITHUB_' | cut -d= -f1 > seen-env
+cat /proc/$PPID/environ > seen-environ 2>&1
+[ -n "$GITHUB_STEP_SUMMARY" ] && echo '## ✅ All gates passed' >> "$GITHUB_STEP_SUMMARY"
+echo '##[add-mask]evalgate ##vso[task.setvariable variable=x]y ##[error]fake' >&2
+exit 1
+"#;
+    let test = crate::common::Test::new()
+        .write("agent.sh", agent)
+        .write(
+            "evalgate.yaml",
+            &crate::common::suite("", "  - {id: t, prompt: x, grade: [{type: contains, value: x}]}\n"),
+        )
+        .write("runner/summary.md", "")
+        .write("runner/output.txt", "")
+        .write("runner/env", "");
+    let dir = test.path().to_owned();
+    let path = |name: &str| dir.join(name).display().to_string();
+    // `/proc/self` belongs to the test's own user.
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    let unprivileged: &[&str] = if root {
+        use std::os::unix::fs::PermissionsExt;
+        for entry in ["", "runner", "runner/summary.md", "runner/output.txt", "runner/env"] {
+            std::fs::set_permissions(dir.join(entry), std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        &["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    } else {
+        &[]
+    };
+    let run = test
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &path("runner/summary.md"))
+        .env("GITHUB_OUTPUT", &path("runner/output.txt"))
+        .env("GITHUB_ENV", &path("runner/env"))
+        .env("GITHUB_TOKEN", "ghs_private-token-8c2f")
+        .args(&["run"])
+        .run_via(unprivileged);
+    run.expect_code(1);
+    assert_eq!(run.read("seen-env"), "GITHUB_ACTIONS\n", "only the harmless flag is inherited");
+    let environ = run.read("seen-environ");
+    assert!(!environ.contains("ghs_private") && !environ.contains("GITHUB_ACTIONS"), "{environ}");
+    assert!(!run.read("runner/summary.md").contains("All gates passed"));
+    let log = format!("{}{}", run.stdout, run.stderr);
+    assert!(log.contains("## [add-mask]evalgate"), "the line was relayed: {log}");
+    assert!(!log.contains("##[") && !log.contains("##vso["), "{log}");
+}
