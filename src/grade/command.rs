@@ -2,7 +2,8 @@
 //!
 //! The script gets a context JSON on stdin. A JSON object on stdout is read as
 //! `{score, assertions: [{text, passed}]}` or `{passed, reason, checks}`; anything else is
-//! judged by the exit code (0 passes). A non-zero exit with output on stderr is a grader error.
+//! judged by the exit code (0 passes). A non-zero exit with output on stderr, a timeout or a
+//! signal is a grader error.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -99,7 +100,9 @@ impl Grade for CommandCheck {
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());
         let out = run_process(spec).await.map_err(|e| e.to_string())?;
-        if out.timed_out {
+        // Timed out or killed (the OOM killer, a segfault): it never reached a verdict, and
+        // reading its exit as a fail would let `negate` turn it into a pass.
+        if out.timed_out || out.exit_code.is_none() {
             return Err(format!("command grader {}", out.describe_end(self.timeout)));
         }
         let stderr = out.stderr.text.trim();

@@ -181,27 +181,51 @@ fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
         }
         FileOp::Check(expect) => {
             leaf.action = format!("check {shown}");
-            leaf.failure = check_file(&path, expect, bindings).err();
+            if let Err(miss) = check_file(&path, expect, bindings) {
+                leaf.error = matches!(miss, FileMiss::Unreadable(_));
+                leaf.failure = Some(miss.into_reason());
+            }
         }
     }
     leaf
 }
 
-/// `Err` with every unmet expectation.
-pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), String> {
+/// Why a file did not meet its expectations.
+#[derive(Debug, PartialEq)]
+pub enum FileMiss {
+    /// Every unmet expectation: the file was looked at and is not what it should be.
+    Unmet(String),
+    /// The file could not be looked at (a directory in the way, no permission, not text):
+    /// nothing is known of it, so a check of it is an error, never a fail that `negate`
+    /// could turn into a pass.
+    Unreadable(String),
+}
+
+impl FileMiss {
+    pub fn into_reason(self) -> String {
+        match self {
+            FileMiss::Unmet(reason) | FileMiss::Unreadable(reason) => reason,
+        }
+    }
+}
+
+pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
     let shown = path.display();
-    match (path.exists(), expect.exists) {
-        (false, true) => return Err(format!("{shown} does not exist")),
-        (true, false) => return Err(format!("{shown} exists")),
+    // `exists()` says "no" when it cannot tell (a directory it may not search).
+    let exists =
+        path.try_exists().map_err(|e| FileMiss::Unreadable(format!("cannot tell whether {shown} exists: {e}")))?;
+    match (exists, expect.exists) {
+        (false, true) => return Err(FileMiss::Unmet(format!("{shown} does not exist"))),
+        (true, false) => return Err(FileMiss::Unmet(format!("{shown} exists"))),
         (false, false) => return Ok(()),
         (true, true) => {}
     }
     if expect.content.is_empty() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
     let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+    if failures.is_empty() { Ok(()) } else { Err(FileMiss::Unmet(failures.join("; "))) }
 }
 
 fn resolve(dir: &Path, path: &str) -> PathBuf {
