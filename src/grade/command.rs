@@ -18,7 +18,7 @@ use crate::excerpt::{excerpt, excerpt_with_last_line};
 use crate::process::{ProcessSpec, run_process};
 use crate::source::ValidateCx;
 use crate::template::{CommandLine, Scope, Template};
-use crate::uses::Uses;
+use crate::uses::{Program, ProgramCommand, Uses};
 use crate::values::RawDuration;
 
 /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
@@ -113,7 +113,14 @@ impl Grade for CommandCheck {
     }
 
     fn uses(&self) -> Uses<'_> {
-        Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
+        let command = match &self.command {
+            CommandLine::Shell(line) => ProgramCommand::Shell(line),
+            CommandLine::Argv(argv) => ProgramCommand::Argv0(&argv[0]),
+        };
+        Uses {
+            programs: vec![Program { what: "command grader", command, workdir: self.workdir.as_deref() }],
+            ..Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
+        }
     }
 }
 

@@ -216,6 +216,43 @@ fn every_preflight_miss_is_listed_and_nothing_runs() {
     assert!(!run.dir.join("ran").exists());
 }
 
+/// Every program the suite starts is looked up in the first round, with the variables:
+/// a command grader's (argv or the first word of its shell line) before any agent runs, and
+/// a stdio MCP server's (not only once the servers start, after the rest is fixed). A shell
+/// line starting with a builtin is not guessed at.
+#[test]
+fn every_missing_program_is_listed_with_the_variables_before_anything_runs() {
+    let tasks = "  - id: a\n    prompt: \"{env.EVALGATE_TEST_UNSET_VAR}\"\n    grade:\n      - {type: command, run: ./graders/polite.sh --strict}\n      - {type: command, run: [no-such-grader-xyz, x]}\n      - {type: command, run: 'cd graders && ./other.sh'}\n      - {type: command, run: [./ok.sh]}\n  - id: b\n    prompt: x\n    grade: [{type: command, run: ./graders/polite.sh --strict}]\n";
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  s: {{command: [./servers/missing.py]}}\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"]}}\ntasks:\n{tasks}"
+    );
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
+        .write("ok.sh", "#!/bin/sh\n")
+        .write("evalgate.yaml", &yaml)
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("  - ")).collect();
+    let dir = run.dir.display();
+    assert_eq!(
+        misses,
+        [
+            "  - environment variable `EVALGATE_TEST_UNSET_VAR`: is not set (used by task `a`)".to_owned(),
+            format!(
+                "  - MCP server command `./servers/missing.py`: {dir}/./servers/missing.py does not exist (MCP server `s`)"
+            ),
+            format!(
+                "  - command grader `./graders/polite.sh`: {dir}/./graders/polite.sh does not exist (task `a`, task `b`)"
+            ),
+            "  - command grader `no-such-grader-xyz`: not found on PATH (task `a`)".to_owned(),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(!run.dir.join("ran").exists(), "the agent ran");
+}
+
 #[test]
 fn a_missing_or_non_executable_agent_fails_preflight() {
     let run = Test::new()
