@@ -292,19 +292,14 @@ fn a_judge_verdict_that_miscounts_or_does_not_answer_the_question_is_an_error() 
     tasks.push_str("  - id: score\n    prompt: score\n    grade: [{type: llm, contains: the answer}]\n");
     let run = run(&suite(&server, &judge, &tasks));
     run.expect_code(1);
-    let unreadable = "errored: the judge's verdict could not be read twice:";
-    for (id, why) in [
+    let expected = [
         ("twice", "grader `rubric` {} criterion 0 judged twice"),
         ("missing", "grader `rubric` {} no verdict for criterion 1"),
         ("extra", "grader `rubric` {} criterion index 2 out of range"),
         ("not-boolean", "grader `rubric` {} a criterion without a boolean `met`"),
         ("score", "grader `llm` {} the verdict has a key the schema does not: `score`"),
-    ] {
-        let task = run.task(id);
-        assert_eq!(task["status"], "error", "{task}");
-        assert_eq!(task["reason"], why.replace("{}", unreadable), "{task}");
-    }
-    assert_eq!(run.task("fine")["status"], "passed");
+    ];
+    unreadable_verdicts(&run, &expected);
 }
 
 /// A judge's reply is read strictly, from OpenAI and Anthropic alike: two `record_verdict`
@@ -366,14 +361,21 @@ fn a_judge_that_answers_twice_or_outside_the_schema_is_an_error() {
     ));
     let run = run(&suite(&server, &judge, &tasks));
     run.expect_code(1);
-    let unreadable = "errored: the judge's verdict could not be read twice:";
-    for (id, why) in [
+    let expected = [
         ("two-calls", "grader `llm` {} judged twice: 2 record_verdict calls"),
         ("key-twice", "grader `llm` {} the record_verdict arguments: `passed` is given twice"),
         ("unknown-key", "grader `llm` {} the verdict has a key the schema does not: `score`"),
         ("criterion-key", "grader `rubric` {} a criterion has a key the schema does not: `weight`"),
         ("anthropic-key-twice", "grader `llm` {} the record_verdict arguments: `passed` is given twice"),
-    ] {
+    ];
+    unreadable_verdicts(&run, &expected);
+}
+
+/// Each task of `expected` is an error, its judge's verdict unread for `why` (a grader and
+/// its problem around `{}`), and task `fine` passed.
+fn unreadable_verdicts(run: &crate::common::Run, expected: &[(&str, &str)]) {
+    let unreadable = "errored: the judge's verdict could not be read twice:";
+    for (id, why) in expected {
         let task = run.task(id);
         assert_eq!(task["status"], "error", "{task}");
         assert_eq!(task["reason"], why.replace("{}", unreadable), "{task}");
