@@ -211,9 +211,12 @@ impl FileMiss {
 
 pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
     let shown = path.display();
-    // `exists()` says "no" when it cannot tell (a directory it may not search).
-    let exists =
-        path.try_exists().map_err(|e| FileMiss::Unreadable(format!("cannot tell whether {shown} exists: {e}")))?;
+    // `exists()` says "no" when it cannot tell (a directory it may not search); a file
+    // where a directory of the path should be does tell.
+    let exists = match path.try_exists() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => false,
+        found => found.map_err(|e| FileMiss::Unreadable(format!("cannot tell whether {shown} exists: {e}")))?,
+    };
     match (exists, expect.exists) {
         (false, true) => return Err(FileMiss::Unmet(format!("{shown} does not exist"))),
         (true, false) => return Err(FileMiss::Unmet(format!("{shown} exists"))),
@@ -230,4 +233,25 @@ pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Resu
 
 fn resolve(dir: &Path, path: &str) -> PathBuf {
     dir.join(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether a file exists is an observation only when it could be looked for.
+    #[test]
+    fn a_file_that_cannot_be_looked_for_is_unreadable_not_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plain"), "x").unwrap();
+        let absent = FileExpect { exists: false, content: Vec::new() };
+        let bindings = Bindings::new(Default::default(), "t");
+        assert_eq!(check_file(&dir.path().join("plain/inside"), &absent, &bindings), Ok(()));
+        let too_long = dir.path().join("n".repeat(5000));
+        let Err(FileMiss::Unreadable(why)) = check_file(&too_long, &absent, &bindings) else { panic!("read as absent") };
+        assert!(why.starts_with("cannot tell whether "), "{why}");
+        let text = FileExpect { exists: true, content: vec![ContentCheck::Contains(Template::literal("x"))] };
+        let Err(FileMiss::Unreadable(why)) = check_file(dir.path(), &text, &bindings) else { panic!("read a directory") };
+        assert!(why.starts_with("cannot read "), "{why}");
+    }
 }
