@@ -91,9 +91,12 @@ fn command_reply(text: &str) {
 /// A judge's reply, as the `record_verdict` arguments and as its text.
 fn judge_reply(text: &str) {
     let criteria = [("cites the policy", 0.5), ("polite", 0.25), ("short", 0.25)];
-    let call = serde_json::from_str::<serde_json::Value>(text).ok();
-    for (call, text) in [(call.as_ref(), ""), (None, text)] {
-        if let Ok(g) = crate::grade::JudgeCheck::read_rubric_reply(&criteria, call, text) {
+    // Through the wire reader, which reads the arguments (a JSON string) as a judge's are read.
+    let reply = serde_json::json!({"choices": [{"message": {"tool_calls": [
+        {"id": "c", "function": {"name": "record_verdict", "arguments": text}}]}}]});
+    let calls = crate::llm::openai::from_wire(200, &reply.to_string()).map(|r| r.tool_calls).unwrap_or_default();
+    for (calls, text) in [(calls.as_slice(), ""), (&[][..], text)] {
+        if let Ok(g) = crate::grade::JudgeCheck::read_rubric_reply(&criteria, calls, text) {
             assert!((0.0..=1.0).contains(&g.score), "score {} from {text:?}", g.score);
         }
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
+use crate::mcp::servers::Servers;
 use crate::step::Step;
 use crate::suite::model::{Agent, Suite};
 use crate::suite::uses::Place;
@@ -57,8 +58,7 @@ pub async fn lint_servers(
 /// "did you mean" from the real list) and that its server does not refuse it (a destructive
 /// tool without `allow_side_effects`): a step or grader that would be refused at run time
 /// is reported before anything runs. The servers stay up for the run.
-pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers, PreflightError> {
-    use crate::mcp::servers::Servers;
+pub async fn start_servers(suite: &Suite) -> Result<Servers, PreflightError> {
     let file = suite.file.display().to_string();
     let servers =
         Servers::start(suite.mcp_servers.values().map(|s| s.spec())).await.map_err(|(name, e)| PreflightError {
@@ -77,16 +77,7 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
     for ((server_name, tool), place) in calls {
         let Some(server) = servers.by_name.get(server_name) else { continue };
         if !server.tools.iter().any(|t| t.name == tool) {
-            let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
-            let help = match crate::suite::did_you_mean(tool, names.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("its tools: {}", names.join(", ")),
-            };
-            misses.push(Miss {
-                kind: "MCP tool",
-                name: format!("{server_name}.{tool}"),
-                detail: format!("server `{server_name}` has no such tool ({place}); {help}"),
-            });
+            misses.push(unknown_tool(server_name, server, tool, &place));
         } else if let Some(why) = server.refusal(tool) {
             misses.push(Miss {
                 kind: "MCP tool",
@@ -96,37 +87,87 @@ pub async fn start_servers(suite: &Suite) -> Result<crate::mcp::servers::Servers
         }
     }
     for task in &suite.tasks {
-        let Agent::Call(call) = &*task.agent else { continue };
-        let Some(server) = servers.by_name.get(&call.server) else { continue };
-        match server.tools.iter().find(|t| t.name == call.tool) {
-            None => {
-                let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
-                let help = match crate::suite::did_you_mean(&call.tool, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("its tools: {}", names.join(", ")),
-                };
+        let place = format!("task `{}`", task.id);
+        if let Agent::Call(call) = &*task.agent
+            && let Some(server) = servers.by_name.get(&call.server)
+        {
+            if !server.tools.iter().any(|t| t.name == call.tool) {
+                misses.push(unknown_tool(&call.server, server, &call.tool, &place));
+            } else if let Some(why) = server.refusal(&call.tool) {
                 misses.push(Miss {
                     kind: "MCP tool",
                     name: format!("{}.{}", call.server, call.tool),
-                    detail: format!("server `{}` has no such tool (task `{}`); {help}", call.server, task.id),
+                    detail: format!("{why} ({place})"),
                 });
             }
-            Some(_) => {
-                if let Some(why) = server.refusal(&call.tool) {
-                    misses.push(Miss {
-                        kind: "MCP tool",
-                        name: format!("{}.{}", call.server, call.tool),
-                        detail: format!("{why} (task `{}`)", task.id),
-                    });
-                }
-            }
         }
+        named_tools(task, &servers, &place, &mut misses);
     }
     if misses.is_empty() {
         Ok(servers)
     } else {
         servers.close().await;
         Err(PreflightError { file, misses })
+    }
+}
+
+/// The tools `task`'s graders name, each found in its server's list (named as
+/// `server.tool` or with `server:`); a bare name is looked for in the servers of a model
+/// agent, whose only tools they are. Only calling a tool can be refused: naming a
+/// destructive one (to check it was not called) is fine.
+fn named_tools(task: &crate::suite::model::Task, servers: &Servers, place: &str, misses: &mut Vec<Miss>) {
+    let own: Option<&[String]> = match &*task.agent {
+        Agent::Llm(agent) => Some(&agent.mcp),
+        Agent::Command(_) | Agent::Call(_) => None,
+    };
+    for grader in &task.graders {
+        for (server, tool) in grader.uses().tool_names {
+            let (server_name, tool) = match (server, tool.split_once('.')) {
+                (Some(s), _) => (s, tool),
+                (None, Some((s, t))) if servers.by_name.contains_key(s) => (s, t),
+                (None, _) => {
+                    let Some(own) = own.filter(|own| !own.is_empty()) else { continue };
+                    let lists: Vec<&str> = own
+                        .iter()
+                        .filter_map(|n| servers.by_name.get(n))
+                        .flat_map(|s| s.tools.iter().map(|t| t.name.as_str()))
+                        .collect();
+                    if !lists.contains(&tool) {
+                        misses.push(Miss {
+                            kind: "MCP tool",
+                            name: tool.to_owned(),
+                            detail: format!(
+                                "no server of its agent (`{}`) has such a tool ({place}); {}",
+                                own.join("`, `"),
+                                help(tool, &lists)
+                            ),
+                        });
+                    }
+                    continue;
+                }
+            };
+            let Some(server) = servers.by_name.get(server_name) else { continue };
+            if !server.tools.iter().any(|t| t.name == tool) {
+                misses.push(unknown_tool(server_name, server, tool, place));
+            }
+        }
+    }
+}
+
+fn unknown_tool(server_name: &str, server: &crate::mcp::servers::Server, tool: &str, place: &str) -> Miss {
+    let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+    Miss {
+        kind: "MCP tool",
+        name: format!("{server_name}.{tool}"),
+        detail: format!("server `{server_name}` has no such tool ({place}); {}", help(tool, &names)),
+    }
+}
+
+/// "did you mean `x`?", else the names there are.
+fn help(name: &str, names: &[&str]) -> String {
+    match crate::suite::did_you_mean(name, names.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("its tools: {}", names.join(", ")),
     }
 }
 
@@ -166,17 +207,7 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
             });
         }
     }
-    for agent in suite.agents.values() {
-        let Agent::Command(agent) = &**agent else { continue };
-        let program = agent.command[0].source();
-        if let Some(detail) = missing_program(program, &agent.workdir) {
-            misses.push(Miss {
-                kind: "agent command",
-                name: program.to_owned(),
-                detail: format!("{detail} (agent `{}`)", agent.name),
-            });
-        }
-    }
+    programs(suite, uses, &mut misses);
     if misses.is_empty() { Ok(()) } else { Err(PreflightError { file: suite.file.display().to_string(), misses }) }
 }
 
@@ -225,6 +256,31 @@ fn environment(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<M
                 });
             }
         }
+    }
+}
+
+/// Every program the suite starts (agents, MCP servers, command graders), found: all
+/// listed in this one round, each once with the places that start it.
+fn programs(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<Miss>) {
+    let mut missing: BTreeMap<(&str, String, String), Vec<String>> = BTreeMap::new();
+    let mut looked_up: BTreeMap<(String, &Path), Option<String>> = BTreeMap::new();
+    for (place, uses) in uses {
+        for program in &uses.programs {
+            let Some(name) = program.name() else { continue };
+            let workdir = program.workdir.unwrap_or(&suite.dir);
+            let detail =
+                looked_up.entry((name.clone(), workdir)).or_insert_with(|| missing_program(&name, workdir)).clone();
+            if let Some(detail) = detail {
+                let places = missing.entry((program.what, name, detail)).or_default();
+                let place = place.to_string();
+                if !places.contains(&place) {
+                    places.push(place);
+                }
+            }
+        }
+    }
+    for ((kind, name, detail), places) in missing {
+        misses.push(Miss { kind, name, detail: format!("{detail} ({})", list(&places)) });
     }
 }
 

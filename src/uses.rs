@@ -26,6 +26,60 @@ pub struct Uses<'a> {
     /// Templates that make the check vacuous when they render empty, with what they are
     /// (``a `contains` value``): an empty needle is found in any output.
     pub non_empty: Vec<(&'a Template, &'static str)>,
+    /// Programs it starts, which must exist before anything runs.
+    pub programs: Vec<Program<'a>>,
+    /// MCP tools it names without calling them (a tool grader's `server.tool`), as
+    /// `(server, tool)`, or `(None, tool)` for a bare name: they must exist, and may be
+    /// destructive.
+    pub tool_names: Vec<(Option<&'a str>, &'a str)>,
+}
+
+/// A program a kind starts, looked up before anything runs: on `PATH`, or relative to
+/// `workdir` (default: the suite's directory) when it has a `/`.
+#[derive(Debug, Clone, Copy)]
+pub struct Program<'a> {
+    /// What starts it, for the message: "agent command", "command grader".
+    pub what: &'static str,
+    pub command: ProgramCommand<'a>,
+    pub workdir: Option<&'a std::path::Path>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ProgramCommand<'a> {
+    /// The program as written (an MCP server's `command[0]`).
+    Literal(&'a str),
+    /// An argv list's first item.
+    Argv0(&'a Template),
+    /// A shell command line, whose first word is the program when it is a plain one.
+    Shell(&'a Template),
+}
+
+impl Program<'_> {
+    /// The program's name as it is now; `None` when it is not known before a task runs (it
+    /// depends on the task, or a shell line starts with a builtin, a keyword or an
+    /// assignment).
+    pub fn name(&self) -> Option<String> {
+        let name = match self.command {
+            ProgramCommand::Literal(name) => name.to_owned(),
+            ProgramCommand::Argv0(template) => render_static(template)?,
+            ProgramCommand::Shell(line) => first_shell_word(&render_static(line)?)?.to_owned(),
+        };
+        (!name.is_empty()).then_some(name)
+    }
+}
+
+/// The program a shell line starts, when its first word is plainly one (`./grade.sh x`,
+/// `python3 g.py`); not a builtin, a keyword, an assignment or anything quoted or expanded.
+fn first_shell_word(line: &str) -> Option<&str> {
+    const BUILTINS: &[&str] = &[
+        ".", ":", "[", "alias", "bg", "break", "case", "cd", "command", "continue", "echo", "eval", "exec", "exit",
+        "export", "false", "fg", "for", "getopts", "hash", "if", "jobs", "kill", "local", "printf", "pwd", "read",
+        "readonly", "return", "set", "shift", "source", "test", "times", "trap", "true", "type", "ulimit", "umask",
+        "unalias", "unset", "until", "wait", "while",
+    ];
+    let word = line.split_whitespace().next()?;
+    let plain = word.chars().all(|c| c.is_ascii_alphanumeric() || "._/+-@%,".contains(c));
+    (plain && !BUILTINS.contains(&word)).then_some(word)
 }
 
 /// A secret value a kind carries, and how reports name it instead.
@@ -92,6 +146,8 @@ impl<'a> Uses<'a> {
         append(&mut self.secret_env, other.secret_env);
         append(&mut self.non_empty, other.non_empty);
         append(&mut self.named_env, other.named_env);
+        append(&mut self.programs, other.programs);
+        append(&mut self.tool_names, other.tool_names);
         self
     }
 

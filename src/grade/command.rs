@@ -2,7 +2,8 @@
 //!
 //! The script gets a context JSON on stdin. A JSON object on stdout is read as
 //! `{score, assertions: [{text, passed}]}` or `{passed, reason, checks}`; anything else is
-//! judged by the exit code (0 passes). A non-zero exit with output on stderr is a grader error.
+//! judged by the exit code (0 passes). A non-zero exit with output on stderr, a timeout or a
+//! signal is a grader error.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use crate::excerpt::{excerpt, excerpt_with_last_line};
 use crate::process::run_process;
 use crate::source::ValidateCx;
 use crate::template::{CommandLine, Scope, Template};
-use crate::uses::Uses;
+use crate::uses::{Program, ProgramCommand, Uses};
 use crate::values::RawDuration;
 
 /// A script grader (the code-grader protocol): context JSON on stdin. `run` is an alias.
@@ -93,7 +94,9 @@ impl Grade for CommandCheck {
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());
         let out = run_process(spec).await.map_err(|e| e.to_string())?;
-        if out.timed_out {
+        // Timed out or killed (the OOM killer, a segfault): it never reached a verdict, and
+        // reading its exit as a fail would let `negate` turn it into a pass.
+        if out.timed_out || out.exit_code.is_none() {
             return Err(format!("command grader {}", out.describe_end(self.timeout)));
         }
         let stderr = out.stderr.text.trim();
@@ -111,7 +114,14 @@ impl Grade for CommandCheck {
     }
 
     fn uses(&self) -> Uses<'_> {
-        Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
+        let command = match &self.command {
+            CommandLine::Shell(line) => ProgramCommand::Shell(line),
+            CommandLine::Argv(argv) => ProgramCommand::Argv0(&argv[0]),
+        };
+        Uses {
+            programs: vec![Program { what: "command grader", command, workdir: self.workdir.as_deref() }],
+            ..Uses::templates(self.command.templates().into_iter().chain(self.env.iter().map(|(_, t)| t)))
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::needle::Needle;
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
-use crate::llm::types::{ChatMessage, ChatRequest, Role, ToolDef};
+use crate::llm::types::{ChatMessage, ChatRequest, ModelToolCall, Role, ToolDef};
 use crate::source::ValidateCx;
 use crate::llm::spec::LlmSpec;
 use crate::llm::spec::RawJudge;
@@ -69,6 +69,12 @@ enum Question {
 
 const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
 strictly, from the answer's content. Record your verdict with the record_verdict tool.";
+
+/// The verdict of an `llm` judge.
+static PASSED_SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}},
+        "required": ["passed", "reason"], "additionalProperties": false})
+});
 
 /// Characters of the agent's output shown to the judge.
 const ANSWER_LIMIT: usize = 20_000;
@@ -161,7 +167,8 @@ impl Grade for JudgeCheck {
                     ),
                     json!({"type": "object", "properties": {"criteria": {"type": "array", "items": {"type": "object",
                         "properties": {"index": {"type": "integer"}, "met": {"type": "boolean"}, "note": {"type": "string"}},
-                        "required": ["index", "met", "note"]}}}, "required": ["criteria"]}),
+                        "required": ["index", "met", "note"], "additionalProperties": false}}},
+                        "required": ["criteria"], "additionalProperties": false}),
                 )
             }
             Question::Contains(t) => (
@@ -169,14 +176,14 @@ impl Grade for JudgeCheck {
                     "Does the answer contain, in meaning, the following? Wording may differ.\n\nExpected:\n{}",
                     t.render(input.bindings)?
                 ),
-                json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
+                PASSED_SCHEMA.clone(),
             ),
             Question::Exact(t) => (
                 format!(
                     "Is the answer exactly the following, in meaning (no more, no less)?\n\nExpected:\n{}",
                     t.render(input.bindings)?
                 ),
-                json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}}, "required": ["passed", "reason"]}),
+                PASSED_SCHEMA.clone(),
             ),
         };
         let user = format!(
@@ -208,8 +215,7 @@ impl Grade for JudgeCheck {
             }
             let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
             input.record_judge_cost(completion.cost_usd, completion.cached);
-            let call = completion.response.tool_calls.iter().find(|c| c.name == "record_verdict");
-            match self.read_reply(call.map(|c| &c.arguments), &completion.response.text) {
+            match self.read_reply(&completion.response.tool_calls, &completion.response.text) {
                 Ok(graded) => return Ok(graded),
                 Err(e) => last_error = e,
             }
@@ -228,27 +234,43 @@ impl Grade for JudgeCheck {
 }
 
 impl JudgeCheck {
-    /// The verdict in the judge's reply: the `record_verdict` call's arguments, else its
-    /// text when that is the verdict as JSON.
-    fn read_reply(&self, call: Option<&Value>, text: &str) -> Result<Graded, String> {
-        let verdict = call.cloned().or_else(|| serde_json::from_str::<Value>(text.trim()).ok());
-        verdict.ok_or_else(|| "no record_verdict call".to_owned()).and_then(|v| self.read(&v))
+    /// The verdict in the judge's reply: its one `record_verdict` call's arguments, else its
+    /// text when that is the verdict as JSON. Read strictly: a second call, a key given twice
+    /// or a criterion judged twice is a second answer (which one is meant?), and a key the
+    /// schema does not have is not an answer to it.
+    fn read_reply(&self, calls: &[ModelToolCall], text: &str) -> Result<Graded, String> {
+        let calls: Vec<&ModelToolCall> = calls.iter().filter(|c| c.name == "record_verdict").collect();
+        let (verdict, unreadable) = match calls.as_slice() {
+            [] => {
+                let (verdict, twice) =
+                    crate::json::parse_noting_duplicates(text.trim()).map_err(|_| "no record_verdict call")?;
+                (verdict, twice.first().map(|p| crate::json::given_twice(p)))
+            }
+            [call] => (call.arguments.clone(), call.arguments_error.clone()),
+            more => return Err(format!("judged twice: {} record_verdict calls", more.len())),
+        };
+        match unreadable {
+            Some(why) => Err(format!("the record_verdict arguments: {why}")),
+            None => self.read(&verdict),
+        }
     }
 
     /// A rubric judge of `criteria` reading a reply: the fuzz target's way in.
     #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], call: Option<&Value>, text: &str) -> GradeResult {
+    pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], calls: &[ModelToolCall], text: &str) -> GradeResult {
         let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect(), None);
-        JudgeCheck { judge: None, question }.read_reply(call, text)
+        JudgeCheck { judge: None, question }.read_reply(calls, text)
     }
 
     fn read(&self, v: &Value) -> Result<Graded, String> {
         match &self.question {
             Question::Rubric(criteria, _) => {
+                only_keys(v, "the verdict", &["criteria"])?;
                 let items = v.get("criteria").and_then(Value::as_array).ok_or("no `criteria` list")?;
                 let mut met = vec![None; criteria.len()];
                 let mut notes = vec![String::new(); criteria.len()];
                 for item in items {
+                    only_keys(item, "a criterion", &["index", "met", "note"])?;
                     let i = item.get("index").and_then(Value::as_u64).ok_or("a criterion without an integer `index`")?
                         as usize;
                     let m = item.get("met").and_then(Value::as_bool).ok_or("a criterion without a boolean `met`")?;
@@ -297,6 +319,7 @@ impl JudgeCheck {
                 })
             }
             Question::Contains(_) | Question::Exact(_) => {
+                only_keys(v, "the verdict", &["passed", "reason"])?;
                 let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
                 let reason = v.get("reason").and_then(Value::as_str).unwrap_or_default();
                 Ok(Graded {
@@ -308,6 +331,16 @@ impl JudgeCheck {
                 })
             }
         }
+    }
+}
+
+/// Refuses a key of `v` (an object) other than `keys`, as the tool's schema does
+/// (`additionalProperties: false`): `{"passed": true, "score": 7}` answers something else.
+fn only_keys(v: &Value, what: &str, keys: &[&str]) -> Result<(), String> {
+    let Some(object) = v.as_object() else { return Err(format!("{what} is not a JSON object")) };
+    match object.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(unknown) => Err(format!("{what} has a key the schema does not: `{}`", excerpt(unknown, 40))),
+        None => Ok(()),
     }
 }
 

@@ -161,6 +161,16 @@ impl ToolRef {
             && self.arguments.as_ref().is_none_or(|a| is_subset(a, &call.arguments))
     }
 
+    /// The tool it names, as `(server, tool)` (see [`Uses::tool_names`]); none for a
+    /// `pattern` or a whole `server`.
+    fn tool_name(&self) -> Option<(Option<&str>, &str)> {
+        let tool = self.tool.as_deref()?;
+        Some(match self.server.as_deref() {
+            Some(s) => (Some(s), tool.strip_prefix(s).and_then(|t| t.strip_prefix('.')).unwrap_or(tool)),
+            None => (None, tool),
+        })
+    }
+
     fn label(&self) -> String {
         let mut label = match (&self.tool, &self.pattern) {
             (Some(t), _) => t.clone(),
@@ -292,8 +302,14 @@ impl Grade for ToolCheck {
         Ok(self.verdict(calls))
     }
 
+    /// The tools it names, for preflight to find in the servers' lists: a misspelt name
+    /// would pass `tool_not_called` on every run.
     fn uses(&self) -> Uses<'_> {
-        Uses::default()
+        let refs: Vec<&ToolRef> = match self {
+            ToolCheck::Called { tool, .. } | ToolCheck::NotCalled { tool } => vec![tool],
+            ToolCheck::Sequence { tools, .. } | ToolCheck::Count { tools, .. } => tools.iter().collect(),
+        };
+        Uses { tool_names: refs.into_iter().filter_map(ToolRef::tool_name).collect(), ..Uses::default() }
     }
 
     /// What it looks at is elsewhere (the output reaches it only through `{agent.output}`).

@@ -4,11 +4,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
-use crate::results::Phase;
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, OutputRead};
+use crate::results::{Phase, Status, StepResult};
 use crate::source::ValidateCx;
 use crate::step::{
-    CompileStep, FileExpect, HttpRequest, McpAction, RawFileExpect, RawStep, RunStep, Step, call_tool, check_file,
+    CompileStep, FileExpect, FileMiss, HttpRequest, McpAction, RawFileExpect, RawStep, RunStep, Step, call_tool, check_file,
     compile_steps, run_sequence, send,
 };
 pub use crate::step::{RawHttp as RawHttpCheck, RawMcpCall as RawMcpCheck};
@@ -111,6 +111,10 @@ impl Grade for WorldCheck {
                 let evidence = serde_json::to_value(&results).ok();
                 let graded = match outcome {
                     Ok(()) => Graded::pass(format!("{} verify step(s) passed", steps.len())),
+                    // A step that could not be carried out observed nothing (see `http`).
+                    Err(reason) if results.last().is_some_and(errored) => {
+                        return Err(reason.replacen("setup step", "verify step", 1));
+                    }
                     Err(reason) => Graded::fail(reason.replacen("setup step", "verify step", 1)),
                 };
                 Ok(match evidence {
@@ -120,10 +124,11 @@ impl Grade for WorldCheck {
             }
             WorldCheck::File { path, expect } => {
                 let full = input.workdir.join(input.bindings.render(path));
-                Ok(match check_file(&full, expect, input.bindings) {
-                    Ok(()) => Graded::pass(format!("{} met expectations", full.display())),
-                    Err(f) => Graded::fail(f),
-                })
+                match check_file(&full, expect, input.bindings) {
+                    Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
+                    Err(FileMiss::Unmet(f)) => Ok(Graded::fail(f)),
+                    Err(FileMiss::Unreadable(why)) => Err(why),
+                }
             }
         }
     }
@@ -141,4 +146,10 @@ impl Grade for WorldCheck {
     fn reads_output(&self) -> OutputRead {
         OutputRead::Not
     }
+}
+
+/// Whether the step that stopped a sequence could not be carried out: it errored, or the
+/// step inside it that ended it did.
+fn errored(result: &StepResult) -> bool {
+    result.status == Status::Error || result.children.last().is_some_and(errored)
 }

@@ -77,11 +77,15 @@ pub fn to_wire(request: &ChatRequest) -> Value {
 
 pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
     let malformed = super::wire::malformed(PROVIDER, status, body);
-    let v: Value = serde_json::from_str(body).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    let (v, duplicates) =
+        crate::json::parse_noting_duplicates(body).map_err(|e| malformed(format!("not JSON: {e}")))?;
     let blocks = v.get("content").and_then(Value::as_array).ok_or_else(|| malformed("no `content` list".into()))?;
     let mut text = Vec::new();
     let mut tool_calls = Vec::new();
-    for block in blocks {
+    for (i, block) in blocks.iter().enumerate() {
+        // A key given twice in a tool call (`input` arrives as JSON in the body): which is meant?
+        let within = format!("/content/{i}/");
+        let given_twice = duplicates.iter().find(|p| p.starts_with(&within)).map(|p| crate::json::given_twice(p));
         match block.get("type").and_then(Value::as_str) {
             Some("text") => text.push(block.get("text").and_then(Value::as_str).unwrap_or_default().to_owned()),
             Some("tool_use") => tool_calls.push(ModelToolCall {
@@ -92,7 +96,7 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
                     .ok_or_else(|| malformed("a `tool_use` block without `name`".into()))?
                     .to_owned(),
                 arguments: block.get("input").cloned().unwrap_or(json!({})),
-                arguments_error: None,
+                arguments_error: given_twice,
             }),
             // thinking, server_tool_use, …: not part of the answer.
             _ => {}

@@ -108,10 +108,11 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
             .and_then(Value::as_str)
             .ok_or_else(|| malformed("a tool call without `function.name`".into()))?;
         let raw = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}");
-        // Arguments arrive as a JSON string and may be invalid: keep the call, note why.
+        // Arguments arrive as a JSON string and may be invalid, or give a key twice: keep
+        // the call, note why.
         let (arguments, arguments_error) =
-            match serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw }) {
-                Ok(a) => (a, None),
+            match crate::json::parse_noting_duplicates(if raw.trim().is_empty() { "{}" } else { raw }) {
+                Ok((a, duplicates)) => (a, duplicates.first().map(|p| crate::json::given_twice(p))),
                 Err(e) => (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw)))),
             };
         tool_calls.push(ModelToolCall {

@@ -162,6 +162,8 @@ async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf
         }
     };
     leaf.exit_code = out.exit_code;
+    // Killed by a signal (the OOM killer, a segfault): it did not carry out its check.
+    leaf.error = out.exit_code.is_none() && !out.timed_out;
     let mut failures = Vec::new();
     if out.timed_out || out.exit_code != Some(action.expect.exit_code) {
         let mut f = format!("{}, expected exit {}", out.describe_end(timeout), action.expect.exit_code);

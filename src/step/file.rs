@@ -181,29 +181,77 @@ fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
         }
         FileOp::Check(expect) => {
             leaf.action = format!("check {shown}");
-            leaf.failure = check_file(&path, expect, bindings).err();
+            if let Err(miss) = check_file(&path, expect, bindings) {
+                leaf.error = matches!(miss, FileMiss::Unreadable(_));
+                leaf.failure = Some(miss.into_reason());
+            }
         }
     }
     leaf
 }
 
-/// `Err` with every unmet expectation.
-pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), String> {
+/// Why a file did not meet its expectations.
+#[derive(Debug, PartialEq)]
+pub enum FileMiss {
+    /// Every unmet expectation: the file was looked at and is not what it should be.
+    Unmet(String),
+    /// The file could not be looked at (a directory in the way, no permission, not text):
+    /// nothing is known of it, so a check of it is an error, never a fail that `negate`
+    /// could turn into a pass.
+    Unreadable(String),
+}
+
+impl FileMiss {
+    pub fn into_reason(self) -> String {
+        match self {
+            FileMiss::Unmet(reason) | FileMiss::Unreadable(reason) => reason,
+        }
+    }
+}
+
+pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
     let shown = path.display();
-    match (path.exists(), expect.exists) {
-        (false, true) => return Err(format!("{shown} does not exist")),
-        (true, false) => return Err(format!("{shown} exists")),
+    // `exists()` says "no" when it cannot tell (a directory it may not search); a file
+    // where a directory of the path should be does tell.
+    let exists = match path.try_exists() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => false,
+        found => found.map_err(|e| FileMiss::Unreadable(format!("cannot tell whether {shown} exists: {e}")))?,
+    };
+    match (exists, expect.exists) {
+        (false, true) => return Err(FileMiss::Unmet(format!("{shown} does not exist"))),
+        (true, false) => return Err(FileMiss::Unmet(format!("{shown} exists"))),
         (false, false) => return Ok(()),
         (true, true) => {}
     }
     if expect.content.is_empty() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
     let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+    if failures.is_empty() { Ok(()) } else { Err(FileMiss::Unmet(failures.join("; "))) }
 }
 
 fn resolve(dir: &Path, path: &str) -> PathBuf {
     dir.join(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether a file exists is an observation only when it could be looked for.
+    #[test]
+    fn a_file_that_cannot_be_looked_for_is_unreadable_not_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plain"), "x").unwrap();
+        let absent = FileExpect { exists: false, content: Vec::new() };
+        let bindings = Bindings::new(Default::default(), "t");
+        assert_eq!(check_file(&dir.path().join("plain/inside"), &absent, &bindings), Ok(()));
+        let too_long = dir.path().join("n".repeat(5000));
+        let Err(FileMiss::Unreadable(why)) = check_file(&too_long, &absent, &bindings) else { panic!("read as absent") };
+        assert!(why.starts_with("cannot tell whether "), "{why}");
+        let text = FileExpect { exists: true, content: vec![ContentCheck::Contains(Template::literal("x"))] };
+        let Err(FileMiss::Unreadable(why)) = check_file(dir.path(), &text, &bindings) else { panic!("read a directory") };
+        assert!(why.starts_with("cannot read "), "{why}");
+    }
 }

@@ -14,7 +14,7 @@ mod sequence;
 pub use compile::{Step, compile_steps};
 pub use env::StepEnv;
 pub use expect::{ContentCheck, JsonExpect, RawBodyExpect, RawJsonChecks, RawJsonExpect};
-pub use file::{FileExpect, RawFileExpect, check_file};
+pub use file::{FileExpect, FileMiss, RawFileExpect, check_file};
 pub use http::{HttpRequest, RawHttp, send};
 pub use kind::{CompileStep, RunStep};
 pub use leaf::Leaf;

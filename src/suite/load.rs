@@ -66,20 +66,44 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
             None
         }
     };
+    // Values that were wrong are already reported; the rest is validated with them, so
+    // every problem is listed at once. Imports that failed leave tasks out: not validated.
     let raw = raw.and_then(|mut raw| {
+        let before = cx.diagnostics.len();
         expand_imports(&mut raw, &mut cx);
-        within_task_limit(&mut cx, raw.tasks.len()).then_some(raw)
+        (cx.diagnostics.len() == before && within_task_limit(&mut cx, raw.tasks.len())).then_some(raw)
     });
-    match raw {
-        Some(raw) if cx.diagnostics.is_empty() => {
-            let suite = validate(raw, options, &mut cx);
-            match suite {
-                Some(suite) if cx.diagnostics.is_empty() => Ok(suite),
-                _ => Err(LoadError::Invalid { diagnostics: cx.diagnostics }),
-            }
-        }
-        _ => Err(LoadError::Invalid { diagnostics: cx.diagnostics }),
+    let read_errors = cx.diagnostics.len();
+    let suite = raw.and_then(|raw| validate(raw, options, &mut cx));
+    match suite {
+        Some(suite) if cx.diagnostics.is_empty() => Ok(suite),
+        _ => Err(LoadError::Invalid { diagnostics: without_consequences(cx.diagnostics, read_errors) }),
     }
+}
+
+/// `diagnostics` without the validation errors (those from `first` on) that follow from a
+/// value already reported as unreadable: about that key or inside it, or about the mapping
+/// that held it (a grader without its misspelt `value` lacks one), which is the same
+/// mistake said twice.
+fn without_consequences(mut diagnostics: Vec<Diagnostic>, first: usize) -> Vec<Diagnostic> {
+    let unreadable: Vec<String> = diagnostics[..first].iter().map(|d| d.key_path.clone()).collect();
+    let follows = |path: &str| {
+        unreadable.iter().any(|bad| {
+            let holder = &bad[..bad.rfind(['.', '[']).unwrap_or(0)];
+            path == holder || within(path, bad)
+        })
+    };
+    let mut index = 0;
+    diagnostics.retain(|d| {
+        index += 1;
+        index <= first || !follows(&d.key_path)
+    });
+    diagnostics
+}
+
+/// Whether key path `path` is `outer` or inside it.
+fn within(path: &str, outer: &str) -> bool {
+    path.strip_prefix(outer).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
 /// The id a native suite file declares (`suite:`), read even when the file does not load,
@@ -133,22 +157,29 @@ fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
     let tasks = take(entries, "tasks", Node::is_sequence);
     let mut suite: Option<RawSuite> = de(cx, &root, "", &[]);
 
+    // Validated only when every agent, task, step and grader was read (some of their values
+    // perhaps dropped): one left out would shift the indices of the rest, or leave a name
+    // undefined, and validation would report errors that are not there.
+    let mut whole = true;
     for (name, value) in entries_of(agents) {
         let name = name.text().to_owned();
         let agent: Option<RawAgent> = de(cx, &value, &format!("agents.{name}"), &[]);
-        if let (Some(suite), Some(agent)) = (suite.as_mut(), agent) {
-            suite.agents.insert(name, agent);
+        match (suite.as_mut(), agent) {
+            (Some(suite), Some(agent)) => _ = suite.agents.insert(name, agent),
+            _ => whole = false,
         }
     }
     for (i, value) in items(tasks).into_iter().enumerate() {
         let task = parse_task(cx, value, &format!("tasks[{i}]"));
-        if let (Some(suite), Some(task)) = (suite.as_mut(), task) {
-            suite.tasks.push(task);
+        match (suite.as_mut(), task) {
+            (Some(suite), Some(task)) => suite.tasks.push(task),
+            _ => whole = false,
         }
     }
-    suite
+    suite.filter(|_| whole)
 }
 
+/// A task with every step and grader it lists; `None` when one of them could not be read.
 fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask> {
     let Value::Mapping(entries) = &mut node.value else {
         return de(cx, &node, path, &[]);
@@ -157,21 +188,24 @@ fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask
     let grade = take(entries, "grade", Node::is_sequence);
     let cleanup = take(entries, "cleanup", Node::is_sequence);
     let mut task: Option<RawTask> = de(cx, &node, path, &[]);
+    let mut whole = true;
     for (key, list) in [("setup", setup), ("cleanup", cleanup)] {
         for (j, step) in items(list).into_iter().enumerate() {
             let step: Option<RawStep> = de(cx, &step, &format!("{path}.{key}[{j}]"), &[]);
-            if let (Some(task), Some(step)) = (task.as_mut(), step) {
-                if key == "setup" { task.setup.push(step) } else { task.cleanup.push(step) }
+            match (task.as_mut(), step) {
+                (Some(task), Some(step)) if key == "setup" => task.setup.push(step),
+                (Some(task), Some(step)) => task.cleanup.push(step),
+                _ => whole = false,
             }
         }
     }
     for (j, grader) in items(grade).into_iter().enumerate() {
-        let grader = parse_grader(cx, grader, &format!("{path}.grade[{j}]"));
-        if let (Some(task), Some(grader)) = (task.as_mut(), grader) {
-            task.grade.push(grader);
+        match (task.as_mut(), parse_grader(cx, grader, &format!("{path}.grade[{j}]"))) {
+            (Some(task), Some(grader)) => task.grade.push(grader),
+            _ => whole = false,
         }
     }
-    task
+    task.filter(|_| whole)
 }
 
 /// A grader is its common keys plus a `type`-tagged rest; each part is checked separately so
@@ -452,28 +486,77 @@ fn live_evals(
 }
 
 /// Deserializes `node` found at `base`, recording every error with its full key path: serde
-/// stops at the first, so the key it names is dropped and the rest read again, until the
-/// mapping reads or an error names no key of it (a required key dropped is not an error).
+/// stops at the first, so the innermost entry it names is dropped and the rest read again,
+/// until it reads. What reads without some entries is returned (their errors recorded), so
+/// that validation still checks the rest: a wrong value and a duplicate task id are
+/// reported together. `None` when nothing can be read (a required key missing, or dropped,
+/// at the top of `node`).
 fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &str, extra_keys: &[&str]) -> Option<T> {
     let mut node = std::borrow::Cow::Borrowed(node);
     let mut dropped: Vec<String> = Vec::new();
     loop {
         let e = match serde_path_to_error::deserialize(NodeDeserializer::new(&node)) {
-            Ok(v) => return dropped.is_empty().then_some(v),
+            Ok(v) => return Some(v),
             Err(e) => e,
         };
         let rel = e.path().to_string();
+        let rel = if rel == "." { String::new() } else { rel };
         let message = e.into_inner().to_string();
-        if dropped.iter().any(|key| message == format!("missing field `{key}`")) {
+        // A key dropped for its value and required: its holder goes too, without a second error.
+        let lost_required = dropped
+            .iter()
+            .any(|key| entry_of(&rel, key).is_some_and(|name| message == format!("missing field `{name}`")));
+        if !lost_required {
+            record_serde_error(cx, &join(base, &rel), &message, extra_keys);
+        }
+        let target = match unknown_key(&message) {
+            Some(name) if !rel.ends_with(name) => join(&rel, name),
+            _ => rel,
+        };
+        if target.is_empty() {
             return None;
         }
-        record_serde_error(cx, &join(base, if rel == "." { "" } else { &rel }), &message, extra_keys);
-        let Value::Mapping(entries) = &mut node.to_mut().value else { return None };
-        let named = entries.iter().position(|(k, _)| {
-            rel.strip_prefix(k.text()).is_some_and(|after| after.is_empty() || after.starts_with(['.', '[']))
-        })?;
-        dropped.push(entries.remove(named).0.text().to_owned());
+        dropped.push(drop_entry(node.to_mut(), &target)?);
     }
+}
+
+/// The name of `key` when it is an entry of the mapping at `holder`.
+fn entry_of<'k>(holder: &str, key: &'k str) -> Option<&'k str> {
+    let name = if holder.is_empty() { Some(key) } else { key.strip_prefix(holder).and_then(|k| k.strip_prefix('.')) };
+    name.filter(|n| !n.contains(['.', '[']))
+}
+
+/// The key an "unknown field" error names.
+fn unknown_key(message: &str) -> Option<&str> {
+    let name = message.split_once("unknown field `")?.1;
+    Some(&name[..name.find('`')?])
+}
+
+/// Removes from the mapping `node` the innermost mapping entry on the key path `rel` (an
+/// item of a list is never removed: the items after it would change their index), and
+/// returns the removed entry's key path.
+fn drop_entry(node: &mut Node, rel: &str) -> Option<String> {
+    let Value::Mapping(entries) = &mut node.value else { return None };
+    let at = entries.iter().position(|(k, _)| {
+        rel.strip_prefix(k.text()).is_some_and(|after| after.is_empty() || after.starts_with(['.', '[']))
+    })?;
+    let key = entries[at].0.text().to_owned();
+    if let Some(inner) = drop_within(&mut entries[at].1, &rel[key.len()..]) {
+        return Some(format!("{key}{inner}"));
+    }
+    entries.remove(at);
+    Some(key)
+}
+
+/// [`drop_entry`] inside a value, `after` being the rest of the path (`.key…` or `[i]…`).
+fn drop_within(node: &mut Node, after: &str) -> Option<String> {
+    if let Some(rest) = after.strip_prefix('.') {
+        return drop_entry(node, rest).map(|inner| format!(".{inner}"));
+    }
+    let (index, rest) = after.strip_prefix('[')?.split_once(']')?;
+    let Value::Sequence(items) = &mut node.value else { return None };
+    let item = items.get_mut(index.parse::<usize>().ok()?)?;
+    drop_within(item, rest).map(|inner| format!("[{index}]{inner}"))
 }
 
 fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys: &[&str]) {

@@ -6,7 +6,7 @@ use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::redact::Secret;
 use crate::step::Step;
-use crate::uses::{SecretKind, Uses, render_static};
+use crate::uses::{Program, ProgramCommand, SecretKind, Uses, render_static};
 
 /// Where something is used, as a message names it (its `Display`): "task `t1`", "agent
 /// `a`". Named only when a message needs it: a suite of 10,000 tasks is folded on every
@@ -52,7 +52,14 @@ pub fn suite_uses(suite: &Suite) -> Vec<(Place<'_>, Uses<'_>)> {
 
 fn agent_uses(agent: &Agent) -> Uses<'_> {
     match agent {
-        Agent::Command(a) => Uses::templates(a.command.iter().chain(a.env.iter().map(|(_, t)| t))),
+        Agent::Command(a) => Uses {
+            programs: vec![Program {
+                what: "agent command",
+                command: ProgramCommand::Argv0(&a.command[0]),
+                workdir: Some(&a.workdir),
+            }],
+            ..Uses::templates(a.command.iter().chain(a.env.iter().map(|(_, t)| t)))
+        },
         Agent::Llm(a) => model_uses(&a.spec),
         // Its arguments belong to its task.
         Agent::Call(_) => Uses::default(),
@@ -67,8 +74,18 @@ fn model_uses(spec: &LlmSpec) -> Uses<'_> {
 }
 
 fn server_uses(server: &McpServer) -> Uses<'_> {
-    let uses =
+    let mut uses =
         Uses::templates(server.url.iter().chain(server.env.iter().map(|(_, t)| t))).and(Uses::headers(&server.headers));
+    // Looked up with the agents' programs, not only when the servers start after preflight.
+    let program = server.command.iter().flatten().next();
+    uses.programs = program
+        .map(|p| Program {
+            what: "MCP server command",
+            command: ProgramCommand::Literal(p),
+            workdir: Some(&server.cwd),
+        })
+        .into_iter()
+        .collect();
     match &server.auth {
         Some(auth) => uses.and(auth.uses()),
         None => uses,

@@ -127,6 +127,12 @@ impl<'s> Composer<'s> {
                 break;
             }
             let key = self.node(event, span, depth + 1)?;
+            // Every reader takes a key as text: a list or mapping as a key (`? [a, b]`) has
+            // none, so it is refused here, where its place is known.
+            if !matches!(key.value, Value::Scalar(_)) {
+                let message = "a list or mapping as a key (`? [a, b]`): keys are plain text";
+                return Err(SyntaxError { message: message.into(), position: Some(key.at) });
+            }
             let (event, span) = self.require()?;
             let value = self.node(event, span, depth + 1)?;
             if matches!(&key.value, Value::Scalar(s) if s.plain && s.text == "<<") {

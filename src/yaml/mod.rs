@@ -373,4 +373,16 @@ mod tests {
         let e = Document::parse("a: 1\nb: 2\na: 3\n").err().unwrap();
         assert_eq!((e.message.as_str(), e.position), ("duplicate key `a`", at(3, 1)));
     }
+
+    #[test]
+    fn a_complex_key_is_refused_where_it_is_written() {
+        for (src, place) in [("a: 1\n? [b, c]\n: 2\n", at(2, 3)), ("a:\n  {x: 1}: 2\n", at(2, 3))] {
+            let e = Document::parse(src).err().unwrap();
+            assert_eq!(
+                (e.message.as_str(), e.position),
+                ("a list or mapping as a key (`? [a, b]`): keys are plain text", place),
+                "{src}"
+            );
+        }
+    }
 }

@@ -358,6 +358,29 @@ fn negate_inverts_the_verdict_but_never_an_error() {
     assert_eq!(code, 0, "{task}");
 }
 
+/// `negate` inverts only a verdict that was observed: a command grader killed by a signal,
+/// a `file` grader whose file cannot be read (a directory stands in its place: unreadable
+/// even to root) and a verify step killed by a signal are errors, not fails turned into
+/// passes. Un-negated they are errors too.
+#[test]
+fn negate_never_inverts_a_grader_that_could_not_judge() {
+    let files = [("grader.sh", "#!/bin/sh\ncat > /dev/null\nkill -KILL $$\n"), ("out/keep", "")];
+    let checks = [
+        ("{type: command, run: [./grader.sh]", "command grader killed by signal 9"),
+        ("{type: file, path: out, expect: {contains: x}", "cannot read "),
+        ("{type: steps, steps: [{run: 'kill -KILL $$'}]", "verify step 1 failed: killed by signal 9"),
+    ];
+    for negate in [", negate: true}", "}"] {
+        let g: String = checks.iter().map(|(grader, _)| format!("      - {grader}{negate}\n")).collect();
+        let (code, task) = grade("hi", None, &g, &files);
+        assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+        for ((status, reason, _), (grader, why)) in graders(&task).into_iter().zip(checks) {
+            assert_eq!(status, "error", "{grader}{negate}: {reason}");
+            assert!(reason.contains(why), "{grader}{negate}: {reason}");
+        }
+    }
+}
+
 #[test]
 fn required_graders_and_thresholds() {
     // Score 2/3 ≥ 0.6 but the required grader failed.

@@ -120,6 +120,30 @@ error: evalgate.yaml:10:24: tasks[3].threshold: must be between 0 and 1, got 1.5
     assert_eq!(run.stderr, expected);
 }
 
+/// A value of the wrong kind is dropped where it is read and the rest of the suite is still
+/// validated: the bound, the duplicate id and the unknown agent are listed together (the
+/// first alone was reported, and the others only once it was fixed).
+#[test]
+fn values_of_the_wrong_kind_and_semantic_errors_are_listed_together() {
+    // Only the wrong value is dropped: `defaults.agent` beside it still gives task `a` its agent.
+    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [echo]}\n  other: {command: [echo]}\nthresholds: {pass_score: 1.5}\ndefaults: {agent: bot, timeout: soon}\ntasks:\n  - {id: a, prompt: x, grade: [{type: contains, value: x}]}\n  - {id: a, agent: bott, prompt: x, grade: [{type: contains, value: x}]}\n";
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(
+        errors,
+        [
+            "error: evalgate.yaml:6:26: thresholds.pass_score: must be between 0 and 1, got 1.5",
+            "error: evalgate.yaml:7:33: defaults.timeout: invalid duration `soon`: expected e.g. 30s, 500ms, 2m or none",
+            "error: evalgate.yaml:10:10: tasks[1].id: duplicate task id `a`",
+            "error: evalgate.yaml:10:20: tasks[1].agent: unknown agent `bott`",
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.ends_with("4 errors in the suite; nothing ran\n"), "{}", run.stderr);
+}
+
 #[test]
 fn templates_reject_near_misses_and_out_of_scope_variables_and_leave_shell_braces_alone() {
     let run = Test::new()
@@ -190,6 +214,43 @@ fn every_preflight_miss_is_listed_and_nothing_runs() {
         assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
     }
     assert!(!run.dir.join("ran").exists());
+}
+
+/// Every program the suite starts is looked up in the first round, with the variables:
+/// a command grader's (argv or the first word of its shell line) before any agent runs, and
+/// a stdio MCP server's (not only once the servers start, after the rest is fixed). A shell
+/// line starting with a builtin is not guessed at.
+#[test]
+fn every_missing_program_is_listed_with_the_variables_before_anything_runs() {
+    let tasks = "  - id: a\n    prompt: \"{env.EVALGATE_TEST_UNSET_VAR}\"\n    grade:\n      - {type: command, run: ./graders/polite.sh --strict}\n      - {type: command, run: [no-such-grader-xyz, x]}\n      - {type: command, run: 'cd graders && ./other.sh'}\n      - {type: command, run: [./ok.sh]}\n  - id: b\n    prompt: x\n    grade: [{type: command, run: ./graders/polite.sh --strict}]\n";
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  s: {{command: [./servers/missing.py]}}\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"]}}\ntasks:\n{tasks}"
+    );
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
+        .write("ok.sh", "#!/bin/sh\n")
+        .write("evalgate.yaml", &yaml)
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("  - ")).collect();
+    let dir = run.dir.display();
+    assert_eq!(
+        misses,
+        [
+            "  - environment variable `EVALGATE_TEST_UNSET_VAR`: is not set (used by task `a`)".to_owned(),
+            format!(
+                "  - MCP server command `./servers/missing.py`: {dir}/./servers/missing.py does not exist (MCP server `s`)"
+            ),
+            format!(
+                "  - command grader `./graders/polite.sh`: {dir}/./graders/polite.sh does not exist (task `a`, task `b`)"
+            ),
+            "  - command grader `no-such-grader-xyz`: not found on PATH (task `a`)".to_owned(),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(!run.dir.join("ran").exists(), "the agent ran");
 }
 
 #[test]

@@ -292,14 +292,90 @@ fn a_judge_verdict_that_miscounts_or_does_not_answer_the_question_is_an_error() 
     tasks.push_str("  - id: score\n    prompt: score\n    grade: [{type: llm, contains: the answer}]\n");
     let run = run(&suite(&server, &judge, &tasks));
     run.expect_code(1);
-    let unreadable = "errored: the judge's verdict could not be read twice:";
-    for (id, why) in [
+    let expected = [
         ("twice", "grader `rubric` {} criterion 0 judged twice"),
         ("missing", "grader `rubric` {} no verdict for criterion 1"),
         ("extra", "grader `rubric` {} criterion index 2 out of range"),
         ("not-boolean", "grader `rubric` {} a criterion without a boolean `met`"),
-        ("score", "grader `llm` {} no boolean `passed`"),
-    ] {
+        ("score", "grader `llm` {} the verdict has a key the schema does not: `score`"),
+    ];
+    unreadable_verdicts(&run, &expected);
+}
+
+/// A judge's reply is read strictly, from OpenAI and Anthropic alike: two `record_verdict`
+/// calls (pass, then fail), a key given twice in the arguments (`"passed": false, …,
+/// "passed": true`: serde_json keeps the last) and a key the schema does not have are each a
+/// second or another answer, so the grader errors instead of passing a wrong answer.
+#[test]
+fn a_judge_that_answers_twice_or_outside_the_schema_is_an_error() {
+    let calls = |arguments: &[&str]| {
+        let calls: Vec<Value> = arguments
+            .iter()
+            .enumerate()
+            .map(|(i, a)| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": "record_verdict", "arguments": a}}))
+            .collect();
+        json!({"id": "chatcmpl-2", "model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+        .to_string()
+    };
+    let server = Server::start(move |r| {
+        let b = body(r);
+        if r.path == "/v1/chat/completions" && b.get("tool_choice").is_none() {
+            return (200, openai_answer("answer", json!({})));
+        }
+        let user = match r.path.as_str() {
+            "/v1/messages" => &b["messages"][0]["content"][0]["text"],
+            _ => &b["messages"][1]["content"],
+        };
+        let prompt = user.as_str().unwrap().lines().nth(1).unwrap().to_owned();
+        let reply = match prompt.as_str() {
+            "two-calls" => calls(&[r#"{"passed": true, "reason": "yes"}"#, r#"{"passed": false, "reason": "no"}"#]),
+            "key-twice" => calls(&[r#"{"passed": false, "reason": "wrong", "passed": true}"#]),
+            "unknown-key" => calls(&[r#"{"passed": true, "reason": "ok", "score": 7}"#]),
+            "criterion-key" => calls(&[
+                r#"{"criteria": [{"index": 0, "met": true, "note": "", "weight": 9}, {"index": 1, "met": true, "note": ""}]}"#,
+            ]),
+            "anthropic-key-twice" => r#"{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x-1", "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": "t1", "name": "record_verdict", "input": {"passed": false, "reason": "wrong", "passed": true}}],
+                "usage": {"input_tokens": 1, "output_tokens": 1}}"#
+                .to_owned(),
+            _ => calls(&[r#"{"passed": true, "reason": "yes"}"#]),
+        };
+        (200, reply)
+    });
+    let judge = format!(
+        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
+        server.url()
+    );
+    let llm = "    grade: [{type: llm, contains: the answer}]\n";
+    let mut tasks = String::new();
+    for id in ["two-calls", "key-twice", "unknown-key", "fine"] {
+        tasks.push_str(&format!("  - id: {id}\n    prompt: {id}\n{llm}"));
+    }
+    tasks.push_str(
+        "  - id: criterion-key\n    prompt: criterion-key\n    grade: [{type: rubric, criteria: [polite, correct]}]\n",
+    );
+    tasks.push_str(&format!(
+        "  - id: anthropic-key-twice\n    prompt: anthropic-key-twice\n    grade: [{{type: llm, contains: the answer, judge: {{provider: anthropic, model: claude-x-1, base_url: '{}', api_key_env: EVALGATE_TEST_KEY}}}}]\n",
+        server.url()
+    ));
+    let run = run(&suite(&server, &judge, &tasks));
+    run.expect_code(1);
+    let expected = [
+        ("two-calls", "grader `llm` {} judged twice: 2 record_verdict calls"),
+        ("key-twice", "grader `llm` {} the record_verdict arguments: `passed` is given twice"),
+        ("unknown-key", "grader `llm` {} the verdict has a key the schema does not: `score`"),
+        ("criterion-key", "grader `rubric` {} a criterion has a key the schema does not: `weight`"),
+        ("anthropic-key-twice", "grader `llm` {} the record_verdict arguments: `passed` is given twice"),
+    ];
+    unreadable_verdicts(&run, &expected);
+}
+
+/// Each task of `expected` is an error, its judge's verdict unread for `why` (a grader and
+/// its problem around `{}`), and task `fine` passed.
+fn unreadable_verdicts(run: &crate::common::Run, expected: &[(&str, &str)]) {
+    let unreadable = "errored: the judge's verdict could not be read twice:";
+    for (id, why) in expected {
         let task = run.task(id);
         assert_eq!(task["status"], "error", "{task}");
         assert_eq!(task["reason"], why.replace("{}", unreadable), "{task}");

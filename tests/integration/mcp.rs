@@ -258,6 +258,34 @@ fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
     );
 }
 
+/// The tools graders name are found in the live `tools/list` before anything runs: a
+/// misspelt `tool_not_called: fx.delete_al` passed every run. Named as `server.tool`, with
+/// `server:`, or bare for a model agent (whose only tools are its servers'). Naming a
+/// destructive tool to check it was not called is not refused.
+#[test]
+fn tools_named_by_graders_must_exist_on_their_server() {
+    let graders = "      - {type: tool_not_called, tool: fx.delete_al}\n      - {type: tool_not_called, tool: fx.delete_all}\n      - {type: tool_called, server: fx, tool: ad}\n      - {type: tool_sequence, tools: [fx.add, {tool: fx.refuse}, fx.slo]}\n      - {type: tool_calls, tools: [add], max: 2}\n";
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{command: [echo]}}\n  model: {{provider: openai, model: gpt-4o-mini, api_key_env: EVALGATE_TEST_KEY, mcp: [fx]}}\ntasks:\n  - id: t\n    agent: bot\n    prompt: x\n    grade:\n{graders}  - id: m\n    agent: model\n    prompt: x\n    grade:\n      - {{type: tool_called, tool: ad}}\n      - {{type: tool_called, tool: add}}\n",
+        fixture_server("")
+    );
+    let run = fixture(Test::new()).write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", "k").args(&["check"]).run();
+    run.expect_code(3);
+    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("  - ")).collect();
+    assert_eq!(
+        misses,
+        [
+            "  - MCP tool `fx.delete_al`: server `fx` has no such tool (task `t`); did you mean `delete_all`?",
+            "  - MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?",
+            "  - MCP tool `fx.slo`: server `fx` has no such tool (task `t`); did you mean `slow`?",
+            "  - MCP tool `ad`: no server of its agent (`fx`) has such a tool (task `m`); did you mean `add`?",
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains("preflight passed"), "{}", run.stdout);
+}
+
 /// An agent attacking the recording proxy: a body announced at 900 GB, then 100 KB of
 /// headers; each is refused (the second with 431, or a reset that loses it), evalgate keeps
 /// running, and the proxy still serves a real call.

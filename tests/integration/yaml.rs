@@ -78,7 +78,7 @@ tasks:
     );
     assert_eq!(
         stderr,
-        "error: evalgate.yaml:12:30: tasks[1].grade[0].valeu: unknown key `valeu`\n   |\n12 |     grade: [{type: contains, valeu: x}]\n   |                              ^\n  help: did you mean `value`?\n\n1 error in the suite; nothing ran\n"
+        "error: evalgate.yaml:12:30: tasks[1].grade[0].valeu: unknown key `valeu`\n   |\n12 |     grade: [{type: contains, valeu: x}]\n   |                              ^\n  help: did you mean `value`?\n\nerror: evalgate.yaml:8:5: tasks[0]: no agent for this task: set `agent` here or `defaults.agent`\n  |\n8 |   - {id: a, prompt: p,\n  |     ^\n\nerror: evalgate.yaml:10:5: tasks[1]: no agent for this task: set `agent` here or `defaults.agent`\n   |\n10 |   - id: b\n   |     ^\n\n3 errors in the suite; nothing ran\n"
     );
 }
 
