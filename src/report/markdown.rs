@@ -141,7 +141,8 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
                 let _ = writeln!(
                     md,
                     "<details><summary>Output of <code>{}</code></summary>\n\n<pre>{}</pre>\n</details>\n",
-                    escape(&task.id),
+                    // Inside HTML, where Markdown's escapes would show.
+                    escape_block(&task.id),
                     escape_block(&cut(output, OUTPUT_EXCERPT))
                 );
             }
@@ -472,19 +473,27 @@ fn gate_table(checks: &[GateCheck]) -> String {
     md
 }
 
-/// Escapes text for a table cell or paragraph: no table breaks, no HTML, no code spans,
-/// no @mentions, one line.
+/// Escapes text that is not evalgate's own (ids, reasons, outputs, baseline fields) for a
+/// table cell or paragraph of GitHub-flavoured Markdown: it renders as the same text and as
+/// nothing else — no table break, HTML, code span, emphasis, link or image (`[`, `![`), bare
+/// URL link (`https://`, `www.`), @mention or heading; one line.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
     for c in text.chars() {
         match c {
-            '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '`' => out.push_str("\\`"),
+            // GitHub links mentions in the rendered text, whatever escaping came before.
             '@' => out.push_str("@\u{200b}"),
             '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '!' | '#' | '~' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // A bare URL is linked in the rendered text too: `://` and `www.` are broken.
+            '/' if out.ends_with(':') => out.push_str("\u{200b}/"),
+            '.' if out.ends_with("www") || out.ends_with("WWW") => out.push_str("\u{200b}."),
             c => out.push(c),
         }
     }
@@ -504,9 +513,11 @@ pub(crate) fn escape_block(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{200b}")
 }
 
-/// For text inside a code span: only the backtick must go.
+/// For text inside a code span (in a table cell, often): a backtick would close it and
+/// cannot be escaped there, a `|` would end the cell (GFM splits cells before code spans,
+/// and reads `\|` as a pipe inside them), a line break would end the row.
 fn code(text: &str) -> String {
-    text.replace('`', "'")
+    text.replace('`', "'").replace('|', "\\|").replace(['\n', '\r'], " ").replace('@', "@\u{200b}")
 }
 
 #[cfg(test)]
@@ -516,5 +527,56 @@ mod tests {
     #[test]
     fn escapes_tables_html_code_and_mentions() {
         assert_eq!(escape("a|b <script> `x` @team\nnext"), "a\\|b &lt;script&gt; \\`x\\` @\u{200b}team next");
+    }
+
+    /// Hostile text in every place a results file, an agent or a baseline puts text, rendered
+    /// by a GFM renderer as GitHub's is configured (tables, autolinks, strikethrough, tag
+    /// filter, raw HTML let through as GitHub lets some): it makes no element that the same
+    /// report with plain text makes none of — no link, image, heading, emphasis, table cell,
+    /// `<details>` end or mention.
+    #[test]
+    fn hostile_text_renders_as_text_in_gfm() {
+        use crate::results::testing::{results, task};
+        use crate::results::{GraderResult, Status, TrialResult};
+        const HOSTILE: &str = "x](https://t.example/a) ![px](https://t.example/px.png) [ok](https://t.example) \
+            <img src=https://t.example/i.png> </details></pre> # ✅ All gates passed @octocat www.t.example \
+            https://t.example/auto `code` **bold** _em_ ~~del~~ \\| a | b | <!-- x --> &lt;b&gt;";
+        let html = |text: &str| {
+            let mut failing = task(&format!("id-{text}"), Status::Failed);
+            failing.reason = Some(format!("reason {text}\n# heading {text}"));
+            let mut trial = TrialResult::empty();
+            trial.status = Status::Failed;
+            trial.output = Some(format!("output {text}\n## ✅ passed\n{text}"));
+            trial.graders.push(GraderResult {
+                name: format!("g {text}"),
+                kind: "contains".into(),
+                status: Status::Failed,
+                score: 0.0,
+                weight: 1.0,
+                required: false,
+                reason: format!("grader {text}"),
+                evidence: None,
+                cached: false,
+            });
+            failing.trials.push(trial);
+            let md = super::render(&results(vec![failing, task("plain", Status::Passed)]));
+            let mut options = comrak::Options::default();
+            options.extension.table = true;
+            options.extension.autolink = true;
+            options.extension.strikethrough = true;
+            options.extension.tagfilter = true;
+            options.render.r#unsafe = true;
+            (comrak::markdown_to_html(&md, &options), md)
+        };
+        let (plain, _) = html("plain words");
+        let (hostile, md) = html(HOSTILE);
+        for tag in
+            ["<a ", "<img", "<h", "<strong", "<em", "<del", "<code", "<td", "<tr", "</details>", "</pre>", "<!--"]
+        {
+            let (want, got) = (plain.matches(tag).count(), hostile.matches(tag).count());
+            assert_eq!(got, want, "{tag} in the rendered summary:\n{hostile}\n\nfrom:\n{md}");
+        }
+        assert!(!hostile.contains("@octocat"), "{hostile}");
+        assert!(hostile.contains("All gates passed"), "the text is still shown: {hostile}");
     }
 }
