@@ -251,14 +251,20 @@ macro_rules! errln {
 }
 
 #[doc(hidden)]
-#[allow(clippy::disallowed_macros)]
 pub fn print_line(stderr: bool, line: &str) {
-    let line = text(line);
-    if stderr {
-        eprintln!("{line}");
+    write_line(stderr, &text(line));
+}
+
+/// Writes one line as it is (the redacting callers are `outln!`/`errln!`). A stream that
+/// cannot be written (its reader gone, as in `evalgate schema | head -1`) loses the line
+/// and nothing else: no panic, and the command goes on to its reports and its exit code.
+pub fn write_line(stderr: bool, line: &str) {
+    use std::io::Write;
+    let _ = if stderr {
+        writeln!(std::io::stderr().lock(), "{line}")
     } else {
-        println!("{line}");
-    }
+        writeln!(std::io::stdout().lock(), "{line}")
+    };
 }
 
 #[cfg(test)]
