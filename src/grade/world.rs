@@ -120,10 +120,11 @@ impl Grade for WorldCheck {
             }
             WorldCheck::File { path, expect } => {
                 let full = input.workdir.join(input.bindings.render(path));
-                Ok(match check_file(&full, expect, input.bindings) {
-                    Ok(()) => Graded::pass(format!("{} met expectations", full.display())),
-                    Err(f) => Graded::fail(f),
-                })
+                match check_file(&full, expect, input.bindings).await {
+                    Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
+                    Err(unmet) if unmet.unreadable => Err(unmet.reason),
+                    Err(unmet) => Ok(Graded::fail(unmet.reason)),
+                }
             }
         }
     }

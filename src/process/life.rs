@@ -213,9 +213,9 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
 
 /// The file at `path`, read and removed (`NotFound`: the process wrote none).
 fn take(path: &std::path::Path) -> io::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::files::read_untrusted(path);
     let _ = std::fs::remove_file(path);
-    Ok(bytes)
+    bytes
 }
 
 /// Reads each of stdout and stderr that is `ready`.

@@ -127,7 +127,7 @@ impl RunStep for FileAction {
         bindings: &mut Bindings,
         _: &mut StepResult,
     ) -> Option<Leaf> {
-        Some(file(self, env.dir, bindings))
+        Some(file(self, env.dir, bindings).await)
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -139,7 +139,7 @@ impl RunStep for FileAction {
     }
 }
 
-fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
+async fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
     let path = resolve(dir, &bindings.render(&action.path));
     let shown = path.display().to_string();
     let mut leaf = Leaf::default();
@@ -181,27 +181,45 @@ fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
         }
         FileOp::Check(expect) => {
             leaf.action = format!("check {shown}");
-            leaf.failure = check_file(&path, expect, bindings).err();
+            if let Err(unmet) = check_file(&path, expect, bindings).await {
+                leaf.error = unmet.unreadable;
+                leaf.failure = Some(unmet.reason);
+            }
         }
     }
     leaf
 }
 
-/// `Err` with every unmet expectation.
-pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), String> {
+/// Why a file check did not pass: its expectations unmet, or the file unreadable (an
+/// error, not a verdict).
+#[derive(Debug)]
+pub struct FileUnmet {
+    pub reason: String,
+    pub unreadable: bool,
+}
+
+/// `Err` with every unmet expectation. The file is the agent's: it is read bounded and off
+/// the runtime thread (`files::read_untrusted`), so a FIFO or `/dev/zero` is an error.
+pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileUnmet> {
     let shown = path.display();
+    let unmet = |reason| Err(FileUnmet { reason, unreadable: false });
     match (path.exists(), expect.exists) {
-        (false, true) => return Err(format!("{shown} does not exist")),
-        (true, false) => return Err(format!("{shown} exists")),
+        (false, true) => return unmet(format!("{shown} does not exist")),
+        (true, false) => return unmet(format!("{shown} exists")),
         (false, false) => return Ok(()),
         (true, true) => {}
     }
     if expect.content.is_empty() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let owned = path.to_owned();
+    let read = tokio::task::spawn_blocking(move || crate::files::read_untrusted(&owned))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text")));
+    let text = read.map_err(|e| FileUnmet { reason: format!("cannot read {shown}: {e}"), unreadable: true })?;
     let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+    if failures.is_empty() { Ok(()) } else { unmet(failures.join("; ")) }
 }
 
 fn resolve(dir: &Path, path: &str) -> PathBuf {

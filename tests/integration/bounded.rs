@@ -31,3 +31,55 @@ fn a_closed_stdout_or_stderr_is_a_quiet_exit_not_a_panic() {
         .unwrap();
     assert_eq!(check.status.code(), Some(2), "{}", String::from_utf8_lossy(&check.stdout));
 }
+
+/// What an agent leaves where evalgate will read: a FIFO (no writer: a blocking open or read
+/// hangs the run for ever) or `/dev/zero` (a read never ends).
+const PLANTING_AGENT: &str = r#"#!/bin/sh
+case "$1" in
+  fifo-trace) mkfifo "$EVALGATE_TRACE" ;;
+  zero-trace) ln -s /dev/zero "$EVALGATE_TRACE" ;;
+  big-trace) head -c 17000000 /dev/zero | tr '\0' ' ' > "$EVALGATE_TRACE" ;;
+  fifo-file) mkfifo planted.fifo ;;
+  zero-file) ln -sf /dev/zero planted.zero ;;
+esac
+echo done
+"#;
+
+#[test]
+fn files_an_agent_controls_are_read_bounded_and_only_when_regular() {
+    let check = |file: &str| format!("path: {file}, expect: {{contains: x}}");
+    let tasks = [
+        ("fifo-trace", "grade: [{type: contains, value: done}]".to_owned()),
+        ("zero-trace", "grade: [{type: contains, value: done}]".to_owned()),
+        ("big-trace", "grade: [{type: contains, value: done}]".to_owned()),
+        ("fifo-file", format!("grade: [{{type: file, {}}}]", check("planted.fifo"))),
+        (
+            "zero-file",
+            format!("cleanup: [{{file: {{{}}}}}]\n    grade: [{{type: contains, value: done}}]", check("planted.zero")),
+        ),
+    ];
+    let tasks: String =
+        tasks.iter().map(|(id, rest)| format!("  - id: {id}\n    prompt: {id}\n    {rest}\n")).collect();
+    // A hang is killed by `timeout`: the exit code then says 137, not the verdict.
+    let run = Test::new()
+        .write("evalgate.yaml", &crate::common::suite("", &tasks))
+        .write("agent.sh", PLANTING_AGENT)
+        .args(&["run"])
+        .run_via(&["timeout", "-s", "KILL", "120"]);
+    run.expect_code(1);
+    let reason = |id: &str| {
+        let task = run.task(id);
+        assert_eq!(task["status"], "error", "{id}: {task}");
+        task["reason"].as_str().unwrap().to_owned()
+    };
+    let trace = "cannot read the agent's trace: ";
+    assert_eq!(reason("fifo-trace"), format!("{trace}not a regular file (a FIFO)"));
+    assert_eq!(reason("zero-trace"), format!("{trace}not a regular file (a character device)"));
+    assert_eq!(reason("big-trace"), format!("{trace}larger than 16 MiB, the most evalgate reads of a file"));
+    let fifo = reason("fifo-file");
+    assert!(fifo.contains("planted.fifo: not a regular file (a FIFO)"), "{fifo}");
+    let cleanup = &run.task("zero-file")["trials"][0]["steps"][0];
+    assert_eq!(cleanup["status"], "error", "{cleanup}");
+    let failure = cleanup["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("planted.zero: not a regular file (a character device)"), "{cleanup}");
+}
