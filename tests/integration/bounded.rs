@@ -83,3 +83,74 @@ fn files_an_agent_controls_are_read_bounded_and_only_when_regular() {
     let failure = cleanup["failure"].as_str().unwrap_or_default();
     assert!(failure.contains("planted.zero: not a regular file (a character device)"), "{cleanup}");
 }
+
+/// A server that answers every connection with a 200 whose chunked body never ends (until
+/// the reader goes away): what an endless model answer looks like on the wire.
+fn endless_body_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut request = [0u8; 65536];
+                let _ = stream.read(&mut request);
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                let chunk = format!("{:x}\r\n{}\r\n", 65536, "x".repeat(65536));
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                while stream.write_all(chunk.as_bytes()).is_ok() {}
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn an_endless_model_answer_is_cut_at_the_cap_and_is_an_error() {
+    let port = endless_body_server();
+    let yaml = format!(
+        "evalgate: 1\nsuite: bounded.model\nagents:\n  bot: {{provider: openai, model: m, api_key_env: EG_B_KEY, \
+         base_url: \"http://127.0.0.1:{port}/v1\", timeout: 600s, retries: 0}}\ntasks:\n  - id: t\n    prompt: hi\n    \
+         grade: [{{type: contains, value: x}}]\n"
+    );
+    let run = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .env("EG_B_KEY", "sk-test-222222")
+        .args(&["run"])
+        .run_via(&["timeout", "-s", "KILL", "60"]);
+    run.expect_code(1);
+    let task = run.task("t");
+    assert_eq!(task["status"], "error", "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(reason.contains("the answer is larger than 16 MiB, the most evalgate reads of a response"), "{reason}");
+}
+
+#[test]
+fn a_tools_list_that_loops_or_never_ends_is_an_error_naming_it() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
+    let cases = [
+        ("--looping-tools", "`tools/list` returned the cursor `again` twice"),
+        ("--endless-tools", "`tools/list` did not end: 1000 pages (0 MiB) and another cursor"),
+    ];
+    for (flag, expected) in cases {
+        let yaml = format!(
+            "evalgate: 1\nsuite: bounded.tools\nmcp_servers:\n  evals: {{command: [python3, '{}', {flag}]}}\ntasks:\n  \
+             - id: t\n    level: execution\n    call: {{server: evals, tool: add, arguments: {{a: 1, b: 2}}}}\n    \
+             grade: [{{type: contains, value: '3'}}]\n",
+            script.display()
+        );
+        let run = Test::new()
+            .write("evalgate.yaml", &yaml)
+            .args(&["mcp", "tools"])
+            .run_via(&["timeout", "-s", "KILL", "120"]);
+        run.expect_code(3);
+        assert!(
+            run.stderr.contains(&format!("MCP server `evals` did not start: {expected}")),
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+}
