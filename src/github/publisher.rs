@@ -5,6 +5,7 @@ use super::actions::GitHubStep;
 use super::annotations::Annotation;
 use crate::report::writer::{OutputPaths, WriteError};
 use crate::results::Results;
+use crate::run::signal::Stop;
 
 /// Every suite of an `evalgate run` goes through `publish` once, whatever its outcome
 /// (passed, failed, invalid, preflight failed, interrupted, aborted), so nothing GitHub
@@ -12,13 +13,22 @@ use crate::results::Results;
 pub struct Publisher {
     step: Option<GitHubStep>,
     comment: bool,
+    /// A signal during the comment abandons it; the rest is written.
+    stop: Stop,
 }
 
 impl Publisher {
     /// `github`: act as a GitHub Action (`actions::enabled`); `comment`: `--comment`;
     /// `suites`: how many will be published (they share the step summary's room).
     pub fn new(github: bool, comment: bool, suites: usize) -> Publisher {
-        Publisher { step: github.then(|| GitHubStep::new(suites)), comment }
+        Publisher { step: github.then(|| GitHubStep::new(suites)), comment, stop: Stop::default() }
+    }
+
+    /// Abandons a comment when `stop` sees a signal while it is posted.
+    #[must_use]
+    pub fn stopped_by(mut self, stop: Stop) -> Publisher {
+        self.stop = stop;
+        self
     }
 
     /// One suite: its step summary, `annotations`, its share of the step outputs, and its
@@ -29,7 +39,13 @@ impl Publisher {
             step.after_suite(results, paths, annotations);
         }
         if self.comment {
-            super::comment::comment(results, None).await;
+            tokio::select! {
+                biased;
+                () = self.stop.next_signal() => {
+                    crate::errln!("evalgate: interrupted: the pull-request comment of `{}` is not posted", results.suite.id);
+                }
+                () = super::comment::comment(results, None) => {}
+            }
         }
     }
 

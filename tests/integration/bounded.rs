@@ -2,6 +2,7 @@
 //! controls is bounded, and every phase of a command can be interrupted or cut short.
 
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::common::Test;
 
@@ -153,4 +154,84 @@ fn a_tools_list_that_loops_or_never_ends_is_an_error_naming_it() {
             run.stderr
         );
     }
+}
+
+#[test]
+fn a_signal_during_the_pr_comment_stops_it_and_the_run_is_never_green() {
+    use nix::sys::signal::Signal;
+
+    use crate::trust::{assert_nothing_says_passed, signal, wait_exit};
+    // A GitHub API that takes the connection and never answers (octocrab waits 30 s).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let api = format!("http://{}", listener.local_addr().unwrap());
+    let (connected, first) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+            let _ = connected.send(());
+        }
+    });
+    let tasks = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
+    let test = Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write("evalgate.yaml", &crate::common::suite("", tasks))
+        .write("event.json", r#"{"pull_request": {"number": 5}}"#);
+    let event = test.path().join("event.json").display().to_string();
+    let test = test
+        .env("GITHUB_API_URL", &api)
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_TOKEN", "ghs_test_token_never_printed")
+        .args(&["run", "--comment"]);
+    let out = test.path().join("evalgate-out");
+    let mut child = test.command().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    first.recv_timeout(Duration::from_secs(60)).expect("the comment never began");
+    signal(&child, Signal::SIGINT);
+    // Well before the API's 30 s timeout, which would end the comment without the signal.
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), 4);
+    let results: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
+    assert_nothing_says_passed(&out);
+}
+
+#[test]
+fn a_signal_during_a_live_evals_list_import_stops_the_run_with_reports_and_no_server_left() {
+    use nix::sys::signal::Signal;
+
+    use crate::trust::{signal, wait_exit};
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
+    let yaml = format!(
+        "evalgate: 1\nsuite: bounded.import\nmcp_servers:\n  evals: {{command: [python3, '{}', --slow-evals]}}\n\
+         agents:\n  bot: {{provider: openai, model: m, api_key_env: EG_B_KEY, mcp: [evals]}}\n\
+         imports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\n",
+        script.display()
+    );
+    let test = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .env("EG_B_KEY", "sk-test-333333")
+        .env("EVALS_SERVER_LOG", "requests.jsonl")
+        .args(&["run"]);
+    let dir = test.path().to_owned();
+    let mut child = test.command().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    // Until the server is asked for its evals (it answers after 120 s).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let server = loop {
+        let log = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap_or_default();
+        let asked = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|r| r["method"] == "evals/list");
+        if let Some(request) = asked {
+            break request["pid"].as_i64().unwrap() as i32;
+        }
+        assert!(Instant::now() < deadline, "evals/list was never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    signal(&child, Signal::SIGINT);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), 4);
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
+    assert!(!crate::common::is_running(server), "the MCP server of the abandoned import is still running");
 }
