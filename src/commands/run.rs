@@ -55,6 +55,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     if !killed.is_empty() {
         crate::errln!("killed {} background process(es) left by the run: {}", killed.len(), killed.join("; "));
     }
+    // Not waiting for the blocking pool: a load abandoned at a signal may be blocked for
+    // ever (a FIFO given as the suite), and nothing else there is ours to wait for.
+    runtime.shutdown_background();
     code
 }
 

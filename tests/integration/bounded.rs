@@ -235,3 +235,29 @@ fn a_signal_during_a_live_evals_list_import_stops_the_run_with_reports_and_no_se
     assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
     assert!(!crate::common::is_running(server), "the MCP server of the abandoned import is still running");
 }
+
+#[test]
+fn a_signal_while_the_suite_file_is_a_fifo_that_never_opens_still_ends_the_run() {
+    use nix::sys::signal::Signal;
+
+    use crate::trust::{signal, wait_exit};
+    let test = Test::new().args(&["run"]);
+    nix::unistd::mkfifo(&test.path().join("evalgate.yaml"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let out = test.path().join("evalgate-out");
+    let mut child = test.command().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    // Until a thread of evalgate waits in the FIFO's open (for a writer that never comes).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let tasks = format!("/proc/{}/task", child.id());
+    while !std::fs::read_dir(&tasks)
+        .unwrap()
+        .flatten()
+        .any(|t| std::fs::read_to_string(t.path().join("wchan")).is_ok_and(|w| w == "wait_for_partner"))
+    {
+        assert!(Instant::now() < deadline, "evalgate never opened the FIFO");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&child, Signal::SIGINT);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), 4);
+    let results: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
+}
