@@ -261,3 +261,31 @@ fn a_signal_while_the_suite_file_is_a_fifo_that_never_opens_still_ends_the_run()
     let results: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
 }
+
+#[test]
+fn a_github_api_answer_past_the_cap_is_a_warning_not_read_whole() {
+    // A page of comments far larger than any GitHub sends.
+    let huge = format!("[{{\"id\": 1, \"body\": \"{}\"}}]", "x".repeat(17 << 20));
+    let api = crate::common::server::Server::start(move |_| (200, huge.clone()));
+    let tasks = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
+    let test = Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write("evalgate.yaml", &crate::common::suite("", tasks))
+        .write("event.json", r#"{"pull_request": {"number": 5}}"#);
+    let event = test.path().join("event.json").display().to_string();
+    let run = test
+        .env("GITHUB_API_URL", &api.url())
+        .env("GITHUB_REPOSITORY", "acme/bot")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_TOKEN", "ghs_test_token_never_printed")
+        .args(&["run", "--comment"])
+        .run();
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains(
+            "::warning title=evalgate::the GitHub comment request failed: the answer is larger than 16 MiB, the most evalgate reads of a response"
+        ),
+        "{}",
+        run.stdout
+    );
+}
