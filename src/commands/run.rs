@@ -182,7 +182,7 @@ async fn stopped_early(
     stop: &Stop,
 ) -> Result<i32, Error> {
     let Stopped { error, suites } = stopped;
-    let results: Vec<Results> = suites.into_iter().map(|s| not_run(s, error.as_ref())).collect();
+    let mut results: Vec<Results> = suites.into_iter().map(|s| not_run(s, error.as_ref())).collect();
     let paths = paths_of(args, &results.iter().map(|r| r.suite.id.as_str()).collect::<Vec<_>>());
     // The stop's own error stays the one reported (the gate's precedence: invalid and
     // preflight before aborted); a report that cannot be written as well is a warning.
@@ -207,7 +207,7 @@ async fn stopped_early(
         Some(error) if !on_each_suite => annotations::of_error(error),
         _ => Vec::new(),
     };
-    for (r, p) in results.iter().zip(&paths) {
+    for (r, p) in results.iter_mut().zip(&paths) {
         let problems = if on_each_suite { annotations::of_results(r) } else { std::mem::take(&mut problems) };
         publisher.publish(r, p, &problems).await;
     }
@@ -266,7 +266,7 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
     let mut code = crate::exit::SUCCESS;
     let mut terminal = TerminalReporter::new(verbosity);
     for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
-        let results = if error.is_some() || stop.cancel.is_cancelled() {
+        let mut results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
                 error.get_or_insert(e.into());
@@ -289,16 +289,16 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
             error = error.or(failed);
             results
         };
-        let mut results = results;
-        publisher.publish(&results, paths, &annotations::of_results(&results)).await;
+        let interrupted = results.interrupted;
+        let problems = annotations::of_results(&results);
+        publisher.publish(&mut results, paths, &problems).await;
         // A signal while the suite was published (its comment abandoned): the run did not
         // end as its reports said, so they are written again, interrupted.
-        if stop.cancel.is_cancelled() && !results.interrupted {
-            results.interrupted = true;
-            crate::gate::regate(&mut results);
-            if let Err(e) = paths.write_reports(&results) {
-                error.get_or_insert(e.into());
-            }
+        if results.interrupted
+            && !interrupted
+            && let Err(e) = paths.write_reports(&results)
+        {
+            error.get_or_insert(e.into());
         }
         code = code.max(results.verdict.outcome.exit_code());
     }

@@ -31,21 +31,27 @@ impl Publisher {
         self
     }
 
-    /// One suite: its step summary, `annotations`, its share of the step outputs, and its
-    /// sticky comment. Nothing here changes the gate: a step summary or a comment that
-    /// cannot be written is a warning.
-    pub async fn publish(&mut self, results: &Results, paths: &OutputPaths, annotations: &[Annotation]) {
-        if let Some(step) = &mut self.step {
-            step.after_suite(results, paths, annotations);
-        }
+    /// One suite: its sticky comment, then its step summary, `annotations` and its share of
+    /// the step outputs. Nothing here changes the gate: a step summary or a comment that
+    /// cannot be written is a warning. A signal while the comment is posted abandons it and
+    /// makes the suite's results interrupted, so that what the step shows (and the reports
+    /// the caller then writes again) say so.
+    pub async fn publish(&mut self, results: &mut Results, paths: &OutputPaths, annotations: &[Annotation]) {
         if self.comment {
             tokio::select! {
                 biased;
                 () = self.stop.next_signal() => {
                     crate::errln!("evalgate: interrupted: the pull-request comment of `{}` is not posted", results.suite.id);
+                    if !results.interrupted {
+                        results.interrupted = true;
+                        crate::gate::regate(results);
+                    }
                 }
                 () = super::comment::comment(results, None) => {}
             }
+        }
+        if let Some(step) = &mut self.step {
+            step.after_suite(results, paths, annotations);
         }
     }
 

@@ -176,9 +176,13 @@ fn a_signal_during_the_pr_comment_stops_it_and_the_run_is_never_green() {
     let test = Test::new()
         .write("agent.sh", crate::common::ECHO_AGENT)
         .write("evalgate.yaml", &crate::common::suite("", tasks))
-        .write("event.json", r#"{"pull_request": {"number": 5}}"#);
+        .write("event.json", r#"{"pull_request": {"number": 5}}"#)
+        .write("output.txt", "");
     let event = test.path().join("event.json").display().to_string();
+    let output = test.path().join("output.txt");
     let test = test
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", &output.display().to_string())
         .env("GITHUB_API_URL", &api)
         .env("GITHUB_REPOSITORY", "acme/bot")
         .env("GITHUB_EVENT_PATH", &event)
@@ -193,6 +197,9 @@ fn a_signal_during_the_pr_comment_stops_it_and_the_run_is_never_green() {
     let results: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(results["verdict"]["outcome"]["status"], "interrupted", "{}", results["verdict"]);
     assert_nothing_says_passed(&out);
+    // The step outputs are written after the comment, so they say it too.
+    let outputs = crate::github::outputs(&std::fs::read_to_string(&output).unwrap());
+    assert_eq!((outputs["passed"].as_str(), outputs["outcome"].as_str()), ("false", "interrupted"), "{outputs:?}");
 }
 
 #[test]
