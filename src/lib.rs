@@ -34,6 +34,7 @@ pub mod fuzz_targets;
 pub mod gate;
 pub mod github;
 pub mod grade;
+pub mod http_body;
 pub mod json;
 pub mod llm;
 pub mod mcp;

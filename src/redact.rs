@@ -331,14 +331,20 @@ pub fn stream_line(line: &str) -> Cow<'_, str> {
 }
 
 #[doc(hidden)]
-#[allow(clippy::disallowed_macros)]
 pub fn print_line(stderr: bool, line: &str) {
-    let line = stream_line(line);
-    if stderr {
-        eprintln!("{line}");
+    write_line(stderr, &stream_line(line));
+}
+
+/// Writes one line as it is (the redacting callers are `outln!`/`errln!`). A stream that
+/// cannot be written (its reader gone, as in `evalgate schema | head -1`) loses the line
+/// and nothing else: no panic, and the command goes on to its reports and its exit code.
+pub fn write_line(stderr: bool, line: &str) {
+    use std::io::Write;
+    let _ = if stderr {
+        writeln!(std::io::stderr().lock(), "{line}")
     } else {
-        println!("{line}");
-    }
+        writeln!(std::io::stdout().lock(), "{line}")
+    };
 }
 
 #[cfg(test)]

@@ -55,6 +55,9 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     if !killed.is_empty() {
         crate::errln!("killed {} background process(es) left by the run: {}", killed.len(), killed.join("; "));
     }
+    // Not waiting for the blocking pool: a load abandoned at a signal may be blocked for
+    // ever (a FIFO given as the suite), and nothing else there is ours to wait for.
+    runtime.shutdown_background();
     code
 }
 
@@ -63,13 +66,30 @@ fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::
     // run's say how it ended.
     let claimed = match ClaimedDir::claim(&args.out) {
         Ok(claimed) => claimed,
-        Err(e) => return runtime.block_on(stopped_early(args, None, Stopped::named(args, e.into()))),
+        Err(e) => {
+            let stopped = Stopped::named(args, Some(e.into()));
+            return runtime.block_on(stopped_early(args, None, stopped, &Stop::default()));
+        }
     };
-    // Loading may start a runtime of its own (an MCP server's `evals/list`): outside ours.
-    match prepare(args, selection) {
-        Ok(prepared) => runtime.block_on(execute(args, prepared, &claimed)),
-        Err(stopped) => runtime.block_on(stopped_early(args, Some(&claimed), stopped)),
-    }
+    // Signals are listened for from here to the end, in every phase: loading, the run, the
+    // reports and the PR comment.
+    let stop = Stop::default();
+    runtime.block_on(async {
+        stop.listen();
+        // Loading runs on the blocking pool (it may start a runtime of its own, for an MCP
+        // server's `evals/list`), so a signal meanwhile stops the run here, with reports
+        // that say so; what the abandoned load started is killed at the exit, with the rest.
+        let (owned_args, owned_selection) = (args.clone(), selection.clone());
+        let loading = tokio::task::spawn_blocking(move || prepare(&owned_args, &owned_selection));
+        let prepared = tokio::select! {
+            loaded = loading => loaded.unwrap_or_else(|e| Err(Stopped::named(args, Some(Error::Internal(e.to_string()))))),
+            () = stop.cancel.cancelled() => Err(Stopped::named(args, None)),
+        };
+        match prepared {
+            Ok(prepared) => execute(args, prepared, &claimed, &stop).await,
+            Err(stopped) => stopped_early(args, Some(&claimed), stopped, &stop).await,
+        }
+    })
 }
 
 /// `--junit`, `--markdown`, `--json` and `--html` name one file: with several suites they cannot.
@@ -93,9 +113,10 @@ struct Prepared {
     prices: BTreeMap<String, Price>,
 }
 
-/// Why the run stopped before any suite ran, and the suites it knew of by then.
+/// Why the run stopped before any suite ran (`None`: a signal), and the suites it knew of
+/// by then.
 struct Stopped {
-    error: Error,
+    error: Option<Error>,
     suites: Vec<SuiteInfo>,
 }
 
@@ -103,7 +124,7 @@ impl Stopped {
     /// Before the suites loaded: each is known by its file and the id the file declares
     /// (`evalgate` when it cannot be read), so its reports and its PR comment are the ones
     /// a run of it wrote before.
-    fn named(args: &RunArgs, error: Error) -> Stopped {
+    fn named(args: &RunArgs, error: Option<Error>) -> Stopped {
         let files = if args.select.suites.is_empty() {
             vec![PathBuf::from("evalgate.yaml")]
         } else {
@@ -126,13 +147,13 @@ impl Stopped {
     }
 
     fn loaded(planned: &[Planned], error: Error) -> Stopped {
-        Stopped { error, suites: planned.iter().map(|p| suite_info(&p.suite)).collect() }
+        Stopped { error: Some(error), suites: planned.iter().map(|p| suite_info(&p.suite)).collect() }
     }
 }
 
 fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
-    one_file_per_report(args).map_err(|e| Stopped::named(args, e))?;
-    let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, e))?;
+    one_file_per_report(args).map_err(|e| Stopped::named(args, Some(e)))?;
+    let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, Some(e)))?;
     // The redactor and the runner's masks first, before anything can print a secret.
     let uses = uses_of(&planned);
     let secrets = install_redactor(&uses);
@@ -154,9 +175,14 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
 /// not be claimed): each suite's reports, when the directory is ours, and what GitHub shows
 /// of it say why. The error's own problems are annotated where they are, once.
-async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: Stopped) -> Result<i32, Error> {
+async fn stopped_early(
+    args: &RunArgs,
+    claimed: Option<&ClaimedDir>,
+    stopped: Stopped,
+    stop: &Stop,
+) -> Result<i32, Error> {
     let Stopped { error, suites } = stopped;
-    let results: Vec<Results> = suites.into_iter().map(|s| not_run(s, Some(&error))).collect();
+    let mut results: Vec<Results> = suites.into_iter().map(|s| not_run(s, error.as_ref())).collect();
     let paths = paths_of(args, &results.iter().map(|r| r.suite.id.as_str()).collect::<Vec<_>>());
     // The stop's own error stays the one reported (the gate's precedence: invalid and
     // preflight before aborted); a report that cannot be written as well is a warning.
@@ -172,19 +198,23 @@ async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: St
         crate::errln!("warning: {e}");
     }
     let mut publisher =
-        Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len());
+        Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len())
+            .stopped_by(stop.clone());
     // A report that cannot be written (found before the run) is each suite's, on its file,
     // as when found at the end; other errors are annotated where they are, once.
-    let on_each_suite = matches!(error, Error::Write(_));
-    let mut problems = if on_each_suite { Vec::new() } else { annotations::of_error(&error) };
-    for (r, p) in results.iter().zip(&paths) {
+    let on_each_suite = matches!(error, Some(Error::Write(_)));
+    let mut problems = match &error {
+        Some(error) if !on_each_suite => annotations::of_error(error),
+        _ => Vec::new(),
+    };
+    for (r, p) in results.iter_mut().zip(&paths) {
         let problems = if on_each_suite { annotations::of_results(r) } else { std::mem::take(&mut problems) };
         publisher.publish(r, p, &problems).await;
     }
     if let Err(e) = publisher.finish() {
         crate::errln!("warning: {e}");
     }
-    Err(error)
+    error.map_or(Ok(crate::exit::ABORTED), Err)
 }
 
 /// Where each suite's reports go: `--out` itself for one suite, `OUT/SUITE-ID/` for several.
@@ -209,10 +239,10 @@ fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> Output
     )
 }
 
-async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Result<i32, Error> {
+async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
     let Prepared { planned, paths, regressions, prices } = prepared;
     let github = crate::github::actions::enabled(args.github, args.no_github);
-    let mut publisher = Publisher::new(github, args.comment, planned.len());
+    let mut publisher = Publisher::new(github, args.comment, planned.len()).stopped_by(stop.clone());
     // The first error aborts the run: the suites after it do not start.
     let mut error: Option<Error> = claimed.record(&paths.iter().collect::<Vec<_>>()).err().map(Error::from);
     let jobs = match args.jobs {
@@ -233,12 +263,10 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
         (_, true) => Verbosity::Verbose,
         _ => Verbosity::Normal,
     };
-    let stop = Stop::default();
-    stop.listen();
     let mut code = crate::exit::SUCCESS;
     let mut terminal = TerminalReporter::new(verbosity);
     for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
-        let results = if error.is_some() || stop.cancel.is_cancelled() {
+        let mut results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
                 error.get_or_insert(e.into());
@@ -261,7 +289,17 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
             error = error.or(failed);
             results
         };
-        publisher.publish(&results, paths, &annotations::of_results(&results)).await;
+        let interrupted = results.interrupted;
+        let problems = annotations::of_results(&results);
+        publisher.publish(&mut results, paths, &problems).await;
+        // A signal while the suite was published (its comment abandoned): the run did not
+        // end as its reports said, so they are written again, interrupted.
+        if results.interrupted
+            && !interrupted
+            && let Err(e) = paths.write_reports(&results)
+        {
+            error.get_or_insert(e.into());
+        }
         code = code.max(results.verdict.outcome.exit_code());
     }
     publisher.finish()?;

@@ -1,6 +1,7 @@
-//! `CommentSink` on GitHub's REST API through octocrab: its generic `get` / `post` / `patch`
-//! with our own small structs, so a minimal response is enough and the verbs are GitHub's
-//! documented ones. The base URI is `$GITHUB_API_URL`, so GitHub Enterprise works.
+//! `CommentSink` on GitHub's REST API through octocrab: its raw `_get` / `_post` / `_patch`,
+//! each answer read up to a cap into our own small structs, so a minimal response is enough
+//! and the verbs are GitHub's documented ones. The base URI is `$GITHUB_API_URL`, so GitHub
+//! Enterprise works.
 
 use std::time::Duration;
 
@@ -31,41 +32,64 @@ impl GitHubApi {
     }
 }
 
-/// 403 and 404 are what a token without write access gets (fork pull requests, missing
-/// `pull-requests: write`): those are expected, the rest are failures.
-fn classify(e: octocrab::Error) -> CommentError {
-    match e {
-        octocrab::Error::GitHub { source, .. } if matches!(source.status_code.as_u16(), 403 | 404) => {
-            CommentError::Forbidden { status: source.status_code.as_u16(), message: source.message }
-        }
-        octocrab::Error::GitHub { source, .. } => {
-            CommentError::Other(format!("HTTP {}: {}", source.status_code.as_u16(), source.message))
-        }
-        other => CommentError::Other(other.to_string()),
-    }
-}
-
 /// The answer to a create or update; only that it is a JSON object matters.
 #[derive(serde::Deserialize)]
 struct Written {}
 
+/// The most read of one answer: a page of comments is some hundred kilobytes.
+const MAX_ANSWER: usize = 16 << 20;
+
+/// The answer to a request as `T`, its body read up to [`MAX_ANSWER`] (octocrab's own
+/// `get`/`post` read a body to its end, however long).
+async fn answer<B, T>(response: octocrab::Result<hyper::Response<B>>) -> Result<T, CommentError>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    T: serde::de::DeserializeOwned,
+{
+    use http_body_util::BodyExt;
+    let response = response.map_err(|e| CommentError::Other(e.to_string()))?;
+    let status = response.status().as_u16();
+    let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER).collect().await.map_err(|e| {
+        CommentError::Other(if e.is::<http_body_util::LengthLimitError>() {
+            format!("the answer is {}", crate::http_body::BodyError::too_large(MAX_ANSWER))
+        } else {
+            e.to_string()
+        })
+    })?;
+    let bytes = body.to_bytes();
+    if !(200..300).contains(&status) {
+        // 403 and 404 are what a token without write access gets (fork pull requests, no
+        // `pull-requests: write`): those are expected, the rest are failures.
+        let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("message")?.as_str().map(str::to_owned))
+            .unwrap_or_else(|| crate::excerpt::excerpt(&String::from_utf8_lossy(&bytes), 200));
+        return Err(match status {
+            403 | 404 => CommentError::Forbidden { status, message },
+            _ => CommentError::Other(format!("HTTP {status}: {message}")),
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|e| CommentError::Other(format!("HTTP {status}: unexpected answer: {e}")))
+}
+
 #[async_trait::async_trait]
 impl CommentSink for GitHubApi {
     async fn list(&self, pr: &PullRequest, page: u32) -> Result<Vec<Comment>, CommentError> {
-        let route = format!("/repos/{}/{}/issues/{}/comments", pr.owner, pr.repo, pr.number);
-        let query = [("per_page", PER_PAGE.to_string()), ("page", page.to_string())];
-        self.client.get(route, Some(&query)).await.map_err(classify)
+        let route =
+            format!("/repos/{}/{}/issues/{}/comments?per_page={PER_PAGE}&page={page}", pr.owner, pr.repo, pr.number);
+        answer(self.client._get(route).await).await
     }
 
     async fn create(&self, pr: &PullRequest, body: &str) -> Result<(), CommentError> {
         let route = format!("/repos/{}/{}/issues/{}/comments", pr.owner, pr.repo, pr.number);
-        let _: Written = self.client.post(route, Some(&json!({"body": body}))).await.map_err(classify)?;
+        let _: Written = answer(self.client._post(route, Some(&json!({"body": body}))).await).await?;
         Ok(())
     }
 
     async fn update(&self, pr: &PullRequest, id: u64, body: &str) -> Result<(), CommentError> {
         let route = format!("/repos/{}/{}/issues/comments/{id}", pr.owner, pr.repo);
-        let _: Written = self.client.patch(route, Some(&json!({"body": body}))).await.map_err(classify)?;
+        let _: Written = answer(self.client._patch(route, Some(&json!({"body": body}))).await).await?;
         Ok(())
     }
 }

@@ -20,6 +20,8 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LOCATION, U
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::http_body::{BodyError, read_capped};
+
 /// The `--baseline` value that means "fetch it from GitHub".
 pub use crate::results::regression::GITHUB_BASE as SOURCE;
 /// The artifact the action uploads and `baseline fetch` looks for.
@@ -33,6 +35,8 @@ const MAX_PAGES: u32 = 5;
 const PER_PAGE: u32 = 100;
 /// An artifact larger than this is not a results file.
 const MAX_ARCHIVE: u64 = 256 * 1024 * 1024;
+/// The most read of an API answer (a page of runs is some hundred kilobytes).
+const MAX_API_ANSWER: usize = 16 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -246,7 +250,8 @@ impl Api {
         if status.is_success() || status.is_redirection() {
             return Ok(response);
         }
-        let body = response.text().await.unwrap_or_default();
+        let body = read_capped(response, MAX_API_ANSWER).await.unwrap_or_default();
+        let body = String::from_utf8_lossy(&body);
         let message = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("message")?.as_str().map(str::to_owned))
@@ -260,8 +265,10 @@ impl Api {
 
     async fn json<T: DeserializeOwned>(&self, route: &str, query: &[(&str, String)]) -> Result<T, FetchError> {
         let response = self.get(route, query).await?;
-        let text = response.text().await.map_err(|e| FetchError::Api(format!("GET {route}: {}", without_url(e))))?;
-        serde_json::from_str(&text).map_err(|e| FetchError::Api(format!("GET {route}: unexpected answer: {e}")))
+        let text = read_capped(response, MAX_API_ANSWER)
+            .await
+            .map_err(|e| FetchError::Api(format!("GET {route}: {}", body_error(e))))?;
+        serde_json::from_slice(&text).map_err(|e| FetchError::Api(format!("GET {route}: unexpected answer: {e}")))
     }
 
     /// Successful runs of the workflow matching `filter`, newest first, page by page.
@@ -315,11 +322,17 @@ impl Api {
         } else {
             response
         };
-        let bytes = response.bytes().await.map_err(|e| archive(without_url(e)))?;
-        if bytes.len() as u64 > MAX_ARCHIVE {
-            return Err(archive("the archive is larger than a results artifact can be".into()));
-        }
-        Ok(bytes.to_vec())
+        read_capped(response, MAX_ARCHIVE as usize).await.map_err(|e| match e {
+            BodyError::TooLarge { .. } => archive("the archive is larger than a results artifact can be".into()),
+            BodyError::Read(e) => archive(without_url(e)),
+        })
+    }
+}
+
+fn body_error(e: BodyError) -> String {
+    match e {
+        BodyError::Read(e) => without_url(e),
+        BodyError::TooLarge { cap, .. } => format!("the answer is {}", BodyError::too_large(cap)),
     }
 }
 

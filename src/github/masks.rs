@@ -12,10 +12,9 @@ pub fn add_masks(secrets: &[Secret]) {
     crate::redact::on_learn(|secret| print_masks(std::slice::from_ref(secret)));
 }
 
-#[allow(clippy::disallowed_macros)]
 fn print_masks(secrets: &[Secret]) {
     for line in mask_lines(secrets) {
-        println!("{line}");
+        crate::redact::write_line(false, &line);
     }
 }
 

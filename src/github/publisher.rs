@@ -5,6 +5,7 @@ use super::actions::GitHubStep;
 use super::annotations::Annotation;
 use crate::report::writer::{OutputPaths, WriteError};
 use crate::results::Results;
+use crate::run::signal::Stop;
 
 /// Every suite of an `evalgate run` goes through `publish` once, whatever its outcome
 /// (passed, failed, invalid, preflight failed, interrupted, aborted), so nothing GitHub
@@ -12,24 +13,45 @@ use crate::results::Results;
 pub struct Publisher {
     step: Option<GitHubStep>,
     comment: bool,
+    /// A signal during the comment abandons it; the rest is written.
+    stop: Stop,
 }
 
 impl Publisher {
     /// `github`: act as a GitHub Action (`actions::enabled`); `comment`: `--comment`;
     /// `suites`: how many will be published (they share the step summary's room).
     pub fn new(github: bool, comment: bool, suites: usize) -> Publisher {
-        Publisher { step: github.then(|| GitHubStep::new(suites)), comment }
+        Publisher { step: github.then(|| GitHubStep::new(suites)), comment, stop: Stop::default() }
     }
 
-    /// One suite: its step summary, `annotations`, its share of the step outputs, and its
-    /// sticky comment. Nothing here changes the gate: a step summary or a comment that
-    /// cannot be written is a warning.
-    pub async fn publish(&mut self, results: &Results, paths: &OutputPaths, annotations: &[Annotation]) {
+    /// Abandons a comment when `stop` sees a signal while it is posted.
+    #[must_use]
+    pub fn stopped_by(mut self, stop: Stop) -> Publisher {
+        self.stop = stop;
+        self
+    }
+
+    /// One suite: its sticky comment, then its step summary, `annotations` and its share of
+    /// the step outputs. Nothing here changes the gate: a step summary or a comment that
+    /// cannot be written is a warning. A signal while the comment is posted abandons it and
+    /// makes the suite's results interrupted, so that what the step shows (and the reports
+    /// the caller then writes again) say so.
+    pub async fn publish(&mut self, results: &mut Results, paths: &OutputPaths, annotations: &[Annotation]) {
+        if self.comment {
+            tokio::select! {
+                biased;
+                () = self.stop.next_signal() => {
+                    crate::errln!("evalgate: interrupted: the pull-request comment of `{}` is not posted", results.suite.id);
+                    if !results.interrupted {
+                        results.interrupted = true;
+                        crate::gate::regate(results);
+                    }
+                }
+                () = super::comment::comment(results, None) => {}
+            }
+        }
         if let Some(step) = &mut self.step {
             step.after_suite(results, paths, annotations);
-        }
-        if self.comment {
-            super::comment::comment(results, None).await;
         }
     }
 

@@ -124,7 +124,7 @@ impl Grade for WorldCheck {
             }
             WorldCheck::File { path, expect } => {
                 let full = input.workdir.join(input.bindings.render(path));
-                match check_file(&full, expect, input.bindings) {
+                match check_file(&full, expect, input.bindings).await {
                     Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
                     Err(FileMiss::Unmet(f)) => Ok(Graded::fail(f)),
                     Err(FileMiss::Unreadable(why)) => Err(why),

@@ -120,9 +120,14 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Opti
     if provider.is_none() {
         cx.error(path, format!("a model needs `provider` ({})", Provider::labels()));
     }
-    let model = raw.model.clone();
-    if model.as_deref().is_none_or(str::is_empty) {
+    let model = match raw.model.as_deref() {
+        Some(model) => cx.constant(model, &format!("{path}.model"), "a model name"),
+        None => None,
+    };
+    if raw.model.is_none() {
         cx.error(path, "a model needs `model`");
+    } else if model.as_deref().is_some_and(str::is_empty) {
+        cx.error(&format!("{path}.model"), "a model needs `model`: this one is empty");
     }
     if let Some(t) = raw.temperature
         && !(0.0..=2.0).contains(&t)

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::client::LlmError;
 use super::limiter::EndpointLimiter;
 use super::rate_limits::{RateLimits, retry_after};
+use crate::http_body::{BodyError, read_capped};
 
 /// Where and how to reach a provider.
 #[derive(Clone)]
@@ -31,6 +32,10 @@ fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(reqwest::Client::new)
 }
+
+/// The most read of an answer: a completion is kilobytes, and an endless body must not
+/// take the run's memory (it took 1.45 GB) or outlast its timeout.
+const MAX_BODY: usize = 16 << 20;
 
 /// Characters of a response body quoted in an error.
 const EXCERPT: usize = 300;
@@ -69,12 +74,19 @@ pub async fn post_json(
     let status = response.status().as_u16();
     let retry_after = retry_after(response.headers());
     slot.observe(status, &RateLimits::from_headers(response.headers()));
-    let text = response.text().await.map_err(|e| LlmError::Transport {
-        provider,
-        message: describe_reqwest(&e),
-        timeout: e.is_timeout(),
-    })?;
+    let body = read_capped(response, MAX_BODY).await;
     drop(slot);
+    let text = match body {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(BodyError::Read(e)) => {
+            return Err(LlmError::Transport { provider, message: describe_reqwest(&e), timeout: e.is_timeout() });
+        }
+        // Not retried: the same request would get the same answer.
+        Err(BodyError::TooLarge { cap, start }) => {
+            let message = format!("the answer is {}", BodyError::too_large(cap));
+            return Err(malformed(provider, status, &String::from_utf8_lossy(&start))(message));
+        }
+    };
     if (200..300).contains(&status) {
         return Ok((status, text));
     }

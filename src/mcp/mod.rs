@@ -4,6 +4,7 @@ pub mod auth;
 pub mod conformance;
 pub mod extensions;
 pub mod lint;
+pub mod pages;
 pub mod protocol;
 pub mod proxy;
 pub mod servers;

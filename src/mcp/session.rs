@@ -262,14 +262,16 @@ impl McpSession for RmcpSession {
         let mut tools = Vec::new();
         let mut cache_hints = true;
         let mut cursor = None;
+        let mut pages = super::pages::Pages::new("tools/list");
         loop {
             let params = cursor.map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
             let page = self.peer.list_tools(params).await.map_err(|e| McpError(format!("tools/list failed: {e}")))?;
             cache_hints &= page.ttl_ms.is_some() && page.cache_scope.is_some();
+            let bytes = serde_json::to_vec(&page.tools).map_or(0, |b| b.len());
             tools.extend(page.tools);
-            match page.next_cursor {
-                Some(next) if tools.len() < 100_000 => cursor = Some(next),
-                _ => break,
+            cursor = pages.next(bytes, page.next_cursor).map_err(McpError)?;
+            if cursor.is_none() {
+                break;
             }
         }
         let tools = tools

@@ -8,7 +8,7 @@
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -30,16 +30,16 @@ pub(super) struct Cancel(Mutex<CancelState>);
 #[derive(Default)]
 struct CancelState {
     cancelled: bool,
-    /// The group to kill, from its spawn until the process's thread is done with it.
-    group: Option<Pid>,
+    /// What to kill, from its spawn until the process's thread is done with it.
+    target: Option<Target>,
 }
 
 impl Cancel {
     pub(super) fn cancel(&self) {
         let mut state = self.lock();
         state.cancelled = true;
-        if let Some(group) = state.group.take() {
-            let _ = killpg(group, Signal::SIGKILL);
+        if let Some(target) = state.target.take() {
+            target.kill(Signal::SIGKILL);
         }
     }
 
@@ -48,17 +48,35 @@ impl Cancel {
     }
 }
 
-/// Kills the process group when dropped, unless disarmed or already killed: a panic on the
-/// process's thread leaves no process behind.
+/// What a kill reaches: the process's group, and the process itself through its pidfd, for
+/// a process that left its group (`setpgid`, `setsid`). A pidfd never names another
+/// process, even once this one is reaped and its pid reused.
+#[derive(Clone)]
+struct Target {
+    group: Pid,
+    pidfd: Option<Arc<OwnedFd>>,
+}
+
+impl Target {
+    fn kill(&self, signal: Signal) {
+        let _ = killpg(self.group, signal);
+        if let Some(pidfd) = &self.pidfd {
+            pidfd_send_signal(pidfd, signal);
+        }
+    }
+}
+
+/// Kills the process and its group when dropped, unless disarmed or already killed: a
+/// panic on the process's thread leaves no process behind.
 struct GroupGuard {
-    pgid: Option<Pid>,
+    target: Option<Target>,
     killed: bool,
 }
 
 impl GroupGuard {
     fn kill(&mut self, signal: Signal) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, signal);
+        if let Some(target) = &self.target {
+            target.kill(signal);
             self.killed |= signal == Signal::SIGKILL;
         }
     }
@@ -69,8 +87,8 @@ impl Drop for GroupGuard {
         if !self.killed {
             self.kill(Signal::SIGKILL);
         }
-        if let Some(pgid) = self.pgid {
-            reaper::untrack_group(pgid.as_raw());
+        if let Some(target) = &self.target {
+            reaper::untrack_group(target.group.as_raw());
         }
     }
 }
@@ -90,7 +108,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = {
+    let (mut child, target) = {
         let mut state = cancel.lock();
         if state.cancelled {
             return Err(io::Error::new(ErrorKind::Interrupted, "the task was cancelled"));
@@ -101,17 +119,20 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
             return Err(io::Error::new(ErrorKind::Interrupted, "evalgate is stopping (second signal)"));
         }
         let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()))?;
-        state.group = Some(Pid::from_raw(child.id() as i32));
-        child
+        // Opened before anything can reap it (only this thread waits for it).
+        let pidfd = pidfd_open(child.id() as i32).map(Arc::new);
+        let target = Target { group: Pid::from_raw(child.id() as i32), pidfd };
+        state.target = Some(target.clone());
+        (child, target)
     };
     let pid = child.id() as i32;
     reaper::track_group(pid, owner);
-    let mut guard = GroupGuard { pgid: Some(Pid::from_raw(pid)), killed: false };
+    let exited = target.pidfd.clone();
+    let mut guard = GroupGuard { target: Some(target), killed: false };
     // stdout and stderr.
     let mut pipes =
         [Pipe::new(child.stdout.take().map(OwnedFd::from))?, Pipe::new(child.stderr.take().map(OwnedFd::from))?];
     let mut stdin = Feed::new(child.stdin.take().map(OwnedFd::from), spec.stdin.unwrap_or_default())?;
-    let exited = pidfd_open(pid);
 
     // Until it exits; past its timeout, SIGTERM, then after the grace SIGKILL. For its first
     // moments only its exit is waited for: a short process's output is read in one go when
@@ -141,7 +162,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if quiet {
             wait = Some(wait.map_or(quiet_until - now, |w| w.min(quiet_until - now)));
         }
-        let [out, err, feed, exit] = ready((!quiet).then_some(&pipes), &stdin, exited.as_ref(), wait)?;
+        let [out, err, feed, exit] = ready((!quiet).then_some(&pipes), &stdin, exited.as_deref(), wait)?;
         read_ready(&mut pipes, [out, err]);
         if feed {
             stdin.write();
@@ -167,9 +188,9 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
     } else {
         // The group may hold a daemon the suite's cleanup stops: it is killed when the
         // trial ends (or the run), not here.
-        guard.pgid = None;
+        guard.target = None;
     }
-    cancel.lock().group = None;
+    cancel.lock().target = None;
     let duration = started.elapsed();
 
     // All the process wrote is in the pipes now: read them to their end. Waiting for the
@@ -213,9 +234,9 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
 
 /// The file at `path`, read and removed (`NotFound`: the process wrote none).
 fn take(path: &std::path::Path) -> io::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::files::read_untrusted(path);
     let _ = std::fs::remove_file(path);
-    Ok(bytes)
+    bytes
 }
 
 /// Reads each of stdout and stderr that is `ready`.
@@ -294,6 +315,26 @@ fn pidfd_open(pid: i32) -> Option<OwnedFd> {
         let _ = pid;
         None
     }
+}
+
+/// Sends `signal` to the process behind `pidfd` (one that has exited ignores it).
+fn pidfd_send_signal(pidfd: &OwnedFd, signal: Signal) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: pidfd_send_signal takes a pidfd, a signal, no siginfo and no flags.
+        let _ = unsafe {
+            nix::libc::syscall(
+                nix::libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                signal as i32,
+                std::ptr::null::<nix::libc::siginfo_t>(),
+                0,
+            )
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pidfd, signal);
 }
 
 fn nonblocking(fd: &OwnedFd) -> io::Result<()> {
@@ -485,6 +526,33 @@ mod tests {
         assert_eq!(out.signal, Some(9), "{out:?}");
         assert!(!out.timed_out);
         assert!(!is_running(main) && !is_running(child), "a process of the cancelled group is still running");
+    }
+
+    #[test]
+    fn a_timeout_kills_a_process_that_left_its_group_and_ignores_sigterm() {
+        let dir = tempfile::tempdir().unwrap();
+        // Into the test's own group (the same session), away from the one evalgate kills.
+        let escape = "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); \
+                      os.setpgid(0, os.getpgid(os.getppid())); open('main.pid', 'w').write(str(os.getpid())); \
+                      time.sleep(300)";
+        let spec = ProcessSpec::argv(
+            vec!["python3".into(), "-c".into(), escape.into()],
+            dir.path().into(),
+            Duration::from_secs(2),
+        );
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(live(spec, "test", &Cancel::default()));
+        });
+        let pid = pid_in(&dir.path().join("main.pid"));
+        // Far beyond the timeout and its grace, far short of the process's own end.
+        let out = finished.recv_timeout(Duration::from_secs(60));
+        if out.is_err() {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let out = out.expect("the timeout did not end the process").unwrap();
+        assert!(out.timed_out && out.signal == Some(9), "{out:?}");
+        assert!(!is_running(pid));
     }
 
     #[test]

@@ -23,6 +23,15 @@ impl Stop {
         self.signals.load(Ordering::SeqCst)
     }
 
+    /// Resolves at the next signal from now (never after the second, which stops all).
+    pub async fn next_signal(&self) {
+        match self.signals() {
+            0 => self.cancel.cancelled().await,
+            1 => self.now.cancelled().await,
+            _ => {}
+        }
+    }
+
     /// Records one signal and acts on it.
     pub fn signal(&self) {
         let n = self.signals.fetch_add(1, Ordering::SeqCst) + 1;

@@ -127,7 +127,7 @@ impl RunStep for FileAction {
         bindings: &mut Bindings,
         _: &mut StepResult,
     ) -> Option<Leaf> {
-        Some(file(self, env.dir, bindings))
+        Some(file(self, env.dir, bindings).await)
     }
 
     fn uses(&self) -> Uses<'_> {
@@ -139,7 +139,7 @@ impl RunStep for FileAction {
     }
 }
 
-fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
+async fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
     let path = resolve(dir, &bindings.render(&action.path));
     let shown = path.display().to_string();
     let mut leaf = Leaf::default();
@@ -181,7 +181,7 @@ fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
         }
         FileOp::Check(expect) => {
             leaf.action = format!("check {shown}");
-            if let Err(miss) = check_file(&path, expect, bindings) {
+            if let Err(miss) = check_file(&path, expect, bindings).await {
                 leaf.error = matches!(miss, FileMiss::Unreadable(_));
                 leaf.failure = Some(miss.into_reason());
             }
@@ -209,7 +209,9 @@ impl FileMiss {
     }
 }
 
-pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
+/// The file is the agent's: it is read bounded and off the runtime thread
+/// (`files::read_untrusted`), so a FIFO or `/dev/zero` is unreadable, not a hang.
+pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
     let shown = path.display();
     // `exists()` says "no" when it cannot tell (a directory it may not search); a file
     // where a directory of the path should be does tell.
@@ -226,7 +228,12 @@ pub fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Resu
     if expect.content.is_empty() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
+    let owned = path.to_owned();
+    let read = tokio::task::spawn_blocking(move || crate::files::read_untrusted(&owned))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text")));
+    let text = read.map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
     let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
     if failures.is_empty() { Ok(()) } else { Err(FileMiss::Unmet(failures.join("; "))) }
 }

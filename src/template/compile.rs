@@ -29,6 +29,19 @@ impl ValidateCx<'_> {
         }
     }
 
+    /// The text at `path` with its `{vars.X}` rendered, for a value needed whole when the
+    /// suite loads (`what`, e.g. a model name: priced, keyed and checked before any task).
+    /// Any other variable is an error: its value is known only later.
+    pub fn constant(&mut self, text: &str, path: &str, what: &str) -> Option<String> {
+        let template = self.template(text, Scope::Hook, path)?;
+        if let Some(var) = template.vars().next() {
+            let message = format!("{what} may use only `{{vars.X}}`, constants of the run: `{{{var}}}` is known later");
+            self.error(path, message);
+            return None;
+        }
+        Some(template.render(&|_| String::new()))
+    }
+
     pub fn templates(&mut self, texts: &[String], scope: Scope, path: &str) -> Option<Vec<Template>> {
         let parsed: Vec<_> =
             texts.iter().enumerate().map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]"))).collect();

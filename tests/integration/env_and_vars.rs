@@ -86,9 +86,9 @@ fn vars_render_in_a_model_agents_base_url_and_headers() {
     let yaml = format!(
         r#"evalgate: 1
 suite: vars.models
-vars: {{endpoint: "{}", team: evals-team}}
+vars: {{endpoint: "{}", team: evals-team, model: gpt-test}}
 agents:
-  bot: {{provider: openai, model: gpt-test, api_key_env: EG_V_KEY, base_url: "{{vars.endpoint}}/v1", headers: {{X-Team: "{{vars.team}}"}}}}
+  bot: {{provider: openai, model: "{{vars.model}}-1", api_key_env: EG_V_KEY, base_url: "{{vars.endpoint}}/v1", headers: {{X-Team: "{{vars.team}}"}}}}
 tasks:
   - id: capital
     prompt: Capital of France?
@@ -102,6 +102,31 @@ tasks:
     assert_eq!(requests.len(), 1, "the model was reached at the rendered base_url");
     assert_eq!(requests[0].path, "/v1/chat/completions");
     assert_eq!(requests[0].header("x-team"), Some("evals-team"));
+    let body: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
+    assert_eq!(body["model"], "gpt-test-1", "the model name is rendered, not sent as written");
+}
+
+#[test]
+fn a_model_name_renders_its_vars_or_is_a_load_error() {
+    let yaml = r#"evalgate: 1
+suite: vars.model-names
+vars: {empty: ""}
+agents:
+  a: {provider: openai, model: "{env.MODEL}"}
+  b: {provider: openai, model: "{vars.empty}"}
+tasks:
+  - id: t
+    agent: a
+    prompt: hi
+    grade: [{type: contains, value: x}]
+"#;
+    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    run.expect_code(2);
+    let env = "error: evalgate.yaml:5:32: agents.a.model: a model name may use only `{vars.X}`, constants of the run: \
+               `{env.MODEL}` is known later";
+    assert!(run.stderr.contains(env), "{}", run.stderr);
+    let empty = "error: evalgate.yaml:6:32: agents.b.model: a model needs `model`: this one is empty";
+    assert!(run.stderr.contains(empty), "{}", run.stderr);
 }
 
 #[test]

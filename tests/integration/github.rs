@@ -18,7 +18,7 @@ const FAILING: &str = "  - id: a\n    prompt: x\n    grade: [{type: contains, va
 pub(crate) const TOKEN: &str = "ghs_test_token_never_printed";
 
 /// Parses `$GITHUB_OUTPUT` as the runner does; panics on a line outside a block.
-fn outputs(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn outputs(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {

@@ -8,6 +8,7 @@ mod adversarial;
 mod agentv;
 mod architecture;
 mod baseline_fetch;
+mod bounded;
 mod calibrate;
 mod conformance;
 mod containment;

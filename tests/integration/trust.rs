@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::{ECHO_AGENT, Test, suite};
 
 /// Waits until `path` exists with content (a pid file is created before it is written).
-fn wait_for(path: &Path, what: &str) {
+pub(crate) fn wait_for(path: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
         assert!(Instant::now() < deadline, "{what} never happened");
@@ -20,7 +20,7 @@ fn wait_for(path: &Path, what: &str) {
     }
 }
 
-fn wait_exit(child: &mut Child, within: Duration) -> i32 {
+pub(crate) fn wait_exit(child: &mut Child, within: Duration) -> i32 {
     let deadline = Instant::now() + within;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -31,7 +31,7 @@ fn wait_exit(child: &mut Child, within: Duration) -> i32 {
     }
 }
 
-fn signal(child: &Child, signal: Signal) {
+pub(crate) fn signal(child: &Child, signal: Signal) {
     kill(Pid::from_raw(child.id() as i32), signal).unwrap();
 }
 
@@ -40,7 +40,7 @@ fn json(path: PathBuf) -> Value {
 }
 
 /// Every file report of `out` says the run did not pass.
-fn assert_nothing_says_passed(out: &Path) {
+pub(crate) fn assert_nothing_says_passed(out: &Path) {
     let results = json(out.join("results.json"));
     assert_eq!(results["verdict"]["passed"], false, "{}", results["verdict"]);
     assert_ne!(results["verdict"]["outcome"]["status"], "passed");

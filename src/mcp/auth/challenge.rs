@@ -78,7 +78,8 @@ async fn authorization_servers(metadata_url: &str) -> Option<String> {
     if !response.status().is_success() {
         return None;
     }
-    let json: Value = response.json().await.ok()?;
+    let body = crate::http_body::read_capped(response, super::grant::MAX_ANSWER).await.ok()?;
+    let json: Value = serde_json::from_slice(&body).ok()?;
     let servers: Vec<&str> = json.get("authorization_servers")?.as_array()?.iter().filter_map(Value::as_str).collect();
     (!servers.is_empty()).then(|| servers.join(", "))
 }

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::http_body::{BodyError, read_capped};
 use crate::mcp::session::McpError;
 use crate::redact::Secret;
 
@@ -37,6 +38,8 @@ pub struct ClientCredentials {
 
 /// How long the token endpoint and the resource metadata may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+/// The most read of an authorization server's answer (a token is a few kilobytes).
+pub(super) const MAX_ANSWER: usize = 1 << 20;
 
 /// How long before a token expires a new one is fetched.
 const REFRESH_MARGIN: Duration = Duration::from_secs(60);
@@ -123,10 +126,13 @@ pub(super) async fn fetch_token(auth: &ClientCredentials, server_url: &str) -> R
     let failed = |why: String| McpError(format!("the token endpoint {url} {why}"));
     let response = request.send().await.map_err(|e| failed(format!("did not answer: {}", without_url(&e))))?;
     let status = response.status();
-    let body = response
-        .text()
-        .await
-        .map_err(|e| failed(format!("answered {status} but its body was unreadable: {}", without_url(&e))))?;
+    let body = read_capped(response, MAX_ANSWER).await.map_err(|e| match e {
+        BodyError::Read(e) => failed(format!("answered {status} but its body was unreadable: {}", without_url(&e))),
+        BodyError::TooLarge { cap, .. } => {
+            failed(format!("answered {status} with a body {}", BodyError::too_large(cap)))
+        }
+    })?;
+    let body = String::from_utf8_lossy(&body);
     let json: Option<Value> = serde_json::from_str(&body).ok();
     if !status.is_success() {
         return Err(failed(format!(

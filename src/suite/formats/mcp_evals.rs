@@ -13,11 +13,10 @@
 
 use serde_json::{Value, json};
 
-use std::collections::HashSet;
-
 use super::native_text::{literal, placeholder_model, task_id};
 use super::{ConvertCx, Converted, ForeignFormat, Origin, Problems, ServerListing, Unrunnable};
 use crate::mcp::extensions::EVALS;
+use crate::mcp::pages::Pages;
 use crate::mcp::servers::START_TIMEOUT;
 use crate::mcp::session::{Endpoint, McpSession, connect};
 
@@ -90,7 +89,7 @@ fn fetch(endpoint: &Endpoint) -> Result<Value, String> {
 
 async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
     let mut evals = Vec::new();
-    let mut cursors = HashSet::new();
+    let mut pages = Pages::new("evals/list");
     let mut params = json!({});
     loop {
         let page = tokio::time::timeout(START_TIMEOUT, session.request("evals/list", params))
@@ -111,11 +110,9 @@ async fn list_all(session: &dyn McpSession) -> Result<Value, String> {
             ));
         };
         evals.extend(page_evals.iter().cloned());
-        match page.get("nextCursor").and_then(Value::as_str) {
+        let cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+        match pages.next(page.to_string().len(), cursor)? {
             None => return Ok(json!({"evals": evals})),
-            Some(cursor) if !cursors.insert(cursor.to_owned()) => {
-                return Err(format!("`evals/list` returned the cursor `{cursor}` twice"));
-            }
             Some(cursor) => params = json!({"cursor": cursor}),
         }
     }
