@@ -247,18 +247,18 @@ mod tests {
     use super::*;
 
     /// Whether a file exists is an observation only when it could be looked for.
-    #[test]
-    fn a_file_that_cannot_be_looked_for_is_unreadable_not_absent() {
+    #[tokio::test]
+    async fn a_file_that_cannot_be_looked_for_is_unreadable_not_absent() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("plain"), "x").unwrap();
         let absent = FileExpect { exists: false, content: Vec::new() };
         let bindings = Bindings::new(Default::default(), "t");
-        assert_eq!(check_file(&dir.path().join("plain/inside"), &absent, &bindings), Ok(()));
+        assert_eq!(check_file(&dir.path().join("plain/inside"), &absent, &bindings).await, Ok(()));
         let too_long = dir.path().join("n".repeat(5000));
-        let Err(FileMiss::Unreadable(why)) = check_file(&too_long, &absent, &bindings) else { panic!("read as absent") };
+        let Err(FileMiss::Unreadable(why)) = check_file(&too_long, &absent, &bindings).await else { panic!("read as absent") };
         assert!(why.starts_with("cannot tell whether "), "{why}");
         let text = FileExpect { exists: true, content: vec![ContentCheck::Contains(Template::literal("x"))] };
-        let Err(FileMiss::Unreadable(why)) = check_file(dir.path(), &text, &bindings) else { panic!("read a directory") };
+        let Err(FileMiss::Unreadable(why)) = check_file(dir.path(), &text, &bindings).await else { panic!("read a directory") };
         assert!(why.starts_with("cannot read "), "{why}");
     }
 }
