@@ -166,6 +166,34 @@ fn compare_two_results_files_and_an_openwop_summary() {
 }
 
 #[test]
+fn compare_counts_tasks_the_candidate_did_not_run_as_missing_and_never_clears_it() {
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
+    let base = test.args(&["run", "--out", "base"]).run();
+    base.expect_code(0);
+    let dir = base.dir.clone();
+    let run = |args: &[&str]| {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // The environment was not ready: no task ran, every one is skipped.
+    let hook = "hooks:\n  before_all: [{run: 'exit 1', preflight: true}]";
+    std::fs::write(dir.join("evalgate.yaml"), suite_yaml(hook, &["a", "b"])).unwrap();
+    assert_eq!(run(&["run", "--out", "head"]).0, 3);
+    let (code, out) = run(&["compare", "base/results.json", "head/results.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("## ❌ evalgate compare: `test.evals.reg` not judged: the candidate did not run as planned"),
+        "{out}"
+    );
+    assert!(out.contains("| candidate run | passed or failed | preflight failed: "), "{out}");
+    assert!(out.contains("| missing tasks vs baseline | 0 | 2: a, b | ❌ |"), "{out}");
+    // Even with every budget waived, a candidate that did not run is not "no regression".
+    let (code, out) = run(&["compare", "base/results.json", "head/results.json", "--max-new-failures", "9"]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
 fn update_baseline_writes_the_results_after_a_passing_run() {
     let run = Test::new()
         .write("agent.sh", AGENT)
