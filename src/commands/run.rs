@@ -143,6 +143,9 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     // A report that could not be written (a directory in its place, a read-only or missing
     // directory) stops the run before anything runs: exit 4, as a write error at the end.
     let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    if let Some(clash) = paths.iter().find_map(OutputPaths::clash) {
+        return Err(stopped(Error::Usage(clash)));
+    }
     paths.iter().try_for_each(OutputPaths::prepare).map_err(|e| stopped(e.into()))?;
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
