@@ -26,6 +26,7 @@ pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
     };
     if let Some(section) = results.regression.as_mut() {
         section.comparison = comparison;
+        section.compared_with = baseline.map(Baseline::without_outputs);
         section.test = test;
         section.flags = flags;
     }

@@ -21,7 +21,7 @@ use crate::process::reaper;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{ClaimedDir, OutputPaths};
-use crate::results::{Results, SuiteInfo};
+use crate::results::{PlanFingerprint, Results, SuiteInfo};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
@@ -298,6 +298,8 @@ impl SuiteRun<'_> {
             section.deselected.clone_from(&plan.deselected);
         }
         results.shard = plan.shard;
+        let commit = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty());
+        results.plan = Some(PlanFingerprint { commit, ..plan.fingerprint(&suite) });
 
         let events =
             match EventLogReporter::create(paths, &results, regression.baseline.as_ref().map(|b| b.run_id.as_str())) {
