@@ -176,16 +176,16 @@ async fn stopped_early(args: &RunArgs, claimed: Option<&ClaimedDir>, stopped: St
     }
     let mut publisher =
         Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len());
+    if let Err(e) = publisher.write_outputs(&results.iter().zip(&paths).collect::<Vec<_>>()) {
+        crate::errln!("warning: {e}");
+    }
     // A report that cannot be written (found before the run) is each suite's, on its file,
     // as when found at the end; other errors are annotated where they are, once.
     let on_each_suite = matches!(error, Error::Write(_));
     let mut problems = if on_each_suite { Vec::new() } else { annotations::of_error(&error) };
-    for (r, p) in results.iter().zip(&paths) {
+    for r in &results {
         let problems = if on_each_suite { annotations::of_results(r) } else { std::mem::take(&mut problems) };
-        publisher.publish(r, p, &problems).await;
-    }
-    if let Err(e) = publisher.finish() {
-        crate::errln!("warning: {e}");
+        publisher.publish(r, &problems).await;
     }
     Err(error)
 }
@@ -238,8 +238,8 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
     };
     let stop = Stop::default();
     stop.listen();
-    let mut code = crate::exit::SUCCESS;
     let mut terminal = TerminalReporter::new(verbosity);
+    let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
     for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
         let results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
@@ -264,11 +264,37 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
             error = error.or(failed);
             results
         };
-        publisher.publish(&results, paths, &annotations::of_results(&results)).await;
+        suites.push((results, paths));
+    }
+    // Nothing is published before the run's end is settled: an error that aborted a suite,
+    // or step outputs that cannot be written, aborts the whole run, and every report already
+    // written says so before GitHub is shown any of them.
+    if let Some(e) = &error {
+        abort_all(&mut suites, e);
+    }
+    if let Err(e) = publisher.write_outputs(&suites.iter().map(|(r, p)| (r, *p)).collect::<Vec<_>>()) {
+        crate::errln!("evalgate: {e}; the run is aborted");
+        let e = Error::from(e);
+        abort_all(&mut suites, &e);
+        error.get_or_insert(e);
+    }
+    let mut code = crate::exit::SUCCESS;
+    for (results, _) in &suites {
+        publisher.publish(results, &annotations::of_results(results)).await;
         code = code.max(results.verdict.outcome.exit_code());
     }
-    publisher.finish()?;
     error.map_or(Ok(code), Err)
+}
+
+/// The run is aborted by `e`: every suite's results record it and every report is
+/// rewritten to say so (one that cannot be is a warning: `e` is the error reported).
+fn abort_all(suites: &mut [(Results, &OutputPaths)], e: &Error) {
+    for (results, paths) in suites {
+        record_stop(results, e);
+        if let Err(w) = paths.write_reports(results) {
+            crate::errln!("warning: {w}");
+        }
+    }
 }
 
 /// One suite's run, as prepared before anything runs.

@@ -21,21 +21,24 @@ impl Publisher {
         Publisher { step: github.then(|| GitHubStep::new(suites)), comment }
     }
 
-    /// One suite: its step summary, `annotations`, its share of the step outputs, and its
-    /// sticky comment. Nothing here changes the gate: a step summary or a comment that
-    /// cannot be written is a warning.
-    pub async fn publish(&mut self, results: &Results, paths: &OutputPaths, annotations: &[Annotation]) {
+    /// The step outputs of every suite, which later steps read: written before anything
+    /// else is published, so a failure to write them (the run is then aborted, exit 4) is
+    /// what the step summary and the comment published after it say.
+    pub fn write_outputs(&self, suites: &[(&Results, &OutputPaths)]) -> Result<(), WriteError> {
+        if self.step.is_none() {
+            return Ok(());
+        }
+        GitHubStep::write_outputs(suites)
+    }
+
+    /// One suite: its step summary, `annotations` and its sticky comment. Nothing here
+    /// changes the gate: a step summary or a comment that cannot be written is a warning.
+    pub async fn publish(&mut self, results: &Results, annotations: &[Annotation]) {
         if let Some(step) = &mut self.step {
-            step.after_suite(results, paths, annotations);
+            step.after_suite(results, annotations);
         }
         if self.comment {
             super::comment::comment(results, None).await;
         }
-    }
-
-    /// After the last suite: the step outputs, which later steps read, so failing to
-    /// write them fails the run.
-    pub fn finish(&self) -> Result<(), WriteError> {
-        self.step.as_ref().map_or(Ok(()), GitHubStep::finish)
     }
 }
