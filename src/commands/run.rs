@@ -58,6 +58,15 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     code
 }
 
+/// A run whose command line was refused before it was parsed (`commands::main` has printed
+/// why): claimed and reported as invalid like any run stopped before it ran.
+pub fn refused(args: &RunArgs, reason: String) {
+    let Ok(runtime) = runtime() else { return };
+    let claimed = ClaimedDir::claim(&args.out).ok();
+    // `Err` is the refusal itself, already printed.
+    let _ = runtime.block_on(stopped_early(args, claimed.as_ref(), Stopped::named(args, Error::Usage(reason))));
+}
+
 fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::Runtime) -> Result<i32, Error> {
     // Claimed first: whatever happens next, the previous run's reports are gone and this
     // run's say how it ended.
