@@ -300,6 +300,8 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir) -> Re
 fn abort_all(suites: &mut [(Results, &OutputPaths)], e: &Error) {
     for (results, paths) in suites {
         record_stop(results, e);
+        // The terminal may have shown the suite's verdict before: its last word is this one.
+        crate::errln!("{} {}", results.verdict.outcome.label().to_uppercase(), results.suite.id);
         if let Err(w) = paths.write_reports(results) {
             crate::errln!("warning: {w}");
         }

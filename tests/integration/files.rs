@@ -152,6 +152,7 @@ fn a_report_write_that_fails_at_the_end_aborts_the_run_and_every_report_says_so(
     let run = Test::new().write("evalgate.yaml", &suite("", &tasks(2))).write("agent.sh", agent).args(&["run"]).run();
     run.expect_code(4);
     assert!(run.stderr.contains("cannot write evalgate-out/junit.xml"), "{}", run.stderr);
+    assert!(run.stderr.contains("\nABORTED test.evals.demo\n"), "the terminal's last word:\n{}", run.stderr);
     every_report_says_aborted(&run, "cannot write evalgate-out/junit.xml");
 }
 
