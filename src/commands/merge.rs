@@ -182,3 +182,58 @@ fn baseline_of(results: &crate::results::Results) -> Option<Baseline> {
     let suite_dir = Path::new(&results.suite.file).parent().unwrap_or(Path::new("."));
     [suite_dir.join(written), Path::new(written).to_owned()].iter().find_map(|p| Baseline::load(p).ok())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::regression::Baseline;
+    use crate::results::{RegressionSection, Status, testing};
+
+    fn part(selection: &[&str]) -> Results {
+        let mut results = testing::results(vec![testing::task("a", Status::Passed)]);
+        results.plan = Some(PlanFingerprint {
+            definitions: "0123456789abcdef".into(),
+            tasks: 2,
+            selection: selection.iter().map(|s| (*s).to_owned()).collect(),
+            commit: None,
+        });
+        results
+    }
+
+    #[test]
+    fn every_difference_between_two_plans_is_named() {
+        let a = part(&[]);
+        assert!(plan_differences(&a, &part(&[])).is_empty());
+        let mut b = part(&["--filter t*"]);
+        b.thresholds = Some(crate::policy::Thresholds { max_errors: Some(1), ..Default::default() });
+        let differences = plan_differences(&a, &b);
+        assert_eq!(differences.len(), 2, "{differences:?}");
+        assert_eq!(differences[0], "selection `none` and `--filter t*`");
+        assert!(differences[1].starts_with("thresholds `none` and `{"), "{differences:?}");
+        // A file without a fingerprint (an older version) is not taken for a part of this plan.
+        let mut old = part(&[]);
+        old.plan = None;
+        assert!(plan_differences(&a, &old).iter().any(|d| d.starts_with("task definitions")));
+    }
+
+    #[test]
+    fn shards_compared_with_different_baselines_are_refused() {
+        let compared = |run_id: &str| {
+            let mut base = testing::results(vec![testing::task("a", Status::Passed)]);
+            base.run_id = run_id.into();
+            let mut results = part(&[]);
+            let compared_with = Some(Baseline::from_results(&base));
+            results.regression = Some(RegressionSection { compared_with, ..Default::default() });
+            results
+        };
+        let (f1, f2) = (PathBuf::from("s1.json"), PathBuf::from("s2.json"));
+        let same = [(&f1, compared("base-1")), (&f2, compared("base-1"))];
+        assert_eq!(recorded_baseline(&same).unwrap().map(|b| b.run_id), Some("base-1".into()));
+        let different = [(&f1, compared("base-1")), (&f2, compared("base-2"))];
+        let err = recorded_baseline(&different).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "s1.json and s2.json were compared with different baselines (runs `base-1` and `base-2`): merge the shards of one run"
+        );
+    }
+}

@@ -187,9 +187,23 @@ impl ClaimedDir {
     }
 }
 
-/// The index of an earlier path among `paths` naming the same file as `paths[j]`.
+/// The index of an earlier path among `paths` naming the same file as `paths[j]`
+/// (`out/../out/r.json` and `./out/r.json` name `out/r.json`).
 fn same_file_before(paths: &[&PathBuf], j: usize) -> Option<usize> {
-    paths[..j].iter().position(|p| absolute(p) == absolute(paths[j]))
+    let lexical = |p: &Path| {
+        let mut normal = PathBuf::new();
+        for c in absolute(p).components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    normal.pop();
+                }
+                std::path::Component::CurDir => {}
+                c => normal.push(c),
+            }
+        }
+        normal
+    };
+    paths[..j].iter().position(|p| lexical(p) == lexical(paths[j]))
 }
 
 fn absolute(path: &Path) -> PathBuf {

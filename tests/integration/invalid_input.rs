@@ -197,6 +197,7 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
         vec!["run", "--markdown", "evalgate-out/results.json"],
         vec!["run", "--junit", "r.xml", "--html", "./r.xml"],
         vec!["run", "--json", "evalgate-out/events.jsonl"],
+        vec!["run", "--json", "x/../r.json", "--junit", "r.json"],
     ] {
         let run =
             Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&args).run();
