@@ -30,9 +30,11 @@ use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
 mod mcp;
+mod refused;
 mod regression;
 mod stopped;
 
+pub use refused::refused_run;
 use regression::{RegressionPlan, plan_regression, update_baseline};
 use stopped::{not_run, record_stop, skeleton, suite_info};
 
@@ -56,15 +58,6 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         crate::errln!("killed {} background process(es) left by the run: {}", killed.len(), killed.join("; "));
     }
     code
-}
-
-/// A run whose command line was refused before it was parsed (`commands::main` has printed
-/// why): claimed and reported as invalid like any run stopped before it ran.
-pub fn refused(args: &RunArgs, reason: String) {
-    let Ok(runtime) = runtime() else { return };
-    let claimed = ClaimedDir::claim(&args.out).ok();
-    // `Err` is the refusal itself, already printed.
-    let _ = runtime.block_on(stopped_early(args, claimed.as_ref(), Stopped::named(args, Error::Usage(reason))));
 }
 
 fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::Runtime) -> Result<i32, Error> {
