@@ -304,6 +304,23 @@ tasks:
     }
 
     #[test]
+    fn every_shard_of_a_plan_has_its_fingerprint_and_another_selection_another() {
+        let suite = suite();
+        let fingerprint = |selection: Selection| plan(&suite, &selection).unwrap().fingerprint(&suite);
+        let shard = |index| Selection { shard: Some(Shard { index, count: 2 }), ..Selection::default() };
+        let whole = fingerprint(Selection::default());
+        assert_eq!((whole.tasks, whole.selection.as_slice()), (4, &[][..]));
+        assert_eq!(fingerprint(shard(1)), whole);
+        assert_eq!(fingerprint(shard(2)), whole);
+        let filtered = fingerprint(Selection { filter: vec!["a*".into()], ..shard(2) });
+        assert_eq!((filtered.tasks, filtered.selection), (2, vec!["--filter a*".to_owned()]));
+        assert_ne!(filtered.definitions, whole.definitions);
+        let repeated = fingerprint(Selection { repeat: NonZeroU32::new(3), fail_fast: true, ..Selection::default() });
+        assert_eq!(repeated.selection, ["--repeat 3", "--fail-fast"]);
+        assert_eq!(repeated.definitions, whole.definitions, "the same tasks, asked the same");
+    }
+
+    #[test]
     fn filters_tags_shards_and_repeat_select_without_touching_the_suite() {
         let suite = suite();
         let all = plan(&suite, &Selection::default()).unwrap();
