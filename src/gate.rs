@@ -26,6 +26,7 @@ pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
     };
     if let Some(section) = results.regression.as_mut() {
         section.comparison = comparison;
+        section.compared_with = baseline.map(Baseline::without_outputs);
         section.test = test;
         section.flags = flags;
     }
@@ -49,6 +50,20 @@ pub fn regression_checks(section: &RegressionSection) -> Vec<GateCheck> {
     }
     checks.extend(cmp.checks(&budget));
     checks
+}
+
+/// The name of the check that a candidate ran as planned.
+pub const CANDIDATE_RUN: &str = "candidate run";
+
+/// A candidate that did not run as planned (interrupted, aborted, incomplete, stopped before
+/// it ran, or one shard) is not judged "no regression": what it did not run proves nothing.
+pub fn candidate_check(outcome: &RunOutcome) -> Option<GateCheck> {
+    let judged = matches!(outcome, RunOutcome::Passed | RunOutcome::Failed { .. });
+    let actual = match outcome.detail() {
+        Some(detail) => format!("{}: {detail}", outcome.label()),
+        None => outcome.label().to_owned(),
+    };
+    (!judged).then(|| GateCheck::new(CANDIDATE_RUN, "passed or failed".into(), actual, false))
 }
 
 /// Recomputes `totals` and the verdict from the tasks, keeping the recorded comparison.

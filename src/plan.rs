@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::results::Shard;
+use crate::results::{PlanFingerprint, Shard};
 use crate::suite::did_you_mean;
 use crate::suite::model::{Agent, Level, Suite};
 
@@ -42,6 +42,30 @@ pub struct Plan {
     /// The suite's tasks `--filter`/`--tag` left out (not those in other shards): a baseline's
     /// task among them is not missing.
     pub deselected: Vec<String>,
+    /// Every selected task (indices into `suite.tasks`), before `--shard` dealt them out.
+    pub selected: Vec<usize>,
+    /// The selection as given on the command line, for the fingerprint.
+    pub selection: Vec<String>,
+}
+
+impl Plan {
+    /// What this plan is, shard aside: every selected task's id and definition hash and the
+    /// selection (`commit` is the caller's to add). Worked out for a run only: `check` and
+    /// `list` do not hash every task.
+    pub fn fingerprint(&self, suite: &Suite) -> PlanFingerprint {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        for &index in &self.selected {
+            let task = &suite.tasks[index];
+            hash.update(format!("{} {}\n", task.id, suite.task_definition(task, task.agent.name())));
+        }
+        PlanFingerprint {
+            definitions: hash.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect(),
+            tasks: self.selected.len(),
+            selection: self.selection.clone(),
+            commit: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +101,18 @@ impl Selection {
                 .add(Glob::new(pattern).map_err(|e| PlanError::Invalid(format!("invalid --filter `{pattern}`: {e}")))?);
         }
         globs.build().map_err(|e| PlanError::Invalid(e.to_string()))
+    }
+
+    /// The selection as it was given: `--filter GLOB`, `--tag TAG`, `--agent NAME`,
+    /// `--repeat N|auto`, `--fail-fast`.
+    fn described(&self) -> Vec<String> {
+        let mut given: Vec<String> = self.filter.iter().map(|f| format!("--filter {f}")).collect();
+        given.extend(self.tags.iter().map(|t| format!("--tag {t}")));
+        given.extend(self.agent.iter().map(|a| format!("--agent {a}")));
+        given.extend(self.repeat.iter().map(|r| format!("--repeat {r}")));
+        given.extend(self.adaptive.then(|| "--repeat auto".to_owned()));
+        given.extend(self.fail_fast.then(|| "--fail-fast".to_owned()));
+        given
     }
 
     fn selects(&self, globs: &GlobSet, id: &str, tags: &[String]) -> bool {
@@ -147,7 +183,16 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
         .filter(|&(i, _)| chosen.next_if_eq(&i).is_none())
         .map(|(_, t)| t.id.clone())
         .collect();
-    Ok(Plan { tasks, agent, shard: selection.shard, fail_fast: selection.fail_fast, notes, deselected })
+    Ok(Plan {
+        tasks,
+        agent,
+        shard: selection.shard,
+        fail_fast: selection.fail_fast,
+        notes,
+        deselected,
+        selected,
+        selection: selection.described(),
+    })
 }
 
 /// `--agent NAME`: it must exist; it replaces the agent of every task that has one.
@@ -256,6 +301,23 @@ tasks:
 
     fn ids(suite: &Suite, plan: &Plan) -> Vec<String> {
         plan.tasks.iter().map(|t| suite.tasks[t.index].id.clone()).collect()
+    }
+
+    #[test]
+    fn every_shard_of_a_plan_has_its_fingerprint_and_another_selection_another() {
+        let suite = suite();
+        let fingerprint = |selection: Selection| plan(&suite, &selection).unwrap().fingerprint(&suite);
+        let shard = |index| Selection { shard: Some(Shard { index, count: 2 }), ..Selection::default() };
+        let whole = fingerprint(Selection::default());
+        assert_eq!((whole.tasks, whole.selection.as_slice()), (4, &[][..]));
+        assert_eq!(fingerprint(shard(1)), whole);
+        assert_eq!(fingerprint(shard(2)), whole);
+        let filtered = fingerprint(Selection { filter: vec!["a*".into()], ..shard(2) });
+        assert_eq!((filtered.tasks, filtered.selection), (2, vec!["--filter a*".to_owned()]));
+        assert_ne!(filtered.definitions, whole.definitions);
+        let repeated = fingerprint(Selection { repeat: NonZeroU32::new(3), fail_fast: true, ..Selection::default() });
+        assert_eq!(repeated.selection, ["--repeat 3", "--fail-fast"]);
+        assert_eq!(repeated.definitions, whole.definitions, "the same tasks, asked the same");
     }
 
     #[test]

@@ -25,12 +25,17 @@ use crate::exit;
 /// Runs the command line and returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
     crate::process::keep_private();
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { exit::INVALID_INPUT } else { exit::SUCCESS };
+        Err(e) if e.use_stderr() => {
             let _ = e.print();
-            return code;
+            run::refused_run(&args, &e);
+            return exit::INVALID_INPUT;
+        }
+        Err(e) => {
+            let _ = e.print();
+            return exit::SUCCESS;
         }
     };
     let outcome = match cli.command {

@@ -13,6 +13,9 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         &args.out,
         &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone()), ("report.html", args.html.clone())],
     );
+    if let Some(clash) = paths.clash() {
+        return Err(Error::Usage(clash));
+    }
     paths.prepare()?;
     paths.write_reports(&checked)?;
     if !args.gate {

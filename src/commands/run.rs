@@ -21,7 +21,7 @@ use crate::process::reaper;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{ClaimedDir, OutputPaths};
-use crate::results::{Results, SuiteInfo};
+use crate::results::{PlanFingerprint, Results, SuiteInfo};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
@@ -30,9 +30,11 @@ use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
 mod mcp;
+mod refused;
 mod regression;
 mod stopped;
 
+pub use refused::refused_run;
 use regression::{RegressionPlan, plan_regression, update_baseline};
 use stopped::{not_run, record_stop, skeleton, suite_info};
 
@@ -164,6 +166,9 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     // A report that could not be written (a directory in its place, a read-only or missing
     // directory) stops the run before anything runs: exit 4, as a write error at the end.
     let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    if let Some(clash) = paths.iter().find_map(OutputPaths::clash) {
+        return Err(stopped(Error::Usage(clash)));
+    }
     paths.iter().try_for_each(OutputPaths::prepare).map_err(|e| stopped(e.into()))?;
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
@@ -200,6 +205,9 @@ async fn stopped_early(
     let mut publisher =
         Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len())
             .stopped_by(stop.clone());
+    if let Err(e) = publisher.write_outputs(&results.iter().zip(&paths).collect::<Vec<_>>()) {
+        crate::errln!("warning: {e}");
+    }
     // A report that cannot be written (found before the run) is each suite's, on its file,
     // as when found at the end; other errors are annotated where they are, once.
     let on_each_suite = matches!(error, Some(Error::Write(_)));
@@ -207,12 +215,9 @@ async fn stopped_early(
         Some(error) if !on_each_suite => annotations::of_error(error),
         _ => Vec::new(),
     };
-    for (r, p) in results.iter_mut().zip(&paths) {
+    for r in &mut results {
         let problems = if on_each_suite { annotations::of_results(r) } else { std::mem::take(&mut problems) };
-        publisher.publish(r, p, &problems).await;
-    }
-    if let Err(e) = publisher.finish() {
-        crate::errln!("warning: {e}");
+        publisher.publish(r, &problems).await;
     }
     error.map_or(Ok(crate::exit::ABORTED), Err)
 }
@@ -263,10 +268,10 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
         (_, true) => Verbosity::Verbose,
         _ => Verbosity::Normal,
     };
-    let mut code = crate::exit::SUCCESS;
     let mut terminal = TerminalReporter::new(verbosity);
+    let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
     for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
-        let mut results = if error.is_some() || stop.cancel.is_cancelled() {
+        let results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
                 error.get_or_insert(e.into());
@@ -289,21 +294,52 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
             error = error.or(failed);
             results
         };
-        let interrupted = results.interrupted;
-        let problems = annotations::of_results(&results);
-        publisher.publish(&mut results, paths, &problems).await;
-        // A signal while the suite was published (its comment abandoned): the run did not
-        // end as its reports said, so they are written again, interrupted.
-        if results.interrupted
-            && !interrupted
-            && let Err(e) = paths.write_reports(&results)
-        {
-            error.get_or_insert(e.into());
+        suites.push((results, paths));
+    }
+    // Nothing is published before the run's end is settled: an error that aborted a suite,
+    // or step outputs that cannot be written, aborts the whole run, and every report already
+    // written says so before GitHub is shown any of them.
+    if let Some(e) = &error {
+        abort_all(&mut suites, e);
+    }
+    if let Err(e) = publisher.write_outputs(&suites.iter().map(|(r, p)| (r, *p)).collect::<Vec<_>>()) {
+        crate::errln!("evalgate: {e}; the run is aborted");
+        let e = Error::from(e);
+        abort_all(&mut suites, &e);
+        error.get_or_insert(e);
+    }
+    let mut code = crate::exit::SUCCESS;
+    let mut stopped = false;
+    for (results, paths) in &mut suites {
+        let problems = annotations::of_results(results);
+        // A signal while the comment was posted (abandoned): the run did not end as its
+        // reports said, so they are written again, interrupted.
+        if publisher.publish(results, &problems).await {
+            stopped = true;
+            if let Err(e) = paths.write_reports(results) {
+                error.get_or_insert(e.into());
+            }
         }
         code = code.max(results.verdict.outcome.exit_code());
     }
-    publisher.finish()?;
+    // The step outputs said otherwise: written again, their last values are these.
+    if stopped && let Err(e) = publisher.write_outputs(&suites.iter().map(|(r, p)| (r, *p)).collect::<Vec<_>>()) {
+        error.get_or_insert(e.into());
+    }
     error.map_or(Ok(code), Err)
+}
+
+/// The run is aborted by `e`: every suite's results record it and every report is
+/// rewritten to say so (one that cannot be is a warning: `e` is the error reported).
+fn abort_all(suites: &mut [(Results, &OutputPaths)], e: &Error) {
+    for (results, paths) in suites {
+        record_stop(results, e);
+        // The terminal may have shown the suite's verdict before: its last word is this one.
+        crate::errln!("{} {}", results.verdict.outcome.label().to_uppercase(), results.suite.id);
+        if let Err(w) = paths.write_reports(results) {
+            crate::errln!("warning: {w}");
+        }
+    }
 }
 
 /// One suite's run, as prepared before anything runs.
@@ -333,6 +369,8 @@ impl SuiteRun<'_> {
             section.deselected.clone_from(&plan.deselected);
         }
         results.shard = plan.shard;
+        let commit = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty());
+        results.plan = Some(PlanFingerprint { commit, ..plan.fingerprint(&suite) });
 
         let events =
             match EventLogReporter::create(paths, &results, regression.baseline.as_ref().map(|b| b.run_id.as_str())) {

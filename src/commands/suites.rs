@@ -10,6 +10,7 @@ use crate::preflight::{PreflightError, preflight};
 use crate::redact::Secret;
 use crate::results::Shard;
 use crate::run::task::display_path;
+use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx};
 use crate::suite::model::Suite;
 use crate::suite::uses::{Place, suite_uses};
 use crate::suite::{LoadError, LoadOptions, load_suite};
@@ -83,6 +84,7 @@ pub fn load_and_plan(select: &SelectArgs, selection: &Selection) -> Result<Vec<P
             Err(e) => return Err(e.into()),
         }
     }
+    diagnostics.extend(shared_ids(&suites));
     if !diagnostics.is_empty() {
         return Err(LoadError::Invalid { diagnostics }.into());
     }
@@ -107,6 +109,31 @@ pub fn load_and_plan(select: &SelectArgs, selection: &Selection) -> Result<Vec<P
         }
     }
     Ok(planned)
+}
+
+/// Each suite of a run has its own id: its reports go to `OUT/ID/`, its results are matched
+/// with baselines and comments by it. A second suite with an id already taken is an error at
+/// its `suite:` key.
+fn shared_ids(suites: &[Suite]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (i, suite) in suites.iter().enumerate() {
+        let Some(first) = suites[..i].iter().find(|s| s.id == suite.id) else { continue };
+        let message = format!(
+            "`{}` is also the id of {}: each suite of a run needs its own id (its reports go to OUT/{}/)",
+            suite.id,
+            display_path(&first.file),
+            suite.id
+        );
+        let text = crate::yaml::read(&suite.file).unwrap_or_default();
+        let positions: Box<dyn Locate> = match crate::yaml::Document::parse(&text) {
+            Ok(doc) => Box::new(doc),
+            Err(_) => Box::new(Nowhere),
+        };
+        let cx = ValidateCx::new(&suite.file, suite.dir.clone(), &text, positions);
+        let problem = cx.diagnostic_at("suite", cx.value_position("suite"), message);
+        problems.push(problem);
+    }
+    problems
 }
 
 pub fn preflight_all(suites: &[SuiteUses<'_>]) -> Result<(), Error> {

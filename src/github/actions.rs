@@ -28,18 +28,16 @@ pub struct GitHubStep {
     /// Suites, the next one included, still to share the step summary.
     suites_left: usize,
     annotations_left: usize,
-    outputs: StepOutputs,
 }
 
 impl GitHubStep {
     pub fn new(suites: usize) -> GitHubStep {
-        GitHubStep { suites_left: suites, annotations_left: MAX_ANNOTATIONS, outputs: StepOutputs::default() }
+        GitHubStep { suites_left: suites, annotations_left: MAX_ANNOTATIONS }
     }
 
-    /// One suite's step summary, its annotations and its share of the step outputs. A
-    /// summary that cannot be appended is a warning: the outputs and the exit code still
-    /// say how the run went.
-    pub fn after_suite(&mut self, results: &Results, paths: &OutputPaths, annotations: &[Annotation]) {
+    /// One suite's step summary and its annotations. A summary that cannot be appended is a
+    /// warning: the outputs and the exit code still say how the run went.
+    pub fn after_suite(&mut self, results: &Results, annotations: &[Annotation]) {
         if let Err(e) = append_summary(results, self.suites_left) {
             crate::outln!("{}", command("warning", &[("title", "evalgate".into())], &format!("no step summary: {e}")));
         }
@@ -49,12 +47,15 @@ impl GitHubStep {
         for line in lines {
             crate::outln!("{line}");
         }
-        self.outputs.add(results, paths);
     }
 
-    /// After the last suite (or an interruption): the step outputs.
-    pub fn finish(&self) -> Result<(), WriteError> {
-        self.outputs.write()
+    /// The step outputs of every suite of the run.
+    pub fn write_outputs(suites: &[(&Results, &OutputPaths)]) -> Result<(), WriteError> {
+        let mut outputs = StepOutputs::default();
+        for (results, paths) in suites {
+            outputs.add(results, paths);
+        }
+        outputs.write()
     }
 }
 

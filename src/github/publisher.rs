@@ -31,18 +31,31 @@ impl Publisher {
         self
     }
 
-    /// One suite: its sticky comment, then its step summary, `annotations` and its share of
-    /// the step outputs. Nothing here changes the gate: a step summary or a comment that
-    /// cannot be written is a warning. A signal while the comment is posted abandons it and
-    /// makes the suite's results interrupted, so that what the step shows (and the reports
-    /// the caller then writes again) say so.
-    pub async fn publish(&mut self, results: &mut Results, paths: &OutputPaths, annotations: &[Annotation]) {
+    /// The step outputs of every suite, which later steps read: written before anything
+    /// else is published, so a failure to write them (the run is then aborted, exit 4) is
+    /// what the step summary and the comment published after it say. Written again, they
+    /// replace the values before (the runner keeps an output's last value).
+    pub fn write_outputs(&self, suites: &[(&Results, &OutputPaths)]) -> Result<(), WriteError> {
+        if self.step.is_none() {
+            return Ok(());
+        }
+        GitHubStep::write_outputs(suites)
+    }
+
+    /// One suite: its sticky comment, then its step summary and `annotations`. Nothing here
+    /// changes the gate: a step summary or a comment that cannot be written is a warning. A
+    /// signal while the comment is posted abandons it and makes the suite's results
+    /// interrupted (`true`), so that the step summary says so, and the caller writes the
+    /// reports and the step outputs again.
+    pub async fn publish(&mut self, results: &mut Results, annotations: &[Annotation]) -> bool {
+        let mut stopped = false;
         if self.comment {
             tokio::select! {
                 biased;
                 () = self.stop.next_signal() => {
                     crate::errln!("evalgate: interrupted: the pull-request comment of `{}` is not posted", results.suite.id);
-                    if !results.interrupted {
+                    stopped = !results.interrupted;
+                    if stopped {
                         results.interrupted = true;
                         crate::gate::regate(results);
                     }
@@ -51,13 +64,8 @@ impl Publisher {
             }
         }
         if let Some(step) = &mut self.step {
-            step.after_suite(results, paths, annotations);
+            step.after_suite(results, annotations);
         }
-    }
-
-    /// After the last suite: the step outputs, which later steps read, so failing to
-    /// write them fails the run.
-    pub fn finish(&self) -> Result<(), WriteError> {
-        self.step.as_ref().map_or(Ok(()), GitHubStep::finish)
+        stopped
     }
 }

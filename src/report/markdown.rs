@@ -449,11 +449,16 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
 /// The output of `evalgate compare`: verdict, the budget checks and the comparison.
 pub fn comparison_report(suite_id: &str, section: &RegressionSection, checks: &[GateCheck]) -> String {
     let passed = checks.iter().all(|c| c.passed);
+    let not_judged = checks.iter().any(|c| !c.passed && c.name == crate::gate::CANDIDATE_RUN);
     let mut md = format!(
         "## {} evalgate compare: `{}` {}\n\n",
         if passed { "✅" } else { "❌" },
         escape(suite_id),
-        if passed { "no regression" } else { "regressed" }
+        match (passed, not_judged) {
+            (true, _) => "no regression",
+            (false, true) => "not judged: the candidate did not run as planned",
+            (false, false) => "regressed",
+        }
     );
     md.push_str(&gate_table(checks));
     md.push('\n');

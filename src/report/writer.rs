@@ -47,6 +47,20 @@ impl OutputPaths {
         self.reports.iter().chain([&self.events])
     }
 
+    /// Two reports named to one file (`--markdown out/results.json`): one would overwrite
+    /// the other. Checked before anything runs; the message names both and the path.
+    pub fn clash(&self) -> Option<String> {
+        let names: Vec<&str> = REPORTS.iter().map(|r| r.file_name()).chain(["events.jsonl"]).collect();
+        let paths: Vec<&PathBuf> = self.all().collect();
+        let (i, j) = (0..paths.len()).find_map(|j| Some((same_file_before(&paths, j)?, j)))?;
+        Some(format!(
+            "{} and {} would both be written to {}: give each report its own path (--json, --junit, --markdown, --html)",
+            names[i],
+            names[j],
+            paths[j].display()
+        ))
+    }
+
     /// Creates the directories and proves each can take its file (a writable directory, no
     /// directory in the file's place), before anything runs.
     pub fn prepare(&self) -> Result<(), WriteError> {
@@ -82,7 +96,14 @@ impl OutputPaths {
         all: bool,
     ) -> Result<(), WriteError> {
         let results = crate::redact::data_ref(results);
-        let chosen = REPORTS.iter().zip(&self.reports).filter(|(r, _)| all || r.streamed());
+        // With a clash (an invalid run's reports), the first report at a path is written.
+        let paths: Vec<&PathBuf> = self.reports.iter().collect();
+        let chosen = REPORTS
+            .iter()
+            .zip(&self.reports)
+            .enumerate()
+            .filter(|(j, (r, _))| (all || r.streamed()) && same_file_before(&paths, *j).is_none())
+            .map(|(_, pair)| pair);
         let (aside, here): (Vec<_>, Vec<_>) = chosen.partition(|(r, _)| r.renders_aside());
         let write_all = |reports: Vec<(&&dyn super::Report, &PathBuf)>| {
             let mut first = None;
@@ -164,6 +185,25 @@ impl ClaimedDir {
             .collect();
         write_atomic(&self.dir.join(MANIFEST), list.as_bytes())
     }
+}
+
+/// The index of an earlier path among `paths` naming the same file as `paths[j]`
+/// (`out/../out/r.json` and `./out/r.json` name `out/r.json`).
+fn same_file_before(paths: &[&PathBuf], j: usize) -> Option<usize> {
+    let lexical = |p: &Path| {
+        let mut normal = PathBuf::new();
+        for c in absolute(p).components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    normal.pop();
+                }
+                std::path::Component::CurDir => {}
+                c => normal.push(c),
+            }
+        }
+        normal
+    };
+    paths[..j].iter().position(|p| lexical(p) == lexical(paths[j]))
 }
 
 fn absolute(path: &Path) -> PathBuf {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::flags::TaskFlags;
 use super::paired::PairedTest;
-use super::regression::Comparison;
+use super::regression::{Baseline, Comparison};
 use super::verdict::GateVerdict;
 use crate::policy::{Category, PairedPolicy, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
@@ -30,6 +30,9 @@ pub struct Results {
     /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// What the run planned: shards of one plan share it, and `merge` refuses a mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanFingerprint>,
     pub started_at: String,
     pub duration_ms: u64,
     /// The run was interrupted (Ctrl-C, SIGTERM): unfinished tasks are skipped or errors.
@@ -89,6 +92,11 @@ pub struct RegressionSection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Value>")]
     pub comparison: Option<Comparison>,
+    /// The baseline the comparison was made with (without its outputs): a merge of shards
+    /// compares again with it when the baseline file is not there to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Value>")]
+    pub compared_with: Option<Baseline>,
     /// The paired test against the baseline (`statistics.test: paired`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<PairedTest>,
@@ -101,6 +109,24 @@ pub struct RegressionSection {
     /// Why the regression gate was skipped (a missing baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+/// What a run planned, before `--shard` dealt its tasks out: two results files with the same
+/// fingerprint (and thresholds and regression settings) are parts of one plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanFingerprint {
+    /// A hash of every selected task's id and definition hash (which covers the task, its
+    /// agent, the judge, the servers and the variables), in suite order.
+    pub definitions: String,
+    /// How many tasks were selected.
+    pub tasks: usize,
+    /// The selection on the command line (`--filter`, `--tag`, `--agent`, `--repeat`,
+    /// `--fail-fast`), as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selection: Vec<String>,
+    /// The commit that ran (`$GITHUB_SHA`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

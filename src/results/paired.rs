@@ -99,9 +99,11 @@ impl PairedTest {
                 }
             })
             .collect();
-        // A run accounts for the tasks it holds and those it left out on purpose.
-        let present: BTreeSet<String> =
-            head.tasks.iter().map(|t| t.id.as_str()).chain(deselected.iter().map(String::as_str)).map(key).collect();
+        // A run accounts for the tasks it ran and those it left out on purpose; a task it
+        // planned but did not run (interrupted, a budget stop, a failed `preflight: true`
+        // hook) is missing, as one it dropped.
+        let ran = head.tasks.iter().filter(|t| t.status != Status::Skipped).map(|t| t.id.as_str());
+        let present: BTreeSet<String> = ran.chain(deselected.iter().map(String::as_str)).map(key).collect();
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         let alpha = policy.alpha();
         let mut e = stats::estimate(&pairs, alpha);

@@ -15,7 +15,7 @@ use crate::policy::RegressionBudget;
 use crate::values::{NonNegative, Rate};
 
 /// What a run is compared with: an earlier `results.json` or an OpenWOP `EvalSummary`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     pub run_id: String,
     pub suite_id: String,
@@ -27,7 +27,7 @@ pub struct Baseline {
     pub openwop_ids: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineTask {
     pub score: f64,
     pub passed: bool,
@@ -37,7 +37,9 @@ pub struct BaselineTask {
     /// Trials that passed, of the trials that ran.
     pub trials: TrialCount,
     /// The output of its last trial (`None` from an OpenWOP summary), for the side-by-side
-    /// of a task that got worse.
+    /// of a task that got worse; not recorded in `compared_with` (the comparison keeps the
+    /// outputs it shows).
+    #[serde(skip)]
     pub output: Option<String>,
 }
 
@@ -128,6 +130,15 @@ impl Baseline {
         })
     }
 
+    /// The baseline as `compared_with` records it: the outputs stay with the comparison.
+    pub fn without_outputs(&self) -> Baseline {
+        let tasks = self.tasks.iter().map(|(id, t)| {
+            let task = BaselineTask { definition: t.definition.clone(), output: None, ..*t };
+            (id.clone(), task)
+        });
+        Baseline { run_id: self.run_id.clone(), suite_id: self.suite_id.clone(), tasks: tasks.collect(), ..*self }
+    }
+
     /// Whether this baseline belongs to the suite `id` (OpenWOP ids are compared mapped).
     pub fn is_for_suite(&self, id: &str) -> bool {
         self.suite_id == id || (self.openwop_ids && self.suite_id == super::summary::openwop_suite_id(id))
@@ -135,7 +146,7 @@ impl Baseline {
 }
 
 /// A task's trials that passed, of those that ran (skipped trials did not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialCount {
     pub passed: u32,
     pub ran: u32,

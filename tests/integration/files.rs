@@ -126,3 +126,49 @@ fn a_disk_that_fills_up_mid_run_aborts_it_and_leaves_no_green_report() {
         assert_ne!(results["verdict"]["outcome"]["status"], "passed");
     }
 }
+
+/// Every report the run left, and `report --gate` on its results, say what the exit code
+/// says: aborted (4).
+fn every_report_says_aborted(run: &crate::common::Run, why: &str) {
+    let results = run.results();
+    assert_eq!(results["verdict"]["outcome"]["status"], "aborted", "{}", run.stderr);
+    assert!(results["verdict"]["outcome"]["reason"].as_str().unwrap().contains(why), "{results}");
+    let summary = run.read("evalgate-out/summary.md");
+    assert!(summary.contains("aborted") && !summary.contains("✅ evalgate"), "{summary}");
+    assert_eq!(run.json("evalgate-out/summary.json")["passed"], false);
+    let gate = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&run.dir)
+        .args(["report", "evalgate-out/results.json", "--out", "again", "--gate"])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(4), "{}", String::from_utf8_lossy(&gate.stderr));
+}
+
+#[test]
+fn a_report_write_that_fails_at_the_end_aborts_the_run_and_every_report_says_so() {
+    // The agent puts a directory where the final JUnit report goes.
+    let agent =
+        "#!/bin/sh\nrm -f evalgate-out/junit.xml; mkdir -p evalgate-out/junit.xml/keep\nprintf '%s\\n' \"$1\"\n";
+    let run = Test::new().write("evalgate.yaml", &suite("", &tasks(2))).write("agent.sh", agent).args(&["run"]).run();
+    run.expect_code(4);
+    assert!(run.stderr.contains("cannot write evalgate-out/junit.xml"), "{}", run.stderr);
+    assert!(run.stderr.contains("\nABORTED test.evals.demo\n"), "the terminal's last word:\n{}", run.stderr);
+    every_report_says_aborted(&run, "cannot write evalgate-out/junit.xml");
+}
+
+#[test]
+fn step_outputs_that_cannot_be_written_abort_the_run_and_every_report_says_so() {
+    let test = marking_test(2);
+    let (summary, output) = (test.path().join("step-summary.md"), test.path().join("output-dir"));
+    std::fs::create_dir(&output).unwrap();
+    let run = test
+        .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
+        .env("GITHUB_OUTPUT", output.to_str().unwrap())
+        .args(&["run", "--github"])
+        .run();
+    run.expect_code(4);
+    every_report_says_aborted(&run, "output-dir");
+    // The step summary is published after the outputs were settled: it says aborted too.
+    let shown = std::fs::read_to_string(&summary).unwrap();
+    assert!(shown.contains("aborted") && !shown.contains("✅ evalgate"), "{shown}");
+}

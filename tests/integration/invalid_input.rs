@@ -186,6 +186,109 @@ fn bad_command_lines_exit_2() {
     assert!(run.stderr.contains("did you mean `bot`?"), "{}", run.stderr);
 }
 
+/// An agent that leaves a mark: whether anything ran.
+const MARKING_AGENT: &str = "#!/bin/sh\ntouch ran\nprintf '%s\\n' \"$1\"\n";
+
+#[test]
+fn two_suites_with_one_id_are_invalid_before_anything_runs() {
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let run = Test::new()
+        .write("agent.sh", MARKING_AGENT)
+        .write("a.yaml", &suite("", tasks))
+        .write("b.yaml", &suite("", tasks))
+        .args(&["run", "a.yaml", "b.yaml"])
+        .run();
+    run.expect_code(2);
+    let expected =
+        "error: b.yaml:2:8: suite: `test.evals.demo` is also the id of a.yaml: each suite of a run needs its own id";
+    assert!(run.stderr.starts_with(expected), "{}", run.stderr);
+    assert!(!run.dir.join("ran").exists(), "nothing runs");
+    assert_eq!(run.results()["verdict"]["outcome"]["status"], "invalid");
+    // `check` refuses them as well.
+    let check = Test::new()
+        .write("a.yaml", &suite("", tasks))
+        .write("b.yaml", &suite("", tasks))
+        .args(&["check", "a.yaml", "b.yaml"])
+        .run();
+    check.expect_code(2);
+    assert!(check.stderr.starts_with(expected), "{}", check.stderr);
+}
+
+#[test]
+fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    for args in [
+        vec!["run", "--markdown", "evalgate-out/results.json"],
+        vec!["run", "--junit", "r.xml", "--html", "./r.xml"],
+        vec!["run", "--json", "evalgate-out/events.jsonl"],
+        vec!["run", "--json", "x/../r.json", "--junit", "r.json"],
+    ] {
+        let run =
+            Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&args).run();
+        run.expect_code(2);
+        assert!(run.stderr.contains("would both be written to"), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("give each report its own path"), "{}", run.stderr);
+        assert!(!run.dir.join("ran").exists(), "nothing runs");
+    }
+    let run = Test::new()
+        .write("agent.sh", MARKING_AGENT)
+        .write("evalgate.yaml", &suite("", tasks))
+        .args(&["run", "--markdown", "evalgate-out/results.json"])
+        .run();
+    assert!(
+        run.stderr.starts_with("error: results.json and summary.md would both be written to evalgate-out/results.json"),
+        "{}",
+        run.stderr
+    );
+    // The file the two share holds one report whole: the results, which say invalid.
+    assert_eq!(run.results()["verdict"]["outcome"]["status"], "invalid");
+}
+
+#[test]
+fn a_command_line_value_clap_refuses_is_reported_as_an_invalid_run() {
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let cases: [(&[&str], &str); 5] = [
+        (&["--shard", "3/2"], "invalid value '3/2' for '--shard <K/N>'"),
+        (&["--repeat=0"], "invalid value '0' for '--repeat <N|auto>'"),
+        (&["-j", "0", "--shard", "3/2"], "invalid value '0' for '--jobs <N>'"),
+        (&["-j0"], "invalid value '0' for '--jobs <N>'"),
+        (&["--bogus", "--repeat", "0"], "unexpected argument '--bogus' found"),
+    ];
+    for (bad, reason) in cases {
+        let test = Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", tasks));
+        let dir = test.path().to_owned();
+        // The previous run's reports are green.
+        let green = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&dir)
+            .args(["run", "--out", "out", "--junit", "junit.xml"])
+            .output()
+            .unwrap();
+        assert_eq!(green.status.code(), Some(0));
+        std::fs::remove_file(dir.join("ran")).unwrap();
+        let mut args = vec!["run", "--github", "--out", "out", "--junit", "junit.xml"];
+        args.extend_from_slice(bad);
+        let run = test
+            .env("GITHUB_OUTPUT", dir.join("output.txt").to_str().unwrap())
+            .env("GITHUB_STEP_SUMMARY", dir.join("step-summary.md").to_str().unwrap())
+            .args(&args)
+            .run();
+        run.expect_code(2);
+        assert!(run.stderr.starts_with(&format!("error: {reason}")), "{bad:?}: {}", run.stderr);
+        assert!(!run.dir.join("ran").exists(), "{bad:?}: nothing runs");
+        let results = run.json("out/results.json");
+        assert_eq!(results["verdict"]["outcome"]["status"], "invalid", "{bad:?}");
+        assert!(results["verdict"]["outcome"]["reason"].as_str().unwrap().starts_with(reason), "{results}");
+        assert!(run.read("out/summary.md").starts_with("## ⛔ evalgate: `test.evals.demo` invalid"), "{bad:?}");
+        assert!(!run.read("junit.xml").contains("<testcase"), "{bad:?}: the named JUnit file is replaced too");
+        assert!(run.read("step-summary.md").starts_with("## ⛔ evalgate: `test.evals.demo` invalid"), "{bad:?}");
+        let outputs = run.read("output.txt");
+        let outcome = outputs.lines().skip_while(|l| !l.starts_with("outcome<<")).nth(1);
+        assert_eq!(outcome, Some("invalid"), "{bad:?}: {outputs}");
+        assert!(outputs.contains("passed<<") && !outputs.contains("\ntrue\n"), "{outputs}");
+        assert!(run.stdout.contains("::error title=evalgate%3A invalid::"), "{bad:?}: {}", run.stdout);
+    }
+}
+
 #[test]
 fn every_preflight_miss_is_listed_and_nothing_runs() {
     let extra = "env:\n  required_commands: [definitely-not-a-command-xyz, sh]\n  required_python_modules: [json, no_such_module_xyz]\n  required_env: [EVALGATE_TEST_UNSET_VAR]\n  required_files: [fixtures/missing.json]\n";

@@ -166,6 +166,34 @@ fn compare_two_results_files_and_an_openwop_summary() {
 }
 
 #[test]
+fn compare_counts_tasks_the_candidate_did_not_run_as_missing_and_never_clears_it() {
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
+    let base = test.args(&["run", "--out", "base"]).run();
+    base.expect_code(0);
+    let dir = base.dir.clone();
+    let run = |args: &[&str]| {
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // The environment was not ready: no task ran, every one is skipped.
+    let hook = "hooks:\n  before_all: [{run: 'exit 1', preflight: true}]";
+    std::fs::write(dir.join("evalgate.yaml"), suite_yaml(hook, &["a", "b"])).unwrap();
+    assert_eq!(run(&["run", "--out", "head"]).0, 3);
+    let (code, out) = run(&["compare", "base/results.json", "head/results.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("## ❌ evalgate compare: `test.evals.reg` not judged: the candidate did not run as planned"),
+        "{out}"
+    );
+    assert!(out.contains("| candidate run | passed or failed | preflight failed: "), "{out}");
+    assert!(out.contains("| missing tasks vs baseline | 0 | 2: a, b | ❌ |"), "{out}");
+    // Even with every budget waived, a candidate that did not run is not "no regression".
+    let (code, out) = run(&["compare", "base/results.json", "head/results.json", "--max-new-failures", "9"]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
 fn update_baseline_writes_the_results_after_a_passing_run() {
     let run = Test::new()
         .write("agent.sh", AGENT)
@@ -287,6 +315,103 @@ fn a_failing_merged_gate_exits_1_from_report() {
     let empty = evalgate(&["run", "--shard", "3/3", "--out", "s3", "--filter", "a"]);
     assert_eq!(empty.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("has no task"));
+}
+
+/// Runs `args` with the real binary in `dir`: (exit code, stderr).
+fn evalgate_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    command.current_dir(dir).args(args).env_remove("GITHUB_SHA").env_remove("GITHUB_ACTIONS");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_merge_keeps_the_shards_regression_verdict_when_the_baseline_is_not_there() {
+    let ids = ["a", "b", "c", "d"];
+    // Only the regression check fails: 3 of 4 tasks pass the threshold.
+    let extra = "thresholds: {pass_score: 0.7}\nregression: {baseline: baseline.json, max_new_failures: 0}";
+    let head = baseline_then(extra, &ids, &[("fail-c", "")], &ids);
+    head.expect_code(1);
+    let dir = head.dir.clone();
+    let full = head.results();
+    for k in 1..=2 {
+        let (code, err) = evalgate_in(&dir, &["run", "--shard", &format!("{k}/2"), "--out", &format!("s{k}")], &[]);
+        assert_eq!(code, 0, "{err}");
+    }
+    // The merging job of the documented matrix has the shards' results, not the baseline.
+    std::fs::remove_file(dir.join("baseline.json")).unwrap();
+    let (code, err) = evalgate_in(&dir, &["merge", "s2/results.json", "s1/results.json", "-o", "m.json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("m.json")).unwrap()).unwrap();
+    assert_eq!(
+        merged["verdict"]["checks"], full["verdict"]["checks"],
+        "the unsharded run's checks, regression included"
+    );
+    assert_eq!(merged["verdict"]["outcome"], full["verdict"]["outcome"]);
+    assert_eq!(merged["verdict"]["outcome"]["failed_checks"], serde_json::json!(["new failures vs baseline"]));
+    assert_eq!(check(&merged, "new failures vs baseline")["actual"], "1: c");
+    assert_eq!(evalgate_in(&dir, &["report", "m.json", "--out", "m-out", "--gate"], &[]).0, 1);
+
+    // Shards that do not record their baseline (an older version) with the baseline gone:
+    // incomplete, never a pass by omission.
+    for k in 1..=2 {
+        let path = dir.join(format!("s{k}/results.json"));
+        let mut shard: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        shard["regression"].as_object_mut().unwrap().remove("compared_with").unwrap();
+        std::fs::write(&path, shard.to_string()).unwrap();
+    }
+    let (code, err) = evalgate_in(&dir, &["merge", "s1/results.json", "s2/results.json", "-o", "old.json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("old.json")).unwrap()).unwrap();
+    assert_eq!(merged["verdict"]["outcome"]["status"], "incomplete");
+    assert!(
+        merged["verdict"]["outcome"]["reason"].as_str().unwrap().contains(
+            "the shards were compared with the baseline baseline.json, which cannot be read here and which they do not record"
+        ),
+        "{merged}"
+    );
+    assert_eq!(evalgate_in(&dir, &["report", "old.json", "--out", "old-out", "--gate"], &[]).0, 1);
+}
+
+#[test]
+fn shards_of_different_plans_are_not_merged_and_file_order_does_not_matter() {
+    let ids = ["a", "b", "c", "d"];
+    let test = Test::new().write("agent.sh", AGENT).write("fail-b", "").write("evalgate.yaml", &suite_yaml("", &ids));
+    let dir = test.path().to_owned();
+    let shard = |k: u32, extra: &[&str], env: &[(&str, &str)]| {
+        let out = format!("s{k}{}", extra.join("").replace(['-', '*', ' '], ""));
+        let mut args = vec!["run".to_owned(), "--shard".into(), format!("{k}/2"), "--out".into(), out.clone()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        evalgate_in(&dir, &args, env);
+        format!("{out}/results.json")
+    };
+    // Shard 2's job was re-run (attempt 2 of the same workflow run).
+    let run = |attempt| [("GITHUB_RUN_ID", "42"), ("GITHUB_RUN_ATTEMPT", attempt)];
+    let (s1, s2) = (shard(1, &[], &run("1")), shard(2, &[], &run("2")));
+    // The same merged file whichever order the shards are given in.
+    assert_eq!(evalgate_in(&dir, &["merge", &s1, &s2, "-o", "m12.json"], &[]).0, 0);
+    assert_eq!(evalgate_in(&dir, &["merge", &s2, &s1, "-o", "m21.json"], &[]).0, 0);
+    let m12 = std::fs::read_to_string(dir.join("m12.json")).unwrap();
+    assert!(m12 == std::fs::read_to_string(dir.join("m21.json")).unwrap(), "the merged file depends on file order");
+    assert!(m12.contains("\"definitions\""), "results carry the plan's fingerprint");
+
+    let refused = |other: &str, expected: &str| {
+        let (code, err) = evalgate_in(&dir, &["merge", &s1, other, "-o", "bad.json"], &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("are not parts of one plan") && err.contains(expected), "{expected}: {err}");
+        assert!(!dir.join("bad.json").exists());
+    };
+    refused(&shard(2, &["--filter", "[abc]"], &[]), "selection `none` and `--filter [abc]`");
+    refused(&shard(2, &[], &[("GITHUB_SHA", "0123abcd")]), "commit `unknown` and `0123abcd`");
+    std::fs::write(dir.join("evalgate.yaml"), suite_yaml("thresholds: {pass_score: 0.5}", &ids)).unwrap();
+    refused(&shard(2, &[], &[]), "thresholds `none` and `{\"pass_score\":0.5,");
+    let changed = suite_yaml("", &ids).replace("value: right", "value: rig");
+    std::fs::write(dir.join("evalgate.yaml"), changed).unwrap();
+    refused(&shard(2, &[], &[]), "task definitions (another commit or suite?)");
 }
 
 #[test]

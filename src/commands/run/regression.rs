@@ -66,6 +66,7 @@ pub(super) fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<Regressio
         statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(args.paired),
         deselected: Vec::new(),
         comparison: None,
+        compared_with: None,
         test: None,
         flags: None,
         noise: match config.and_then(|c| c.noise.as_deref()) {
