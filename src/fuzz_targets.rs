@@ -113,6 +113,11 @@ fn report_escaping(text: &str) {
     assert!(!cell.contains(['\n', '\r', '<', '>']), "a table cell breaks out: {cell:?}");
     let unescaped = |c: char| cell.match_indices(c).any(|(i, _)| !cell[..i].ends_with('\\'));
     assert!(!unescaped('|') && !unescaped('`'), "a table cell breaks out: {cell:?}");
+    // Nor does it make a link, an image, emphasis, a heading, a bare-URL link or a mention.
+    let markup = ['[', ']', '!', '*', '_', '#', '~'].into_iter().find(|&c| unescaped(c));
+    assert_eq!(markup, None, "markup in a table cell: {cell:?}");
+    assert!(!cell.contains("://") && !cell.to_lowercase().contains("www."), "a bare URL links: {cell:?}");
+    assert!(cell.match_indices('@').all(|(i, _)| cell[i + 1..].starts_with('\u{200b}')), "a mention: {cell:?}");
     let pre = markdown::escape_block(text);
     assert!(!pre.contains('<'), "a <pre> block can be closed: {pre:?}");
     let block = markdown::fenced(text);

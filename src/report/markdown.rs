@@ -498,7 +498,9 @@ pub fn escape(text: &str) -> String {
             }
             // A bare URL is linked in the rendered text too: `://` and `www.` are broken.
             '/' if out.ends_with(':') => out.push_str("\u{200b}/"),
-            '.' if out.ends_with("www") || out.ends_with("WWW") => out.push_str("\u{200b}."),
+            '.' if out.get(out.len().saturating_sub(3)..).is_some_and(|w| w.eq_ignore_ascii_case("www")) => {
+                out.push_str("\u{200b}.");
+            }
             c => out.push(c),
         }
     }
