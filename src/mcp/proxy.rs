@@ -3,7 +3,12 @@
 //! grade the tool use of agents it does not control (any CLI that reads an MCP config).
 //!
 //! It answers each POST with a plain JSON response (allowed by the transport), needs no
-//! SSE stream, and serves one agent run. The agent is not trusted: hyper parses the
+//! SSE stream, and serves one agent run. Only that run may call it: its path holds a
+//! secret of the proxy's own (`/mcp/TOKEN`, in the URL handed to the agent), the `Host` must
+//! be the proxy's (no DNS rebinding), a request with an `Origin` (a browser's) is refused,
+//! and a POST must say `application/json` (which a browser's simple request cannot); any
+//! other local process or web page gets 404, 403 or 415 and reaches no tool. The agent is
+//! not trusted either: hyper parses the
 //! requests, headers are bounded (`MAX_HEAD`, 100 of them) and a body over `MAX_BODY` is refused
 //! unread (413), whatever its `Content-Length` says. Dropping the proxy (its agent run
 //! ended or was cancelled) closes the listener and every connection.
@@ -32,6 +37,8 @@ type Calls = Arc<Mutex<Vec<(Instant, ToolCall)>>>;
 
 pub struct Proxy {
     pub port: u16,
+    /// The secret in the proxy's path.
+    token: String,
     task: tokio::task::JoinHandle<()>,
     calls: Calls,
 }
@@ -40,16 +47,24 @@ impl Proxy {
     pub async fn start(server: Arc<Server>) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
+        let token = random_token()?;
+        let gate = Arc::new(Gate { path: format!("/mcp/{token}"), port });
         let calls = Calls::default();
         let recorded = calls.clone();
         let task = tokio::spawn(async move {
             // The connections die with the accept loop (the set aborts them when dropped).
             let mut connections = tokio::task::JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
-                let (server, recorded) = (server.clone(), recorded.clone());
+                let (server, recorded, gate) = (server.clone(), recorded.clone(), gate.clone());
                 let service = hyper::service::service_fn(move |request| {
-                    let (server, recorded) = (server.clone(), recorded.clone());
-                    async move { Ok::<_, Infallible>(handle(request, &server, &recorded).await) }
+                    let (server, recorded, gate) = (server.clone(), recorded.clone(), gate.clone());
+                    async move {
+                        let response = match gate.refuses(&request) {
+                            Some(status) => status_only(status),
+                            None => handle(request, &server, &recorded).await,
+                        };
+                        Ok::<_, Infallible>(response)
+                    }
                 });
                 connections.spawn(async move {
                     let _ = hyper::server::conn::http1::Builder::new()
@@ -61,11 +76,11 @@ impl Proxy {
                 while connections.try_join_next().is_some() {}
             }
         });
-        Ok(Proxy { port, task, calls })
+        Ok(Proxy { port, token, task, calls })
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        format!("http://127.0.0.1:{}/mcp/{}", self.port, self.token)
     }
 
     /// Stops the proxy; the calls it recorded, with when each started.
@@ -79,6 +94,46 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// 128 bits from the kernel's random source, in hex.
+fn random_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Who may call the proxy: the agent it was started for, which knows its path.
+struct Gate {
+    path: String,
+    port: u16,
+}
+
+impl Gate {
+    /// The status a request is refused with, if it is.
+    fn refuses(&self, request: &Request<Incoming>) -> Option<u16> {
+        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+        if request.uri().path() != self.path {
+            return Some(404);
+        }
+        let ours = [format!("127.0.0.1:{}", self.port), format!("localhost:{}", self.port)];
+        if !header(hyper::header::HOST).is_some_and(|host| ours.iter().any(|o| o.eq_ignore_ascii_case(host))) {
+            return Some(403);
+        }
+        if request.headers().contains_key(hyper::header::ORIGIN) {
+            return Some(403);
+        }
+        let json = header(hyper::header::CONTENT_TYPE)
+            .is_some_and(|t| t.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
+        (request.method() == Method::POST && !json).then_some(415)
+    }
+}
+
+fn status_only(status: u16) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
+    response
 }
 
 async fn handle(

@@ -305,17 +305,29 @@ def raw(head):
     s.close()
     return reply.split("\r\n")[0] or "closed"
 
-print("huge body:", raw(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000000\r\n\r\n{"))
-print("huge head:", raw(b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"))
+path = urllib.parse.urlparse(url).path.encode()
+host = b"Host: 127.0.0.1:%d\r\n" % port
+call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}'
+def post(target, headers):
+    return raw(b"POST " + target + b" HTTP/1.1\r\n" + headers + b"Content-Length: %d\r\n\r\n" % len(call) + call)
+json_type = b"Content-Type: application/json\r\n"
+# Only the agent the proxy was started for, which knows its path, reaches a tool.
+print("no token:", post(b"/mcp", host + json_type))
+print("wrong token:", post(path[:-1] + b"0", host + json_type))
+print("rebound host:", post(path, b"Host: evil.example\r\n" + json_type))
+print("browser origin:", post(path, host + json_type + b"Origin: http://evil.example\r\n"))
+print("simple request:", post(path, host + b"Content-Type: text/plain\r\n"))
+print("huge body:", raw(b"POST " + path + b" HTTP/1.1\r\n" + host + json_type + b"Content-Length: 900000000000\r\n\r\n{"))
+print("huge head:", raw(b"POST " + path + b" HTTP/1.1\r\n" + host + b"X-Big: " + b"a" * 100000 + b"\r\n\r\n"))
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}).encode()
 req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
 print(json.load(urllib.request.urlopen(req))["result"]["content"][0]["text"])
 "#;
 
 #[test]
-fn the_recording_proxy_refuses_oversized_requests_and_keeps_serving() {
+fn the_recording_proxy_serves_only_its_agent_refuses_oversized_requests_and_keeps_serving() {
     let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py], mcp: [everything], timeout: 20s}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'huge body: HTTP/1.1 413'}}\n      - {{type: regex, pattern: 'huge head: (HTTP/1.1 431|closed)'}}\n      - {{type: contains, value: 'is 3'}}\n",
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py], mcp: [everything], timeout: 20s}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'huge body: HTTP/1.1 413'}}\n      - {{type: regex, pattern: 'no token: HTTP/1.1 404 .*\\nwrong token: HTTP/1.1 404 .*\\nrebound host: HTTP/1.1 403 .*\\nbrowser origin: HTTP/1.1 403 .*\\nsimple request: HTTP/1.1 415 '}}\n      - {{type: regex, pattern: 'huge head: (HTTP/1.1 431|closed)'}}\n      - {{type: contains, value: 'is 3'}}\n",
         bin("mcp-server-everything"),
         python()
     );
