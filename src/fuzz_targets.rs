@@ -156,6 +156,10 @@ fn report_escaping(text: &str) {
         }
     }
     assert_eq!(cases, 1, "text made JUnit test cases:\n{xml}");
+    // XML 1.0's `Char`: quick-xml reads what a strict reader (xmllint, Surefire's) refuses.
+    let char_ok =
+        |c: char| matches!(c, '\t' | '\n' | '\r' | ' '..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
+    assert!(xml.chars().all(char_ok), "JUnit holds a character XML forbids: {xml:?}");
 }
 
 fn trial(text: &str) -> crate::results::TrialResult {

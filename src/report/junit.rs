@@ -36,6 +36,18 @@ impl super::Report for Junit {
 /// stripper); a TAB travels as this noncharacter and is put back after serializing.
 const TAB: char = '\u{FDD0}';
 
+/// `xml` with every character XML 1.0 forbids (U+FFFE, U+FFFF, the C0 controls quick-junit
+/// leaves) replaced by U+FFFD: a strict reader (xmllint, Surefire's) refuses the whole file
+/// for one of them in an agent's output.
+fn xml_chars(xml: &str) -> String {
+    let allowed =
+        |c: char| matches!(c, '\t' | '\n' | '\r' | ' '..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
+    if xml.chars().all(allowed) {
+        return xml.to_owned();
+    }
+    xml.chars().map(|c| if allowed(c) { c } else { '\u{FFFD}' }).collect()
+}
+
 pub fn render(results: &Results) -> String {
     let mut report = Report::new("evalgate");
     let mut suite = TestSuite::new(results.suite.id.as_str());
@@ -65,7 +77,7 @@ pub fn render(results: &Results) -> String {
     report.set_time(ms(results.duration_ms));
     report.add_test_suite(suite);
     match report.to_string() {
-        Ok(xml) => xml.replace(TAB, "\t"),
+        Ok(xml) => xml_chars(&xml.replace(TAB, "\t")),
         Err(e) => format!("<!-- evalgate: cannot serialize JUnit: {e} -->\n"),
     }
 }

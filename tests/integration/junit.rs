@@ -38,7 +38,7 @@ const AGENT: &str = r#"#!/bin/sh
 n=$(cat "count-$1" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "count-$1"
 case "$1" in
   pass) printf 'ok\tcolumn two\n' ;;
-  fail) echo "wrong" ;;
+  fail) printf 'wrong \357\277\276\357\277\277\001\n' ;;
   silent) exit 3 ;;
   flaky) if [ "$n" = 1 ]; then echo "wrong $n"; else echo "ok $n"; fi ;;
   late) if [ "$n" = 3 ]; then echo "ok $n"; else echo "wrong $n"; fi ;;
