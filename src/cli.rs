@@ -171,6 +171,10 @@ pub struct ReportArgs {
     /// Exit with the gate verdict of these results (0 passed, 1 failed).
     #[arg(long)]
     pub gate: bool,
+    /// The suite the results are of: its thresholds and regression budget gate them, not
+    /// those written in the file (which whoever made the file chose).
+    #[arg(long, value_name = "SUITE")]
+    pub suite: Option<PathBuf>,
 }
 
 /// Which suites and which of their tasks.

@@ -227,6 +227,39 @@ fn report_gate_refuses_a_file_whose_verdict_its_tasks_contradict() {
     assert!(!run.dir.join("t-out").exists(), "nothing is rendered from a file that cannot be believed");
 }
 
+/// A results file is its writer's word, thresholds included: one made under a lax suite
+/// (a fork's, `pass_score: 0`) is consistent and gates green by itself, and is held to the
+/// repository's own suite with `--suite`.
+#[test]
+fn report_gate_with_the_suite_holds_a_file_to_the_suites_thresholds_not_its_own() {
+    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: nope}]\n";
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("lax.yaml", &suite("thresholds: {pass_score: 0}", tasks))
+        .write("evalgate.yaml", &suite("", tasks))
+        .write("other.yaml", &suite("", tasks).replace("test.evals.demo", "another.suite"))
+        .args(&["run", "lax.yaml"])
+        .run();
+    run.expect_code(0);
+    let gate = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&run.dir)
+            .args([&["report", "evalgate-out/results.json", "--gate", "--out", "g-out"], extra].concat())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    assert_eq!(gate(&[]).0, Some(0), "the file alone: its own thresholds");
+    let (code, stderr) = gate(&["--suite", "evalgate.yaml"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("FAIL failing tasks"), "{stderr}");
+    assert!(run.dir.join("g-out/summary.md").exists());
+    assert!(std::fs::read_to_string(run.dir.join("g-out/results.json")).unwrap().contains("\"failed\""));
+    let (code, stderr) = gate(&["--suite", "other.yaml"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is suite `another.suite`, the results are of `test.evals.demo`"), "{stderr}");
+}
+
 #[test]
 fn a_signal_during_before_all_or_a_server_start_is_honoured_at_once() {
     let hooks = "hooks:\n  before_all: [{run: 'echo $$ > hook.pid; sleep 60'}]\n  after_all: [{run: touch after}]\n";
