@@ -180,6 +180,29 @@ struct Run {
     head_branch: Option<String>,
     #[serde(default)]
     updated_at: Option<String>,
+    /// What started it: `push`, `pull_request`, …
+    #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
+    head_repository: Option<Repository>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Repository {
+    full_name: String,
+}
+
+impl Run {
+    /// Whether the run speaks for this repository's own code: its commit is in this
+    /// repository and no pull request started it. A fork's `pull_request` run on a branch it
+    /// named `main`, or any pull request's run, is never a baseline; a run that does not say
+    /// where it came from is not either.
+    fn is_trusted(&self, owner: &str, repo: &str) -> bool {
+        let here =
+            self.head_repository.as_ref().is_some_and(|r| r.full_name.eq_ignore_ascii_case(&format!("{owner}/{repo}")));
+        let event = self.event.as_deref().unwrap_or("pull_request");
+        here && !event.starts_with("pull_request")
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -384,7 +407,8 @@ pub async fn fetch(lookup: Lookup, dir: &Path) -> Result<Fetched, FetchError> {
         for page in 1..=MAX_PAGES {
             let runs = api.runs((key, value), page).await?;
             let last = runs.len() < PER_PAGE as usize;
-            for run in runs.into_iter().filter(|r| Some(r.id) != lookup.current_run) {
+            let trusted = |r: &Run| Some(r.id) != lookup.current_run && r.is_trusted(&lookup.owner, &lookup.repo);
+            for run in runs.into_iter().filter(trusted) {
                 if let Some(artifact) = api.artifact(run.id).await? {
                     let bytes = api.download(run.id, &artifact).await?;
                     extract(&bytes, dir).map_err(|message| FetchError::Archive { run: run.id, message })?;

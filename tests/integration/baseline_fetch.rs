@@ -49,7 +49,7 @@ fn iso(days_ago: u64) -> String {
 
 fn run_json(id: u64, sha: &str, days_ago: u64) -> Value {
     json!({"id": id, "head_sha": sha, "head_branch": "main", "status": "completed", "conclusion": "success",
-           "updated_at": iso(days_ago)})
+           "updated_at": iso(days_ago), "event": "push", "head_repository": {"full_name": "acme/bot"}})
 }
 
 /// What the mock API holds: successful runs by commit and on `main` (newest first), each
@@ -186,6 +186,30 @@ fn a_pull_request_is_gated_against_the_run_on_its_base_commit() {
         compare.stdout,
         compare.stderr
     );
+}
+
+/// A baseline speaks for this repository's own code: a fork's `pull_request` run on a
+/// branch it named `main`, a pull request's run in this repository, and a run that does not
+/// say where it came from are passed over, newest first though they are.
+#[test]
+fn only_this_repositorys_own_runs_are_baselines_never_a_forks_or_a_pull_requests() {
+    let storage = storage(baseline_archive());
+    let mut fake = Fake::default();
+    let mut fork = run_json(31, MERGE_BASE, 0);
+    fork["event"] = "pull_request".into();
+    fork["head_repository"]["full_name"] = "mallory/bot".into();
+    let mut pull_request = run_json(32, MERGE_BASE, 0);
+    pull_request["event"] = "pull_request_target".into();
+    let mut unsaid = run_json(33, MERGE_BASE, 0);
+    unsaid.as_object_mut().unwrap().remove("head_repository");
+    fake.on_main = vec![fork, pull_request, unsaid, run_json(34, "abcdef0123456789abcdef0123456789abcdef01", 1)];
+    for run in 31..=34 {
+        fake.artifacts.insert(run, vec![artifact(800 + run, false)]);
+    }
+    let api = api(fake, &storage);
+    let run = on_pull_request(&api, "", &[], &["baseline", "fetch"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("(run 34, the newest on the branch)"), "{}\n{}", run.stdout, run.stderr);
 }
 
 #[test]
