@@ -60,7 +60,12 @@ impl Proxy {
                     let (server, recorded, gate) = (server.clone(), recorded.clone(), gate.clone());
                     async move {
                         let response = match gate.refuses(&request) {
-                            Some(status) => status_only(status),
+                            Some(status) => {
+                                // Read (up to the cap) before answering: closing on an unread
+                                // body resets the connection, and the client may lose the answer.
+                                let _ = Limited::new(request.into_body(), MAX_BODY).collect().await;
+                                status_only(status)
+                            }
                             None => handle(request, &server, &recorded).await,
                         };
                         Ok::<_, Infallible>(response)
