@@ -242,3 +242,22 @@ fn links_in_the_out_directory_never_reach_outside_it() {
         }
     }
 }
+
+/// A link an agent makes while the run goes (the next suite's directory, replaced by a link
+/// elsewhere) is found at the next write: nothing is written through it.
+#[test]
+fn a_link_an_agent_makes_mid_run_is_not_written_through() {
+    let agent = "#!/bin/sh\n[ -L evalgate-out/test.evals.b ] || { rm -rf evalgate-out/test.evals.b; ln -s ../elsewhere evalgate-out/test.evals.b; }\nprintf '%s\\n' \"$1\"\n";
+    let suite_named = |id: &str| suite("", &tasks(1)).replace("test.evals.demo", id);
+    let run = Test::new()
+        .write("a.yaml", &suite_named("test.evals.a"))
+        .write("b.yaml", &suite_named("test.evals.b"))
+        .write("agent.sh", agent)
+        .write("elsewhere/keep", "")
+        .args(&["run", "a.yaml", "b.yaml"])
+        .run();
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("evalgate-out/test.evals.b is a symbolic link"), "{}", run.stderr);
+    let left: Vec<_> = std::fs::read_dir(run.dir.join("elsewhere")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["keep"], "a report was written through the link");
+}
