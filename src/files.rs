@@ -113,6 +113,42 @@ fn repo_root() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// The first component of `path` below `root` (`root/a/b`: `a`, then `b`) that is a symbolic
+/// link, if any. evalgate's own files below its out directory are never reached through one:
+/// a directory a pull request wrote may hold links to anywhere (`out/suite -> ~`), and
+/// writing, truncating or deleting through them would reach files elsewhere. `root` itself
+/// is the user's choice and is followed. `None` when `path` is not below `root`.
+pub fn link_below(root: &Path, path: &Path) -> Option<PathBuf> {
+    let mut at = root.to_path_buf();
+    for part in path.strip_prefix(root).ok()?.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// The error for a write refused at `link`, a symbolic link [`link_below`] found.
+pub fn through_link(link: &Path) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{} is a symbolic link, which evalgate does not follow in its out directory: remove it",
+        link.display()
+    ))
+}
+
+/// Creates (or truncates) `path` for writing, refused when `path` is a symbolic link.
+pub fn create_no_follow(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(truncate)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| if e.raw_os_error() == Some(nix::libc::ELOOP) { through_link(path) } else { e })
+}
+
 /// A temp file in `dir` that becomes a file like any other once renamed: `0666` less the
 /// umask (tempfile's default is `0600`).
 pub fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {

@@ -228,6 +228,7 @@ fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
     suite_ids
         .iter()
         .map(|id| if several { paths_for(args, &args.out.join(id), false) } else { paths_for(args, &args.out, true) })
+        .map(|paths| paths.within(&args.out))
         .collect()
 }
 

@@ -441,15 +441,38 @@ pub async fn fetch(lookup: Lookup, dir: &Path) -> Result<Fetched, FetchError> {
     )))
 }
 
-/// Writes every `results.json` of the archive under `dir`, at its path in the archive.
-/// Paths that would leave `dir` are refused.
+/// At most this many entries in an archive, this many bytes extracted, and this many times
+/// the archive's size: a few kilobytes of zip can hold gigabytes of zeros.
+const MAX_ENTRIES: usize = 10_000;
+const MAX_EXTRACTED: u64 = MAX_ARCHIVE;
+const MAX_RATIO: u64 = 100;
+/// Left in a directory evalgate extracted a baseline into: the next fetch may replace it.
+const MARKER: &str = ".evalgate-baseline";
+
+/// Writes every `results.json` of the archive under `dir`, at its path in the archive: into a
+/// new directory beside it, which then takes the place of `dir`. Paths that would leave `dir`
+/// are refused, and so is `dir` when it is there and not a baseline evalgate extracted (`-o
+/// project` must never delete a project).
 fn extract(bytes: &[u8], dir: &Path) -> Result<(), String> {
     let mut archive =
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a zip archive: {e}"))?;
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot empty {}: {e}", dir.display()))?;
+    if archive.len() > MAX_ENTRIES {
+        return Err(format!("it holds {} entries, more than the {MAX_ENTRIES} evalgate reads", archive.len()));
     }
-    let mut found = 0;
+    if dir.exists() && !is_baseline(dir) {
+        return Err(format!(
+            "{} is there and is not a baseline evalgate fetched: nothing was written; give a new directory (-o) or remove it",
+            dir.display()
+        ));
+    }
+    let beside = crate::files::parent(dir);
+    std::fs::create_dir_all(beside).map_err(|e| format!("{}: {e}", beside.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".evalgate-baseline-")
+        .tempdir_in(beside)
+        .map_err(|e| format!("{}: {e}", beside.display()))?;
+    let budget = MAX_EXTRACTED.min(bytes.len() as u64 * MAX_RATIO);
+    let (mut found, mut written) = (0, 0u64);
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(|e| e.to_string())?;
         // `enclosed_name` refuses a path that would leave `dir` (`..`, absolute).
@@ -457,17 +480,49 @@ fn extract(bytes: &[u8], dir: &Path) -> Result<(), String> {
         if path.file_name().is_none_or(|n| n != "results.json") {
             continue;
         }
-        let target = dir.join(&path);
-        std::fs::create_dir_all(crate::files::parent(&target)).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut file = std::fs::File::create(&target).map_err(|e| format!("{}: {e}", target.display()))?;
-        std::io::copy(&mut (&mut entry).take(MAX_ARCHIVE), &mut file)
-            .map_err(|e| format!("{}: {e}", target.display()))?;
+        let target = staging.path().join(&path);
+        let shown = dir.join(&path);
+        std::fs::create_dir_all(crate::files::parent(&target)).map_err(|e| format!("{}: {e}", shown.display()))?;
+        let mut file = std::fs::File::create_new(&target).map_err(|e| format!("{}: {e}", shown.display()))?;
+        // Counted as read, not as the entry's header says.
+        written += std::io::copy(&mut (&mut entry).take(budget - written + 1), &mut file)
+            .map_err(|e| format!("{}: {e}", shown.display()))?;
+        if written > budget {
+            return Err(format!(
+                "its results.json files come to more than {budget} bytes, the most evalgate extracts ({MAX_RATIO} times the archive's {} bytes, at most {} MiB)",
+                bytes.len(),
+                MAX_EXTRACTED >> 20
+            ));
+        }
         found += 1;
     }
     if found == 0 {
         return Err("it holds no results.json".into());
     }
-    Ok(())
+    std::fs::write(staging.path().join(MARKER), "").map_err(|e| format!("{}: {e}", beside.display()))?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot replace {}: {e}", dir.display()))?;
+    }
+    std::fs::rename(staging.keep(), dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
+/// Whether `dir` holds what [`extract`] writes and nothing else: its marker, directories and
+/// `results.json` files (no link, nothing a user put there).
+fn is_baseline(dir: &Path) -> bool {
+    fn only_results(dir: &Path) -> bool {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.into_iter().all(|e| {
+                let Ok(e) = e else { return false };
+                match e.file_type() {
+                    Ok(kind) if kind.is_dir() => only_results(&e.path()),
+                    Ok(kind) => kind.is_file() && (e.file_name() == "results.json" || e.path() == dir.join(MARKER)),
+                    Err(_) => false,
+                }
+            })
+        })
+    }
+    let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    real_dir && std::fs::symlink_metadata(dir.join(MARKER)).is_ok_and(|m| m.is_file()) && only_results(dir)
 }
 
 #[cfg(test)]
@@ -509,5 +564,24 @@ mod tests {
         extract(&bytes, &dir).unwrap();
         assert!(!tmp.path().join("escape").exists());
         assert_eq!(std::fs::read_to_string(dir.join("suite-a/results.json")).unwrap(), "{\"a\":1}");
+    }
+
+    #[test]
+    fn an_archive_of_too_many_entries_is_refused() {
+        let archive = |entries: usize| {
+            let mut bytes = Vec::new();
+            let mut zip = zip::ZipWriter::new(std::io::Cursor::new(&mut bytes));
+            for i in 0..entries {
+                zip.start_file(format!("s{i}/results.json"), zip::write::SimpleFileOptions::default()).unwrap();
+            }
+            zip.finish().unwrap();
+            bytes
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let err = extract(&archive(MAX_ENTRIES + 1), &tmp.path().join("a")).unwrap_err();
+        assert!(err.contains("more than the 10000 evalgate reads"), "{err}");
+        assert!(!tmp.path().join("a").exists());
+        extract(&archive(3), &tmp.path().join("b")).unwrap();
+        assert!(tmp.path().join("b/s2/results.json").exists());
     }
 }

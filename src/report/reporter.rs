@@ -126,6 +126,7 @@ pub struct EventLogReporter {
 
 impl EventLogReporter {
     pub fn create(paths: &OutputPaths, skeleton: &Results, baseline_run_id: Option<&str>) -> Result<Self, WriteError> {
+        paths.unlinked(&paths.events)?;
         Ok(EventLogReporter {
             log: EventLog::create(&paths.events)?,
             envelope: events::Envelope { run_id: skeleton.run_id.clone(), sequence: 0 },

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::REPORTS;
 pub use crate::files::{WriteError, write_atomic};
-use crate::files::{check_writable, parent, write_atomic_unsynced, write_error};
+use crate::files::{
+    check_writable, create_no_follow, link_below, parent, through_link, write_atomic_unsynced, write_error,
+};
 use crate::results::Results;
 
 /// Holds the lock of `dir`; lists what this run writes there, so the next run can remove it.
@@ -16,8 +18,10 @@ const LOCK: &str = ".evalgate.lock";
 const MANIFEST: &str = ".evalgate-files";
 
 /// Where one suite's reports go: `dir/<file name>` unless the command line named a file.
+/// Nothing below `root` (the out directory) is reached through a symbolic link.
 #[derive(Debug, Clone)]
 pub struct OutputPaths {
+    root: PathBuf,
     pub dir: PathBuf,
     pub events: PathBuf,
     /// One path per entry of `REPORTS`, in order.
@@ -34,7 +38,17 @@ impl OutputPaths {
                 given.unwrap_or_else(|| dir.join(r.file_name()))
             })
             .collect();
-        OutputPaths { dir: dir.to_owned(), events: dir.join("events.jsonl"), reports }
+        OutputPaths { root: dir.to_owned(), dir: dir.to_owned(), events: dir.join("events.jsonl"), reports }
+    }
+
+    /// The same paths, with `root` the out directory they are below (`OUT` of `OUT/SUITE/`).
+    pub fn within(self, root: &Path) -> Self {
+        OutputPaths { root: root.to_owned(), ..self }
+    }
+
+    /// Fails when `path` would be reached through a symbolic link below the out directory.
+    pub fn unlinked(&self, path: &Path) -> Result<(), WriteError> {
+        link_below(&self.root, path).map_or(Ok(()), |link| Err(write_error(path)(through_link(&link))))
     }
 
     /// The path of the report written to `file_name` by default (`"junit.xml"`, …).
@@ -65,6 +79,7 @@ impl OutputPaths {
     /// directory in the file's place), before anything runs.
     pub fn prepare(&self) -> Result<(), WriteError> {
         for path in self.all() {
+            self.unlinked(path)?;
             let dir = parent(path);
             std::fs::create_dir_all(dir).map_err(write_error(dir))?;
             check_writable(path)?;
@@ -108,7 +123,9 @@ impl OutputPaths {
         let write_all = |reports: Vec<(&&dyn super::Report, &PathBuf)>| {
             let mut first = None;
             for (report, path) in reports {
-                if let Err(e) = write(path, report.render(&results).as_bytes()) {
+                // Checked at each write: an agent may have made a link since the last.
+                let written = self.unlinked(path).and_then(|()| write(path, report.render(&results).as_bytes()));
+                if let Err(e) = written {
                     first.get_or_insert(e);
                 }
             }
@@ -137,26 +154,25 @@ impl ClaimedDir {
     pub fn claim(dir: &Path) -> Result<ClaimedDir, ClaimError> {
         std::fs::create_dir_all(dir).map_err(|e| ClaimError::Write(write_error(dir)(e)))?;
         let lock_path = dir.join(LOCK);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| ClaimError::Write(write_error(&lock_path)(e)))?;
+        let lock = create_no_follow(&lock_path, false).map_err(|e| ClaimError::Write(write_error(&lock_path)(e)))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => return Err(ClaimError::Busy(dir.to_owned())),
             Err(std::fs::TryLockError::Error(e)) => return Err(ClaimError::Write(write_error(&lock_path)(e))),
         }
         let manifest = dir.join(MANIFEST);
-        let listed = std::fs::read_to_string(&manifest).unwrap_or_default();
+        // Read as any file a pull request may have written (a FIFO, `/dev/zero`).
+        let listed = crate::files::read_untrusted(&manifest).map(String::from_utf8).ok().and_then(Result::ok);
+        let listed = listed.unwrap_or_default();
         let defaults = REPORTS.iter().map(|r| dir.join(r.file_name())).chain([dir.join("events.jsonl")]);
         // The manifest sits in a directory a pull request may have written: only plain
-        // paths below `dir` are taken from it, so it can never delete anything else.
+        // paths below `dir` are taken from it, and none reached through a symbolic link (a
+        // link itself is removed, not followed), so it can never delete anything else.
         let inside = |line: &str| {
             let path = Path::new(line);
-            (!line.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_))))
-                .then(|| dir.join(path))
+            let plain = !line.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+            let path = dir.join(path);
+            (plain && link_below(dir, parent(&path)).is_none()).then_some(path)
         };
         for path in listed.lines().filter_map(inside).chain(defaults) {
             match std::fs::remove_file(&path) {
@@ -229,7 +245,7 @@ pub struct EventLog {
 
 impl EventLog {
     pub fn create(path: &Path) -> Result<Self, WriteError> {
-        let file = File::create(path).map_err(write_error(path))?;
+        let file = create_no_follow(path, true).map_err(write_error(path))?;
         Ok(EventLog { path: path.to_owned(), out: BufWriter::new(file) })
     }
 

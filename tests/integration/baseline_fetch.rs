@@ -124,6 +124,11 @@ fn api(fake: Fake, storage: &Server) -> Server {
 /// A pull request's run of `args` under GitHub Actions, pointed at the mock API.
 /// `files` are written beside the suite (`fail-T` makes task T fail).
 fn on_pull_request(api: &Server, suite_extra: &str, files: &[(&str, &str)], args: &[&str]) -> Run {
+    pull_request(api, suite_extra, files).args(args).run()
+}
+
+/// The test directory and environment of a run on pull request 5.
+fn pull_request(api: &Server, suite_extra: &str, files: &[(&str, &str)]) -> Test {
     let mut test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite(suite_extra)).write(
         "event.json",
         &json!({"pull_request": {"number": 5, "base": {"ref": "main", "sha": BASE_SHA}, "head": {"sha": HEAD_SHA}}})
@@ -139,8 +144,6 @@ fn on_pull_request(api: &Server, suite_extra: &str, files: &[(&str, &str)], args
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_TOKEN", TOKEN)
         .env("GITHUB_RUN_ID", "999")
-        .args(args)
-        .run()
 }
 
 fn assert_no_token(run: &Run, storage: &Server) {
@@ -290,4 +293,52 @@ fn an_old_baseline_is_used_with_a_warning_naming_its_age() {
     let allowed = on_pull_request(&api, "regression: {baseline: 'github:base', max_baseline_age: 30d}", &[], &["run"]);
     allowed.expect_code(0);
     assert!(!allowed.stderr.contains("older than"), "{}", allowed.stderr);
+}
+
+fn one_run_with(archive: Vec<u8>) -> (Server, Server) {
+    let storage = storage(archive);
+    let mut fake = Fake::default();
+    fake.by_sha.insert(BASE_SHA.into(), vec![run_json(12, BASE_SHA, 1)]);
+    fake.artifacts.insert(12, vec![artifact(600, false)]);
+    let api = api(fake, &storage);
+    (api, storage)
+}
+
+/// `-o DIR` replaces a baseline evalgate fetched there, and nothing else: a directory of
+/// the user's (`-o project`) is left whole and the fetch refused, naming it.
+#[test]
+fn fetch_never_deletes_a_directory_it_did_not_create() {
+    let (api, _storage) = one_run_with(baseline_archive());
+    let files = [("project/main.rs", "fn main() {}"), ("project/results.json", "mine")];
+    let run = on_pull_request(&api, "", &files, &["baseline", "fetch", "-o", "project"]);
+    run.expect_code(3);
+    assert!(run.stderr.contains("project is there and is not a baseline evalgate fetched"), "{}", run.stderr);
+    assert_eq!(run.read("project/main.rs"), "fn main() {}");
+    assert_eq!(run.read("project/results.json"), "mine");
+
+    // A baseline it fetched is replaced by the next fetch.
+    let twice = pull_request(&api, "", &[]).args(&["baseline", "fetch", "-o", "fresh"]);
+    let twice = twice.run_via(&["sh", "-c", "\"$0\" \"$@\" && \"$0\" \"$@\""]);
+    twice.expect_code(0);
+    assert!(twice.read("fresh/results.json").contains("test.evals.fetch"));
+}
+
+/// An archive whose `results.json` inflates far past its own size is refused before it
+/// fills the disk; nothing is left where the baseline goes.
+#[test]
+fn an_archive_that_inflates_too_far_is_refused() {
+    let mut bytes = Vec::new();
+    {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(&mut bytes));
+        zip.start_file("results.json", zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(&vec![b' '; 20 << 20]).unwrap();
+        zip.finish().unwrap();
+    }
+    let (api, _storage) = one_run_with(bytes);
+    let run = on_pull_request(&api, "", &[], &["baseline", "fetch", "-o", "base"]);
+    run.expect_code(3);
+    assert!(run.stderr.contains("the most evalgate extracts"), "{}", run.stderr);
+    assert!(!run.dir.join("base").exists());
+    let left: Vec<_> = std::fs::read_dir(&run.dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".evalgate-baseline")), "{left:?}");
 }

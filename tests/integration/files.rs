@@ -172,3 +172,92 @@ fn step_outputs_that_cannot_be_written_abort_the_run_and_every_report_says_so() 
     let shown = std::fs::read_to_string(&summary).unwrap();
     assert!(shown.contains("aborted") && !shown.contains("✅ evalgate"), "{shown}");
 }
+
+/// The out directory may come from a pull request (committed, or written by its agents): a
+/// symbolic link in it never makes a run write, truncate or delete a file elsewhere. Each
+/// case plants links in `evalgate-out/` to files in `elsewhere/`; the run refuses with the
+/// link named, and `elsewhere/` is as it was.
+#[test]
+fn links_in_the_out_directory_never_reach_outside_it() {
+    use std::os::unix::fs::symlink;
+    let suite_named = |id: &str| suite("", &tasks(1)).replace("test.evals.demo", id);
+    // (what is planted, the link the error names)
+    type Plant = fn(&std::path::Path);
+    let cases: [(Plant, &str); 3] = [
+        // A suite's directory is a link, and the manifest lists files "in" it.
+        (
+            |out| {
+                symlink("../elsewhere", out.join("test.evals.b")).unwrap();
+                let listed = "test.evals.b/results.json\ntest.evals.b/events.jsonl\ntest.evals.b/summary.md\n";
+                std::fs::write(out.join(".evalgate-files"), listed).unwrap();
+            },
+            "evalgate-out/test.evals.b is a symbolic link",
+        ),
+        // A report and the event log are links in a real directory.
+        (
+            |out| {
+                std::fs::create_dir(out.join("test.evals.b")).unwrap();
+                symlink("../../elsewhere/events.jsonl", out.join("test.evals.b/events.jsonl")).unwrap();
+                symlink("../../elsewhere/summary.md", out.join("test.evals.b/summary.md")).unwrap();
+            },
+            "evalgate-out/test.evals.b/summary.md is a symbolic link",
+        ),
+        // The lock file is a link to a file that does not exist yet.
+        (
+            |out| symlink("../elsewhere/created", out.join(".evalgate.lock")).unwrap(),
+            "evalgate-out/.evalgate.lock is a symbolic link",
+        ),
+    ];
+    for (plant, link) in cases {
+        let test = Test::new()
+            .write("a.yaml", &suite_named("test.evals.a"))
+            .write("b.yaml", &suite_named("test.evals.b"))
+            .write("agent.sh", MARKING_AGENT)
+            .write("elsewhere/results.json", "precious results")
+            .write("elsewhere/events.jsonl", "precious events")
+            .write("elsewhere/summary.md", "precious summary");
+        let out = test.path().join("evalgate-out");
+        std::fs::create_dir(&out).unwrap();
+        plant(&out);
+        let run = test.args(&["run", "a.yaml", "b.yaml"]).run();
+        run.expect_code(4);
+        assert!(run.stderr.contains(link), "expected {link:?} in\n{}", run.stderr);
+        assert!(!run.dir.join("ran.marker").exists(), "{link}: an agent ran");
+        let mut left: Vec<String> = std::fs::read_dir(run.dir.join("elsewhere"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["events.jsonl", "results.json", "summary.md"],
+            "{link}: a file was created or deleted elsewhere"
+        );
+        for (name, text) in [("results.json", "results"), ("events.jsonl", "events"), ("summary.md", "summary")] {
+            assert_eq!(
+                run.read(&format!("elsewhere/{name}")),
+                format!("precious {text}"),
+                "{link}: {name} was overwritten"
+            );
+        }
+    }
+}
+
+/// A link an agent makes while the run goes (the next suite's directory, replaced by a link
+/// elsewhere) is found at the next write: nothing is written through it.
+#[test]
+fn a_link_an_agent_makes_mid_run_is_not_written_through() {
+    let agent = "#!/bin/sh\n[ -L evalgate-out/test.evals.b ] || { rm -rf evalgate-out/test.evals.b; ln -s ../elsewhere evalgate-out/test.evals.b; }\nprintf '%s\\n' \"$1\"\n";
+    let suite_named = |id: &str| suite("", &tasks(1)).replace("test.evals.demo", id);
+    let run = Test::new()
+        .write("a.yaml", &suite_named("test.evals.a"))
+        .write("b.yaml", &suite_named("test.evals.b"))
+        .write("agent.sh", agent)
+        .write("elsewhere/keep", "")
+        .args(&["run", "a.yaml", "b.yaml"])
+        .run();
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("evalgate-out/test.evals.b is a symbolic link"), "{}", run.stderr);
+    let left: Vec<_> = std::fs::read_dir(run.dir.join("elsewhere")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["keep"], "a report was written through the link");
+}
