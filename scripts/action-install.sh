@@ -88,8 +88,10 @@ resolve() {
   local version
   version=$(source_version)
   if [ -n "${INPUT_VERSION:-}" ]; then
-    [[ "$INPUT_VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$ ]] \
-      || fail "the version input must be a release tag such as v$version, got '$INPUT_VERSION'"
+    # Strict: the tag goes into URLs, a checksum file's path and `cargo install --tag`, so
+    # `/`, `..` or anything else past `vMAJOR.MINOR.PATCH[-pre]` could name another file.
+    [[ "$INPUT_VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?$ ]] \
+      || fail "the version input must be a release tag vMAJOR.MINOR.PATCH[-pre] such as v$version, got '$INPUT_VERSION'"
     tag="$INPUT_VERSION"
     source=git
   elif [[ "$ref" =~ ^v[0-9]+(\.[0-9]+){0,2}$ ]] && [[ "v$version" == "$ref" || "v$version" == "$ref".* ]]; then

@@ -16,6 +16,17 @@
 set -eu
 
 tag="${1:?usage: install.sh TAG [DIR]}"
+# The tag goes into URLs and a checksum file's path: `vMAJOR.MINOR.PATCH[-pre]` and nothing
+# else (no `/`, no `..`, no newline), so it cannot name another repository's file.
+# (The `case` keeps out a newline, which `grep` would read as a second line.)
+case "$tag" in
+  *[!0-9A-Za-z.-]*) tag_ok=no ;;
+  *) printf '%s\n' "$tag" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?$' && tag_ok=yes || tag_ok=no ;;
+esac
+if [ "$tag_ok" = no ]; then
+  echo "evalgate install: '$tag' is not a release tag (vMAJOR.MINOR.PATCH[-pre], such as v0.1.0)" >&2
+  exit 1
+fi
 dir="${2:-${EVALGATE_INSTALL_DIR:-$HOME/.local/bin}}"
 repository="${EVALGATE_REPOSITORY:-evalgate/evalgate}"
 releases="${EVALGATE_RELEASES_URL:-https://github.com/$repository/releases/download}"

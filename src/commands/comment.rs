@@ -11,7 +11,8 @@ pub fn comment(args: &CommentArgs) -> Result<i32, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(crate::github::comment::comment(&results, args.pr));
-    // Commenting reports, it never gates: `report --gate` is for the verdict.
+    // Commenting reports, it never gates: `report --gate` is for the verdict. A pull request
+    // the results are not for is another matter: nothing is posted, and the step fails.
+    runtime.block_on(crate::github::comment::comment(&results, args.pr)).map_err(|e| Error::Usage(e.to_string()))?;
     Ok(exit::SUCCESS)
 }

@@ -370,7 +370,8 @@ impl SuiteRun<'_> {
             section.deselected.clone_from(&plan.deselected);
         }
         results.shard = plan.shard;
-        let commit = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty());
+        // A pull request's head, not the merge commit GitHub made: what `comment --pr` checks.
+        let commit = crate::github::event::head_sha();
         results.plan = Some(PlanFingerprint { commit, ..plan.fingerprint(&suite) });
 
         let events =

@@ -12,23 +12,42 @@ use super::event::PullRequest;
 
 pub struct GitHubApi {
     client: octocrab::Octocrab,
+    /// GitHub's GraphQL endpoint, and a client based there: its path is not under the REST
+    /// base on GitHub Enterprise (`/api/graphql` beside `/api/v3`), which octocrab would
+    /// prefix.
+    graphql: (octocrab::Octocrab, String),
 }
 
 impl GitHubApi {
     pub fn new(token: String) -> Result<GitHubApi, CommentError> {
-        let api = std::env::var("GITHUB_API_URL").ok().filter(|u| !u.is_empty());
-        let api = api.unwrap_or_else(|| "https://api.github.com".into());
-        let client = octocrab::Octocrab::builder()
-            .base_uri(api)
-            .map_err(|e| CommentError::Other(format!("invalid GITHUB_API_URL: {e}")))?
-            .personal_token(token)
-            // A hung API must not hold the CI job: the comment is not worth a stuck gate.
-            .set_connect_timeout(Some(Duration::from_secs(10)))
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .set_write_timeout(Some(Duration::from_secs(30)))
-            .build()
-            .map_err(|e| CommentError::Other(e.to_string()))?;
-        Ok(GitHubApi { client })
+        let env = |name| std::env::var(name).ok().filter(|u: &String| !u.is_empty());
+        let api = env("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into());
+        let graphql =
+            env("GITHUB_GRAPHQL_URL").unwrap_or_else(|| match api.trim_end_matches('/').strip_suffix("/v3") {
+                Some(enterprise) => format!("{enterprise}/graphql"),
+                None => format!("{}/graphql", api.trim_end_matches('/')),
+            });
+        let graphql_path = graphql
+            .parse::<hyper::Uri>()
+            .map_err(|e| CommentError::Other(format!("invalid GITHUB_GRAPHQL_URL: {e}")))?
+            .path()
+            .to_owned();
+        let client = |base: String, name: &str| {
+            octocrab::Octocrab::builder()
+                .base_uri(base)
+                .map_err(|e| CommentError::Other(format!("invalid {name}: {e}")))?
+                .personal_token(token.clone())
+                // A hung API must not hold the CI job: the comment is not worth a stuck gate.
+                .set_connect_timeout(Some(Duration::from_secs(10)))
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .set_write_timeout(Some(Duration::from_secs(30)))
+                .build()
+                .map_err(|e| CommentError::Other(e.to_string()))
+        };
+        Ok(GitHubApi {
+            client: client(api, "GITHUB_API_URL")?,
+            graphql: (client(graphql, "GITHUB_GRAPHQL_URL")?, graphql_path),
+        })
     }
 }
 
@@ -73,8 +92,53 @@ where
     serde_json::from_slice(&bytes).map_err(|e| CommentError::Other(format!("HTTP {status}: unexpected answer: {e}")))
 }
 
+/// `{"data": {"viewer": {"login": …}}}`; GraphQL answers its errors with 200 and `errors`.
+#[derive(serde::Deserialize)]
+struct ViewerAnswer {
+    data: Option<ViewerData>,
+    #[serde(default)]
+    errors: Vec<serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct ViewerData {
+    viewer: super::comment::Author,
+}
+
+/// `{"head": {"sha": …}}` of a pull request.
+#[derive(serde::Deserialize)]
+struct PullAnswer {
+    head: PullHead,
+}
+
+#[derive(serde::Deserialize)]
+struct PullHead {
+    sha: String,
+}
+
 #[async_trait::async_trait]
 impl CommentSink for GitHubApi {
+    /// GraphQL's `viewer`: REST's `/user` refuses an installation token such as
+    /// `GITHUB_TOKEN`, and the login GraphQL gives is the one REST shows on its comments.
+    async fn viewer(&self) -> Result<String, CommentError> {
+        let (client, path) = &self.graphql;
+        let answer: ViewerAnswer =
+            answer(client._post(path.as_str(), Some(&json!({"query": "query { viewer { login } }"}))).await).await?;
+        answer.data.map(|d| d.viewer.login).ok_or_else(|| {
+            let errors = serde_json::Value::from(answer.errors).to_string();
+            CommentError::Other(format!(
+                "GitHub did not say who the token is: {}",
+                crate::excerpt::excerpt(&errors, 200)
+            ))
+        })
+    }
+
+    async fn head(&self, pr: &PullRequest) -> Result<String, CommentError> {
+        let route = format!("/repos/{}/{}/pulls/{}", pr.owner, pr.repo, pr.number);
+        let pull: PullAnswer = answer(self.client._get(route).await).await?;
+        Ok(pull.head.sha)
+    }
+
     async fn list(&self, pr: &PullRequest, page: u32) -> Result<Vec<Comment>, CommentError> {
         let route =
             format!("/repos/{}/{}/issues/{}/comments?per_page={PER_PAGE}&page={page}", pr.owner, pr.repo, pr.number);

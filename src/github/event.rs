@@ -44,8 +44,12 @@ pub fn sha_from_event(event: &Value, runner_sha: Option<String>) -> Option<Strin
         .or_else(|| event.pointer("/workflow_run/head_sha"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let sha = from_event.or_else(|| runner_sha.filter(|_| event.get("issue").is_none()))?;
-    (sha.len() >= 7 && sha.chars().all(|c| c.is_ascii_hexdigit())).then_some(sha)
+    hex_sha(&from_event.or_else(|| runner_sha.filter(|_| event.get("issue").is_none()))?)
+}
+
+/// `text` when it is a commit id (7 to 64 hex digits), lowercased.
+pub fn hex_sha(text: &str) -> Option<String> {
+    ((7..=64).contains(&text.len()) && text.chars().all(|c| c.is_ascii_hexdigit())).then(|| text.to_ascii_lowercase())
 }
 
 /// `pull_request` / `pull_request_target`, `issue_comment` on a pull request, and

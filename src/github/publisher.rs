@@ -60,7 +60,8 @@ impl Publisher {
                         crate::gate::regate(results);
                     }
                 }
-                () = super::comment::comment(results, None) => {}
+                // Without `--pr` the pull request is the event's own: never refused.
+                _ = super::comment::comment(results, None) => {}
             }
         }
         if let Some(step) = &mut self.step {

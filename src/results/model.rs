@@ -124,7 +124,8 @@ pub struct PlanFingerprint {
     /// `--fail-fast`), as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub selection: Vec<String>,
-    /// The commit that ran (`$GITHUB_SHA`), when known.
+    /// The commit that was tested, when known: a pull request's head (not the merge commit
+    /// GitHub made for the run), else `$GITHUB_SHA`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
 }

@@ -56,6 +56,13 @@ fn consistency(results: &Results) -> Vec<String> {
         if !seen.insert(task.id.as_str()) {
             problems.push(format!("tasks[{i}].id: duplicate task id `{}`", task.id));
         }
+        // Reports subtract the trials run from the trials planned.
+        if let Some(planned) = task.trials_planned.filter(|&p| p < task.repeat) {
+            problems.push(format!(
+                "tasks[{i}].trials_planned: {planned}, but the task ran {} trials (`repeat`): a plan holds at least the trials run",
+                task.repeat
+            ));
+        }
     }
     let counted = totals(&results.tasks);
     let (written, counted) = (&results.totals, &counted);

@@ -186,11 +186,22 @@ fn the_step_summary_stays_under_one_mebibyte_with_the_verdict_kept() {
 
 const COMMENTS: &str = "/repos/acme/bot/issues/5/comments";
 
-/// GitHub's REST API for the comments on one pull request of acme/bot, in memory: lists
-/// them a page at a time, creates one (its id one more than the largest), updates one by
-/// id; anything else is GitHub's 404. The server keeps every request it received.
+/// The login GitHub gives the token: comments it writes are its own.
+const BOT: &str = "github-actions[bot]";
+
+/// A comment `BOT` wrote.
+fn ours(id: u64, body: &str) -> Value {
+    json!({"id": id, "body": body, "user": {"login": BOT}})
+}
+
+/// GitHub's API for the comments on one pull request of acme/bot (its head at `HEAD_SHA`),
+/// in memory: lists them a page at a time, creates one as `BOT` (its id one more than the
+/// largest), updates one by id, says who the token is (GraphQL's `viewer`) and where the
+/// pull request's head is; anything else is GitHub's 404. The server keeps every request
+/// it received.
 pub(crate) fn github(pr: u64, comments: Vec<Value>) -> Server {
     let list = format!("/repos/acme/bot/issues/{pr}/comments");
+    let pull = format!("/repos/acme/bot/pulls/{pr}");
     let comments = Mutex::new(comments);
     Server::start(move |r| {
         let mut comments = comments.lock().unwrap();
@@ -198,6 +209,8 @@ pub(crate) fn github(pr: u64, comments: Vec<Value>) -> Server {
         let id = r.path.strip_prefix("/repos/acme/bot/issues/comments/").and_then(|id| id.parse::<u64>().ok());
         let edited = id.and_then(|id| comments.iter().position(|c| c["id"] == id));
         match (r.method.as_str(), edited) {
+            ("POST", _) if r.path == "/graphql" => (200, json!({"data": {"viewer": {"login": BOT}}}).to_string()),
+            ("GET", _) if r.path == pull => (200, json!({"number": pr, "head": {"sha": HEAD_SHA}}).to_string()),
             ("GET", _) if r.path == list => {
                 let number = |name, default| r.query_param(name).map_or(default, |n| n.parse().unwrap());
                 let (per_page, page) = (number("per_page", 30), number("page", 1));
@@ -206,7 +219,7 @@ pub(crate) fn github(pr: u64, comments: Vec<Value>) -> Server {
             }
             ("POST", _) if r.path == list => {
                 let id = comments.iter().filter_map(|c| c["id"].as_u64()).max().unwrap_or(0) + 1;
-                comments.push(json!({"id": id, "body": body()}));
+                comments.push(json!({"id": id, "body": body(), "user": {"login": BOT}}));
                 (201, json!({"id": id}).to_string())
             }
             ("PATCH", Some(i)) => {
@@ -230,7 +243,7 @@ fn calls(api: &Server) -> Vec<String> {
 /// The comment bodies the API received with this method, in order.
 pub(crate) fn bodies(api: &Server, verb: &str) -> Vec<String> {
     let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
-    api.received().iter().filter(|r| r.method == verb).map(body).collect()
+    api.received().iter().filter(|r| r.method == verb && r.path != "/graphql").map(body).collect()
 }
 
 /// Runs a suite with `--comment`, as in a pull_request workflow, against the mock API.
@@ -266,8 +279,8 @@ fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
     assert!(second.stderr.contains("evalgate: updated comment 2 on pull request #5"), "{}", second.stderr);
 
     let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
-    let expected = [&*list, &create, &list, "PATCH /repos/acme/bot/issues/comments/2"];
-    assert_eq!(calls(&api), expected, "exactly one POST, then a PATCH of that comment");
+    let expected = [&*list, &create, &list, "POST /graphql", "PATCH /repos/acme/bot/issues/comments/2"];
+    assert_eq!(calls(&api), expected, "exactly one POST, then who the token is, then a PATCH of that comment");
     let bearer = format!("Bearer {TOKEN}");
     assert!(api.received().iter().all(|r| r.header("authorization") == Some(&bearer)), "every call authorized");
     assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n"));
@@ -282,13 +295,14 @@ fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
 fn the_marker_is_found_on_the_second_page_of_comments() {
     let mut comments: Vec<Value> = (1..=100).map(|i| json!({"id": i, "body": format!("comment {i}")})).collect();
     comments.push(json!({"id": 500, "body": "chatter"}));
-    comments.push(json!({"id": 777, "body": "<!-- evalgate:test.evals.demo -->\nold"}));
+    comments.push(ours(777, "<!-- evalgate:test.evals.demo -->\nold"));
     let api = github(5, comments);
     let run = run_with_comment(&api, PASSING);
     run.expect_code(0);
     let expected = [
         format!("GET {COMMENTS}?per_page=100&page=1"),
         format!("GET {COMMENTS}?per_page=100&page=2"),
+        "POST /graphql".to_owned(),
         "PATCH /repos/acme/bot/issues/comments/777".to_owned(),
     ];
     assert_eq!(calls(&api), expected, "each page once, never a second comment");
@@ -332,27 +346,94 @@ fn a_long_body_is_cut_under_the_limit_with_the_verdict_kept() {
 }
 
 #[test]
-fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
-    let api = github(8, Vec::new());
+fn a_comment_someone_else_wrote_with_the_marker_is_left_alone_and_ours_is_created() {
+    let forged = "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: `test.evals.demo` passed";
+    let api = github(5, vec![json!({"id": 3, "body": forged, "user": {"login": "mallory"}})]);
+    let run = run_with_comment(&api, FAILING);
+    run.expect_code(1);
+    assert!(run.stderr.contains("evalgate: commented on pull request #5"), "{}", run.stderr);
+    let list = format!("GET {COMMENTS}?per_page=100&page=1");
+    assert_eq!(
+        calls(&api),
+        [list, "POST /graphql".to_owned(), format!("POST {COMMENTS}")],
+        "mallory's is never patched"
+    );
+    assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
+}
+
+/// A saved results file of a failing run, and `evalgate comment results.json ARGS` on it in
+/// a `workflow_run` job (the fork-safe flow) whose event says the run tested `tested`.
+fn comment_from_workflow_run(api: &Server, edit: impl FnOnce(&mut Value), tested: &str, args: &[&str]) -> Run {
     let saved =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
     saved.expect_code(1);
-    // A workflow_run job: the event names no pull request (a fork's), so --pr does.
-    let test = Test::new()
-        .write("results.json", &saved.read("evalgate-out/results.json"))
-        .write("event.json", r#"{"workflow_run": {"id": 1, "pull_requests": []}}"#);
+    let mut results: Value = serde_json::from_str(&saved.read("evalgate-out/results.json")).unwrap();
+    edit(&mut results);
+    // GitHub leaves a fork's `pull_requests` empty: the number comes with the artifact.
+    let event = json!({"workflow_run": {"id": 1, "head_sha": tested, "pull_requests": []}});
+    let test = Test::new().write("results.json", &results.to_string()).write("event.json", &event.to_string());
     let event = test.path().join("event.json");
-    let run = test
-        .env("GITHUB_API_URL", &api.url())
+    test.env("GITHUB_API_URL", &api.url())
         .env("GITHUB_REPOSITORY", "acme/bot")
         .env("GITHUB_EVENT_PATH", path_str(&event))
         .env("GITHUB_TOKEN", TOKEN)
-        .args(&["comment", "results.json", "--pr", "8"])
-        .run();
+        .args(&[&["comment", "results.json"], args].concat())
+        .run()
+}
+
+#[test]
+fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
+    let api = github(8, Vec::new());
+    let run = comment_from_workflow_run(&api, |_| {}, HEAD_SHA, &["--pr", "8"]);
     run.expect_code(0);
     let comments = "/repos/acme/bot/issues/8/comments";
-    assert_eq!(calls(&api), [format!("GET {comments}?per_page=100&page=1"), format!("POST {comments}")]);
+    let expected = [
+        "GET /repos/acme/bot/pulls/8".to_owned(),
+        format!("GET {comments}?per_page=100&page=1"),
+        format!("POST {comments}"),
+    ];
+    assert_eq!(calls(&api), expected);
     assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
+}
+
+#[test]
+fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted() {
+    // The fork's run tested its own commit; its artifact names pull request 8 (at HEAD_SHA),
+    // and its results claim HEAD_SHA too: the event is GitHub's word, the results are not.
+    let api = github(8, vec![ours(2, "<!-- evalgate:test.evals.demo -->\n## ❌ evalgate: failed")]);
+    let fork = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let run = comment_from_workflow_run(&api, |r| r["plan"]["commit"] = json!(HEAD_SHA), fork, &["--pr", "8"]);
+    run.expect_code(2);
+    assert_eq!(
+        run.stderr.trim(),
+        format!(
+            "error: the comment on pull request #8 is refused: its head is {HEAD_SHA}, but the workflow run tested {fork}"
+        )
+    );
+    assert_eq!(calls(&api), ["GET /repos/acme/bot/pulls/8"], "nothing listed, created or updated");
+
+    // The right run, but results produced for another commit: refused too.
+    let api = github(8, Vec::new());
+    let run = comment_from_workflow_run(&api, |r| r["plan"]["commit"] = json!(fork), HEAD_SHA, &["--pr", "8"]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("but the results were produced for aaaaaaa"), "{}", run.stderr);
+    assert_eq!(calls(&api), ["GET /repos/acme/bot/pulls/8"]);
+}
+
+#[test]
+fn a_hostile_results_file_cannot_push_the_comment_over_githubs_limit() {
+    let api = github(8, Vec::new());
+    let huge = |r: &mut Value| {
+        r["suite"]["id"] = json!("s".repeat(100_000));
+        for task in r["tasks"].as_array_mut().unwrap() {
+            task["id"] = json!("t|`<".repeat(30_000));
+        }
+    };
+    let run = comment_from_workflow_run(&api, huge, HEAD_SHA, &["--pr", "8"]);
+    run.expect_code(0);
+    let body = &bodies(&api, "POST")[0];
+    assert!(body.chars().count() <= 65_536, "{} characters", body.chars().count());
+    assert!(body.contains("## ❌ evalgate"), "the verdict is kept");
 }
 
 #[test]
@@ -451,7 +532,8 @@ pub(crate) fn action_run_with(api: &Server, files: &[(&str, &str)], args: &[&str
 /// The body of the last create or update of a comment.
 pub(crate) fn last_body(api: &Server) -> String {
     let body = |r: &Request| serde_json::from_str::<Value>(&r.body).unwrap()["body"].as_str().unwrap().to_owned();
-    api.received().iter().rev().find(|r| r.method != "GET").map(body).expect("a comment was written")
+    let written = |r: &&Request| r.method != "GET" && r.path != "/graphql";
+    api.received().iter().rev().find(written).map(body).expect("a comment was written")
 }
 
 #[test]
@@ -474,7 +556,11 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
     preflight.run.expect_code(3);
     let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
     let update = "PATCH /repos/acme/bot/issues/comments/1";
-    assert_eq!(calls(&api), [&*list, &create, &list, update], "the green comment is updated, not left");
+    assert_eq!(
+        calls(&api),
+        [&*list, &create, &list, "POST /graphql", update],
+        "the green comment is updated, not left"
+    );
     let body = last_body(&api);
     assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ⛔ evalgate: `test.evals.demo` preflight failed"));
     assert!(body.contains(&format!("environment variable `{UNSET}`: is not set")), "{body}");
@@ -497,7 +583,7 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
     // A key misspelled: exit 2, annotated on its line.
     let invalid = action_run(&api, &[("evalgate.yaml", &green.replace("prompt: hello", "promt: hello"))], &[]);
     invalid.run.expect_code(2);
-    assert_eq!(calls(&api)[4..], [&*list, update]);
+    assert_eq!(calls(&api)[5..], [&*list, "POST /graphql", update]);
     let body = last_body(&api);
     assert!(body.starts_with("<!-- evalgate:test.evals.demo -->\n## ⛔ evalgate: `test.evals.demo` invalid"), "{body}");
     assert!(body.contains("tasks[0].promt: unknown key `promt`"), "{body}");
@@ -515,11 +601,11 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
 
 #[test]
 fn a_server_that_does_not_start_updates_the_comment_and_the_runner_files_too() {
-    let api = github(5, vec![json!({"id": 9, "body": "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed"})]);
+    let api = github(5, vec![ours(9, "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed")]);
     let broken = suite("mcp_servers:\n  calc: {command: [sh, -c, 'exit 1']}", PASSING);
     let run = action_run(&api, &[("evalgate.yaml", &broken)], &[]);
     run.run.expect_code(3);
-    assert_eq!(calls(&api)[1..], ["PATCH /repos/acme/bot/issues/comments/9"]);
+    assert_eq!(calls(&api)[1..], ["POST /graphql", "PATCH /repos/acme/bot/issues/comments/9"]);
     let body = last_body(&api);
     assert!(body.contains("## ⛔ evalgate: `test.evals.demo` preflight failed"), "{body}");
     assert!(body.contains("MCP server `calc`: did not start"), "{body}");
@@ -533,7 +619,7 @@ fn a_server_that_does_not_start_updates_the_comment_and_the_runner_files_too() {
 
 #[test]
 fn an_aborted_run_says_aborted_in_the_comment_the_outputs_and_the_summary() {
-    let api = github(5, vec![json!({"id": 9, "body": "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed"})]);
+    let api = github(5, vec![ours(9, "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed")]);
     // A report path that cannot be created: the run aborts before any task starts.
     let files = [("evalgate.yaml", suite("", PASSING)), ("blocker", String::new())];
     let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();

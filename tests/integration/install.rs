@@ -375,7 +375,8 @@ fn a_release_without_an_archive_for_the_runner_builds_that_release_and_nothing_e
     assert_eq!(missing.cargo, "");
     let bad = install_steps(&action, &host, "Linux-x86_64", &[("INPUT_VERSION", "main")]);
     assert_eq!(bad.code, Some(1));
-    assert!(bad.log.contains("the version input must be a release tag such as v0.3.0, got 'main'"), "{}", bad.log);
+    let refused = "the version input must be a release tag vMAJOR.MINOR.PATCH[-pre] such as v0.3.0, got";
+    assert!(bad.log.contains(&format!("{refused} 'main'")), "{}", bad.log);
 
     // A tampered archive is refused, not replaced by a build.
     host.release("v0.3.0", TARGET, b"not the release");
@@ -390,4 +391,64 @@ fn a_release_without_an_archive_for_the_runner_builds_that_release_and_nothing_e
     let windows = install_steps(&action, &host, "MINGW64_NT-10.0-x86_64", &[("ACTION_REF", "v0.3.0")]);
     assert_eq!(windows.code, Some(1));
     assert!(windows.log.contains("::error title=evalgate::evalgate runs on Linux and macOS runners, not on Windows"));
+}
+
+#[test]
+fn a_version_input_that_is_not_a_plain_release_tag_is_refused_before_anything_is_fetched() {
+    // Another repository's release, verified against its own checksum file: what a version
+    // with `/../` in it reached before (`checksums/v0.3.0-/../../other/….sha256`).
+    let host = Host::new();
+    let work = tempfile::tempdir().unwrap();
+    let bytes = archive(work.path(), Path::new(env!("CARGO_BIN_EXE_evalgate")));
+    let sums = format!("{}  evalgate-{TARGET}.tar.gz\n", sha256(&bytes));
+    host.put(&format!("gh/{}/releases/download/v0.3.0-x/../../../../mallory/evil/releases/download/v6.6.6/evalgate-{TARGET}.tar.gz", evalgate::REPOSITORY), &bytes);
+    host.put("raw/mallory/evil/main/checksums/v6.6.6.sha256", sums.as_bytes());
+    let hostile = [
+        "v0.3.0-x/../../../../mallory/evil/releases/download/v6.6.6",
+        "v0.3.0/../v0.2.0",
+        "v0.3.0\n",
+        "v0.3.0-",
+        "v0.3.0+x",
+        "0.3.0",
+    ];
+    for version in hostile {
+        let dir = tempfile::tempdir().unwrap();
+        let action = action_checkout(dir.path(), "0.3.0", &[]);
+        let installed = install_steps(&action, &host, "Linux-x86_64", &[("INPUT_VERSION", version)]);
+        assert_eq!(installed.code, Some(1), "{version:?}: {}", installed.log);
+        assert!(
+            installed.log.contains("the version input must be a release tag vMAJOR.MINOR.PATCH[-pre]"),
+            "{version:?}: {}",
+            installed.log
+        );
+        assert!(
+            !installed.outputs.contains_key("bin") && installed.cargo.is_empty(),
+            "{version:?}: nothing installed or built"
+        );
+    }
+    // The script the README pipes to `sh` refuses such a tag itself.
+    for tag in ["v0.3.0-x/../../y", "v0.3.0\nv0.3.0", "main"] {
+        // Against the local host, so that a script that let the tag through fetches nothing real.
+        let out = Command::new("sh")
+            .arg(root().join("scripts/install.sh"))
+            .arg(tag)
+            .arg(work.path().join("bin"))
+            .env("EVALGATE_PLATFORM", "Linux-x86_64")
+            .env("EVALGATE_RELEASES_URL", format!("{}/gh/{}/releases/download", host.server.url, evalgate::REPOSITORY))
+            .env("EVALGATE_RAW_URL", format!("{}/raw", host.server.url))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{tag:?}: {}", text(&out));
+        assert!(
+            text(&out).contains("is not a release tag (vMAJOR.MINOR.PATCH[-pre], such as v0.1.0)"),
+            "{tag:?}: {}",
+            text(&out)
+        );
+    }
+    for tag in ["v0.3.0", "v1.2.3-rc.1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let action = action_checkout(dir.path(), "0.3.0", &[]);
+        let installed = install_steps(&action, &host, "Linux-x86_64", &[("INPUT_VERSION", tag)]);
+        assert!(!installed.log.contains("must be a release tag"), "{tag}: {}", installed.log);
+    }
 }

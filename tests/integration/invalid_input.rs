@@ -398,7 +398,7 @@ fn every_reader_of_a_results_file_refuses_one_that_breaks_the_schema_or_its_own_
         .args(&["run"])
         .run();
     run.expect_code(0);
-    let tampers: [Tamper; 6] = [
+    let tampers: [Tamper; 7] = [
         (
             |r| r["format"] = "evalgate-results/999".into(),
             "format: unknown results format `evalgate-results/999`; this evalgate reads `evalgate-results/1`",
@@ -410,6 +410,11 @@ fn every_reader_of_a_results_file_refuses_one_that_breaks_the_schema_or_its_own_
         ),
         (|r| r["tasks"][1]["id"] = "a".into(), "tasks[1].id: duplicate task id `a`"),
         (|r| r["totals"]["passed"] = 7.into(), "totals.passed: 7, but the tasks count 2"),
+        (
+            // Adaptive trials reported as more than planned: "18446744073709551116% saved" once.
+            |r| r["tasks"][0]["trials_planned"] = 0.into(),
+            "tasks[0].trials_planned: 0, but the task ran 1 trials (`repeat`): a plan holds at least the trials run",
+        ),
         (
             |r| r["tasks"][1]["status"] = "failed".into(),
             "does not agree with its own tasks: it records the outcome `passed`, its tasks give `failed`",
