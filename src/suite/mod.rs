@@ -2,6 +2,7 @@
 
 mod definition;
 pub mod formats;
+mod imports;
 mod load;
 mod load_error;
 pub mod mcp_auth;

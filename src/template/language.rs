@@ -57,7 +57,7 @@ impl fmt::Display for Var {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Segment {
+pub(super) enum Segment {
     Literal(String),
     Var(Var),
 }
@@ -66,7 +66,7 @@ enum Segment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     source: String,
-    segments: Vec<Segment>,
+    pub(super) segments: Vec<Segment>,
 }
 
 /// Why a template is invalid; `column` is the 1-based character offset in the template text.
@@ -211,35 +211,6 @@ impl Template {
         self.vars().any(|v| v == var)
     }
 
-    /// Renders a shell script (a `run:` string, run by `sh -c`): each value is never pasted
-    /// in but passed as an environment variable (`EVALGATE_VALUE_1`, …) the script refers
-    /// to, quoted as one word for where it stands — `"${V}"` outside quotes, `${V}` inside
-    /// double quotes, `'"${V}"'` inside single quotes. The shell expands a variable without
-    /// reading its value as code, so a model's answer with `$(…)`, a backtick or a quote is
-    /// only text, in a heredoc too. Returns the script and the variables to set.
-    pub fn render_shell(&self, lookup: &dyn Fn(&Var) -> String) -> (String, Vec<(String, String)>) {
-        let (mut script, mut values) = (String::new(), Vec::new());
-        let mut quoting = ShellQuoting::default();
-        for segment in &self.segments {
-            match segment {
-                Segment::Literal(text) => {
-                    script.push_str(text);
-                    text.chars().for_each(|c| quoting.read(c));
-                }
-                Segment::Var(var) => {
-                    let name = format!("EVALGATE_VALUE_{}", values.len() + 1);
-                    script.push_str(&match quoting.state {
-                        Quoted::Not => format!("\"${{{name}}}\""),
-                        Quoted::Double => format!("${{{name}}}"),
-                        Quoted::Single => format!("'\"${{{name}}}\"'"),
-                    });
-                    values.push((name, lookup(var)));
-                }
-            }
-        }
-        (script, values)
-    }
-
     /// Renders with `lookup` giving each variable's value.
     pub fn render(&self, lookup: &dyn Fn(&Var) -> String) -> String {
         let mut out = String::new();
@@ -250,40 +221,6 @@ impl Template {
             }
         }
         out
-    }
-}
-
-/// Where a POSIX shell's reader is in a script: inside single quotes, double quotes or
-/// neither, a backslash escaping the next character outside single quotes.
-#[derive(Default)]
-struct ShellQuoting {
-    state: Quoted,
-    escaped: bool,
-}
-
-#[derive(Default, Clone, Copy)]
-enum Quoted {
-    #[default]
-    Not,
-    Single,
-    Double,
-}
-
-impl ShellQuoting {
-    fn read(&mut self, c: char) {
-        if std::mem::take(&mut self.escaped) {
-            return;
-        }
-        self.state = match (self.state, c) {
-            (Quoted::Not | Quoted::Double, '\\') => {
-                self.escaped = true;
-                self.state
-            }
-            (Quoted::Not, '\'') => Quoted::Single,
-            (Quoted::Not, '"') => Quoted::Double,
-            (Quoted::Single, '\'') | (Quoted::Double, '"') => Quoted::Not,
-            (state, _) => state,
-        };
     }
 }
 
@@ -494,38 +431,6 @@ mod tests {
             Var::Vars(n) => vars[n].clone(),
             other => format!("<{other}>"),
         })
-    }
-
-    /// A hostile value, run through `sh` in each quoting context: it comes out as the same
-    /// text, and none of its shell code runs.
-    #[test]
-    fn a_value_in_a_shell_string_is_one_word_of_text_in_every_quoting_context() {
-        let dir = tempfile::tempdir().unwrap();
-        let hostile = "a $(touch pwned1) `touch pwned2` 'c; touch pwned3; 'd\" ; touch pwned4; \"e \\ * ~";
-        for (script, expected) in [
-            (r#"printf '%s' {agent.output}"#, hostile.to_owned()),
-            (r#"printf '%s' "[{agent.output}]""#, format!("[{hostile}]")),
-            (r#"printf '%s' '[{agent.output}]'"#, format!("[{hostile}]")),
-            (r#"printf '%s' "it's" \" '{agent.output}'"#, format!("it's\"{hostile}")),
-            ("cat <<EOF\n{agent.output}\nEOF", format!("\"{hostile}\"\n")),
-        ] {
-            let t = Template::parse(script, Scope::AfterAgent, Names::default()).unwrap();
-            let (script, values) = t.render_shell(&|_| hostile.to_owned());
-            assert!(!script.contains("touch"), "{script}");
-            let out = std::process::Command::new("sh")
-                .args(["-c", &script])
-                .envs(values)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout),
-                expected,
-                "{script}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no command of the value ran");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod command_line;
 mod compile;
 mod json;
 mod language;
+mod shell;
 
 pub use bindings::{Bindings, ServersRef};
 pub use command_line::CommandLine;
