@@ -205,7 +205,7 @@ async fn stopped_early(
     let mut publisher =
         Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len())
             .stopped_by(stop.clone());
-    if let Err(e) = publisher.write_outputs(&results.iter().zip(&paths).collect::<Vec<_>>()) {
+    if let Err(e) = publisher.write_outputs(results.iter().zip(&paths)) {
         crate::errln!("warning: {e}");
     }
     // A report that cannot be written (found before the run) is each suite's, on its file,
@@ -303,7 +303,7 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
     if let Some(e) = &error {
         abort_all(&mut suites, e);
     }
-    if let Err(e) = publisher.write_outputs(&suites.iter().map(|(r, p)| (r, *p)).collect::<Vec<_>>()) {
+    if let Err(e) = publisher.write_outputs(suites.iter().map(|(r, p)| (r, *p))) {
         crate::errln!("evalgate: {e}; the run is aborted");
         let e = Error::from(e);
         abort_all(&mut suites, &e);
@@ -324,7 +324,7 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
         code = code.max(results.verdict.outcome.exit_code());
     }
     // The step outputs said otherwise: written again, their last values are these.
-    if stopped && let Err(e) = publisher.write_outputs(&suites.iter().map(|(r, p)| (r, *p)).collect::<Vec<_>>()) {
+    if stopped && let Err(e) = publisher.write_outputs(suites.iter().map(|(r, p)| (r, *p))) {
         error.get_or_insert(e.into());
     }
     error.map_or(Ok(code), Err)

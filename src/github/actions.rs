@@ -50,7 +50,9 @@ impl GitHubStep {
     }
 
     /// The step outputs of every suite of the run.
-    pub fn write_outputs(suites: &[(&Results, &OutputPaths)]) -> Result<(), WriteError> {
+    pub fn write_outputs<'a>(
+        suites: impl IntoIterator<Item = (&'a Results, &'a OutputPaths)>,
+    ) -> Result<(), WriteError> {
         let mut outputs = StepOutputs::default();
         for (results, paths) in suites {
             outputs.add(results, paths);

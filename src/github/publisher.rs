@@ -35,7 +35,10 @@ impl Publisher {
     /// else is published, so a failure to write them (the run is then aborted, exit 4) is
     /// what the step summary and the comment published after it say. Written again, they
     /// replace the values before (the runner keeps an output's last value).
-    pub fn write_outputs(&self, suites: &[(&Results, &OutputPaths)]) -> Result<(), WriteError> {
+    pub fn write_outputs<'a>(
+        &self,
+        suites: impl IntoIterator<Item = (&'a Results, &'a OutputPaths)>,
+    ) -> Result<(), WriteError> {
         if self.step.is_none() {
             return Ok(());
         }
