@@ -34,19 +34,22 @@ pub fn finalize(results: &mut Results, baseline: Option<&Baseline>) {
 }
 
 /// The checks a baseline comparison makes: the paired test's verdict and missing tasks
-/// (with `test: paired`), and every budget that is set. With no budget at all, "no task newly
-/// fails" stands in, unless the paired test had enough comparable tasks to decide: then the
-/// statistical verdict is the default gate, and noise alone cannot fail a run.
+/// (with `test: paired`), and every budget that is set. With no budget at all, the paired
+/// test's verdict is the default gate when it had enough comparable tasks to decide, so noise
+/// alone cannot fail a run; with fewer, no task may go from passing every trial to failing
+/// every trial (with one trial: no task newly fails). With `test: budgets` and no budget,
+/// "no task newly fails" stands in.
 pub fn regression_checks(section: &RegressionSection) -> Vec<GateCheck> {
     let Some(cmp) = &section.comparison else { return Vec::new() };
     let mut checks = Vec::new();
-    let decided = section.test.as_ref().is_some_and(|t| t.pairs >= section.statistics.rule().min_tasks);
-    let budget = if decided { section.budget } else { section.budget.or_default_budget() };
-    if let Some(test) = &section.test {
+    let paired = section.test.as_ref().zip(section.flags.as_ref());
+    let budget = if paired.is_some() { section.budget } else { section.budget.or_default_budget() };
+    if let Some((test, flags)) = paired {
         checks.extend(test.checks(&section.statistics));
-    }
-    if let Some(flags) = &section.flags {
         checks.extend(flags.checks(&section.statistics));
+        if test.pairs < section.statistics.rule().min_tasks && section.budget.is_empty() {
+            checks.push(flags.broken_check());
+        }
     }
     checks.extend(cmp.checks(&budget));
     checks

@@ -78,6 +78,19 @@ pub struct PlannedTask {
     pub adaptive: Option<NonZeroU32>,
 }
 
+/// The error rate of adaptive trials' anytime-valid test (`stats::settled`).
+pub const ADAPTIVE_ALPHA: f64 = 0.05;
+
+impl PlannedTask {
+    /// The adaptive design its trials follow (`None`: all `repeat` trials run). `min_pass`
+    /// is the task's (every trial by default), out of `repeat`.
+    pub fn design(&self, min_pass: Option<NonZeroU32>) -> Option<crate::stats::Design> {
+        let (min, max) = (self.adaptive?.get(), self.repeat.get());
+        let min_pass = min_pass.map_or(max, |m| m.get().min(max));
+        (min < max).then_some(crate::stats::Design { min, max, min_pass, alpha: ADAPTIVE_ALPHA })
+    }
+}
+
 /// `--repeat auto`'s most trials for a task that has one trial.
 pub const AUTO_MAX_TRIALS: NonZeroU32 = NonZeroU32::new(8).unwrap();
 

@@ -92,6 +92,9 @@ impl Calibration {
         let cells = (tasks as f64 * pairs).max(1.0);
         let discordance = squared / cells;
         let repeat = by_task.values().flat_map(|s| s.iter().map(|(_, c)| c.ran)).max().unwrap_or(1);
+        let mut resolutions: Vec<u32> = by_task.values().flat_map(|s| s.iter().map(|(_, c)| c.resolution())).collect();
+        resolutions.sort_unstable();
+        let trials = resolutions.get(resolutions.len() / 2).copied().unwrap_or(1);
         Calibration {
             format: CALIBRATION_FORMAT.into(),
             suite: runs.first().map(|r| r.suite.id.clone()).unwrap_or_default(),
@@ -101,9 +104,9 @@ impl Calibration {
             alpha,
             flip_rate: round(flips / cells),
             discordance: round(discordance),
-            mde: min_detectable_drop(tasks, discordance, alpha).map(round),
+            mde: min_detectable_drop(tasks, discordance, alpha, trials).map(round),
             detect,
-            recommended_tasks: tasks_to_detect(detect, discordance, alpha, MAX_TASKS),
+            recommended_tasks: tasks_to_detect(detect, discordance, alpha, trials, MAX_TASKS),
             recommended_repeat: repeat_to_detect(detect, tasks, discordance, repeat, alpha, MAX_REPEAT),
             per_task,
         }

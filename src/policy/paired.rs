@@ -70,6 +70,7 @@ impl PairedPolicy {
     pub fn rule(&self) -> Rule {
         Rule {
             mode: self.mode.unwrap_or_default(),
+            alpha: self.alpha(),
             min_effect: self.min_effect.map_or(0.02, Rate::get),
             margin: self.margin.map_or(0.05, Rate::get),
             min_tasks: self.min_tasks.unwrap_or(10) as usize,

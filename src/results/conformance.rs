@@ -186,6 +186,7 @@ fn task(site: &TaskSite, id: String, check: Option<&Check>, status: Status, reas
         repeat: 1,
         min_pass: 1,
         trials_planned: None,
+        adaptive: None,
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

@@ -20,6 +20,14 @@ pub struct TaskFlags {
     /// Tasks whose candidate pass rate is lower than the baseline's beyond chance: one-sided
     /// Fisher test, Holm-adjusted p-value at most `alpha`.
     pub suspect: Vec<SuspectTask>,
+    /// Comparable tasks with adaptive trials on either side, left out of the per-task test:
+    /// where a task stopped depends on its outcomes, so its counts are not Fisher's table.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untested_adaptive: usize,
+    /// Tasks that passed every trial in the baseline and fail every trial now: with too few
+    /// tasks for the paired test, these fail the gate (docs/statistics.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<String>,
     /// Comparable tasks marked `golden: true`.
     pub golden: usize,
     /// Golden tasks whose every trial passed in the baseline and not every trial now.
@@ -45,14 +53,16 @@ impl TaskFlags {
         let alpha = policy.alpha();
         let pairs = Pairing::new(baseline, head).pairs;
         let counts: Vec<(TrialCount, TrialCount)> = pairs.iter().map(|(t, b)| (b.trials, TrialCount::of(t))).collect();
-        let p: Vec<f64> = counts
+        let fixed = |(b, c): &&(TrialCount, TrialCount)| b.adaptive.is_none() && c.adaptive.is_none();
+        let tested: Vec<_> = pairs.iter().zip(&counts).filter(|(_, bc)| fixed(bc)).collect();
+        let p: Vec<f64> = tested
             .iter()
-            .map(|(b, c)| fisher_worse(b.passed.into(), b.ran.into(), c.passed.into(), c.ran.into()))
+            .map(|(_, (b, c))| fisher_worse(b.passed.into(), b.ran.into(), c.passed.into(), c.ran.into()))
             .collect();
         let adjusted = holm(&p);
-        let suspect = pairs
+        let suspect = tested
             .iter()
-            .zip(&counts)
+            .copied()
             .zip(p.iter().zip(&adjusted))
             .filter(|(_, (_, adj))| **adj <= alpha)
             .map(|(((task, _), (b, c)), (p, adj))| SuspectTask {
@@ -71,13 +81,26 @@ impl TaskFlags {
             .filter(|(_, (b, c))| b.passed == b.ran && c.passed < c.ran)
             .map(|((task, _), _)| task.id.clone())
             .collect();
-        TaskFlags { alpha, suspect, golden: golden.len(), golden_dropped }
+        let broken = pairs
+            .iter()
+            .zip(&counts)
+            .filter(|(_, (b, c))| b.passed == b.ran && c.passed == 0)
+            .map(|((task, _), _)| task.id.clone())
+            .collect();
+        let untested_adaptive = counts.len() - tested.len();
+        TaskFlags { alpha, suspect, untested_adaptive, broken, golden: golden.len(), golden_dropped }
     }
 
     /// The suspect tasks in one line: "`t3` 8/8 → 2/8 (p = 0.0350)", or `None` with none.
     pub fn suspect_line(&self) -> Option<String> {
+        let untested = (self.untested_adaptive > 0).then(|| {
+            format!(
+                "{} task(s) with adaptive trials are not tested per task (where a task stops depends on its outcomes)",
+                self.untested_adaptive
+            )
+        });
         if self.suspect.is_empty() {
-            return None;
+            return untested;
         }
         let tasks: Vec<String> = self
             .suspect
@@ -94,22 +117,34 @@ impl TaskFlags {
                 )
             })
             .collect();
-        Some(format!(
+        let line = format!(
             "{} suspect task(s) (Fisher's exact test per task, Holm-corrected, α {}): {}",
             self.suspect.len(),
             self.alpha,
             tasks.join(", ")
-        ))
+        );
+        Some(match untested {
+            Some(untested) => format!("{line}; {untested}"),
+            None => line,
+        })
+    }
+
+    /// With too few comparable tasks for the paired test (and no budget set): no task may go
+    /// from passing every trial to failing every trial. At one trial a side that is "no task
+    /// newly fails"; with more, a flaky task rarely does it by chance.
+    pub fn broken_check(&self) -> GateCheck {
+        GateCheck::new(
+            "new failures vs baseline",
+            "≤ 0 that now fail every trial".into(),
+            list(&self.broken),
+            self.broken.is_empty(),
+        )
     }
 
     /// The gate checks: golden tasks (when there are any), and suspect tasks when the policy
     /// makes them gate (`gate_on_suspect: true`).
     pub fn checks(&self, policy: &PairedPolicy) -> Vec<GateCheck> {
         let mut checks = Vec::new();
-        let list = |ids: &[String]| match ids.len() {
-            0 => "0".to_owned(),
-            n => format!("{n}: {}", ids.join(", ")),
-        };
         if self.golden > 0 {
             checks.push(GateCheck::new(
                 "golden tasks vs baseline",
@@ -129,4 +164,15 @@ impl TaskFlags {
         }
         checks
     }
+}
+
+fn list(ids: &[String]) -> String {
+    match ids.len() {
+        0 => "0".to_owned(),
+        n => format!("{n}: {}", ids.join(", ")),
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

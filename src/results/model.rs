@@ -245,6 +245,10 @@ pub struct TaskResult {
     /// is then the trials run, `min_pass` the passes that rate needs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_planned: Option<u32>,
+    /// The adaptive design its trials followed (`repeat: {min, max, adaptive: true}` or
+    /// `--repeat auto`): a comparison reads the pass rate through it, unbiased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::stats::Design>,
     /// Both passing and failing trials.
     #[serde(default)]
     pub flaky: bool,

@@ -32,6 +32,10 @@ pub struct PairedTest {
     pub alpha: f64,
     /// The smallest drop this suite detects at `alpha` with 80% power.
     pub mde: Option<f64>,
+    /// Pairs with adaptive trials on either side: their rates are read unbiased, at about
+    /// one trial's precision.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub adaptive: usize,
     pub verdict: Verdict,
     /// In the candidate only: listed, not judged.
     pub added: Vec<String>,
@@ -92,10 +96,12 @@ impl PairedTest {
             .iter()
             .map(|(task, base)| {
                 let now = TrialCount::of(task);
+                let was = base.trials;
                 PairedRates {
-                    baseline: base.trials.rate(),
+                    baseline: was.rate(),
                     candidate: now.rate(),
-                    single: base.trials.ran == 1 && now.ran == 1,
+                    single: was.ran == 1 && now.ran == 1 && was.adaptive.is_none() && now.adaptive.is_none(),
+                    trials: was.resolution().min(now.resolution()),
                 }
             })
             .collect();
@@ -105,13 +111,15 @@ impl PairedTest {
         let ran = head.tasks.iter().filter(|t| t.status != Status::Skipped).map(|t| t.id.as_str());
         let present: BTreeSet<String> = ran.chain(deselected.iter().map(String::as_str)).map(key).collect();
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
+        let adaptive =
+            matched.iter().filter(|(task, base)| task.adaptive.is_some() || base.trials.adaptive.is_some()).count();
         let alpha = policy.alpha();
         let mut e = stats::estimate(&pairs, alpha);
         if let Some(noise) = noise {
             let observed =
                 pairs.iter().map(|p| (p.candidate - p.baseline).powi(2)).sum::<f64>() / pairs.len().max(1) as f64;
             if noise > observed && !pairs.is_empty() {
-                e.mde = stats::min_detectable_drop(pairs.len(), noise, alpha);
+                e.mde = stats::min_detectable_drop(pairs.len(), noise, alpha, stats::typical_trials(&pairs));
             }
         }
         let rule = policy.rule();
@@ -126,7 +134,8 @@ impl PairedTest {
             p_value: round(e.p_value),
             alpha,
             mde: e.mde.map(round),
-            verdict: stats::decide(e.pairs, e.delta, e.ci_low, e.ci_high, &rule),
+            adaptive,
+            verdict: stats::decide(e.pairs, e.delta, e.ci_low, e.p_value, &rule),
             added,
             missing,
             not_comparable,
@@ -164,10 +173,23 @@ impl PairedTest {
         let passes =
             if self.verdict.passes(rule.mode) { "the gate passes with this warning" } else { "the gate fails" };
         if self.pairs < rule.min_tasks {
+            let fallback = match rule.mode {
+                Mode::Pr => {
+                    "the gate passes with this warning unless a task that passed every trial in the baseline \
+                             fails every trial now"
+                }
+                Mode::Release => "the gate fails: a release needs evidence",
+            };
             return Some(format!(
-                "inconclusive: only {} comparable task(s), fewer than min_tasks {}, so no statistical verdict; {passes}. \
-                 Add tasks (or compare against a baseline with the same tasks) to get one.",
-                self.pairs, rule.min_tasks
+                "inconclusive: too few tasks to tell noise from change: {} comparable task(s) ({} worse, {} better), \
+                 fewer than min_tasks {}; {fallback}. With repeat: {} or more a flaky task fails every trial after \
+                 passing every one less than α of the time; add tasks (or compare against a baseline with the same \
+                 tasks) for a statistical verdict.",
+                self.pairs,
+                self.discordant_worse,
+                self.discordant_better,
+                rule.min_tasks,
+                repeat_for_small_suite(self.pairs, self.alpha)
             ));
         }
         let interval = format!("the interval {} to {} points", points(self.ci_low), points(self.ci_high));
@@ -192,7 +214,14 @@ impl PairedTest {
             return "no comparable task: this comparison cannot detect any drop".into();
         };
         let min_effect = policy.rule().min_effect;
-        let line = format!("this suite can detect drops of {} points or more (80% power)", magnitude(mde));
+        let mut line = format!("this suite can detect drops of {} points or more (80% power)", magnitude(mde));
+        if self.adaptive > 0 {
+            line.push_str(&format!(
+                "; {} task(s) ran adaptive trials: their pass rates are read without the stopping rule's bias, \
+                 at about one trial's precision, so they add less power than fixed trials",
+                self.adaptive
+            ));
+        }
         if min_effect + 1e-9 < mde {
             format!(
                 "{line}; warning: min_effect is {} points, smaller drops go unseen (add tasks or trials, docs/statistics.md)",
@@ -219,6 +248,17 @@ impl PairedTest {
             GateCheck::new("missing tasks vs baseline", "0".into(), missing, self.missing.is_empty()),
         ]
     }
+}
+
+/// The fewest trials per task at which, over `tasks` tasks, a flaky task passing every
+/// baseline trial and failing every candidate trial happens less than `alpha` of the time:
+/// for one task that is at most (½·½)^r, at a pass rate of ½.
+fn repeat_for_small_suite(tasks: usize, alpha: f64) -> u32 {
+    (1..=32).find(|r| tasks.max(1) as f64 * 0.25f64.powi(*r as i32) < alpha).unwrap_or(32)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A size in points: "5.8".

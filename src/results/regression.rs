@@ -12,6 +12,7 @@ use super::model::{Results, Status, TaskResult};
 use super::summary::openwop_task_id;
 use super::verdict::GateCheck;
 use crate::policy::RegressionBudget;
+use crate::stats::Design;
 use crate::values::{NonNegative, Rate};
 
 /// What a run is compared with: an earlier `results.json` or an OpenWOP `EvalSummary`.
@@ -115,7 +116,7 @@ impl Baseline {
             if let Some(l) = t.get("latencyMs").and_then(Value::as_u64) {
                 latencies.push(l);
             }
-            let trials = TrialCount { passed: u32::from(passed), ran: 1 };
+            let trials = TrialCount::once(passed);
             tasks.insert(id.to_owned(), BaselineTask { score, passed, definition: None, trials, output: None });
         }
         latencies.sort_unstable();
@@ -145,11 +146,14 @@ impl Baseline {
     }
 }
 
-/// A task's trials that passed, of those that ran (skipped trials did not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A task's trials that passed, of those that ran (skipped trials did not), and the adaptive
+/// design they followed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialCount {
     pub passed: u32,
     pub ran: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<Design>,
 }
 
 impl TrialCount {
@@ -157,14 +161,31 @@ impl TrialCount {
         let ran: Vec<_> = task.trials.iter().filter(|t| t.status != Status::Skipped).collect();
         if ran.is_empty() {
             // Decided without a trial (a setup error): one outcome, the task's.
-            return TrialCount { passed: u32::from(task.status == Status::Passed), ran: 1 };
+            return TrialCount::once(task.status == Status::Passed);
         }
         let passed = ran.iter().filter(|t| t.status == Status::Passed).count();
-        TrialCount { passed: passed as u32, ran: ran.len() as u32 }
+        TrialCount { passed: passed as u32, ran: ran.len() as u32, adaptive: task.adaptive }
     }
 
+    /// One trial, no adaptive design.
+    pub fn once(passed: bool) -> TrialCount {
+        TrialCount { passed: u32::from(passed), ran: 1, adaptive: None }
+    }
+
+    /// The pass rate: passed / ran, or with adaptive trials the estimate their stopping rule
+    /// leaves unbiased (a task stopped at its first failure is not read as failing more
+    /// often than it does).
     pub fn rate(self) -> f64 {
-        f64::from(self.passed) / f64::from(self.ran)
+        match self.adaptive {
+            Some(design) => design.unbiased_rate(self.passed, self.ran - self.passed),
+            None => f64::from(self.passed) / f64::from(self.ran),
+        }
+    }
+
+    /// The trials behind the rate, for the power's floor: adaptive trials count as one
+    /// (stopping at the first failure, the unbiased rate is the first trial's outcome).
+    pub fn resolution(self) -> u32 {
+        if self.adaptive.is_some() { 1 } else { self.ran }
     }
 }
 

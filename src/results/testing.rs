@@ -25,6 +25,7 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         repeat: 1,
         min_pass: 1,
         trials_planned: None,
+        adaptive: None,
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

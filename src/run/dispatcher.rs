@@ -61,9 +61,6 @@ pub trait EventSink {
     fn catch_up(&mut self) {}
 }
 
-/// The error rate of adaptive trials' anytime-valid test (`stats::settled`).
-const ADAPTIVE_ALPHA: f64 = 0.05;
-
 /// What the run did: every planned task's result (in plan order) and the hooks.
 #[derive(Debug, Default)]
 pub struct Dispatched {
@@ -342,12 +339,11 @@ impl<'a> Dispatcher<'a> {
         }
         if queued < state.trials.len() {
             // Adaptive: another trial while pass/fail is unsettled, else the task ends here.
-            let max = self.plan.tasks[index].repeat.get();
-            let task = &self.suite.tasks[self.plan.tasks[index].index];
-            let min_pass = task.min_pass.map_or(max, |m| m.get().min(max));
+            let planned = self.plan.tasks[index];
+            let design = planned.design(self.suite.tasks[planned.index].min_pass);
             let passed = state.trials[..queued].iter().flatten().filter(|t| t.status == Status::Passed).count() as u32;
-            let settled = crate::stats::settled(passed, queued as u32 - passed, max, min_pass, ADAPTIVE_ALPHA);
-            if settled.is_none() && self.halted.is_none() {
+            let stops = design.is_none_or(|d| d.stops(passed, queued as u32 - passed));
+            if !stops && self.halted.is_none() {
                 state.queued += 1;
                 self.more.push((index, queued as u32));
                 return;
@@ -360,8 +356,9 @@ impl<'a> Dispatcher<'a> {
         let duration = state.started.map_or(0, |s| s.elapsed().as_millis() as u64);
         let task = &self.suite.tasks[self.plan.tasks[index].index];
         let attempts = state.tries.iter().sum();
-        let planned = self.plan.tasks[index].repeat.get();
-        let mut result = aggregate(&self.suite, task, trials, planned, attempts, duration);
+        let planned = self.plan.tasks[index];
+        let design = planned.design(task.min_pass);
+        let mut result = aggregate(&self.suite, task, trials, planned.repeat.get(), design, attempts, duration);
         self.name_agent(index, &mut result);
         if self.plan.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
             self.halt(NotRun::FailFast);

@@ -64,11 +64,14 @@ pub fn skipped_trial(reason: &str) -> TrialResult {
 /// trials passed; an error when trials that errored or did not run could have changed that.
 /// `planned`: the trials planned (at most, when adaptive). `min_pass` counts out of those; a
 /// task that ran fewer (adaptive trials settled early) needs the same rate of passes.
+/// `design`: the adaptive design the trials followed, recorded so that a comparison can
+/// read the task's pass rate without the stopping rule's bias.
 pub fn aggregate(
     suite: &Suite,
     task: &Task,
     trials: Vec<TrialResult>,
     planned: u32,
+    design: Option<crate::stats::Design>,
     attempts: u32,
     duration_ms: u64,
 ) -> TaskResult {
@@ -112,6 +115,7 @@ pub fn aggregate(
         attempts,
         repeat: trials.len() as u32,
         trials_planned: (trials.len() < planned).then_some(planned as u32),
+        adaptive: design,
         min_pass: min_pass as u32,
         flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
         // k = every trial: the unbiased estimators then reduce to "some" and "every" trial.
@@ -145,6 +149,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         repeat: task.repeat.get(),
         min_pass: task.min_pass.unwrap_or(task.repeat).get(),
         trials_planned: None,
+        adaptive: None,
         flaky: false,
         pass_at_k: None,
         pass_hat_k: None,

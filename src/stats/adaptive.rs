@@ -10,8 +10,70 @@
 //!   however often it is looked at (Howard et al. 2021; Robbins' mixture). When `E ≥ 1/α`
 //!   the rate is settled on the side of `p0` the observed rate is on. The verdict is then
 //!   the rate's (`passed / run ≥ p0`).
+//!
+//! A task that stopped early cannot be read as `passed / run`: stopping at the first failure
+//! makes a task that passes 80% of the time read as 61%. [`Design::unbiased_rate`] is the
+//! estimate the stopping rule leaves unbiased (Girshick, Mosteller & Savage 1946).
+
+use serde::{Deserialize, Serialize};
 
 use super::special::ln_gamma;
+
+/// An adaptive trial design: `min` trials to start with, then one at a time while pass/fail
+/// against `min_pass` of `max` is not [`settled`] at level `alpha`, and never more than `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Design {
+    pub min: u32,
+    pub max: u32,
+    pub min_pass: u32,
+    pub alpha: f64,
+}
+
+impl Design {
+    /// Whether the run stops at `passed` passes and `failed` failures.
+    pub fn stops(&self, passed: u32, failed: u32) -> bool {
+        let run = passed + failed;
+        run >= self.max || (run >= self.min && settled(passed, failed, self.max, self.min_pass, self.alpha).is_some())
+    }
+
+    /// The unbiased estimate of the task's pass rate from where its trials stopped.
+    ///
+    /// The first trial's outcome is unbiased for the rate whatever the stopping rule (every
+    /// task runs it), and `(passed, failed)` is sufficient for the rate, so its expectation
+    /// given where the run ended is unbiased too (Rao–Blackwell): every path of trials that
+    /// reaches `(passed, failed)` without stopping before has the same probability, so the
+    /// estimate is the share of those paths that begin with a pass (Girshick, Mosteller &
+    /// Savage 1946). Without early stopping it is `passed / run`; stopping at the first
+    /// failure, it is the first trial's outcome. A point the design cannot reach (a results
+    /// file from elsewhere) gives `passed / run`.
+    pub fn unbiased_rate(&self, passed: u32, failed: u32) -> f64 {
+        let run = (passed + failed) as usize;
+        if run == 0 {
+            return 0.0;
+        }
+        let naive = f64::from(passed) / run as f64;
+        // paths[s] and first[s]: paths to (s, n − s) that did not stop before, all of them
+        // and those whose first trial passed, each weighted ½ per step (no overflow).
+        let mut paths = vec![1.0_f64];
+        let mut first = vec![0.0_f64];
+        for n in 0..run {
+            let (mut next, mut next_first) = (vec![0.0; n + 2], vec![0.0; n + 2]);
+            for s in 0..=n {
+                let (p, f) = (s as u32, (n - s) as u32);
+                if n > 0 && self.stops(p, f) {
+                    continue;
+                }
+                for (to, from_first) in [(s + 1, n == 0), (s, false)] {
+                    next[to] += paths[s] / 2.0;
+                    next_first[to] += if from_first { paths[s] / 2.0 } else { first[s] / 2.0 };
+                }
+            }
+            (paths, first) = (next, next_first);
+        }
+        let (all, passed_first) = (paths[passed as usize], first[passed as usize]);
+        if all > 0.0 { passed_first / all } else { naive }
+    }
+}
 
 /// `Some(true)`: the task passes, `Some(false)`: it fails, `None`: run another trial.
 pub fn settled(passed: u32, failed: u32, max: u32, min_pass: u32, alpha: f64) -> Option<bool> {
@@ -34,6 +96,55 @@ pub fn settled(passed: u32, failed: u32, max: u32, min_pass: u32, alpha: f64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn design(min: u32, max: u32, min_pass: u32) -> Design {
+        Design { min, max, min_pass, alpha: 0.05 }
+    }
+
+    #[test]
+    fn without_early_stopping_the_estimate_is_the_share_passed() {
+        let fixed = design(4, 4, 4);
+        for passed in 0..=4 {
+            assert!((fixed.unbiased_rate(passed, 4 - passed) - f64::from(passed) / 4.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn stopping_at_the_first_failure_leaves_only_the_first_trial_unbiased() {
+        // Every trial must pass: the first failure stops the task, so (3, 1) is reached only
+        // by pass, pass, pass, fail: its first trial passed.
+        let all = design(1, 8, 8);
+        assert_eq!(all.unbiased_rate(3, 1), 1.0);
+        assert_eq!(all.unbiased_rate(0, 1), 0.0);
+        assert_eq!(all.unbiased_rate(8, 0), 1.0);
+        assert!(all.stops(3, 1) && !all.stops(3, 0));
+    }
+
+    /// The property itself: over every way the trials can fall, the expected estimate is the
+    /// true rate, for designs that stop early in different ways, where `passed / run` is not.
+    #[test]
+    fn the_estimate_is_unbiased_under_the_stopping_rule() {
+        for d in [design(1, 8, 8), design(2, 8, 4), design(1, 16, 4), design(1, 6, 1), design(3, 5, 5)] {
+            for p in [0.1, 0.35, 0.5, 0.8, 0.97] {
+                // Walk every path to its stopping point, with its probability.
+                let (mut expected, mut naive) = (0.0, 0.0);
+                let mut frontier = vec![(0u32, 0u32, 1.0f64)];
+                while let Some((s, f, prob)) = frontier.pop() {
+                    if s + f > 0 && d.stops(s, f) {
+                        expected += prob * d.unbiased_rate(s, f);
+                        naive += prob * f64::from(s) / f64::from(s + f);
+                        continue;
+                    }
+                    frontier.push((s + 1, f, prob * p));
+                    frontier.push((s, f + 1, prob * (1.0 - p)));
+                }
+                assert!((expected - p).abs() < 1e-9, "{d:?} at {p}: E = {expected}");
+                if d == design(1, 8, 8) && p == 0.8 {
+                    assert!((naive - 0.61).abs() < 0.01, "the bias this removes: {naive}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn arithmetic_settles_what_more_trials_cannot_change() {

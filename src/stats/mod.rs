@@ -1,12 +1,11 @@
 //! The statistics of the regression gate, written here because they are the product: exact
-//! binomial tails, the McNemar mid-p test, Tango's score interval, Student's t, a
-//! seeded paired bootstrap, the minimum detectable effect, the three-state verdict, per-task
-//! Fisher tests with Holm's correction, and the unbiased pass@k / pass^k estimators.
+//! binomial tails, the McNemar mid-p test, Tango's score interval, Student's t, the minimum
+//! detectable effect, the three-state verdict, per-task Fisher tests with Holm's correction,
+//! the unbiased pass@k / pass^k estimators, and adaptive trials with their unbiased rate.
 //! Pure functions of numbers; nothing of evalgate is imported.
 
 mod adaptive;
 mod binomial;
-mod bootstrap;
 mod fisher;
 mod interval;
 mod paired;
@@ -15,12 +14,11 @@ mod power;
 mod special;
 mod verdict;
 
-pub use adaptive::settled;
+pub use adaptive::{Design, settled};
 pub use binomial::{binomial_pmf, sign_midp};
-pub use bootstrap::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_mean_interval};
 pub use fisher::{fisher_worse, holm};
 pub use interval::tango;
-pub use paired::{Estimate, Method, PairedRates, estimate};
+pub use paired::{Estimate, Method, PairedRates, estimate, typical_trials};
 pub use passk::{pass_at_k, pass_hat_k};
 pub use power::{POWER, min_detectable_drop, repeat_to_detect, tasks_to_detect};
 pub use special::{ln_gamma, normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};

@@ -3,42 +3,44 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::binomial::sign_midp;
-use super::bootstrap::{BOOTSTRAP_SEED, bootstrap_mean_interval};
+use super::binomial::{binomial_pmf, sign_midp};
 use super::interval::tango;
 use super::power::min_detectable_drop;
-use super::special::{normal_quantile, student_t_cdf, student_t_quantile};
+use super::special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 
-/// One comparable task: its pass rate (passing trials / trials) on each side.
+/// One comparable task: its pass rate on each side (an unbiased estimate: passing trials /
+/// trials, or [`super::Design::unbiased_rate`] for adaptive trials).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedRates {
     pub baseline: f64,
     pub candidate: f64,
-    /// One trial on each side: the rates are 0 or 1.
+    /// One trial on each side, no adaptive design: the rates are 0 or 1.
     pub single: bool,
+    /// The trials behind the smaller side's rate (1 for adaptive trials, whose estimate
+    /// moves in steps as coarse as one trial's): the power's floor.
+    pub trials: u32,
 }
 
 /// How the interval and the p-value were computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Method {
-    /// One trial a side: McNemar's mid-p test on the discordant pairs, Tango's score interval.
+    /// One trial a side: McNemar's mid-p test on the discordant pairs together with Tango's
+    /// score interval; a regression needs both (an intersection–union test).
     #[serde(rename = "mcnemar-midp")]
     McnemarMidp,
-    /// Repeated trials, fewer than 30 tasks: a seeded paired cluster bootstrap over tasks for
-    /// the interval, the sign test (mid-p) on the tasks that changed for the p-value.
+    /// Written by evalgate before 0.9 for repeated trials on fewer than 30 tasks; read, never
+    /// computed.
     #[serde(rename = "paired-bootstrap")]
     PairedBootstrap,
-    /// Repeated trials, at least 30 tasks: the paired t-interval and t-test on the per-task
+    /// Repeated or adaptive trials: the paired t-interval and t-test on the per-task
     /// differences.
     #[serde(rename = "paired-t")]
     PairedT,
 }
 
-/// Tasks from which the t-interval replaces the bootstrap.
-pub const T_MIN_TASKS: usize = 30;
-
 /// What the paired test measured; the bounds are one-sided 1 − α bounds (together a
-/// two-sided 1 − 2α interval).
+/// two-sided 1 − 2α interval). `p_value ≤ α` exactly when `ci_high < 0`: the interval and
+/// the p-value come from one test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
     pub method: Method,
@@ -62,8 +64,6 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
     let diffs: Vec<f64> = pairs.iter().map(|p| p.candidate - p.baseline).collect();
     let worse = diffs.iter().filter(|d| **d < 0.0).count();
     let better = diffs.iter().filter(|d| **d > 0.0).count();
-    let discordance = if n == 0 { 0.0 } else { diffs.iter().map(|d| d * d).sum::<f64>() / n as f64 };
-    let mde = min_detectable_drop(n, discordance, alpha);
     let base = Estimate {
         method: Method::McnemarMidp,
         pairs: n,
@@ -73,72 +73,115 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
         ci_low: -1.0,
         ci_high: 1.0,
         p_value: 1.0,
-        mde,
+        mde: min_detectable_drop(n, discordance(&diffs), alpha, typical_trials(pairs)),
     };
     if n == 0 {
         return base;
     }
-    let mean = diffs.iter().sum::<f64>() / n as f64;
     if pairs.iter().all(|p| p.single) {
         let z = normal_quantile(1.0 - alpha);
-        let (delta, ci_low, ci_high) = tango(worse as u64, better as u64, n as u64, z);
-        let p_value = sign_midp(worse as u64, better as u64);
-        return Estimate { delta, ci_low, ci_high, p_value, ..base };
+        let (delta, ci_low, tango_high) = tango(worse as u64, better as u64, n as u64, z);
+        let discordant = (worse + better) as f64;
+        let score_p =
+            if discordant > 0.0 { normal_cdf((better as f64 - worse as f64) / discordant.sqrt()) } else { 1.0 };
+        let midp = sign_midp(worse as u64, better as u64);
+        let midp_high = discordant / n as f64 * (1.0 - 2.0 * worse_share_low(worse as u64, better as u64, alpha));
+        return Estimate { delta, ci_low, ci_high: tango_high.max(midp_high), p_value: score_p.max(midp), ..base };
     }
-    if n >= T_MIN_TASKS {
-        let df = (n - 1) as f64;
-        let sd = (diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / df).sqrt();
-        let se = sd / (n as f64).sqrt();
-        let half = student_t_quantile(1.0 - alpha, df) * se;
-        let p_value = if se > 0.0 {
-            student_t_cdf(mean / se, df)
-        } else if mean < 0.0 {
-            0.0
-        } else {
-            1.0
-        };
-        return Estimate {
-            method: Method::PairedT,
-            delta: mean,
-            ci_low: (mean - half).max(-1.0),
-            ci_high: (mean + half).min(1.0),
-            p_value,
-            ..base
-        };
+    let mean = diffs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return Estimate { method: Method::PairedT, delta: mean, ..base };
     }
-    let (ci_low, ci_high) = bootstrap_mean_interval(&diffs, alpha, BOOTSTRAP_SEED);
+    let df = (n - 1) as f64;
+    let t = student_t_quantile(1.0 - alpha, df);
+    let mut se = (diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / df / n as f64).sqrt();
+    if se == 0.0 {
+        // Every task moved alike (most often: none moved). No spread is no proof of none: the
+        // interval keeps the width of n × trials pairs of which none changed (Tango's bound
+        // at zero discordance), so a handful of stable tasks cannot show non-inferiority.
+        let z = normal_quantile(1.0 - alpha);
+        let pairs_seen = (n * typical_trials(pairs) as usize) as f64;
+        se = z * z / (pairs_seen + z * z) / t;
+    }
+    let half = t * se;
     Estimate {
-        method: Method::PairedBootstrap,
+        method: Method::PairedT,
         delta: mean,
-        ci_low,
-        ci_high,
-        p_value: sign_midp(worse as u64, better as u64),
+        ci_low: (mean - half).max(-1.0),
+        ci_high: (mean + half).min(1.0),
+        p_value: student_t_cdf(mean / se, df),
         ..base
     }
+}
+
+/// The mean squared per-task difference (for one trial a side: the share that changed).
+fn discordance(diffs: &[f64]) -> f64 {
+    if diffs.is_empty() { 0.0 } else { diffs.iter().map(|d| d * d).sum::<f64>() / diffs.len() as f64 }
+}
+
+/// The median of the pairs' trials.
+pub fn typical_trials(pairs: &[PairedRates]) -> u32 {
+    let mut trials: Vec<u32> = pairs.iter().map(|p| p.trials.max(1)).collect();
+    trials.sort_unstable();
+    trials.get(trials.len() / 2).copied().unwrap_or(1)
+}
+
+/// The one-sided lower `1 − alpha` bound of θ, the chance that a task that changed got
+/// worse, by inverting the mid-p test: the largest θ₀ that "θ ≤ θ₀" is rejected at. It is
+/// above ½ exactly when the mid-p value of `sign_midp` is at most `alpha`.
+fn worse_share_low(worse: u64, better: u64, alpha: f64) -> f64 {
+    let m = worse + better;
+    if m == 0 {
+        return 0.5;
+    }
+    let midp = |theta: f64| {
+        let above: f64 = (worse + 1..=m).map(|k| binomial_pmf(k, m, theta)).sum();
+        above + 0.5 * binomial_pmf(worse, m, theta)
+    };
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if midp(mid) <= alpha { lo = mid } else { hi = mid }
+    }
+    lo
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::binomial_pmf;
 
     fn single(cells: [(f64, f64, usize); 4]) -> Vec<PairedRates> {
         cells
             .iter()
             .flat_map(|&(baseline, candidate, n)| {
-                std::iter::repeat_n(PairedRates { baseline, candidate, single: true }, n)
+                std::iter::repeat_n(PairedRates { baseline, candidate, single: true, trials: 1 }, n)
             })
             .collect()
     }
 
+    fn repeated(rates: &[(f64, f64)], trials: u32) -> Vec<PairedRates> {
+        rates.iter().map(|&(baseline, candidate)| PairedRates { baseline, candidate, single: false, trials }).collect()
+    }
+
     #[test]
-    fn one_trial_a_side_is_mcnemar_with_newcombe() {
+    fn one_trial_a_side_needs_both_the_mid_p_test_and_tangos_interval() {
         // 200 tasks, 20 got worse, 2 better (reference.py: Tango, scipy's mid-p).
         let e = estimate(&single([(1.0, 1.0, 150), (1.0, 0.0, 20), (0.0, 1.0, 2), (0.0, 0.0, 28)]), 0.05);
         assert_eq!((e.method, e.pairs, e.worse, e.better), (Method::McnemarMidp, 200, 20, 2));
         assert!((e.delta + 0.09).abs() < 1e-12);
-        assert!((e.ci_low + 0.1317826229996215).abs() < 1e-9 && (e.ci_high + 0.05571546410376386).abs() < 1e-9);
-        assert!((e.p_value - 3.302097320556646e-05).abs() < 1e-15);
+        assert!((e.ci_low + 0.1317826229996215).abs() < 1e-9, "{e:?}");
+        // The upper bound is the larger of Tango's and the mid-p test's.
+        assert!(e.ci_high >= -0.05571546410376386 - 1e-9 && e.ci_high < 0.0, "{e:?}");
+        // The p-value is the larger of McNemar's score test's (z = −18/√22) and the mid-p.
+        let score = normal_cdf(-18.0 / 22f64.sqrt());
+        assert!(score > 3.302097320556646e-05 && (e.p_value - score).abs() < 1e-15, "{e:?}");
         assert!((e.mde.unwrap() - 0.0580087599177471).abs() < 1e-9);
+        // The audit's case: 3 worse, 0 better. Tango's interval alone excludes zero, the mid-p
+        // (0.0625) does not: no regression, and the interval says so too.
+        let e = estimate(&single([(1.0, 1.0, 9), (1.0, 0.0, 3), (0.0, 1.0, 0), (0.0, 0.0, 0)]), 0.05);
+        assert!(tango(3, 0, 12, normal_quantile(0.95)).2 < 0.0);
+        assert!((e.p_value - 0.0625).abs() < 1e-12 && e.ci_high >= 0.0, "{e:?}");
     }
 
     #[test]
@@ -160,15 +203,11 @@ mod tests {
     }
 
     #[test]
-    fn repeated_trials_with_30_tasks_or_more_use_the_t_interval() {
+    fn repeated_trials_use_the_t_interval_and_its_p_value() {
         // reference.py `paired_t`: the same 40 differences, scipy's t.
-        let pairs: Vec<PairedRates> = (0..40)
-            .map(|i| {
-                let d = f64::from((-1i32).pow(i) * (i % 5) as i32) / 4.0 - 0.1;
-                PairedRates { baseline: 0.5, candidate: 0.5 + d, single: false }
-            })
-            .collect();
-        let e = estimate(&pairs, 0.05);
+        let diffs: Vec<(f64, f64)> =
+            (0..40).map(|i| (0.5, 0.5 + f64::from((-1i32).pow(i) * (i % 5) as i32) / 4.0 - 0.1)).collect();
+        let e = estimate(&repeated(&diffs, 4), 0.05);
         assert_eq!(e.method, Method::PairedT);
         assert!((e.delta + 0.1).abs() < 1e-12);
         assert!(
@@ -176,17 +215,85 @@ mod tests {
             "{e:?}"
         );
         assert!((e.p_value - 0.157053121365117).abs() < 1e-9);
+        // Few tasks: the same t, no bootstrap (scipy: ttest_1samp(alternative='less')).
+        let few = [(1.0, 0.25), (0.75, 0.5), (1.0, 1.0), (0.5, 0.25), (1.0, 0.75), (0.0, 0.25)];
+        let e = estimate(&repeated(&few, 4), 0.05);
+        assert_eq!((e.method, e.worse, e.better), (Method::PairedT, 4, 1));
+        assert!((e.p_value - 0.09259941388532969).abs() < 1e-9, "{e:?}");
+        assert!((e.ci_high - 0.06502175801625695).abs() < 1e-9, "{e:?}");
+        assert!(e.ci_low <= e.delta && e.delta <= e.ci_high, "{e:?}");
     }
 
     #[test]
-    fn repeated_trials_on_few_tasks_bootstrap_and_sign_test() {
-        let rates = [(1.0, 0.25), (0.75, 0.5), (1.0, 1.0), (0.5, 0.25), (1.0, 0.75), (0.0, 0.25)];
-        let pairs: Vec<PairedRates> =
-            rates.iter().map(|&(baseline, candidate)| PairedRates { baseline, candidate, single: false }).collect();
-        let e = estimate(&pairs, 0.05);
-        assert_eq!((e.method, e.worse, e.better), (Method::PairedBootstrap, 4, 1));
-        assert!((e.p_value - sign_midp(4, 1)).abs() < 1e-15);
-        assert!(e.ci_low <= e.delta && e.delta <= e.ci_high, "{e:?}");
+    fn tasks_that_all_moved_alike_still_have_an_interval() {
+        // Ten tasks, four trials each, none changed: not a proof of "no change at all".
+        let e = estimate(&repeated(&[(1.0, 1.0); 10], 4), 0.05);
+        let z = normal_quantile(0.95);
+        let width = z * z / (40.0 + z * z);
+        assert!((e.ci_high - width).abs() < 1e-9 && (e.ci_low + width).abs() < 1e-9, "{e:?}");
+        assert!(e.p_value > 0.4);
+        // All worse by the same quarter: a regression, at the same width.
+        let e = estimate(&repeated(&[(1.0, 0.75); 10], 4), 0.05);
+        assert!(e.ci_high < 0.0 && e.p_value < 0.05, "{e:?}");
+    }
+
+    /// One test decides: the p-value is at most α exactly when the interval's upper bound is
+    /// below zero, for one trial a side and for repeated trials, at any α.
+    #[test]
+    fn the_p_value_and_the_interval_agree() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        for round in 0..3000 {
+            let alpha = [0.05, 0.01, 0.1, 0.2][round % 4];
+            let n = rng.usize(2..60);
+            let one = round % 2 == 0;
+            let trials = if one { 1 } else { rng.u32(2..9) };
+            let drift = rng.f64() * 0.6 - 0.3;
+            let pairs: Vec<PairedRates> = (0..n)
+                .map(|_| {
+                    let p = rng.f64();
+                    let mut draw = |p: f64| (0..trials).filter(|_| rng.f64() < p).count() as f64 / f64::from(trials);
+                    let (baseline, candidate) = (draw(p), draw((p + drift).clamp(0.0, 1.0)));
+                    PairedRates { baseline, candidate, single: one, trials }
+                })
+                .collect();
+            let e = estimate(&pairs, alpha);
+            if e.ci_high.abs() > 1e-9 {
+                assert_eq!(e.p_value <= alpha, e.ci_high < 0.0, "α {alpha}: {e:?}");
+            }
+        }
+    }
+
+    /// The exact size of the one-trial test, by enumeration rather than simulation: whether it
+    /// rejects depends only on the discordant pairs (b worse, c better); under no change each
+    /// discordant pair is worse with probability ½, and the number of them is Binomial(n, π).
+    /// Two independent runs of a task with pass rate p differ with probability 2p(1 − p) ≤ ½,
+    /// so π ≤ ½. The worst case over these suite sizes is docs/statistics.md's figure (5.02%,
+    /// at 67 tasks; McNemar's score test alone reaches 5.41%, at 10).
+    #[test]
+    fn the_one_trial_test_keeps_its_size_exactly() {
+        let alpha = 0.05;
+        let most = 100u64;
+        let rejects = |b: u64, c: u64| {
+            let pairs = single([(1.0, 1.0, 0), (1.0, 0.0, b as usize), (0.0, 1.0, c as usize), (0.0, 0.0, 1)]);
+            estimate(&pairs, alpha).p_value <= alpha
+        };
+        // Conditional size given m discordant pairs.
+        let conditional: Vec<f64> =
+            (0..=most).map(|m| (0..=m).filter(|&b| rejects(b, m - b)).map(|b| binomial_pmf(b, m, 0.5)).sum()).collect();
+        let mut worst: f64 = 0.0;
+        for n in [10u64, 12, 15, 20, 30, 50, 67, 100] {
+            for step in 1..=50 {
+                let share = f64::from(step) / 100.0;
+                let size: f64 = (0..=n).map(|m| binomial_pmf(m, n, share) * conditional[m as usize]).sum();
+                worst = worst.max(size);
+            }
+        }
+        assert!(worst <= 0.0502, "exact size {worst}");
+        // And never above the mid-p test's own conditional size.
+        for m in 1..=most {
+            let midp: f64 = (0..=m).filter(|&b| sign_midp(b, m - b) <= alpha).map(|b| binomial_pmf(b, m, 0.5)).sum();
+            assert!(conditional[m as usize] <= midp + 1e-12);
+        }
     }
 
     /// Under no change (each task equally likely to get better or worse), the interval's upper
@@ -204,9 +311,9 @@ mod tests {
                         let (b, c) = (f64::from(u8::from(pass)), f64::from(u8::from(pass != flip)));
                         // Flipping either way at random: which side is which is noise.
                         if rng.bool() {
-                            PairedRates { baseline: b, candidate: c, single: true }
+                            PairedRates { baseline: b, candidate: c, single: true, trials: 1 }
                         } else {
-                            PairedRates { baseline: c, candidate: b, single: true }
+                            PairedRates { baseline: c, candidate: b, single: true, trials: 1 }
                         }
                     })
                     .collect();

@@ -12,18 +12,20 @@ pub const POWER: f64 = 0.8;
 ///
 /// The normal approximation to the paired test (Connor 1987): under no change the mean
 /// difference has variance ψ/n, under a drop δ it has (ψ − δ²)/n, so δ is detectable when
-/// δ·√n ≥ z₁₋α·√ψ + z_power·√(ψ − δ²). A drop of δ needs at least a share δ of tasks to
-/// change, so ψ is taken as at least δ: a suite that happened to show no churn does not
-/// claim to see any drop at all. `None` with no task; 1 when not even a total collapse is
-/// detectable.
-pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64) -> Option<f64> {
+/// δ·√n ≥ z₁₋α·√ψ + z_power·√(ψ − δ²). A drop of δ needs churn: with `trials` trials a
+/// task's rate moves in steps of 1/`trials`, so each task that changed adds at least its
+/// change / `trials` to ψ, and ψ is taken as at least δ / `trials` (with one trial: a share
+/// δ of the tasks changed). A suite that happened to show no churn does not claim to see
+/// every drop, and more trials per task lower the floor as they lower the noise. `None`
+/// with no task; 1 when not even a total collapse is detectable.
+pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64, trials: u32) -> Option<f64> {
     if n == 0 {
         return None;
     }
     let (za, zb) = (normal_quantile(1.0 - alpha), normal_quantile(POWER));
     let root_n = (n as f64).sqrt();
     let detectable = |delta: f64| {
-        let psi = discordance.max(delta);
+        let psi = discordance.max(delta / f64::from(trials.max(1)));
         delta * root_n >= za * psi.sqrt() + zb * (psi - delta * delta).max(0.0).sqrt()
     };
     if !detectable(1.0) {
@@ -39,8 +41,8 @@ pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64) -> Option<f64
 
 /// The fewest tasks whose minimum detectable drop is at most `target` at this discordance
 /// (`None` above `max_tasks`).
-pub fn tasks_to_detect(target: f64, discordance: f64, alpha: f64, max_tasks: usize) -> Option<usize> {
-    let ok = |n: usize| min_detectable_drop(n, discordance, alpha).is_some_and(|m| m <= target);
+pub fn tasks_to_detect(target: f64, discordance: f64, alpha: f64, trials: u32, max_tasks: usize) -> Option<usize> {
+    let ok = |n: usize| min_detectable_drop(n, discordance, alpha, trials).is_some_and(|m| m <= target);
     if !ok(max_tasks) {
         return None;
     }
@@ -56,8 +58,8 @@ pub fn tasks_to_detect(target: f64, discordance: f64, alpha: f64, max_tasks: usi
 /// The fewest trials per task (up to `max_repeat`) at which `tasks` tasks detect `target`,
 /// when `discordance` was measured with `repeat` trials: the churn of a per-task pass rate
 /// comes from its trials' noise, whose variance falls as 1/trials, so the discordance is
-/// scaled by `repeat / r`. An approximation: tasks whose rate truly differs between runs keep
-/// their share whatever the trials.
+/// scaled by `repeat / r`, and the floor falls as 1/r. An approximation: tasks whose rate
+/// truly differs between runs keep their share whatever the trials.
 pub fn repeat_to_detect(
     target: f64,
     tasks: usize,
@@ -68,7 +70,7 @@ pub fn repeat_to_detect(
 ) -> Option<u32> {
     (1..=max_repeat).find(|&r| {
         let psi = discordance * f64::from(repeat) / f64::from(r);
-        min_detectable_drop(tasks, psi, alpha).is_some_and(|m| m <= target)
+        min_detectable_drop(tasks, psi, alpha, r).is_some_and(|m| m <= target)
     })
 }
 
@@ -79,17 +81,20 @@ mod tests {
 
     #[test]
     fn recommendations_are_the_smallest_that_reach_the_target() {
-        let n = tasks_to_detect(0.05, 0.1, 0.05, 100_000).unwrap();
-        assert!(min_detectable_drop(n, 0.1, 0.05).unwrap() <= 0.05);
-        assert!(min_detectable_drop(n - 1, 0.1, 0.05).unwrap() > 0.05);
-        assert_eq!(tasks_to_detect(0.0001, 0.5, 0.05, 1000), None);
+        let n = tasks_to_detect(0.05, 0.1, 0.05, 1, 100_000).unwrap();
+        assert!(min_detectable_drop(n, 0.1, 0.05, 1).unwrap() <= 0.05);
+        assert!(min_detectable_drop(n - 1, 0.1, 0.05, 1).unwrap() > 0.05);
+        assert_eq!(tasks_to_detect(0.0001, 0.5, 0.05, 1, 1000), None);
         // 50 tasks with 20% churn at one trial cannot see 14 points; with r trials the churn is
         // 0.2 / r, and r is the first that does.
         let r = repeat_to_detect(0.14, 50, 0.2, 1, 0.05, 32).unwrap();
-        assert!(r > 1 && min_detectable_drop(50, 0.2 / f64::from(r), 0.05).unwrap() <= 0.14);
-        assert!(min_detectable_drop(50, 0.2 / f64::from(r - 1), 0.05).unwrap() > 0.14);
-        // The floor ψ ≥ δ: no number of trials lets 10 tasks see 5 points.
-        assert_eq!(repeat_to_detect(0.05, 10, 0.2, 1, 0.05, 32), None);
+        assert!(r > 1 && min_detectable_drop(50, 0.2 / f64::from(r), 0.05, r).unwrap() <= 0.14);
+        assert!(min_detectable_drop(50, 0.2 / f64::from(r - 1), 0.05, r - 1).unwrap() > 0.14);
+        // At one trial the floor ψ ≥ δ keeps 10 tasks from seeing 5 points whatever the churn;
+        // trials lower the floor, so enough of them do.
+        assert!(min_detectable_drop(10, 0.0, 0.05, 1).unwrap() > 0.5);
+        let r = repeat_to_detect(0.2, 10, 0.2, 1, 0.05, 32).unwrap();
+        assert!(r > 1 && min_detectable_drop(10, 0.2 / f64::from(r), 0.05, r).unwrap() <= 0.2);
     }
 
     #[test]
@@ -103,20 +108,22 @@ mod tests {
             (1000, 0.3, 0.04302197000902128),
         ];
         for (n, disc, expected) in cases {
-            let actual = min_detectable_drop(n, disc, 0.05).unwrap();
+            let actual = min_detectable_drop(n, disc, 0.05, 1).unwrap();
             assert!((actual - expected).abs() < 1e-9, "mde({n}, {disc}) = {actual}, not {expected}");
         }
-        assert_eq!(min_detectable_drop(0, 0.0, 0.05), None);
-        assert_eq!(min_detectable_drop(1, 1.0, 0.05), Some(1.0));
+        assert_eq!(min_detectable_drop(0, 0.0, 0.05, 1), None);
+        assert_eq!(min_detectable_drop(1, 1.0, 0.05, 1), Some(1.0));
     }
 
     #[test]
     fn more_tasks_detect_smaller_drops_and_more_churn_larger() {
         for n in 2..300 {
-            let here = min_detectable_drop(n, 0.2, 0.05).unwrap();
-            assert!(min_detectable_drop(n + 1, 0.2, 0.05).unwrap() <= here);
-            assert!(min_detectable_drop(n, 0.3, 0.05).unwrap() >= here);
-            assert!(min_detectable_drop(n, 0.2, 0.01).unwrap() >= here);
+            let here = min_detectable_drop(n, 0.2, 0.05, 1).unwrap();
+            assert!(min_detectable_drop(n + 1, 0.2, 0.05, 1).unwrap() <= here);
+            assert!(min_detectable_drop(n, 0.3, 0.05, 1).unwrap() >= here);
+            assert!(min_detectable_drop(n, 0.2, 0.01, 1).unwrap() >= here);
+            // More trials never see less, at the same churn.
+            assert!(min_detectable_drop(n, 0.01, 0.05, 4).unwrap() <= min_detectable_drop(n, 0.01, 0.05, 2).unwrap());
         }
     }
 
@@ -125,7 +132,7 @@ mod tests {
     #[test]
     fn the_test_has_about_80_percent_power_at_the_stated_drop() {
         let (n, disc) = (400, 0.2);
-        let delta = min_detectable_drop(n, disc, 0.05).unwrap();
+        let delta = min_detectable_drop(n, disc, 0.05, 1).unwrap();
         let (p_worse, p_better) = ((disc + delta) / 2.0, (disc - delta) / 2.0);
         let mut rng = fastrand::Rng::with_seed(42);
         let runs = 2000;

@@ -73,9 +73,9 @@ fn an_a_a_run_measures_flips_and_its_file_informs_the_power_line() {
         assert_eq!(task["id"], format!("t{i}"));
         assert!((task["flip_rate"].as_f64().unwrap() - *f as f64 / 3.0).abs() < 1e-9, "{task}");
     }
-    let mde = evalgate::stats::min_detectable_drop(TASKS, rate, 0.05).unwrap();
+    let mde = evalgate::stats::min_detectable_drop(TASKS, rate, 0.05, 1).unwrap();
     assert!((cal["mde"].as_f64().unwrap() - mde).abs() < 1e-8, "{cal}");
-    let needed = evalgate::stats::tasks_to_detect(0.05, rate, 0.05, 100_000).unwrap();
+    let needed = evalgate::stats::tasks_to_detect(0.05, rate, 0.05, 1, 100_000).unwrap();
     assert_eq!(cal["recommended_tasks"].as_u64(), Some(needed as u64));
     assert_eq!(cal["detect"], 0.05);
     for line in [

@@ -119,9 +119,10 @@ fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
         (Some(200), Some(20), Some(2))
     );
     assert_eq!((test["delta"].as_f64(), test["verdict"].as_str()), (Some(-0.09), Some("regression")));
-    // Tango's interval and the mid-p of 20 against 2 (tests/fixtures/stats/reference.py).
+    // Tango's interval (tests/fixtures/stats/reference.py), and the larger of the mid-p of
+    // 20 against 2 (3.3e-5) and McNemar's score test's (scipy: norm.cdf(−18/√22)).
     assert!((test["ci_high"].as_f64().unwrap() + 0.05571546410376386).abs() < 1e-8, "{test}");
-    assert!((test["p_value"].as_f64().unwrap() - 3.302097320556646e-05).abs() < 1e-9, "{test}");
+    assert!((test["p_value"].as_f64().unwrap() - 6.211806171561044e-05).abs() < 1e-9, "{test}");
     let c = check(&results, "paired test vs baseline").unwrap();
     assert_eq!(c["passed"], false);
     assert_eq!(
@@ -169,10 +170,16 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
         (c["passed"].as_bool(), c["actual"].as_str()),
         (Some(true), Some("inconclusive: 5 comparable task(s), fewer than min_tasks 10"))
     );
-    // Below min_tasks the wave-1 default stands: no task may newly fail.
-    assert!(check(&results, "new failures vs baseline").is_some());
-    // Said in one plain line, with the reason and what to do, in the terminal and the Markdown.
-    let line = "inconclusive: only 5 comparable task(s), fewer than min_tasks 10, so no statistical verdict; the gate passes with this warning. Add tasks (or compare against a baseline with the same tasks) to get one.";
+    // Below min_tasks no task may go from passing every trial to failing every trial.
+    let c = check(&results, "new failures vs baseline").unwrap();
+    assert_eq!((c["budget"].as_str(), c["passed"].as_bool()), (Some("≤ 0 that now fail every trial"), Some(true)));
+    // Said in one plain line, with the reason, the figures and what to do, in the terminal and
+    // the Markdown.
+    let line = "inconclusive: too few tasks to tell noise from change: 5 comparable task(s) (0 worse, 0 better), \
+                fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in \
+                the baseline fails every trial now. With repeat: 4 or more a flaky task fails every trial after \
+                passing every one less than α of the time; add tasks (or compare against a baseline with the same \
+                tasks) for a statistical verdict.";
     assert!(run.stderr.contains(&format!("warning: {line}")), "{}", run.stderr);
     // (Markdown escapes the `_` of `min_tasks`: it renders the same.)
     assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {}", line.replace('_', "\\_"))));
@@ -180,7 +187,7 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
     let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
     run.expect_code(1);
     assert!(
-        run.stderr.contains("fewer than min_tasks 10, so no statistical verdict; the gate fails."),
+        run.stderr.contains("fewer than min_tasks 10; the gate fails: a release needs evidence."),
         "{}",
         run.stderr
     );
@@ -296,11 +303,12 @@ fn repeated_trials_are_compared_task_by_task() {
     let run = candidate(12, &[], &ids(12), &head, "", &["--repeat", "4"]);
     run.expect_code(1);
     let test = &run.results()["regression"]["test"];
-    assert_eq!(test["method"], "paired-bootstrap");
+    assert_eq!(test["method"], "paired-t");
     assert_eq!((test["discordant_worse"].as_u64(), test["discordant_better"].as_u64()), (Some(7), Some(0)));
     assert!((test["delta"].as_f64().unwrap() + 6.25 / 12.0).abs() < 1e-9, "{test}");
-    // The sign test's mid-p of 7 against 0: 2⁻⁸.
-    assert!((test["p_value"].as_f64().unwrap() - 1.0 / 256.0).abs() < 1e-12, "{test}");
+    // The paired t-test on the twelve differences (scipy: ttest_1samp(alternative='less')).
+    assert!((test["p_value"].as_f64().unwrap() - 0.002192031259950682).abs() < 1e-9, "{test}");
+    assert!(test["ci_high"].as_f64().unwrap() < 0.0, "{test}");
     assert_eq!(test["verdict"], "regression");
 }
 

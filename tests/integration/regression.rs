@@ -154,7 +154,7 @@ fn compare_two_results_files_and_an_openwop_summary() {
     let (code, out) = run(&["compare", "base/results.json", "head/results.json"]);
     assert_eq!(code, 1);
     assert!(out.starts_with("## ❌ evalgate compare: `test.evals.reg` regressed"), "{out}");
-    assert!(out.contains("| new failures vs baseline | ≤ 0 | 1: a | ❌ |"), "{out}");
+    assert!(out.contains("| new failures vs baseline | ≤ 0 that now fail every trial | 1: a | ❌ |"), "{out}");
     let (code, _) = run(&["compare", "base/results.json", "head/results.json", "--max-new-failures", "1"]);
     assert_eq!(code, 0);
     // An OpenWOP EvalSummary works as the baseline too.
