@@ -176,7 +176,10 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
                 Some(repeat) => PlannedTask { index, repeat, adaptive: None },
                 None if selection.adaptive => PlannedTask {
                     index,
-                    repeat: if task.repeat.get() > 1 { task.repeat } else { AUTO_MAX_TRIALS },
+                    repeat: match task.repeat.get() {
+                        1 => AUTO_MAX_TRIALS,
+                        n => NonZeroU32::new(n.min(crate::stats::MOST_ADAPTIVE_TRIALS)).unwrap_or(AUTO_MAX_TRIALS),
+                    },
                     adaptive: Some(task.adaptive.unwrap_or(NonZeroU32::MIN)),
                 },
                 None => PlannedTask { index, repeat: task.repeat, adaptive: task.adaptive },

@@ -7,6 +7,8 @@ mod model;
 pub mod paired;
 pub mod regression;
 pub mod scorecard;
+#[cfg(test)]
+mod simulation;
 pub mod summary;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod testing;

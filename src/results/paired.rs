@@ -36,6 +36,10 @@ pub struct PairedTest {
     /// one trial's precision.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub adaptive: usize,
+    /// Pairs whose two runs ran their trials differently (another `repeat`, fixed against
+    /// adaptive): compared on the first trials both always run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redesigned: usize,
     pub verdict: Verdict,
     /// In the candidate only: listed, not judged.
     pub added: Vec<String>,
@@ -97,11 +101,16 @@ impl PairedTest {
             .map(|(task, base)| {
                 let now = TrialCount::of(task);
                 let was = base.trials;
-                PairedRates {
-                    baseline: was.rate(),
-                    candidate: now.rate(),
-                    single: was.ran == 1 && now.ran == 1 && was.adaptive.is_none() && now.adaptive.is_none(),
-                    trials: was.resolution().min(now.resolution()),
+                match was.common(now).filter(|_| !was.same_design(now)) {
+                    // Different designs: their rates differ in distribution even with
+                    // nothing changed, so they are compared on the trials both ran alike.
+                    Some((baseline, candidate, k)) => PairedRates { baseline, candidate, single: k == 1, trials: k },
+                    None => PairedRates {
+                        baseline: was.rate(),
+                        candidate: now.rate(),
+                        single: was.ran == 1 && now.ran == 1 && was.adaptive.is_none() && now.adaptive.is_none(),
+                        trials: was.resolution().min(now.resolution()),
+                    },
                 }
             })
             .collect();
@@ -113,6 +122,7 @@ impl PairedTest {
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         let adaptive =
             matched.iter().filter(|(task, base)| task.adaptive.is_some() || base.trials.adaptive.is_some()).count();
+        let redesigned = matched.iter().filter(|(task, base)| !base.trials.same_design(TrialCount::of(task))).count();
         let alpha = policy.alpha();
         let mut e = stats::estimate(&pairs, alpha);
         if let Some(noise) = noise {
@@ -135,6 +145,7 @@ impl PairedTest {
             alpha,
             mde: e.mde.map(round),
             adaptive,
+            redesigned,
             verdict: stats::decide(e.pairs, e.delta, e.ci_low, e.p_value, &rule),
             added,
             missing,
@@ -220,6 +231,14 @@ impl PairedTest {
                 "; {} task(s) ran adaptive trials: their pass rates are read without the stopping rule's bias, \
                  at about one trial's precision, so they add less power than fixed trials",
                 self.adaptive
+            ));
+        }
+        if self.redesigned > 0 {
+            line.push_str(&format!(
+                "; {} task(s) ran other trials in the baseline (another repeat, or adaptive against fixed): \
+                 compared on the first trials both runs always make; record the baseline with this run's trials \
+                 for full power",
+                self.redesigned
             ));
         }
         if min_effect + 1e-9 < mde {

@@ -146,15 +146,21 @@ impl Baseline {
     }
 }
 
-/// A task's trials that passed, of those that ran (skipped trials did not), and the adaptive
-/// design they followed.
+/// A task's trials that passed, of those that ran (skipped trials did not), the adaptive
+/// design they followed, and which of the first 32 passed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialCount {
     pub passed: u32,
     pub ran: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<Design>,
+    /// Bit i: trial i (of those that ran) passed; `None` from an older evalgate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<u32>,
 }
+
+/// Trials of `TrialCount::first`.
+const FIRST_TRIALS: u32 = 32;
 
 impl TrialCount {
     pub fn of(task: &TaskResult) -> TrialCount {
@@ -164,12 +170,14 @@ impl TrialCount {
             return TrialCount::once(task.status == Status::Passed);
         }
         let passed = ran.iter().filter(|t| t.status == Status::Passed).count();
-        TrialCount { passed: passed as u32, ran: ran.len() as u32, adaptive: task.adaptive }
+        let first = ran.iter().take(FIRST_TRIALS as usize).enumerate();
+        let first = first.filter(|(_, t)| t.status == Status::Passed).fold(0, |bits, (i, _)| bits | 1 << i);
+        TrialCount { passed: passed as u32, ran: ran.len() as u32, adaptive: task.adaptive, first: Some(first) }
     }
 
     /// One trial, no adaptive design.
     pub fn once(passed: bool) -> TrialCount {
-        TrialCount { passed: u32::from(passed), ran: 1, adaptive: None }
+        TrialCount { passed: u32::from(passed), ran: 1, adaptive: None, first: Some(u32::from(passed)) }
     }
 
     /// The pass rate: passed / ran, or with adaptive trials the estimate their stopping rule
@@ -186,6 +194,30 @@ impl TrialCount {
     /// (stopping at the first failure, the unbiased rate is the first trial's outcome).
     pub fn resolution(self) -> u32 {
         if self.adaptive.is_some() { 1 } else { self.ran }
+    }
+
+    /// Whether the two ran their trials alike: the same fixed number, or the same adaptive
+    /// design. Rates of the same design are alike in distribution when nothing changed.
+    pub fn same_design(self, other: TrialCount) -> bool {
+        match (self.adaptive, other.adaptive) {
+            (None, None) => self.ran == other.ran,
+            (a, b) => a == b,
+        }
+    }
+
+    /// The trials every run of this design runs: all of a fixed design's, an adaptive
+    /// design's `min`.
+    fn guaranteed(self) -> u32 {
+        self.adaptive.map_or(self.ran, |d| d.min.min(self.ran))
+    }
+
+    /// Two designs compared on the trials both always run: the first k of each side, with
+    /// the two pass rates over them and k (`None` from an older results file).
+    pub fn common(self, other: TrialCount) -> Option<(f64, f64, u32)> {
+        let k = self.guaranteed().min(other.guaranteed()).clamp(1, FIRST_TRIALS);
+        let rate =
+            |c: TrialCount| c.first.map(|bits| f64::from((bits & (u32::MAX >> (32 - k))).count_ones()) / f64::from(k));
+        Some((rate(self)?, rate(other)?, k))
     }
 }
 

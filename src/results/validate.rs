@@ -56,6 +56,9 @@ fn consistency(results: &Results) -> Vec<String> {
         if !seen.insert(task.id.as_str()) {
             problems.push(format!("tasks[{i}].id: duplicate task id `{}`", task.id));
         }
+        if let Some(problem) = task.adaptive.and_then(|d| d.problem(task.trials.len() as u32)) {
+            problems.push(format!("tasks[{i}].adaptive: {problem}"));
+        }
         // Reports subtract the trials run from the trials planned.
         if let Some(planned) = task.trials_planned.filter(|&p| p < task.repeat) {
             problems.push(format!(

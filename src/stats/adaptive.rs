@@ -19,6 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use super::special::ln_gamma;
 
+/// The most trials an adaptive design may plan: its unbiased rate walks every path of
+/// trials, which is quadratic in them.
+pub const MOST_ADAPTIVE_TRIALS: u32 = 1000;
+
 /// An adaptive trial design: `min` trials to start with, then one at a time while pass/fail
 /// against `min_pass` of `max` is not [`settled`] at level `alpha`, and never more than `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -30,6 +34,22 @@ pub struct Design {
 }
 
 impl Design {
+    /// What is wrong with a design read from a file, if anything; `ran`: its trials run.
+    pub fn problem(&self, ran: u32) -> Option<String> {
+        let Design { min, max, min_pass, alpha } = *self;
+        if !(1 <= min && min <= max && max <= MOST_ADAPTIVE_TRIALS) {
+            Some(format!("needs 1 ≤ min ({min}) ≤ max ({max}) ≤ {MOST_ADAPTIVE_TRIALS}"))
+        } else if !(1..=max).contains(&min_pass) {
+            Some(format!("min_pass ({min_pass}) must be 1 to max ({max})"))
+        } else if !(alpha > 0.0 && alpha < 1.0) {
+            Some(format!("alpha ({alpha}) must be between 0 and 1"))
+        } else if ran > max {
+            Some(format!("{ran} trials ran, more than max ({max})"))
+        } else {
+            None
+        }
+    }
+
     /// Whether the run stops at `passed` passes and `failed` failures.
     pub fn stops(&self, passed: u32, failed: u32) -> bool {
         let run = passed + failed;

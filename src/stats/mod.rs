@@ -14,7 +14,7 @@ mod power;
 mod special;
 mod verdict;
 
-pub use adaptive::{Design, settled};
+pub use adaptive::{Design, MOST_ADAPTIVE_TRIALS, settled};
 pub use binomial::{binomial_pmf, sign_midp};
 pub use fisher::{fisher_worse, holm};
 pub use interval::tango;

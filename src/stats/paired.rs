@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::binomial::{binomial_pmf, sign_midp};
+use super::binomial::sign_midp;
 use super::interval::tango;
 use super::power::min_detectable_drop;
-use super::special::{normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
+use super::special::{ln_gamma, normal_cdf, normal_quantile, student_t_cdf, student_t_quantile};
 
 /// One comparable task: its pass rate on each side (an unbiased estimate: passing trials /
 /// trials, or [`super::Design::unbiased_rate`] for adaptive trials).
@@ -134,12 +134,20 @@ fn worse_share_low(worse: u64, better: u64, alpha: f64) -> f64 {
     if m == 0 {
         return 0.5;
     }
+    // ln C(m, k) for k = worse..=m, once: the bisection only re-weighs them.
+    let ln_choose: Vec<f64> = (worse..=m)
+        .map(|k| ln_gamma(m as f64 + 1.0) - ln_gamma(k as f64 + 1.0) - ln_gamma((m - k) as f64 + 1.0))
+        .collect();
     let midp = |theta: f64| {
-        let above: f64 = (worse + 1..=m).map(|k| binomial_pmf(k, m, theta)).sum();
-        above + 0.5 * binomial_pmf(worse, m, theta)
+        let (lt, lf) = (theta.ln(), (1.0 - theta).ln());
+        let pmf = |i: usize| {
+            let k = (worse + i as u64) as f64;
+            (ln_choose[i] + k * lt + (m as f64 - k) * lf).exp()
+        };
+        (1..ln_choose.len()).map(pmf).sum::<f64>() + 0.5 * pmf(0)
     };
     let (mut lo, mut hi) = (0.0, 1.0);
-    for _ in 0..60 {
+    for _ in 0..50 {
         let mid = (lo + hi) / 2.0;
         if midp(mid) <= alpha { lo = mid } else { hi = mid }
     }
@@ -259,6 +267,16 @@ mod tests {
             let e = estimate(&pairs, alpha);
             if e.ci_high.abs() > 1e-9 {
                 assert_eq!(e.p_value <= alpha, e.ci_high < 0.0, "α {alpha}: {e:?}");
+            }
+        }
+        // Every one-trial table up to 40 discordant pairs, where the mid-p and the score test
+        // disagree most.
+        for worse in 0..40 {
+            for better in 0..40 - worse {
+                let e = estimate(&single([(1.0, 1.0, 5), (1.0, 0.0, worse), (0.0, 1.0, better), (0.0, 0.0, 5)]), 0.05);
+                if e.ci_high.abs() > 1e-9 {
+                    assert_eq!(e.p_value <= 0.05, e.ci_high < 0.0, "{worse} worse, {better} better: {e:?}");
+                }
             }
         }
     }

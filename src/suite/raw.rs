@@ -428,6 +428,13 @@ impl<'de> Deserialize<'de> for RawRepeat {
                         adaptive.min, adaptive.max
                     )));
                 }
+                if adaptive.max.get() > crate::stats::MOST_ADAPTIVE_TRIALS {
+                    return Err(D::Error::custom(format!(
+                        "`max` ({}) is more than {} adaptive trials",
+                        adaptive.max,
+                        crate::stats::MOST_ADAPTIVE_TRIALS
+                    )));
+                }
                 Ok(RawRepeat::Adaptive(adaptive))
             }
             other => Err(D::Error::custom(format!("{EXPECTED}, got {other}"))),

@@ -90,3 +90,31 @@ fn the_suite_key_starts_every_task_at_min_and_counts_min_pass_out_of_max() {
         }
     }
 }
+
+/// A fixed-trial baseline against an adaptive run, nothing changed: before, stopping at the
+/// first failure read a flaky task as failing more often than it does and the drop looked
+/// like a regression. The two designs are compared on the trials both always run (the first),
+/// the design is recorded per task, and the power line says why the comparison is weaker.
+#[test]
+fn a_fixed_baseline_against_adaptive_trials_is_compared_on_the_trials_both_ran() {
+    let base = run("", &["run", "-j", "1", "--repeat", "8", "--out", "base"]);
+    let dir = base.dir.clone();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&dir)
+        .args(["run", "-j", "1", "--repeat", "auto", "--baseline", "base/results.json", "--out", "head"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let head: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("head/results.json")).unwrap()).unwrap();
+    let test = &head["regression"]["test"];
+    assert_eq!((test["pairs"].as_u64(), test["redesigned"].as_u64()), (Some(30), Some(30)), "{test}");
+    // The first trials, one a side: McNemar's mid-p with Tango's interval.
+    assert_eq!(test["method"], "mcnemar-midp");
+    assert_ne!(test["verdict"], "regression", "{test}");
+    let design = &head["tasks"][0]["adaptive"];
+    assert_eq!(*design, serde_json::json!({"min": 1, "max": 8, "min_pass": 8, "alpha": 0.05}));
+    let summary = std::fs::read_to_string(dir.join("head/summary.md")).unwrap();
+    assert!(summary.contains("30 task(s) ran other trials in the baseline"), "{summary}");
+    assert!(summary.contains("30 task(s) ran adaptive trials"), "{summary}");
+    assert!(stderr.contains("30 task(s) with adaptive trials are not tested per task"), "{stderr}");
+}
