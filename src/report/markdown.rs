@@ -374,6 +374,9 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
         if let Some(line) = flags.suspect_line() {
             let _ = writeln!(md, "**Suspect:** {}\n", escape(&line));
         }
+        if let Some(line) = flags.untested_line() {
+            let _ = writeln!(md, "Note: {}\n", escape(&line));
+        }
     }
     // A fetched baseline says where it came from: the commit and its age.
     let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::regression::GITHUB_BASE));

@@ -138,6 +138,9 @@ impl TerminalReporter {
             if let Some(line) = section.flags.as_ref().and_then(TaskFlags::suspect_line) {
                 lines.push(format!("  {} {line}", self.style(Style::new().yellow().bold(), "suspect:")));
             }
+            if let Some(line) = section.flags.as_ref().and_then(TaskFlags::untested_line) {
+                lines.push(format!("  note: {line}"));
+            }
         }
         for line in lines {
             self.line(line);

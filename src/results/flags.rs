@@ -93,14 +93,8 @@ impl TaskFlags {
 
     /// The suspect tasks in one line: "`t3` 8/8 → 2/8 (p = 0.0350)", or `None` with none.
     pub fn suspect_line(&self) -> Option<String> {
-        let untested = (self.untested_adaptive > 0).then(|| {
-            format!(
-                "{} task(s) with adaptive trials are not tested per task (where a task stops depends on its outcomes)",
-                self.untested_adaptive
-            )
-        });
         if self.suspect.is_empty() {
-            return untested;
+            return None;
         }
         let tasks: Vec<String> = self
             .suspect
@@ -117,15 +111,22 @@ impl TaskFlags {
                 )
             })
             .collect();
-        let line = format!(
+        Some(format!(
             "{} suspect task(s) (Fisher's exact test per task, Holm-corrected, α {}): {}",
             self.suspect.len(),
             self.alpha,
             tasks.join(", ")
-        );
-        Some(match untested {
-            Some(untested) => format!("{line}; {untested}"),
-            None => line,
+        ))
+    }
+
+    /// Tasks left out of the per-task test, in one line, or `None` with none.
+    pub fn untested_line(&self) -> Option<String> {
+        (self.untested_adaptive > 0).then(|| {
+            format!(
+                "{} task(s) with adaptive trials are not tested per task for suspect drops \
+                 (where a task stops depends on its outcomes)",
+                self.untested_adaptive
+            )
         })
     }
 

@@ -116,5 +116,5 @@ fn a_fixed_baseline_against_adaptive_trials_is_compared_on_the_trials_both_ran()
     let summary = std::fs::read_to_string(dir.join("head/summary.md")).unwrap();
     assert!(summary.contains("30 task(s) ran other trials in the baseline"), "{summary}");
     assert!(summary.contains("30 task(s) ran adaptive trials"), "{summary}");
-    assert!(stderr.contains("30 task(s) with adaptive trials are not tested per task"), "{stderr}");
+    assert!(stderr.contains("note: 30 task(s) with adaptive trials are not tested per task"), "{stderr}");
 }
