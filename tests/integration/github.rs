@@ -94,6 +94,27 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
     assert_eq!(outputs.len(), 10);
 }
 
+/// The log as GitHub shows it (stdout and stderr in one stream): the task lines fold in the
+/// group, and the gate table and verdict come after it ends, so they stay in view.
+#[test]
+fn the_log_group_ends_before_the_gate_table_and_verdict() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", FAILING))
+        .env("GITHUB_ACTIONS", "true")
+        .args(&["run"])
+        .run_via(&["sh", "-c", "exec \"$0\" \"$@\" 2>&1"]);
+    run.expect_code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let at = |prefix: &str| {
+        lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no {prefix:?} in\n{}", run.stdout))
+    };
+    let (group, task, end) = (at("::group::evalgate: tasks of"), at("FAIL  a "), at("::endgroup::"));
+    assert!(group < task && task < end, "{}", run.stdout);
+    assert!(end < at("  FAIL failing tasks"), "the gate table is folded away:\n{}", run.stdout);
+    assert!(end < at("FAILED test.evals.demo"), "the verdict is folded away:\n{}", run.stdout);
+}
+
 #[test]
 fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     let tasks: String =
