@@ -116,6 +116,10 @@ pub struct CommentArgs {
     /// The pull request to comment on (default: from $GITHUB_EVENT_PATH or $GITHUB_REF).
     #[arg(long, value_name = "NUMBER")]
     pub pr: Option<u64>,
+    /// Print the comment's body to stdout instead of posting it: no token, no request to
+    /// GitHub (`--pr` is then not checked).
+    #[arg(long, visible_alias = "print")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -417,6 +417,70 @@ fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
     assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
 }
 
+/// `comment --dry-run` prints the body `comment` posts, byte for byte, redacted as the posted
+/// one is, and needs no token: GitHub is never asked.
+#[test]
+fn comment_dry_run_prints_the_exact_body_that_is_posted_without_github() {
+    // The token sits in the results (an agent echoed it): neither body may show it.
+    let leak = |r: &mut Value| r["tasks"][0]["reason"] = json!(format!("echoed {TOKEN}"));
+    let api = github(8, Vec::new());
+    let posted = comment_from_workflow_run(&api, leak, HEAD_SHA, &["--pr", "8"]);
+    posted.expect_code(0);
+    let body = bodies(&api, "POST").pop().expect("a comment posted");
+    assert!(body.contains(r"echoed \[secret:GITHUB\_TOKEN\]"), "{body}");
+
+    let untouched = Server::start(|_| (500, String::new()));
+    let dry_run = |results: &str, args: &[&str], token: Option<&str>| {
+        let event = json!({"workflow_run": {"id": 1, "head_sha": HEAD_SHA, "pull_requests": []}});
+        let test = Test::new().write("results.json", results).write("event.json", &event.to_string());
+        let event = test.path().join("event.json");
+        let test = test
+            .env("GITHUB_API_URL", &untouched.url())
+            .env("GITHUB_REPOSITORY", "acme/bot")
+            .env("GITHUB_EVENT_PATH", path_str(&event))
+            .args(&[&["comment", "results.json"], args].concat());
+        let run = match token {
+            Some(token) => test.env("GITHUB_TOKEN", token).run(),
+            None => test.run(),
+        };
+        run.expect_code(0);
+        assert_eq!(run.stderr, "", "{args:?}");
+        assert_token_not_printed(&run);
+        run.stdout
+    };
+    let results = posted.read("results.json");
+    assert_eq!(dry_run(&results, &["--dry-run"], Some(TOKEN)), format!("{body}\n"));
+    assert_eq!(dry_run(&results, &["--print", "--pr", "8"], Some(TOKEN)), format!("{body}\n"));
+    let without_token = dry_run(&results.replace(TOKEN, "a-value"), &["--dry-run"], None);
+    assert_eq!(without_token, format!("{body}\n").replace(r"\[secret:GITHUB\_TOKEN\]", r"a-value"));
+    assert_eq!(untouched.requests(), 0, "no request to GitHub");
+}
+
+/// Under GitHub Actions the log reads a `::command` at a line's start: a results file whose
+/// task id puts one there does not get it run by `comment --dry-run`.
+#[test]
+fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
+    let saved =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
+    let mut results = saved.results();
+    results["tasks"][0]["id"] = json!("a\n::error::forged");
+    let plain = Test::new().write("results.json", &results.to_string()).args(&["comment", "results.json", "--dry-run"]);
+    let body = plain.run().stdout;
+    assert!(body.lines().any(|l| l.starts_with("::error::forged")), "the body holds a command line:\n{body}");
+
+    let run = Test::new()
+        .write("results.json", &results.to_string())
+        .env("GITHUB_ACTIONS", "true")
+        .args(&["comment", "results.json", "--dry-run"])
+        .run();
+    run.expect_code(0);
+    let (first, rest) = run.stdout.split_once('\n').unwrap();
+    let token =
+        first.strip_prefix("::stop-commands::").unwrap_or_else(|| panic!("commands not stopped:\n{}", run.stdout));
+    assert!(token.len() >= 32 && !body.contains(token), "{token}");
+    assert_eq!(rest, format!("{body}::{token}::\n"));
+}
+
 #[test]
 fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted() {
     // The fork's run tested its own commit; its artifact names pull request 8 (at HEAD_SHA),
