@@ -127,23 +127,32 @@ fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
         .unwrap();
     assert_eq!(check["passed"], false);
     assert_eq!(check["actual"], "3 breaking, 2 review, 1 info: breaking: `bare`: tool removed");
+    // Worst first: breaking, then review, then info; by tool within a class.
     let summary = drifted.read("evalgate-out/summary.md");
-    for line in [
-        "- ❌ breaking: `bare`: tool removed",
-        "- ⚠️ review: `extra`: tool added",
-        "- ⚠️ review: `plain`: description changed: \"No schema.\" → \"No schema, changed.\"",
-        // What the server named is escaped: a hostile name cannot break the Markdown.
-        "- ❌ breaking: `quote`: parameter \\`lie\\` is now required",
-        "- ❌ breaking: `quote`: output field \\`items\\` removed",
-        "- ℹ️ info: `quote`: new output field \\`lines\\`",
-    ] {
-        assert!(summary.contains(line), "{line}\n{summary}");
-    }
+    let listed: Vec<&str> = summary.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        listed,
+        [
+            "- ❌ breaking: `bare`: tool removed",
+            // What the server named is escaped: a hostile name cannot break the Markdown.
+            "- ❌ breaking: `quote`: parameter \\`lie\\` is now required",
+            "- ❌ breaking: `quote`: output field \\`items\\` removed",
+            "- ⚠️ review: `extra`: tool added",
+            "- ⚠️ review: `plain`: description changed: \"No schema.\" → \"No schema, changed.\"",
+            "- ℹ️ info: `quote`: new output field \\`lines\\`",
+        ],
+        "{summary}"
+    );
 
-    let diff = in_dir(&suite("v2", ""), &["mcp", "diff"]);
+    // The suite as `mcp diff`'s argument, as `run` and `check` take it; the same order.
+    let diff = in_dir(&suite("v2", ""), &["mcp", "diff", "evalgate.yaml"]);
     diff.expect_code(1);
-    assert!(diff.stdout.contains("shop vs tools.lock.json: 6 change(s)"), "{}", diff.stdout);
-    assert!(diff.stdout.contains("  breaking: `quote`: parameter `lie` is now required"), "{}", diff.stdout);
+    let lines: Vec<&str> = diff.stdout.lines().collect();
+    assert_eq!(lines[0], "shop vs tools.lock.json: 6 change(s)", "{}", diff.stdout);
+    assert_eq!(lines[1], "  breaking: `bare`: tool removed", "{}", diff.stdout);
+    assert_eq!(lines[2], "  breaking: `quote`: parameter `lie` is now required", "{}", diff.stdout);
+    assert_eq!(lines[6], "  info: `quote`: new output field `lines`", "{}", diff.stdout);
+    in_dir(&suite("v2", ""), &["mcp", "diff", "evalgate.yaml", "shop"]).expect_code(1);
 
     in_dir(&suite("v2", ", drift: {fail_on: never}"), &["run"]).expect_code(0);
     in_dir(&suite("v2", ", drift: {fail_on: review}"), &["mcp", "diff"]).expect_code(1);
