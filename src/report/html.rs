@@ -125,11 +125,6 @@ impl<'a> View<'a> {
             RunOutcome::Deferred { .. } => "info",
             _ => "warn",
         };
-        let cost = match (t.cost_usd, t.tasks_without_cost) {
-            (Some(c), 0) => format!("${c:.4}"),
-            (Some(c), n) => format!("${c:.4} (unknown for {n} tasks)"),
-            (None, _) => "not reported".into(),
-        };
         let cutter = Cutter::for_results(results);
         let baseline = results.regression.as_ref().and_then(|r| r.comparison.as_ref());
         let tags: BTreeSet<&str> = results.tasks.iter().flat_map(|t| t.tags.iter().map(String::as_str)).collect();
@@ -146,7 +141,7 @@ impl<'a> View<'a> {
             outcome_class,
             detail: outcome.detail(),
             totals: t,
-            cost,
+            cost: super::markdown::cost(t),
             checks: &results.verdict.checks,
             incomplete: &results.incomplete,
             charts: charts::all(results),

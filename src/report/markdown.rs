@@ -2,7 +2,6 @@
 //! breakdown, cost and latency. Model output is escaped and cut so the whole stays under
 //! a PR comment's 65,536 characters.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::excerpt::cut;
@@ -206,36 +205,32 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         md.push('\n');
     }
 
-    let mut tags: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
-    for task in results.tasks.iter().filter(|t| t.status != Status::Skipped) {
-        for tag in &task.tags {
-            let e = tags.entry(tag.as_str()).or_default();
-            e.0 += 1;
-            e.1 += usize::from(task.status == Status::Passed);
-            e.2 += if task.status == Status::Error { 0.0 } else { task.score };
-        }
-    }
+    let tags = crate::results::by_tag(&results.tasks);
     if !tags.is_empty() {
         let _ = writeln!(md, "### By tag\n\n| tag | passed | score |\n|---|---|---|");
-        for (tag, (n, passed, score)) in &tags {
-            let _ = writeln!(md, "| {} | {passed}/{n} | {:.2} |", escape(tag), score / *n as f64);
+        for tag in &tags {
+            let _ = writeln!(md, "| {} | {}/{} | {:.2} |", escape(tag.tag), tag.passed, tag.tasks, tag.score);
         }
         md.push('\n');
     }
 
     let _ = writeln!(md, "### Cost and latency\n\n| | |\n|---|---|");
-    let cost = match (t.cost_usd, t.tasks_without_cost) {
-        (Some(c), 0) => format!("${c:.4}"),
-        (Some(c), n) => format!("${c:.4} (unknown for {n} {})", crate::gate::plural(n, "task", "tasks")),
-        (None, _) => "not reported".into(),
-    };
-    let _ = writeln!(md, "| total cost | {cost} |");
+    let _ = writeln!(md, "| total cost | {} |", cost(t));
     let _ = writeln!(md, "| p95 latency | {} |", t.p95_latency_ms.map_or("n/a".into(), |p| format!("{p} ms")));
     if let Some(tokens) = t.total_tokens {
         let _ = writeln!(md, "| tokens | {tokens} |");
     }
     let _ = writeln!(md, "| wall time | {:.1} s |", results.duration_ms as f64 / 1000.0);
     md
+}
+
+/// The run's cost: `$0.0123`, `$0.0123 (unknown for 1 task)`, `not reported`.
+pub(crate) fn cost(t: &crate::results::Totals) -> String {
+    match (t.cost_usd, t.tasks_without_cost) {
+        (Some(c), 0) => format!("${c:.4}"),
+        (Some(c), n) => format!("${c:.4} (unknown for {n} {})", crate::gate::plural(n, "task", "tasks")),
+        (None, _) => "not reported".into(),
+    }
 }
 
 /// The adversarial scorecard: per category, and the expected/actual action confusion table.
@@ -530,6 +525,20 @@ fn code(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::escape;
+
+    /// The one cost text both reports show (the HTML report said "unknown for 1 tasks").
+    #[test]
+    fn the_cost_counts_tasks_in_agreeing_words() {
+        let totals = |cost_usd, tasks_without_cost| crate::results::Totals {
+            cost_usd,
+            tasks_without_cost,
+            ..crate::results::totals(&[])
+        };
+        assert_eq!(super::cost(&totals(Some(0.5), 0)), "$0.5000");
+        assert_eq!(super::cost(&totals(Some(0.5), 1)), "$0.5000 (unknown for 1 task)");
+        assert_eq!(super::cost(&totals(Some(0.5), 2)), "$0.5000 (unknown for 2 tasks)");
+        assert_eq!(super::cost(&totals(None, 2)), "not reported");
+    }
 
     #[test]
     fn escapes_tables_html_code_and_mentions() {
