@@ -759,6 +759,39 @@ fn with_several_suites_a_stop_updates_each_suites_comment() {
 
 // ---------------------------------------------------------------- the action
 
+/// Every workflow in the docs whose matrix runs the action gives each job its own results
+/// artifact: the default name in every job makes the uploads collide.
+#[test]
+fn a_documented_matrix_gives_each_job_its_own_results_artifact() {
+    let mut matrices = 0;
+    for doc in std::fs::read_dir("docs")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for block in text.split("```yaml\n").skip(1).filter_map(|b| b.split("```").next()) {
+            let Ok(workflow) = evalgate::yaml::from_str::<Value>(block) else { continue };
+            let Some(jobs) = workflow["jobs"].as_object() else { continue };
+            for (name, job) in jobs.iter().filter(|(_, j)| j["strategy"]["matrix"].is_object()) {
+                for step in job["steps"].as_array().into_iter().flatten() {
+                    if !step["uses"].as_str().is_some_and(|u| u.starts_with("evalgate/evalgate@")) {
+                        continue;
+                    }
+                    matrices += 1;
+                    let artifact = step["with"]["results-artifact"].as_str();
+                    assert!(
+                        artifact.is_some_and(|a| a.is_empty() || a.contains("${{ matrix.")),
+                        "{}: job `{name}` runs a matrix with results-artifact {artifact:?}",
+                        doc.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(matrices > 0, "the docs show a matrix");
+}
+
 #[test]
 fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs() {
     let action: serde_json::Value = evalgate::yaml::from_str(&std::fs::read_to_string("action.yml").unwrap()).unwrap();
