@@ -64,12 +64,26 @@ pub enum McpCommand {
 
 #[derive(Debug, Args, Clone)]
 pub struct McpArgs {
-    /// Servers, by their name in the suite's `mcp_servers` (default: all).
+    /// The suite (a first argument that ends in `.yaml` or `.yml`, as `run` takes it), then
+    /// servers, by their name in its `mcp_servers` (default: all).
     #[arg(value_name = "SERVER")]
     pub names: Vec<String>,
-    /// The suite that defines them.
-    #[arg(long, value_name = "FILE", default_value = "evalgate.yaml")]
-    pub suite: PathBuf,
+    /// The suite that defines them (default: evalgate.yaml).
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+}
+
+impl McpArgs {
+    /// The suite and the servers named: `mcp diff evals/evalgate.yaml` names the suite as
+    /// every other command does, not a server called `evals/evalgate.yaml`.
+    pub fn suite_and_servers(&self) -> (PathBuf, &[String]) {
+        let yaml = |a: &String| a.ends_with(".yaml") || a.ends_with(".yml");
+        match (&self.suite, self.names.split_first()) {
+            (Some(suite), _) => (suite.clone(), &self.names),
+            (None, Some((first, rest))) if yaml(first) => (PathBuf::from(first), rest),
+            (None, _) => (PathBuf::from("evalgate.yaml"), &self.names),
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -116,6 +130,10 @@ pub struct CommentArgs {
     /// The pull request to comment on (default: from $GITHUB_EVENT_PATH or $GITHUB_REF).
     #[arg(long, value_name = "NUMBER")]
     pub pr: Option<u64>,
+    /// Print the comment's body to stdout instead of posting it: no token, no request to
+    /// GitHub (`--pr` is then not checked).
+    #[arg(long, visible_alias = "print")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args, Clone)]

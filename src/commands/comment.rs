@@ -1,4 +1,5 @@
-//! `evalgate comment RESULTS`: the sticky PR comment from a results file.
+//! `evalgate comment RESULTS`: the sticky PR comment from a results file (`--dry-run`: its
+//! body, printed).
 
 use super::compare::read_results;
 use crate::cli::CommentArgs;
@@ -7,6 +8,15 @@ use crate::exit;
 
 pub fn comment(args: &CommentArgs) -> Result<i32, Error> {
     let results = read_results(&args.results)?;
+    if args.dry_run {
+        // The body `comment` posts, built by the same function, redacted as it is. The
+        // runner reads a `::command` at a line's start, and the body holds a results file's
+        // text: in a GitHub Actions log it is shown with commands stopped.
+        let body = crate::github::comment::body(&results);
+        let github = crate::github::actions::enabled(false, false);
+        crate::outln!("{}", if github { crate::github::workflow_command::inert(&body) } else { body });
+        return Ok(exit::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

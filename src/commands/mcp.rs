@@ -17,19 +17,19 @@ pub fn mcp(command: &McpCommand) -> Result<i32, Error> {
         McpCommand::Snapshot(args) => (args, snapshot),
         McpCommand::Diff(d) => (&d.servers, drift),
     };
-    let suite = crate::suite::load_suite(&args.suite, &crate::suite::LoadOptions::default())?;
-    for name in &args.names {
+    let (path, names) = args.suite_and_servers();
+    let suite = crate::suite::load_suite(&path, &crate::suite::LoadOptions::default())?;
+    for name in names {
         if !suite.mcp_servers.contains_key(name) {
             let known: Vec<&str> = suite.mcp_servers.keys().map(String::as_str).collect();
             return Err(Error::Usage(format!(
                 "{} has no MCP server `{name}` (it has: {})",
-                args.suite.display(),
+                path.display(),
                 known.join(", ")
             )));
         }
     }
-    let specs =
-        suite.mcp_servers.values().filter(|s| args.names.is_empty() || args.names.contains(&s.name)).map(|s| s.spec());
+    let specs = suite.mcp_servers.values().filter(|s| names.is_empty() || names.contains(&s.name)).map(|s| s.spec());
     let runtime = crate::error::runtime()?;
     let servers = match runtime.block_on(Servers::start(specs)) {
         Ok(servers) => servers,

@@ -384,12 +384,14 @@ impl SuiteRun<'_> {
                 }
             };
         let mut fanout = Fanout { cancel: Some(stop.cancel.clone()), ..Fanout::default() };
-        fanout.reporters.push(Box::new(&mut *terminal));
-        fanout.reporters.push(Box::new(events));
-        fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
+        // The log group before the terminal: it ends the group at `RunFinished` before the
+        // terminal prints the gate table and verdict, which then stay in view.
         if github {
             fanout.reporters.push(Box::new(crate::github::actions::LogGroup));
         }
+        fanout.reporters.push(Box::new(&mut *terminal));
+        fanout.reporters.push(Box::new(events));
+        fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
 
         let servers = tokio::select! {
             servers = crate::preflight::start_servers(&suite) => Some(servers),

@@ -20,6 +20,22 @@ pub fn command(name: &str, properties: &[(&str, String)], message: &str) -> Stri
     }
 }
 
+/// `text` with no line of it read as a command: between `::stop-commands::TOKEN` and
+/// `::TOKEN::`, a token drawn at random (and not in `text`), so a text from a results file
+/// cannot end the pause it is shown in.
+pub fn inert(text: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Each `RandomState` is keyed from the OS's randomness: two give 128 bits.
+    let random = || std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let token = loop {
+        let token = format!("evalgate-{:016x}{:016x}", random(), random());
+        if !text.contains(&token) {
+            break token;
+        }
+    };
+    format!("{}\n{text}\n::{token}::", command("stop-commands", &[], &token))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +47,15 @@ mod tests {
             "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0D%0Anext: x, y"
         );
         assert_eq!(command("add-mask", &[], "s3cr3t"), "::add-mask::s3cr3t");
+    }
+
+    #[test]
+    fn an_inert_text_is_shown_between_a_fresh_stop_token_and_its_end() {
+        let text = "a\n::error::b";
+        let (first, second) = (inert(text), inert(text));
+        let token = first.strip_prefix("::stop-commands::").unwrap().split('\n').next().unwrap();
+        assert_eq!(first, format!("::stop-commands::{token}\n{text}\n::{token}::"));
+        assert_eq!(token.len(), "evalgate-".len() + 32);
+        assert_ne!(first, second, "a token is never reused");
     }
 }

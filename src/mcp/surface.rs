@@ -96,6 +96,8 @@ fn sorted(v: &Value) -> Value {
     }
 }
 
+/// Declared least severe first: the derived order is the severity order (breaking > review >
+/// info), which `FailOn` and the worst-first listing of changes (`diff`) read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
@@ -141,11 +143,13 @@ pub struct Change {
     pub what: String,
 }
 
-/// How `now` differs from `was`, tool by tool (in name order), the worst first per tool.
+/// How `now` differs from `was`, the worst first (`Class`'s order), then by tool name. The
+/// protocol version counts only when both sides know it: an unknown one is no change.
 pub fn diff(was: &Surface, now: &Surface) -> Vec<Change> {
     let mut changes = Vec::new();
     let mut add = |tool: &str, class, what: String| changes.push(Change { tool: tool.to_owned(), class, what });
-    if was.protocol_version != now.protocol_version {
+    let known = |v: &str| !v.trim().is_empty();
+    if known(&was.protocol_version) && known(&now.protocol_version) && was.protocol_version != now.protocol_version {
         add("", Class::Info, format!("protocol version {} → {}", was.protocol_version, now.protocol_version));
     }
     for (name, old) in &was.tools {
@@ -176,7 +180,8 @@ pub fn diff(was: &Surface, now: &Surface) -> Vec<Change> {
     for name in now.tools.keys().filter(|n| !was.tools.contains_key(*n)) {
         add(name, Class::Review, "tool added".into());
     }
-    changes.sort_by(|a, b| a.tool.cmp(&b.tool).then(b.class.cmp(&a.class)));
+    // Stable: a tool's changes of one class keep the order they were found in.
+    changes.sort_by(|a, b| b.class.cmp(&a.class).then(a.tool.cmp(&b.tool)));
     changes
 }
 
@@ -373,10 +378,13 @@ mod tests {
         let input = json!({"type": "object", "required": ["city"], "properties": {
             "city": {"type": "string"}, "units": {"type": "string", "enum": ["c", "f"]}, "days": {"type": "integer"}}});
         let output = json!({"type": "object", "properties": {"temp": {"type": "number"}, "wind": {"type": "number"}}});
-        let was = surface(vec![
-            ("weather", tool("Weather for a city.", input, Some(output))),
-            ("old", tool("Gone soon.", json!({}), None)),
-        ]);
+        let was = Surface {
+            protocol_version: "2025-06-18".into(),
+            ..surface(vec![
+                ("weather", tool("Weather for a city.", input, Some(output))),
+                ("old", tool("Gone soon.", json!({}), None)),
+            ])
+        };
         let input = json!({"type": "object", "required": ["city", "units"], "properties": {
             "city": {"type": ["string", "null"]}, "units": {"type": "string", "enum": ["c"]}, "days": {"type": "string"},
             "lang": {"type": "string"}}});
@@ -388,18 +396,19 @@ mod tests {
         ]);
         let changes = diff(&was, &now);
         let expected = [
-            ("new", Class::Review, "tool added"),
             ("old", Class::Breaking, "tool removed"),
             ("weather", Class::Breaking, "parameter `days`: type integer → string"),
             ("weather", Class::Breaking, "parameter `units`: enum value(s) \"f\" removed"),
             ("weather", Class::Breaking, "parameter `units` is now required"),
             ("weather", Class::Breaking, "output field `temp`: type number → string"),
             ("weather", Class::Breaking, "output field `wind` removed"),
+            ("new", Class::Review, "tool added"),
             (
                 "weather",
                 Class::Review,
                 "description changed: \"Weather for a city.\" → \"Weather for a city, in Celsius.\"",
             ),
+            ("", Class::Info, "protocol version 2025-06-18 → 2025-11-25"),
             ("weather", Class::Info, "parameter `city`: type string → string | null"),
             ("weather", Class::Info, "new optional parameter `lang`"),
             ("weather", Class::Info, "new output field `humidity`"),
@@ -410,6 +419,25 @@ mod tests {
         assert!(FailOn::Breaking.fails(Class::Breaking) && !FailOn::Breaking.fails(Class::Review));
         assert!(FailOn::Review.fails(Class::Review) && !FailOn::Review.fails(Class::Info));
         assert!(!FailOn::Never.fails(Class::Breaking));
+    }
+
+    #[test]
+    fn the_severity_order_is_breaking_then_review_then_info() {
+        assert!(Class::Breaking > Class::Review && Class::Review > Class::Info);
+        let mut classes = vec![Class::Info, Class::Breaking, Class::Review];
+        classes.sort_by(|a, b| b.cmp(a));
+        assert_eq!(classes, [Class::Breaking, Class::Review, Class::Info]);
+    }
+
+    /// Only a version known on both sides changes: a lock or a handshake without one (empty)
+    /// would otherwise report "protocol version" on every run.
+    #[test]
+    fn an_unknown_protocol_version_is_no_change() {
+        let known = surface(Vec::new());
+        let unknown = Surface { protocol_version: String::new(), ..known.clone() };
+        assert_eq!(diff(&unknown, &known), []);
+        assert_eq!(diff(&known, &unknown), []);
+        assert_eq!(diff(&known, &known), []);
     }
 
     #[test]

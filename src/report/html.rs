@@ -58,6 +58,7 @@ impl super::Report for Html {
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::Html);
+    env.add_filter("code", |text: &str| Value::from_safe_string(code_spans(text)));
     env.add_template("report.html", TEMPLATE).expect("the HTML report's template is valid");
     env
 });
@@ -89,6 +90,22 @@ pub(crate) fn escape(text: &str) -> String {
     minijinja::HtmlEscape(text).to_string()
 }
 
+/// The template's `code` filter: escaped text whose `` `name` `` spans (how evalgate's messages
+/// mark a name) show as code rather than as literal backticks; an unpaired one stays as is.
+fn code_spans(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    let paired = parts.len() - (parts.len() + 1) % 2;
+    let mut html = String::with_capacity(text.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        match (i % 2 == 1, i < paired) {
+            (true, true) => html.push_str(&format!("<code>{}</code>", escape(part))),
+            (true, false) => html.push_str(&format!("`{}", escape(part))),
+            (false, _) => html.push_str(&escape(part)),
+        }
+    }
+    html
+}
+
 #[derive(Serialize)]
 struct View<'a> {
     csp: &'static str,
@@ -110,6 +127,8 @@ struct View<'a> {
     regression: Option<RegressionView<'a>>,
     scorecard: Option<ScorecardView>,
     hooks: Vec<StepView>,
+    drift: Vec<DriftView<'a>>,
+    eras: Vec<EraView>,
     tags: Vec<&'a str>,
     tasks: Vec<TaskView>,
     text_cap: usize,
@@ -124,11 +143,6 @@ impl<'a> View<'a> {
             RunOutcome::Failed { .. } => "fail",
             RunOutcome::Deferred { .. } => "info",
             _ => "warn",
-        };
-        let cost = match (t.cost_usd, t.tasks_without_cost) {
-            (Some(c), 0) => format!("${c:.4}"),
-            (Some(c), n) => format!("${c:.4} (unknown for {n} tasks)"),
-            (None, _) => "not reported".into(),
         };
         let cutter = Cutter::for_results(results);
         let baseline = results.regression.as_ref().and_then(|r| r.comparison.as_ref());
@@ -146,13 +160,15 @@ impl<'a> View<'a> {
             outcome_class,
             detail: outcome.detail(),
             totals: t,
-            cost,
+            cost: super::markdown::cost(t),
             checks: &results.verdict.checks,
             incomplete: &results.incomplete,
             charts: charts::all(results),
             regression: results.regression.as_ref().map(|r| RegressionView::new(r, results)),
             scorecard: results.scorecard.as_ref().map(ScorecardView::new),
             hooks: results.hooks.iter().flat_map(|s| StepView::flat(s, 0, &cutter)).collect(),
+            drift: results.mcp_drift.iter().map(|(server, drift)| DriftView::new(server, drift)).collect(),
+            eras: crate::results::eras::eras(results).into_iter().map(EraView::new).collect(),
             tags: tags.into_iter().collect(),
             tasks: results.tasks.iter().map(|t| TaskView::new(t, baseline, &cutter)).collect(),
             text_cap: cutter.cap,
@@ -551,6 +567,74 @@ impl<'a> RegressionView<'a> {
     }
 }
 
+/// A server's tool surface against its snapshot: each change (the worst first, as `diff`
+/// orders them) with the class of badge its gate gives it.
+#[derive(Serialize)]
+struct DriftView<'a> {
+    server: &'a str,
+    snapshot: &'a str,
+    error: Option<&'a str>,
+    updated: bool,
+    /// (badge class, the change's class, what changed)
+    changes: Vec<(&'static str, String, String)>,
+}
+
+impl<'a> DriftView<'a> {
+    fn new(server: &'a str, drift: &'a crate::mcp::surface::Drift) -> Self {
+        use crate::mcp::surface::Class;
+        let badge = |class| match (drift.fail_on.fails(class), class) {
+            (true, _) => "fail",
+            (false, Class::Info) => "info",
+            (false, _) => "warn",
+        };
+        DriftView {
+            server,
+            snapshot: &drift.snapshot,
+            error: drift.error.as_deref(),
+            updated: drift.updated,
+            changes: drift
+                .changes
+                .iter()
+                .map(|c| {
+                    let (class, line) = (c.class.to_string(), c.line());
+                    let what = line.strip_prefix(&format!("{class}: ")).unwrap_or(&line).to_owned();
+                    (badge(c.class), class, what)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One server at one protocol version of its list (`results::eras`).
+#[derive(Serialize)]
+struct EraView {
+    server: String,
+    version: String,
+    passed: usize,
+    tasks: usize,
+    /// `pass`, `warn` (did not finish) or `fail`, and why it fails.
+    class: &'static str,
+    failure: Option<String>,
+}
+
+impl EraView {
+    fn new(era: crate::results::eras::Era) -> Self {
+        let class = match &era.first_failure {
+            None if era.passes() => "pass",
+            None => "warn",
+            Some(_) => "fail",
+        };
+        EraView {
+            class,
+            server: era.server,
+            version: era.version,
+            passed: era.passed,
+            tasks: era.tasks,
+            failure: era.first_failure,
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct ScorecardView {
     rows: Vec<(String, String, u32, u32, String, String, String)>,
@@ -593,6 +677,13 @@ impl ScorecardView {
 mod tests {
     use super::*;
     use crate::results::{Status, testing};
+
+    #[test]
+    fn backtick_spans_show_as_code_and_everything_else_is_escaped() {
+        assert_eq!(code_spans("`contains` failed: <b>"), "<code>contains</code> failed: &lt;b&gt;");
+        assert_eq!(code_spans("`a<`, `b` and `c"), "<code>a&lt;</code>, <code>b</code> and `c");
+        assert_eq!(code_spans("no code"), "no code");
+    }
 
     #[test]
     fn long_texts_are_cut_with_a_note_and_short_ones_kept() {

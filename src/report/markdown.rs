@@ -2,7 +2,6 @@
 //! breakdown, cost and latency. Model output is escaped and cut so the whole stays under
 //! a PR comment's 65,536 characters.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::excerpt::cut;
@@ -54,7 +53,34 @@ pub fn render_within(results: &Results, max: usize) -> String {
     }
 }
 
+/// The summary with at most `max_rows` failing-task rows, and their output excerpts or not.
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
+    let mut md = verdict_section(results);
+    md.push_str(&gate_section(&results.verdict.checks));
+    if let Some(section) = &results.regression {
+        md.push_str(&regression_section(section, max_rows));
+    }
+    for (server, drift) in &results.mcp_drift {
+        md.push_str(&drift_section(server, drift, max_rows.max(20)));
+    }
+    md.push_str(&eras_section(results));
+    for (server, lint) in &results.mcp_lint {
+        md.push_str(&lint_section(server, lint, max_rows.max(20)));
+    }
+    md.push_str(&failing_section(results, max_rows, excerpts));
+    if let Some(card) = &results.scorecard {
+        md.push_str(&scorecard_section(card));
+    }
+    md.push_str(&flaky_section(results, max_rows.max(5)));
+    md.push_str(&hooks_section(results));
+    md.push_str(&cleanup_section(results, max_rows.max(5)));
+    md.push_str(&tags_section(results));
+    md.push_str(&cost_section(results));
+    md
+}
+
+/// The verdict as a heading, the outcome's detail, the totals line and adaptive trials.
+fn verdict_section(results: &Results) -> String {
     let t = &results.totals;
     let mut md = String::new();
     let outcome = &results.verdict.outcome;
@@ -95,29 +121,26 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         let saved = 100 * (planned - run) / planned.max(1);
         let _ = writeln!(md, "Adaptive trials: {run} of {planned} run ({saved}% saved: tasks stopped once settled)\n");
     }
+    md
+}
 
-    let _ = writeln!(md, "### Gate\n");
-    md.push_str(&gate_table(&results.verdict.checks));
-    md.push('\n');
+fn gate_section(checks: &[GateCheck]) -> String {
+    format!("### Gate\n\n{}\n", gate_table(checks))
+}
 
-    if let Some(section) = &results.regression {
-        match (&section.comparison, &section.warning) {
-            (Some(cmp), _) => md.push_str(&comparison_section(section, cmp, max_rows.max(5))),
-            (None, Some(warning)) => {
-                let _ = writeln!(md, "### Compared with baseline\n\n⚠️ {}\n", escape(warning));
-            }
-            (None, None) => {}
-        }
+/// The baseline comparison, or why there is none.
+fn regression_section(section: &RegressionSection, max_rows: usize) -> String {
+    match (&section.comparison, &section.warning) {
+        (Some(cmp), _) => comparison_section(section, cmp, max_rows.max(5)),
+        (None, Some(warning)) => format!("### Compared with baseline\n\n⚠️ {}\n\n", escape(warning)),
+        (None, None) => String::new(),
     }
+}
 
-    for (server, drift) in &results.mcp_drift {
-        md.push_str(&drift_section(server, drift, max_rows.max(20)));
-    }
-    md.push_str(&eras_section(results));
-    for (server, lint) in &results.mcp_lint {
-        md.push_str(&lint_section(server, lint, max_rows.max(20)));
-    }
-
+/// Failed and errored tasks: a row each (`max_rows` at most) and, with `excerpts`, the
+/// output of each.
+fn failing_section(results: &Results, max_rows: usize, excerpts: bool) -> String {
+    let mut md = String::new();
     let failing: Vec<&TaskResult> =
         results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).collect();
     if !failing.is_empty() {
@@ -148,15 +171,15 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
             }
         }
     }
+    md
+}
 
-    if let Some(card) = &results.scorecard {
-        md.push_str(&scorecard_section(card));
-    }
-
+fn flaky_section(results: &Results, max_rows: usize) -> String {
+    let mut md = String::new();
     let flaky: Vec<&TaskResult> = results.tasks.iter().filter(|t| t.flaky).collect();
     if !flaky.is_empty() {
         let _ = writeln!(md, "### Flaky tasks\n\n| task | trials passed | required | verdict |\n|---|---|---|---|");
-        for task in flaky.iter().take(max_rows.max(5)) {
+        for task in flaky.iter().take(max_rows) {
             let passed = task.trials.iter().filter(|t| t.status == Status::Passed).count();
             let _ = writeln!(
                 md,
@@ -169,7 +192,11 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         }
         md.push('\n');
     }
+    md
+}
 
+fn hooks_section(results: &Results) -> String {
+    let mut md = String::new();
     let hooks: Vec<String> = results
         .hooks
         .iter()
@@ -183,7 +210,11 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         }
         md.push('\n');
     }
+    md
+}
 
+fn cleanup_section(results: &Results, max_rows: usize) -> String {
+    let mut md = String::new();
     let cleanup: Vec<String> = results
         .tasks
         .iter()
@@ -200,42 +231,48 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
         .collect();
     if !cleanup.is_empty() {
         let _ = writeln!(md, "### Cleanup failures (logged, not gated)\n\n| task | step | failure |\n|---|---|---|");
-        for row in cleanup.iter().take(max_rows.max(5)) {
+        for row in cleanup.iter().take(max_rows) {
             let _ = writeln!(md, "{row}");
         }
         md.push('\n');
     }
+    md
+}
 
-    let mut tags: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
-    for task in results.tasks.iter().filter(|t| t.status != Status::Skipped) {
-        for tag in &task.tags {
-            let e = tags.entry(tag.as_str()).or_default();
-            e.0 += 1;
-            e.1 += usize::from(task.status == Status::Passed);
-            e.2 += if task.status == Status::Error { 0.0 } else { task.score };
-        }
-    }
+/// Per tag, as `results::by_tag` scores it.
+fn tags_section(results: &Results) -> String {
+    let mut md = String::new();
+    let tags = crate::results::by_tag(&results.tasks);
     if !tags.is_empty() {
         let _ = writeln!(md, "### By tag\n\n| tag | passed | score |\n|---|---|---|");
-        for (tag, (n, passed, score)) in &tags {
-            let _ = writeln!(md, "| {} | {passed}/{n} | {:.2} |", escape(tag), score / *n as f64);
+        for tag in &tags {
+            let _ = writeln!(md, "| {} | {}/{} | {:.2} |", escape(tag.tag), tag.passed, tag.tasks, tag.score);
         }
         md.push('\n');
     }
+    md
+}
 
+fn cost_section(results: &Results) -> String {
+    let t = &results.totals;
+    let mut md = String::new();
     let _ = writeln!(md, "### Cost and latency\n\n| | |\n|---|---|");
-    let cost = match (t.cost_usd, t.tasks_without_cost) {
-        (Some(c), 0) => format!("${c:.4}"),
-        (Some(c), n) => format!("${c:.4} (unknown for {n} {})", crate::gate::plural(n, "task", "tasks")),
-        (None, _) => "not reported".into(),
-    };
-    let _ = writeln!(md, "| total cost | {cost} |");
+    let _ = writeln!(md, "| total cost | {} |", cost(t));
     let _ = writeln!(md, "| p95 latency | {} |", t.p95_latency_ms.map_or("n/a".into(), |p| format!("{p} ms")));
     if let Some(tokens) = t.total_tokens {
         let _ = writeln!(md, "| tokens | {tokens} |");
     }
     let _ = writeln!(md, "| wall time | {:.1} s |", results.duration_ms as f64 / 1000.0);
     md
+}
+
+/// The run's cost: `$0.0123`, `$0.0123 (unknown for 1 task)`, `not reported`.
+pub(crate) fn cost(t: &crate::results::Totals) -> String {
+    match (t.cost_usd, t.tasks_without_cost) {
+        (Some(c), 0) => format!("${c:.4}"),
+        (Some(c), n) => format!("${c:.4} (unknown for {n} {})", crate::gate::plural(n, "task", "tasks")),
+        (None, _) => "not reported".into(),
+    }
 }
 
 /// The adversarial scorecard: per category, and the expected/actual action confusion table.
@@ -274,7 +311,6 @@ pub fn scorecard_section(card: &Scorecard) -> String {
     md
 }
 
-/// A server's tool surface against its snapshot: each change, the worst first.
 /// A server's `tools/list` lint findings, worst first.
 fn lint_section(server: &str, lint: &crate::mcp::lint::Lint, max_rows: usize) -> String {
     let mut md = format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), lint.protocol_version);
@@ -319,6 +355,7 @@ fn eras_section(results: &Results) -> String {
     md
 }
 
+/// A server's tool surface against its snapshot: each change, the worst first (`diff`'s order).
 fn drift_section(server: &str, drift: &crate::mcp::surface::Drift, max_rows: usize) -> String {
     use crate::mcp::surface::Class;
     let mut md = format!("### MCP tool surface of `{}` vs `{}`\n\n", code(server), code(&drift.snapshot));
@@ -533,6 +570,20 @@ fn code(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::escape;
+
+    /// The one cost text both reports show (the HTML report said "unknown for 1 tasks").
+    #[test]
+    fn the_cost_counts_tasks_in_agreeing_words() {
+        let totals = |cost_usd, tasks_without_cost| crate::results::Totals {
+            cost_usd,
+            tasks_without_cost,
+            ..crate::results::totals(&[])
+        };
+        assert_eq!(super::cost(&totals(Some(0.5), 0)), "$0.5000");
+        assert_eq!(super::cost(&totals(Some(0.5), 1)), "$0.5000 (unknown for 1 task)");
+        assert_eq!(super::cost(&totals(Some(0.5), 2)), "$0.5000 (unknown for 2 tasks)");
+        assert_eq!(super::cost(&totals(None, 2)), "not reported");
+    }
 
     #[test]
     fn escapes_tables_html_code_and_mentions() {

@@ -18,5 +18,5 @@ mod verdict;
 
 pub use flags::{SuspectTask, TaskFlags};
 pub use model::*;
-pub use totals::{percentile, totals};
+pub use totals::{TagScore, by_tag, percentile, totals};
 pub use verdict::{GateCheck, GateVerdict, RunOutcome};

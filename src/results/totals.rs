@@ -1,18 +1,13 @@
 //! Aggregates over task results: counts, aggregate score, cost, p95 latency.
 
+use std::collections::BTreeMap;
+
 use super::model::{Phase, Status, TaskResult, Totals};
 
 pub fn totals(tasks: &[TaskResult]) -> Totals {
     let count = |s: Status| tasks.iter().filter(|t| t.status == s).count();
     let ran: Vec<&TaskResult> = tasks.iter().filter(|t| t.status != Status::Skipped).collect();
-    let weight: f64 = ran.iter().map(|t| t.weight).sum();
-    let score = if weight > 0.0 {
-        ran.iter().map(|t| if t.status == Status::Error { 0.0 } else { t.score * t.weight }).sum::<f64>() / weight
-    } else if !ran.is_empty() && ran.iter().all(|t| t.status == Status::Passed) {
-        1.0
-    } else {
-        0.0
-    };
+    let score = score(&ran);
     let passed = count(Status::Passed);
     let costs: Vec<f64> = ran.iter().filter_map(|t| t.cost_usd()).collect();
     let tokens: Vec<u64> =
@@ -41,6 +36,48 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
     }
 }
 
+/// The aggregate score of tasks that ran: their scores' mean weighted by task weight, an
+/// error counting 0; with no weight at all, 1 when every one passed.
+fn score(ran: &[&TaskResult]) -> f64 {
+    let weight: f64 = ran.iter().map(|t| t.weight).sum();
+    if weight > 0.0 {
+        ran.iter().map(|t| if t.status == Status::Error { 0.0 } else { t.score * t.weight }).sum::<f64>() / weight
+    } else if !ran.is_empty() && ran.iter().all(|t| t.status == Status::Passed) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// One tag's tasks that ran: how many, how many passed, and their score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagScore<'a> {
+    pub tag: &'a str,
+    pub tasks: usize,
+    pub passed: usize,
+    pub score: f64,
+}
+
+/// Per tag (in name order), its tasks that ran scored by the run's own rule (`score`), so a
+/// tag's score reads like the run's; skipped tasks are left out, and an untagged task counts
+/// under no tag. What every report shows per tag.
+pub fn by_tag(tasks: &[TaskResult]) -> Vec<TagScore<'_>> {
+    let mut tags: BTreeMap<&str, Vec<&TaskResult>> = BTreeMap::new();
+    for task in tasks.iter().filter(|t| t.status != Status::Skipped) {
+        for tag in &task.tags {
+            tags.entry(tag.as_str()).or_default().push(task);
+        }
+    }
+    tags.into_iter()
+        .map(|(tag, ran)| TagScore {
+            tag,
+            tasks: ran.len(),
+            passed: ran.iter().filter(|t| t.status == Status::Passed).count(),
+            score: score(&ran),
+        })
+        .collect()
+}
+
 /// Nearest-rank percentile of sorted values.
 pub fn percentile(sorted: &[u64], p: u32) -> Option<u64> {
     if sorted.is_empty() {
@@ -52,7 +89,7 @@ pub fn percentile(sorted: &[u64], p: u32) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{percentile, totals};
+    use super::{TagScore, by_tag, percentile, totals};
     use crate::results::{Status, TaskResult, TrialResult};
     use crate::trace::Usage;
 
@@ -90,6 +127,29 @@ mod tests {
         let mut setup_failed = TrialResult::empty();
         setup_failed.latency_ms = None;
         assert_eq!(task(vec![setup_failed, attempt(Some(0.1), None)]).cost_usd(), Some(0.1));
+    }
+
+    #[test]
+    fn a_tag_is_scored_as_the_run_is_and_skipped_or_untagged_tasks_count_under_no_tag() {
+        let tagged = |status, score: f64, weight: f64, tags: &[&str]| TaskResult {
+            status,
+            score,
+            weight,
+            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            ..task(Vec::new())
+        };
+        let tasks = [
+            tagged(Status::Passed, 1.0, 3.0, &["core"]),
+            tagged(Status::Failed, 0.0, 1.0, &["core", "edge"]),
+            // An error counts 0 whatever score its graders reached before it.
+            tagged(Status::Error, 0.5, 1.0, &["edge"]),
+            tagged(Status::Skipped, 0.0, 1.0, &["edge", "later"]),
+            tagged(Status::Failed, 0.0, 1.0, &[]),
+        ];
+        let row = |tag, tasks, passed, score| TagScore { tag, tasks, passed, score };
+        assert_eq!(by_tag(&tasks), [row("core", 2, 1, 0.75), row("edge", 2, 0, 0.0)]);
+        let core: Vec<TaskResult> = tasks[..2].to_vec();
+        assert_eq!(by_tag(&core)[0].score, totals(&core).score, "the run's own rule");
     }
 
     #[test]

@@ -94,6 +94,27 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
     assert_eq!(outputs.len(), 10);
 }
 
+/// The log as GitHub shows it (stdout and stderr in one stream): the task lines fold in the
+/// group, and the gate table and verdict come after it ends, so they stay in view.
+#[test]
+fn the_log_group_ends_before_the_gate_table_and_verdict() {
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite("", FAILING))
+        .env("GITHUB_ACTIONS", "true")
+        .args(&["run"])
+        .run_via(&["sh", "-c", "exec \"$0\" \"$@\" 2>&1"]);
+    run.expect_code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let at = |prefix: &str| {
+        lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no {prefix:?} in\n{}", run.stdout))
+    };
+    let (group, task, end) = (at("::group::evalgate: tasks of"), at("FAIL  a "), at("::endgroup::"));
+    assert!(group < task && task < end, "{}", run.stdout);
+    assert!(end < at("  FAIL failing tasks"), "the gate table is folded away:\n{}", run.stdout);
+    assert!(end < at("FAILED test.evals.demo"), "the verdict is folded away:\n{}", run.stdout);
+}
+
 #[test]
 fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     let tasks: String =
@@ -396,6 +417,70 @@ fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
     assert!(bodies(&api, "POST")[0].starts_with("<!-- evalgate:test.evals.demo -->\n## ❌ evalgate"));
 }
 
+/// `comment --dry-run` prints the body `comment` posts, byte for byte, redacted as the posted
+/// one is, and needs no token: GitHub is never asked.
+#[test]
+fn comment_dry_run_prints_the_exact_body_that_is_posted_without_github() {
+    // The token sits in the results (an agent echoed it): neither body may show it.
+    let leak = |r: &mut Value| r["tasks"][0]["reason"] = json!(format!("echoed {TOKEN}"));
+    let api = github(8, Vec::new());
+    let posted = comment_from_workflow_run(&api, leak, HEAD_SHA, &["--pr", "8"]);
+    posted.expect_code(0);
+    let body = bodies(&api, "POST").pop().expect("a comment posted");
+    assert!(body.contains(r"echoed \[secret:GITHUB\_TOKEN\]"), "{body}");
+
+    let untouched = Server::start(|_| (500, String::new()));
+    let dry_run = |results: &str, args: &[&str], token: Option<&str>| {
+        let event = json!({"workflow_run": {"id": 1, "head_sha": HEAD_SHA, "pull_requests": []}});
+        let test = Test::new().write("results.json", results).write("event.json", &event.to_string());
+        let event = test.path().join("event.json");
+        let test = test
+            .env("GITHUB_API_URL", &untouched.url())
+            .env("GITHUB_REPOSITORY", "acme/bot")
+            .env("GITHUB_EVENT_PATH", path_str(&event))
+            .args(&[&["comment", "results.json"], args].concat());
+        let run = match token {
+            Some(token) => test.env("GITHUB_TOKEN", token).run(),
+            None => test.run(),
+        };
+        run.expect_code(0);
+        assert_eq!(run.stderr, "", "{args:?}");
+        assert_token_not_printed(&run);
+        run.stdout
+    };
+    let results = posted.read("results.json");
+    assert_eq!(dry_run(&results, &["--dry-run"], Some(TOKEN)), format!("{body}\n"));
+    assert_eq!(dry_run(&results, &["--print", "--pr", "8"], Some(TOKEN)), format!("{body}\n"));
+    let without_token = dry_run(&results.replace(TOKEN, "a-value"), &["--dry-run"], None);
+    assert_eq!(without_token, format!("{body}\n").replace(r"\[secret:GITHUB\_TOKEN\]", r"a-value"));
+    assert_eq!(untouched.requests(), 0, "no request to GitHub");
+}
+
+/// Under GitHub Actions the log reads a `::command` at a line's start: a results file whose
+/// task id puts one there does not get it run by `comment --dry-run`.
+#[test]
+fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
+    let saved =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
+    let mut results = saved.results();
+    results["tasks"][0]["id"] = json!("a\n::error::forged");
+    let plain = Test::new().write("results.json", &results.to_string()).args(&["comment", "results.json", "--dry-run"]);
+    let body = plain.run().stdout;
+    assert!(body.lines().any(|l| l.starts_with("::error::forged")), "the body holds a command line:\n{body}");
+
+    let run = Test::new()
+        .write("results.json", &results.to_string())
+        .env("GITHUB_ACTIONS", "true")
+        .args(&["comment", "results.json", "--dry-run"])
+        .run();
+    run.expect_code(0);
+    let (first, rest) = run.stdout.split_once('\n').unwrap();
+    let token =
+        first.strip_prefix("::stop-commands::").unwrap_or_else(|| panic!("commands not stopped:\n{}", run.stdout));
+    assert!(token.len() >= 32 && !body.contains(token), "{token}");
+    assert_eq!(rest, format!("{body}::{token}::\n"));
+}
+
 #[test]
 fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted() {
     // The fork's run tested its own commit; its artifact names pull request 8 (at HEAD_SHA),
@@ -673,6 +758,39 @@ fn with_several_suites_a_stop_updates_each_suites_comment() {
 }
 
 // ---------------------------------------------------------------- the action
+
+/// Every workflow in the docs whose matrix runs the action gives each job its own results
+/// artifact: the default name in every job makes the uploads collide.
+#[test]
+fn a_documented_matrix_gives_each_job_its_own_results_artifact() {
+    let mut matrices = 0;
+    for doc in std::fs::read_dir("docs")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for block in text.split("```yaml\n").skip(1).filter_map(|b| b.split("```").next()) {
+            let Ok(workflow) = evalgate::yaml::from_str::<Value>(block) else { continue };
+            let Some(jobs) = workflow["jobs"].as_object() else { continue };
+            for (name, job) in jobs.iter().filter(|(_, j)| j["strategy"]["matrix"].is_object()) {
+                for step in job["steps"].as_array().into_iter().flatten() {
+                    if !step["uses"].as_str().is_some_and(|u| u.starts_with("evalgate/evalgate@")) {
+                        continue;
+                    }
+                    matrices += 1;
+                    let artifact = step["with"]["results-artifact"].as_str();
+                    assert!(
+                        artifact.is_some_and(|a| a.is_empty() || a.contains("${{ matrix.")),
+                        "{}: job `{name}` runs a matrix with results-artifact {artifact:?}",
+                        doc.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(matrices > 0, "the docs show a matrix");
+}
 
 #[test]
 fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs() {

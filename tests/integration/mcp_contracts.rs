@@ -127,23 +127,53 @@ fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
         .unwrap();
     assert_eq!(check["passed"], false);
     assert_eq!(check["actual"], "3 breaking, 2 review, 1 info: breaking: `bare`: tool removed");
+    // Worst first: breaking, then review, then info; by tool within a class.
     let summary = drifted.read("evalgate-out/summary.md");
-    for line in [
-        "- ❌ breaking: `bare`: tool removed",
-        "- ⚠️ review: `extra`: tool added",
-        "- ⚠️ review: `plain`: description changed: \"No schema.\" → \"No schema, changed.\"",
-        // What the server named is escaped: a hostile name cannot break the Markdown.
-        "- ❌ breaking: `quote`: parameter \\`lie\\` is now required",
-        "- ❌ breaking: `quote`: output field \\`items\\` removed",
-        "- ℹ️ info: `quote`: new output field \\`lines\\`",
-    ] {
-        assert!(summary.contains(line), "{line}\n{summary}");
-    }
+    let listed: Vec<&str> = summary.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        listed,
+        [
+            "- ❌ breaking: `bare`: tool removed",
+            // What the server named is escaped: a hostile name cannot break the Markdown.
+            "- ❌ breaking: `quote`: parameter \\`lie\\` is now required",
+            "- ❌ breaking: `quote`: output field \\`items\\` removed",
+            "- ⚠️ review: `extra`: tool added",
+            "- ⚠️ review: `plain`: description changed: \"No schema.\" → \"No schema, changed.\"",
+            "- ℹ️ info: `quote`: new output field \\`lines\\`",
+        ],
+        "{summary}"
+    );
 
-    let diff = in_dir(&suite("v2", ""), &["mcp", "diff"]);
+    // The HTML report lists the same changes in the same order, names as code, not backticks.
+    let html = drifted.read("evalgate-out/report.html");
+    let section = html.split("<section id=\"mcp-drift\">").nth(1).and_then(|s| s.split("</section>").next());
+    let items: Vec<&str> = section.expect("a drift section").lines().filter(|l| l.starts_with("<li>")).collect();
+    assert_eq!(
+        items,
+        [
+            "<li><span class=\"badge fail\">breaking</span> <code>bare</code>: tool removed</li>",
+            "<li><span class=\"badge fail\">breaking</span> <code>quote</code>: parameter <code>lie</code> is now required</li>",
+            "<li><span class=\"badge fail\">breaking</span> <code>quote</code>: output field <code>items</code> removed</li>",
+            "<li><span class=\"badge warn\">review</span> <code>extra</code>: tool added</li>",
+            "<li><span class=\"badge warn\">review</span> <code>plain</code>: description changed: &quot;No schema.&quot; → &quot;No schema, changed.&quot;</li>",
+            "<li><span class=\"badge info\">info</span> <code>quote</code>: new output field <code>lines</code></li>",
+        ],
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>3 breaking, 2 review, 1 info: breaking: <code>bare</code>: tool removed</td>"),
+        "the gate table's cells show code, not backticks"
+    );
+
+    // The suite as `mcp diff`'s argument, as `run` and `check` take it; the same order.
+    let diff = in_dir(&suite("v2", ""), &["mcp", "diff", "evalgate.yaml"]);
     diff.expect_code(1);
-    assert!(diff.stdout.contains("shop vs tools.lock.json: 6 change(s)"), "{}", diff.stdout);
-    assert!(diff.stdout.contains("  breaking: `quote`: parameter `lie` is now required"), "{}", diff.stdout);
+    let lines: Vec<&str> = diff.stdout.lines().collect();
+    assert_eq!(lines[0], "shop vs tools.lock.json: 6 change(s)", "{}", diff.stdout);
+    assert_eq!(lines[1], "  breaking: `bare`: tool removed", "{}", diff.stdout);
+    assert_eq!(lines[2], "  breaking: `quote`: parameter `lie` is now required", "{}", diff.stdout);
+    assert_eq!(lines[6], "  info: `quote`: new output field `lines`", "{}", diff.stdout);
+    in_dir(&suite("v2", ""), &["mcp", "diff", "evalgate.yaml", "shop"]).expect_code(1);
 
     in_dir(&suite("v2", ", drift: {fail_on: never}"), &["run"]).expect_code(0);
     in_dir(&suite("v2", ", drift: {fail_on: review}"), &["mcp", "diff"]).expect_code(1);
@@ -162,4 +192,26 @@ fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
     let check = checks.as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
     assert_eq!(check["actual"], "tools.lock.json does not exist: write it with `evalgate run --update-snapshot`");
     assert!(missing.read("evalgate-out/summary.md").contains("❌ tools.lock.json does not exist"));
+}
+
+/// With a protocol list, the HTML report has the per-version table the Markdown has.
+#[test]
+fn the_html_report_has_a_row_per_protocol_version() {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
+    let yaml = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  shop: {{command: [python3, '{}'], protocol: [2025-06-18, 2025-11-25]}}\ntasks:\n{}",
+        server.display(),
+        execution("honest", "plain", "{}", "x")
+    );
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(0);
+    let html = run.read("evalgate-out/report.html");
+    let section = html.split("<section id=\"mcp-eras\">").nth(1).and_then(|s| s.split("</section>").next());
+    let rows: Vec<&str> = section.expect("an eras section").lines().filter(|l| l.starts_with("<tr><td>")).collect();
+    let row = |v: &str| {
+        format!(
+            "<tr><td><code>shop</code></td><td>{v}</td><td class=\"num\">1/1</td><td><span class=\"badge pass\">passes</span></td></tr>"
+        )
+    };
+    assert_eq!(rows, [row("2025-06-18"), row("2025-11-25")], "{html}");
 }

@@ -224,3 +224,24 @@ fn events_jsonl_is_valid_upstream_openwop_and_meets_its_conformance_rules() {
     let errors: Vec<String> = validator.iter_errors(&summary).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{errors:?}\n{summary:#}");
 }
+
+/// Markdown and HTML show one per-tag score, by the rule of the run's own score (weighted, an
+/// error counts 0, skipped tasks and untagged ones left out), and count tasks in words that
+/// agree with the number.
+#[test]
+fn markdown_and_html_show_the_same_per_tag_score_as_the_run_score_rule() {
+    let tasks = "  - id: heavy\n    prompt: x\n    weight: 3\n    tags: [core]\n    grade: [{type: contains, value: x}]\n  - id: light\n    prompt: x\n    tags: [core]\n    grade: [{type: contains, value: y}]\n  - id: plain\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
+    let run = Test::new()
+        .write("agent.sh", crate::common::ECHO_AGENT)
+        .write("evalgate.yaml", &suite("thresholds: {pass_score: 0.1}", tasks))
+        .args(&["run"])
+        .run();
+    let md = run.read("evalgate-out/summary.md");
+    let table = md.split("### By tag\n\n").nth(1).and_then(|t| t.split("\n\n").next()).expect("a tag table");
+    assert_eq!(table, "| tag | passed | score |\n|---|---|---|\n| core | 1/2 | 0.75 |", "{md}");
+    let html = crate::html::unescape(&run.read("evalgate-out/report.html"));
+    let chart = html.split("id=\"chart-tags\"").nth(1).and_then(|c| c.split("</figure>").next()).expect("a tag chart");
+    assert!(chart.contains(">0.75 · 1/2</text>"), "{chart}");
+    assert!(!chart.contains("untagged"), "{chart}");
+    assert!(html.contains("not reported"), "the echo agent reports no cost");
+}

@@ -2,13 +2,12 @@
 //! latency distribution with p50/p95, cost per task and, with a baseline, the per-task
 //! score change. Every label from the suite goes through `escape`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde::Serialize;
 
 use super::escape;
-use crate::results::{Results, Status, percentile};
+use crate::results::{Results, percentile};
 
 /// Bars drawn at most per chart; the rest are counted in the caption.
 const MAX_BARS: usize = 25;
@@ -30,25 +29,13 @@ pub fn all(results: &Results) -> Vec<Chart> {
 }
 
 fn score_by_tag(results: &Results) -> Option<Chart> {
-    let mut tags: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
-    for task in results.tasks.iter().filter(|t| t.status != Status::Skipped) {
-        let keys: Vec<&str> =
-            if task.tags.is_empty() { vec!["(untagged)"] } else { task.tags.iter().map(String::as_str).collect() };
-        for tag in keys {
-            let e = tags.entry(tag).or_default();
-            e.0 += 1;
-            e.1 += usize::from(task.status == Status::Passed);
-            e.2 += task.score;
-        }
-    }
+    let tags = crate::results::by_tag(&results.tasks);
     if tags.is_empty() {
         return None;
     }
     let mut rows: Vec<(String, f64, String)> = tags
         .iter()
-        .map(|(tag, (n, passed, sum))| {
-            (tag.to_string(), sum / *n as f64, format!("{:.2} · {passed}/{n}", sum / *n as f64))
-        })
+        .map(|t| (t.tag.to_owned(), t.score, format!("{:.2} · {}/{}", t.score, t.passed, t.tasks)))
         .collect();
     // The weakest tags first: that is where to look.
     rows.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
@@ -229,7 +216,7 @@ fn shown_note(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::testing;
+    use crate::results::{Status, testing};
 
     #[test]
     fn labels_are_escaped_and_bars_are_capped() {
