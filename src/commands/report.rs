@@ -77,9 +77,5 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     if let Some(detail) = outcome.detail() {
         crate::errln!("  {detail}");
     }
-    // A shard's own file is never a pass: only the merged results are gated.
-    Ok(match outcome {
-        crate::results::RunOutcome::Deferred { .. } => exit::GATE_FAILED,
-        other => other.exit_code(),
-    })
+    Ok(crate::gate::exit_code(outcome, crate::gate::Decided::OnFile))
 }

@@ -309,7 +309,6 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
         abort_all(&mut suites, &e);
         error.get_or_insert(e);
     }
-    let mut code = crate::exit::SUCCESS;
     let mut stopped = false;
     for (results, paths) in &mut suites {
         let problems = annotations::of_results(results);
@@ -321,12 +320,13 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
                 error.get_or_insert(e.into());
             }
         }
-        code = code.max(results.verdict.outcome.exit_code());
     }
     // The step outputs said otherwise: written again, their last values are these.
     if stopped && let Err(e) = publisher.write_outputs(suites.iter().map(|(r, p)| (r, *p))) {
         error.get_or_insert(e.into());
     }
+    let overall = crate::gate::overall(suites.iter().map(|(r, _)| &r.verdict.outcome));
+    let code = overall.map_or(crate::exit::SUCCESS, |o| crate::gate::exit_code(o, crate::gate::Decided::InRun));
     error.map_or(Ok(code), Err)
 }
 
