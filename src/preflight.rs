@@ -163,12 +163,9 @@ fn unknown_tool(server_name: &str, server: &crate::mcp::servers::Server, tool: &
     }
 }
 
-/// "did you mean `x`?", else the names there are.
+/// "did you mean `x`?", else the tools there are.
 fn help(name: &str, names: &[&str]) -> String {
-    match crate::suite::did_you_mean(name, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => format!("its tools: {}", names.join(", ")),
-    }
+    crate::source::unknown(name, names.iter().copied()).help("its tools", "it has no tool")
 }
 
 /// `uses`: the suite's [`suite_uses`], folded once for preflight and the redactor.

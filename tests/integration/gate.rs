@@ -164,7 +164,7 @@ fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
     assert_eq!(run.results()["verdict"]["passed"], false);
     let tag = test().args(&["list", "--tag", "smok"]).run();
     tag.expect_code(2);
-    assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean --tag smoke?\n"), "{}", tag.stderr);
+    assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean `--tag smoke`?\n"), "{}", tag.stderr);
 }
 
 #[test]
