@@ -51,10 +51,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     if let Some(file) = &args.suite {
         held_to(&mut checked, file)?;
     }
-    let paths = OutputPaths::new(
-        &args.out,
-        &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone()), ("report.html", args.html.clone())],
-    );
+    let paths = OutputPaths::new(&args.out, &args.reports);
     if let Some(clash) = paths.clash() {
         return Err(Error::Usage(clash));
     }
