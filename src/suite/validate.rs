@@ -190,13 +190,12 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             mcp,
         }));
     };
-    let model_keys = [
-        ("provider", raw.provider.is_some()),
-        ("model", raw.model.is_some()),
-        ("max_turns", raw.max_turns.is_some()),
-        ("cache_repeats", raw.cache_repeats.is_some()),
-    ];
-    if let Some((key, _)) = model_keys.iter().find(|(_, set)| *set) {
+    let model_keys = raw
+        .llm()
+        .keys()
+        .into_iter()
+        .chain([("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]);
+    if let Some((key, _)) = model_keys.into_iter().find(|(_, set)| *set) {
         cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
     if command.is_empty() {
