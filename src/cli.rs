@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::policy::{PairedPolicy, RegressionBudget};
+use crate::report::writer::ReportFlags;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -179,13 +180,8 @@ pub struct ReportArgs {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = "evalgate-out")]
     pub out: PathBuf,
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-    /// Write the HTML report here instead of DIR/report.html.
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportFlags,
     /// Exit with the gate verdict of these results (0 passed, 1 failed).
     #[arg(long)]
     pub gate: bool,
@@ -246,18 +242,8 @@ pub struct RunArgs {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = "evalgate-out")]
     pub out: PathBuf,
-    /// Write the JUnit XML here instead of DIR/junit.xml.
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Write the Markdown summary here instead of DIR/summary.md.
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-    /// Write the results JSON here instead of DIR/results.json.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// Write the HTML report here instead of DIR/report.html.
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportFlags,
     /// Stop starting tasks after the first failing or erroring one.
     #[arg(long)]
     pub fail_fast: bool,

@@ -1,7 +1,9 @@
 //! The gate: from a run's results to the one [`RunOutcome`], with every check listed with
 //! its budget and actual value. It never renders; reporters never decide. Used after a run,
-//! after a merge of shards, and by `report --gate` to check a file against itself.
+//! after a merge of shards, by `report --gate` to check a file against itself and by
+//! `compare`; `overall` and `exit_code` are what the exit code and the step outputs read.
 
+use crate::exit;
 use crate::mcp::surface::{Change, Class, Drift, FailOn};
 use crate::policy::{RegressionTest, Thresholds, UnknownCost};
 use crate::results::paired::PairedTest;
@@ -58,9 +60,17 @@ pub fn regression_checks(section: &RegressionSection) -> Vec<GateCheck> {
 /// The name of the check that a candidate ran as planned.
 pub const CANDIDATE_RUN: &str = "candidate run";
 
+/// `compare`'s verdict on `head` against the comparison in `section`: that the candidate ran
+/// as planned, then the regression checks, judged as a run's checks are.
+pub fn comparison_verdict(head: &RunOutcome, section: &RegressionSection) -> GateVerdict {
+    let mut checks: Vec<GateCheck> = candidate_check(head).into_iter().collect();
+    checks.extend(regression_checks(section));
+    GateVerdict::new(judged(&checks), checks)
+}
+
 /// A candidate that did not run as planned (interrupted, aborted, incomplete, stopped before
 /// it ran, or one shard) is not judged "no regression": what it did not run proves nothing.
-pub fn candidate_check(outcome: &RunOutcome) -> Option<GateCheck> {
+fn candidate_check(outcome: &RunOutcome) -> Option<GateCheck> {
     let judged = matches!(outcome, RunOutcome::Passed | RunOutcome::Failed { .. });
     let actual = match outcome.detail() {
         Some(detail) => format!("{}: {detail}", outcome.label()),
@@ -122,10 +132,42 @@ pub fn evaluate(results: &Results, extra: Vec<GateCheck>) -> GateVerdict {
     } else if let Some(shard) = results.shard {
         RunOutcome::Deferred { shard }
     } else {
-        let failed: Vec<String> = checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
-        if failed.is_empty() { RunOutcome::Passed } else { RunOutcome::Failed { failed_checks: failed } }
+        judged(&checks)
     };
     GateVerdict::new(outcome, checks)
+}
+
+/// Everything ran: passed when every check held, else failed naming those that did not.
+fn judged(checks: &[GateCheck]) -> RunOutcome {
+    let failed: Vec<String> = checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
+    if failed.is_empty() { RunOutcome::Passed } else { RunOutcome::Failed { failed_checks: failed } }
+}
+
+/// Where an outcome is acted on, which decides a deferred shard's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// By `run`, perhaps of one shard of a matrix: the shard's job succeeds, and its gate is
+    /// the merged results'.
+    InRun,
+    /// On a results file (`report --gate`, `compare`): the gate is decided here, and a
+    /// shard's own file is never a pass.
+    OnFile,
+}
+
+/// The exit code of `outcome` (the table in `exit`) where it is `decided`.
+pub fn exit_code(outcome: &RunOutcome, decided: Decided) -> i32 {
+    match (outcome, decided) {
+        (RunOutcome::Deferred { .. }, Decided::OnFile) => exit::GATE_FAILED,
+        _ => outcome.exit_code(),
+    }
+}
+
+/// What several suites run together add up to: the worst of their outcomes, the one with
+/// the highest exit code and, at the same code, one that is not a pass (a deferred shard
+/// over a passed suite). The exit code and the step output `passed` both read it, so they
+/// never tell two stories; `None` without a suite (never a pass).
+pub fn overall<'a>(outcomes: impl IntoIterator<Item = &'a RunOutcome>) -> Option<&'a RunOutcome> {
+    outcomes.into_iter().max_by_key(|o| (o.exit_code(), !o.passed()))
 }
 
 /// Why something planned did not run, when it did not: recorded gaps (a missing shard, a
@@ -352,5 +394,35 @@ mod tests {
         r.invalid = Some("bad suite".into());
         assert_eq!(outcome(&r), RunOutcome::Invalid { reason: "bad suite".into() });
         assert_eq!(RunOutcome::Invalid { reason: String::new() }.exit_code(), crate::exit::INVALID_INPUT);
+    }
+
+    #[test]
+    fn several_suites_add_up_to_one_outcome_that_the_exit_code_and_passed_both_read() {
+        let deferred = RunOutcome::Deferred { shard: Shard { index: 1, count: 2 } };
+        let failed = RunOutcome::Failed { failed_checks: vec!["failing tasks".into()] };
+        let aborted = RunOutcome::Aborted { reason: "disk full".into() };
+        // Whichever comes first, a passed suite beside a shard is the shard: not green, and
+        // its job succeeds (exit 0) until the merged results are gated.
+        for pair in [[RunOutcome::Passed, deferred.clone()], [deferred.clone(), RunOutcome::Passed]] {
+            let all = overall(&pair).unwrap();
+            assert_eq!(all, &deferred);
+            assert!(!all.passed());
+            assert_eq!(exit_code(all, Decided::InRun), exit::SUCCESS);
+            assert_eq!(exit_code(all, Decided::OnFile), exit::GATE_FAILED);
+        }
+        assert_eq!(overall(&[RunOutcome::Passed, RunOutcome::Passed]), Some(&RunOutcome::Passed));
+        assert_eq!(overall(&[deferred.clone(), failed.clone(), RunOutcome::Passed]), Some(&failed));
+        assert_eq!(overall(&[failed, aborted.clone(), deferred]), Some(&aborted));
+        assert_eq!(overall(&[]), None);
+    }
+
+    #[test]
+    fn compare_judges_its_checks_as_a_run_does_and_never_a_candidate_that_did_not_run() {
+        let section = RegressionSection::default();
+        assert_eq!(comparison_verdict(&RunOutcome::Passed, &section).outcome, RunOutcome::Passed);
+        let shard = RunOutcome::Deferred { shard: Shard { index: 2, count: 2 } };
+        let verdict = comparison_verdict(&shard, &section);
+        assert_eq!(verdict.outcome, RunOutcome::Failed { failed_checks: vec![CANDIDATE_RUN.into()] });
+        assert!(!verdict.passed);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::results::{PlanFingerprint, Shard};
-use crate::suite::did_you_mean;
+use crate::source::unknown;
 use crate::suite::model::{Agent, Level, Suite};
 
 /// What the command line asks of every suite.
@@ -216,9 +216,7 @@ pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
 /// note says so. Invocation and scenario tasks need a model agent: a command agent is refused.
 fn agent_override(suite: &Suite, selected: &[usize], name: &str) -> Result<(Arc<Agent>, Option<String>), PlanError> {
     let Some(agent) = suite.agents.get(name) else {
-        let names: Vec<&str> = suite.agents.keys().map(String::as_str).collect();
-        let help = did_you_mean(name, names.iter().copied())
-            .map_or_else(|| format!("agents: {}", names.join(", ")), |s| format!("did you mean `{s}`?"));
+        let help = unknown(name, suite.agents.keys().map(String::as_str)).help("agents", "the suite defines no agents");
         return Err(PlanError::Invalid(format!("--agent {name}: no such agent in {}; {help}", suite.file.display())));
     };
     let ids = |level: fn(&Level) -> bool| -> Vec<&str> {
@@ -260,14 +258,10 @@ fn nothing_selected(suite: &Suite, selection: &Selection) -> String {
     let ids = || suite.tasks.iter().map(|t| t.id.as_str());
     let mut help = Vec::new();
     for tag in &selection.tags {
-        if let Some(near) = did_you_mean(tag, known.iter().copied()) {
-            help.push(format!("did you mean --tag {near}?"));
-        }
+        help.extend(unknown(tag, known.iter().copied()).written(|s| format!("--tag {s}")).suggestion());
     }
     for filter in &selection.filter {
-        if let Some(near) = did_you_mean(filter, ids()) {
-            help.push(format!("did you mean --filter {near}?"));
-        }
+        help.extend(unknown(filter, ids()).written(|s| format!("--filter {s}")).suggestion());
     }
     if help.is_empty() {
         if !selection.tags.is_empty() {
@@ -366,13 +360,13 @@ tasks:
         let suite = suite();
         let err = plan(&suite, &Selection { tags: vec!["smok".into()], ..Selection::default() }).unwrap_err();
         assert!(
-            matches!(&err, PlanError::NothingSelected(m) if m.ends_with("help: did you mean --tag smoke?")),
+            matches!(&err, PlanError::NothingSelected(m) if m.ends_with("help: did you mean `--tag smoke`?")),
             "{err}"
         );
         let err = plan(&suite, &Selection { tags: vec!["zzz".into()], ..Selection::default() }).unwrap_err();
         assert!(err.to_string().ends_with("help: tags: smoke"), "{err}");
         let err = plan(&suite, &Selection { filter: vec!["tlak".into()], ..Selection::default() }).unwrap_err();
-        assert!(err.to_string().ends_with("help: did you mean --filter talk?"), "{err}");
+        assert!(err.to_string().ends_with("help: did you mean `--filter talk`?"), "{err}");
         let err = plan(&suite, &Selection { filter: vec!["[".into()], ..Selection::default() }).unwrap_err();
         assert!(matches!(err, PlanError::Invalid(_)));
     }

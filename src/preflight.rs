@@ -8,9 +8,8 @@ use std::path::Path;
 use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::mcp::servers::Servers;
-use crate::step::Step;
 use crate::suite::model::{Agent, Suite};
-use crate::suite::uses::Place;
+use crate::suite::uses::{Place, suite_uses};
 use crate::template::Var;
 use crate::uses::{Uses, render_static};
 
@@ -66,42 +65,20 @@ pub async fn start_servers(suite: &Suite) -> Result<Servers, PreflightError> {
             misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
         })?;
     let mut misses = Vec::new();
-    // Tools named by steps and graders must exist too.
-    let hooks = suite.before_all.iter().chain(&suite.after_all).map(Step::uses).map(|u| (u, "hooks".to_owned()));
-    let tasks = suite.tasks.iter().flat_map(|t| {
-        let steps = t.setup.iter().chain(&t.cleanup).map(Step::uses);
-        steps.chain(t.graders.iter().map(Grader::uses)).map(move |u| (u, format!("task `{}`", t.id)))
-    });
-    let calls =
-        hooks.chain(tasks).flat_map(|(uses, place)| uses.mcp_tools.into_iter().map(move |c| (c, place.clone())));
-    for ((server_name, tool), place) in calls {
-        let Some(server) = servers.by_name.get(server_name) else { continue };
-        if !server.tools.iter().any(|t| t.name == tool) {
-            misses.push(unknown_tool(server_name, server, tool, &place));
-        } else if let Some(why) = server.refusal(tool) {
-            misses.push(Miss {
-                kind: "MCP tool",
-                name: format!("{server_name}.{tool}"),
-                detail: format!("{why} ({place})"),
-            });
-        }
-    }
-    for task in &suite.tasks {
-        let place = format!("task `{}`", task.id);
-        if let Agent::Call(call) = &*task.agent
-            && let Some(server) = servers.by_name.get(&call.server)
-        {
-            if !server.tools.iter().any(|t| t.name == call.tool) {
-                misses.push(unknown_tool(&call.server, server, &call.tool, &place));
-            } else if let Some(why) = server.refusal(&call.tool) {
+    for (place, uses) in suite_uses(suite) {
+        for &(server_name, tool) in &uses.mcp_tools {
+            let Some(server) = servers.by_name.get(server_name) else { continue };
+            if !server.tools.iter().any(|t| t.name == tool) {
+                misses.push(unknown_tool(server_name, server, tool, place));
+            } else if let Some(why) = server.refusal(tool) {
                 misses.push(Miss {
                     kind: "MCP tool",
-                    name: format!("{}.{}", call.server, call.tool),
+                    name: format!("{server_name}.{tool}"),
                     detail: format!("{why} ({place})"),
                 });
             }
         }
-        named_tools(task, &servers, &place, &mut misses);
+        named_tools(&uses, &servers, place, &mut misses);
     }
     if misses.is_empty() {
         Ok(servers)
@@ -111,50 +88,45 @@ pub async fn start_servers(suite: &Suite) -> Result<Servers, PreflightError> {
     }
 }
 
-/// The tools `task`'s graders name, each found in its server's list (named as
-/// `server.tool` or with `server:`); a bare name is looked for in the servers of a model
-/// agent, whose only tools they are. Only calling a tool can be refused: naming a
-/// destructive one (to check it was not called) is fine.
-fn named_tools(task: &crate::suite::model::Task, servers: &Servers, place: &str, misses: &mut Vec<Miss>) {
-    let own: Option<&[String]> = match &*task.agent {
-        Agent::Llm(agent) => Some(&agent.mcp),
-        Agent::Command(_) | Agent::Call(_) => None,
-    };
-    for grader in &task.graders {
-        for (server, tool) in grader.uses().tool_names {
-            let (server_name, tool) = match (server, tool.split_once('.')) {
-                (Some(s), _) => (s, tool),
-                (None, Some((s, t))) if servers.by_name.contains_key(s) => (s, t),
-                (None, _) => {
-                    let Some(own) = own.filter(|own| !own.is_empty()) else { continue };
-                    let lists: Vec<&str> = own
-                        .iter()
-                        .filter_map(|n| servers.by_name.get(n))
-                        .flat_map(|s| s.tools.iter().map(|t| t.name.as_str()))
-                        .collect();
-                    if !lists.contains(&tool) {
-                        misses.push(Miss {
-                            kind: "MCP tool",
-                            name: tool.to_owned(),
-                            detail: format!(
-                                "no server of its agent (`{}`) has such a tool ({place}); {}",
-                                own.join("`, `"),
-                                help(tool, &lists)
-                            ),
-                        });
-                    }
+/// The tools named (not called) where `uses` are, each found in its server's list (named as
+/// `server.tool` or with `server:`); a bare name is looked for in the servers a model agent
+/// is offered (`Uses::offered`), whose only tools they are. Only calling a tool can be
+/// refused: naming a destructive one (to check it was not called) is fine.
+fn named_tools(uses: &Uses<'_>, servers: &Servers, place: Place<'_>, misses: &mut Vec<Miss>) {
+    for &(server, tool) in &uses.tool_names {
+        let (server_name, tool) = match (server, tool.split_once('.')) {
+            (Some(s), _) => (s, tool),
+            (None, Some((s, t))) if servers.by_name.contains_key(s) => (s, t),
+            (None, _) => {
+                if uses.offered.is_empty() {
                     continue;
                 }
-            };
-            let Some(server) = servers.by_name.get(server_name) else { continue };
-            if !server.tools.iter().any(|t| t.name == tool) {
-                misses.push(unknown_tool(server_name, server, tool, place));
+                let lists: Vec<&str> = (uses.offered.iter())
+                    .filter_map(|n| servers.by_name.get(*n))
+                    .flat_map(|s| s.tools.iter().map(|t| t.name.as_str()))
+                    .collect();
+                if !lists.contains(&tool) {
+                    misses.push(Miss {
+                        kind: "MCP tool",
+                        name: tool.to_owned(),
+                        detail: format!(
+                            "no server of its agent (`{}`) has such a tool ({place}); {}",
+                            uses.offered.join("`, `"),
+                            help(tool, &lists)
+                        ),
+                    });
+                }
+                continue;
             }
+        };
+        let Some(server) = servers.by_name.get(server_name) else { continue };
+        if !server.tools.iter().any(|t| t.name == tool) {
+            misses.push(unknown_tool(server_name, server, tool, place));
         }
     }
 }
 
-fn unknown_tool(server_name: &str, server: &crate::mcp::servers::Server, tool: &str, place: &str) -> Miss {
+fn unknown_tool(server_name: &str, server: &crate::mcp::servers::Server, tool: &str, place: Place<'_>) -> Miss {
     let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
     Miss {
         kind: "MCP tool",
@@ -163,12 +135,9 @@ fn unknown_tool(server_name: &str, server: &crate::mcp::servers::Server, tool: &
     }
 }
 
-/// "did you mean `x`?", else the names there are.
+/// "did you mean `x`?", else the tools there are.
 fn help(name: &str, names: &[&str]) -> String {
-    match crate::suite::did_you_mean(name, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => format!("its tools: {}", names.join(", ")),
-    }
+    crate::source::unknown(name, names.iter().copied()).help("its tools", "it has no tool")
 }
 
 /// `uses`: the suite's [`suite_uses`], folded once for preflight and the redactor.

@@ -32,6 +32,9 @@ pub struct Uses<'a> {
     /// `(server, tool)`, or `(None, tool)` for a bare name: they must exist, and may be
     /// destructive.
     pub tool_names: Vec<(Option<&'a str>, &'a str)>,
+    /// MCP servers whose tools a model agent is offered: a bare name in `tool_names` is a
+    /// tool of one of them.
+    pub offered: Vec<&'a str>,
 }
 
 /// A program a kind starts, looked up before anything runs: on `PATH`, or relative to
@@ -148,6 +151,7 @@ impl<'a> Uses<'a> {
         append(&mut self.named_env, other.named_env);
         append(&mut self.programs, other.programs);
         append(&mut self.tool_names, other.tool_names);
+        append(&mut self.offered, other.offered);
         self
     }
 

@@ -184,9 +184,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<i32, Error> {
         run.comment = false;
         run.github = false;
         run.no_github = true;
-        run.junit = None;
-        run.markdown = None;
-        run.json = None;
+        run.reports = crate::report::writer::ReportFlags::default();
         crate::outln!("calibrate: run {i} of {} → {}", args.runs, run.out.display());
         let code = super::run::run(&run)?;
         if code != crate::exit::SUCCESS && code != crate::exit::GATE_FAILED {

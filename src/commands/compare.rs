@@ -3,14 +3,14 @@
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::gate::{candidate_check, regate, regression_checks};
+use crate::gate::{Decided, comparison_verdict, exit_code, regate};
 use crate::github::baseline as github;
 use crate::policy::RegressionTest;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
+use crate::results::Results;
 use crate::results::paired::PairedTest;
 use crate::results::regression::{Baseline, Comparison};
-use crate::results::{GateCheck, Results};
 
 pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     let head = read_results(&args.head)?;
@@ -43,15 +43,13 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
         .then(|| PairedTest::new(&base, &head, &section.deselected, &section.statistics, section.noise));
     section.flags = (section.statistics.test() == RegressionTest::Paired)
         .then(|| crate::results::TaskFlags::new(&base, &head, &section.statistics));
-    let mut checks: Vec<GateCheck> = candidate_check(&head.verdict.outcome).into_iter().collect();
-    checks.extend(regression_checks(&section));
-    let passed = checks.iter().all(|c| c.passed);
-    let text = markdown::comparison_report(&head.suite.id, &section, &checks);
+    let verdict = comparison_verdict(&head.verdict.outcome, &section);
+    let text = markdown::comparison_report(&head.suite.id, &section, &verdict.checks);
     crate::outln!("{}", text.trim_end_matches('\n'));
     if let Some(path) = &args.markdown {
         write_atomic(path, text.as_bytes())?;
     }
-    Ok(if passed { exit::SUCCESS } else { exit::GATE_FAILED })
+    Ok(exit_code(&verdict.outcome, Decided::OnFile))
 }
 
 /// A results file, checked against the schema and for agreeing with its own tasks: the

@@ -51,10 +51,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     if let Some(file) = &args.suite {
         held_to(&mut checked, file)?;
     }
-    let paths = OutputPaths::new(
-        &args.out,
-        &[("junit.xml", args.junit.clone()), ("summary.md", args.markdown.clone()), ("report.html", args.html.clone())],
-    );
+    let paths = OutputPaths::new(&args.out, &args.reports);
     if let Some(clash) = paths.clash() {
         return Err(Error::Usage(clash));
     }
@@ -77,9 +74,5 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
     if let Some(detail) = outcome.detail() {
         crate::errln!("  {detail}");
     }
-    // A shard's own file is never a pass: only the merged results are gated.
-    Ok(match outcome {
-        crate::results::RunOutcome::Deferred { .. } => exit::GATE_FAILED,
-        other => other.exit_code(),
-    })
+    Ok(crate::gate::exit_code(outcome, crate::gate::Decided::OnFile))
 }

@@ -20,7 +20,7 @@ use crate::plan::Selection;
 use crate::process::reaper;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
 use crate::report::terminal::{TerminalReporter, Verbosity};
-use crate::report::writer::{ClaimedDir, OutputPaths};
+use crate::report::writer::{ClaimedDir, OutputPaths, ReportFlags};
 use crate::results::{PlanFingerprint, Results, SuiteInfo};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
@@ -96,12 +96,11 @@ fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::
 
 /// `--junit`, `--markdown`, `--json` and `--html` name one file: with several suites they cannot.
 fn one_file_per_report(args: &RunArgs) -> Result<(), Error> {
-    let named = [&args.junit, &args.markdown, &args.json, &args.html].iter().any(|p| p.is_some());
-    if args.select.suites.len() > 1 && named {
-        return Err(Error::Usage(
-            "--junit, --markdown, --json and --html name one file; with several suites, reports go to OUT/SUITE-ID/"
-                .into(),
-        ));
+    if args.select.suites.len() > 1 && args.reports.any() {
+        return Err(Error::Usage(format!(
+            "{} name one file; with several suites, reports go to OUT/SUITE-ID/",
+            ReportFlags::NAMES
+        )));
     }
     Ok(())
 }
@@ -227,22 +226,12 @@ fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
     let several = suite_ids.len() > 1;
     suite_ids
         .iter()
-        .map(|id| if several { paths_for(args, &args.out.join(id), false) } else { paths_for(args, &args.out, true) })
+        .map(|id| match several {
+            true => OutputPaths::new(&args.out.join(id), &ReportFlags::default()),
+            false => OutputPaths::new(&args.out, &args.reports),
+        })
         .map(|paths| paths.within(&args.out))
         .collect()
-}
-
-fn paths_for(args: &RunArgs, dir: &std::path::Path, named_files: bool) -> OutputPaths {
-    let named = |p: &Option<PathBuf>| if named_files { p.clone() } else { None };
-    OutputPaths::new(
-        dir,
-        &[
-            ("results.json", named(&args.json)),
-            ("junit.xml", named(&args.junit)),
-            ("summary.md", named(&args.markdown)),
-            ("report.html", named(&args.html)),
-        ],
-    )
 }
 
 async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
@@ -309,7 +298,6 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
         abort_all(&mut suites, &e);
         error.get_or_insert(e);
     }
-    let mut code = crate::exit::SUCCESS;
     let mut stopped = false;
     for (results, paths) in &mut suites {
         let problems = annotations::of_results(results);
@@ -321,12 +309,13 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
                 error.get_or_insert(e.into());
             }
         }
-        code = code.max(results.verdict.outcome.exit_code());
     }
     // The step outputs said otherwise: written again, their last values are these.
     if stopped && let Err(e) = publisher.write_outputs(suites.iter().map(|(r, p)| (r, *p))) {
         error.get_or_insert(e.into());
     }
+    let overall = crate::gate::overall(suites.iter().map(|(r, _)| &r.verdict.outcome));
+    let code = overall.map_or(crate::exit::SUCCESS, |o| crate::gate::exit_code(o, crate::gate::Decided::InRun));
     error.map_or(Ok(code), Err)
 }
 

@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use super::actions::{append, runner_file};
+use crate::gate::overall;
 use crate::report::writer::{OutputPaths, WriteError};
-use crate::results::Results;
+use crate::results::{Results, RunOutcome};
 
 /// What the suites of one `evalgate run` add up to. With several suites there is still one
 /// set of outputs, so they are combined without ever reading greener than a suite was.
@@ -16,8 +17,7 @@ pub struct StepOutputs {
 
 #[derive(Debug)]
 struct SuiteOutputs {
-    passed: bool,
-    outcome: &'static str,
+    outcome: RunOutcome,
     score: f64,
     pass_rate: f64,
     /// `None` when any task that ran reported no cost: a partial sum would understate it.
@@ -33,8 +33,7 @@ impl StepOutputs {
         let display = |p: &Path| p.display().to_string();
         let t = &results.totals;
         self.suites.push(SuiteOutputs {
-            passed: results.verdict.passed,
-            outcome: results.verdict.outcome.label(),
+            outcome: results.verdict.outcome.clone(),
             score: t.score,
             pass_rate: t.pass_rate,
             cost_usd: t.cost_usd.filter(|_| t.tasks_without_cost == 0),
@@ -45,8 +44,9 @@ impl StepOutputs {
         });
     }
 
-    /// `passed` only when every suite passed; the lowest score and pass rate; the summed
-    /// cost; the paths one per line, in suite order.
+    /// `passed` only when the suites' overall outcome (`gate::overall`, which the exit code
+    /// reads too) is a pass; the lowest score and pass rate; the summed cost; the outcomes
+    /// and paths one per line, in suite order.
     pub fn values(&self) -> Vec<(&'static str, String)> {
         let lowest = |f: fn(&SuiteOutputs) -> f64| {
             self.suites.iter().map(f).reduce(f64::min).map_or_else(String::new, |v| format!("{v:.4}"))
@@ -54,8 +54,8 @@ impl StepOutputs {
         let cost: Option<f64> = self.suites.iter().map(|s| s.cost_usd).sum();
         let lines = |f: fn(&SuiteOutputs) -> &str| self.suites.iter().map(f).collect::<Vec<_>>().join("\n");
         vec![
-            ("passed", (!self.suites.is_empty() && self.suites.iter().all(|s| s.passed)).to_string()),
-            ("outcome", lines(|s| s.outcome)),
+            ("passed", overall(self.suites.iter().map(|s| &s.outcome)).is_some_and(RunOutcome::passed).to_string()),
+            ("outcome", lines(|s| s.outcome.label())),
             ("score", lowest(|s| s.score)),
             ("pass-rate", lowest(|s| s.pass_rate)),
             ("cost-usd", cost.map_or_else(String::new, |c| format!("{c:.6}"))),
@@ -95,8 +95,7 @@ mod tests {
 
     fn suite(passed: bool, score: f64, cost: Option<f64>, dir: &str) -> SuiteOutputs {
         SuiteOutputs {
-            passed,
-            outcome: if passed { "passed" } else { "failed" },
+            outcome: if passed { RunOutcome::Passed } else { RunOutcome::Failed { failed_checks: Vec::new() } },
             score,
             pass_rate: score,
             cost_usd: cost,

@@ -87,6 +87,27 @@ pub struct RawLlmFields<'a> {
     pub timeout: Option<RawDuration>,
 }
 
+impl RawLlmFields<'_> {
+    /// Every model key, each with whether it is given: the one list of them (`timeout` is
+    /// not one: a command agent has it too). A test holds `RawJudge` and `RawAgent` to it.
+    pub fn keys(&self) -> [(&'static str, bool); 12] {
+        [
+            ("provider", self.provider.is_some()),
+            ("model", self.model.is_some()),
+            ("base_url", self.base_url.is_some()),
+            ("api_key_env", self.api_key_env.is_some()),
+            ("temperature", self.temperature.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("seed", self.seed.is_some()),
+            ("system", self.system.is_some()),
+            ("headers", !self.headers.is_empty()),
+            ("max_concurrency", self.max_concurrency.is_some()),
+            ("retries", self.retries.is_some()),
+            ("cache", self.cache.is_some()),
+        ]
+    }
+}
+
 /// `llm()` on a raw type with the model keys (agents, judges).
 macro_rules! llm_fields {
     ($t:ty) => {

@@ -77,8 +77,9 @@ impl Protocol {
                 return Err("`auto` stands alone, not in a list".into());
             }
             if !KNOWN.contains(&version.as_str()) {
-                let hint = crate::source::did_you_mean(version, KNOWN.iter().copied())
-                    .map_or(String::new(), |s| format!(" (did you mean `{s}`?)"));
+                let hint = crate::source::unknown(version, KNOWN.iter().copied())
+                    .suggestion()
+                    .map_or(String::new(), |s| format!(" ({s})"));
                 return Err(format!(
                     "unknown protocol version `{version}`{hint}; evalgate speaks {} and `auto`",
                     KNOWN.join(", ")

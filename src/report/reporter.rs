@@ -314,7 +314,7 @@ mod throttle_tests {
 
     /// Where the reports go, in `dir`, proven writable.
     fn prepared(dir: &std::path::Path) -> OutputPaths {
-        let paths = OutputPaths::new(dir, &[]);
+        let paths = OutputPaths::new(dir, &crate::report::writer::ReportFlags::default());
         paths.prepare().unwrap();
         paths
     }

@@ -17,6 +17,45 @@ use crate::results::Results;
 const LOCK: &str = ".evalgate.lock";
 const MANIFEST: &str = ".evalgate-files";
 
+/// The flags that put a report somewhere other than `DIR/<its file>`, which `run` and
+/// `report` share: the one place a flag is mapped to its report.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportFlags {
+    /// Write the JUnit XML here instead of DIR/junit.xml.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown summary here instead of DIR/summary.md.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write the results JSON here instead of DIR/results.json.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the HTML report here instead of DIR/report.html.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+}
+
+impl ReportFlags {
+    /// The flags, as a message names them.
+    pub const NAMES: &str = "--junit, --markdown, --json and --html";
+
+    /// The path the command line gave the report written to `file_name` by default.
+    fn path_of(&self, file_name: &str) -> Option<&PathBuf> {
+        match file_name {
+            "junit.xml" => self.junit.as_ref(),
+            "summary.md" => self.markdown.as_ref(),
+            "results.json" => self.json.as_ref(),
+            "report.html" => self.html.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether any report was given a path.
+    pub fn any(&self) -> bool {
+        [&self.junit, &self.markdown, &self.json, &self.html].iter().any(|p| p.is_some())
+    }
+}
+
 /// Where one suite's reports go: `dir/<file name>` unless the command line named a file.
 /// Nothing below `root` (the out directory) is reached through a symbolic link.
 #[derive(Debug, Clone)]
@@ -29,14 +68,11 @@ pub struct OutputPaths {
 }
 
 impl OutputPaths {
-    /// `overrides` are `(file name, path)`: `("junit.xml", --junit)`, …
-    pub fn new(dir: &Path, overrides: &[(&str, Option<PathBuf>)]) -> Self {
+    /// Each report at the path `flags` give it, else in `dir`.
+    pub fn new(dir: &Path, flags: &ReportFlags) -> Self {
         let reports = REPORTS
             .iter()
-            .map(|r| {
-                let given = overrides.iter().find(|(name, _)| *name == r.file_name()).and_then(|(_, p)| p.clone());
-                given.unwrap_or_else(|| dir.join(r.file_name()))
-            })
+            .map(|r| flags.path_of(r.file_name()).cloned().unwrap_or_else(|| dir.join(r.file_name())))
             .collect();
         OutputPaths { root: dir.to_owned(), dir: dir.to_owned(), events: dir.join("events.jsonl"), reports }
     }
@@ -68,10 +104,11 @@ impl OutputPaths {
         let paths: Vec<&PathBuf> = self.all().collect();
         let (i, j) = (0..paths.len()).find_map(|j| Some((same_file_before(&paths, j)?, j)))?;
         Some(format!(
-            "{} and {} would both be written to {}: give each report its own path (--json, --junit, --markdown, --html)",
+            "{} and {} would both be written to {}: give each report its own path ({})",
             names[i],
             names[j],
-            paths[j].display()
+            paths[j].display(),
+            ReportFlags::NAMES
         ))
     }
 
@@ -263,13 +300,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_report_but_the_openwop_summary_can_be_put_elsewhere_by_a_flag() {
+        let at = |name: &str| Some(PathBuf::from(name));
+        let flags = ReportFlags { junit: at("j"), markdown: at("m"), json: at("r"), html: at("h") };
+        let placed: Vec<&str> = REPORTS.iter().map(|r| r.file_name()).filter(|f| flags.path_of(f).is_some()).collect();
+        assert_eq!(placed, ["results.json", "junit.xml", "summary.md", "report.html"]);
+        let unplaced: Vec<&str> = REPORTS.iter().map(|r| r.file_name()).filter(|f| !placed.contains(f)).collect();
+        assert_eq!(unplaced, ["summary.json"], "a new report needs a flag, or a reason to have none");
+        let paths = OutputPaths::new(Path::new("out"), &flags);
+        let files: Vec<&Path> =
+            ["results.json", "junit.xml", "summary.md", "report.html"].map(|f| paths.of(f)).to_vec();
+        assert_eq!(files, [Path::new("r"), Path::new("j"), Path::new("m"), Path::new("h")]);
+    }
+
+    #[test]
     fn a_claim_removes_the_previous_runs_files_and_keeps_others() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let elsewhere = dir.path().join("junit-elsewhere.xml");
         {
             let claimed = ClaimedDir::claim(&out).unwrap();
-            let paths = OutputPaths::new(&out.join("suite-a"), &[("junit.xml", Some(elsewhere.clone()))]);
+            let paths = OutputPaths::new(
+                &out.join("suite-a"),
+                &ReportFlags { junit: Some(elsewhere.clone()), ..ReportFlags::default() },
+            );
             paths.prepare().unwrap();
             claimed.record(&[&paths]).unwrap();
             paths.write_reports(&crate::results::testing::results(Vec::new())).unwrap();

@@ -105,6 +105,18 @@ impl<'a> ValidateCx<'a> {
         self.diagnostics.last_mut().expect("just pushed")
     }
 
+    /// Whether `name` is one of the suite's MCP servers; if not, an error at `path` says so,
+    /// with a "did you mean".
+    pub fn known_mcp_server(&mut self, path: &str, name: &str) -> bool {
+        if self.mcp_servers.iter().any(|s| s == name) {
+            return true;
+        }
+        let help = super::unknown(name, self.mcp_servers.iter().map(String::as_str))
+            .help("servers", "the suite defines no `mcp_servers`");
+        self.error(path, format!("unknown MCP server `{name}`")).help = Some(help);
+        false
+    }
+
     /// Records an error about the value at `path`.
     pub fn error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
         let d = self.diagnostic_at(path, self.positions.value(path), message);

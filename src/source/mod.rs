@@ -9,4 +9,4 @@ mod suggest;
 pub use context::ValidateCx;
 pub use diagnostic::Diagnostic;
 pub use position::{Locate, Nowhere, Position};
-pub use suggest::did_you_mean;
+pub use suggest::{Unknown, unknown};

@@ -18,9 +18,57 @@ where
         .map(|(_, c)| c)
 }
 
+/// What to say of a name that is none of the names there are: every "did you mean"
+/// message is made here, so they all read alike.
+#[derive(Debug)]
+pub struct Unknown<'a> {
+    near: Option<String>,
+    known: Vec<&'a str>,
+}
+
+/// `input`, which is none of `known`.
+pub fn unknown<'a>(input: &str, known: impl IntoIterator<Item = &'a str>) -> Unknown<'a> {
+    let known: Vec<&str> = known.into_iter().collect();
+    Unknown { near: did_you_mean(input, known.iter().copied()).map(str::to_owned), known }
+}
+
+impl Unknown<'_> {
+    /// The close name as the user would write it (`{vars.NAME}`, `--tag NAME`).
+    #[must_use]
+    pub fn written(mut self, write: impl Fn(&str) -> String) -> Self {
+        self.near = self.near.map(|n| write(&n));
+        self
+    }
+
+    /// "did you mean `X`?", for a close name only.
+    pub fn suggestion(&self) -> Option<String> {
+        self.near.as_ref().map(|n| format!("did you mean `{n}`?"))
+    }
+
+    /// The suggestion, else the names there are after `listed` ("expected one of: a, b"),
+    /// else `none` when there is none.
+    pub fn help(&self, listed: &str, none: &str) -> String {
+        match self.suggestion() {
+            Some(s) => s,
+            None if self.known.is_empty() => none.to_owned(),
+            None => format!("{listed}: {}", self.known.join(", ")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::did_you_mean;
+    use super::{did_you_mean, unknown};
+
+    #[test]
+    fn every_suggestion_reads_alike() {
+        assert_eq!(unknown("bto", ["bot"]).help("agents", "none"), "did you mean `bot`?");
+        let tag = unknown("smok", ["smoke"]).written(|s| format!("--tag {s}"));
+        assert_eq!(tag.suggestion().as_deref(), Some("did you mean `--tag smoke`?"));
+        assert_eq!(unknown("zzz", ["bot", "judge"]).help("agents", "none"), "agents: bot, judge");
+        assert_eq!(unknown("zzz", []).help("agents", "the suite defines no agents"), "the suite defines no agents");
+        assert_eq!(unknown("zzz", ["bot"]).suggestion(), None);
+    }
 
     #[test]
     fn suggests_close_names_only() {

@@ -13,7 +13,7 @@ use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
 use crate::mcp::servers::Called;
 use crate::mcp::session::{is_error, result_output};
 use crate::results::StepResult;
-use crate::source::{ValidateCx, did_you_mean};
+use crate::source::ValidateCx;
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -59,15 +59,7 @@ impl CompileStep for RawMcpCall {
     const CAPTURES: Option<Captures> = Some(Captures::Response);
 
     fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<McpAction> {
-        if !cx.mcp_servers.contains(&self.server) {
-            let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-            let help = match did_you_mean(&self.server, names.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None if names.is_empty() => "the suite defines no `mcp_servers`".into(),
-                None => format!("servers: {}", names.join(", ")),
-            };
-            cx.error(&format!("{path}.server"), format!("unknown MCP server `{}`", self.server)).help = Some(help);
-        }
+        cx.known_mcp_server(&format!("{path}.server"), &self.server);
         let arguments =
             JsonTemplate::compile(cx, &Value::Object(self.arguments.clone()), scope, &format!("{path}.arguments"));
         let output = match self.expect.as_ref().and_then(|e| e.output.as_ref()) {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::formats;
 use super::load::with_sources;
 use super::raw::RawSuite;
-use crate::source::{Locate, ValidateCx, did_you_mean};
+use crate::source::{Locate, ValidateCx, unknown};
 use crate::yaml::{Document, ReadError};
 
 /// The line of each converted task in its source file. A file already parsed is handed
@@ -187,9 +187,8 @@ fn live_evals(
     list: formats::ServerListing,
 ) -> Vec<Imported> {
     let Some(spec) = raw.mcp_servers.get(server) else {
-        let names: Vec<&str> = raw.mcp_servers.keys().map(String::as_str).collect();
         let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
-        d.help = did_you_mean(server, names.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+        d.help = unknown(server, raw.mcp_servers.keys().map(String::as_str)).suggestion();
         return Vec::new();
     };
     let Some(spec) = super::validate::mcp_server(cx, server, spec) else { return Vec::new() };

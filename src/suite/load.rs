@@ -14,7 +14,7 @@ use super::load_error::LoadError;
 use super::model::Suite;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
-use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, did_you_mean};
+use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, unknown};
 use crate::yaml::{Document, Node, NodeDeserializer, ReadError, Value};
 
 /// Tasks one suite may hold, imports included: each becomes work, reports and rows, so a
@@ -388,10 +388,7 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
         } else {
             cx.error(path, format!("unknown {} `{name}`", value_noun(path)))
         };
-        d.help = Some(match did_you_mean(name, candidates.iter().copied()) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!("expected one of: {}", candidates.join(", ")),
-        });
+        d.help = Some(unknown(name, candidates.iter().copied()).help("expected one of", "none is allowed here"));
         return;
     }
     cx.error(path, message);

@@ -11,7 +11,6 @@ pub mod raw;
 pub mod uses;
 mod validate;
 
-pub use crate::source::did_you_mean;
 pub use crate::source::{Diagnostic, ValidateCx};
 pub use definition::TaskSource;
 pub use load::{LoadOptions, declared_id, load_suite};

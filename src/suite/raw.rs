@@ -451,3 +451,32 @@ impl RawRepeat {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::{RawAgent, RawJudge};
+
+    fn keys_of<T: schemars::JsonSchema>() -> BTreeSet<String> {
+        let schema = schemars::schema_for!(T);
+        schema.get("properties").and_then(serde_json::Value::as_object).unwrap().keys().cloned().collect()
+    }
+
+    /// The model keys are written in `RawJudge`, in `RawAgent` and in `RawLlmFields`; a key
+    /// added to one and not the others fails here (a command agent's check that it was
+    /// given none of them reads the same list).
+    #[test]
+    fn agents_and_judges_have_the_same_model_keys() {
+        let judge: RawJudge = serde_json::from_str("{}").unwrap();
+        let model: BTreeSet<String> = judge.llm().keys().iter().map(|(k, _)| (*k).to_owned()).collect();
+        let judge_only = ["timeout"];
+        let mut expected = model.clone();
+        expected.extend(judge_only.map(String::from));
+        assert_eq!(keys_of::<RawJudge>(), expected);
+        let agent_only = ["command", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
+        let mut expected = model;
+        expected.extend(agent_only.map(String::from));
+        assert_eq!(keys_of::<RawAgent>(), expected);
+    }
+}

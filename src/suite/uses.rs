@@ -92,16 +92,21 @@ fn server_uses(server: &McpServer) -> Uses<'_> {
     }
 }
 
-/// The task's prompt, steps, graders (and their own judges' models) and tool call.
+/// The task's prompt, steps, graders (and their own judges' models), tool call and the
+/// servers its model agent is offered.
 fn task_uses(task: &Task) -> Uses<'_> {
     let steps = task.setup.iter().chain(&task.cleanup).map(Step::uses);
     let mut uses: Uses = steps.chain(task.graders.iter().map(Grader::uses)).collect();
     let judges: Vec<Uses> = uses.own_judges().map(model_uses).collect();
     uses = judges.into_iter().fold(uses, Uses::and).and(Uses::templates(task.prompt.templates()));
-    if let Agent::Call(call) = &*task.agent {
-        uses = uses.and(Uses::templates(call.arguments.templates()));
+    match &*task.agent {
+        Agent::Call(call) => {
+            uses.mcp_tools.push((&call.server, &call.tool));
+            uses.and(Uses::templates(call.arguments.templates()))
+        }
+        Agent::Llm(agent) => Uses { offered: agent.mcp.iter().map(String::as_str).collect(), ..uses },
+        Agent::Command(_) => uses,
     }
-    uses
 }
 
 /// The secret values the suites carry, as set now: every `{env.X}` read anywhere, the

@@ -15,7 +15,7 @@ use crate::grade::Grader;
 use crate::llm::spec::llm_spec;
 use crate::source::Position;
 use crate::source::ValidateCx;
-use crate::source::did_you_mean;
+use crate::source::unknown;
 use crate::step::compile_steps;
 use crate::template::{JsonTemplate, Scope};
 use crate::values::{NonNegative, Rate};
@@ -168,11 +168,7 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
     let path = format!("agents.{name}");
     let mcp = raw.mcp.clone().unwrap_or_default();
     for (i, server) in mcp.iter().enumerate() {
-        if !cx.mcp_servers.contains(server) {
-            let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-            cx.error(&format!("{path}.mcp[{i}]"), format!("unknown MCP server `{server}`")).help =
-                Some(hint(server, &names));
-        }
+        cx.known_mcp_server(&format!("{path}.mcp[{i}]"), server);
     }
     let Some(command) = &raw.command else {
         if raw.provider.is_none() {
@@ -194,13 +190,12 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             mcp,
         }));
     };
-    let model_keys = [
-        ("provider", raw.provider.is_some()),
-        ("model", raw.model.is_some()),
-        ("max_turns", raw.max_turns.is_some()),
-        ("cache_repeats", raw.cache_repeats.is_some()),
-    ];
-    if let Some((key, _)) = model_keys.iter().find(|(_, set)| *set) {
+    let model_keys = raw
+        .llm()
+        .keys()
+        .into_iter()
+        .chain([("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]);
+    if let Some((key, _)) = model_keys.into_iter().find(|(_, set)| *set) {
         cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
     if command.is_empty() {
@@ -313,16 +308,7 @@ fn validate_task(
     let level = raw.level.unwrap_or_default();
     let call = match (level, &raw.call) {
         (Level::Execution, Some(call)) => {
-            if !cx.mcp_servers.contains(&call.server) {
-                let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
-                let help = if names.is_empty() {
-                    "the suite defines no `mcp_servers`".to_owned()
-                } else {
-                    hint(&call.server, &names)
-                };
-                cx.error(&format!("{path}.call.server"), format!("unknown MCP server `{}`", call.server)).help =
-                    Some(help);
-            }
+            cx.known_mcp_server(&format!("{path}.call.server"), &call.server);
             if raw.agent.is_some() {
                 cx.error(&format!("{path}.agent"), "an execution-level task calls a tool; it has no agent");
             }
@@ -508,17 +494,9 @@ fn check_agent_name(
     if let Some(agent) = agents.get(name) {
         return Some(agent.clone());
     }
-    let names: Vec<&str> = agents.keys().map(String::as_str).collect();
-    let help = if names.is_empty() { "the suite defines no agents".to_owned() } else { hint(name, &names) };
+    let help = unknown(name, agents.keys().map(String::as_str)).help("expected one of", "the suite defines no agents");
     cx.error(path, format!("unknown agent `{name}`")).help = Some(help);
     None
-}
-
-fn hint(input: &str, candidates: &[&str]) -> String {
-    match did_you_mean(input, candidates.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => format!("expected one of: {}", candidates.join(", ")),
-    }
 }
 
 pub(super) fn is_id(id: &str, allow_underscore: bool) -> bool {

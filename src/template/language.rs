@@ -340,11 +340,9 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         ("steps", rest) => return step_output(rest, names.step_outputs),
         ("vars", n) if !n.is_empty() => {
             if !vars.contains_key(n) {
-                let help = match crate::source::did_you_mean(n, vars.keys().map(String::as_str)) {
-                    Some(s) => format!("did you mean `{{vars.{s}}}`?"),
-                    None if vars.is_empty() => "the suite defines no `vars`; add it there or pass --var".into(),
-                    None => format!("defined vars: {}", vars.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
-                };
+                let help = crate::source::unknown(n, vars.keys().map(String::as_str))
+                    .written(|s| format!("{{vars.{s}}}"))
+                    .help("defined vars", "the suite defines no `vars`; add it there or pass --var");
                 return Err(unknown(Some(help)));
             }
             Var::Vars(n.to_owned())
@@ -358,9 +356,7 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         ("agent", "output") => Var::AgentOutput,
         ("mcp_config", "") => Var::McpConfig,
         _ => {
-            let help = crate::source::did_you_mean(name, KNOWN)
-                .map(|s| format!("did you mean `{{{s}}}`?"))
-                .unwrap_or_else(|| format!("known variables: {}", KNOWN.join(", ")));
+            let help = crate::source::unknown(name, KNOWN).written(|s| format!("{{{s}}}")).help("known variables", "");
             return Err(unknown(Some(help)));
         }
     };
@@ -395,19 +391,15 @@ fn step_output(
     let empty = BTreeMap::new();
     let known = known.unwrap_or(&empty);
     let Some(outputs) = known.get(step) else {
-        let help = match crate::source::did_you_mean(step, known.keys().map(String::as_str)) {
-            Some(s) => format!("did you mean step `{s}`?"),
-            None if known.is_empty() => "no earlier step has an `id` here".to_owned(),
-            None => format!("steps in reach: {}", known.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
-        };
+        let help = crate::source::unknown(step, known.keys().map(String::as_str))
+            .written(|s| format!("{{steps.{s}.outputs.{name}}}"))
+            .help("steps in reach", "no earlier step has an `id` here");
         return Err((format!("`{full}` refers to no earlier step `{step}`"), Some(help)));
     };
     if !outputs.contains(name) {
-        let help = match crate::source::did_you_mean(name, outputs.iter().map(String::as_str)) {
-            Some(s) => format!("did you mean `{{steps.{step}.outputs.{s}}}`?"),
-            None if outputs.is_empty() => format!("step `{step}` declares no `outputs`"),
-            None => format!("its outputs: {}", outputs.iter().map(String::as_str).collect::<Vec<_>>().join(", ")),
-        };
+        let help = crate::source::unknown(name, outputs.iter().map(String::as_str))
+            .written(|s| format!("{{steps.{step}.outputs.{s}}}"))
+            .help("its outputs", &format!("step `{step}` declares no `outputs`"));
         return Err((format!("step `{step}` has no output `{name}`"), Some(help)));
     }
     Ok(Var::StepOutput { step: step.to_owned(), name: name.to_owned() })
@@ -511,7 +503,7 @@ mod tests {
         assert!(t.uses(&Var::Local("user".into())));
         assert!(t.uses(&Var::StepOutput { step: "ns".into(), name: "name".into() }));
         let e = Template::parse("{steps.nss.outputs.name}", Scope::Task, n).unwrap_err();
-        assert_eq!(e.help.as_deref(), Some("did you mean step `ns`?"));
+        assert_eq!(e.help.as_deref(), Some("did you mean `{steps.ns.outputs.name}`?"));
         let e = Template::parse("{steps.ns.outputs.nmae}", Scope::Task, n).unwrap_err();
         assert_eq!(e.message, "step `ns` has no output `nmae`");
         assert!(Template::parse("{task.id}", Scope::Hook, n).is_err());

@@ -164,7 +164,7 @@ fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
     assert_eq!(run.results()["verdict"]["passed"], false);
     let tag = test().args(&["list", "--tag", "smok"]).run();
     tag.expect_code(2);
-    assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean --tag smoke?\n"), "{}", tag.stderr);
+    assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean `--tag smoke`?\n"), "{}", tag.stderr);
 }
 
 #[test]
@@ -314,12 +314,35 @@ fn reports_go_where_the_flags_say() {
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
-        .args(&["run", "--out", "o", "--junit", "j/junit.xml", "--markdown", "m.md", "--json", "r.json"])
+        .args(&[
+            "run",
+            "--out",
+            "o",
+            "--junit",
+            "j/junit.xml",
+            "--markdown",
+            "m.md",
+            "--json",
+            "r.json",
+            "--html",
+            "h.html",
+        ])
         .run();
     run.expect_code(0);
-    for f in ["o/summary.json", "o/events.jsonl", "j/junit.xml", "m.md", "r.json"] {
+    for f in ["o/summary.json", "o/events.jsonl", "j/junit.xml", "m.md", "r.json", "h.html"] {
         assert!(run.dir.join(f).exists(), "{f} missing");
     }
+    // `report` takes the same flags, to the same reports.
+    let flags = ["--junit", "j2.xml", "--markdown", "m2.md", "--json", "r2.json", "--html", "h2.html"];
+    let report =
+        Test::new().write("r.json", &run.read("r.json")).args(&["report", "r.json", "--out", "o2"]).args(&flags).run();
+    report.expect_code(0);
+    for f in ["o2/summary.json", "j2.xml", "m2.md", "r2.json", "h2.html"] {
+        assert!(report.dir.join(f).exists(), "{f} missing");
+    }
+    assert!(report.read("j2.xml").contains("<testsuite"), "{}", report.read("j2.xml"));
+    assert!(report.read("h2.html").contains("<html"));
+    assert_eq!(report.json("r2.json")["suite"], run.json("r.json")["suite"]);
 }
 
 #[test]

@@ -181,6 +181,27 @@ fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_the
 }
 
 #[test]
+fn several_sharded_suites_exit_0_and_never_read_passed() {
+    let test = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("a.yaml", &suite("", PASSING).replace("test.evals.demo", "test.evals.a"))
+        .write(
+            "b.yaml",
+            &suite("", &PASSING.repeat(2).replacen("id: a", "id: b", 1)).replace("test.evals.demo", "test.evals.b"),
+        )
+        .write("output.txt", "");
+    let output = test.path().join("output.txt");
+    // Shard 2 of 2 has no task of `a` and one of `b`: both suites defer to the merge.
+    let run = test
+        .env("GITHUB_OUTPUT", path_str(&output))
+        .args(&["run", "--github", "a.yaml", "b.yaml", "--shard", "2/2"])
+        .run();
+    run.expect_code(0);
+    let outputs = outputs(&run.read("output.txt"));
+    assert_eq!((outputs["passed"].as_str(), outputs["outcome"].as_str()), ("false", "deferred\ndeferred"));
+}
+
+#[test]
 fn the_step_summary_stays_under_one_mebibyte_with_the_verdict_kept() {
     let tasks: String = (0..40)
         .map(|i| {

@@ -186,6 +186,21 @@ fn bad_command_lines_exit_2() {
     assert!(run.stderr.contains("did you mean `bot`?"), "{}", run.stderr);
 }
 
+/// A model key on a command agent would be ignored: every one of them is refused, naming it.
+#[test]
+fn a_command_agent_with_a_model_key_is_refused() {
+    for key in ["temperature: 0.2", "max_tokens: 9", "system: be brief", "headers: {X-A: b}", "cache: true"] {
+        let yaml = format!(
+            "evalgate: 1\nsuite: t\nagents:\n  bot: {{command: [./agent.sh], {key}}}\ntasks:\n  - id: a\n    prompt: x\n    grade: [{{type: contains, value: x}}]\n"
+        );
+        let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["check"]).run();
+        run.expect_code(2);
+        let name = key.split(':').next().unwrap();
+        let expected = format!("agents.bot.{name}: `{name}` belongs to model agents, and this one has a `command`");
+        assert!(run.stderr.contains(&expected), "{key}: {}", run.stderr);
+    }
+}
+
 /// An agent that leaves a mark: whether anything ran.
 const MARKING_AGENT: &str = "#!/bin/sh\ntouch ran\nprintf '%s\\n' \"$1\"\n";
 

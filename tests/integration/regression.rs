@@ -317,6 +317,32 @@ fn a_failing_merged_gate_exits_1_from_report() {
     assert!(String::from_utf8_lossy(&empty.stderr).contains("has no task"));
 }
 
+#[test]
+fn report_gate_and_compare_give_the_verdict_run_gave_on_the_same_results() {
+    let test = Test::new()
+        .write("agent.sh", AGENT)
+        .write("evalgate.yaml", &suite_yaml("thresholds: {pass_score: 0.5}", &["a", "b", "c"]));
+    let dir = test.path();
+    let code = |args: &[&str]| evalgate_in(dir, args, &[]).0;
+    assert_eq!(code(&["run", "--out", "base"]), 0);
+    // `b` newly fails: the score holds, the regression check does not.
+    std::fs::write(dir.join("fail-b"), "").unwrap();
+    assert_eq!(code(&["run", "--out", "worse", "--baseline", "base/results.json"]), 1);
+    assert_eq!(code(&["report", "worse/results.json", "--gate"]), 1);
+    assert_eq!(code(&["compare", "base/results.json", "worse/results.json"]), 1);
+    std::fs::remove_file(dir.join("fail-b")).unwrap();
+    assert_eq!(code(&["run", "--out", "same", "--baseline", "base/results.json"]), 0);
+    assert_eq!(code(&["report", "same/results.json", "--gate"]), 0);
+    assert_eq!(code(&["compare", "base/results.json", "same/results.json"]), 0);
+    // A shard's run succeeds and defers; its file, gated on its own, is never a pass.
+    assert_eq!(code(&["run", "--out", "s1", "--shard", "1/2"]), 0);
+    let (report, stderr) = evalgate_in(dir, &["report", "s1/results.json", "--gate"], &[]);
+    assert_eq!(report, 1, "{stderr}");
+    assert!(stderr.contains("DEFERRED test.evals.reg"), "{stderr}");
+    let (compare, stderr) = evalgate_in(dir, &["compare", "base/results.json", "s1/results.json"], &[]);
+    assert_eq!(compare, 1, "{stderr}");
+}
+
 /// Runs `args` with the real binary in `dir`: (exit code, stderr).
 fn evalgate_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));

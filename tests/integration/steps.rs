@@ -236,7 +236,7 @@ fn step_mistakes_are_load_errors() {
         "tasks[0].setup[4].run: step `ns` has no output `nmae`",
         "tasks[0].setup[5].foreach.steps[0].run: unknown variable `{usr}`",
         "tasks[0].prompt: `{steps.nss.outputs.name}` refers to no earlier step `nss`",
-        "help: did you mean step `ns`?",
+        "help: did you mean `{steps.ns.outputs.name}`?",
     ] {
         assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
