@@ -78,7 +78,10 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
     if n == 0 {
         return base;
     }
-    if pairs.iter().all(|p| p.single) {
+    // Rates of one trial's resolution that are all 0 or 1 (adaptive trials where every trial
+    // must pass: the unbiased rate is the first trial's outcome) are one-trial pairs too.
+    let binary = |p: &PairedRates| p.trials == 1 && [p.baseline, p.candidate].iter().all(|r| *r == 0.0 || *r == 1.0);
+    if pairs.iter().all(|p| p.single || binary(p)) {
         let z = normal_quantile(1.0 - alpha);
         let (delta, ci_low, tango_high) = tango(worse as u64, better as u64, n as u64, z);
         let discordant = (worse + better) as f64;
