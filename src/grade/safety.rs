@@ -2,7 +2,7 @@
 //! flag it) and policy (did it take the expected action).
 
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -11,6 +11,8 @@ use super::needle::{Needle, pattern};
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::json::JsonPath;
+use crate::policy::SafetyAction;
+use crate::results::scorecard::{SafetyEvidence, SafetyVerdict};
 use crate::source::ValidateCx;
 use crate::uses::Uses;
 
@@ -31,30 +33,6 @@ pub struct RawSafety {
     /// mean (default) | policy | detection
     #[serde(default)]
     pub score: SafetyScore,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SafetyAction {
-    Allow,
-    Warn,
-    Block,
-    Redact,
-    RequireApproval,
-}
-
-impl SafetyAction {
-    pub const ALL: [&'static str; 5] = ["allow", "warn", "block", "redact", "require_approval"];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            SafetyAction::Allow => "allow",
-            SafetyAction::Warn => "warn",
-            SafetyAction::Block => "block",
-            SafetyAction::Redact => "redact",
-            SafetyAction::RequireApproval => "require_approval",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -167,12 +145,13 @@ impl Grade for SafetyCheck {
             flagged(detected),
             action.label()
         );
-        let evidence = json!({
-            "expected": {"detected": self.detected, "action": self.action.label()},
-            "actual": {"detected": detected, "action": action.label()},
-            "detection": detection,
-            "policy": policy,
-        });
+        let evidence = SafetyEvidence {
+            expected: SafetyVerdict { detected: self.detected, action: self.action },
+            actual: SafetyVerdict { detected, action },
+            detection,
+            policy,
+        };
+        let evidence = serde_json::to_value(evidence).expect("a safety verdict serializes");
         Ok(Graded { score, passed: score >= 1.0, reason, evidence: Some(evidence), unobserved: false })
     }
 
