@@ -73,13 +73,17 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         })
         .collect();
 
-    let default_agent = raw.defaults.agent.clone();
-    if let Some(name) = &default_agent {
+    if let Some(name) = &raw.defaults.agent {
         check_agent_name(cx, name, "defaults.agent", &agents);
     }
-    let default_timeout = raw.defaults.timeout.map(|d| d.0);
     let trials = Trials::of(raw.defaults.repeat, raw.defaults.min_pass);
     check_trials(cx, trials, "defaults");
+    let defaults = TaskDefaults {
+        agents: &agents,
+        agent: raw.defaults.agent.as_deref(),
+        timeout: raw.defaults.timeout.map(|d| d.0),
+        trials,
+    };
 
     let regression = raw.regression.map(|r| RegressionConfig {
         baseline: r.baseline.as_deref().map(|b| cx.resolve_path(b)),
@@ -117,8 +121,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         let origin = cx.task_origins.get(&i).cloned();
         // Only a suite with a protocol list needs a second copy of a task as written.
         let copy = any_eras.then(|| task.clone());
-        let Some(mut task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials)
-        else {
+        let Some(mut task) = validate_task(cx, task, &path, &defaults) else {
             continue;
         };
         task.origin = origin;
@@ -129,9 +132,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         // The task runs once per era of its server's protocol list, as `id@era`.
         for era in eras {
             cx.step_outputs.clone_from(&hook_outputs);
-            let Some(mut copy) =
-                validate_task(cx, copy.clone(), &path, &agents, default_agent.as_deref(), default_timeout, trials)
-            else {
+            let Some(mut copy) = validate_task(cx, copy.clone(), &path, &defaults) else {
                 break;
             };
             copy.id = format!("{}@{era}", task.id);
@@ -278,15 +279,76 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
     })
 }
 
-fn validate_task(
-    cx: &mut ValidateCx,
-    raw: RawTask,
-    path: &str,
-    agents: &BTreeMap<String, Arc<Agent>>,
-    default_agent: Option<&str>,
-    default_timeout: Option<std::time::Duration>,
-    defaults: Trials,
-) -> Option<Task> {
+/// What a task takes from the suite when it does not say: the agents it may name, and
+/// `defaults`.
+struct TaskDefaults<'a> {
+    agents: &'a BTreeMap<String, Arc<Agent>>,
+    agent: Option<&'a str>,
+    timeout: Option<std::time::Duration>,
+    trials: Trials,
+}
+
+fn validate_task(cx: &mut ValidateCx, raw: RawTask, path: &str, defaults: &TaskDefaults) -> Option<Task> {
+    let trials = task_trials(cx, &raw, path, defaults.trials);
+    let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
+    if !is_id(&raw.id, true) {
+        cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
+    }
+    let level = raw.level.unwrap_or_default();
+    let agent = task_agent(cx, &raw, level, path, defaults);
+    for (list, steps) in [("setup", &raw.setup), ("cleanup", &raw.cleanup)] {
+        for (i, step) in steps.iter().enumerate() {
+            if step.preflight {
+                cx.error(&format!("{path}.{list}[{i}].preflight"), "`preflight` applies to `before_all` hooks");
+            }
+        }
+    }
+    // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
+    let setup = compile_steps(cx, &raw.setup, &[path, ".setup"].concat(), Scope::Task);
+    let prompt = task_prompt(cx, &raw, level, path);
+    let cleanup = compile_steps(cx, &raw.cleanup, &[path, ".cleanup"].concat(), Scope::AfterAgent);
+    if raw.grade.is_empty() {
+        cx.error(path, "the task has no graders: add at least one under `grade`");
+    }
+    let graders: Vec<Option<Grader>> = raw
+        .grade
+        .into_iter()
+        .enumerate()
+        .map(|(j, g)| Grader::from_raw(cx, g, &[path, ".grade[", &j.to_string(), "]"].concat()))
+        .collect();
+    let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
+    let agent = agent?;
+    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(defaults.timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
+    Some(Task {
+        id: raw.id,
+        description: raw.description,
+        tags: raw.tags,
+        category: raw.category,
+        severity: raw.severity.unwrap_or_default(),
+        position,
+        origin: None,
+        agent,
+        prompt: prompt?,
+        setup: setup?,
+        graders: graders.into_iter().collect::<Option<Vec<_>>>()?,
+        cleanup: cleanup?,
+        threshold: raw.threshold.map(Rate::get),
+        weight: raw.weight.map_or(1.0, NonNegative::get),
+        timeout,
+        repeat,
+        adaptive: trials.adaptive,
+        min_pass: trials.min_pass,
+        level,
+        fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
+        fixtures_only: raw.fixtures_only,
+        golden: raw.golden,
+        source: raw.source,
+        era: None,
+    })
+}
+
+/// The task's trials: its own `repeat` and `min_pass`, else `defaults`'.
+fn task_trials(cx: &mut ValidateCx, raw: &RawTask, path: &str, defaults: Trials) -> Trials {
     let own = Trials::of(raw.repeat, raw.min_pass);
     let trials = Trials {
         repeat: own.repeat.or(defaults.repeat),
@@ -306,12 +368,45 @@ fn validate_task(
         };
         cx.error(&at, format!("`min_pass` ({m}){from} is more than the task's {repeat} trial(s); set `repeat`"));
     }
-    let min_pass = trials.min_pass;
-    if !is_id(&raw.id, true) {
-        cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
+    trials
+}
+
+/// What runs the task: the tool its `call` names (execution level), else its agent, the
+/// default agent or the suite's only one.
+fn task_agent(
+    cx: &mut ValidateCx,
+    raw: &RawTask,
+    level: Level,
+    path: &str,
+    defaults: &TaskDefaults,
+) -> Option<Arc<Agent>> {
+    let call = task_call(cx, raw, level, path);
+    let agent = match (&raw.agent, defaults.agent) {
+        _ if level == Level::Execution => call,
+        (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), defaults.agents),
+        (None, Some(name)) => defaults.agents.get(name).cloned(),
+        (None, None) if defaults.agents.len() == 1 => defaults.agents.values().next().cloned(),
+        (None, None) => {
+            let msg = if defaults.agents.is_empty() {
+                "no agent to run this task: define one under `agents`"
+            } else {
+                "no agent for this task: set `agent` here or `defaults.agent`"
+            };
+            cx.error(path, msg);
+            None
+        }
+    };
+    if matches!(level, Level::Invocation | Level::Scenario)
+        && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_)))
+    {
+        cx.error(&format!("{path}.level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
     }
-    let level = raw.level.unwrap_or_default();
-    let call = match (level, &raw.call) {
+    agent
+}
+
+/// An execution-level task's `call`: the MCP tool it calls in place of an agent.
+fn task_call(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &str) -> Option<Arc<Agent>> {
+    match (level, &raw.call) {
         (Level::Execution, Some(call)) => {
             if !cx.mcp_servers.contains(&call.server) {
                 let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
@@ -347,36 +442,12 @@ fn validate_task(
             None
         }
         (_, None) => None,
-    };
-    let needs_agent = level != Level::Execution;
-    let agent = match (&raw.agent, default_agent) {
-        _ if !needs_agent => call,
-        (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
-        (None, Some(name)) => agents.get(name).cloned(),
-        (None, None) if agents.len() == 1 => agents.values().next().cloned(),
-        (None, None) => {
-            let msg = if agents.is_empty() {
-                "no agent to run this task: define one under `agents`"
-            } else {
-                "no agent for this task: set `agent` here or `defaults.agent`"
-            };
-            cx.error(path, msg);
-            None
-        }
-    };
-    if matches!(level, Level::Invocation | Level::Scenario)
-        && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_)))
-    {
-        cx.error(&format!("{path}.level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
     }
-    for (i, step) in raw.setup.iter().chain(&raw.cleanup).enumerate() {
-        if step.preflight {
-            cx.error(&format!("{path}.setup[{i}].preflight"), "`preflight` applies to `before_all` hooks");
-        }
-    }
-    // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
-    let setup = compile_steps(cx, &raw.setup, &[path, ".setup"].concat(), Scope::Task);
-    let prompt = match (&raw.prompt, &raw.messages) {
+}
+
+/// The task's `prompt` or `messages` (an execution-level task, which has no agent, needs none).
+fn task_prompt(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &str) -> Option<Prompt> {
+    match (&raw.prompt, &raw.messages) {
         (Some(p), None) => cx.template(p, Scope::Task, &[path, ".prompt"].concat()).map(Prompt::Text),
         (None, Some(messages)) => {
             let mut parsed = Vec::new();
@@ -390,51 +461,12 @@ fn validate_task(
             cx.error(path, "set either `prompt` or `messages`, not both");
             None
         }
-        (None, None) if !needs_agent => Some(Prompt::Text(crate::template::Template::literal(""))),
+        (None, None) if level == Level::Execution => Some(Prompt::Text(crate::template::Template::literal(""))),
         (None, None) => {
             cx.error(path, "the task has no `prompt` (or `messages`)");
             None
         }
-    };
-    let cleanup = compile_steps(cx, &raw.cleanup, &[path, ".cleanup"].concat(), Scope::AfterAgent);
-    if raw.grade.is_empty() {
-        cx.error(path, "the task has no graders: add at least one under `grade`");
     }
-    let graders: Vec<Option<Grader>> = raw
-        .grade
-        .into_iter()
-        .enumerate()
-        .map(|(j, g)| Grader::from_raw(cx, g, &[path, ".grade[", &j.to_string(), "]"].concat()))
-        .collect();
-    let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
-    let agent = agent?;
-    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
-    Some(Task {
-        id: raw.id,
-        description: raw.description,
-        tags: raw.tags,
-        category: raw.category,
-        severity: raw.severity.unwrap_or_default(),
-        position,
-        origin: None,
-        agent,
-        prompt: prompt?,
-        setup: setup?,
-        graders: graders.into_iter().collect::<Option<Vec<_>>>()?,
-        cleanup: cleanup?,
-        threshold: raw.threshold.map(Rate::get),
-        weight: raw.weight.map_or(1.0, NonNegative::get),
-        timeout,
-        repeat,
-        adaptive: trials.adaptive,
-        min_pass,
-        level,
-        fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
-        fixtures_only: raw.fixtures_only,
-        golden: raw.golden,
-        source: raw.source,
-        era: None,
-    })
 }
 
 /// The one server with a protocol list `task` uses (by its call, its agent's `mcp`, its
