@@ -13,7 +13,7 @@ use crate::excerpt::excerpt;
 use crate::json::JsonPath;
 use crate::policy::SafetyAction;
 use crate::results::scorecard::{SafetyEvidence, SafetyVerdict};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// The system's verdict on an attack: detection and policy scored apart.
@@ -82,7 +82,7 @@ enum Verdict {
 impl CompileGrader for RawSafety {
     type Check = SafetyCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<SafetyCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<SafetyCheck> {
         let RawSafety { detected, action, detected_path, action_path, infer, score } = self;
         let verdict = match infer {
             Some(infer) => {
@@ -91,21 +91,21 @@ impl CompileGrader for RawSafety {
                     return None;
                 }
                 if infer.refusal_pattern.is_none() && infer.canaries.is_empty() {
-                    cx.error(&format!("{path}.infer"), "`infer` needs `refusal_pattern`, `canaries` or both");
+                    cx.error(&path.key("infer"), "`infer` needs `refusal_pattern`, `canaries` or both");
                     return None;
                 }
                 let refusal = match infer.refusal_pattern {
-                    Some(p) => Some(pattern(cx, &p, false, &format!("{path}.infer.refusal_pattern"))?),
+                    Some(p) => Some(pattern(cx, &p, false, &path.key("infer").key("refusal_pattern"))?),
                     None => None,
                 };
-                let canaries = Needle::compile_all(cx, &infer.canaries, &format!("{path}.infer.canaries"))?;
+                let canaries = Needle::compile_all(cx, &infer.canaries, &path.key("infer").key("canaries"))?;
                 Verdict::Inferred { refusal, canaries }
             }
             None => {
                 let parse = |cx: &mut ValidateCx, p: Option<String>, default: &str, key: &str| {
                     JsonPath::parse(p.as_deref().unwrap_or(default))
                         .map_err(|e| {
-                            cx.error(&format!("{path}.{key}"), e);
+                            cx.error(&path.key(key), e);
                         })
                         .ok()
                 };

@@ -35,8 +35,8 @@ pub enum Severity {
     Critical,
 }
 
-/// The action a system takes on an input: what a `safety` grader expects, and what the
-/// system did.
+// The action a system takes on an input: what a `safety` grader expects, and what the
+// system did. (No doc comment: the schema publishes it as the grader's `action` had it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SafetyAction {

@@ -13,7 +13,7 @@ use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
 use crate::mcp::servers::Called;
 use crate::mcp::session::{is_error, result_output};
 use crate::results::StepResult;
-use crate::source::{ValidateCx, did_you_mean};
+use crate::source::{KeyPath, ValidateCx, did_you_mean};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -58,7 +58,7 @@ impl CompileStep for RawMcpCall {
 
     const CAPTURES: Option<Captures> = Some(Captures::Response);
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<McpAction> {
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<McpAction> {
         if !cx.mcp_servers.contains(&self.server) {
             let names: Vec<&str> = cx.mcp_servers.iter().map(String::as_str).collect();
             let help = match did_you_mean(&self.server, names.iter().copied()) {
@@ -66,12 +66,12 @@ impl CompileStep for RawMcpCall {
                 None if names.is_empty() => "the suite defines no `mcp_servers`".into(),
                 None => format!("servers: {}", names.join(", ")),
             };
-            cx.error(&format!("{path}.server"), format!("unknown MCP server `{}`", self.server)).help = Some(help);
+            cx.error(&path.key("server"), format!("unknown MCP server `{}`", self.server)).help = Some(help);
         }
         let arguments =
-            JsonTemplate::compile(cx, &Value::Object(self.arguments.clone()), scope, &format!("{path}.arguments"));
+            JsonTemplate::compile(cx, &Value::Object(self.arguments.clone()), scope, &path.key("arguments"));
         let output = match self.expect.as_ref().and_then(|e| e.output.as_ref()) {
-            Some(o) => o.compile(cx, &format!("{path}.expect.output"), scope),
+            Some(o) => o.compile(cx, &path.key("expect").key("output"), scope),
             None => Some(Vec::new()),
         };
         Some(McpAction {
