@@ -10,7 +10,7 @@ use super::model::{
     Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, McpServer, Prompt,
     RegressionConfig, Suite, Task, ToolCallSpec,
 };
-use super::raw::{RawAgent, RawSuite, RawTask};
+use super::raw::{RawAgent, RawStep, RawSuite, RawTask};
 use crate::grade::Grader;
 use crate::llm::spec::llm_spec;
 use crate::source::Position;
@@ -99,17 +99,11 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
-    let before_all = compile_steps(cx, &raw.hooks.before_all, &KeyPath::root("hooks").key("before_all"), Scope::Hook);
+    let hooks = KeyPath::root("hooks");
+    let before_all = compile_steps(cx, &raw.hooks.before_all, &hooks.key("before_all"), Scope::Hook);
     let hook_outputs = cx.step_outputs.clone();
-    let after_all = compile_steps(cx, &raw.hooks.after_all, &KeyPath::root("hooks").key("after_all"), Scope::Hook);
-    for (i, step) in raw.hooks.after_all.iter().enumerate() {
-        if step.preflight {
-            cx.error(
-                &KeyPath::root("hooks").key("after_all").index(i).key("preflight"),
-                "`preflight` applies to `before_all` hooks",
-            );
-        }
-    }
+    let after_all = compile_steps(cx, &raw.hooks.after_all, &hooks.key("after_all"), Scope::Hook);
+    no_preflight(cx, &raw.hooks.after_all, &hooks.key("after_all"));
 
     // A suite may gate an MCP server on conformance alone.
     if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
@@ -302,13 +296,8 @@ fn validate_task(cx: &mut ValidateCx, raw: RawTask, path: &KeyPath, defaults: &T
     }
     let level = raw.level.unwrap_or_default();
     let agent = task_agent(cx, &raw, level, path, defaults);
-    for (list, steps) in [("setup", &raw.setup), ("cleanup", &raw.cleanup)] {
-        for (i, step) in steps.iter().enumerate() {
-            if step.preflight {
-                cx.error(&path.key(list).index(i).key("preflight"), "`preflight` applies to `before_all` hooks");
-            }
-        }
-    }
+    no_preflight(cx, &raw.setup, &path.key("setup"));
+    no_preflight(cx, &raw.cleanup, &path.key("cleanup"));
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
     let setup = compile_steps(cx, &raw.setup, &path.key("setup"), Scope::Task);
     let prompt = task_prompt(cx, &raw, level, path);
@@ -347,6 +336,15 @@ fn validate_task(cx: &mut ValidateCx, raw: RawTask, path: &KeyPath, defaults: &T
         source: raw.source,
         era: None,
     })
+}
+
+/// `preflight` means something only on a `before_all` hook: not on the steps of `list`.
+fn no_preflight(cx: &mut ValidateCx, steps: &[RawStep], list: &KeyPath) {
+    for (i, step) in steps.iter().enumerate() {
+        if step.preflight {
+            cx.error(&list.index(i).key("preflight"), "`preflight` applies to `before_all` hooks");
+        }
+    }
 }
 
 /// The task's trials: its own `repeat` and `min_pass`, else `defaults`'.
