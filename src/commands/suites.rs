@@ -130,7 +130,8 @@ fn shared_ids(suites: &[Suite]) -> Vec<Diagnostic> {
             Err(_) => Box::new(Nowhere),
         };
         let cx = ValidateCx::new(&suite.file, suite.dir.clone(), &text, positions);
-        let problem = cx.diagnostic_at("suite", cx.value_position("suite"), message);
+        let at = crate::source::KeyPath::root("suite");
+        let problem = cx.diagnostic_at(&at, cx.value_position(&at), message);
         problems.push(problem);
     }
     problems

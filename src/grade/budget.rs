@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// The task's cost is at most `max_usd`.
@@ -45,12 +45,12 @@ pub enum BudgetCheck {
 impl CompileGrader for RawCost {
     type Check = BudgetCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<BudgetCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<BudgetCheck> {
         let max_usd = self.max_usd;
         if max_usd.is_finite() && max_usd >= 0.0 {
             Some(BudgetCheck::Cost { max_usd })
         } else {
-            cx.error(&format!("{path}.max_usd"), format!("must be 0 or more, got {max_usd}"));
+            cx.error(&path.key("max_usd"), format!("must be 0 or more, got {max_usd}"));
             None
         }
     }
@@ -59,7 +59,7 @@ impl CompileGrader for RawCost {
 impl CompileGrader for RawLatency {
     type Check = BudgetCheck;
 
-    fn compile(self, _: &mut ValidateCx, _: &str) -> Option<BudgetCheck> {
+    fn compile(self, _: &mut ValidateCx, _: &crate::source::KeyPath) -> Option<BudgetCheck> {
         Some(BudgetCheck::Latency { max_ms: self.max_ms })
     }
 }
@@ -67,7 +67,7 @@ impl CompileGrader for RawLatency {
 impl CompileGrader for RawTokens {
     type Check = BudgetCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<BudgetCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<BudgetCheck> {
         let RawTokens { max_total, max_input, max_output } = self;
         if max_total.is_none() && max_input.is_none() && max_output.is_none() {
             cx.error(path, "a `tokens` grader needs `max_total`, `max_input` or `max_output`");

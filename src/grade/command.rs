@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::{excerpt, excerpt_with_last_line};
 use crate::process::run_process;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{CommandLine, Scope, Template};
 use crate::uses::{Program, ProgramCommand, Uses};
 use crate::values::RawDuration;
@@ -60,21 +60,21 @@ pub struct CommandCheck {
 impl CompileGrader for RawCommand {
     type Check = CommandCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<CommandCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<CommandCheck> {
         let RawCommand { run, timeout, env, workdir, context } = self;
         let command = match run {
             RawCommandLine::Shell(s) => {
-                CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &format!("{path}.run"))?)
+                CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &path.key("run"))?)
             }
             RawCommandLine::Argv(argv) if argv.is_empty() => {
-                cx.error(&format!("{path}.run"), "the command is empty");
+                cx.error(&path.key("run"), "the command is empty");
                 return None;
             }
             RawCommandLine::Argv(argv) => {
-                CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &format!("{path}.run"))?)
+                CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &path.key("run"))?)
             }
         };
-        let env = cx.env_templates(&env, Scope::AfterAgent, &format!("{path}.env"));
+        let env = cx.env_templates(&env, Scope::AfterAgent, &path.key("env"));
         Some(CommandCheck {
             command,
             env,

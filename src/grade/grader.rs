@@ -7,7 +7,7 @@ use serde::de::{self, Deserializer};
 use serde_json::{Map, Value};
 
 use super::{Check, GradeInput, GradeResult, Graded, OutputRead, RawGraderKind};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::Var;
 use crate::uses::Uses;
 use crate::values::{NonNegative, Rate};
@@ -107,7 +107,7 @@ impl<'de> de::Visitor<'de> for SplitCommon {
 }
 
 impl Grader {
-    pub fn from_raw(cx: &mut ValidateCx, raw: RawGrader, path: &str) -> Option<Grader> {
+    pub fn from_raw(cx: &mut ValidateCx, raw: RawGrader, path: &KeyPath) -> Option<Grader> {
         let kind_name = raw.kind.name();
         let weight = raw.common.weight.map_or(1.0, NonNegative::get);
         let check = raw.kind.compile(cx, path)?;

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::json::{JsonKind, JsonPath, PathExpect, compact, first_difference, json_eq};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// The output parsed as JSON: `equals` (deep), `subset`, or `path` with
@@ -63,21 +63,21 @@ enum Check {
 impl CompileGrader for RawJson {
     type Check = JsonCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JsonCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<JsonCheck> {
         let of = self.of;
         Some(JsonCheck { of, check: self.check(cx, path)? })
     }
 }
 
 impl RawJson {
-    fn check(self, cx: &mut ValidateCx, path: &str) -> Option<Check> {
+    fn check(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<Check> {
         let RawJson { path: json_path, equals, subset, matches, exists, kind, of: _ } = self;
         let Some(json_path) = json_path else {
             if let Some(key) = [("matches", matches.is_some()), ("exists", exists.is_some()), ("kind", kind.is_some())]
                 .into_iter()
                 .find_map(|(k, set)| set.then_some(k))
             {
-                cx.error(&format!("{path}.{key}"), format!("`{key}` needs a `path`"));
+                cx.error(&path.key(key), format!("`{key}` needs a `path`"));
                 return None;
             }
             return match (equals, subset) {
@@ -96,18 +96,18 @@ impl RawJson {
         let parsed = match JsonPath::parse(&json_path) {
             Ok(p) => p,
             Err(e) => {
-                cx.error(&format!("{path}.path"), e);
+                cx.error(&path.key("path"), e);
                 return None;
             }
         };
         let expect = match (equals, subset, matches, exists, kind) {
             (Some(v), None, None, None, None) => PathExpect::Equals(v),
-            (None, None, Some(m), None, None) => PathExpect::Matches(cx.regex(&format!("{path}.matches"), &m, false)?),
+            (None, None, Some(m), None, None) => PathExpect::Matches(cx.regex(&path.key("matches"), &m, false)?),
             (None, None, None, Some(e), None) => PathExpect::Exists(e),
             (None, None, None, None, Some(k)) => PathExpect::Kind(k),
             (_, Some(_), ..) => {
                 cx.error(
-                    &format!("{path}.subset"),
+                    &path.key("subset"),
                     "`subset` compares the whole output; remove `path` or use `equals`",
                 );
                 return None;

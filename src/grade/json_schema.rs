@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// The output validates against `schema` or `schema_file`.
@@ -31,11 +31,11 @@ pub struct SchemaCheck {
 impl CompileGrader for RawJsonSchema {
     type Check = SchemaCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<SchemaCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<SchemaCheck> {
         let (schema, key) = match (self.schema, self.schema_file) {
             (Some(schema), None) => (schema, "schema"),
             (None, Some(file)) => {
-                let key = format!("{path}.schema_file");
+                let key = path.key("schema_file");
                 let full = cx.resolve_path(&file);
                 let text = match crate::yaml::read(&full) {
                     Ok(t) => t,
@@ -61,7 +61,7 @@ impl CompileGrader for RawJsonSchema {
         match jsonschema::validator_for(&schema) {
             Ok(validator) => Some(SchemaCheck { validator, any_json }),
             Err(e) => {
-                cx.error(&format!("{path}.{key}"), format!("invalid JSON Schema: {e}"));
+                cx.error(&path.key(key), format!("invalid JSON Schema: {e}"));
                 None
             }
         }

@@ -11,7 +11,7 @@ use super::needle::Needle;
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, ModelToolCall, Role, ToolDef};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::llm::spec::LlmSpec;
 use crate::llm::spec::RawJudge;
 use crate::uses::{Judge, Uses};
@@ -82,9 +82,9 @@ const ANSWER_LIMIT: usize = 20_000;
 impl CompileGrader for RawRubric {
     type Check = JudgeCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JudgeCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<JudgeCheck> {
         if self.criteria.is_empty() {
-            cx.error(&format!("{path}.criteria"), "list at least one criterion");
+            cx.error(&path.key("criteria"), "list at least one criterion");
             return None;
         }
         let mut parsed = Vec::new();
@@ -94,17 +94,17 @@ impl CompileGrader for RawRubric {
                 RawCriterion::Weighted { criterion, weight } => (criterion, weight),
             };
             if text.trim().is_empty() || !(weight.is_finite() && weight >= 0.0) {
-                cx.error(&format!("{path}.criteria[{i}]"), "a criterion needs text and a weight of 0 or more");
+                cx.error(&path.key("criteria").index(i), "a criterion needs text and a weight of 0 or more");
                 return None;
             }
             parsed.push((text, weight));
         }
         if parsed.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
-            cx.error(&format!("{path}.criteria"), "the weights add up to 0");
+            cx.error(&path.key("criteria"), "the weights add up to 0");
             return None;
         }
         let reference = match self.reference {
-            Some(r) => Some(Needle::compile(cx, &r, &format!("{path}.reference"))?),
+            Some(r) => Some(Needle::compile(cx, &r, &path.key("reference"))?),
             None => None,
         };
         JudgeCheck::with_judge(cx, path, Some(Question::Rubric(parsed, reference)), self.judge)
@@ -114,10 +114,10 @@ impl CompileGrader for RawRubric {
 impl CompileGrader for RawLlm {
     type Check = JudgeCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<JudgeCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<JudgeCheck> {
         let q = match (self.contains, self.exact) {
-            (Some(c), None) => Needle::compile(cx, &c, &format!("{path}.contains")).map(Question::Contains),
-            (None, Some(e)) => Needle::compile(cx, &e, &format!("{path}.exact")).map(Question::Exact),
+            (Some(c), None) => Needle::compile(cx, &c, &path.key("contains")).map(Question::Contains),
+            (None, Some(e)) => Needle::compile(cx, &e, &path.key("exact")).map(Question::Exact),
             _ => {
                 cx.error(path, "an `llm` grader needs exactly one of `contains` or `exact`");
                 None
@@ -131,12 +131,12 @@ impl JudgeCheck {
     /// The judge is the grader's own, else the suite's, which must then exist.
     fn with_judge(
         cx: &mut ValidateCx,
-        path: &str,
+        path: &KeyPath,
         question: Option<Question>,
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::llm::spec::llm_spec(cx, &j.llm(), &format!("{path}.judge"))?),
+            Some(j) => Some(crate::llm::spec::llm_spec(cx, &j.llm(), &path.key("judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use super::{GradeInput, GradeResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// A grader's keys as written (a serde + schemars struct) and how they compile.
@@ -12,7 +12,7 @@ pub trait CompileGrader {
     type Check: Grade;
 
     /// Compiles the keys at `path`, recording every problem in `cx`; `None` if any.
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<Self::Check>;
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<Self::Check>;
 }
 
 /// A compiled grader.

@@ -8,11 +8,11 @@ mod kind;
 mod needle;
 mod registry;
 
+pub use crate::policy::SafetyAction;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use input::{GradeInput, GradeResult, Graded};
 pub use kind::{CompileGrader, Grade, OutputRead};
 pub use no_leak::leaked;
-pub use safety::SafetyAction;
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
 #[cfg(any(test, feature = "fuzzing"))]

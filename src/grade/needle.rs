@@ -5,7 +5,7 @@
 
 use regex::Regex;
 
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 
 /// A text a grader looks for: a template that must not be empty, as written or rendered.
@@ -20,7 +20,7 @@ fn is_blank(text: &str) -> bool {
 
 impl Needle {
     /// Compiles the text at `path`, refusing an empty one.
-    pub fn compile(cx: &mut ValidateCx, text: &str, path: &str) -> Option<Needle> {
+    pub fn compile(cx: &mut ValidateCx, text: &str, path: &KeyPath) -> Option<Needle> {
         if is_blank(text) {
             let what = if text.is_empty() { "empty: every output contains it" } else { "only whitespace" };
             cx.error(path, format!("is {what}, so the check would not test the agent"));
@@ -30,9 +30,8 @@ impl Needle {
     }
 
     /// Compiles each text of a list at `path[i]`, reporting every empty or invalid one.
-    pub fn compile_all(cx: &mut ValidateCx, texts: &[String], path: &str) -> Option<Vec<Needle>> {
-        let compiled: Vec<_> =
-            texts.iter().enumerate().map(|(i, t)| Needle::compile(cx, t, &format!("{path}[{i}]"))).collect();
+    pub fn compile_all(cx: &mut ValidateCx, texts: &[String], path: &KeyPath) -> Option<Vec<Needle>> {
+        let compiled: Vec<_> = texts.iter().enumerate().map(|(i, t)| Needle::compile(cx, t, &path.index(i))).collect();
         compiled.into_iter().collect()
     }
 
@@ -57,7 +56,7 @@ impl Needle {
 
 /// Compiles a regular expression a grader searches the output with, refusing an empty one
 /// (it matches every output).
-pub fn pattern(cx: &mut ValidateCx, text: &str, ignore_case: bool, path: &str) -> Option<Regex> {
+pub fn pattern(cx: &mut ValidateCx, text: &str, ignore_case: bool, path: &KeyPath) -> Option<Regex> {
     if text.is_empty() {
         cx.error(path, "is empty: an empty pattern matches every output, so the check would not test the agent");
         return None;

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::needle::Needle;
 use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::Bindings;
 use crate::trace::Trace;
 use crate::uses::{SecretKind, Uses};
@@ -59,12 +59,12 @@ pub struct NoLeakCheck {
 impl CompileGrader for RawNoLeak {
     type Check = NoLeakCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<NoLeakCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<NoLeakCheck> {
         if self.canaries.is_empty() {
-            cx.error(&format!("{path}.canaries"), "list at least one canary");
+            cx.error(&path.key("canaries"), "list at least one canary");
             return None;
         }
-        Some(NoLeakCheck { canaries: Needle::compile_all(cx, &self.canaries, &format!("{path}.canaries"))? })
+        Some(NoLeakCheck { canaries: Needle::compile_all(cx, &self.canaries, &path.key("canaries"))? })
     }
 }
 

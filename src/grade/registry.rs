@@ -30,7 +30,7 @@ macro_rules! graders {
                 }
             }
 
-            pub fn compile(self, cx: &mut $crate::source::ValidateCx, path: &str) -> Option<Check> {
+            pub fn compile(self, cx: &mut $crate::source::ValidateCx, path: &$crate::source::KeyPath) -> Option<Check> {
                 use $crate::grade::CompileGrader;
                 match self {
                     $( $( RawGraderKind::$variant(raw) => raw.compile(cx, path).map(Check::$variant), )* )*
@@ -82,7 +82,7 @@ mod tests {
     use serde_json::json;
 
     use crate::grade::RawGraderKind;
-    use crate::source::{Nowhere, ValidateCx};
+    use crate::source::{KeyPath, Nowhere, ValidateCx};
     use crate::uses::Uses;
 
     /// Compiles one grader from its keys, in a suite with `vars.name` and a default judge.
@@ -92,7 +92,7 @@ mod tests {
         cx.has_judge = true;
         cx.mcp_servers.push("fs".into());
         let raw: RawGraderKind = serde_json::from_value(keys).unwrap();
-        let check = raw.compile(&mut cx, "g").unwrap_or_else(|| panic!("{:?}", cx.diagnostics));
+        let check = raw.compile(&mut cx, &KeyPath::root("g")).unwrap_or_else(|| panic!("{:?}", cx.diagnostics));
         test(check.uses());
     }
 

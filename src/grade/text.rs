@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::needle::{Needle, pattern};
 use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::excerpt::excerpt;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
 /// The output equals `value` (surrounding whitespace ignored).
@@ -93,34 +93,34 @@ pub enum TextCheck {
     EndsWith { value: Needle, ignore_case: bool },
 }
 
-fn one(cx: &mut ValidateCx, value: &str, path: &str) -> Option<Needle> {
-    Needle::compile(cx, value, &[path, ".value"].concat())
+fn one(cx: &mut ValidateCx, value: &str, path: &KeyPath) -> Option<Needle> {
+    Needle::compile(cx, value, &path.key("value"))
 }
 
 impl CompileGrader for RawEquals {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
         Some(TextCheck::Equals { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
     }
 }
 
 impl CompileGrader for RawStartsWith {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
         Some(TextCheck::StartsWith { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
     }
 }
 
 impl CompileGrader for RawEndsWith {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
         Some(TextCheck::EndsWith { value: one(cx, &self.value, path)?, ignore_case: self.ignore_case })
     }
 }
 
 impl CompileGrader for RawContains {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
         let (key, list, is_all) = match (self.value, self.any, self.all) {
             (Some(v), None, None) => ("value", vec![v], true),
             (None, Some(any), None) => ("any", any, false),
@@ -137,7 +137,7 @@ impl CompileGrader for RawContains {
 
 impl CompileGrader for RawNotContains {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
         let (key, list) = match (self.value, self.any) {
             (Some(v), None) => ("value", vec![v]),
             (None, Some(any)) => ("any", any),
@@ -152,8 +152,8 @@ impl CompileGrader for RawNotContains {
 
 impl CompileGrader for RawRegex {
     type Check = TextCheck;
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<TextCheck> {
-        pattern(cx, &self.pattern, self.ignore_case, &format!("{path}.pattern"))
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
+        pattern(cx, &self.pattern, self.ignore_case, &path.key("pattern"))
             .map(|pattern| TextCheck::Regex { pattern })
     }
 }
@@ -269,15 +269,15 @@ impl TextCheck {
     }
 }
 
-fn values(cx: &mut ValidateCx, key: &str, list: &[String], path: &str) -> Option<Vec<Needle>> {
+fn values(cx: &mut ValidateCx, key: &str, list: &[String], path: &KeyPath) -> Option<Vec<Needle>> {
     if list.is_empty() {
-        cx.error(&format!("{path}.{key}"), "the list is empty");
+        cx.error(&path.key(key), "the list is empty");
         return None;
     }
     if key == "value" {
         return one(cx, &list[0], path).map(|t| vec![t]);
     }
-    Needle::compile_all(cx, list, &format!("{path}.{key}"))
+    Needle::compile_all(cx, list, &path.key(key))
 }
 
 fn list(items: &[&String]) -> String {

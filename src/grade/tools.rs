@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
 use crate::json::is_subset;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::trace::ToolCall;
 use crate::uses::Uses;
 
@@ -122,7 +122,7 @@ impl ToolRef {
     /// Validates a selector at `path`: at least one of `tool`, `pattern`, `server`.
     fn from_parts(
         cx: &mut ValidateCx,
-        path: &str,
+        path: &KeyPath,
         tool: Option<String>,
         server: Option<String>,
         pattern: Option<String>,
@@ -133,13 +133,13 @@ impl ToolRef {
             return None;
         }
         let pattern = match pattern {
-            Some(p) => Some(cx.regex(&format!("{path}.pattern"), &p, false)?),
+            Some(p) => Some(cx.regex(&path.key("pattern"), &p, false)?),
             None => None,
         };
         Some(ToolRef { tool, server, pattern, arguments })
     }
 
-    fn from_raw(cx: &mut ValidateCx, path: &str, raw: RawToolRef) -> Option<Self> {
+    fn from_raw(cx: &mut ValidateCx, path: &KeyPath, raw: RawToolRef) -> Option<Self> {
         match raw {
             RawToolRef::Name(tool) => Some(ToolRef::named(tool)),
             RawToolRef::Spec { tool, server, pattern, arguments } => {
@@ -210,29 +210,29 @@ pub enum ToolCheck {
     },
 }
 
-fn bounds(cx: &mut ValidateCx, path: &str, min: Option<u32>, max: Option<u32>) -> bool {
+fn bounds(cx: &mut ValidateCx, path: &KeyPath, min: Option<u32>, max: Option<u32>) -> bool {
     if let (Some(lo), Some(hi)) = (min, max)
         && lo > hi
     {
-        cx.error(&format!("{path}.min"), format!("min ({lo}) is greater than max ({hi})"));
+        cx.error(&path.key("min"), format!("min ({lo}) is greater than max ({hi})"));
         return false;
     }
     true
 }
 
-fn list(cx: &mut ValidateCx, path: &str, key: &str, tools: Vec<RawToolRef>) -> Option<Vec<ToolRef>> {
+fn list(cx: &mut ValidateCx, path: &KeyPath, key: &str, tools: Vec<RawToolRef>) -> Option<Vec<ToolRef>> {
     let refs: Vec<_> =
-        tools.into_iter().enumerate().map(|(i, t)| ToolRef::from_raw(cx, &format!("{path}.{key}[{i}]"), t)).collect();
+        tools.into_iter().enumerate().map(|(i, t)| ToolRef::from_raw(cx, &path.key(key).index(i), t)).collect();
     refs.into_iter().collect()
 }
 
 impl CompileGrader for RawToolCalled {
     type Check = ToolCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<ToolCheck> {
         let RawToolCalled { tool, server, pattern, arguments, min, max } = self;
         if min == Some(0) && max.is_none() {
-            cx.error(&format!("{path}.min"), "`min: 0` without `max` passes whatever the agent called")
+            cx.error(&path.key("min"), "`min: 0` without `max` passes whatever the agent called")
                 .help = Some("to check that the tool was not called, use `tool_not_called`".into());
             return None;
         }
@@ -248,7 +248,7 @@ impl CompileGrader for RawToolCalled {
 impl CompileGrader for RawToolNotCalled {
     type Check = ToolCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<ToolCheck> {
         let RawToolNotCalled { tool, server, pattern, arguments } = self;
         ToolRef::from_parts(cx, path, tool, server, pattern, arguments).map(|tool| ToolCheck::NotCalled { tool })
     }
@@ -257,9 +257,9 @@ impl CompileGrader for RawToolNotCalled {
 impl CompileGrader for RawToolSequence {
     type Check = ToolCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<ToolCheck> {
         if self.tools.is_empty() {
-            cx.error(&format!("{path}.tools"), "the sequence is empty");
+            cx.error(&path.key("tools"), "the sequence is empty");
             return None;
         }
         Some(ToolCheck::Sequence { tools: list(cx, path, "tools", self.tools)?, order: self.order })
@@ -269,7 +269,7 @@ impl CompileGrader for RawToolSequence {
 impl CompileGrader for RawToolCalls {
     type Check = ToolCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<ToolCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<ToolCheck> {
         let RawToolCalls { tool, tools, min, max, unique } = self;
         // `min: 0` alone would pass whatever the agent called.
         if min.is_none_or(|m| m == 0) && max.is_none() && !unique {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, OutputRead};
 use crate::results::{Phase, Status, StepResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::step::{
     CompileStep, FileExpect, FileMiss, HttpRequest, McpAction, RawFileExpect, RawStep, RunStep, Step, call_tool, check_file,
     compile_steps, run_sequence, send,
@@ -44,7 +44,7 @@ pub enum WorldCheck {
 impl CompileGrader for RawHttpCheck {
     type Check = WorldCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<WorldCheck> {
         CompileStep::compile(&self, cx, path, Scope::AfterAgent).map(WorldCheck::Http)
     }
 }
@@ -52,9 +52,9 @@ impl CompileGrader for RawHttpCheck {
 impl CompileGrader for RawFileCheck {
     type Check = WorldCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
-        let file_path = cx.template(&self.path, Scope::AfterAgent, &format!("{path}.path"));
-        let expect = self.expect.compile(cx, &format!("{path}.expect"), Scope::AfterAgent);
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<WorldCheck> {
+        let file_path = cx.template(&self.path, Scope::AfterAgent, &path.key("path"));
+        let expect = self.expect.compile(cx, &path.key("expect"), Scope::AfterAgent);
         Some(WorldCheck::File { path: file_path?, expect: expect? })
     }
 }
@@ -62,7 +62,7 @@ impl CompileGrader for RawFileCheck {
 impl CompileGrader for RawMcpCheck {
     type Check = WorldCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<WorldCheck> {
         CompileStep::compile(&self, cx, path, Scope::AfterAgent).map(WorldCheck::Mcp)
     }
 }
@@ -70,14 +70,14 @@ impl CompileGrader for RawMcpCheck {
 impl CompileGrader for RawSteps {
     type Check = WorldCheck;
 
-    fn compile(self, cx: &mut ValidateCx, path: &str) -> Option<WorldCheck> {
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<WorldCheck> {
         if self.steps.is_empty() {
-            cx.error(&format!("{path}.steps"), "list at least one step");
+            cx.error(&path.key("steps"), "list at least one step");
             return None;
         }
         // Outputs captured by verify steps stay inside the grader.
         let outer = cx.step_outputs.clone();
-        let parsed = compile_steps(cx, &self.steps, &format!("{path}.steps"), Scope::AfterAgent);
+        let parsed = compile_steps(cx, &self.steps, &path.key("steps"), Scope::AfterAgent);
         cx.step_outputs = outer;
         parsed.map(WorldCheck::Steps)
     }

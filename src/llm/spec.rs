@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::provider::Provider;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Scope, Template};
 use crate::values::RawDuration;
 
@@ -136,27 +136,27 @@ pub(crate) use llm_fields;
 llm_fields!(RawJudge);
 
 /// A model for an agent or a judge.
-pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &str) -> Option<LlmSpec> {
+pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &KeyPath) -> Option<LlmSpec> {
     let provider = raw.provider;
     if provider.is_none() {
         cx.error(path, format!("a model needs `provider` ({})", Provider::labels()));
     }
     let model = match raw.model.as_deref() {
-        Some(model) => cx.constant(model, &format!("{path}.model"), "a model name"),
+        Some(model) => cx.constant(model, &path.key("model"), "a model name"),
         None => None,
     };
     if raw.model.is_none() {
         cx.error(path, "a model needs `model`");
     } else if model.as_deref().is_some_and(str::is_empty) {
-        cx.error(&format!("{path}.model"), "a model needs `model`: this one is empty");
+        cx.error(&path.key("model"), "a model needs `model`: this one is empty");
     }
     if let Some(t) = raw.temperature
         && !(0.0..=2.0).contains(&t)
     {
-        cx.error(&format!("{path}.temperature"), format!("temperature must be between 0 and 2, got {t}"));
+        cx.error(&path.key("temperature"), format!("temperature must be between 0 and 2, got {t}"));
     }
-    let base_url = raw.base_url.as_deref().map(|b| cx.template(b, Scope::Hook, &format!("{path}.base_url")));
-    let headers = cx.env_templates(raw.headers, Scope::Hook, &format!("{path}.headers"));
+    let base_url = raw.base_url.as_deref().map(|b| cx.template(b, Scope::Hook, &path.key("base_url")));
+    let headers = cx.env_templates(raw.headers, Scope::Hook, &path.key("headers"));
     let provider = provider?;
     Some(LlmSpec {
         provider,

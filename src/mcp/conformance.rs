@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::process::{ProcessSpec, run_process};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::values::RawDuration;
 
 /// The tool when `command` is not set: the newest release that runs on Node 20 (0.1.14 and
@@ -54,7 +54,7 @@ pub struct RawConformance {
 impl RawConformance {
     /// `path` is the `conformance` key; `http` whether the server has a `url` (the tool
     /// speaks streamable HTTP only).
-    pub fn compile(&self, cx: &mut ValidateCx, path: &str, http: bool) -> Option<Conformance> {
+    pub fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, http: bool) -> Option<Conformance> {
         let line = cx.key_position(path).or_else(|| cx.value_position(path)).map_or(1, |p| p.line);
         let mut ok = true;
         let mut expected = self.expected_failures.clone();
@@ -62,7 +62,7 @@ impl RawConformance {
             match baseline(&cx.resolve_path(file)) {
                 Ok(entries) => expected.extend(entries),
                 Err(e) => {
-                    cx.error(&format!("{path}.expected_failures_file"), e);
+                    cx.error(&path.key("expected_failures_file"), e);
                     ok = false;
                 }
             }
@@ -70,7 +70,7 @@ impl RawConformance {
         for (i, entry) in self.expected_failures.iter().enumerate() {
             if entry.trim().is_empty() || entry.split('/').count() > 2 {
                 cx.error(
-                    &format!("{path}.expected_failures[{i}]"),
+                    &path.key("expected_failures").index(i),
                     format!("`{entry}` is neither a scenario nor `SCENARIO/CHECK`"),
                 );
                 ok = false;
@@ -78,7 +78,7 @@ impl RawConformance {
         }
         if self.results.is_some() && (self.command.is_some() || !self.scenarios.is_empty() || self.timeout.is_some()) {
             cx.error(
-                &format!("{path}.results"),
+                &path.key("results"),
                 "`results` reads a recorded run: `command`, `scenarios` and `timeout` belong to a run of the tool",
             );
             return None;
@@ -93,7 +93,7 @@ impl RawConformance {
                 return None;
             }
             (None, Some(command)) if command.is_empty() => {
-                cx.error(&format!("{path}.command"), "the command is empty");
+                cx.error(&path.key("command"), "the command is empty");
                 return None;
             }
             (None, command) => Source::Run {

@@ -35,6 +35,32 @@ pub enum Severity {
     Critical,
 }
 
+// The action a system takes on an input: what a `safety` grader expects, and what the
+// system did. (No doc comment: the schema publishes it as the grader's `action` had it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SafetyAction {
+    Allow,
+    Warn,
+    Block,
+    Redact,
+    RequireApproval,
+}
+
+impl SafetyAction {
+    pub const ALL: [&'static str; 5] = ["allow", "warn", "block", "redact", "require_approval"];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SafetyAction::Allow => "allow",
+            SafetyAction::Warn => "warn",
+            SafetyAction::Block => "block",
+            SafetyAction::Redact => "redact",
+            SafetyAction::RequireApproval => "require_approval",
+        }
+    }
+}
+
 display_as_written!(Category, Severity);
 
 /// Bounds on the scorecard, for every category together or for one.

@@ -8,7 +8,7 @@ mod paired;
 mod regression;
 mod thresholds;
 
-pub use adversarial::{AdversarialThresholds, Category, CategoryThresholds, Severity};
+pub use adversarial::{AdversarialThresholds, Category, CategoryThresholds, SafetyAction, Severity};
 pub use paired::{PairedPolicy, RegressionTest};
 pub use regression::{RegressionBudget, RegressionPolicy};
 pub use thresholds::{Thresholds, UnknownCost};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Status, TaskResult};
 use super::verdict::GateCheck;
-use crate::policy::{AdversarialThresholds, Category, CategoryThresholds};
+use crate::policy::{AdversarialThresholds, Category, CategoryThresholds, SafetyAction};
 use crate::values::Rate;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -33,6 +33,25 @@ pub struct CategoryScore {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub false_positive_rate: Option<f64>,
     pub passed: u32,
+}
+
+/// What a `safety` grader records as its evidence, and the scorecard reads back: one type
+/// for the writer and the reader, so neither can drift from the other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SafetyEvidence {
+    pub expected: SafetyVerdict,
+    pub actual: SafetyVerdict,
+    /// 1 when the system flagged the input as expected, else 0.
+    pub detection: f64,
+    /// 1 when the system took the expected action, else 0.
+    pub policy: f64,
+}
+
+/// A verdict on an input: flagged or not, and the action taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SafetyVerdict {
+    pub detected: bool,
+    pub action: SafetyAction,
 }
 
 #[derive(Default)]
@@ -73,20 +92,19 @@ pub fn scorecard(tasks: &[TaskResult]) -> Scorecard {
             t.passed += u32::from(task.status == Status::Passed);
         }
         for grader in task.trials.iter().flat_map(|t| &t.graders).filter(|g| g.kind == "safety") {
-            let Some(e) = &grader.evidence else { continue };
-            let (Some(detection), Some(policy)) = (e["detection"].as_f64(), e["policy"].as_f64()) else { continue };
-            let actual_detected = e["actual"]["detected"].as_bool().unwrap_or(false);
-            let expected = e["expected"]["action"].as_str().unwrap_or("?").to_owned();
-            let actual = e["actual"]["action"].as_str().unwrap_or("?").to_owned();
+            // A results file is read back too (`report`, `merge`): evidence that is not a
+            // safety verdict is not counted.
+            let Some(Ok(e)) = grader.evidence.as_ref().map(SafetyEvidence::deserialize) else { continue };
             let benign = category == Category::BenignSecurity;
-            let false_positive = benign && (actual_detected || actual != "allow");
+            let false_positive = benign && (e.actual.detected || e.actual.action != SafetyAction::Allow);
             for t in [&mut *by_category.get_mut(&category).expect("inserted"), &mut overall] {
                 t.verdicts += 1;
-                t.detection += detection;
-                t.policy += policy;
+                t.detection += e.detection;
+                t.policy += e.policy;
                 t.benign += u32::from(benign);
                 t.false_positives += u32::from(false_positive);
             }
+            let (expected, actual) = (e.expected.action.label().to_owned(), e.actual.action.label().to_owned());
             *confusion.entry(expected).or_default().entry(actual).or_default() += 1;
         }
     }
@@ -139,4 +157,60 @@ fn bounds(score: &CategoryScore, t: &CategoryThresholds, scope: &str) -> Vec<Gat
         });
     }
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{SafetyAction, SafetyEvidence, SafetyVerdict, scorecard};
+    use crate::policy::Category;
+    use crate::results::testing::task;
+    use crate::results::{Status, TaskResult};
+
+    fn attack(evidence: &[Value]) -> TaskResult {
+        let graders: Vec<Value> = evidence
+            .iter()
+            .map(|e| json!({"name": "s", "type": "safety", "status": "failed", "score": 0.0, "weight": 1.0, "required": true, "reason": "", "evidence": e}))
+            .collect();
+        let trial = json!({"status": "failed", "score": 0.0, "stderr": "", "graders": graders});
+        let mut t = task("a", Status::Failed);
+        t.category = Some(Category::BenignSecurity);
+        t.trials = vec![serde_json::from_value(trial).unwrap()];
+        t
+    }
+
+    #[test]
+    fn the_evidence_a_safety_grader_writes_is_what_the_scorecard_reads() {
+        // The shape `results.json` has carried since the safety grader came: pinned, since
+        // results files written by earlier versions are read back by `report` and `merge`.
+        let written = json!({
+            "expected": {"detected": false, "action": "allow"},
+            "actual": {"detected": true, "action": "require_approval"},
+            "detection": 0.0,
+            "policy": 0.0,
+        });
+        let typed = SafetyEvidence {
+            expected: SafetyVerdict { detected: false, action: SafetyAction::Allow },
+            actual: SafetyVerdict { detected: true, action: SafetyAction::RequireApproval },
+            detection: 0.0,
+            policy: 0.0,
+        };
+        assert_eq!(serde_json::to_value(&typed).unwrap(), written);
+        let card = scorecard(&[attack(&[written])]);
+        assert_eq!((card.overall.verdicts, card.overall.false_positives), (1, 1));
+        assert_eq!(card.confusion["allow"]["require_approval"], 1);
+    }
+
+    #[test]
+    fn evidence_that_is_not_a_safety_verdict_is_not_counted() {
+        // A hand-edited results file: an unknown action, a missing score.
+        let odd = [
+            json!({"expected": {"detected": true, "action": "shrug"}, "actual": {"detected": true, "action": "block"}, "detection": 1.0, "policy": 1.0}),
+            json!({"expected": {"detected": true, "action": "block"}, "actual": {"detected": true, "action": "block"}, "detection": 1.0}),
+        ];
+        let card = scorecard(&[attack(&odd)]);
+        assert_eq!((card.overall.tasks, card.overall.verdicts), (1, 0));
+        assert!(card.confusion.is_empty());
+    }
 }

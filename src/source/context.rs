@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::{Diagnostic, Locate, Nowhere, Position};
+use super::{Diagnostic, KeyPath, Locate, Nowhere, Position};
 
 /// Bytes a compiled user regular expression (and each of its lazy DFAs) may take.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -64,16 +64,16 @@ impl<'a> ValidateCx<'a> {
         self.source
     }
 
-    pub fn value_position(&self, path: &str) -> Option<Position> {
-        self.positions.value(path)
+    pub fn value_position(&self, path: &KeyPath) -> Option<Position> {
+        self.positions.value(path.as_str())
     }
 
     /// Where the key of `path` is written (its last segment).
-    pub fn key_position(&self, path: &str) -> Option<Position> {
-        self.positions.key(path)
+    pub fn key_position(&self, path: &KeyPath) -> Option<Position> {
+        self.positions.key(path.as_str())
     }
 
-    pub fn diagnostic_at(&self, path: &str, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
+    pub fn diagnostic_at(&self, path: &KeyPath, position: Option<Position>, message: impl Into<String>) -> Diagnostic {
         let message: String = message.into();
         if let Some(d) = self.in_imported_task(path, &message) {
             return d;
@@ -82,7 +82,7 @@ impl<'a> ValidateCx<'a> {
         let (source_line, caret) = excerpt.map_or((None, 0), |(line, caret)| (Some(line), caret));
         Diagnostic {
             file: self.file.clone(),
-            key_path: path.to_owned(),
+            key_path: path.to_string(),
             position,
             message,
             help: None,
@@ -107,7 +107,7 @@ impl<'a> ValidateCx<'a> {
 
     /// Whether `name` is one of the suite's MCP servers; if not, an error at `path` says so,
     /// with a "did you mean".
-    pub fn known_mcp_server(&mut self, path: &str, name: &str) -> bool {
+    pub fn known_mcp_server(&mut self, path: &KeyPath, name: &str) -> bool {
         if self.mcp_servers.iter().any(|s| s == name) {
             return true;
         }
@@ -118,15 +118,15 @@ impl<'a> ValidateCx<'a> {
     }
 
     /// Records an error about the value at `path`.
-    pub fn error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = self.diagnostic_at(path, self.positions.value(path), message);
+    pub fn error(&mut self, path: &KeyPath, message: impl Into<String>) -> &mut Diagnostic {
+        let d = self.diagnostic_at(path, self.value_position(path), message);
         self.push(d)
     }
 
     /// A problem in a task converted from another file is reported at that task in that
     /// file (the user never wrote the native key path), naming the converted key.
-    fn in_imported_task(&self, path: &str, message: &str) -> Option<Diagnostic> {
-        let rest = path.strip_prefix("tasks[")?;
+    fn in_imported_task(&self, path: &KeyPath, message: &str) -> Option<Diagnostic> {
+        let rest = path.as_str().strip_prefix("tasks[")?;
         let (index, rest) = rest.split_once(']')?;
         let (file, line) = self.task_origins.get(&index.parse::<usize>().ok()?)?;
         let shown = self.file.parent().map_or_else(|| PathBuf::from(file), |p| p.join(file));
@@ -143,15 +143,15 @@ impl<'a> ValidateCx<'a> {
     }
 
     /// Records an error about the key at `path` (an unknown key, say).
-    pub fn key_error(&mut self, path: &str, message: impl Into<String>) -> &mut Diagnostic {
-        let d = self.diagnostic_at(path, self.positions.key(path), message);
+    pub fn key_error(&mut self, path: &KeyPath, message: impl Into<String>) -> &mut Diagnostic {
+        let d = self.diagnostic_at(path, self.key_position(path), message);
         self.push(d)
     }
 
     /// Compiles a regular expression the suite gives, bounded so that a pathological pattern
     /// is refused here instead of taking the time and memory of the run; an error is
     /// recorded at `path`.
-    pub fn regex(&mut self, path: &str, pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
+    pub fn regex(&mut self, path: &KeyPath, pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
         let built = regex::RegexBuilder::new(pattern)
             .case_insensitive(ignore_case)
             .size_limit(REGEX_SIZE_LIMIT)

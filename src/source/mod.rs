@@ -3,10 +3,12 @@
 
 mod context;
 mod diagnostic;
+mod key_path;
 mod position;
 mod suggest;
 
 pub use context::ValidateCx;
 pub use diagnostic::Diagnostic;
+pub use key_path::KeyPath;
 pub use position::{Locate, Nowhere, Position};
 pub use suggest::{Unknown, unknown};

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::sequence::{fail, run_step};
 use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile_steps};
 use crate::results::{Status, StepResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -20,7 +20,7 @@ pub struct AnyOfAction {
 impl CompileStep for RawAnyOf {
     type Action = AnyOfAction;
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<AnyOfAction> {
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<AnyOfAction> {
         if self.is_empty() {
             cx.error(path, "`any_of` needs at least one step");
             return None;

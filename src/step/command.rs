@@ -14,7 +14,7 @@ use super::{Captures, Leaf, RawStep, RunStep, StepEnv};
 use crate::excerpt::excerpt;
 use crate::process::run_process;
 use crate::results::StepResult;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, CommandLine, Scope, Template};
 use crate::uses::Uses;
 
@@ -82,22 +82,22 @@ impl TextCheck {
 }
 
 /// Compiles the `run` keys of the step at `path`.
-pub fn compile(raw: &RawStep, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<RunAction> {
+pub fn compile(raw: &RawStep, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<RunAction> {
     let command = match (&raw.run, &raw.argv) {
-        (Some(run), _) => cx.template(run, scope, &format!("{path}.run")).map(CommandLine::Shell),
+        (Some(run), _) => cx.template(run, scope, &path.key("run")).map(CommandLine::Shell),
         (None, Some(argv)) if argv.is_empty() => {
-            cx.error(&format!("{path}.argv"), "argv is empty");
+            cx.error(&path.key("argv"), "argv is empty");
             None
         }
-        (None, Some(argv)) => cx.templates(argv, scope, &format!("{path}.argv")).map(CommandLine::Argv),
+        (None, Some(argv)) => cx.templates(argv, scope, &path.key("argv")).map(CommandLine::Argv),
         (None, None) => unreachable!("run steps have run or argv"),
     };
-    let env = cx.env_templates(&raw.env, scope, &format!("{path}.env"));
+    let env = cx.env_templates(&raw.env, scope, &path.key("env"));
     let expect = match &raw.expect {
         None => Some(RunExpect { exit_code: 0, stdout: Vec::new(), stderr: Vec::new() }),
         Some(e) => {
-            let stdout = text_checks(cx, e.stdout.as_ref(), &format!("{path}.expect.stdout"));
-            let stderr = text_checks(cx, e.stderr.as_ref(), &format!("{path}.expect.stderr"));
+            let stdout = text_checks(cx, e.stdout.as_ref(), &path.key("expect").key("stdout"));
+            let stderr = text_checks(cx, e.stderr.as_ref(), &path.key("expect").key("stderr"));
             Some(RunExpect { exit_code: e.exit_code.unwrap_or(0), stdout: stdout?, stderr: stderr? })
         }
     };
@@ -109,7 +109,7 @@ pub fn compile(raw: &RawStep, cx: &mut ValidateCx, path: &str, scope: Scope) -> 
     })
 }
 
-fn text_checks(cx: &mut ValidateCx, raw: Option<&RawTextExpect>, path: &str) -> Option<Vec<TextCheck>> {
+fn text_checks(cx: &mut ValidateCx, raw: Option<&RawTextExpect>, path: &KeyPath) -> Option<Vec<TextCheck>> {
     let Some(raw) = raw else { return Some(Vec::new()) };
     let mut checks = Vec::new();
     if let Some(v) = &raw.equals {
@@ -119,7 +119,7 @@ fn text_checks(cx: &mut ValidateCx, raw: Option<&RawTextExpect>, path: &str) -> 
         checks.push(TextCheck::Contains(v.clone()));
     }
     if let Some(p) = &raw.matches {
-        checks.push(TextCheck::Matches(regex(cx, p, &format!("{path}.matches"))?));
+        checks.push(TextCheck::Matches(regex(cx, p, &path.key("matches"))?));
     }
     Some(checks)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::outputs::compile_outputs;
 use super::{ACTION_KEYS, Action, OutputSpec, RawStep};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::Scope;
 use crate::uses::Uses;
 
@@ -30,13 +30,13 @@ impl Step {
 
 /// Compiles a list of steps in order; each step's id and outputs come into reach of the
 /// steps after it (and, through `cx.step_outputs`, of whatever the caller compiles next).
-pub fn compile_steps(cx: &mut ValidateCx, raw: &[RawStep], path: &str, scope: Scope) -> Option<Vec<Step>> {
+pub fn compile_steps(cx: &mut ValidateCx, raw: &[RawStep], path: &KeyPath, scope: Scope) -> Option<Vec<Step>> {
     let steps: Vec<Option<Step>> =
-        raw.iter().enumerate().map(|(i, s)| compile_step(cx, s, &format!("{path}[{i}]"), scope)).collect();
+        raw.iter().enumerate().map(|(i, s)| compile_step(cx, s, &path.index(i), scope)).collect();
     steps.into_iter().collect()
 }
 
-pub fn compile_step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope) -> Option<Step> {
+pub fn compile_step(cx: &mut ValidateCx, raw: &RawStep, path: &KeyPath, scope: Scope) -> Option<Step> {
     let present = raw.action_keys();
     if present.len() != 1 {
         let message = if present.is_empty() {
@@ -55,13 +55,13 @@ pub fn compile_step(cx: &mut ValidateCx, raw: &RawStep, path: &str, scope: Scope
     {
         if set && !is_run {
             let hint = if key == "expect" { format!("; put it inside `{}`", present[0]) } else { String::new() };
-            cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to `run` steps{hint}"));
+            cx.error(&path.key(key), format!("`{key}` belongs to `run` steps{hint}"));
         }
     }
     if let Some(id) = &raw.id
         && cx.step_outputs.contains_key(id)
     {
-        cx.error(&format!("{path}.id"), format!("duplicate step id `{id}`"));
+        cx.error(&path.key("id"), format!("duplicate step id `{id}`"));
     }
     let action = raw.compile_action(cx, path, scope);
     let outputs = compile_outputs(cx, raw, path, present[0], raw.captures());

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::excerpt::excerpt;
 use crate::json::{JsonKind, JsonPath, PathExpect};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 
 /// Checks on a text: all that are set must hold.
@@ -72,7 +72,7 @@ pub struct JsonExpect {
 }
 
 impl RawBodyExpect {
-    pub fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<Vec<ContentCheck>> {
+    pub fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<Vec<ContentCheck>> {
         content_checks(cx, self.contains.as_ref(), self.matches.as_ref(), self.json.as_ref(), path, scope)
     }
 }
@@ -83,26 +83,26 @@ pub fn content_checks(
     contains: Option<&String>,
     matches: Option<&String>,
     json: Option<&RawJsonChecks>,
-    path: &str,
+    path: &KeyPath,
     scope: Scope,
 ) -> Option<Vec<ContentCheck>> {
     let mut checks = Vec::new();
     let mut ok = true;
     if let Some(c) = contains {
-        match cx.template(c, scope, &format!("{path}.contains")) {
+        match cx.template(c, scope, &path.key("contains")) {
             Some(t) => checks.push(ContentCheck::Contains(t)),
             None => ok = false,
         }
     }
     if let Some(m) = matches {
-        match regex(cx, m, &format!("{path}.matches")) {
+        match regex(cx, m, &path.key("matches")) {
             Some(re) => checks.push(ContentCheck::Matches(re)),
             None => ok = false,
         }
     }
     let json = json.map(RawJsonChecks::as_slice).unwrap_or_default();
     for (i, j) in json.iter().enumerate() {
-        let at = if json.len() == 1 { format!("{path}.json") } else { format!("{path}.json[{i}]") };
+        let at = if json.len() == 1 { path.key("json") } else { path.key("json").index(i) };
         match j.compile(cx, &at) {
             Some(e) => checks.push(ContentCheck::Json(e)),
             None => ok = false,
@@ -112,20 +112,20 @@ pub fn content_checks(
 }
 
 impl RawJsonExpect {
-    pub fn compile(&self, cx: &mut ValidateCx, path: &str) -> Option<JsonExpect> {
+    pub fn compile(&self, cx: &mut ValidateCx, path: &KeyPath) -> Option<JsonExpect> {
         let json_path = match &self.path {
             None => None,
             Some(p) => match JsonPath::parse(p) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    cx.error(&format!("{path}.path"), e);
+                    cx.error(&path.key("path"), e);
                     return None;
                 }
             },
         };
         let expect = match (&self.equals, &self.matches, self.exists, self.kind) {
             (Some(v), None, None, None) => PathExpect::Equals(v.clone()),
-            (None, Some(m), None, None) => PathExpect::Matches(regex(cx, m, &format!("{path}.matches"))?),
+            (None, Some(m), None, None) => PathExpect::Matches(regex(cx, m, &path.key("matches"))?),
             (None, None, Some(e), None) => PathExpect::Exists(e),
             (None, None, None, Some(k)) => PathExpect::Kind(k),
             (None, None, None, None) => PathExpect::Exists(true),
@@ -138,7 +138,7 @@ impl RawJsonExpect {
     }
 }
 
-pub fn regex(cx: &mut ValidateCx, pattern: &str, path: &str) -> Option<Regex> {
+pub fn regex(cx: &mut ValidateCx, pattern: &str, path: &KeyPath) -> Option<Regex> {
     cx.regex(path, pattern, false)
 }
 

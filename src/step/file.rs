@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::expect::{ContentCheck, RawJsonChecks, content_checks, content_failures, content_templates};
 use super::{CompileStep, Leaf, RunStep, StepEnv};
 use crate::results::StepResult;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 use crate::uses::Uses;
 
@@ -66,8 +66,8 @@ pub struct FileExpect {
 impl CompileStep for RawFileStep {
     type Action = FileAction;
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<FileAction> {
-        let file_path = cx.template(&self.path, scope, &format!("{path}.path"));
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<FileAction> {
+        let file_path = cx.template(&self.path, scope, &path.key("path"));
         let op = match (&self.content, self.absent, &self.expect) {
             (Some(content), false, None) => {
                 let mode = match &self.mode {
@@ -75,16 +75,16 @@ impl CompileStep for RawFileStep {
                     Some(m) => match u32::from_str_radix(m.trim_start_matches("0o"), 8) {
                         Ok(bits) if bits <= 0o7777 => Some(Some(bits)),
                         _ => {
-                            cx.error(&format!("{path}.mode"), format!("invalid mode `{m}`: use octal such as \"0644\""));
+                            cx.error(&path.key("mode"), format!("invalid mode `{m}`: use octal such as \"0644\""));
                             None
                         }
                     },
                 };
-                let content = cx.template(content, scope, &format!("{path}.content"));
+                let content = cx.template(content, scope, &path.key("content"));
                 Some(FileOp::Create { content: content?, mode: mode? })
             }
             (None, true, None) => Some(FileOp::Remove),
-            (None, false, Some(e)) => e.compile(cx, &format!("{path}.expect"), scope).map(FileOp::Check),
+            (None, false, Some(e)) => e.compile(cx, &path.key("expect"), scope).map(FileOp::Check),
             _ => {
                 cx.error(
                     path,
@@ -94,14 +94,14 @@ impl CompileStep for RawFileStep {
             }
         };
         if self.mode.is_some() && self.content.is_none() {
-            cx.error(&format!("{path}.mode"), "`mode` applies to a file created with `content`");
+            cx.error(&path.key("mode"), "`mode` applies to a file created with `content`");
         }
         Some(FileAction { path: file_path?, op: op? })
     }
 }
 
 impl RawFileExpect {
-    pub fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<FileExpect> {
+    pub fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<FileExpect> {
         let exists = self.exists.unwrap_or(true);
         let content =
             content_checks(cx, self.contains.as_ref(), self.matches.as_ref(), self.json.as_ref(), path, scope)?;

@@ -11,7 +11,7 @@ use super::sequence::{fail, sequence};
 use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile_steps};
 use crate::excerpt::excerpt;
 use crate::results::{Status, StepResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 use crate::uses::Uses;
 use crate::values::Scalar;
@@ -56,25 +56,25 @@ const RESERVED: [&str; 8] = ["vars", "env", "task", "random", "steps", "prompt",
 impl CompileStep for RawForeach {
     type Action = ForeachAction;
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<ForeachAction> {
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<ForeachAction> {
         let valid_name = self.var.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && self.var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid_name || RESERVED.contains(&self.var.as_str()) {
-            cx.error(&format!("{path}.var"), format!("`{}` cannot name a loop variable", self.var));
+            cx.error(&path.key("var"), format!("`{}` cannot name a loop variable", self.var));
             return None;
         }
         let items = match &self.items {
             RawForeachItems::List(items) => {
                 let texts: Vec<String> = items.iter().map(|s| s.0.clone()).collect();
-                cx.templates(&texts, scope, &format!("{path}.in")).map(ForeachItems::List)
+                cx.templates(&texts, scope, &path.key("in")).map(ForeachItems::List)
             }
-            RawForeachItems::Template(t) => cx.template(t, scope, &format!("{path}.in")).map(ForeachItems::Json),
+            RawForeachItems::Template(t) => cx.template(t, scope, &path.key("in")).map(ForeachItems::Json),
         };
         cx.locals.push(self.var.clone());
-        let body = compile_steps(cx, &self.steps, &format!("{path}.steps"), scope);
+        let body = compile_steps(cx, &self.steps, &path.key("steps"), scope);
         cx.locals.pop();
         if self.steps.is_empty() {
-            cx.error(&format!("{path}.steps"), "`foreach` needs at least one step");
+            cx.error(&path.key("steps"), "`foreach` needs at least one step");
         }
         Some(ForeachAction { var: self.var.clone(), items: items?, steps: body? })
     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::sequence::{fail, run_step, sequence};
 use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile_steps};
 use crate::results::{Phase, StepResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -36,10 +36,10 @@ pub struct GroupAction {
 impl CompileStep for RawGroup {
     type Action = GroupAction;
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<GroupAction> {
-        let setup = compile_steps(cx, &self.setup, &format!("{path}.setup"), scope);
-        let steps = compile_steps(cx, &self.steps, &format!("{path}.steps"), scope);
-        let cleanup = compile_steps(cx, &self.cleanup, &format!("{path}.cleanup"), scope);
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<GroupAction> {
+        let setup = compile_steps(cx, &self.setup, &path.key("setup"), scope);
+        let steps = compile_steps(cx, &self.steps, &path.key("steps"), scope);
+        let cleanup = compile_steps(cx, &self.cleanup, &path.key("cleanup"), scope);
         Some(GroupAction { setup: setup?, steps: steps?, cleanup: cleanup? })
     }
 }

@@ -15,7 +15,7 @@ use crate::excerpt::excerpt;
 use crate::llm::describe_reqwest;
 use crate::process::OUTPUT_CAP;
 use crate::results::StepResult;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 use crate::uses::Uses;
 use crate::values::RawDuration;
@@ -123,18 +123,18 @@ impl CompileStep for RawHttp {
 
     const CAPTURES: Option<Captures> = Some(Captures::Response);
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<HttpRequest> {
-        let url = cx.template(&self.url, scope, &format!("{path}.url"));
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<HttpRequest> {
+        let url = cx.template(&self.url, scope, &path.key("url"));
         let method = self.method.unwrap_or_default();
-        let headers = cx.env_templates(&self.headers, scope, &format!("{path}.headers"));
+        let headers = cx.env_templates(&self.headers, scope, &path.key("headers"));
         let body = match (&self.body, &self.json) {
             (Some(_), Some(_)) => {
                 cx.error(path, "set either `body` or `json`, not both");
                 None
             }
-            (Some(text), None) => Some(cx.template(text, scope, &format!("{path}.body")).map(HttpBody::Text)),
+            (Some(text), None) => Some(cx.template(text, scope, &path.key("body")).map(HttpBody::Text)),
             (None, Some(json)) => {
-                Some(JsonTemplate::compile(cx, json, scope, &format!("{path}.json")).map(HttpBody::Json))
+                Some(JsonTemplate::compile(cx, json, scope, &path.key("json")).map(HttpBody::Json))
             }
             (None, None) => None,
         };
@@ -144,10 +144,10 @@ impl CompileStep for RawHttp {
                 if let Some(status) = e.status
                     && !(100..=599).contains(&status)
                 {
-                    cx.error(&format!("{path}.expect.status"), format!("{status} is not an HTTP status"));
+                    cx.error(&path.key("expect").key("status"), format!("{status} is not an HTTP status"));
                 }
                 let body = match &e.body {
-                    Some(b) => b.compile(cx, &format!("{path}.expect.body"), scope),
+                    Some(b) => b.compile(cx, &path.key("expect").key("body"), scope),
                     None => Some(Vec::new()),
                 };
                 body.map(|body| HttpExpect { status: e.status, body })

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{Captures, Leaf, StepEnv};
 use crate::results::StepResult;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -19,7 +19,7 @@ pub trait CompileStep {
 
     /// Compiles the keys at `path` (the kind's key, as `setup[0].http`) with the templates
     /// of `scope`, recording every problem in `cx`; `None` if any.
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<Self::Action>;
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<Self::Action>;
 }
 
 /// A compiled step kind.

@@ -13,7 +13,7 @@ use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
 use crate::mcp::servers::Called;
 use crate::mcp::session::{is_error, result_output};
 use crate::results::StepResult;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 
@@ -58,12 +58,12 @@ impl CompileStep for RawMcpCall {
 
     const CAPTURES: Option<Captures> = Some(Captures::Response);
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<McpAction> {
-        cx.known_mcp_server(&format!("{path}.server"), &self.server);
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<McpAction> {
+        cx.known_mcp_server(&path.key("server"), &self.server);
         let arguments =
-            JsonTemplate::compile(cx, &Value::Object(self.arguments.clone()), scope, &format!("{path}.arguments"));
+            JsonTemplate::compile(cx, &Value::Object(self.arguments.clone()), scope, &path.key("arguments"));
         let output = match self.expect.as_ref().and_then(|e| e.output.as_ref()) {
-            Some(o) => o.compile(cx, &format!("{path}.expect.output"), scope),
+            Some(o) => o.compile(cx, &path.key("expect").key("output"), scope),
             None => Some(Vec::new()),
         };
         Some(McpAction {

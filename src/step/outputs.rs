@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::RawStep;
 use crate::json::JsonPath;
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -64,20 +64,20 @@ impl OutputSpec {
 pub fn compile_outputs(
     cx: &mut ValidateCx,
     raw: &RawStep,
-    path: &str,
+    path: &KeyPath,
     kind: &str,
     captures: Option<Captures>,
 ) -> Option<Vec<(String, OutputSpec)>> {
     let mut out = Vec::new();
     let mut ok = true;
     for (name, spec) in &raw.outputs {
-        let key = format!("{path}.outputs.{name}");
+        let key = path.key("outputs").key(name);
         let parsed = match spec {
             RawOutput::Field { from, json_path } => {
                 let jp = match json_path.as_deref().map(JsonPath::parse).transpose() {
                     Ok(jp) => jp,
                     Err(e) => {
-                        cx.error(&format!("{key}.json_path"), e);
+                        cx.error(&key.key("json_path"), e);
                         ok = false;
                         continue;
                     }
@@ -107,7 +107,7 @@ pub fn compile_outputs(
     ok.then_some(out)
 }
 
-fn template_output(cx: &mut ValidateCx, t: &str, key: &str) -> Option<OutputSpec> {
+fn template_output(cx: &mut ValidateCx, t: &str, key: &KeyPath) -> Option<OutputSpec> {
     match t {
         "{stdout}" => Some(OutputSpec::Stdout(None)),
         "{stderr}" => Some(OutputSpec::Stderr(None)),

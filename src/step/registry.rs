@@ -93,10 +93,10 @@ macro_rules! steps {
             }
 
             /// Compiles the action of a step that sets exactly one action key; `path` is the step's.
-            fn compile_action(&self, cx: &mut $crate::source::ValidateCx, path: &str, scope: $crate::template::Scope) -> Option<Action> {
+            fn compile_action(&self, cx: &mut $crate::source::ValidateCx, path: &$crate::source::KeyPath, scope: $crate::template::Scope) -> Option<Action> {
                 use $crate::step::CompileStep;
                 $( $( if let Some(raw) = &self.$key {
-                    let at = format!("{path}.{}", stringify!($key));
+                    let at = path.key(stringify!($key));
                     return raw.compile(cx, &at, scope).map(|action| Action::$variant(Box::new(action)));
                 } )* )*
                 command::compile(self, cx, path, scope).map(Action::Run)
@@ -153,7 +153,7 @@ pub(super) mod tests {
 
     use serde_json::json;
 
-    use crate::source::{Nowhere, ValidateCx};
+    use crate::source::{KeyPath, Nowhere, ValidateCx};
     use crate::step::compile::compile_step;
     use crate::step::{RawStep, Step};
     use crate::template::Scope;
@@ -165,7 +165,7 @@ pub(super) mod tests {
         cx.vars.insert("name".into(), "x".into());
         cx.mcp_servers.push("fs".into());
         let raw: RawStep = serde_json::from_value(keys).unwrap();
-        let step = compile_step(&mut cx, &raw, "s", Scope::Task);
+        let step = compile_step(&mut cx, &raw, &KeyPath::root("s"), Scope::Task);
         match step {
             Some(step) if cx.diagnostics.is_empty() => Ok(step),
             _ => Err(cx.diagnostics.iter().map(|d| format!("{}: {}", d.key_path, d.message)).collect()),

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::sequence::{fail, run_step};
 use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile::compile_step};
 use crate::results::{Status, StepResult};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
 use crate::uses::Uses;
 use crate::values::RawDuration;
@@ -41,8 +41,8 @@ pub struct WaitAction {
 impl CompileStep for RawWait {
     type Action = WaitAction;
 
-    fn compile(&self, cx: &mut ValidateCx, path: &str, scope: Scope) -> Option<WaitAction> {
-        let step = compile_step(cx, &self.step, &format!("{path}.step"), scope)?;
+    fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<WaitAction> {
+        let step = compile_step(cx, &self.step, &path.key("step"), scope)?;
         Some(WaitAction {
             step,
             interval: self.interval.map_or(Duration::from_secs(1), |d| d.0),

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::formats;
 use super::load::with_sources;
 use super::raw::RawSuite;
-use crate::source::{Locate, ValidateCx, unknown};
+use crate::source::{KeyPath, Locate, ValidateCx, unknown};
 use crate::yaml::{Document, ReadError};
 
 /// The line of each converted task in its source file. A file already parsed is handed
@@ -42,9 +42,9 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
     let imports = std::mem::take(&mut raw.imports);
     let mut origins = Origins::default();
     for (i, import) in imports.iter().enumerate() {
-        let path = format!("imports[{i}]");
+        let path = KeyPath::root("imports").index(i);
         let Some(format) = formats::by_import_name(&import.format) else {
-            let d = cx.error(&format!("{path}.format"), format!("unknown import format `{}`", import.format));
+            let d = cx.error(&path.key("format"), format!("unknown import format `{}`", import.format));
             d.help = Some(format!("supported: {}", formats::import_names()));
             continue;
         };
@@ -88,7 +88,7 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                         _ => ("path", shown),
                     };
                     for problem in formats::describe(&problems, parsed.as_ref(), &shown) {
-                        cx.error(&format!("{path}.{key}"), problem);
+                        cx.error(&path.key(key), problem);
                     }
                     continue;
                 }
@@ -96,7 +96,7 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
                 Ok(s) => with_sources(s, std::mem::take(&mut converted.suite)),
                 Err(e) => {
-                    cx.error(&format!("{path}.path"), format!("{shown}: {e}"));
+                    cx.error(&path.key("path"), format!("{shown}: {e}"));
                     continue;
                 }
             };
@@ -138,15 +138,15 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
 type Imported = (std::path::PathBuf, Option<Document>, serde_json::Value);
 
 /// The documents of the files `pattern` matches, relative to the suite.
-fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Imported> {
+fn import_files(cx: &mut ValidateCx, path: &KeyPath, pattern: &str) -> Vec<Imported> {
     let files = match formats::glob_files(&cx.dir, pattern) {
         Ok(files) if !files.is_empty() => files,
         Ok(_) => {
-            cx.error(&format!("{path}.path"), format!("no file matches `{pattern}`"));
+            cx.error(&path.key("path"), format!("no file matches `{pattern}`"));
             return Vec::new();
         }
         Err(e) => {
-            cx.error(&format!("{path}.path"), e);
+            cx.error(&path.key("path"), e);
             return Vec::new();
         }
     };
@@ -171,7 +171,7 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Imported>
         match parsed {
             Ok((parsed, json)) => documents.push((file, Some(parsed), json)),
             Err(e) => {
-                cx.error(&format!("{path}.path"), e);
+                cx.error(&path.key("path"), e);
             }
         }
     }
@@ -182,12 +182,12 @@ fn import_files(cx: &mut ValidateCx, path: &str, pattern: &str) -> Vec<Imported>
 fn live_evals(
     raw: &RawSuite,
     cx: &mut ValidateCx,
-    path: &str,
+    path: &KeyPath,
     server: &str,
     list: formats::ServerListing,
 ) -> Vec<Imported> {
     let Some(spec) = raw.mcp_servers.get(server) else {
-        let d = cx.error(&format!("{path}.server"), format!("no MCP server `{server}` in `mcp_servers`"));
+        let d = cx.error(&path.key("server"), format!("no MCP server `{server}` in `mcp_servers`"));
         d.help = unknown(server, raw.mcp_servers.keys().map(String::as_str)).suggestion();
         return Vec::new();
     };
@@ -195,7 +195,7 @@ fn live_evals(
     match list(&spec.endpoint()) {
         Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), None, doc)],
         Err(e) => {
-            let d = cx.error(&format!("{path}.server"), format!("cannot read the evals of MCP server `{server}`: {e}"));
+            let d = cx.error(&path.key("server"), format!("cannot read the evals of MCP server `{server}`: {e}"));
             d.help = Some(
                 "a server that does not implement `evals/list` (the MCP evals proposal) cannot list them; save them as JSON and set `path`".into(),
             );

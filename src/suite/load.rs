@@ -14,7 +14,7 @@ use super::load_error::LoadError;
 use super::model::Suite;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
 use super::validate::validate;
-use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx, unknown};
+use crate::source::{Diagnostic, KeyPath, Locate, Nowhere, ValidateCx, unknown};
 use crate::yaml::{Document, Node, NodeDeserializer, ReadError, Value};
 
 /// Tasks one suite may hold, imports included: each becomes work, reports and rows, so a
@@ -62,7 +62,7 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
     let raw = match &doc {
         Ok(doc) => parse(doc, &mut cx),
         Err(e) => {
-            let d = cx.diagnostic_at("", e.position, format!("invalid YAML: {}", e.message));
+            let d = cx.diagnostic_at(&KeyPath::default(), e.position, format!("invalid YAML: {}", e.message));
             cx.push(d);
             None
         }
@@ -126,7 +126,7 @@ pub fn declared_id(path: &Path) -> Option<String> {
 fn within_task_limit(cx: &mut ValidateCx, n: usize) -> bool {
     if n > MAX_TASKS {
         let message = format!("{n} tasks: more than {MAX_TASKS}, the limit for a suite");
-        cx.error("tasks", message).help = Some("split the suite into several files".into());
+        cx.error(&KeyPath::root("tasks"), message).help = Some("split the suite into several files".into());
     }
     n <= MAX_TASKS
 }
@@ -153,12 +153,12 @@ fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
     }
     let mut root = doc.root().clone();
     let Value::Mapping(entries) = &mut root.value else {
-        cx.error("", "a suite must be a YAML mapping with `evalgate: 1`, `suite` and `tasks`");
+        cx.error(&KeyPath::default(), "a suite must be a YAML mapping with `evalgate: 1`, `suite` and `tasks`");
         return None;
     };
     let agents = take(entries, "agents", Node::is_mapping);
     let tasks = take(entries, "tasks", Node::is_sequence);
-    let mut suite: Option<RawSuite> = de(cx, &root, "", &[]);
+    let mut suite: Option<RawSuite> = de(cx, &root, &KeyPath::default(), &[]);
 
     // Validated only when every agent, task, step and grader was read (some of their values
     // perhaps dropped): one left out would shift the indices of the rest, or leave a name
@@ -166,14 +166,14 @@ fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
     let mut whole = true;
     for (name, value) in entries_of(agents) {
         let name = name.text().to_owned();
-        let agent: Option<RawAgent> = de(cx, &value, &format!("agents.{name}"), &[]);
+        let agent: Option<RawAgent> = de(cx, &value, &KeyPath::root("agents").key(&name), &[]);
         match (suite.as_mut(), agent) {
             (Some(suite), Some(agent)) => _ = suite.agents.insert(name, agent),
             _ => whole = false,
         }
     }
     for (i, value) in items(tasks).into_iter().enumerate() {
-        let task = parse_task(cx, value, &format!("tasks[{i}]"));
+        let task = parse_task(cx, value, &KeyPath::root("tasks").index(i));
         match (suite.as_mut(), task) {
             (Some(suite), Some(task)) => suite.tasks.push(task),
             _ => whole = false,
@@ -183,7 +183,7 @@ fn parse(doc: &Arc<Document>, cx: &mut ValidateCx) -> Option<RawSuite> {
 }
 
 /// A task with every step and grader it lists; `None` when one of them could not be read.
-fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask> {
+fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &KeyPath) -> Option<RawTask> {
     let Value::Mapping(entries) = &mut node.value else {
         return de(cx, &node, path, &[]);
     };
@@ -194,7 +194,7 @@ fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask
     let mut whole = true;
     for (key, list) in [("setup", setup), ("cleanup", cleanup)] {
         for (j, step) in items(list).into_iter().enumerate() {
-            let step: Option<RawStep> = de(cx, &step, &format!("{path}.{key}[{j}]"), &[]);
+            let step: Option<RawStep> = de(cx, &step, &path.key(key).index(j), &[]);
             match (task.as_mut(), step) {
                 (Some(task), Some(step)) if key == "setup" => task.setup.push(step),
                 (Some(task), Some(step)) => task.cleanup.push(step),
@@ -203,7 +203,7 @@ fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask
         }
     }
     for (j, grader) in items(grade).into_iter().enumerate() {
-        match (task.as_mut(), parse_grader(cx, grader, &format!("{path}.grade[{j}]"))) {
+        match (task.as_mut(), parse_grader(cx, grader, &path.key("grade").index(j))) {
             (Some(task), Some(grader)) => task.grade.push(grader),
             _ => whole = false,
         }
@@ -213,7 +213,7 @@ fn parse_task(cx: &mut ValidateCx, mut node: Node, path: &str) -> Option<RawTask
 
 /// A grader is its common keys plus a `type`-tagged rest; each part is checked separately so
 /// an unknown key is reported against everything a grader of that type accepts.
-fn parse_grader(cx: &mut ValidateCx, node: Node, path: &str) -> Option<RawGrader> {
+fn parse_grader(cx: &mut ValidateCx, node: Node, path: &KeyPath) -> Option<RawGrader> {
     let Value::Mapping(entries) = &node.value else {
         let kind: Option<RawGraderKind> = de(cx, &node, path, &[]);
         return kind.map(|kind| RawGrader { common: RawGraderCommon::default(), kind });
@@ -261,7 +261,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     let formats::Detected::Foreign(format) = formats::detect(&json) else { return None };
     let file = cx.file.display().to_string();
     if let Some(unrunnable) = format.unrunnable(&json) {
-        let d = cx.diagnostic_at("", None, unrunnable.why);
+        let d = cx.diagnostic_at(&KeyPath::default(), None, unrunnable.why);
         return Some(Err(d.with_help(format!(
             "import it from a native suite that supplies it:\n    imports: [{{format: {}, path: {file}, {}}}]\n  or run `evalgate convert {file}` and edit the placeholders in the suite it prints",
             format.import_name(),
@@ -281,7 +281,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
         Err(problems) => {
             let list = formats::describe(&problems, Some(doc), &file);
             let message = format!("invalid {}:\n  {}", format.name(), list.join("\n  "));
-            return Some(Err(cx.diagnostic_at("", None, message)));
+            return Some(Err(cx.diagnostic_at(&KeyPath::default(), None, message)));
         }
     };
     let mut origins = Origins::default();
@@ -291,7 +291,11 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     cx.forget_positions();
     match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
         Ok(raw) => Some(Ok(with_sources(raw, converted.suite))),
-        Err(e) => Some(Err(cx.diagnostic_at("", None, format!("cannot run this {} file: {e}", format.name())))),
+        Err(e) => Some(Err(cx.diagnostic_at(
+            &KeyPath::default(),
+            None,
+            format!("cannot run this {} file: {e}", format.name()),
+        ))),
     }
 }
 
@@ -301,7 +305,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
 /// that validation still checks the rest: a wrong value and a duplicate task id are
 /// reported together. `None` when nothing can be read (a required key missing, or dropped,
 /// at the top of `node`).
-fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &str, extra_keys: &[&str]) -> Option<T> {
+fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &KeyPath, extra_keys: &[&str]) -> Option<T> {
     let mut node = std::borrow::Cow::Borrowed(node);
     let mut dropped: Vec<String> = Vec::new();
     loop {
@@ -317,7 +321,7 @@ fn de<T: DeserializeOwned>(cx: &mut ValidateCx, node: &Node, base: &str, extra_k
             .iter()
             .any(|key| entry_of(&rel, key).is_some_and(|name| message == format!("missing field `{name}`")));
         if !lost_required {
-            record_serde_error(cx, &join(base, &rel), &message, extra_keys);
+            record_serde_error(cx, &join(base.as_str(), &rel), &message, extra_keys);
         }
         let target = match unknown_key(&message) {
             Some(name) if !rel.ends_with(name) => join(&rel, name),
@@ -380,18 +384,18 @@ fn record_serde_error(cx: &mut ValidateCx, path: &str, message: &str, extra_keys
         // The error's path may or may not already end at the offending key.
         let key_path = if path.ends_with(name) { path.to_owned() } else { join(path, name) };
         let d = if is_field {
-            cx.key_error(&key_path, format!("unknown key `{name}`"))
+            cx.key_error(&KeyPath::parsed(&key_path), format!("unknown key `{name}`"))
         } else if let Some(map) = path.strip_suffix(".?") {
             // A map keyed by an enum (`per_category`): the key is the mistake.
             let what = map.rsplit('.').next().and_then(|key| key.strip_prefix("per_")).unwrap_or("key");
-            cx.key_error(&join(map, name), format!("unknown {what} `{name}`"))
+            cx.key_error(&KeyPath::parsed(&join(map, name)), format!("unknown {what} `{name}`"))
         } else {
-            cx.error(path, format!("unknown {} `{name}`", value_noun(path)))
+            cx.error(&KeyPath::parsed(path), format!("unknown {} `{name}`", value_noun(path)))
         };
         d.help = Some(unknown(name, candidates.iter().copied()).help("expected one of", "none is allowed here"));
         return;
     }
-    cx.error(path, message);
+    cx.error(&KeyPath::parsed(path), message);
 }
 
 /// What the value at `path` is, named after its key: `tasks[0].level` holds a level,

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::mcp::auth::{ClientAuth, ClientCredentials};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Scope, Template, Var};
 use crate::uses::Uses;
 
@@ -65,52 +65,52 @@ pub struct ClientCredentialsSpec {
 pub fn compile(
     cx: &mut ValidateCx,
     raw: &RawAuth,
-    path: &str,
+    path: &KeyPath,
     http: bool,
     headers: &BTreeMap<String, String>,
 ) -> Option<ClientCredentialsSpec> {
-    let at = format!("{path}.auth");
+    let at = path.key("auth");
     if !http {
         cx.error(&at, "`auth` belongs to HTTP servers (`url`): a stdio server gets its credentials from `env`");
         return None;
     }
     if let Some(name) = headers.keys().find(|k| k.eq_ignore_ascii_case("authorization")) {
         cx.error(
-            &format!("{path}.headers.{name}"),
+            &path.key("headers").key(name),
             "an `Authorization` header and `auth` both set the credentials: keep one (`auth` sends the token it fetches)",
         );
         return None;
     }
     let raw = &raw.client_credentials;
-    let at = format!("{at}.client_credentials");
+    let at = at.key("client_credentials");
     let mut ok = true;
     for (key, name) in [("client_id_env", &raw.client_id_env), ("client_secret_env", &raw.client_secret_env)] {
         if !is_env_name(name) {
             cx.error(
-                &format!("{at}.{key}"),
+                &at.key(key),
                 format!("`{name}` is not an environment variable name: write the variable's name (letters, digits and `_`), not its value"),
             );
             ok = false;
         }
     }
     if raw.token_url.trim().is_empty() {
-        cx.error(&format!("{at}.token_url"), "is empty: the authorization server's token endpoint");
+        cx.error(&at.key("token_url"), "is empty: the authorization server's token endpoint");
         ok = false;
     } else if !raw.token_url.starts_with('{')
         && !raw.token_url.starts_with("https://")
         && !raw.token_url.starts_with("http://")
     {
-        cx.error(&format!("{at}.token_url"), format!("`{}` is not an http(s) URL", raw.token_url));
+        cx.error(&at.key("token_url"), format!("`{}` is not an http(s) URL", raw.token_url));
         ok = false;
     }
     let optional = |key: &str, text: &Option<String>, cx: &mut ValidateCx| match text {
-        Some(t) => cx.template(t, Scope::Hook, &format!("{at}.{key}")).map(Some),
+        Some(t) => cx.template(t, Scope::Hook, &at.key(key)).map(Some),
         None => Some(None),
     };
     let scope = optional("scope", &raw.scope, cx);
     let audience = optional("audience", &raw.audience, cx);
     let resource = optional("resource", &raw.resource, cx);
-    let token_url = cx.template(&raw.token_url, Scope::Hook, &format!("{at}.token_url"));
+    let token_url = cx.template(&raw.token_url, Scope::Hook, &at.key("token_url"));
     Some(ClientCredentialsSpec {
         token_url: token_url.filter(|_| ok)?,
         client_id_env: raw.client_id_env.clone(),

@@ -10,23 +10,26 @@ use super::model::{
     Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, McpServer, Prompt,
     RegressionConfig, Suite, Task, ToolCallSpec,
 };
-use super::raw::{RawAgent, RawSuite, RawTask};
+use super::raw::{RawAgent, RawStep, RawSuite, RawTask};
 use crate::grade::Grader;
 use crate::llm::spec::llm_spec;
 use crate::source::Position;
-use crate::source::ValidateCx;
 use crate::source::unknown;
+use crate::source::{KeyPath, ValidateCx};
 use crate::step::compile_steps;
 use crate::template::{JsonTemplate, Scope};
 use crate::values::{NonNegative, Rate};
 
 pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Option<Suite> {
     if raw.evalgate != 1 {
-        cx.error("evalgate", format!("unsupported format version {}; this evalgate reads version 1", raw.evalgate));
+        cx.error(
+            &KeyPath::root("evalgate"),
+            format!("unsupported format version {}; this evalgate reads version 1", raw.evalgate),
+        );
     }
     if !is_id(&raw.suite, false) {
         cx.error(
-            "suite",
+            &KeyPath::root("suite"),
             format!(
                 "invalid suite id `{}`: use lowercase letters, digits, `.` and `-`, starting with a letter or digit",
                 raw.suite
@@ -36,7 +39,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     if let Some(v) = &raw.version
         && !is_semver(v)
     {
-        cx.error("version", format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
+        cx.error(&KeyPath::root("version"), format!("invalid version `{v}`: expected MAJOR.MINOR.PATCH, e.g. 1.0.0"));
     }
 
     cx.vars = raw.vars.into_iter().map(|(k, v)| (k, v.0)).collect();
@@ -62,7 +65,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     let mcp_servers: BTreeMap<String, McpServer> =
         raw.mcp_servers.iter().filter_map(|(name, s)| Some((name.clone(), mcp_server(cx, name, s)?))).collect();
     cx.mcp_servers = raw.mcp_servers.keys().cloned().collect();
-    let judge = raw.judge.as_ref().and_then(|j| llm_spec(cx, &j.llm(), "judge"));
+    let judge = raw.judge.as_ref().and_then(|j| llm_spec(cx, &j.llm(), &KeyPath::root("judge")));
     cx.has_judge = raw.judge.is_some();
     let agents: BTreeMap<String, Arc<Agent>> = raw
         .agents
@@ -73,13 +76,17 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         })
         .collect();
 
-    let default_agent = raw.defaults.agent.clone();
-    if let Some(name) = &default_agent {
-        check_agent_name(cx, name, "defaults.agent", &agents);
+    if let Some(name) = &raw.defaults.agent {
+        check_agent_name(cx, name, &KeyPath::root("defaults").key("agent"), &agents);
     }
-    let default_timeout = raw.defaults.timeout.map(|d| d.0);
     let trials = Trials::of(raw.defaults.repeat, raw.defaults.min_pass);
-    check_trials(cx, trials, "defaults");
+    check_trials(cx, trials, &KeyPath::root("defaults"));
+    let defaults = TaskDefaults {
+        agents: &agents,
+        agent: raw.defaults.agent.as_deref(),
+        timeout: raw.defaults.timeout.map(|d| d.0),
+        trials,
+    };
 
     let regression = raw.regression.map(|r| RegressionConfig {
         baseline: r.baseline.as_deref().map(|b| cx.resolve_path(b)),
@@ -92,33 +99,29 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     });
 
     // Hook outputs are in reach of every task; after_all also sees before_all's.
-    let before_all = compile_steps(cx, &raw.hooks.before_all, "hooks.before_all", Scope::Hook);
+    let hooks = KeyPath::root("hooks");
+    let before_all = compile_steps(cx, &raw.hooks.before_all, &hooks.key("before_all"), Scope::Hook);
     let hook_outputs = cx.step_outputs.clone();
-    let after_all = compile_steps(cx, &raw.hooks.after_all, "hooks.after_all", Scope::Hook);
-    for (i, step) in raw.hooks.after_all.iter().enumerate() {
-        if step.preflight {
-            cx.error(&format!("hooks.after_all[{i}].preflight"), "`preflight` applies to `before_all` hooks");
-        }
-    }
+    let after_all = compile_steps(cx, &raw.hooks.after_all, &hooks.key("after_all"), Scope::Hook);
+    no_preflight(cx, &raw.hooks.after_all, &hooks.key("after_all"));
 
     // A suite may gate an MCP server on conformance alone.
     if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
-        cx.error("tasks", "the suite has no tasks");
+        cx.error(&KeyPath::root("tasks"), "the suite has no tasks");
     }
     let mut seen = rustc_hash::FxHashSet::default();
     let mut tasks = Vec::with_capacity(raw.tasks.len());
     let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
     for (i, task) in raw.tasks.into_iter().enumerate() {
-        let path = ["tasks[", &i.to_string(), "]"].concat();
+        let path = KeyPath::root("tasks").index(i);
         if !seen.insert(task.id.clone()) {
-            cx.error(&format!("{path}.id"), format!("duplicate task id `{}`", task.id));
+            cx.error(&path.key("id"), format!("duplicate task id `{}`", task.id));
         }
         cx.step_outputs.clone_from(&hook_outputs);
         let origin = cx.task_origins.get(&i).cloned();
         // Only a suite with a protocol list needs a second copy of a task as written.
         let copy = any_eras.then(|| task.clone());
-        let Some(mut task) = validate_task(cx, task, &path, &agents, default_agent.as_deref(), default_timeout, trials)
-        else {
+        let Some(mut task) = validate_task(cx, task, &path, &defaults) else {
             continue;
         };
         task.origin = origin;
@@ -129,9 +132,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         // The task runs once per era of its server's protocol list, as `id@era`.
         for era in eras {
             cx.step_outputs.clone_from(&hook_outputs);
-            let Some(mut copy) =
-                validate_task(cx, copy.clone(), &path, &agents, default_agent.as_deref(), default_timeout, trials)
-            else {
+            let Some(mut copy) = validate_task(cx, copy.clone(), &path, &defaults) else {
                 break;
             };
             copy.id = format!("{}@{era}", task.id);
@@ -165,10 +166,10 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
 }
 
 fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
-    let path = format!("agents.{name}");
+    let path = KeyPath::root("agents").key(name);
     let mcp = raw.mcp.clone().unwrap_or_default();
     for (i, server) in mcp.iter().enumerate() {
-        cx.known_mcp_server(&format!("{path}.mcp[{i}]"), server);
+        cx.known_mcp_server(&path.key("mcp").index(i), server);
     }
     let Some(command) = &raw.command else {
         if raw.provider.is_none() {
@@ -179,7 +180,7 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
         if raw.cache_repeats == Some(true) && raw.cache != Some(true) {
-            cx.error(&format!("{path}.cache_repeats"), "`cache_repeats` needs `cache: true`");
+            cx.error(&path.key("cache_repeats"), "`cache_repeats` needs `cache: true`");
         }
         let spec = llm_spec(cx, &raw.llm(), &path);
         return Some(Agent::Llm(LlmAgent {
@@ -196,18 +197,18 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
         .into_iter()
         .chain([("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]);
     if let Some((key, _)) = model_keys.into_iter().find(|(_, set)| *set) {
-        cx.error(&format!("{path}.{key}"), format!("`{key}` belongs to model agents, and this one has a `command`"));
+        cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
     if command.is_empty() {
-        cx.error(&format!("{path}.command"), "the command is empty");
+        cx.error(&path.key("command"), "the command is empty");
     }
-    let command = cx.templates(command, Scope::Agent, &format!("{path}.command"));
+    let command = cx.templates(command, Scope::Agent, &path.key("command"));
     if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned())
         && first.vars().next().is_some()
     {
-        cx.error(&format!("{path}.command[0]"), "the program name cannot use variables");
+        cx.error(&path.key("command").index(0), "the program name cannot use variables");
     }
-    let env = cx.env_templates(&raw.env, Scope::Agent, &format!("{path}.env"));
+    let env = cx.env_templates(&raw.env, Scope::Agent, &path.key("env"));
     Some(Agent::Command(CommandAgent {
         name: name.to_owned(),
         mcp,
@@ -220,14 +221,14 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
 }
 
 pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer) -> Option<McpServer> {
-    let path = format!("mcp_servers.{name}");
+    let path = KeyPath::root("mcp_servers").key(name);
     let url = match (&raw.command, &raw.url) {
         (Some(c), None) if c.is_empty() => {
-            cx.error(&format!("{path}.command"), "the command is empty");
+            cx.error(&path.key("command"), "the command is empty");
             return None;
         }
         (Some(_), None) => None,
-        (None, Some(url)) => Some(cx.template(url, Scope::Hook, &format!("{path}.url"))?),
+        (None, Some(url)) => Some(cx.template(url, Scope::Hook, &path.key("url"))?),
         _ => {
             cx.error(&path, "an MCP server has either `command` (stdio) or `url` (streamable HTTP)");
             return None;
@@ -237,14 +238,14 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         cx.error(&path, "`env` and `cwd` belong to stdio servers (`command`)");
     }
     if raw.command.is_some() && !raw.headers.is_empty() {
-        cx.error(&format!("{path}.headers"), "`headers` belong to HTTP servers (`url`)");
+        cx.error(&path.key("headers"), "`headers` belong to HTTP servers (`url`)");
     }
     let auth = raw.auth.as_ref().map(|auth| super::mcp_auth::compile(cx, auth, &path, raw.url.is_some(), &raw.headers));
     let protocol = match raw.protocol.as_ref().map(crate::mcp::protocol::Protocol::parse) {
         None => crate::mcp::protocol::Protocol::Auto,
         Some(Ok(protocol)) => protocol,
         Some(Err(why)) => {
-            cx.error(&format!("{path}.protocol"), why);
+            cx.error(&path.key("protocol"), why);
             return None;
         }
     };
@@ -256,10 +257,10 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
     Some(McpServer {
         name: name.to_owned(),
         command: raw.command.clone(),
-        env: cx.env_templates(&raw.env, Scope::Hook, &format!("{path}.env")),
+        env: cx.env_templates(&raw.env, Scope::Hook, &path.key("env")),
         cwd: raw.cwd.as_ref().map_or_else(|| cx.dir.clone(), |c| cx.resolve_path(c)),
         url,
-        headers: cx.env_templates(&raw.headers, Scope::Hook, &format!("{path}.headers")),
+        headers: cx.env_templates(&raw.headers, Scope::Hook, &path.key("headers")),
         auth,
         allow_side_effects: raw.allow_side_effects,
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
@@ -267,134 +268,43 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         protocol,
         lint: raw.lint.as_ref().and_then(crate::mcp::lint::RawLint::settings),
         conformance: match &raw.conformance {
-            Some(c) => Some(c.compile(cx, &format!("{path}.conformance"), raw.url.is_some())?),
+            Some(c) => Some(c.compile(cx, &path.key("conformance"), raw.url.is_some())?),
             None => None,
         },
     })
 }
 
-fn validate_task(
-    cx: &mut ValidateCx,
-    raw: RawTask,
-    path: &str,
-    agents: &BTreeMap<String, Arc<Agent>>,
-    default_agent: Option<&str>,
-    default_timeout: Option<std::time::Duration>,
-    defaults: Trials,
-) -> Option<Task> {
-    let own = Trials::of(raw.repeat, raw.min_pass);
-    let trials = Trials {
-        repeat: own.repeat.or(defaults.repeat),
-        adaptive: if own.repeat.is_some() { own.adaptive } else { defaults.adaptive },
-        min_pass: raw.min_pass.or(defaults.min_pass),
-    };
-    check_trials(cx, own, path);
+/// What a task takes from the suite when it does not say: the agents it may name, and
+/// `defaults`.
+struct TaskDefaults<'a> {
+    agents: &'a BTreeMap<String, Arc<Agent>>,
+    agent: Option<&'a str>,
+    timeout: Option<std::time::Duration>,
+    trials: Trials,
+}
+
+fn validate_task(cx: &mut ValidateCx, raw: RawTask, path: &KeyPath, defaults: &TaskDefaults) -> Option<Task> {
+    let trials = task_trials(cx, &raw, path, defaults.trials);
     let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
-    // More required passes than trials can never pass, and must not quietly become fewer.
-    if let Some(m) = trials.min_pass.filter(|m| *m > repeat)
-        && (raw.repeat.is_none() || raw.min_pass.is_none())
-    {
-        let (at, from) = if raw.min_pass.is_some() {
-            (format!("{path}.min_pass"), "")
-        } else {
-            (path.to_owned(), " (from `defaults`)")
-        };
-        cx.error(&at, format!("`min_pass` ({m}){from} is more than the task's {repeat} trial(s); set `repeat`"));
-    }
-    let min_pass = trials.min_pass;
     if !is_id(&raw.id, true) {
-        cx.error(&format!("{path}.id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
+        cx.error(&path.key("id"), format!("invalid task id `{}`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit", raw.id));
     }
     let level = raw.level.unwrap_or_default();
-    let call = match (level, &raw.call) {
-        (Level::Execution, Some(call)) => {
-            cx.known_mcp_server(&format!("{path}.call.server"), &call.server);
-            if raw.agent.is_some() {
-                cx.error(&format!("{path}.agent"), "an execution-level task calls a tool; it has no agent");
-            }
-            let arguments = serde_json::Value::Object(call.arguments.clone());
-            let arguments = JsonTemplate::compile(cx, &arguments, Scope::Task, &format!("{path}.call.arguments"));
-            arguments.map(|arguments| {
-                Arc::new(Agent::Call(ToolCallSpec {
-                    server: call.server.clone(),
-                    tool: call.tool.clone(),
-                    arguments,
-                    name: format!("{}.{}", call.server, call.tool),
-                    expect_error: call.expect.is_error,
-                }))
-            })
-        }
-        (Level::Execution, None) => {
-            cx.error(path, "an execution-level task needs `call: {server, tool, arguments}`");
-            None
-        }
-        (_, Some(_)) => {
-            cx.error(&format!("{path}.call"), "`call` belongs to `level: execution` tasks");
-            None
-        }
-        (_, None) => None,
-    };
-    let needs_agent = level != Level::Execution;
-    let agent = match (&raw.agent, default_agent) {
-        _ if !needs_agent => call,
-        (Some(name), _) => check_agent_name(cx, name, &format!("{path}.agent"), agents),
-        (None, Some(name)) => agents.get(name).cloned(),
-        (None, None) if agents.len() == 1 => agents.values().next().cloned(),
-        (None, None) => {
-            let msg = if agents.is_empty() {
-                "no agent to run this task: define one under `agents`"
-            } else {
-                "no agent for this task: set `agent` here or `defaults.agent`"
-            };
-            cx.error(path, msg);
-            None
-        }
-    };
-    if matches!(level, Level::Invocation | Level::Scenario)
-        && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_)))
-    {
-        cx.error(&format!("{path}.level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
-    }
-    for (i, step) in raw.setup.iter().chain(&raw.cleanup).enumerate() {
-        if step.preflight {
-            cx.error(&format!("{path}.setup[{i}].preflight"), "`preflight` applies to `before_all` hooks");
-        }
-    }
+    let agent = task_agent(cx, &raw, level, path, defaults);
+    no_preflight(cx, &raw.setup, &path.key("setup"));
+    no_preflight(cx, &raw.cleanup, &path.key("cleanup"));
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
-    let setup = compile_steps(cx, &raw.setup, &[path, ".setup"].concat(), Scope::Task);
-    let prompt = match (&raw.prompt, &raw.messages) {
-        (Some(p), None) => cx.template(p, Scope::Task, &[path, ".prompt"].concat()).map(Prompt::Text),
-        (None, Some(messages)) => {
-            let mut parsed = Vec::new();
-            for (j, m) in messages.iter().enumerate() {
-                let content = cx.template(&m.content, Scope::Task, &format!("{path}.messages[{j}].content"));
-                parsed.push(content.map(|c| (m.role, c)));
-            }
-            parsed.into_iter().collect::<Option<Vec<_>>>().map(Prompt::Messages)
-        }
-        (Some(_), Some(_)) => {
-            cx.error(path, "set either `prompt` or `messages`, not both");
-            None
-        }
-        (None, None) if !needs_agent => Some(Prompt::Text(crate::template::Template::literal(""))),
-        (None, None) => {
-            cx.error(path, "the task has no `prompt` (or `messages`)");
-            None
-        }
-    };
-    let cleanup = compile_steps(cx, &raw.cleanup, &[path, ".cleanup"].concat(), Scope::AfterAgent);
+    let setup = compile_steps(cx, &raw.setup, &path.key("setup"), Scope::Task);
+    let prompt = task_prompt(cx, &raw, level, path);
+    let cleanup = compile_steps(cx, &raw.cleanup, &path.key("cleanup"), Scope::AfterAgent);
     if raw.grade.is_empty() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
     }
-    let graders: Vec<Option<Grader>> = raw
-        .grade
-        .into_iter()
-        .enumerate()
-        .map(|(j, g)| Grader::from_raw(cx, g, &[path, ".grade[", &j.to_string(), "]"].concat()))
-        .collect();
+    let graders: Vec<Option<Grader>> =
+        raw.grade.into_iter().enumerate().map(|(j, g)| Grader::from_raw(cx, g, &path.key("grade").index(j))).collect();
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
-    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(default_timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
+    let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(defaults.timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
     Some(Task {
         id: raw.id,
         description: raw.description,
@@ -413,7 +323,7 @@ fn validate_task(
         timeout,
         repeat,
         adaptive: trials.adaptive,
-        min_pass,
+        min_pass: trials.min_pass,
         level,
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
@@ -423,6 +333,125 @@ fn validate_task(
     })
 }
 
+/// `preflight` means something only on a `before_all` hook: not on the steps of `list`.
+fn no_preflight(cx: &mut ValidateCx, steps: &[RawStep], list: &KeyPath) {
+    for (i, step) in steps.iter().enumerate() {
+        if step.preflight {
+            cx.error(&list.index(i).key("preflight"), "`preflight` applies to `before_all` hooks");
+        }
+    }
+}
+
+/// The task's trials: its own `repeat` and `min_pass`, else `defaults`'.
+fn task_trials(cx: &mut ValidateCx, raw: &RawTask, path: &KeyPath, defaults: Trials) -> Trials {
+    let own = Trials::of(raw.repeat, raw.min_pass);
+    let trials = Trials {
+        repeat: own.repeat.or(defaults.repeat),
+        adaptive: if own.repeat.is_some() { own.adaptive } else { defaults.adaptive },
+        min_pass: raw.min_pass.or(defaults.min_pass),
+    };
+    check_trials(cx, own, path);
+    let repeat = trials.repeat.unwrap_or(NonZeroU32::MIN);
+    // More required passes than trials can never pass, and must not quietly become fewer.
+    if let Some(m) = trials.min_pass.filter(|m| *m > repeat)
+        && (raw.repeat.is_none() || raw.min_pass.is_none())
+    {
+        let (at, from) =
+            if raw.min_pass.is_some() { (path.key("min_pass"), "") } else { (path.clone(), " (from `defaults`)") };
+        cx.error(&at, format!("`min_pass` ({m}){from} is more than the task's {repeat} trial(s); set `repeat`"));
+    }
+    trials
+}
+
+/// What runs the task: the tool its `call` names (execution level), else its agent, the
+/// default agent or the suite's only one.
+fn task_agent(
+    cx: &mut ValidateCx,
+    raw: &RawTask,
+    level: Level,
+    path: &KeyPath,
+    defaults: &TaskDefaults,
+) -> Option<Arc<Agent>> {
+    let call = task_call(cx, raw, level, path);
+    let agent = match (&raw.agent, defaults.agent) {
+        _ if level == Level::Execution => call,
+        (Some(name), _) => check_agent_name(cx, name, &path.key("agent"), defaults.agents),
+        (None, Some(name)) => defaults.agents.get(name).cloned(),
+        (None, None) if defaults.agents.len() == 1 => defaults.agents.values().next().cloned(),
+        (None, None) => {
+            let msg = if defaults.agents.is_empty() {
+                "no agent to run this task: define one under `agents`"
+            } else {
+                "no agent for this task: set `agent` here or `defaults.agent`"
+            };
+            cx.error(path, msg);
+            None
+        }
+    };
+    if matches!(level, Level::Invocation | Level::Scenario)
+        && agent.as_ref().is_some_and(|a| !matches!(**a, Agent::Llm(_)))
+    {
+        cx.error(&path.key("level"), format!("the `{level}` level needs a model agent (`provider` and `model`)"));
+    }
+    agent
+}
+
+/// An execution-level task's `call`: the MCP tool it calls in place of an agent.
+fn task_call(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &KeyPath) -> Option<Arc<Agent>> {
+    match (level, &raw.call) {
+        (Level::Execution, Some(call)) => {
+            cx.known_mcp_server(&path.key("call").key("server"), &call.server);
+            if raw.agent.is_some() {
+                cx.error(&path.key("agent"), "an execution-level task calls a tool; it has no agent");
+            }
+            let arguments = serde_json::Value::Object(call.arguments.clone());
+            let arguments = JsonTemplate::compile(cx, &arguments, Scope::Task, &path.key("call").key("arguments"));
+            arguments.map(|arguments| {
+                Arc::new(Agent::Call(ToolCallSpec {
+                    server: call.server.clone(),
+                    tool: call.tool.clone(),
+                    arguments,
+                    name: format!("{}.{}", call.server, call.tool),
+                    expect_error: call.expect.is_error,
+                }))
+            })
+        }
+        (Level::Execution, None) => {
+            cx.error(path, "an execution-level task needs `call: {server, tool, arguments}`");
+            None
+        }
+        (_, Some(_)) => {
+            cx.error(&path.key("call"), "`call` belongs to `level: execution` tasks");
+            None
+        }
+        (_, None) => None,
+    }
+}
+
+/// The task's `prompt` or `messages` (an execution-level task, which has no agent, needs none).
+fn task_prompt(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &KeyPath) -> Option<Prompt> {
+    match (&raw.prompt, &raw.messages) {
+        (Some(p), None) => cx.template(p, Scope::Task, &path.key("prompt")).map(Prompt::Text),
+        (None, Some(messages)) => {
+            let mut parsed = Vec::new();
+            for (j, m) in messages.iter().enumerate() {
+                let content = cx.template(&m.content, Scope::Task, &path.key("messages").index(j).key("content"));
+                parsed.push(content.map(|c| (m.role, c)));
+            }
+            parsed.into_iter().collect::<Option<Vec<_>>>().map(Prompt::Messages)
+        }
+        (Some(_), Some(_)) => {
+            cx.error(path, "set either `prompt` or `messages`, not both");
+            None
+        }
+        (None, None) if level == Level::Execution => Some(Prompt::Text(crate::template::Template::literal(""))),
+        (None, None) => {
+            cx.error(path, "the task has no `prompt` (or `messages`)");
+            None
+        }
+    }
+}
+
 /// The one server with a protocol list `task` uses (by its call, its agent's `mcp`, its
 /// steps and graders), with the eras it runs at; none when it uses no such server. Two such
 /// servers in one task is an error: a task runs once per era of one list.
@@ -430,7 +459,7 @@ fn task_eras(
     cx: &mut ValidateCx,
     task: &Task,
     servers: &BTreeMap<String, McpServer>,
-    path: &str,
+    path: &KeyPath,
 ) -> Option<(String, Vec<String>)> {
     let mut used: Vec<&str> = match &*task.agent {
         Agent::Call(call) => vec![call.server.as_str()],
@@ -477,18 +506,18 @@ impl Trials {
     }
 }
 
-fn check_trials(cx: &mut ValidateCx, t: Trials, path: &str) {
+fn check_trials(cx: &mut ValidateCx, t: Trials, path: &KeyPath) {
     if let (Some(r), Some(m)) = (t.repeat, t.min_pass)
         && m > r
     {
-        cx.error(&format!("{path}.min_pass"), format!("`min_pass` ({m}) is more than `repeat` ({r})"));
+        cx.error(&path.key("min_pass"), format!("`min_pass` ({m}) is more than `repeat` ({r})"));
     }
 }
 
 fn check_agent_name(
     cx: &mut ValidateCx,
     name: &str,
-    path: &str,
+    path: &KeyPath,
     agents: &BTreeMap<String, Arc<Agent>>,
 ) -> Option<Arc<Agent>> {
     if let Some(agent) = agents.get(name) {
@@ -510,4 +539,36 @@ pub(super) fn is_id(id: &str, allow_underscore: bool) -> bool {
 fn is_semver(v: &str) -> bool {
     let parts: Vec<&str> = v.split('.').collect();
     parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::{LoadError, LoadOptions, load_suite};
+
+    /// Every error points at the line of the key it names: a key path the position lookup
+    /// misses (a wrong key, a list counted wrong) would leave it without one.
+    #[test]
+    fn every_validation_error_points_at_the_line_of_its_key() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/every_check.yaml");
+        let Err(LoadError::Invalid { diagnostics }) = load_suite(&file, &LoadOptions::default()) else {
+            panic!("the fixture must be invalid");
+        };
+        assert!(diagnostics.len() >= 50, "the fixture no longer breaks every check: {}", diagnostics.len());
+        let source = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = source.lines().collect();
+        for d in &diagnostics {
+            let shown = format!("{}: {}", d.key_path, d.message);
+            let position = d.position.unwrap_or_else(|| panic!("no line for {shown}"));
+            // A path ending at a key (not at a list item) is found on that key's line, or on
+            // the next when its value is a block below it.
+            let last = d.key_path.rsplit('.').next().unwrap_or_default();
+            if !last.ends_with(']') {
+                let (line, above) = (lines[position.line - 1], lines[position.line - 2]);
+                let found = line.contains(last) || above.trim_end().ends_with(&format!("{last}:"));
+                assert!(found, "{shown}: line {} is `{line}`", position.line);
+            }
+        }
+    }
 }

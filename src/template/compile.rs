@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::{Names, Scope, Template};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 
 impl ValidateCx<'_> {
     /// Parses a template found at `path`, recording an error when it is invalid.
-    pub fn template(&mut self, text: &str, scope: Scope, path: &str) -> Option<Template> {
+    pub fn template(&mut self, text: &str, scope: Scope, path: &KeyPath) -> Option<Template> {
         let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals };
         match Template::parse(text, scope, names) {
             Ok(t) => Some(t.bind_vars(&self.vars)),
@@ -32,7 +32,7 @@ impl ValidateCx<'_> {
     /// The text at `path` with its `{vars.X}` rendered, for a value needed whole when the
     /// suite loads (`what`, e.g. a model name: priced, keyed and checked before any task).
     /// Any other variable is an error: its value is known only later.
-    pub fn constant(&mut self, text: &str, path: &str, what: &str) -> Option<String> {
+    pub fn constant(&mut self, text: &str, path: &KeyPath, what: &str) -> Option<String> {
         let template = self.template(text, Scope::Hook, path)?;
         if let Some(var) = template.vars().next() {
             let message = format!("{what} may use only `{{vars.X}}`, constants of the run: `{{{var}}}` is known later");
@@ -42,9 +42,8 @@ impl ValidateCx<'_> {
         Some(template.render(&|_| String::new()))
     }
 
-    pub fn templates(&mut self, texts: &[String], scope: Scope, path: &str) -> Option<Vec<Template>> {
-        let parsed: Vec<_> =
-            texts.iter().enumerate().map(|(i, t)| self.template(t, scope, &format!("{path}[{i}]"))).collect();
+    pub fn templates(&mut self, texts: &[String], scope: Scope, path: &KeyPath) -> Option<Vec<Template>> {
+        let parsed: Vec<_> = texts.iter().enumerate().map(|(i, t)| self.template(t, scope, &path.index(i))).collect();
         parsed.into_iter().collect()
     }
 
@@ -52,8 +51,8 @@ impl ValidateCx<'_> {
         &mut self,
         env: &BTreeMap<String, String>,
         scope: Scope,
-        path: &str,
+        path: &KeyPath,
     ) -> Vec<(String, Template)> {
-        env.iter().filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &format!("{path}.{k}"))?))).collect()
+        env.iter().filter_map(|(k, v)| Some((k.clone(), self.template(v, scope, &path.key(k))?))).collect()
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Scope, Template, Var};
-use crate::source::ValidateCx;
+use crate::source::{KeyPath, ValidateCx};
 
 /// A JSON value whose strings are templates.
 #[derive(Debug)]
@@ -16,21 +16,21 @@ pub enum JsonTemplate {
 }
 
 impl JsonTemplate {
-    pub fn compile(cx: &mut ValidateCx, value: &Value, scope: Scope, path: &str) -> Option<JsonTemplate> {
+    pub fn compile(cx: &mut ValidateCx, value: &Value, scope: Scope, path: &KeyPath) -> Option<JsonTemplate> {
         match value {
             Value::String(s) => cx.template(s, scope, path).map(JsonTemplate::String),
             Value::Array(items) => {
                 let items: Vec<Option<JsonTemplate>> = items
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| JsonTemplate::compile(cx, v, scope, &format!("{path}[{i}]")))
+                    .map(|(i, v)| JsonTemplate::compile(cx, v, scope, &path.index(i)))
                     .collect();
                 items.into_iter().collect::<Option<Vec<_>>>().map(JsonTemplate::Array)
             }
             Value::Object(map) => {
                 let fields: Vec<Option<(String, JsonTemplate)>> = map
                     .iter()
-                    .map(|(k, v)| JsonTemplate::compile(cx, v, scope, &format!("{path}.{k}")).map(|t| (k.clone(), t)))
+                    .map(|(k, v)| JsonTemplate::compile(cx, v, scope, &path.key(k)).map(|t| (k.clone(), t)))
                     .collect();
                 fields.into_iter().collect::<Option<Vec<_>>>().map(JsonTemplate::Object)
             }

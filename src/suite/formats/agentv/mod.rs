@@ -146,6 +146,20 @@ fn with_vars(test: &Value) -> Value {
     t
 }
 
+/// What every test of the file shares: the suite-level keys a task is built from.
+struct Shared<'d> {
+    doc: &'d Value,
+    agent: &'d str,
+    threshold: f64,
+    /// `execution.trials` as `(repeat, min_pass)`.
+    trials: Option<(u64, u64)>,
+    hooks: Hooks,
+    /// The suite-level assertions, and the pointer they are at.
+    assertions: Option<&'d Vec<Value>>,
+    assertions_at: &'static str,
+    metadata: Option<&'d Map<String, Value>>,
+}
+
 fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if let Some(marker) = v5_marker(doc) {
         return Err(vec![(
@@ -160,6 +174,56 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let (tests_at, tests) = spelled(doc, TESTS).unwrap_or(("/tests", &Value::Null));
     let cases = cases::cases(tests, tests_at, cx.file, &mut problems);
     let workspace = doc.get("workspace").unwrap_or(&Value::Null);
+    unsupported_suite_keys(doc, workspace, &mut problems);
+    let trials = trials(doc, &mut problems);
+    let hooks = Hooks::read(workspace.get("hooks"), "/workspace/hooks", &cx.rel_dir, &mut problems);
+    let threshold = doc
+        .pointer("/execution/threshold")
+        .or_else(|| doc.get("threshold"))
+        .and_then(Value::as_f64)
+        .unwrap_or(THRESHOLD);
+    let (assertions_at, assertions) =
+        spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
+    let shared = Shared {
+        doc,
+        agent: cx.agent.unwrap_or("agent"),
+        threshold,
+        trials,
+        hooks,
+        assertions: assertions.as_array(),
+        assertions_at,
+        metadata: doc.get("metadata").and_then(Value::as_object),
+    };
+
+    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false, threshold, test: TestData::default() };
+    let mut tasks = Vec::new();
+    let mut origins = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for case in cases {
+        let t = &with_vars(&case.test);
+        let Some(id) = t.get("id").and_then(Value::as_str) else {
+            cv.problems.push((format!("{}/id", case.at), "a test needs `id`".into()));
+            continue;
+        };
+        if !seen.insert(id.to_owned()) {
+            cv.problems.push((format!("{}/id", case.at), format!("duplicate id `{id}`")));
+        }
+        tasks.push(shared.task(&case, t, id, &mut cv));
+        origins.push(case.origin);
+    }
+    if !cv.problems.is_empty() {
+        // Suite-level assertions are converted once per test: report each problem once.
+        let mut seen = std::collections::HashSet::new();
+        cv.problems.retain(|p| seen.insert(p.clone()));
+        return Err(cv.problems);
+    }
+    let mut suite = suite(doc, cx, workspace, shared.hooks, cv.judged);
+    suite["tasks"] = Value::Array(tasks);
+    Ok(Converted { suite, origins })
+}
+
+/// The file-level keys evalgate has no counterpart for.
+fn unsupported_suite_keys(doc: &Value, workspace: &Value, problems: &mut Problems) {
     if workspace.is_string() {
         problems
             .push(("/workspace".into(), "an external workspace file is not supported; inline the workspace".into()));
@@ -177,55 +241,64 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             problems.push((format!("/{key}"), format!("`{key}` is not supported")));
         }
     }
-    let trials = trials(doc, &mut problems);
-    let hooks = Hooks::read(workspace.get("hooks"), "/workspace/hooks", &cx.rel_dir, &mut problems);
-    let threshold = doc
-        .pointer("/execution/threshold")
-        .or_else(|| doc.get("threshold"))
-        .and_then(Value::as_f64)
-        .unwrap_or(THRESHOLD);
-    let agent = cx.agent.unwrap_or("agent");
-    let suite_metadata = doc.get("metadata").and_then(Value::as_object);
+}
 
-    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false, threshold, test: TestData::default() };
-    let (shared_at, shared) = spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
-    let shared = shared.as_array();
-    let mut tasks = Vec::new();
-    let mut origins = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for case in cases {
-        let at = case.at;
-        let t = &with_vars(&case.test);
-        let Some(id) = t.get("id").and_then(Value::as_str) else {
-            cv.problems.push((format!("{at}/id"), "a test needs `id`".into()));
-            continue;
-        };
-        if !seen.insert(id.to_owned()) {
-            cv.problems.push((format!("{at}/id"), format!("duplicate id `{id}`")));
+/// The test-level keys evalgate has no counterpart for.
+fn unsupported_test_keys(t: &Value, at: &str, problems: &mut Problems) {
+    for key in ["mode", "turns"] {
+        if t.get(key).is_some() {
+            problems.push((
+                format!("{at}/{key}"),
+                "multi-turn conversations (`mode: conversation`, `turns`) are not supported".into(),
+            ));
         }
-        for key in ["mode", "turns"] {
-            if t.get(key).is_some() {
-                cv.problems.push((
-                    format!("{at}/{key}"),
-                    "multi-turn conversations (`mode: conversation`, `turns`) are not supported".into(),
-                ));
-            }
+    }
+    for key in ["input_files", "depends_on"] {
+        if t.get(key).is_some() {
+            problems.push((format!("{at}/{key}"), format!("`{key}` is not supported")));
         }
-        for key in ["input_files", "depends_on"] {
-            if t.get(key).is_some() {
-                cv.problems.push((format!("{at}/{key}"), format!("`{key}` is not supported")));
-            }
-        }
-        let threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(threshold);
+    }
+}
+
+impl Shared<'_> {
+    /// The native task of one test (`t`: the test with its `vars` filled in).
+    fn task(&self, case: &cases::Case, t: &Value, id: &str, cv: &mut Converter) -> Value {
+        let at = &case.at;
+        unsupported_test_keys(t, at, &mut cv.problems);
+        let threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(self.threshold);
         cv.threshold = threshold;
         let skip_defaults = t.pointer("/execution/skip_defaults").and_then(Value::as_bool) == Some(true);
-        let mut task = json!({"id": task_id(id), "agent": agent});
+        let mut task = json!({"id": task_id(id), "agent": self.agent});
         let vars = case.test.get("vars").and_then(Value::as_object);
-        let shared_raw = match (skip_defaults, doc.get("input")) {
+        let shared_input = match (skip_defaults, self.doc.get("input")) {
             (false, Some(i)) => Some(vars.map_or_else(|| i.clone(), |v| interpolate(i, v))),
             _ => None,
         };
-        let mut input = match &shared_raw {
+        self.input(&mut task, shared_input.as_ref(), t, at, cv);
+        let criteria = t.get("criteria").or_else(|| t.get("expected_outcome")).and_then(Value::as_str);
+        cv.test = self.test_data(shared_input.as_ref(), t, criteria);
+        task["grade"] = Value::Array(self.graders(t, at, criteria, skip_defaults, cv));
+        task["threshold"] = json!(threshold);
+        if let Some((count, min_pass)) = self.trials {
+            task["repeat"] = json!(count);
+            task["min_pass"] = json!(min_pass);
+        }
+        let hooks = match t.pointer("/workspace/hooks") {
+            Some(h) => Hooks::read(Some(h), &format!("{at}/workspace/hooks"), cv.rel_dir, &mut cv.problems),
+            None => self.hooks.clone(),
+        };
+        if let Some(step) = hooks.before_each {
+            task["setup"] = json!([step]);
+        }
+        if let Some(step) = hooks.after_each {
+            task["cleanup"] = json!([step]);
+        }
+        task
+    }
+
+    /// The task's `prompt` (one user message) or `messages`: the shared input, then the test's.
+    fn input(&self, task: &mut Value, shared_input: Option<&Value>, t: &Value, at: &str, cv: &mut Converter) {
+        let mut input = match shared_input {
             Some(i) => messages(i, "/input", &mut cv.problems),
             None => Vec::new(),
         };
@@ -241,23 +314,37 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 task["messages"] = Value::Array(list.collect());
             }
         }
-        let criteria = t.get("criteria").or_else(|| t.get("expected_outcome")).and_then(Value::as_str);
-        let expected = t.get("expected_output").map(expected_text);
-        // What AgentV's code graders read of the test (snake_case, as AgentV sends it).
-        let mut agentv_input: Vec<Value> = shared_raw.iter().flat_map(agentv_messages).collect();
-        agentv_input.extend(t.get("input").map(agentv_messages).unwrap_or_default());
-        let metadata = match (suite_metadata, t.get("metadata").and_then(Value::as_object)) {
+    }
+
+    /// What AgentV's code graders read of the test (snake_case, as AgentV sends it).
+    fn test_data(&self, shared_input: Option<&Value>, t: &Value, criteria: Option<&str>) -> TestData {
+        let mut input: Vec<Value> = shared_input.into_iter().flat_map(agentv_messages).collect();
+        input.extend(t.get("input").map(agentv_messages).unwrap_or_default());
+        let metadata = match (self.metadata, t.get("metadata").and_then(Value::as_object)) {
             (None, None) => Value::Null,
             (a, b) => Value::Object(a.into_iter().chain(b).flatten().map(|(k, v)| (k.clone(), v.clone())).collect()),
         };
-        cv.test = TestData {
+        TestData {
             criteria: criteria.unwrap_or_default().to_owned(),
-            input: snake_case_deep(Value::Array(agentv_input)),
+            input: snake_case_deep(Value::Array(input)),
             expected_output: snake_case_deep(
                 t.get("expected_output").map_or(json!([]), |e| json!(expected_messages(e))),
             ),
             metadata: snake_case_deep(metadata),
-        };
+        }
+    }
+
+    /// The test's graders: its assertions and rubrics, else AgentV's implicit judge; then
+    /// the suite-level assertions unless it skips them.
+    fn graders(
+        &self,
+        t: &Value,
+        at: &str,
+        criteria: Option<&str>,
+        skip_defaults: bool,
+        cv: &mut Converter,
+    ) -> Vec<Value> {
+        let expected = t.get("expected_output").map(expected_text);
         let own = spelled(t, ASSERTIONS);
         let mut grade = match own {
             Some((key, list)) => match list.as_array() {
@@ -272,56 +359,43 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         if let Some(rubrics) = t.get("rubrics").and_then(Value::as_array) {
             grade.extend(cv.rubric(rubrics, &format!("{at}/rubrics"), &json!({"type": "rubrics"})));
         }
-        let inherits = !skip_defaults && shared.is_some();
+        let inherits = !skip_defaults && self.assertions.is_some();
         if own.is_none() && t.get("rubrics").is_none() && !inherits {
-            // AgentV's implicit grader: an LLM judges the answer against `criteria`.
-            match (criteria, &expected) {
-                (Some(c), _) => {
-                    let mut judge = cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria");
-                    if let Some(e) = &expected {
-                        judge["reference"] = json!(literal(e));
-                    }
-                    grade.push(judge);
-                }
-                (None, Some(e)) => {
-                    cv.judged = true;
-                    grade.push(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}));
-                }
-                (None, None) => {
-                    cv.problems.push((at.clone(), "a test needs `criteria`, `expected_output` or `assertions`".into()))
-                }
-            }
+            grade.extend(implicit_judge(criteria, expected.as_deref(), at, cv));
         }
-        if let (false, Some(list)) = (skip_defaults, shared) {
+        if let (false, Some(list)) = (skip_defaults, self.assertions) {
             // Per test: an LLM or code grader among them gets this test's `criteria`.
-            grade.extend(cv.assertions(list, shared_at, criteria));
+            grade.extend(cv.assertions(list, self.assertions_at, criteria));
         }
-        task["grade"] = Value::Array(grade);
-        task["threshold"] = json!(threshold);
-        if let Some((count, min_pass)) = trials {
-            task["repeat"] = json!(count);
-            task["min_pass"] = json!(min_pass);
-        }
-        let test_hooks = match t.pointer("/workspace/hooks") {
-            Some(h) => Hooks::read(Some(h), &format!("{at}/workspace/hooks"), &cx.rel_dir, &mut cv.problems),
-            None => hooks.clone(),
-        };
-        if let Some(step) = test_hooks.before_each {
-            task["setup"] = json!([step]);
-        }
-        if let Some(step) = test_hooks.after_each {
-            task["cleanup"] = json!([step]);
-        }
-        tasks.push(task);
-        origins.push(case.origin);
+        grade
     }
-    if !cv.problems.is_empty() {
-        // Suite-level assertions are converted once per test: report each problem once.
-        let mut seen = std::collections::HashSet::new();
-        cv.problems.retain(|p| seen.insert(p.clone()));
-        return Err(cv.problems);
-    }
+}
 
+/// AgentV's implicit grader for a test without assertions: an LLM judges the answer against
+/// `criteria`, else against `expected_output`.
+fn implicit_judge(criteria: Option<&str>, expected: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
+    match (criteria, expected) {
+        (Some(c), _) => {
+            let mut judge = cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria");
+            if let Some(e) = expected {
+                judge["reference"] = json!(literal(e));
+            }
+            Some(judge)
+        }
+        (None, Some(e)) => {
+            cv.judged = true;
+            Some(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}))
+        }
+        (None, None) => {
+            cv.problems.push((at.to_owned(), "a test needs `criteria`, `expected_output` or `assertions`".into()));
+            None
+        }
+    }
+}
+
+/// The native suite around the tasks: its name, description, preflight requirements, hooks
+/// and, when the import names no agent, the placeholder agent (and judge).
+fn suite(doc: &Value, cx: &ConvertCx, workspace: &Value, hooks: Hooks, judged: bool) -> Value {
     let name = doc.get("name").or_else(|| doc.get("suite")).and_then(Value::as_str);
     let stem = cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("agentv").split('.').next().unwrap_or("agentv");
     let mut suite = json!({"evalgate": 1, "suite": task_id(name.unwrap_or(stem)).replace('_', "-")});
@@ -350,12 +424,11 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     }
     if cx.agent.is_none() {
         suite["agents"] = json!({"agent": {"command": ["./agent.sh", "{prompt}"]}});
-        if cv.judged {
+        if judged {
             suite["judge"] = placeholder_model();
         }
     }
-    suite["tasks"] = Value::Array(tasks);
-    Ok(Converted { suite, origins })
+    suite
 }
 
 /// `execution.trials` as `(repeat, min_pass)`: AgentV's default strategy `pass_at_k` passes
