@@ -204,6 +204,8 @@ fn unindent_drops_the_raw_strings_edges_and_the_common_indent_only() {
     assert_eq!(unindent("  x\n    y"), "x\n  y");
     assert_eq!(unindent("#!/bin/sh\necho $1\n"), "#!/bin/sh\necho $1\n");
     assert_eq!(unindent(""), "");
+    assert_eq!(indent("\n    - a\n\n      b\n    ", 2), "  - a\n\n    b\n");
+    assert_eq!(indent("- a", 4), "    - a\n");
 }
 
 /// A suite with one command agent `./agent.sh`, the top-level keys `extra` and the given tasks,
@@ -215,11 +217,20 @@ pub fn suite(extra: &str, tasks: &str) -> String {
         agents:
           bot: {command: [./agent.sh, "{prompt}"], timeout: 10s}
         "#;
-    let tasks: String = unindent(tasks)
+    unindent(header) + &unindent(extra) + "\ntasks:\n" + &indent(tasks, 2)
+}
+
+/// `text` [`unindent`]ed, then indented `by` spaces (blank lines left empty), ending in a newline:
+/// a block of YAML as it lands below a key.
+pub fn indent(text: &str, by: usize) -> String {
+    let mut out: String = unindent(text)
         .split_inclusive('\n')
-        .map(|line| if line == "\n" { line.to_owned() } else { format!("  {line}") })
+        .map(|line| if line.trim().is_empty() { line.to_owned() } else { format!("{:by$}{line}", "") })
         .collect();
-    unindent(header) + &unindent(extra) + "\ntasks:\n" + &tasks
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
 }
 
 /// An agent that echoes its prompt.
