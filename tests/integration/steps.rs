@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::common::server::{Server, closed_port};
-use crate::common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite, unindent};
 use serde_json::Value;
 
 fn run_suite(extra: &str, tasks: &str) -> crate::common::Run {
@@ -32,9 +32,19 @@ fn http_graders_check_status_and_json_and_report_a_down_server_as_an_error() {
     });
     let url = server.url();
     let down = closed_port();
-    let tasks = format!(
-        "  - id: t\n    prompt: x\n    grade:\n      - {{type: http, url: '{url}/orders/42', expect: {{status: 200, body: {{json: {{path: state, equals: done}}}}}}}}\n      - {{type: http, url: '{url}/orders/7', expect: {{status: 200}}}}\n      - {{type: http, url: '{url}/orders/42', expect: {{body: {{json: {{path: 'items[0].sku', equals: b}}}}}}}}\n      - {{type: http, url: 'http://127.0.0.1:{down}/'}}\n"
-    );
+    let tasks = unindent(
+        "
+        - id: t
+          prompt: x
+          grade:
+            - {type: http, url: '<url>/orders/42', expect: {status: 200, body: {json: {path: state, equals: done}}}}
+            - {type: http, url: '<url>/orders/7', expect: {status: 200}}
+            - {type: http, url: '<url>/orders/42', expect: {body: {json: {path: 'items[0].sku', equals: b}}}}
+            - {type: http, url: 'http://127.0.0.1:<down>/'}
+        ",
+    )
+    .replace("<url>", &url.to_string())
+    .replace("<down>", &down.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     let g = graders(&task);
@@ -92,9 +102,21 @@ fn wait_polls_until_the_third_attempt_and_times_out_otherwise() {
         _ => (503, "{}".into()),
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: ready\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 10s, step: {{http: {{url: '{url}/ready'}}}}}}\n    grade: [{{type: contains, value: x}}]\n  - id: never\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 300ms, step: {{http: {{url: '{url}/never'}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
-    );
+    let tasks = unindent(
+        "
+        - id: ready
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 10s, step: {http: {url: '<url>/ready'}}}
+          grade: [{type: contains, value: x}]
+        - id: never
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 300ms, step: {http: {url: '<url>/never'}}}
+          grade: [{type: contains, value: x}]
+        ",
+    )
+    .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     assert_eq!(run.task("ready")["status"], "passed");
     assert_eq!(polls.load(Ordering::SeqCst), 3);
@@ -116,9 +138,16 @@ fn stable_for_fails_when_the_value_changes() {
         (200, format!(r#"{{"restarts": {}}}"#, if n < 3 { 0 } else { 1 }))
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: t\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 5s, stable_for: 2s, step: {{http: {{url: '{url}/pod', expect: {{body: {{json: {{path: restarts, equals: 0}}}}}}}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
-    );
+    let tasks = unindent(
+        "
+        - id: t
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 5s, stable_for: 2s, step: {http: {url: '<url>/pod', expect: {body: {json: {path: restarts, equals: 0}}}}}}
+          grade: [{type: contains, value: x}]
+        ",
+    )
+        .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     assert_eq!(task["status"], "error");
@@ -204,9 +233,26 @@ fn a_setup_output_reaches_the_prompt_graders_and_cleanup() {
         (200, r#"{"id": "ns-17", "status": {"ready": true}}"#.into())
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: t\n    prompt: 'namespace {{steps.ns.outputs.name}}'\n    setup:\n      - id: ns\n        http: {{url: '{url}/namespaces', method: post, json: {{owner: '{{task.id}}'}}}}\n        outputs: {{name: '{{response.json.id}}', request: '{{response.headers.x-request-id}}'}}\n      - id: info\n        run: \"echo '{{{{\\\"status\\\": {{{{\\\"ready\\\": true}}}}}}}}'\"\n        outputs: {{ready: {{from: stdout, json_path: status.ready}}}}\n    grade:\n      - {{type: equals, value: 'namespace {{steps.ns.outputs.name}}'}}\n      - {{type: contains, value: '{{steps.info.outputs.ready}}', name: never}}\n      - {{type: http, url: '{url}/namespaces/{{steps.ns.outputs.name}}'}}\n    cleanup:\n      - http: {{url: '{url}/namespaces/{{steps.ns.outputs.name}}', method: delete}}\n"
-    );
+    let tasks = unindent(
+        r#"
+        - id: t
+          prompt: 'namespace {steps.ns.outputs.name}'
+          setup:
+            - id: ns
+              http: {url: '<url>/namespaces', method: post, json: {owner: '{task.id}'}}
+              outputs: {name: '{response.json.id}', request: '{response.headers.x-request-id}'}
+            - id: info
+              run: "echo '{{\"status\": {{\"ready\": true}}}}'"
+              outputs: {ready: {from: stdout, json_path: status.ready}}
+          grade:
+            - {type: equals, value: 'namespace {steps.ns.outputs.name}'}
+            - {type: contains, value: '{steps.info.outputs.ready}', name: never}
+            - {type: http, url: '<url>/namespaces/{steps.ns.outputs.name}'}
+          cleanup:
+            - http: {url: '<url>/namespaces/{steps.ns.outputs.name}', method: delete}
+        "#,
+    )
+    .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     assert_eq!(graders(&task)[0].0, "passed", "{task}");
@@ -350,9 +396,16 @@ fn an_http_method_is_one_of_the_known_ones_in_any_case() {
     let suite = |method: &str| {
         suite(
             "",
-            &format!(
-                "  - id: a\n    prompt: x\n    setup:\n      - http: {{url: 'http://127.0.0.1:9/x', method: {method}}}\n    grade: [{{type: contains, value: x}}]\n"
-            ),
+            &unindent(
+                "
+                - id: a
+                  prompt: x
+                  setup:
+                    - http: {url: 'http://127.0.0.1:9/x', method: <method>}
+                  grade: [{type: contains, value: x}]
+                ",
+            )
+            .replace("<method>", method),
         )
     };
     let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("fetch")).args(&["check"]).run();
