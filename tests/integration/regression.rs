@@ -1,6 +1,6 @@
 //! Baselines and regression budgets, repeated trials, sharding and merging.
 
-use crate::common::Test;
+use crate::common::{Test, unindent};
 use serde_json::Value;
 
 /// An agent whose answers depend on files in its directory: `fail-TASK` makes that task's
@@ -16,7 +16,16 @@ printf '{"usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' "$c
 fn suite_yaml(extra: &str, ids: &[&str]) -> String {
     let tasks: String = ids
         .iter()
-        .map(|id| format!("  - id: {id}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n"))
+        .map(|id| {
+            unindent(
+                "
+            - id: <id>
+              prompt: x
+              grade: [{type: contains, value: right}]
+            ",
+            )
+            .replace("<id>", id)
+        })
         .collect();
     format!("evalgate: 1\nsuite: test.evals.reg\nagents: {{bot: {{command: [./agent.sh]}}}}\n{extra}\ntasks:\n{tasks}")
 }
