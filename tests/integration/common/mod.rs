@@ -269,3 +269,27 @@ pub fn sorted_statuses(results: &serde_json::Value) -> Vec<(String, String)> {
 pub fn owned_pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
+
+/// A run that printed `stderr`, for the tests of the assertions themselves.
+#[cfg(test)]
+fn printed(stderr: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = stderr.replace("DIR", &dir.path().display().to_string());
+    Run { code: 0, stdout: String::new(), stderr, dir: dir.path().to_owned(), _keep: dir }
+}
+
+#[test]
+fn expect_stderr_passes_on_the_whole_text_with_the_test_directory_shown_as_dir() {
+    printed("error: DIR/a.sh does not exist\nnothing ran\n").expect_stderr(
+        "
+        error: [DIR]/a.sh does not exist
+        nothing ran
+        ",
+    );
+}
+
+#[test]
+#[should_panic(expected = "stderr differs from line 2")]
+fn expect_stderr_fails_on_a_line_more() {
+    printed("error: x\nhelp: y\n").expect_stderr("error: x\n");
+}
