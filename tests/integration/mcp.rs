@@ -30,7 +30,7 @@ fn fixture(test: Test) -> Test {
 
 /// A suite written as an indented block, naming the fixture programs `<python>` (the venv's),
 /// `<everything>` and `<filesystem>` (the npm servers) and the directory `<fixtures>`.
-fn mcp_suite(text: &str) -> String {
+pub(crate) fn mcp_suite(text: &str) -> String {
     type Path = fn() -> String;
     let fixtures: [(&str, Path); 4] = [
         ("<python>", python),
