@@ -198,8 +198,17 @@ fn a_poisoned_tool_result_is_caught_by_tool_not_called_and_no_leak() {
 
 #[test]
 fn scenario_levels_need_a_model_agent() {
-    let yaml = "evalgate: 1\nsuite: t\nagents: {cli: {command: [echo]}}\ntasks:\n  - id: t\n    level: scenario\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    let yaml = "
+        evalgate: 1
+        suite: t
+        agents: {cli: {command: [echo]}}
+        tasks:
+          - id: t
+            level: scenario
+            prompt: x
+            grade: [{type: contains, value: x}]
+        ";
+    let run = Test::new().file("evalgate.yaml", yaml).args(&["check"]).run();
     run.expect_code(2);
     assert!(run.stderr.contains("tasks[0].level: the `scenario` level needs a model agent"), "{}", run.stderr);
 }
