@@ -213,12 +213,19 @@ tests:
 
 #[test]
 fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error() {
-    let suite = "evalgate: 1\nsuite: payload\nagents:\n  bot: {command: [./refund-agent.sh, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/payload.eval.yaml, agent: bot}\n";
+    let suite = "
+        evalgate: 1
+        suite: payload
+        agents:
+          bot: {command: [./refund-agent.sh, '{prompt}']}
+        imports:
+          - {format: agentv, path: evals/payload.eval.yaml, agent: bot}
+        ";
     let run = Test::new()
         .write("refund-agent.sh", &fixture("refund-agent.sh"))
         .write("evals/payload.eval.yaml", PAYLOAD_EVAL)
         .write("evals/graders/sdk_payload.py", &fixture("evals/graders/sdk_payload.py"))
-        .write("evalgate.yaml", suite)
+        .file("evalgate.yaml", suite)
         .args(&["run", "-j", "1"])
         .run();
     let task = run.task("refund");
@@ -302,13 +309,17 @@ fn a_required_grader_passes_at_its_min_score() {
 fn external_test_lists_are_read_and_point_at_their_own_lines() {
     let eval = "tests: ./cases.jsonl\n";
     let cases = "{\"id\": \"one\", \"input\": \"hi\", \"criteria\": \"x\"}\n\n{\"id\": \"two\", \"input\": \"hi\", \"assertions\": [{\"type\": \"contains\", \"value\": \"a\"}]}\n";
-    let yaml_cases = "- id: three\n  input: hi\n  assertions: [{type: equals, value: hi}]\n";
+    let yaml_cases = "
+        - id: three
+          input: hi
+          assertions: [{type: equals, value: hi}]
+        ";
     let test = |eval: &str, cases: &str| {
         Test::new()
             .write("agent.sh", &fixture("agent.sh"))
             .write("e.eval.yaml", eval)
             .write("cases.jsonl", cases)
-            .write("more.yaml", yaml_cases)
+            .file("more.yaml", yaml_cases)
             .suite(
                 "
                 evalgate: 1
