@@ -341,10 +341,20 @@ fn the_system_under_test_never_inherits_evalgates_credentials() {
     const TOKEN: &str = "ghs_pull-request-write-token-0123456789";
     const RUNTIME: &str = "actions-runtime-token-0123456789";
     let agent = "#!/bin/sh\nenv > agent-env\necho ok\n";
-    let yaml = "evalgate: 1\nsuite: test.evals.creds\nagents:\n  bot: {command: [./agent.sh], env: {GH_TOKEN: '{env.GITHUB_TOKEN}'}}\ntasks:\n  - id: a\n    prompt: x\n    setup: [{run: env > step-env}]\n    grade: [{type: command, run: 'env > grader-env; exit 0'}]\n";
+    let yaml = "
+        evalgate: 1
+        suite: test.evals.creds
+        agents:
+          bot: {command: [./agent.sh], env: {GH_TOKEN: '{env.GITHUB_TOKEN}'}}
+        tasks:
+          - id: a
+            prompt: x
+            setup: [{run: env > step-env}]
+            grade: [{type: command, run: 'env > grader-env; exit 0'}]
+        ";
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evalgate.yaml", yaml)
+        .file("evalgate.yaml", yaml)
         .env("GITHUB_TOKEN", TOKEN)
         .env("INPUT_GITHUB-TOKEN", TOKEN)
         .env("ACTIONS_RUNTIME_TOKEN", RUNTIME)
