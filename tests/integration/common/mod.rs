@@ -1,4 +1,10 @@
 //! A small builder for running the real binary in a temp directory (after `just`'s tests).
+//!
+//! YAML is written as it reads, an indented block that [`unindent`] takes back to column 0:
+//! `Test::new().write("agent.sh", ECHO_AGENT).suite("\n    evalgate: 1\n    …").args(&["check"]).run()`,
+//! then `run.expect_code(2).expect_stderr("…")` pins the whole of stderr (the test directory
+//! shown as `[DIR]`) where the message is ours; `contains` is left for text that is not ours
+//! (a parser's, a duration).
 
 #![allow(dead_code)]
 
