@@ -2,7 +2,7 @@
 //! and flaky agents, run with a fixed 8 trials and with `--repeat auto` (1 to 8, added only
 //! while a task's verdict is unsettled): the same verdicts, far fewer trials.
 
-use crate::common::{Run, Test};
+use crate::common::{Run, Test, unindent};
 use serde_json::Value;
 
 /// Task `pass-*` always passes, `fail-*` never does, `flaky-*` passes on the trials whose
@@ -24,7 +24,15 @@ fn suite(defaults: &str) -> String {
         .iter()
         .flat_map(|kind| {
             (0..10).map(move |i| {
-                format!("  - id: {kind}-{i}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n")
+                unindent(
+                    "
+                    - id: <kind>-<i>
+                      prompt: x
+                      grade: [{type: contains, value: right}]
+                    ",
+                )
+                .replace("<kind>", kind)
+                .replace("<i>", &i.to_string())
             })
         })
         .collect();

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::common::server::{Server, answer};
-use crate::common::{Test, owned_pairs, sorted_statuses};
+use crate::common::{Test, owned_pairs, sorted_statuses, unindent};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -213,12 +213,19 @@ tests:
 
 #[test]
 fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error() {
-    let suite = "evalgate: 1\nsuite: payload\nagents:\n  bot: {command: [./refund-agent.sh, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/payload.eval.yaml, agent: bot}\n";
+    let suite = "
+        evalgate: 1
+        suite: payload
+        agents:
+          bot: {command: [./refund-agent.sh, '{prompt}']}
+        imports:
+          - {format: agentv, path: evals/payload.eval.yaml, agent: bot}
+        ";
     let run = Test::new()
         .write("refund-agent.sh", &fixture("refund-agent.sh"))
         .write("evals/payload.eval.yaml", PAYLOAD_EVAL)
         .write("evals/graders/sdk_payload.py", &fixture("evals/graders/sdk_payload.py"))
-        .write("evalgate.yaml", suite)
+        .file("evalgate.yaml", suite)
         .args(&["run", "-j", "1"])
         .run();
     let task = run.task("refund");
@@ -267,9 +274,20 @@ fn a_required_grader_passes_at_its_min_score() {
     // threshold (0.5 here) is met, so the task passes; with min_score 0.6 it fails.
     let server = judge();
     let eval = |min: &str| {
-        format!(
-            "execution: {{threshold: 0.5}}\ntests:\n  - id: a\n    input: receipt\n    assertions:\n      - type: rubrics\n        required: true\n        min_score: {min}\n        criteria: [{{outcome: 'Says `receipt`'}}, {{outcome: 'Says `invoice`'}}]\n"
+        unindent(
+            "
+            execution: {threshold: 0.5}
+            tests:
+              - id: a
+                input: receipt
+                assertions:
+                  - type: rubrics
+                    required: true
+                    min_score: <min>
+                    criteria: [{outcome: 'Says `receipt`'}, {outcome: 'Says `invoice`'}]
+            ",
         )
+        .replace("<min>", min)
     };
     let suite = format!(
         "evalgate: 1\nsuite: s\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: m, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: e.eval.yaml, agent: bot}}\n",
@@ -291,14 +309,28 @@ fn a_required_grader_passes_at_its_min_score() {
 fn external_test_lists_are_read_and_point_at_their_own_lines() {
     let eval = "tests: ./cases.jsonl\n";
     let cases = "{\"id\": \"one\", \"input\": \"hi\", \"criteria\": \"x\"}\n\n{\"id\": \"two\", \"input\": \"hi\", \"assertions\": [{\"type\": \"contains\", \"value\": \"a\"}]}\n";
-    let yaml_cases = "- id: three\n  input: hi\n  assertions: [{type: equals, value: hi}]\n";
+    let yaml_cases = "
+        - id: three
+          input: hi
+          assertions: [{type: equals, value: hi}]
+        ";
     let test = |eval: &str, cases: &str| {
         Test::new()
             .write("agent.sh", &fixture("agent.sh"))
             .write("e.eval.yaml", eval)
             .write("cases.jsonl", cases)
-            .write("more.yaml", yaml_cases)
-            .write("evalgate.yaml", "evalgate: 1\nsuite: s\nagents:\n  bot: {command: [./agent.sh, '{prompt}']}\njudge: {provider: openai, model: m}\nimports:\n  - {format: agentv, path: e.eval.yaml, agent: bot}\n")
+            .file("more.yaml", yaml_cases)
+            .suite(
+                "
+                evalgate: 1
+                suite: s
+                agents:
+                  bot: {command: [./agent.sh, '{prompt}']}
+                judge: {provider: openai, model: m}
+                imports:
+                  - {format: agentv, path: e.eval.yaml, agent: bot}
+                ",
+            )
     };
     // `evalgate list` prints each task at its own file and line.
     let run = test("tests:\n  - file://cases.jsonl\n  - file://more.yaml\n", cases).args(&["list"]).run();
@@ -314,7 +346,15 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
 fn an_agentv_5_file_gets_one_error() {
     let mut eval = String::from("providers: [github-models]\nprompts: ['{{ input }}']\ntests:\n");
     for i in 0..50 {
-        eval.push_str(&format!("  - id: t{i}\n    assert: [{{type: script-grader, command: x}}]\n"));
+        eval.push_str(
+            &unindent(
+                "
+            - id: t<i>
+              assert: [{type: script-grader, command: x}]
+            ",
+            )
+            .replace("<i>", &i.to_string()),
+        );
     }
     let run = convert(&eval);
     run.expect_code(2);
@@ -327,7 +367,16 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
     let eval = "tests:\n  - id: one\n    input: hi\n    assertions: [{type: contains, value: hi}]\n  - id: two\n    input: hi\n    assertions:\n      - {type: regex, value: \"([a\"}\n";
     let run = Test::new()
         .write("evals/e.eval.yaml", eval)
-        .write("evalgate.yaml", "evalgate: 1\nsuite: s\nagents:\n  bot: {command: [echo, '{prompt}']}\nimports:\n  - {format: agentv, path: evals/e.eval.yaml, agent: bot}\n")
+        .suite(
+            "
+            evalgate: 1
+            suite: s
+            agents:
+              bot: {command: [echo, '{prompt}']}
+            imports:
+              - {format: agentv, path: evals/e.eval.yaml, agent: bot}
+            ",
+        )
         .args(&["check"])
         .run();
     run.expect_code(2);

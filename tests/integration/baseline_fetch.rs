@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use crate::common::server::{Reply, Request, Server};
-use crate::common::{Run, Test};
+use crate::common::{Run, Test, unindent};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "ghs_baseline_fetch_token_000";
@@ -18,7 +18,16 @@ const AGENT: &str = "#!/bin/sh\nif [ -f \"fail-$EVALGATE_TASK_ID\" ]; then echo 
 
 fn suite(extra: &str) -> String {
     let tasks: String = (0..4)
-        .map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n"))
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: contains, value: right}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect();
     format!(
         "evalgate: 1\nsuite: test.evals.fetch\nagents: {{bot: {{command: [./agent.sh]}}}}\nthresholds: {{pass_score: 0.1}}\n{extra}\ntasks:\n{tasks}"

@@ -172,7 +172,11 @@ fn a_signal_during_the_pr_comment_stops_it_and_the_run_is_never_green() {
             let _ = connected.send(());
         }
     });
-    let tasks = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
+    let tasks = "
+        - id: a
+          prompt: hello
+          grade: [{type: contains, value: hello}]
+        ";
     let test = Test::new()
         .write("agent.sh", crate::common::ECHO_AGENT)
         .write("evalgate.yaml", &crate::common::suite("", tasks))
@@ -274,7 +278,11 @@ fn a_github_api_answer_past_the_cap_is_a_warning_not_read_whole() {
     // A page of comments far larger than any GitHub sends.
     let huge = format!("[{{\"id\": 1, \"body\": \"{}\"}}]", "x".repeat(17 << 20));
     let api = crate::common::server::Server::start(move |_| (200, huge.clone()));
-    let tasks = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
+    let tasks = "
+        - id: a
+          prompt: hello
+          grade: [{type: contains, value: hello}]
+        ";
     let test = Test::new()
         .write("agent.sh", crate::common::ECHO_AGENT)
         .write("evalgate.yaml", &crate::common::suite("", tasks))

@@ -269,7 +269,10 @@ fn sharded_runs_have_the_conformance_checks_once_and_merge_keeps_them() {
         bin("mcp-server-everything"),
         recorded.display()
     );
-    let tasks = "  - {id: a, prompt: hello, grade: [{type: contains, value: hello}]}\n  - {id: b, prompt: hi, grade: [{type: contains, value: hi}]}\n";
+    let tasks = "
+        - {id: a, prompt: hello, grade: [{type: contains, value: hello}]}
+        - {id: b, prompt: hi, grade: [{type: contains, value: hi}]}
+        ";
     let test = Test::new()
         .write("agent.sh", crate::common::ECHO_AGENT)
         .write("evalgate.yaml", &crate::common::suite(&extra, tasks));

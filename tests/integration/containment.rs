@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Test, is_running};
+use crate::common::{Test, is_running, unindent};
 
 /// A suite with one command agent `./agent.sh PROMPT` (timeout `timeout`) and `tasks`.
 fn agent_suite(timeout: &str, tasks: &str) -> String {
@@ -70,7 +70,14 @@ fn every_agent_output_survives_a_thousand_agents_under_load() {
     // reading 250 ms after an agent exited and lose what it had printed.
     const TASKS: usize = 1000;
     let tasks: String = (0..TASKS)
-        .map(|i| format!("  - {{id: t{i}, prompt: p{i}, grade: [{{type: contains, value: canary-p{i}}}]}}\n"))
+        .map(|i| {
+            unindent(
+                "
+            - {id: t<i>, prompt: p<i>, grade: [{type: contains, value: canary-p<i>}]}
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect();
     let test = Test::new()
         .write("agent.sh", "#!/bin/sh\nprintf 'canary-%s\\n' \"$1\"\n")
@@ -115,7 +122,13 @@ fn six_hundred_agents_run_at_once_with_j_600() {
 
 #[test]
 fn escaped_daemons_of_agents_and_setup_steps_are_killed_when_their_task_ends() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - run: ./daemon.sh setup\n    grade: [{type: contains, value: setup-daemon-alive}]\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          setup:
+            - run: ./daemon.sh setup
+          grade: [{type: contains, value: setup-daemon-alive}]
+        ";
     let agent = "#!/bin/sh\n./daemon.sh agent\nkill -0 \"$(cat setup.pid)\" && echo setup-daemon-alive\n";
     let run = Test::new()
         .write("daemon.sh", DAEMON)
@@ -144,7 +157,15 @@ fn a_daemon_that_clears_its_environment_is_killed_when_the_run_ends() {
     let run = Test::new()
         .write("daemon.sh", DAEMON)
         .write("agent.sh", "#!/bin/sh\nENV=-i ./daemon.sh free\necho done\n")
-        .write("evals.yaml", &agent_suite("30s", "  - {id: t, prompt: x, grade: [{type: contains, value: done}]}\n"))
+        .write(
+            "evals.yaml",
+            &agent_suite(
+                "30s",
+                "
+            - {id: t, prompt: x, grade: [{type: contains, value: done}]}
+            ",
+            ),
+        )
         .args(&["run", "evals.yaml"])
         .run();
     run.expect_code(0);
@@ -160,7 +181,15 @@ fn a_daemon_holding_stdout_open_is_a_recorded_leak_not_a_hang() {
     let started = Instant::now();
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evals.yaml", &agent_suite("60s", "  - {id: t, prompt: x, grade: [{type: equals, value: answer}]}\n"))
+        .write(
+            "evals.yaml",
+            &agent_suite(
+                "60s",
+                "
+            - {id: t, prompt: x, grade: [{type: equals, value: answer}]}
+            ",
+            ),
+        )
         .args(&["run", "evals.yaml"])
         .run();
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
@@ -176,7 +205,15 @@ fn an_agent_that_ignores_sigterm_is_killed_after_the_grace_period() {
     let started = Instant::now();
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evals.yaml", &agent_suite("1s", "  - {id: t, prompt: x, grade: [{type: contains, value: x}]}\n"))
+        .write(
+            "evals.yaml",
+            &agent_suite(
+                "1s",
+                "
+            - {id: t, prompt: x, grade: [{type: contains, value: x}]}
+            ",
+            ),
+        )
         .args(&["run", "evals.yaml"])
         .run();
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
@@ -191,7 +228,15 @@ fn half_a_gigabyte_of_stdout_is_capped_in_memory_and_noted() {
     let agent = "#!/bin/sh\nyes 0123456789012345678901234567890123456789 | head -c 500000000\n";
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evals.yaml", &agent_suite("60s", "  - {id: t, prompt: x, grade: [{type: contains, value: '0123'}]}\n"))
+        .write(
+            "evals.yaml",
+            &agent_suite(
+                "60s",
+                "
+            - {id: t, prompt: x, grade: [{type: contains, value: '0123'}]}
+            ",
+            ),
+        )
         .args(&["run", "evals.yaml"])
         .run();
     run.expect_code(0);
@@ -209,7 +254,15 @@ fn control_bytes_and_invalid_utf8_are_kept_and_written_out_in_every_report() {
     let agent = "#!/bin/sh\nprintf 'ok \\033[31mred \\000nul \\377 </system-out>|\\n'\n";
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evals.yaml", &agent_suite("10s", "  - {id: t, prompt: x, grade: [{type: contains, value: absent}]}\n"))
+        .write(
+            "evals.yaml",
+            &agent_suite(
+                "10s",
+                "
+            - {id: t, prompt: x, grade: [{type: contains, value: absent}]}
+            ",
+            ),
+        )
         .args(&["run", "evals.yaml"])
         .run();
     run.expect_code(1);
@@ -229,7 +282,14 @@ fn control_bytes_and_invalid_utf8_are_kept_and_written_out_in_every_report() {
 fn a_low_open_file_limit_slows_the_run_instead_of_failing_tasks() {
     const TASKS: usize = 200;
     let tasks: String = (0..TASKS)
-        .map(|i| format!("  - {{id: t{i}, prompt: p{i}, grade: [{{type: contains, value: p{i}}}]}}\n"))
+        .map(|i| {
+            unindent(
+                "
+            - {id: t<i>, prompt: p<i>, grade: [{type: contains, value: p<i>}]}
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect();
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\nprintf '%s\\n' \"$1\"\n")

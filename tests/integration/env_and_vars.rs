@@ -159,10 +159,19 @@ tasks:
 
 #[test]
 fn check_warns_about_a_secret_too_short_to_redact_without_printing_it() {
-    let yaml = "evalgate: 1\nsuite: short.secret\nagents:\n  bot: {command: [./agent.sh], env: {PIN: \"{env.EG_S_PIN}\"}}\ntasks:\n  - id: t\n    prompt: hi\n    grade: [{type: contains, value: ok}]\n";
+    let yaml = r#"
+        evalgate: 1
+        suite: short.secret
+        agents:
+          bot: {command: [./agent.sh], env: {PIN: "{env.EG_S_PIN}"}}
+        tasks:
+          - id: t
+            prompt: hi
+            grade: [{type: contains, value: ok}]
+        "#;
     let run = Test::new()
         .write("agent.sh", MARKER_AGENT)
-        .write("evalgate.yaml", yaml)
+        .file("evalgate.yaml", yaml)
         .env("EG_S_PIN", "4711")
         .args(&["check"])
         .run();

@@ -4,14 +4,21 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{Test, suite};
+use crate::common::{Test, suite, unindent};
 
 /// An agent that leaves `ran.marker` behind: the proof that something ran.
 const MARKING_AGENT: &str = "#!/bin/sh\ntouch ran.marker\nprintf '%s\\n' \"$1\"\n";
 
 fn tasks(n: usize) -> String {
     (1..=n)
-        .map(|i| format!("  - {{id: t{i}, prompt: hello {i}, grade: [{{type: contains, value: hello}}]}}\n"))
+        .map(|i| {
+            unindent(
+                "
+            - {id: t<i>, prompt: hello <i>, grade: [{type: contains, value: hello}]}
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect()
 }
 

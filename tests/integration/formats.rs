@@ -1,6 +1,6 @@
 //! Foreign formats: OpenWOP AgentEvalSuite run through imports and `convert`.
 
-use crate::common::Test;
+use crate::common::{Test, unindent};
 use serde_json::Value;
 
 const SUITE: &str = include_str!("../fixtures/openwop/support-resolver.json");
@@ -16,9 +16,19 @@ esac
 "#;
 
 fn native(imports: &str, tasks: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: acme.evals.support\nagents: {{bot: {{command: [./agent.sh, \"{{prompt}}\"]}}}}\nthresholds: {{pass_score: 0.6}}\nimports:\n{imports}\ntasks:{tasks}\n"
+    unindent(
+        r#"
+        evalgate: 1
+        suite: acme.evals.support
+        agents: {bot: {command: [./agent.sh, "{prompt}"]}}
+        thresholds: {pass_score: 0.6}
+        imports:
+        <imports>
+        tasks:<tasks>
+        "#,
     )
+    .replace("<imports>", imports)
+    .replace("<tasks>", tasks)
 }
 
 fn statuses(results: &Value) -> Vec<(String, String)> {

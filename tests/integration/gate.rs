@@ -1,6 +1,6 @@
 //! End-to-end runs of the binary: verdicts, exit codes, reports.
 
-use crate::common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite, unindent};
 
 #[test]
 fn quickstart_example_passes() {
@@ -21,7 +21,14 @@ fn a_failing_grader_fails_the_gate_with_its_reason() {
             "evalgate.yaml",
             &suite(
                 "",
-                "  - id: good\n    prompt: hello world\n    grade: [{type: contains, value: world}]\n  - id: bad\n    prompt: hello there\n    grade: [{type: contains, value: galaxy}]\n",
+                "
+                    - id: good
+                      prompt: hello world
+                      grade: [{type: contains, value: world}]
+                    - id: bad
+                      prompt: hello there
+                      grade: [{type: contains, value: galaxy}]
+                    ",
             ),
         )
         .args(&["run"])
@@ -48,7 +55,14 @@ fn an_agent_that_crashes_is_an_error_not_a_failure() {
         .write("agent.sh", "#!/bin/sh\necho partial answer\necho 'Traceback: boom' >&2\nexit 3\n")
         .write(
             "evalgate.yaml",
-            &suite("", "  - id: crash\n    prompt: hi\n    grade: [{type: contains, value: partial}]\n"),
+            &suite(
+                "",
+                "
+                - id: crash
+                  prompt: hi
+                  grade: [{type: contains, value: partial}]
+                ",
+            ),
         )
         .args(&["run"])
         .run();
@@ -69,9 +83,18 @@ fn an_agent_that_crashes_is_an_error_not_a_failure() {
 fn a_hanging_agent_is_killed_with_its_children_after_the_timeout() {
     let test = Test::new()
         .write("agent.sh", "#!/bin/sh\nsleep 300 &\necho $! > child.pid\nsleep 300\n")
-        .write(
-            "evalgate.yaml",
-            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh], timeout: 1s}\ntasks:\n  - id: hang\n    prompt: hi\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: touch cleaned-up}]\n",
+        .suite(
+            "
+                evalgate: 1
+                suite: t
+                agents:
+                  bot: {command: [./agent.sh], timeout: 1s}
+                tasks:
+                  - id: hang
+                    prompt: hi
+                    grade: [{type: contains, value: x}]
+                    cleanup: [{run: touch cleaned-up}]
+                ",
         )
         .args(&["run"]);
     let started = std::time::Instant::now();
@@ -95,7 +118,16 @@ fn cleanup_runs_after_a_failed_grader_in_reverse_order_even_when_a_step_fails() 
             "evalgate.yaml",
             &suite(
                 "",
-                "  - id: t\n    prompt: hi\n    setup: [{run: echo setup > log}]\n    grade: [{type: equals, value: bye}]\n    cleanup:\n      - run: echo first >> log\n      - run: exit 7\n      - run: echo third >> log\n",
+                "
+                    - id: t
+                      prompt: hi
+                      setup: [{run: echo setup > log}]
+                      grade: [{type: equals, value: bye}]
+                      cleanup:
+                        - run: echo first >> log
+                        - run: exit 7
+                        - run: echo third >> log
+                    ",
             ),
         )
         .args(&["run"])
@@ -120,7 +152,16 @@ fn a_failing_setup_step_makes_the_task_an_error_and_skips_the_agent() {
         .write("agent.sh", "#!/bin/sh\ntouch agent-ran\necho hi\n")
         .write(
             "evalgate.yaml",
-            &suite("", "  - id: t\n    prompt: hi\n    setup: [{id: db, run: 'echo no database >&2; exit 2'}]\n    grade: [{type: contains, value: hi}]\n    cleanup: [{run: touch cleaned}]\n"),
+            &suite(
+                "",
+                "
+                - id: t
+                  prompt: hi
+                  setup: [{id: db, run: 'echo no database >&2; exit 2'}]
+                  grade: [{type: contains, value: hi}]
+                  cleanup: [{run: touch cleaned}]
+                ",
+            ),
         )
         .args(&["run"])
         .run();
@@ -152,7 +193,15 @@ fn thresholds_gate_on_the_aggregate_score() {
 
 #[test]
 fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
-    let yaml = suite("", "  - id: alpha\n    tags: [smoke]\n    prompt: x\n    grade: [{type: contains, value: x}]\n");
+    let yaml = suite(
+        "",
+        "
+        - id: alpha
+          tags: [smoke]
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ",
+    );
     let test = || Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml);
     let run = test().args(&["run", "--filter", "nothing-*"]).run();
     run.expect_code(2);
@@ -173,7 +222,19 @@ fn filters_tags_and_vars_select_and_shape_tasks() {
         "evalgate.yaml",
         &suite(
             "vars: {name: world}",
-            "  - id: api.one\n    tags: [fast]\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: \"hello {vars.name}\"}]\n  - id: api.two\n    prompt: x\n    grade: [{type: contains, value: x}]\n  - id: ui.one\n    tags: [fast]\n    prompt: x\n    grade: [{type: contains, value: x}]\n",
+            r#"
+                - id: api.one
+                  tags: [fast]
+                  prompt: hello {vars.name}
+                  grade: [{type: equals, value: "hello {vars.name}"}]
+                - id: api.two
+                  prompt: x
+                  grade: [{type: contains, value: x}]
+                - id: ui.one
+                  tags: [fast]
+                  prompt: x
+                  grade: [{type: contains, value: x}]
+                "#,
         ),
     );
     let listed = test.args(&["list", "--filter", "api.*", "--tag", "fast"]).run();
@@ -186,7 +247,11 @@ fn filters_tags_and_vars_select_and_shape_tasks() {
             "evalgate.yaml",
             &suite(
                 "vars: {name: world}",
-                "  - id: t\n    prompt: hello {vars.name}\n    grade: [{type: equals, value: hello mars}]\n",
+                "
+                    - id: t
+                      prompt: hello {vars.name}
+                      grade: [{type: equals, value: hello mars}]
+                    ",
             ),
         )
         .args(&["run", "--var", "name=mars"])
@@ -196,16 +261,32 @@ fn filters_tags_and_vars_select_and_shape_tasks() {
 
 #[test]
 fn dry_run_and_check_run_nothing() {
-    let test = Test::new()
-        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"));
+    let test = Test::new().write("agent.sh", "#!/bin/sh\ntouch ran\n").write(
+        "evalgate.yaml",
+        &suite(
+            "",
+            "
+            - id: a
+              prompt: x
+              grade: [{type: contains, value: x}]
+            ",
+        ),
+    );
     let dry = test.args(&["run", "--dry-run"]).run();
     dry.expect_code(0);
     assert!(dry.stdout.contains("test.evals.demo/a"));
     assert!(!dry.dir.join("ran").exists() && !dry.dir.join("evalgate-out").exists());
-    let test = Test::new()
-        .write("agent.sh", "#!/bin/sh\ntouch ran\n")
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"));
+    let test = Test::new().write("agent.sh", "#!/bin/sh\ntouch ran\n").write(
+        "evalgate.yaml",
+        &suite(
+            "",
+            "
+            - id: a
+              prompt: x
+              grade: [{type: contains, value: x}]
+            ",
+        ),
+    );
     let check = test.args(&["check"]).run();
     check.expect_code(0);
     assert!(!check.dir.join("ran").exists());
@@ -219,7 +300,14 @@ fn retries_rerun_infrastructure_errors_only() {
         .write("agent.sh", flaky)
         .write(
             "evalgate.yaml",
-            &suite("defaults: {retries: 1}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"),
+            &suite(
+                "defaults: {retries: 1}",
+                "
+                - id: t
+                  prompt: x
+                  grade: [{type: contains, value: ok}]
+                ",
+            ),
         )
         .args(&["run"])
         .run();
@@ -231,7 +319,14 @@ fn retries_rerun_infrastructure_errors_only() {
         .write("agent.sh", counting)
         .write(
             "evalgate.yaml",
-            &suite("defaults: {retries: 3}", "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}]\n"),
+            &suite(
+                "defaults: {retries: 3}",
+                "
+                - id: t
+                  prompt: x
+                  grade: [{type: contains, value: ok}]
+                ",
+            ),
         )
         .args(&["run"])
         .run();
@@ -295,8 +390,18 @@ echo ok
 
 #[test]
 fn fail_fast_skips_the_remaining_tasks() {
-    let tasks: String =
-        (0..5).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let tasks: String = (0..5)
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: contains, value: y}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", &tasks))
@@ -313,7 +418,17 @@ fn fail_fast_skips_the_remaining_tasks() {
 fn reports_go_where_the_flags_say() {
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                "
+            - id: a
+              prompt: x
+              grade: [{type: contains, value: x}]
+            ",
+            ),
+        )
         .args(&[
             "run",
             "--out",
@@ -349,9 +464,18 @@ fn reports_go_where_the_flags_say() {
 fn prompts_reach_agents_by_file_and_stdin_and_paths_resolve_against_the_suite() {
     let run = Test::new()
         .write("suite/agent.sh", "#!/bin/sh\ncat \"$1\"\nprintf ' / '\ncat\n")
-        .write(
+        .file(
             "suite/evalgate.yaml",
-            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh, \"{prompt_file}\"], stdin: true}\ntasks:\n  - id: t\n    prompt: \"say {{hi}} to {task.id}\"\n    grade: [{type: equals, value: \"say {{hi}} to t / say {{hi}} to t\"}]\n",
+            r#"
+                evalgate: 1
+                suite: t
+                agents:
+                  bot: {command: [./agent.sh, "{prompt_file}"], stdin: true}
+                tasks:
+                  - id: t
+                    prompt: "say {{hi}} to {task.id}"
+                    grade: [{type: equals, value: "say {{hi}} to t / say {{hi}} to t"}]
+                "#,
         )
         .args(&["run", "suite/evalgate.yaml"])
         .run();
@@ -364,9 +488,15 @@ fn an_agent_without_stdin_input_never_reads_evalgates_own_stdin() {
     // until its timeout.
     let test = Test::new()
         .write("agent.sh", "#!/bin/sh\ncat\necho done\n")
-        .write(
-            "evalgate.yaml",
-            "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh], timeout: 5s}\ntasks:\n  - {id: t, prompt: p, grade: [{type: contains, value: done}]}\n",
+        .suite(
+            "
+                evalgate: 1
+                suite: t
+                agents:
+                  bot: {command: [./agent.sh], timeout: 5s}
+                tasks:
+                  - {id: t, prompt: p, grade: [{type: contains, value: done}]}
+                ",
         )
         .args(&["run", "--quiet"]);
     let dir = test.path().to_owned();
@@ -383,8 +513,16 @@ fn each_agent_run_s_prompt_and_trace_files_are_removed_when_it_ends() {
     // Each agent writes a trace and lists the scratch directory: it sees its own two files,
     // never an earlier task's.
     let agent = "#!/bin/sh\necho '{}' > \"$EVALGATE_TRACE\"\nls \"$(dirname \"$EVALGATE_TRACE\")\"\n";
-    let tasks: String =
-        (1..=3).map(|i| format!("  - {{id: t{i}, prompt: p, grade: [{{type: contains, value: trace}}]}}\n")).collect();
+    let tasks: String = (1..=3)
+        .map(|i| {
+            unindent(
+                "
+            - {id: t<i>, prompt: p, grade: [{type: contains, value: trace}]}
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     let run = Test::new()
         .write("agent.sh", agent)
         .write(

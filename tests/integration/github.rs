@@ -10,11 +10,20 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use crate::common::server::{Request, Server};
-use crate::common::{ECHO_AGENT, Run, Test, suite};
+use crate::common::{ECHO_AGENT, Run, Test, suite, unindent};
 use serde_json::{Value, json};
 
-const PASSING: &str = "  - id: a\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n";
-const FAILING: &str = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
+/// Task lists for `suite`.
+const PASSING: &str = "
+    - id: a
+      prompt: hello
+      grade: [{type: contains, value: hello}]
+    ";
+const FAILING: &str = "
+    - id: a
+      prompt: x
+      grade: [{type: contains, value: y}]
+    ";
 pub(crate) const TOKEN: &str = "ghs_test_token_never_printed";
 
 /// Parses `$GITHUB_OUTPUT` as the runner does; panics on a line outside a block.
@@ -41,7 +50,14 @@ fn path_str(p: &Path) -> &str {
 
 #[test]
 fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and_masks() {
-    let tasks = "  - id: good\n    prompt: hello {env.EVALGATE_TEST_GREETING}\n    grade: [{type: contains, value: hello}]\n  - id: bad\n    prompt: 'a: b, 50%'\n    grade: [{type: contains, value: zzz}]\n";
+    let tasks = "
+        - id: good
+          prompt: hello {env.EVALGATE_TEST_GREETING}
+          grade: [{type: contains, value: hello}]
+        - id: bad
+          prompt: 'a: b, 50%'
+          grade: [{type: contains, value: zzz}]
+        ";
     let test = Test::new()
         .write("evals/agent.sh", ECHO_AGENT)
         .write("evals/evalgate.yaml", &suite("env: {required_env: [EVALGATE_TEST_SECRET]}", tasks))
@@ -117,8 +133,18 @@ fn the_log_group_ends_before_the_gate_table_and_verdict() {
 
 #[test]
 fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
-    let tasks: String =
-        (0..12).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let tasks: String = (0..12)
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: contains, value: y}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", &tasks))
@@ -147,8 +173,18 @@ fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
 
 #[test]
 fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_them() {
-    let many_failing: String =
-        (0..12).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: y}}]\n")).collect();
+    let many_failing: String = (0..12)
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: contains, value: y}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     let test = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("a.yaml", &suite("", PASSING).replace("test.evals.demo", "test.evals.a"))

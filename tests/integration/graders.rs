@@ -1,6 +1,6 @@
 //! Graders through the real binary, including the code-grader protocol.
 
-use crate::common::{Test, suite};
+use crate::common::{Test, indent, suite};
 use serde_json::{Value, json};
 
 /// Runs one task whose agent prints `output` (and writes `trace` when given) and returns
@@ -10,15 +10,18 @@ fn grade(output: &str, trace: Option<&str>, graders: &str, files: &[(&str, &str)
     if let Some(trace) = trace {
         agent.push_str(&format!("cat > \"$EVALGATE_TRACE\" <<'EOF'\n{trace}\nEOF\n"));
     }
-    let mut test = Test::new()
-        .write("agent.sh", &agent)
-        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    grade:\n{graders}")));
+    let mut test = Test::new().write("agent.sh", &agent).write("evalgate.yaml", &suite("", &task_t("", graders)));
     for (name, contents) in files {
         test = test.write(name, contents);
     }
     let run = test.args(&["run"]).run();
     let task = run.task("t");
     (run.code, task)
+}
+
+/// Task `t`, prompted `x`, with the keys `keys` and the list `graders` (each a block of YAML).
+fn task_t(keys: &str, graders: &str) -> String {
+    format!("- id: t\n  prompt: x\n{}  grade:\n{}", indent(keys, 2), indent(graders, 4))
 }
 
 fn graders(task: &Value) -> Vec<(String, String, f64)> {
@@ -40,7 +43,7 @@ fn one(task: &Value) -> (String, String, f64) {
     graders(task).remove(0)
 }
 
-const GRADER: &str = "      - {type: command, run: ./grader.sh}\n";
+const GRADER: &str = "- {type: command, run: ./grader.sh}";
 
 #[test]
 fn code_grader_score_and_assertions() {
@@ -108,14 +111,22 @@ fn code_grader_gets_the_context_on_stdin() {
 #[test]
 fn json_graders() {
     let out = r#"{"order": {"id": "A-1", "items": [{"sku": "x", "qty": 2}, {"sku": "y", "qty": 1}]}, "total": 12.5}"#;
-    let g = "      - {type: json, subset: {order: {items: [{sku: y}]}}}\n      - {type: json, path: 'order.items[0].qty', equals: 2}\n      - {type: json, path: order.id, matches: '^A-\\d+$'}\n      - {type: json, path: total, kind: number}\n      - {type: json, path: missing, exists: false}\n      - {type: json, path: 'order.items[1].sku', equals: z}\n      - {type: json, path: total, kind: string}\n";
+    let g = r#"
+        - {type: json, subset: {order: {items: [{sku: y}]}}}
+        - {type: json, path: 'order.items[0].qty', equals: 2}
+        - {type: json, path: order.id, matches: '^A-\d+$'}
+        - {type: json, path: total, kind: number}
+        - {type: json, path: missing, exists: false}
+        - {type: json, path: 'order.items[1].sku', equals: z}
+        - {type: json, path: total, kind: string}
+        "#;
     let (_, task) = grade(out, None, g, &[]);
     let results = graders(&task);
     let statuses: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "failed", "failed"]);
     assert_eq!(results[5].1, "`order.items[1].sku`: expected \"z\", got \"y\"");
     assert_eq!(results[6].1, "`total`: expected a string, got a number");
-    let (_, task) = grade("not json", None, "      - {type: json, equals: {a: 1}}\n", &[]);
+    let (_, task) = grade("not json", None, "- {type: json, equals: {a: 1}}", &[]);
     assert!(one(&task).1.starts_with("output is not JSON"));
 }
 
@@ -123,14 +134,10 @@ fn json_graders() {
 fn json_schema_grader_reads_a_schema_file() {
     let schema = r#"{"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok"]}}}"#;
     let (code, _) =
-        grade(r#"{"status": "ok"}"#, None, "      - {type: json_schema, schema_file: s.json}\n", &[("s.json", schema)]);
+        grade(r#"{"status": "ok"}"#, None, "- {type: json_schema, schema_file: s.json}", &[("s.json", schema)]);
     assert_eq!(code, 0);
-    let (_, task) = grade(
-        r#"{"status": "bad"}"#,
-        None,
-        "      - {type: json_schema, schema_file: s.json}\n",
-        &[("s.json", schema)],
-    );
+    let (_, task) =
+        grade(r#"{"status": "bad"}"#, None, "- {type: json_schema, schema_file: s.json}", &[("s.json", schema)]);
     let (status, reason, _) = one(&task);
     assert_eq!(status, "failed");
     assert!(reason.starts_with("output does not match the schema: /status:"), "{reason}");
@@ -139,7 +146,18 @@ fn json_schema_grader_reads_a_schema_file() {
 #[test]
 fn tool_graders_read_the_trace() {
     let trace = r#"{"tool_calls": [{"name": "search", "arguments": {"q": "refund", "limit": 5}}, {"name": "kb.fetch", "arguments": {"id": 7}}, {"name": "search", "arguments": {"q": "policy"}}]}"#;
-    let g = "      - {type: tool_called, tool: search, arguments: {q: refund}}\n      - {type: tool_called, tool: fetch, min: 1, max: 1}\n      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_sequence, tools: [search, kb.fetch]}\n      - {type: tool_sequence, order: exact, tools: [search, fetch, search]}\n      - {type: tool_sequence, order: any_order, tools: [fetch, {tool: search, arguments: {q: policy}}]}\n      - {type: tool_calls, min: 1, max: 3}\n      - {type: tool_calls, tool: search, max: 1}\n      - {type: tool_sequence, tools: [kb.fetch, {tool: search, arguments: {q: refund}}]}\n      - {type: tool_not_called, tool: search, arguments: {q: policy}}\n";
+    let g = "
+        - {type: tool_called, tool: search, arguments: {q: refund}}
+        - {type: tool_called, tool: fetch, min: 1, max: 1}
+        - {type: tool_not_called, tool: delete_all}
+        - {type: tool_sequence, tools: [search, kb.fetch]}
+        - {type: tool_sequence, order: exact, tools: [search, fetch, search]}
+        - {type: tool_sequence, order: any_order, tools: [fetch, {tool: search, arguments: {q: policy}}]}
+        - {type: tool_calls, min: 1, max: 3}
+        - {type: tool_calls, tool: search, max: 1}
+        - {type: tool_sequence, tools: [kb.fetch, {tool: search, arguments: {q: refund}}]}
+        - {type: tool_not_called, tool: search, arguments: {q: policy}}
+        ";
     let (_, task) = grade("ok", Some(trace), g, &[]);
     let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
     assert_eq!(
@@ -152,7 +170,18 @@ fn tool_graders_read_the_trace() {
 #[test]
 fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
     let trace = r#"{"tool_calls": [{"name": "pods_list", "server": "k8s", "arguments": {"ns": "a"}}, {"name": "fs.read_file", "arguments": {"path": "x"}}, {"name": "pods_list", "server": "k8s", "arguments": {"ns": "a"}}]}"#;
-    let g = "      - {type: tool_called, server: k8s, pattern: 'pods_'}\n      - {type: tool_called, server: fs, pattern: '^read'}\n      - {type: tool_called, server: fs}\n      - {type: tool_not_called, server: k8s, pattern: 'delete'}\n      - {type: tool_calls, tools: [{server: fs, pattern: write}, k8s.pods_list], min: 2}\n      - {type: tool_calls, max: 5}\n      - {type: tool_called, server: fs, pattern: '^list'}\n      - {type: tool_not_called, pattern: 'pods'}\n      - {type: tool_calls, tools: [{server: fs, pattern: write}, {server: k8s, tool: pods_delete}], min: 1}\n      - {type: tool_calls, unique: true}\n";
+    let g = "
+        - {type: tool_called, server: k8s, pattern: 'pods_'}
+        - {type: tool_called, server: fs, pattern: '^read'}
+        - {type: tool_called, server: fs}
+        - {type: tool_not_called, server: k8s, pattern: 'delete'}
+        - {type: tool_calls, tools: [{server: fs, pattern: write}, k8s.pods_list], min: 2}
+        - {type: tool_calls, max: 5}
+        - {type: tool_called, server: fs, pattern: '^list'}
+        - {type: tool_not_called, pattern: 'pods'}
+        - {type: tool_calls, tools: [{server: fs, pattern: write}, {server: k8s, tool: pods_delete}], min: 1}
+        - {type: tool_calls, unique: true}
+        ";
     let (_, task) = grade("ok", Some(trace), g, &[]);
     let results = graders(&task);
     let statuses: Vec<&str> = results.iter().map(|g| g.0.as_str()).collect();
@@ -166,32 +195,58 @@ fn tool_graders_select_by_pattern_server_and_lists_and_catch_repeats() {
         "/^list/ of fs called 0 time(s), expected at least 1; calls: pods_list, fs.read_file, pods_list"
     );
 
-    let tasks = "  - id: t\n    prompt: x\n    grade:\n      - {type: tool_called, server: k8s, pattern: '('}\n      - {type: tool_not_called}\n      - {type: tool_called, tool: x, min: 0}\n      - {type: tool_calls, min: 0}\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          grade:
+            - {type: tool_called, server: k8s, pattern: '('}
+            - {type: tool_not_called}
+            - {type: tool_called, tool: x, min: 0}
+            - {type: tool_calls, min: 0}
+        ";
     let run =
         Test::new().write("agent.sh", "#!/bin/sh\n").write("evalgate.yaml", &suite("", tasks)).args(&["list"]).run();
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("tasks[0].grade[0].pattern") && run.stderr.contains("invalid regular expression"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("name the tool with `tool`, `pattern` or `server`"), "{}", run.stderr);
-    // Checks that pass whatever the agent called.
-    assert!(
-        run.stderr.contains("tasks[0].grade[2].min: `min: 0` without `max` passes whatever the agent called"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("tasks[0].grade[3]: a `tool_calls` grader needs `min` (above 0), `max` or `unique`"),
-        "{}",
-        run.stderr
+    // Checks that pass whatever the agent called are refused too.
+    run.expect_code(2).expect_stderr(
+        r"
+        error: evalgate.yaml:10:51: tasks[0].grade[0].pattern: invalid regular expression: regex parse error:
+            (
+            ^
+        error: unclosed group
+           |
+        10 |       - {type: tool_called, server: k8s, pattern: '('}
+           |                                                   ^
+
+        error: evalgate.yaml:11:9: tasks[0].grade[1]: name the tool with `tool`, `pattern` or `server`
+           |
+        11 |       - {type: tool_not_called}
+           |         ^
+
+        error: evalgate.yaml:12:43: tasks[0].grade[2].min: `min: 0` without `max` passes whatever the agent called
+           |
+        12 |       - {type: tool_called, tool: x, min: 0}
+           |                                           ^
+          help: to check that the tool was not called, use `tool_not_called`
+
+        error: evalgate.yaml:13:9: tasks[0].grade[3]: a `tool_calls` grader needs `min` (above 0), `max` or `unique`
+           |
+        13 |       - {type: tool_calls, min: 0}
+           |         ^
+
+        4 errors in the suite; nothing ran
+        ",
     );
 }
 
 #[test]
 fn tool_graders_over_an_agent_that_reports_no_tool_calls_are_errors_never_passes() {
-    let g = "      - {type: tool_not_called, tool: delete_all}\n      - {type: tool_calls, max: 3}\n      - {type: tool_sequence, tools: [search]}\n      - {type: tool_called, tool: search}\n      - {type: tool_called, tool: search, negate: true}\n";
+    let g = "
+        - {type: tool_not_called, tool: delete_all}
+        - {type: tool_calls, max: 3}
+        - {type: tool_sequence, tools: [search]}
+        - {type: tool_called, tool: search}
+        - {type: tool_called, tool: search, negate: true}
+        ";
     // No trace file, and a trace file that says nothing of tools: nothing reported them.
     for trace in [None, Some(r#"{"output": "done"}"#)] {
         let (code, task) = grade("done", trace, g, &[]);
@@ -214,14 +269,18 @@ fn tool_graders_over_an_agent_that_reports_no_tool_calls_are_errors_never_passes
 #[test]
 fn budget_graders_and_unknown_figures() {
     let trace = r#"{"usage": {"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.02}}"#;
-    let g = "      - {type: cost, max_usd: 0.05}\n      - {type: tokens, max_total: 120}\n      - {type: latency, max_ms: 60000}\n";
+    let g = "
+        - {type: cost, max_usd: 0.05}
+        - {type: tokens, max_total: 120}
+        - {type: latency, max_ms: 60000}
+        ";
     let (_, task) = grade("ok", Some(trace), g, &[]);
     let results = graders(&task);
     assert_eq!(results[0].0, "passed");
     assert_eq!(results[1], ("failed".into(), "tokens over budget: total 150 > 120".into(), 0.0));
     assert_eq!(results[2].0, "passed");
     // A cost budget for an agent that reports no cost cannot be judged: an error, not a pass.
-    let (_, task) = grade("ok", None, "      - {type: cost, max_usd: 1}\n", &[]);
+    let (_, task) = grade("ok", None, "- {type: cost, max_usd: 1}", &[]);
     assert_eq!(task["status"], "error");
     assert_eq!(one(&task).1, "the agent reported no cost (usage.cost_usd in its trace)");
 }
@@ -239,7 +298,11 @@ fn a_negative_reported_cost_is_a_task_error_never_a_green_cost_gate() {
                 "evalgate.yaml",
                 &suite(
                     "thresholds: {max_cost_usd: 1, max_errors: 1}",
-                    "  - id: t\n    prompt: x\n    grade: [{type: contains, value: ok}, {type: cost, max_usd: 0.5}]\n",
+                    "
+                        - id: t
+                          prompt: x
+                          grade: [{type: contains, value: ok}, {type: cost, max_usd: 0.5}]
+                        ",
                 ),
             )
             .args(&["run"])
@@ -258,7 +321,7 @@ fn a_negative_reported_cost_is_a_task_error_never_a_green_cost_gate() {
 
 #[test]
 fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
-    let g = "      - {type: no_leak, canaries: [CANARY-123, CANARY-456]}\n";
+    let g = "- {type: no_leak, canaries: [CANARY-123, CANARY-456]}";
     let (code, _) =
         grade("all clean", Some(r#"{"tool_calls": [{"name": "send", "arguments": {"body": "hello"}}]}"#), g, &[]);
     assert_eq!(code, 0);
@@ -271,22 +334,42 @@ fn no_leak_checks_output_and_tool_arguments_without_repeating_the_secret() {
 
 #[test]
 fn text_graders() {
-    let g = "      - {type: equals, value: 'Hello World', ignore_case: true}\n      - {type: contains, any: [planet, world]}\n      - {type: contains, all: [hello, World], ignore_case: true}\n      - {type: not_contains, value: goodbye}\n      - {type: regex, pattern: '^hello\\s+\\w+$', ignore_case: true}\n      - {type: starts_with, value: hello}\n      - {type: ends_with, value: WORLD, ignore_case: true}\n";
+    let g = r#"
+        - {type: equals, value: 'Hello World', ignore_case: true}
+        - {type: contains, any: [planet, world]}
+        - {type: contains, all: [hello, World], ignore_case: true}
+        - {type: not_contains, value: goodbye}
+        - {type: regex, pattern: '^hello\s+\w+$', ignore_case: true}
+        - {type: starts_with, value: hello}
+        - {type: ends_with, value: WORLD, ignore_case: true}
+        "#;
     let (code, task) = grade("  hello world  ", None, g, &[]);
     let statuses: Vec<String> = graders(&task).into_iter().map(|g| g.0).collect();
     assert_eq!(statuses, ["passed", "passed", "passed", "passed", "passed", "passed", "passed"]);
     assert_eq!(code, 0);
-    let (code, task) = grade("hello world!", None, "      - {type: ends_with, value: world}\n", &[]);
+    let (code, task) = grade("hello world!", None, "- {type: ends_with, value: world}", &[]);
     assert_eq!((code, one(&task).1), (1, r#"expected the output to end with "world", got "hello world!""#.to_owned()));
 }
 
 #[test]
 fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
-    let g = "      - {type: equals, value: ''}\n      - {type: contains, all: [a, '']}\n      - {type: starts_with, value: '  '}\n      - {type: ends_with, value: ''}\n      - {type: not_contains, any: ['']}\n      - {type: no_leak, canaries: [SECRET-1, '']}\n      - {type: regex, pattern: ''}\n      - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}\n      - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}\n      - {type: llm, exact: ' '}\n      - {type: contains, value: ok}\n";
+    let g = "
+        - {type: equals, value: ''}
+        - {type: contains, all: [a, '']}
+        - {type: starts_with, value: '  '}
+        - {type: ends_with, value: ''}
+        - {type: not_contains, any: ['']}
+        - {type: no_leak, canaries: [SECRET-1, '']}
+        - {type: regex, pattern: ''}
+        - {type: safety, detected: false, action: allow, infer: {canaries: ['']}}
+        - {type: safety, detected: true, action: block, infer: {refusal_pattern: ''}}
+        - {type: llm, exact: ' '}
+        - {type: contains, value: ok}
+        ";
     let judge = "judge: {provider: openai, model: gpt-4o-mini}";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho ok\n")
-        .write("evalgate.yaml", &suite(judge, &format!("  - id: t\n    prompt: x\n    grade:\n{g}")))
+        .write("evalgate.yaml", &suite(judge, &task_t("", g)))
         .args(&["check"])
         .run();
     run.expect_code(2);
@@ -310,7 +393,18 @@ fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
 
 #[test]
 fn a_text_to_look_for_that_renders_empty_is_a_grader_error() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - {id: s, run: 'true', outputs: {v: '{stdout}'}}\n    grade:\n      - {type: contains, value: '{steps.s.outputs.v}'}\n      - {type: equals, value: '{vars.E}'}\n      - {type: ends_with, value: ' {vars.E}'}\n      - {type: no_leak, canaries: [SECRET-123456, '{vars.E}']}\n      - {type: contains, value: ok}\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          setup:
+            - {id: s, run: 'true', outputs: {v: '{stdout}'}}
+          grade:
+            - {type: contains, value: '{steps.s.outputs.v}'}
+            - {type: equals, value: '{vars.E}'}
+            - {type: ends_with, value: ' {vars.E}'}
+            - {type: no_leak, canaries: [SECRET-123456, '{vars.E}']}
+            - {type: contains, value: ok}
+        ";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho ok\n")
         .write("evalgate.yaml", &suite("vars: {E: ''}", tasks))
@@ -336,10 +430,13 @@ fn negate_inverts_the_verdict_but_never_an_error() {
     let got = graders(&task);
     assert_eq!(got[0], ("failed".to_owned(), r#"negated: output contains "refund""#.to_owned(), 0.0));
     assert_eq!((got[1].0.as_str(), got[1].2), ("passed", 0.25), "{got:?}");
-    let (code, task) = grade("x", None, "      - {type: cost, max_usd: 1, negate: true}\n", &[]);
+    let (code, task) = grade("x", None, "- {type: cost, max_usd: 1, negate: true}", &[]);
     assert_eq!((code, one(&task).0.as_str()), (1, "error"), "{task}");
     // A fail because there was nothing to look at is not inverted into a pass either.
-    let g = "      - {type: json, path: status, equals: error, negate: true}\n      - {type: json_schema, schema: {type: object, required: [status]}, negate: true}\n";
+    let g = "
+        - {type: json, path: status, equals: error, negate: true}
+        - {type: json_schema, schema: {type: object, required: [status]}, negate: true}
+        ";
     let (code, task) = grade("Sorry, I cannot answer in JSON.", None, g, &[]);
     assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
     for (status, reason, _) in graders(&task) {
@@ -349,10 +446,10 @@ fn negate_inverts_the_verdict_but_never_an_error() {
     }
     // "The output is JSON" (an empty schema, AgentV's `is-json`) looks at the output itself:
     // negated, it is "the output is not JSON".
-    let (code, task) = grade("Sorry.", None, "      - {type: json_schema, schema: {}, negate: true}\n", &[]);
+    let (code, task) = grade("Sorry.", None, "- {type: json_schema, schema: {}, negate: true}", &[]);
     assert_eq!((code, one(&task).0.as_str()), (0, "passed"), "{task}");
     // Un-negated, the same is a graded fail; on JSON output, negate inverts as usual.
-    let (_, task) = grade("Sorry.", None, "      - {type: json, path: status, equals: error}\n", &[]);
+    let (_, task) = grade("Sorry.", None, "- {type: json, path: status, equals: error}", &[]);
     assert_eq!((task["status"].as_str(), one(&task).0.as_str()), (Some("failed"), "failed"));
     let (code, task) = grade(r#"{"state": "ok"}"#, None, g, &[]);
     assert_eq!(code, 0, "{task}");
@@ -371,7 +468,7 @@ fn negate_never_inverts_a_grader_that_could_not_judge() {
         ("{type: steps, steps: [{run: 'kill -KILL $$'}]", "verify step 1 failed: killed by signal 9"),
     ];
     for negate in [", negate: true}", "}"] {
-        let g: String = checks.iter().map(|(grader, _)| format!("      - {grader}{negate}\n")).collect();
+        let g: String = checks.iter().map(|(grader, _)| format!("- {grader}{negate}\n")).collect();
         let (code, task) = grade("hi", None, &g, &files);
         assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
         for ((status, reason, _), (grader, why)) in graders(&task).into_iter().zip(checks) {
@@ -387,16 +484,19 @@ fn required_graders_and_thresholds() {
     let g = "      - {type: contains, value: a}\n      - {type: contains, value: b}\n      - {type: contains, value: z, required: true}\n";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho a b\n")
-        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    threshold: 0.6\n    grade:\n{g}")))
+        .write("evalgate.yaml", &suite("", &task_t("threshold: 0.6", g)))
         .args(&["run"])
         .run();
     let task = run.task("t");
     assert_eq!(task["status"], "failed");
     assert_eq!(task["reason"], "required grader `contains` failed: output does not contain \"z\"");
-    let g = "      - {type: contains, value: a, weight: 3}\n      - {type: contains, value: z}\n";
+    let g = "
+        - {type: contains, value: a, weight: 3}
+        - {type: contains, value: z}
+        ";
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\necho a b\n")
-        .write("evalgate.yaml", &suite("", &format!("  - id: t\n    prompt: x\n    threshold: 0.75\n    grade:\n{g}")))
+        .write("evalgate.yaml", &suite("", &task_t("threshold: 0.75", g)))
         .args(&["run"])
         .run();
     let task = run.task("t");
@@ -405,7 +505,7 @@ fn required_graders_and_thresholds() {
 
 #[test]
 fn an_invalid_trace_is_an_error() {
-    let (_, task) = grade("ok", Some("{not json"), "      - {type: tool_calls, max: 0}\n", &[]);
+    let (_, task) = grade("ok", Some("{not json"), "- {type: tool_calls, max: 0}", &[]);
     assert_eq!(task["status"], "error");
     assert!(task["reason"].as_str().unwrap().starts_with("agent `bot` wrote an invalid trace to $EVALGATE_TRACE:"));
 }

@@ -159,7 +159,12 @@ fn hostile_output_tags_and_tool_results_do_not_run_in_the_browser() {
         "#!/bin/sh\ncat <<'OUT'\n{HOSTILE}\nOUT\ncat > \"$EVALGATE_TRACE\" <<'EOF'\n{}\nEOF\n",
         serde_json::json!({"tool_calls": [{"name": "</script><img src=x onerror=alert(1)>", "arguments": {"q": HOSTILE}, "result": HOSTILE}]})
     );
-    let tasks = "  - id: hostile\n    description: \"<img src=x onerror=alert(1)>\"\n    prompt: \"<script>window.__pwned='prompt'</script>\"\n    grade: [{type: contains, value: never-there}]\n";
+    let tasks = r#"
+        - id: hostile
+          description: "<img src=x onerror=alert(1)>"
+          prompt: "<script>window.__pwned='prompt'</script>"
+          grade: [{type: contains, value: never-there}]
+        "#;
     let run = Test::new().write("agent.sh", &agent).write("evalgate.yaml", &suite("", tasks)).args(&["run"]).run();
     run.expect_code(1);
     let report = run.dir.join("evalgate-out/report.html");
@@ -224,7 +229,17 @@ fn the_step_summary_and_the_comment_link_to_the_report_when_its_url_is_given() {
     let url = "https://github.com/acme/bot/actions/runs/42/artifacts/7";
     let link = format!("📊 [Open the HTML report]({url}): traces, diffs and charts of this run");
     let api = crate::github::github(5, Vec::new());
-    let files = [("evalgate.yaml", suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: y}]\n"))];
+    let files = [(
+        "evalgate.yaml",
+        suite(
+            "",
+            "
+        - id: a
+          prompt: x
+          grade: [{type: contains, value: y}]
+        ",
+        ),
+    )];
     let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let run = crate::github::action_run_with(&api, &files, &[], &[("EVALGATE_REPORT_URL", url)]);
     run.run.expect_code(1);

@@ -1,11 +1,19 @@
 //! Bad suites and bad environments: exit 2 and 3, every problem listed with where it is.
 
-use crate::common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite, unindent};
 
 #[test]
 fn invalid_yaml_is_reported_with_line_and_column() {
     let run = Test::new()
-        .write("evalgate.yaml", "evalgate: 1\nsuite: t\ntasks:\n  - id: [a\n    prompt: x\n")
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            tasks:
+              - id: [a
+                prompt: x
+            ",
+        )
         .args(&["run"])
         .run();
     run.expect_code(2);
@@ -19,57 +27,150 @@ fn invalid_yaml_is_reported_with_line_and_column() {
 
 #[test]
 fn unknown_keys_get_a_suggestion_and_all_are_listed_together() {
-    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [echo], timout: 3s}\ntasks:\n  - id: a\n    promt: x\n    grade: [{type: contains, valeu: x}]\n  - id: b\n    prompt: x\n    grade: [{type: contians, value: x}]\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
-    run.expect_code(2);
-    let expected = [
-        "error: evalgate.yaml:4:26: agents.bot.timout: unknown key `timout`",
-        "help: did you mean `timeout`?",
-        "error: evalgate.yaml:7:5: tasks[0].promt: unknown key `promt`",
-        "help: did you mean `prompt`?",
-        "error: evalgate.yaml:8:30: tasks[0].grade[0].valeu: unknown key `valeu`",
-        "help: did you mean `value`?",
-        "error: evalgate.yaml:11:20: tasks[1].grade[0].type: unknown type `contians`",
-        "help: did you mean `contains`?",
-        "4 errors in the suite; nothing ran",
-    ];
-    for line in expected {
-        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
-    }
+    let run = Test::new()
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              bot: {command: [echo], timout: 3s}
+            tasks:
+              - id: a
+                promt: x
+                grade: [{type: contains, valeu: x}]
+              - id: b
+                prompt: x
+                grade: [{type: contians, value: x}]
+            ",
+        )
+        .args(&["check"])
+        .run();
+    run.expect_code(2).expect_stderr(
+        r"
+        error: evalgate.yaml:4:26: agents.bot.timout: unknown key `timout`
+          |
+        4 |   bot: {command: [echo], timout: 3s}
+          |                          ^
+          help: did you mean `timeout`?
+
+        error: evalgate.yaml:7:5: tasks[0].promt: unknown key `promt`
+          |
+        7 |     promt: x
+          |     ^
+          help: did you mean `prompt`?
+
+        error: evalgate.yaml:8:30: tasks[0].grade[0].valeu: unknown key `valeu`
+          |
+        8 |     grade: [{type: contains, valeu: x}]
+          |                              ^
+          help: did you mean `value`?
+
+        error: evalgate.yaml:11:20: tasks[1].grade[0].type: unknown type `contians`
+           |
+        11 |     grade: [{type: contians, value: x}]
+           |                    ^
+          help: did you mean `contains`?
+
+        4 errors in the suite; nothing ran
+        ",
+    );
 }
 
 #[test]
 fn semantic_errors_are_all_listed() {
-    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [./agent.sh, \"{prompt}\"]}\ntasks:\n  - id: a\n    agent: bott\n    prompt: \"hi {vars.nmae}\"\n    grade: [{type: contains, value: x}]\n  - id: a\n    prompt: x\n    grade:\n      - {type: regex, pattern: \"(\"}\n      - {type: json}\n  - id: Bad_ID\n    prompt: x\n    grade: []\n";
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &format!("vars: {{name: x}}\n{yaml}"))
+        .suite(
+            r#"
+            vars: {name: x}
+            evalgate: 1
+            suite: t
+            agents:
+              bot: {command: [./agent.sh, "{prompt}"]}
+            tasks:
+              - id: a
+                agent: bott
+                prompt: "hi {vars.nmae}"
+                grade: [{type: contains, value: x}]
+              - id: a
+                prompt: x
+                grade:
+                  - {type: regex, pattern: "("}
+                  - {type: json}
+              - id: Bad_ID
+                prompt: x
+                grade: []
+            "#,
+        )
         .args(&["run"])
         .run();
-    run.expect_code(2);
-    let expected = [
-        "tasks[0].agent: unknown agent `bott`",
-        "help: did you mean `bot`?",
-        "tasks[0].prompt: unknown variable `{vars.nmae}`",
-        "help: did you mean `{vars.name}`?",
-        "tasks[1].id: duplicate task id `a`",
-        "tasks[1].grade[0].pattern: invalid regular expression",
-        "tasks[1].grade[1]: a `json` grader needs `equals`, `subset`, or `path` with a check",
-        "tasks[2].id: invalid task id `Bad_ID`",
-        "tasks[2]: the task has no graders",
-        "7 errors in the suite; nothing ran",
-    ];
-    for line in expected {
-        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
-    }
     // The template error points at the variable itself.
-    assert!(run.stderr.contains("evalgate.yaml:9:17: tasks[0].prompt"), "{}", run.stderr);
+    run.expect_code(2).expect_stderr(
+        r#"
+        error: evalgate.yaml:8:12: tasks[0].agent: unknown agent `bott`
+          |
+        8 |     agent: bott
+          |            ^
+          help: did you mean `bot`?
+
+        error: evalgate.yaml:9:17: tasks[0].prompt: unknown variable `{vars.nmae}`
+          |
+        9 |     prompt: "hi {vars.nmae}"
+          |                 ^
+          help: did you mean `{vars.name}`?
+
+        error: evalgate.yaml:11:9: tasks[1].id: duplicate task id `a`
+           |
+        11 |   - id: a
+           |         ^
+
+        error: evalgate.yaml:14:32: tasks[1].grade[0].pattern: invalid regular expression: regex parse error:
+            (
+            ^
+        error: unclosed group
+           |
+        14 |       - {type: regex, pattern: "("}
+           |                                ^
+
+        error: evalgate.yaml:15:9: tasks[1].grade[1]: a `json` grader needs `equals`, `subset`, or `path` with a check
+           |
+        15 |       - {type: json}
+           |         ^
+
+        error: evalgate.yaml:16:9: tasks[2].id: invalid task id `Bad_ID`: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit
+           |
+        16 |   - id: Bad_ID
+           |         ^
+
+        error: evalgate.yaml:16:5: tasks[2]: the task has no graders: add at least one under `grade`
+           |
+        16 |   - id: Bad_ID
+           |     ^
+
+        7 errors in the suite; nothing ran
+        "#,
+    );
 }
 
 #[test]
 fn values_of_the_wrong_kind_are_rejected_as_they_are_read_with_the_allowed_values_or_the_bound() {
-    let yaml = "evalgate: 1\nsuite: t\nmodes: [adversarail]\nagents:\n  bot: {command: [echo], max_concurrency: 0}\ntasks:\n  - {id: a, level: scenery, prompt: x, grade: [{type: contains, value: x}]}\n  - {id: b, severity: hihg, prompt: x, grade: [{type: contains, value: x, weight: -1}]}\n  - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}\n  - {id: d, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    let run = Test::new()
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            modes: [adversarail]
+            agents:
+              bot: {command: [echo], max_concurrency: 0}
+            tasks:
+              - {id: a, level: scenery, prompt: x, grade: [{type: contains, value: x}]}
+              - {id: b, severity: hihg, prompt: x, grade: [{type: contains, value: x, weight: -1}]}
+              - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
+              - {id: d, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}
+            ",
+        )
+        .args(&["check"])
+        .run();
     run.expect_code(2);
     let expected = "\
 error: evalgate.yaml:3:9: modes[0]: unknown mode `adversarail`
@@ -126,22 +227,49 @@ error: evalgate.yaml:10:24: tasks[3].threshold: must be between 0 and 1, got 1.5
 #[test]
 fn values_of_the_wrong_kind_and_semantic_errors_are_listed_together() {
     // Only the wrong value is dropped: `defaults.agent` beside it still gives task `a` its agent.
-    let yaml = "evalgate: 1\nsuite: t\nagents:\n  bot: {command: [echo]}\n  other: {command: [echo]}\nthresholds: {pass_score: 1.5}\ndefaults: {agent: bot, timeout: soon}\ntasks:\n  - {id: a, prompt: x, grade: [{type: contains, value: x}]}\n  - {id: a, agent: bott, prompt: x, grade: [{type: contains, value: x}]}\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
-    run.expect_code(2);
-    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error: ")).collect();
-    assert_eq!(
-        errors,
-        [
-            "error: evalgate.yaml:6:26: thresholds.pass_score: must be between 0 and 1, got 1.5",
-            "error: evalgate.yaml:7:33: defaults.timeout: invalid duration `soon`: expected e.g. 30s, 500ms, 2m or none",
-            "error: evalgate.yaml:10:10: tasks[1].id: duplicate task id `a`",
-            "error: evalgate.yaml:10:20: tasks[1].agent: unknown agent `bott`",
-        ],
-        "{}",
-        run.stderr
+    let run = Test::new()
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              bot: {command: [echo]}
+              other: {command: [echo]}
+            thresholds: {pass_score: 1.5}
+            defaults: {agent: bot, timeout: soon}
+            tasks:
+              - {id: a, prompt: x, grade: [{type: contains, value: x}]}
+              - {id: a, agent: bott, prompt: x, grade: [{type: contains, value: x}]}
+            ",
+        )
+        .args(&["check"])
+        .run();
+    run.expect_code(2).expect_stderr(
+        r"
+        error: evalgate.yaml:6:26: thresholds.pass_score: must be between 0 and 1, got 1.5
+          |
+        6 | thresholds: {pass_score: 1.5}
+          |                          ^
+
+        error: evalgate.yaml:7:33: defaults.timeout: invalid duration `soon`: expected e.g. 30s, 500ms, 2m or none
+          |
+        7 | defaults: {agent: bot, timeout: soon}
+          |                                 ^
+
+        error: evalgate.yaml:10:10: tasks[1].id: duplicate task id `a`
+           |
+        10 |   - {id: a, agent: bott, prompt: x, grade: [{type: contains, value: x}]}
+           |          ^
+
+        error: evalgate.yaml:10:20: tasks[1].agent: unknown agent `bott`
+           |
+        10 |   - {id: a, agent: bott, prompt: x, grade: [{type: contains, value: x}]}
+           |                    ^
+          help: did you mean `bot`?
+
+        4 errors in the suite; nothing ran
+        ",
     );
-    assert!(run.stderr.ends_with("4 errors in the suite; nothing ran\n"), "{}", run.stderr);
 }
 
 #[test]
@@ -150,7 +278,15 @@ fn templates_reject_near_misses_and_out_of_scope_variables_and_leave_shell_brace
         .write("agent.sh", ECHO_AGENT)
         .write(
             "evalgate.yaml",
-            &suite("", "  - id: a\n    prompt: \"{agent.output}\"\n    setup: [{run: \"awk '{print $1}' f\"}, {run: \"echo {var.x} ${HOME}\"}]\n    grade: [{type: contains, value: \"{agent.output}\"}]\n"),
+            &suite(
+                "",
+                r#"
+                - id: a
+                  prompt: "{agent.output}"
+                  setup: [{run: "awk '{print $1}' f"}, {run: "echo {var.x} ${HOME}"}]
+                  grade: [{type: contains, value: "{agent.output}"}]
+                "#,
+            ),
         )
         .args(&["check"])
         .run();
@@ -179,7 +315,7 @@ fn bad_command_lines_exit_2() {
     Test::new().args(&["run", "-j", "0"]).run().expect_code(2);
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"))
+        .write("evalgate.yaml", &suite("", ONE_TASK))
         .args(&["run", "--agent", "bto"])
         .run();
     run.expect_code(2);
@@ -190,9 +326,19 @@ fn bad_command_lines_exit_2() {
 #[test]
 fn a_command_agent_with_a_model_key_is_refused() {
     for key in ["temperature: 0.2", "max_tokens: 9", "system: be brief", "headers: {X-A: b}", "cache: true"] {
-        let yaml = format!(
-            "evalgate: 1\nsuite: t\nagents:\n  bot: {{command: [./agent.sh], {key}}}\ntasks:\n  - id: a\n    prompt: x\n    grade: [{{type: contains, value: x}}]\n"
-        );
+        let yaml = unindent(
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              bot: {command: [./agent.sh], <key>}
+            tasks:
+              - id: a
+                prompt: x
+                grade: [{type: contains, value: x}]
+            ",
+        )
+        .replace("<key>", key);
         let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["check"]).run();
         run.expect_code(2);
         let name = key.split(':').next().unwrap();
@@ -201,16 +347,22 @@ fn a_command_agent_with_a_model_key_is_refused() {
     }
 }
 
+/// One task, passed by an agent that echoes its prompt.
+const ONE_TASK: &str = "
+    - id: a
+      prompt: x
+      grade: [{type: contains, value: x}]
+    ";
+
 /// An agent that leaves a mark: whether anything ran.
 const MARKING_AGENT: &str = "#!/bin/sh\ntouch ran\nprintf '%s\\n' \"$1\"\n";
 
 #[test]
 fn two_suites_with_one_id_are_invalid_before_anything_runs() {
-    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
     let run = Test::new()
         .write("agent.sh", MARKING_AGENT)
-        .write("a.yaml", &suite("", tasks))
-        .write("b.yaml", &suite("", tasks))
+        .write("a.yaml", &suite("", ONE_TASK))
+        .write("b.yaml", &suite("", ONE_TASK))
         .args(&["run", "a.yaml", "b.yaml"])
         .run();
     run.expect_code(2);
@@ -221,8 +373,8 @@ fn two_suites_with_one_id_are_invalid_before_anything_runs() {
     assert_eq!(run.results()["verdict"]["outcome"]["status"], "invalid");
     // `check` refuses them as well.
     let check = Test::new()
-        .write("a.yaml", &suite("", tasks))
-        .write("b.yaml", &suite("", tasks))
+        .write("a.yaml", &suite("", ONE_TASK))
+        .write("b.yaml", &suite("", ONE_TASK))
         .args(&["check", "a.yaml", "b.yaml"])
         .run();
     check.expect_code(2);
@@ -231,7 +383,6 @@ fn two_suites_with_one_id_are_invalid_before_anything_runs() {
 
 #[test]
 fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
-    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
     for args in [
         vec!["run", "--markdown", "evalgate-out/results.json"],
         vec!["run", "--junit", "r.xml", "--html", "./r.xml"],
@@ -239,7 +390,7 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
         vec!["run", "--json", "x/../r.json", "--junit", "r.json"],
     ] {
         let run =
-            Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&args).run();
+            Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", ONE_TASK)).args(&args).run();
         run.expect_code(2);
         assert!(run.stderr.contains("would both be written to"), "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("give each report its own path"), "{}", run.stderr);
@@ -247,7 +398,7 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
     }
     let run = Test::new()
         .write("agent.sh", MARKING_AGENT)
-        .write("evalgate.yaml", &suite("", tasks))
+        .write("evalgate.yaml", &suite("", ONE_TASK))
         .args(&["run", "--markdown", "evalgate-out/results.json"])
         .run();
     assert!(
@@ -261,7 +412,6 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
 
 #[test]
 fn a_command_line_value_clap_refuses_is_reported_as_an_invalid_run() {
-    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
     let cases: [(&[&str], &str); 5] = [
         (&["--shard", "3/2"], "invalid value '3/2' for '--shard <K/N>'"),
         (&["--repeat=0"], "invalid value '0' for '--repeat <N|auto>'"),
@@ -270,7 +420,7 @@ fn a_command_line_value_clap_refuses_is_reported_as_an_invalid_run() {
         (&["--bogus", "--repeat", "0"], "unexpected argument '--bogus' found"),
     ];
     for (bad, reason) in cases {
-        let test = Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", tasks));
+        let test = Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", ONE_TASK));
         let dir = test.path().to_owned();
         // The previous run's reports are green.
         let green = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
@@ -306,31 +456,34 @@ fn a_command_line_value_clap_refuses_is_reported_as_an_invalid_run() {
 
 #[test]
 fn every_preflight_miss_is_listed_and_nothing_runs() {
-    let extra = "env:\n  required_commands: [definitely-not-a-command-xyz, sh]\n  required_python_modules: [json, no_such_module_xyz]\n  required_env: [EVALGATE_TEST_UNSET_VAR]\n  required_files: [fixtures/missing.json]\n";
+    let extra = "
+        env:
+          required_commands: [definitely-not-a-command-xyz, sh]
+          required_python_modules: [json, no_such_module_xyz]
+          required_env: [EVALGATE_TEST_UNSET_VAR]
+          required_files: [fixtures/missing.json]
+        ";
+    let tasks = r#"
+        - id: a
+          prompt: "{env.EVALGATE_TEST_OTHER_UNSET}"
+          grade: [{type: contains, value: x}]
+        "#;
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\ntouch ran\n")
-        .write(
-            "evalgate.yaml",
-            &suite(
-                extra,
-                "  - id: a\n    prompt: \"{env.EVALGATE_TEST_OTHER_UNSET}\"\n    grade: [{type: contains, value: x}]\n",
-            ),
-        )
+        .write("evalgate.yaml", &suite(extra, tasks))
         .args(&["run"])
         .run();
-    run.expect_code(3);
-    let expected = [
-        "preflight failed for evalgate.yaml: 5 missing",
-        "- command `definitely-not-a-command-xyz`: not found on PATH",
-        "- python module `no_such_module_xyz`: cannot be imported by python3",
-        "- environment variable `EVALGATE_TEST_OTHER_UNSET`: is not set",
-        "- environment variable `EVALGATE_TEST_UNSET_VAR`: is not set",
-        "- file `fixtures/missing.json`:",
-        "nothing ran",
-    ];
-    for line in expected {
-        assert!(run.stderr.contains(line), "missing {line:?} in:\n{}", run.stderr);
-    }
+    run.expect_code(3).expect_stderr(
+        r"
+        preflight failed for evalgate.yaml: 5 missing
+          - command `definitely-not-a-command-xyz`: not found on PATH
+          - python module `no_such_module_xyz`: cannot be imported by python3
+          - environment variable `EVALGATE_TEST_OTHER_UNSET`: is not set (used by task `a`)
+          - environment variable `EVALGATE_TEST_UNSET_VAR`: is not set (used by `env.required_env`)
+          - file `fixtures/missing.json`: [DIR]/fixtures/missing.json does not exist
+        nothing ran
+        ",
+    );
     assert!(!run.dir.join("ran").exists());
 }
 
@@ -340,33 +493,41 @@ fn every_preflight_miss_is_listed_and_nothing_runs() {
 /// line starting with a builtin is not guessed at.
 #[test]
 fn every_missing_program_is_listed_with_the_variables_before_anything_runs() {
-    let tasks = "  - id: a\n    prompt: \"{env.EVALGATE_TEST_UNSET_VAR}\"\n    grade:\n      - {type: command, run: ./graders/polite.sh --strict}\n      - {type: command, run: [no-such-grader-xyz, x]}\n      - {type: command, run: 'cd graders && ./other.sh'}\n      - {type: command, run: [./ok.sh]}\n  - id: b\n    prompt: x\n    grade: [{type: command, run: ./graders/polite.sh --strict}]\n";
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  s: {{command: [./servers/missing.py]}}\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"]}}\ntasks:\n{tasks}"
-    );
     let run = Test::new()
         .write("agent.sh", "#!/bin/sh\ntouch ran\n")
         .write("ok.sh", "#!/bin/sh\n")
-        .write("evalgate.yaml", &yaml)
+        .suite(
+            r#"
+            evalgate: 1
+            suite: t
+            mcp_servers:
+              s: {command: [./servers/missing.py]}
+            agents:
+              bot: {command: [./agent.sh, "{prompt}"]}
+            tasks:
+              - id: a
+                prompt: "{env.EVALGATE_TEST_UNSET_VAR}"
+                grade:
+                  - {type: command, run: ./graders/polite.sh --strict}
+                  - {type: command, run: [no-such-grader-xyz, x]}
+                  - {type: command, run: 'cd graders && ./other.sh'}
+                  - {type: command, run: [./ok.sh]}
+              - id: b
+                prompt: x
+                grade: [{type: command, run: ./graders/polite.sh --strict}]
+            "#,
+        )
         .args(&["run"])
         .run();
-    run.expect_code(3);
-    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("  - ")).collect();
-    let dir = run.dir.display();
-    assert_eq!(
-        misses,
-        [
-            "  - environment variable `EVALGATE_TEST_UNSET_VAR`: is not set (used by task `a`)".to_owned(),
-            format!(
-                "  - MCP server command `./servers/missing.py`: {dir}/./servers/missing.py does not exist (MCP server `s`)"
-            ),
-            format!(
-                "  - command grader `./graders/polite.sh`: {dir}/./graders/polite.sh does not exist (task `a`, task `b`)"
-            ),
-            "  - command grader `no-such-grader-xyz`: not found on PATH (task `a`)".to_owned(),
-        ],
-        "{}",
-        run.stderr
+    run.expect_code(3).expect_stderr(
+        r"
+        preflight failed for evalgate.yaml: 4 missing
+          - environment variable `EVALGATE_TEST_UNSET_VAR`: is not set (used by task `a`)
+          - MCP server command `./servers/missing.py`: [DIR]/./servers/missing.py does not exist (MCP server `s`)
+          - command grader `./graders/polite.sh`: [DIR]/./graders/polite.sh does not exist (task `a`, task `b`)
+          - command grader `no-such-grader-xyz`: not found on PATH (task `a`)
+        nothing ran
+        ",
     );
     assert!(!run.dir.join("ran").exists(), "the agent ran");
 }
@@ -375,20 +536,41 @@ fn every_missing_program_is_listed_with_the_variables_before_anything_runs() {
 fn a_missing_or_non_executable_agent_fails_preflight() {
     let run = Test::new()
         .write("agent.txt", "not executable")
-        .write(
-            "evalgate.yaml",
-            "evalgate: 1\nsuite: t\nagents:\n  a: {command: [./agent.txt]}\n  b: {command: [./nope.sh]}\ndefaults: {agent: a}\ntasks:\n  - id: x\n    prompt: x\n    grade: [{type: contains, value: x}]\n",
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              a: {command: [./agent.txt]}
+              b: {command: [./nope.sh]}
+            defaults: {agent: a}
+            tasks:
+              - id: x
+                prompt: x
+                grade: [{type: contains, value: x}]
+            ",
         )
         .args(&["check"])
         .run();
-    run.expect_code(3);
-    assert!(run.stderr.contains("agent.txt is not executable (chmod +x) (agent `a`)"), "{}", run.stderr);
-    assert!(run.stderr.contains("nope.sh does not exist (agent `b`)"), "{}", run.stderr);
+    run.expect_code(3).expect_stderr(
+        r"
+        preflight failed for evalgate.yaml: 2 missing
+          - agent command `./agent.txt`: [DIR]/./agent.txt is not executable (chmod +x) (agent `a`)
+          - agent command `./nope.sh`: [DIR]/./nope.sh does not exist (agent `b`)
+        nothing ran
+        ",
+    );
 }
 
 #[test]
 fn a_pathological_regex_is_refused_at_load_naming_the_limit() {
-    let tasks = "  - id: a\n    prompt: x\n    grade:\n      - {type: regex, pattern: \"(a{1000}){1000}\"}\n      - {type: json, path: a, matches: \"(\\\\w{100}){100}\"}\n";
+    let tasks = r#"
+        - id: a
+          prompt: x
+          grade:
+            - {type: regex, pattern: "(a{1000}){1000}"}
+            - {type: json, path: a, matches: "(\\w{100}){100}"}
+        "#;
     let started = std::time::Instant::now();
     let run =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&["check"]).run();
@@ -409,7 +591,20 @@ type Tamper = (fn(&mut serde_json::Value), &'static str);
 fn every_reader_of_a_results_file_refuses_one_that_breaks_the_schema_or_its_own_tasks() {
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n  - id: b\n    prompt: y\n    grade: [{type: contains, value: y}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                "
+                - id: a
+                  prompt: x
+                  grade: [{type: contains, value: x}]
+                - id: b
+                  prompt: y
+                  grade: [{type: contains, value: y}]
+                ",
+            ),
+        )
         .args(&["run"])
         .run();
     run.expect_code(0);

@@ -163,7 +163,11 @@ fn every_consumer_reads_the_junit_file() {
 
 #[test]
 fn without_a_workspace_file_paths_are_relative_to_the_git_top_level() {
-    let tasks = "  - id: passes\n    prompt: pass\n    grade: [{type: contains, value: ok}]\n";
+    let tasks = "
+        - id: passes
+          prompt: pass
+          grade: [{type: contains, value: ok}]
+        ";
     let test = Test::new().write("sub/agent.sh", AGENT).write("sub/evalgate.yaml", &suite("", tasks));
     output(Command::new("git").args(["init", "-q"]).arg(test.path()));
     // Run from `sub/`: the paths are the repository's, not the working directory's.

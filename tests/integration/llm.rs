@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::common::Test;
 use crate::common::server::{Reply, Request, Server};
+use crate::common::{Test, unindent};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-secret-value-9b1c";
@@ -166,7 +166,16 @@ fn malformed_bodies_errors_and_timeouts_are_task_errors() {
         }
     });
     let tasks = ["malformed", "missing", "forbidden", "slow"]
-        .map(|p| format!("  - id: {p}\n    prompt: {p}\n    grade: [{{type: contains, value: x}}]\n"))
+        .map(|p| {
+            unindent(
+                "
+            - id: <p>
+              prompt: <p>
+              grade: [{type: contains, value: x}]
+            ",
+            )
+            .replace("<p>", p)
+        })
         .concat();
     let yaml = suite(&server, "", &tasks).replace("retries: 2", "retries: 0");
     let run = run(&yaml);
@@ -427,8 +436,18 @@ fn judge_responses_are_cached_across_runs() {
 fn the_cost_budget_stops_dispatch() {
     let server =
         Server::start(|_| (200, openai_answer("ok", json!({"prompt_tokens": 1_000_000, "completion_tokens": 0}))));
-    let tasks: String =
-        (0..4).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: equals, value: ok}}]\n")).collect();
+    let tasks: String = (0..4)
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: equals, value: ok}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     // Each answer costs $0.15 (1M input tokens of gpt-4o-mini); the budget is $0.20.
     let run = run(&suite(&server, "thresholds: {max_cost_usd: 0.2}", &tasks));
     run.expect_code(1);
@@ -494,7 +513,16 @@ fn agents_with_cache_true_reuse_answers_and_mark_them() {
 /// A suite of `n` model tasks whose answers are cached (`cache: true`).
 fn cached_suite(server: &Server, n: usize) -> String {
     let tasks: String = (1..=n)
-        .map(|i| format!("  - id: t{i}\n    prompt: question {i}\n    grade: [{{type: contains, value: ok}}]\n"))
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: question <i>
+              grade: [{type: contains, value: ok}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect();
     // A generous timeout: the concurrent test's runs share two busy cores.
     suite(server, "", &tasks).replace("timeout: 2s}", "timeout: 60s, cache: true}")
@@ -661,7 +689,16 @@ fn a_429_storm_finishes_every_task_at_default_settings_within_the_endpoint_limit
         reply
     });
     let tasks: String = (0..60)
-        .map(|i| format!("  - id: t{i}\n    prompt: p{i}\n    grade: [{{type: equals, value: ok p{i}}}]\n"))
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: p<i>
+              grade: [{type: equals, value: ok p<i>}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
         .collect();
     let yaml = suite(&server, "", &tasks).replace("retries: 2, timeout: 2s", "retries: 0, timeout: 20s");
     let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run"]).run();

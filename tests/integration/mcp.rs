@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use crate::common::Test;
+use crate::common::{Test, unindent};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,8 +28,23 @@ fn fixture(test: Test) -> Test {
     test.write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"))
 }
 
-fn fixture_server(extra: &str) -> String {
-    format!("  fx: {{command: [{}, fixture_server.py]{extra}}}\n", python())
+/// A suite written as an indented block, naming the fixture programs `<python>` (the venv's),
+/// `<everything>` and `<filesystem>` (the npm servers) and the directory `<fixtures>`.
+pub(crate) fn mcp_suite(text: &str) -> String {
+    type Path = fn() -> String;
+    let fixtures: [(&str, Path); 4] = [
+        ("<python>", python),
+        ("<everything>", || bin("mcp-server-everything")),
+        ("<filesystem>", || bin("mcp-server-filesystem")),
+        ("<fixtures>", || root().join("tests/fixtures/mcp").display().to_string()),
+    ];
+    let mut text = unindent(text);
+    for (placeholder, path) in fixtures {
+        if text.contains(placeholder) {
+            text = text.replace(placeholder, &path());
+        }
+    }
+    text
 }
 
 /// Processes whose command line mentions `needle` (zombies excluded).
@@ -47,19 +62,33 @@ pub(crate) fn processes_with(needle: &str) -> Vec<i32> {
 
 #[test]
 fn execution_level_calls_on_stdio_servers() {
-    let files = root().join("tests/fixtures/mcp");
-    let servers = format!(
-        "mcp_servers:\n  everything: {{command: [{}, stdio]}}\n  files: {{command: [{}, {}]}}\n{}",
-        bin("mcp-server-everything"),
-        bin("mcp-server-filesystem"),
-        files.display(),
-        fixture_server("")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+          files: {command: [<filesystem>, <fixtures>]}
+          fx: {command: [<python>, fixture_server.py]}
+        tasks:
+          - id: echo
+            level: execution
+            call: {server: everything, tool: echo, arguments: {message: hi}}
+            grade: [{type: equals, value: 'Echo: hi'}]
+          - id: sum
+            level: execution
+            call: {server: everything, tool: get-sum, arguments: {a: 2, b: 40}}
+            grade: [{type: contains, value: '42'}, {type: tool_called, tool: everything.get-sum}]
+          - id: read
+            level: execution
+            call: {server: files, tool: read_text_file, arguments: {path: '<fixtures>/package.json'}}
+            grade: [{type: json, path: structuredContent.content, matches: 'server-everything'}]
+          - id: add
+            level: execution
+            call: {server: fx, tool: add, arguments: {a: 2, b: 3}}
+            grade: [{type: json, path: structuredContent.result, equals: 5}, {type: json, path: isError, equals: false}]
+        ",
     );
-    let tasks = format!(
-        "tasks:\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n  - id: sum\n    level: execution\n    call: {{server: everything, tool: get-sum, arguments: {{a: 2, b: 40}}}}\n    grade: [{{type: contains, value: '42'}}, {{type: tool_called, tool: everything.get-sum}}]\n  - id: read\n    level: execution\n    call: {{server: files, tool: read_text_file, arguments: {{path: '{}'}}}}\n    grade: [{{type: json, path: structuredContent.content, matches: 'server-everything'}}]\n  - id: add\n    level: execution\n    call: {{server: fx, tool: add, arguments: {{a: 2, b: 3}}}}\n    grade: [{{type: json, path: structuredContent.result, equals: 5}}, {{type: json, path: isError, equals: false}}]\n",
-        files.join("package.json").display()
-    );
-    let yaml = format!("evalgate: 1\nsuite: t\n{servers}{tasks}");
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
     let servers = &run.results()["mcp_servers"];
@@ -88,9 +117,24 @@ pub(crate) fn everything_http() -> (Child, u16) {
 #[test]
 fn execution_level_calls_over_streamable_http() {
     let (mut server, port) = everything_http();
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  remote: {{url: 'http://127.0.0.1:{port}/mcp', headers: {{X-Test: '{{env.EVALGATE_TEST_HEADER}}'}}}}\ntasks:\n  - id: echo\n    level: execution\n    call: {{server: remote, tool: echo, arguments: {{message: over http}}}}\n    grade: [{{type: equals, value: 'Echo: over http'}}]\n  - id: sum\n    level: execution\n    call: {{server: remote, tool: get-sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: 'is 3'}}]\n"
-    );
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          remote: {url: 'http://127.0.0.1:<port>/mcp', headers: {X-Test: '{env.EVALGATE_TEST_HEADER}'}}
+        tasks:
+          - id: echo
+            level: execution
+            call: {server: remote, tool: echo, arguments: {message: over http}}
+            grade: [{type: equals, value: 'Echo: over http'}]
+          - id: sum
+            level: execution
+            call: {server: remote, tool: get-sum, arguments: {a: 1, b: 2}}
+            grade: [{type: contains, value: 'is 3'}]
+        ",
+    )
+    .replace("<port>", &port.to_string());
     let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_HEADER", "yes").args(&["run"]).run();
     let _ = server.kill();
     let _ = server.wait();
@@ -99,9 +143,31 @@ fn execution_level_calls_over_streamable_http() {
 
 #[test]
 fn tool_errors_fail_graders_and_timeouts_and_crashes_are_task_errors() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n{}tasks:\n  - id: refused\n    level: execution\n    call: {{server: fx, tool: refuse, arguments: {{reason: quota}}}}\n    grade: [{{type: json, path: result, equals: 1}}]\n  - id: slow\n    level: execution\n    timeout: 1s\n    call: {{server: fx, tool: slow, arguments: {{seconds: 5}}}}\n    grade: [{{type: contains, value: done}}]\n  - id: crash\n    level: execution\n    call: {{server: fx, tool: crash}}\n    grade: [{{type: contains, value: x}}]\n  - id: after-crash\n    level: execution\n    call: {{server: fx, tool: add, arguments: {{a: 1, b: 1}}}}\n    grade: [{{type: json, path: structuredContent.result, equals: 2}}]\n",
-        fixture_server("")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+        tasks:
+          - id: refused
+            level: execution
+            call: {server: fx, tool: refuse, arguments: {reason: quota}}
+            grade: [{type: json, path: result, equals: 1}]
+          - id: slow
+            level: execution
+            timeout: 1s
+            call: {server: fx, tool: slow, arguments: {seconds: 5}}
+            grade: [{type: contains, value: done}]
+          - id: crash
+            level: execution
+            call: {server: fx, tool: crash}
+            grade: [{type: contains, value: x}]
+          - id: after-crash
+            level: execution
+            call: {server: fx, tool: add, arguments: {a: 1, b: 1}}
+            grade: [{type: json, path: structuredContent.result, equals: 2}]
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run", "-j", "1"]).run();
     run.expect_code(1);
@@ -124,35 +190,49 @@ fn tool_errors_fail_graders_and_timeouts_and_crashes_are_task_errors() {
 
 #[test]
 fn an_unknown_tool_is_caught_in_preflight_with_a_suggestion() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\ntasks:\n  - id: t\n    level: execution\n    call: {{server: everything, tool: get_sum, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: contains, value: '3'}}]\n",
-        bin("mcp-server-everything")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        tasks:
+          - id: t
+            level: execution
+            call: {server: everything, tool: get_sum, arguments: {a: 1, b: 2}}
+            grade: [{type: contains, value: '3'}]
+        ",
     );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains(
-            "- MCP tool `everything.get_sum`: server `everything` has no such tool (task `t`); did you mean `get-sum`?"
-        ),
-        "{}",
-        run.stderr
+    run.expect_code(3).expect_stderr(
+        r"
+        preflight failed for evalgate.yaml: 1 missing
+          - MCP tool `everything.get_sum`: server `everything` has no such tool (task `t`); did you mean `get-sum`?
+        nothing ran
+        ",
     );
 }
 
 #[test]
 fn a_destructive_tool_is_refused_without_allow_side_effects() {
-    let task = "tasks:\n  - id: wipe\n    level: execution\n    call: {server: fx, tool: delete_all}\n    grade: [{type: contains, value: deleted}]\n";
-    let refused = fixture(Test::new())
-        .write("evalgate.yaml", &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server("")))
-        .args(&["run"])
-        .run();
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+        tasks:
+          - id: wipe
+            level: execution
+            call: {server: fx, tool: delete_all}
+            grade: [{type: contains, value: deleted}]
+        ",
+    );
+    let refused = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     refused.expect_code(3);
     assert!(refused.stderr.contains("is annotated destructiveHint: calling it is refused unless `mcp_servers.fx.allow_side_effects: true` (task `wipe`)"), "{}", refused.stderr);
     let allowed = fixture(Test::new())
-        .write(
-            "evalgate.yaml",
-            &format!("evalgate: 1\nsuite: t\nmcp_servers:\n{}{task}", fixture_server(", allow_side_effects: true")),
-        )
+        .write("evalgate.yaml", &yaml.replace("fixture_server.py]}", "fixture_server.py], allow_side_effects: true}"))
         .args(&["run"])
         .run();
     allowed.expect_code(0);
@@ -160,24 +240,72 @@ fn a_destructive_tool_is_refused_without_allow_side_effects() {
 
 #[test]
 fn mcp_suite_mistakes_are_load_errors() {
-    let yaml = "evalgate: 1\nsuite: t\nmcp_servers:\n  a: {command: [x], url: 'http://127.0.0.1:1/mcp'}\ntasks:\n  - id: t\n    level: execution\n    call: {server: ab, tool: x}\n    grade: [{type: contains, value: x}]\n  - id: u\n    level: execution\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
-    run.expect_code(2);
-    for expected in [
-        "mcp_servers.a: an MCP server has either `command` (stdio) or `url` (streamable HTTP)",
-        "tasks[0].call.server: unknown MCP server `ab`",
-        "tasks[1]: an execution-level task needs `call: {server, tool, arguments}`",
-    ] {
-        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
-    }
+    let yaml = unindent(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          a: {command: [x], url: 'http://127.0.0.1:1/mcp'}
+        tasks:
+          - id: t
+            level: execution
+            call: {server: ab, tool: x}
+            grade: [{type: contains, value: x}]
+          - id: u
+            level: execution
+            prompt: x
+            grade: [{type: contains, value: x}]
+        ",
+    );
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
+    run.expect_code(2).expect_stderr(
+        r"
+        error: evalgate.yaml:4:6: mcp_servers.a: an MCP server has either `command` (stdio) or `url` (streamable HTTP)
+          |
+        4 |   a: {command: [x], url: 'http://127.0.0.1:1/mcp'}
+          |      ^
+
+        error: evalgate.yaml:8:20: tasks[0].call.server: unknown MCP server `ab`
+          |
+        8 |     call: {server: ab, tool: x}
+          |                    ^
+          help: did you mean `a`?
+
+        error: evalgate.yaml:10:5: tasks[1]: an execution-level task needs `call: {server, tool, arguments}`
+           |
+        10 |   - id: u
+           |     ^
+
+        3 errors in the suite; nothing ran
+        ",
+    );
     // A level is read as one of the levels, before the suite is validated.
     let run = Test::new()
         .write("evalgate.yaml", &yaml.replace("level: execution\n    prompt", "level: executoin\n    prompt"))
         .args(&["check"])
         .run();
-    run.expect_code(2);
-    assert!(run.stderr.contains("tasks[1].level: unknown level `executoin`\n"), "{}", run.stderr);
-    assert!(run.stderr.contains("help: did you mean `execution`?"), "{}", run.stderr);
+    run.expect_code(2).expect_stderr(
+        r"
+        error: evalgate.yaml:11:12: tasks[1].level: unknown level `executoin`
+           |
+        11 |     level: executoin
+           |            ^
+          help: did you mean `execution`?
+
+        error: evalgate.yaml:4:6: mcp_servers.a: an MCP server has either `command` (stdio) or `url` (streamable HTTP)
+          |
+        4 |   a: {command: [x], url: 'http://127.0.0.1:1/mcp'}
+          |      ^
+
+        error: evalgate.yaml:8:20: tasks[0].call.server: unknown MCP server `ab`
+          |
+        8 |     call: {server: ab, tool: x}
+          |                    ^
+          help: did you mean `a`?
+
+        3 errors in the suite; nothing ran
+        ",
+    );
 }
 
 /// A command agent that speaks MCP (streamable HTTP, JSON-RPC) to the config it is given.
@@ -203,10 +331,21 @@ print(total)
 
 #[test]
 fn a_command_agent_s_tool_calls_are_recorded_through_the_proxy() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py, '{{mcp_config}}'], mcp: [everything]}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'is 42'}}\n      - {{type: tool_sequence, order: exact, tools: [{{tool: everything.get-sum, arguments: {{a: 20}}}}, echo]}}\n",
-        bin("mcp-server-everything"),
-        python()
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        agents:
+          cli: {command: [<python>, agent.py, '{mcp_config}'], mcp: [everything]}
+        tasks:
+          - id: t
+            prompt: add
+            grade:
+              - {type: contains, value: 'is 42'}
+              - {type: tool_sequence, order: exact, tools: [{tool: everything.get-sum, arguments: {a: 20}}, echo]}
+        ",
     );
     let run = Test::new().write("agent.py", MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
@@ -220,9 +359,21 @@ fn a_command_agent_s_tool_calls_are_recorded_through_the_proxy() {
 /// tool grader judges (an agent without the proxy or a trace gets an error, see `graders`).
 #[test]
 fn with_the_proxy_an_agent_that_calls_no_tool_is_judged() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [echo, done], mcp: [everything]}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: tool_not_called, tool: get-sum}}\n      - {{type: tool_calls, max: 0}}\n",
-        bin("mcp-server-everything"),
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        agents:
+          cli: {command: [echo, done], mcp: [everything]}
+        tasks:
+          - id: t
+            prompt: add
+            grade:
+              - {type: tool_not_called, tool: get-sum}
+              - {type: tool_calls, max: 0}
+        ",
     );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
@@ -233,9 +384,26 @@ fn with_the_proxy_an_agent_that_calls_no_tool_is_judged() {
 
 #[test]
 fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents: {{bot: {{command: [sh, -c, 'echo total $0', '{{prompt}}']}}}}\ntasks:\n  - id: t\n    setup:\n      - id: sum\n        mcp: {{server: fx, tool: add, arguments: {{a: 40, b: 2}}, expect: {{output: {{contains: '42'}}}}}}\n        outputs: {{value: '{{response.json.structuredContent.result}}'}}\n      - mcp: {{server: fx, tool: refuse, arguments: {{reason: expected}}, expect: {{is_error: true}}}}\n    prompt: '{{steps.sum.outputs.value}}'\n    grade:\n      - {{type: contains, value: total 42}}\n      - {{type: mcp, server: fx, tool: add, arguments: {{a: '{{steps.sum.outputs.value}}', b: 1}}, expect: {{output: {{json: {{path: result, equals: 43}}}}}}}}\n      - {{type: mcp, server: fx, tool: add, arguments: {{a: 1, b: 1}}, expect: {{output: {{contains: '3'}}}}}}\n",
-        fixture_server("")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+        agents: {bot: {command: [sh, -c, 'echo total $0', '{prompt}']}}
+        tasks:
+          - id: t
+            setup:
+              - id: sum
+                mcp: {server: fx, tool: add, arguments: {a: 40, b: 2}, expect: {output: {contains: '42'}}}
+                outputs: {value: '{response.json.structuredContent.result}'}
+              - mcp: {server: fx, tool: refuse, arguments: {reason: expected}, expect: {is_error: true}}
+            prompt: '{steps.sum.outputs.value}'
+            grade:
+              - {type: contains, value: total 42}
+              - {type: mcp, server: fx, tool: add, arguments: {a: '{steps.sum.outputs.value}', b: 1}, expect: {output: {json: {path: result, equals: 43}}}}
+              - {type: mcp, server: fx, tool: add, arguments: {a: 1, b: 1}, expect: {output: {contains: '3'}}}
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     let task = run.task("t");
@@ -245,16 +413,26 @@ fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
     assert_eq!(graders[2]["status"], "failed");
     assert!(graders[2]["reason"].as_str().unwrap().ends_with("the result does not contain \"3\""), "{}", graders[2]);
 
-    let typo = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents: {{bot: {{command: [echo]}}}}\ntasks:\n  - id: t\n    prompt: x\n    grade: [{{type: mcp, server: fx, tool: ad}}]\n",
-        fixture_server("")
+    let typo = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+        agents: {bot: {command: [echo]}}
+        tasks:
+          - id: t
+            prompt: x
+            grade: [{type: mcp, server: fx, tool: ad}]
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &typo).args(&["check"]).run();
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("- MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?"),
-        "{}",
-        run.stderr
+    run.expect_code(3).expect_stderr(
+        r"
+        preflight failed for evalgate.yaml: 1 missing
+          - MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?
+        nothing ran
+        ",
     );
 }
 
@@ -264,24 +442,44 @@ fn mcp_steps_and_graders_call_tools_and_capture_outputs() {
 /// destructive tool to check it was not called is not refused.
 #[test]
 fn tools_named_by_graders_must_exist_on_their_server() {
-    let graders = "      - {type: tool_not_called, tool: fx.delete_al}\n      - {type: tool_not_called, tool: fx.delete_all}\n      - {type: tool_called, server: fx, tool: ad}\n      - {type: tool_sequence, tools: [fx.add, {tool: fx.refuse}, fx.slo]}\n      - {type: tool_calls, tools: [add], max: 2}\n";
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{command: [echo]}}\n  model: {{provider: openai, model: gpt-4o-mini, api_key_env: EVALGATE_TEST_KEY, mcp: [fx]}}\ntasks:\n  - id: t\n    agent: bot\n    prompt: x\n    grade:\n{graders}  - id: m\n    agent: model\n    prompt: x\n    grade:\n      - {{type: tool_called, tool: ad}}\n      - {{type: tool_called, tool: add}}\n",
-        fixture_server("")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+        agents:
+          bot: {command: [echo]}
+          model: {provider: openai, model: gpt-4o-mini, api_key_env: EVALGATE_TEST_KEY, mcp: [fx]}
+        tasks:
+          - id: t
+            agent: bot
+            prompt: x
+            grade:
+              - {type: tool_not_called, tool: fx.delete_al}
+              - {type: tool_not_called, tool: fx.delete_all}
+              - {type: tool_called, server: fx, tool: ad}
+              - {type: tool_sequence, tools: [fx.add, {tool: fx.refuse}, fx.slo]}
+              - {type: tool_calls, tools: [add], max: 2}
+          - id: m
+            agent: model
+            prompt: x
+            grade:
+              - {type: tool_called, tool: ad}
+              - {type: tool_called, tool: add}
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", "k").args(&["check"]).run();
-    run.expect_code(3);
-    let misses: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("  - ")).collect();
-    assert_eq!(
-        misses,
-        [
-            "  - MCP tool `fx.delete_al`: server `fx` has no such tool (task `t`); did you mean `delete_all`?",
-            "  - MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?",
-            "  - MCP tool `fx.slo`: server `fx` has no such tool (task `t`); did you mean `slow`?",
-            "  - MCP tool `ad`: no server of its agent (`fx`) has such a tool (task `m`); did you mean `add`?",
-        ],
-        "{}",
-        run.stderr
+    run.expect_code(3).expect_stderr(
+        r"
+        warning: [secret:EVALGATE_TEST_KEY] is shorter than 6 characters: reports are not redacted of it (too many false hits)
+        preflight failed for evalgate.yaml: 4 missing
+          - MCP tool `fx.delete_al`: server `fx` has no such tool (task `t`); did you mean `delete_all`?
+          - MCP tool `fx.ad`: server `fx` has no such tool (task `t`); did you mean `add`?
+          - MCP tool `fx.slo`: server `fx` has no such tool (task `t`); did you mean `slow`?
+          - MCP tool `ad`: no server of its agent (`fx`) has such a tool (task `m`); did you mean `add`?
+        nothing ran
+        ",
     );
     assert!(!run.stdout.contains("preflight passed"), "{}", run.stdout);
 }
@@ -326,10 +524,23 @@ print(json.load(urllib.request.urlopen(req))["result"]["content"][0]["text"])
 
 #[test]
 fn the_recording_proxy_serves_only_its_agent_refuses_oversized_requests_and_keeps_serving() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  cli: {{command: [{}, agent.py], mcp: [everything], timeout: 20s}}\ntasks:\n  - id: t\n    prompt: add\n    grade:\n      - {{type: contains, value: 'huge body: HTTP/1.1 413'}}\n      - {{type: regex, pattern: 'no token: HTTP/1.1 404 .*\\nwrong token: HTTP/1.1 404 .*\\nrebound host: HTTP/1.1 403 .*\\nbrowser origin: HTTP/1.1 403 .*\\nsimple request: HTTP/1.1 415 '}}\n      - {{type: regex, pattern: 'huge head: (HTTP/1.1 431|closed)'}}\n      - {{type: contains, value: 'is 3'}}\n",
-        bin("mcp-server-everything"),
-        python()
+    let yaml = mcp_suite(
+        r"
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        agents:
+          cli: {command: [<python>, agent.py], mcp: [everything], timeout: 20s}
+        tasks:
+          - id: t
+            prompt: add
+            grade:
+              - {type: contains, value: 'huge body: HTTP/1.1 413'}
+              - {type: regex, pattern: 'no token: HTTP/1.1 404 .*\nwrong token: HTTP/1.1 404 .*\nrebound host: HTTP/1.1 403 .*\nbrowser origin: HTTP/1.1 403 .*\nsimple request: HTTP/1.1 415 '}
+              - {type: regex, pattern: 'huge head: (HTTP/1.1 431|closed)'}
+              - {type: contains, value: 'is 3'}
+        ",
     );
     let run = Test::new().write("agent.py", HOSTILE_MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);

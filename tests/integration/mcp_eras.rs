@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 
 use crate::common::Test;
-use crate::mcp::{bin, python};
+use crate::mcp::{mcp_suite, python};
 
 fn fixture(test: Test) -> Test {
     test.write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"))
@@ -22,10 +22,28 @@ fn seen(run: &crate::common::Run, id: &str) -> Value {
 
 #[test]
 fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: eras\nmcp_servers:\n  fx:\n    command: [{py}, fixture_server.py]\n    protocol: [2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28]\n  everything:\n    command: [{ev}, stdio]\n    protocol: [2025-03-26, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    setup: [{{run: 'echo ran >> setup.log'}}]\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
-        py = python(),
-        ev = bin("mcp-server-everything")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: eras
+        mcp_servers:
+          fx:
+            command: [<python>, fixture_server.py]
+            protocol: [2024-11-05, 2025-06-18, 2025-11-25, 2026-07-28]
+          everything:
+            command: [<everything>, stdio]
+            protocol: [2025-03-26, 2025-11-25, 2026-07-28]
+        tasks:
+          - id: version
+            level: execution
+            call: {server: fx, tool: protocol}
+            grade: [{type: contains, value: version}]
+          - id: echo
+            level: execution
+            setup: [{run: 'echo ran >> setup.log'}]
+            call: {server: everything, tool: echo, arguments: {message: hi}}
+            grade: [{type: equals, value: 'Echo: hi'}]
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     // The version the server did not start at runs nothing of its task, not even setup.
@@ -76,10 +94,28 @@ fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
 
 #[test]
 fn auto_speaks_the_newest_era_a_server_knows_and_a_pinned_version_is_held_to() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: auto\nmcp_servers:\n  fx: {{command: [{py}, fixture_server.py]}}\n  everything: {{command: [{ev}, stdio], protocol: auto}}\n  old: {{command: [{py}, fixture_server.py], protocol: 2025-03-26}}\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: old\n    level: execution\n    call: {{server: old, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
-        py = python(),
-        ev = bin("mcp-server-everything")
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: auto
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+          everything: {command: [<everything>, stdio], protocol: auto}
+          old: {command: [<python>, fixture_server.py], protocol: 2025-03-26}
+        tasks:
+          - id: version
+            level: execution
+            call: {server: fx, tool: protocol}
+            grade: [{type: contains, value: version}]
+          - id: old
+            level: execution
+            call: {server: old, tool: protocol}
+            grade: [{type: contains, value: version}]
+          - id: echo
+            level: execution
+            call: {server: everything, tool: echo, arguments: {message: hi}}
+            grade: [{type: equals, value: 'Echo: hi'}]
+        ",
     );
     let run = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
@@ -93,9 +129,18 @@ fn auto_speaks_the_newest_era_a_server_knows_and_a_pinned_version_is_held_to() {
     assert_eq!(run.task("version")["protocol"], Value::Null, "one version is not a list of eras");
 
     // A server that cannot speak the one version asked of it is a preflight failure.
-    let pinned = format!(
-        "evalgate: 1\nsuite: pinned\nmcp_servers:\n  everything: {{command: [{ev}, stdio], protocol: 2026-07-28}}\ntasks:\n  - id: echo\n    level: execution\n    call: {{server: everything, tool: echo, arguments: {{message: hi}}}}\n    grade: [{{type: equals, value: 'Echo: hi'}}]\n",
-        ev = bin("mcp-server-everything")
+    let pinned = mcp_suite(
+        "
+        evalgate: 1
+        suite: pinned
+        mcp_servers:
+          everything: {command: [<everything>, stdio], protocol: 2026-07-28}
+        tasks:
+          - id: echo
+            level: execution
+            call: {server: everything, tool: echo, arguments: {message: hi}}
+            grade: [{type: equals, value: 'Echo: hi'}]
+        ",
     );
     let run = Test::new().write("evalgate.yaml", &pinned).args(&["run"]).run();
     run.expect_code(3);

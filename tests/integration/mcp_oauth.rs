@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 
 use base64::Engine;
 
-use crate::common::Test;
 use crate::common::server::{Reply, Request, Server, closed_port};
+use crate::common::{Test, unindent};
 use crate::github::{TOKEN, action_run_with, bodies, github};
 use crate::mcp::python;
 
@@ -97,9 +97,26 @@ fn form(body: &str) -> Vec<(String, String)> {
 }
 
 fn suite(server_url: &str, auth: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: oauth.demo\nmcp_servers:\n  secured:\n    url: '{server_url}'\n{auth}tasks:\n  - id: add\n    level: execution\n    call: {{server: secured, tool: add, arguments: {{a: 2, b: 3}}}}\n    grade: [{{type: json, path: structuredContent.result, equals: 5}}]\n  - id: whoami\n    level: execution\n    call: {{server: secured, tool: whoami}}\n    grade: [{{type: json, path: structuredContent.result, matches: '^token '}}]\n"
+    unindent(
+        "
+        evalgate: 1
+        suite: oauth.demo
+        mcp_servers:
+          secured:
+            url: '<server_url>'
+        <auth>tasks:
+          - id: add
+            level: execution
+            call: {server: secured, tool: add, arguments: {a: 2, b: 3}}
+            grade: [{type: json, path: structuredContent.result, equals: 5}]
+          - id: whoami
+            level: execution
+            call: {server: secured, tool: whoami}
+            grade: [{type: json, path: structuredContent.result, matches: '^token '}]
+        ",
     )
+    .replace("<server_url>", server_url)
+    .replace("<auth>", auth)
 }
 
 fn client_credentials(token_url: &str, extra: &str) -> String {
@@ -273,8 +290,27 @@ fn a_server_that_answers_401_names_its_resource_metadata_and_how_to_authenticate
 
 #[test]
 fn auth_belongs_to_http_servers_without_an_authorization_header() {
-    let yaml = "evalgate: 1\nsuite: t\nmcp_servers:\n  local:\n    command: [./server]\n    auth: {client_credentials: {token_url: 'https://a.test/token', client_id_env: ID, client_secret_env: SECRET}}\n  both:\n    url: 'https://mcp.test/mcp'\n    headers: {Authorization: 'Bearer {env.T}'}\n    auth: {client_credentials: {token_url: 'https://a.test/token', client_id_env: ID, client_secret_env: SECRET}}\n  values:\n    url: 'https://mcp.test/mcp'\n    auth: {client_credentials: {token_url: 'a.test/token', client_id_env: 'sk-live-123', client_secret_env: SECRET}}\ntasks:\n  - id: t\n    level: execution\n    call: {server: local, tool: x}\n    grade: [{type: contains, value: x}]\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
+    let yaml = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          local:
+            command: [./server]
+            auth: {client_credentials: {token_url: 'https://a.test/token', client_id_env: ID, client_secret_env: SECRET}}
+          both:
+            url: 'https://mcp.test/mcp'
+            headers: {Authorization: 'Bearer {env.T}'}
+            auth: {client_credentials: {token_url: 'https://a.test/token', client_id_env: ID, client_secret_env: SECRET}}
+          values:
+            url: 'https://mcp.test/mcp'
+            auth: {client_credentials: {token_url: 'a.test/token', client_id_env: 'sk-live-123', client_secret_env: SECRET}}
+        tasks:
+          - id: t
+            level: execution
+            call: {server: local, tool: x}
+            grade: [{type: contains, value: x}]
+        ";
+    let run = Test::new().file("evalgate.yaml", yaml).args(&["check"]).run();
     run.expect_code(2);
     for expected in [
         "evalgate.yaml:6:11: mcp_servers.local.auth: `auth` belongs to HTTP servers (`url`): a stdio server gets its credentials from `env`",

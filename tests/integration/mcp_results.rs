@@ -3,33 +3,47 @@
 //! an error, and `json`'s `of:` choosing the whole result, `structuredContent` or the text
 //! (parsed as JSON). Against the Python SDK fixture server and server-filesystem.
 
-use crate::common::Test;
-use crate::mcp::{bin, python};
+use crate::common::{Run, Test, indent, unindent};
+use crate::mcp::mcp_suite;
 
-fn run(tasks: &str) -> crate::common::Run {
-    let files = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  fx: {{command: [{}, fixture_server.py]}}\n  files: {{command: [{}, '{}']}}\ntasks:\n{tasks}",
-        python(),
-        bin("mcp-server-filesystem"),
-        files.display()
-    );
+/// Runs `tasks` (a block, which may name the fixtures as `mcp_suite` does) against the fixture
+/// server `fx` and server-filesystem `files`.
+fn run(tasks: &str) -> Run {
+    let header = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py]}
+          files: {command: [<filesystem>, '<fixtures>']}
+        tasks:
+        ";
     Test::new()
         .write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"))
-        .write("evalgate.yaml", &yaml)
+        .write("evalgate.yaml", &mcp_suite(&(unindent(header) + &indent(tasks, 2))))
         .args(&["run"])
         .run()
 }
 
-fn package_json() -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/package.json").display().to_string()
-}
-
 #[test]
 fn a_tool_error_can_be_asserted_directly_and_every_reason_says_so() {
-    let run = run(
-        "  - id: expected-error\n    level: execution\n    call: {server: fx, tool: refuse, arguments: {reason: quota}, expect: {is_error: true}}\n    grade: [{type: contains, value: 'refused: quota'}]\n  - id: is-error-path\n    level: execution\n    call: {server: fx, tool: refuse, arguments: {reason: quota}}\n    grade: [{type: json, path: isError, equals: true}, {type: json, of: result, path: 'content[0].text', matches: quota}]\n  - id: no-error-came\n    level: execution\n    call: {server: fx, tool: add, arguments: {a: 1, b: 2}, expect: {is_error: true}}\n    grade: [{type: contains, value: '3'}]\n  - id: unexpected-error\n    level: execution\n    call: {server: fx, tool: refuse, arguments: {reason: quota}}\n    grade: [{type: contains, value: 'all good'}]\n",
-    );
+    let run = run("
+        - id: expected-error
+          level: execution
+          call: {server: fx, tool: refuse, arguments: {reason: quota}, expect: {is_error: true}}
+          grade: [{type: contains, value: 'refused: quota'}]
+        - id: is-error-path
+          level: execution
+          call: {server: fx, tool: refuse, arguments: {reason: quota}}
+          grade: [{type: json, path: isError, equals: true}, {type: json, of: result, path: 'content[0].text', matches: quota}]
+        - id: no-error-came
+          level: execution
+          call: {server: fx, tool: add, arguments: {a: 1, b: 2}, expect: {is_error: true}}
+          grade: [{type: contains, value: '3'}]
+        - id: unexpected-error
+          level: execution
+          call: {server: fx, tool: refuse, arguments: {reason: quota}}
+          grade: [{type: contains, value: 'all good'}]
+        ");
     run.expect_code(1);
     assert_eq!(run.task("expected-error")["status"], "passed", "{}", run.task("expected-error"));
     // The newcomer's `{type: json, path: isError, equals: true}` passes on a tool error.
@@ -51,10 +65,28 @@ fn a_tool_error_can_be_asserted_directly_and_every_reason_says_so() {
 
 #[test]
 fn json_of_says_which_part_of_a_result_is_graded_and_an_ambiguous_path_is_an_error() {
-    let read = format!("call: {{server: files, tool: read_text_file, arguments: {{path: '{}'}}}}", package_json());
-    let run = run(&format!(
-        "  - id: ambiguous\n    level: execution\n    {read}\n    grade: [{{type: json, path: content, matches: x}}]\n  - id: structured\n    level: execution\n    {read}\n    grade: [{{type: json, of: structured_content, path: content, matches: server-everything}}]\n  - id: whole-result\n    level: execution\n    {read}\n    grade: [{{type: json, of: result, path: 'content[0].text', matches: server-everything}}, {{type: json, of: result, path: isError, exists: false}}]\n  - id: text-as-json\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: json, of: text, path: version, matches: '^20'}}]\n  - id: text-not-json\n    level: execution\n    call: {{server: fx, tool: add, arguments: {{a: 1, b: 2}}}}\n    grade: [{{type: json, of: text, equals: 3}}]\n"
-    ));
+    let run = run("
+        - id: ambiguous
+          level: execution
+          call: {server: files, tool: read_text_file, arguments: {path: '<fixtures>/package.json'}}
+          grade: [{type: json, path: content, matches: x}]
+        - id: structured
+          level: execution
+          call: {server: files, tool: read_text_file, arguments: {path: '<fixtures>/package.json'}}
+          grade: [{type: json, of: structured_content, path: content, matches: server-everything}]
+        - id: whole-result
+          level: execution
+          call: {server: files, tool: read_text_file, arguments: {path: '<fixtures>/package.json'}}
+          grade: [{type: json, of: result, path: 'content[0].text', matches: server-everything}, {type: json, of: result, path: isError, exists: false}]
+        - id: text-as-json
+          level: execution
+          call: {server: fx, tool: protocol}
+          grade: [{type: json, of: text, path: version, matches: '^20'}]
+        - id: text-not-json
+          level: execution
+          call: {server: fx, tool: add, arguments: {a: 1, b: 2}}
+          grade: [{type: json, of: text, equals: 3}]
+        ");
     let ambiguous = run.task("ambiguous");
     assert_eq!(ambiguous["status"], "error", "{ambiguous}");
     assert!(

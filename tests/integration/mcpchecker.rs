@@ -224,8 +224,17 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
     assert!(run.stderr.contains("an mcpchecker task does not say which agent runs it"), "{}", run.stderr);
     assert!(run.stderr.contains("imports: [{format: mcpchecker, path: tasks/greet-file/task.yaml, agent: NAME}]"));
 
-    let ext = "kind: Task\napiVersion: mcpchecker/v1alpha2\nmetadata: {name: ext}\nspec:\n  requires: [{extension: kubernetes, as: k8s}]\n  setup:\n    - k8s.create: {kind: Pod}\n  prompt: {inline: hi}\n";
-    let run = Test::new().write("task.yaml", ext).args(&["convert", "task.yaml"]).run();
+    let ext = "
+        kind: Task
+        apiVersion: mcpchecker/v1alpha2
+        metadata: {name: ext}
+        spec:
+          requires: [{extension: kubernetes, as: k8s}]
+          setup:
+            - k8s.create: {kind: Pod}
+          prompt: {inline: hi}
+        ";
+    let run = Test::new().file("task.yaml", ext).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains(
@@ -235,13 +244,26 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
         run.stderr
     );
 
-    let old = "kind: Task\napiVersion: gevals/v1alpha2\nmetadata: {name: old}\nspec: {prompt: {inline: hi}}\n";
-    let run = Test::new().write("task.yaml", old).args(&["convert", "task.yaml"]).run();
+    let old = "
+        kind: Task
+        apiVersion: gevals/v1alpha2
+        metadata: {name: old}
+        spec: {prompt: {inline: hi}}
+        ";
+    let run = Test::new().file("task.yaml", old).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
     assert!(run.stderr.contains("unknown apiVersion `gevals/v1alpha2` (gevals was renamed"), "{}", run.stderr);
 
-    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: builtin.claude-code}\n  taskSets:\n    - glob: tasks/*/task.yaml\n      assertions: {resourcesRead: [{server: everything, uri: 'x'}]}\n";
-    let run = with_fixtures().write("eval.yaml", eval).args(&["run", "eval.yaml"]).run();
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: builtin.claude-code}
+          taskSets:
+            - glob: tasks/*/task.yaml
+              assertions: {resourcesRead: [{server: everything, uri: 'x'}]}
+        ";
+    let run = with_fixtures().file("eval.yaml", eval).args(&["run", "eval.yaml"]).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("/config/agent: `builtin.claude-code` (an ACP agent) is not supported"),
@@ -257,7 +279,14 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
 
 #[test]
 fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
-    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agent.yaml}\n  mcpConfigFile: mcp.json\n  taskSets: [{path: t/task.yaml}]\n";
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: file, path: agent.yaml}
+          mcpConfigFile: mcp.json
+          taskSets: [{path: t/task.yaml}]
+        ";
     let everything =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin/mcp-server-everything");
     let mcp = json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}).to_string();
@@ -265,7 +294,7 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: \"it's {x} $HOME\"}\n";
     let run_with = |agent: &str| {
         Test::new()
-            .write("eval.yaml", eval)
+            .file("eval.yaml", eval)
             .write("agent.yaml", agent)
             .write("mcp.json", &mcp)
             .write("t/task.yaml", task)
@@ -331,14 +360,26 @@ fn shell_parameters_and_braces_reach_the_shell_unchanged() {
 
 #[test]
 fn a_prompt_spliced_inside_quotes_arrives_as_one_argument() {
-    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agent.yaml}\n  taskSets: [{path: t/task.yaml}]\n";
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: file, path: agent.yaml}
+          taskSets: [{path: t/task.yaml}]
+        ";
     // gemini's agent file writes `--prompt "{{ .Prompt }}"`: inside double quotes.
-    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  runPrompt: |-\n    ./args.sh --prompt \"{{ .Prompt }}\" --single '{{ .Prompt }}' --bare {{ .Prompt }}\n";
+    let agent = r#"
+        kind: Agent
+        metadata: {name: a}
+        commands:
+          runPrompt: |-
+            ./args.sh --prompt "{{ .Prompt }}" --single '{{ .Prompt }}' --bare {{ .Prompt }}
+        "#;
     let args = "#!/bin/sh\necho \"$#\"\nfor a in \"$@\"; do echo \"[$a]\"; done\n";
     let task = "kind: Task\nmetadata: {name: words}\nsteps:\n  prompt: {inline: \"many words, it's $HOME * here\"}\n";
     let run = Test::new()
-        .write("eval.yaml", eval)
-        .write("agent.yaml", agent)
+        .file("eval.yaml", eval)
+        .file("agent.yaml", agent)
         .write("args.sh", args)
         .write("t/task.yaml", task)
         .args(&["run", "eval.yaml"])
@@ -417,12 +458,21 @@ fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is
 
 #[test]
 fn a_portable_expect_stdout_string_is_an_exact_match() {
-    let task = "apiVersion: mcp-eval/v1\nkind: Task\nmetadata: {name: p}\nspec:\n  prompt: hi\n  verify:\n    - command: {run: echo 50, expect: {stdout: \"50\"}}\n    - command: {run: echo 50, expect: {stdout: {equal: \"50\"}}}\n";
-    let run = Test::new().write("task.yaml", task).args(&["convert", "task.yaml"]).run();
+    let task = r#"
+        apiVersion: mcp-eval/v1
+        kind: Task
+        metadata: {name: p}
+        spec:
+          prompt: hi
+          verify:
+            - command: {run: echo 50, expect: {stdout: "50"}}
+            - command: {run: echo 50, expect: {stdout: {equal: "50"}}}
+        "#;
+    let run = Test::new().file("task.yaml", task).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
     assert!(run.stderr.contains("/spec/verify/1/command/expect/stdout/equal: unknown key `equal`"), "{}", run.stderr);
     let run = Test::new()
-        .write("task.yaml", &task.replace("{equal: \"50\"}", "{contains: \"5\"}"))
+        .file("task.yaml", &task.replace("{equal: \"50\"}", "{contains: \"5\"}"))
         .args(&["convert", "task.yaml"])
         .run();
     run.expect_code(0);

@@ -6,7 +6,14 @@ use crate::common::{ECHO_AGENT, Test, suite};
 
 #[test]
 fn the_task_line_labels_agent_latency_and_total_time_and_counts_one_error() {
-    let tasks = "  - id: greets\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n  - id: crashes\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: greets
+          prompt: hello
+          grade: [{type: contains, value: hello}]
+        - id: crashes
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
     let agent = "#!/bin/sh\n[ \"$1\" = x ] && exit 3\nprintf '%s\\n' \"$1\"\n";
     let run =
         Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", tasks)).args(&["run", "-j", "1"]).run();
@@ -20,7 +27,11 @@ fn the_task_line_labels_agent_latency_and_total_time_and_counts_one_error() {
 #[test]
 fn a_crashing_grader_keeps_its_last_stderr_line() {
     let grader = "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\nfor i in 1 2 3 4 5 6 7 8 9 10; do echo \"  File \\\"grade.py\\\", line $i, in check_everything_carefully\" >&2; done\necho 'ValueError: the rubric has no criteria' >&2\nexit 1\n";
-    let tasks = "  - id: t\n    prompt: x\n    grade: [{type: command, run: ./grade.sh}]\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          grade: [{type: command, run: ./grade.sh}]
+        ";
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("grade.sh", grader)
@@ -35,7 +46,11 @@ fn a_crashing_grader_keeps_its_last_stderr_line() {
 
 #[test]
 fn an_unknown_cost_says_how_to_report_it_and_check_warns_first() {
-    let tasks = "  - id: t\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
     let yaml = suite("thresholds: {max_cost_usd: 1}", tasks);
     let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(1);
@@ -54,9 +69,19 @@ fn an_unknown_cost_says_how_to_report_it_and_check_warns_first() {
         run.stderr
     );
     // An agent that can: no warning.
-    let priced = "evalgate: 1\nsuite: test.evals.demo\nagents:\n  bot: {provider: openai, model: gpt-4o-mini, base_url: 'http://127.0.0.1:9/v1'}\nthresholds: {max_cost_usd: 1}\ntasks:\n  - id: t\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let priced = "
+        evalgate: 1
+        suite: test.evals.demo
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: 'http://127.0.0.1:9/v1'}
+        thresholds: {max_cost_usd: 1}
+        tasks:
+          - id: t
+            prompt: x
+            grade: [{type: contains, value: x}]
+        ";
     let run = Test::new()
-        .write("evalgate.yaml", priced)
+        .file("evalgate.yaml", priced)
         .env("OPENAI_API_KEY", "sk-test-0123456789abcdef")
         .args(&["check"])
         .run();

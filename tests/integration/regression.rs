@@ -1,6 +1,6 @@
 //! Baselines and regression budgets, repeated trials, sharding and merging.
 
-use crate::common::Test;
+use crate::common::{Test, unindent};
 use serde_json::Value;
 
 /// An agent whose answers depend on files in its directory: `fail-TASK` makes that task's
@@ -16,7 +16,16 @@ printf '{"usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' "$c
 fn suite_yaml(extra: &str, ids: &[&str]) -> String {
     let tasks: String = ids
         .iter()
-        .map(|id| format!("  - id: {id}\n    prompt: x\n    grade: [{{type: contains, value: right}}]\n"))
+        .map(|id| {
+            unindent(
+                "
+            - id: <id>
+              prompt: x
+              grade: [{type: contains, value: right}]
+            ",
+            )
+            .replace("<id>", id)
+        })
         .collect();
     format!("evalgate: 1\nsuite: test.evals.reg\nagents: {{bot: {{command: [./agent.sh]}}}}\n{extra}\ntasks:\n{tasks}")
 }
@@ -233,8 +242,16 @@ fn repeated_trials_pass_with_min_pass_and_are_flaky() {
     assert!(run.read("evalgate-out/summary.md").contains("| `flaky` | 4/5 | 3 | passed |"));
 
     // Without min_pass every trial must pass; --repeat overrides the suite.
-    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [./agent.sh]}}\ntasks:\n  - id: strict\n    prompt: x\n    grade: [{type: contains, value: right}]\n";
-    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", yaml).args(&["run", "--repeat", "3"]).run();
+    let yaml = "
+        evalgate: 1
+        suite: t
+        agents: {bot: {command: [./agent.sh]}}
+        tasks:
+          - id: strict
+            prompt: x
+            grade: [{type: contains, value: right}]
+        ";
+    let run = Test::new().write("agent.sh", agent).file("evalgate.yaml", yaml).args(&["run", "--repeat", "3"]).run();
     run.expect_code(1);
     let task = run.task("strict");
     assert_eq!(task["status"], "failed");
@@ -459,8 +476,18 @@ fn more_required_passes_than_trials_is_invalid_never_fewer() {
         run.stderr
     );
     // --repeat may not ask for fewer trials than a task must pass.
-    let yaml = "evalgate: 1\nsuite: t\nagents: {bot: {command: [echo, right]}}\ntasks:\n  - id: two\n    prompt: x\n    repeat: 3\n    min_pass: 2\n    grade: [{type: contains, value: right}]\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["run", "--repeat", "1"]).run();
+    let yaml = "
+        evalgate: 1
+        suite: t
+        agents: {bot: {command: [echo, right]}}
+        tasks:
+          - id: two
+            prompt: x
+            repeat: 3
+            min_pass: 2
+            grade: [{type: contains, value: right}]
+        ";
+    let run = Test::new().file("evalgate.yaml", yaml).args(&["run", "--repeat", "1"]).run();
     run.expect_code(2);
     assert_eq!(run.stderr, "error: --repeat 1 is fewer trials than these tasks must pass (`min_pass`): two (2)\n");
 }

@@ -8,7 +8,19 @@ use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 /// not used here) everything else through the other tests.
 fn mixed() -> crate::common::Run {
     let agent = "#!/bin/sh\ncase \"$1\" in\n  crash*) echo 'fatal: model unavailable' >&2; exit 2;;\n  *) printf '%s\\n' \"$1\";;\nesac\n";
-    let tasks = "  - id: passes\n    tags: [core]\n    prompt: hello | <b>world</b>\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    tags: [core, edge]\n    prompt: \"@team `rm -rf` | <script>\"\n    grade: [{type: contains, value: \"expected text\"}]\n  - id: crashes\n    prompt: crash now\n    grade: [{type: contains, value: x}]\n";
+    let tasks = r#"
+        - id: passes
+          tags: [core]
+          prompt: hello | <b>world</b>
+          grade: [{type: contains, value: hello}]
+        - id: fails
+          tags: [core, edge]
+          prompt: "@team `rm -rf` | <script>"
+          grade: [{type: contains, value: "expected text"}]
+        - id: crashes
+          prompt: crash now
+          grade: [{type: contains, value: x}]
+        "#;
     Test::new()
         .write("agent.sh", agent)
         .write("evalgate.yaml", &suite("version: 2.1.0", tasks))
@@ -66,7 +78,17 @@ fn summary_json_satisfies_the_openwop_eval_summary_schema() {
     // Ids outside OpenWOP's shape are mapped so the summary stays valid.
     let run = Test::new()
         .write("agent.sh", crate::common::ECHO_AGENT)
-        .write("evalgate.yaml", "evalgate: 1\nsuite: quick.start\nagents: {bot: {command: [./agent.sh, \"{prompt}\"]}}\ntasks:\n  - id: my_task.one\n    prompt: x\n    grade: [{type: contains, value: x}]\n")
+        .suite(
+            r#"
+            evalgate: 1
+            suite: quick.start
+            agents: {bot: {command: [./agent.sh, "{prompt}"]}}
+            tasks:
+              - id: my_task.one
+                prompt: x
+                grade: [{type: contains, value: x}]
+            "#,
+        )
         .args(&["run"])
         .run();
     let summary = run.json("evalgate-out/summary.json");
@@ -177,7 +199,17 @@ fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
 fn events_jsonl_is_valid_upstream_openwop_and_meets_its_conformance_rules() {
     let yaml = suite(
         "modes: [golden, regression]",
-        "  - id: passes\n    prompt: hello\n    grade: [{type: contains, value: hello}]\n  - id: fails\n    prompt: x\n    grade: [{type: contains, value: y}]\n  - id: also.passes\n    prompt: z\n    grade: [{type: contains, value: z}]\n",
+        "
+            - id: passes
+              prompt: hello
+              grade: [{type: contains, value: hello}]
+            - id: fails
+              prompt: x
+              grade: [{type: contains, value: y}]
+            - id: also.passes
+              prompt: z
+              grade: [{type: contains, value: z}]
+            ",
     );
     let base =
         Test::new().write("agent.sh", crate::common::ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();

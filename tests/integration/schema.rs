@@ -116,7 +116,14 @@ fn the_results_schema_is_published_and_a_run_s_results_follow_it() {
         .write("agent.sh", crate::common::ECHO_AGENT)
         .write(
             "evalgate.yaml",
-            &crate::common::suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n"),
+            &crate::common::suite(
+                "",
+                "
+                - id: a
+                  prompt: x
+                  grade: [{type: contains, value: x}]
+                ",
+            ),
         )
         .args(&["run"])
         .run();

@@ -199,7 +199,12 @@ exit 1
         .write("agent.sh", agent)
         .write(
             "evalgate.yaml",
-            &crate::common::suite("", "  - {id: t, prompt: x, grade: [{type: contains, value: x}]}\n"),
+            &crate::common::suite(
+                "",
+                "
+                - {id: t, prompt: x, grade: [{type: contains, value: x}]}
+                ",
+            ),
         )
         .write("runner/summary.md", "")
         .write("runner/output.txt", "")

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::common::server::{Server, closed_port};
-use crate::common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite, unindent};
 use serde_json::Value;
 
 fn run_suite(extra: &str, tasks: &str) -> crate::common::Run {
@@ -32,9 +32,19 @@ fn http_graders_check_status_and_json_and_report_a_down_server_as_an_error() {
     });
     let url = server.url();
     let down = closed_port();
-    let tasks = format!(
-        "  - id: t\n    prompt: x\n    grade:\n      - {{type: http, url: '{url}/orders/42', expect: {{status: 200, body: {{json: {{path: state, equals: done}}}}}}}}\n      - {{type: http, url: '{url}/orders/7', expect: {{status: 200}}}}\n      - {{type: http, url: '{url}/orders/42', expect: {{body: {{json: {{path: 'items[0].sku', equals: b}}}}}}}}\n      - {{type: http, url: 'http://127.0.0.1:{down}/'}}\n"
-    );
+    let tasks = unindent(
+        "
+        - id: t
+          prompt: x
+          grade:
+            - {type: http, url: '<url>/orders/42', expect: {status: 200, body: {json: {path: state, equals: done}}}}
+            - {type: http, url: '<url>/orders/7', expect: {status: 200}}
+            - {type: http, url: '<url>/orders/42', expect: {body: {json: {path: 'items[0].sku', equals: b}}}}
+            - {type: http, url: 'http://127.0.0.1:<down>/'}
+        ",
+    )
+    .replace("<url>", &url.to_string())
+    .replace("<down>", &down.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     let g = graders(&task);
@@ -57,7 +67,19 @@ fn http_graders_check_status_and_json_and_report_a_down_server_as_an_error() {
 
 #[test]
 fn file_steps_create_check_and_remove() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - file: {path: out/config.json, content: \"{{\\\"k\\\": 1}}\", mode: \"0600\"}\n      - file: {path: out/config.json, expect: {contains: k, json: {path: k, equals: 1}}}\n      - file: {path: stale.txt, content: old}\n      - file: {path: stale.txt, absent: true}\n      - file: {path: stale.txt, expect: {exists: false}}\n    grade:\n      - {type: file, path: out/config.json, expect: {json: {path: k, type: integer}}}\n      - {type: file, path: out/config.json, expect: {matches: '\"k\": 2'}}\n";
+    let tasks = r#"
+        - id: t
+          prompt: x
+          setup:
+            - file: {path: out/config.json, content: "{{\"k\": 1}}", mode: "0600"}
+            - file: {path: out/config.json, expect: {contains: k, json: {path: k, equals: 1}}}
+            - file: {path: stale.txt, content: old}
+            - file: {path: stale.txt, absent: true}
+            - file: {path: stale.txt, expect: {exists: false}}
+          grade:
+            - {type: file, path: out/config.json, expect: {json: {path: k, type: integer}}}
+            - {type: file, path: out/config.json, expect: {matches: '"k": 2'}}
+        "#;
     let run = run_suite("", tasks);
     let task = run.task("t");
     let g = graders(&task);
@@ -80,9 +102,21 @@ fn wait_polls_until_the_third_attempt_and_times_out_otherwise() {
         _ => (503, "{}".into()),
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: ready\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 10s, step: {{http: {{url: '{url}/ready'}}}}}}\n    grade: [{{type: contains, value: x}}]\n  - id: never\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 300ms, step: {{http: {{url: '{url}/never'}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
-    );
+    let tasks = unindent(
+        "
+        - id: ready
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 10s, step: {http: {url: '<url>/ready'}}}
+          grade: [{type: contains, value: x}]
+        - id: never
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 300ms, step: {http: {url: '<url>/never'}}}
+          grade: [{type: contains, value: x}]
+        ",
+    )
+    .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     assert_eq!(run.task("ready")["status"], "passed");
     assert_eq!(polls.load(Ordering::SeqCst), 3);
@@ -104,9 +138,16 @@ fn stable_for_fails_when_the_value_changes() {
         (200, format!(r#"{{"restarts": {}}}"#, if n < 3 { 0 } else { 1 }))
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: t\n    prompt: x\n    setup:\n      - wait: {{interval: 50ms, timeout: 5s, stable_for: 2s, step: {{http: {{url: '{url}/pod', expect: {{body: {{json: {{path: restarts, equals: 0}}}}}}}}}}}}\n    grade: [{{type: contains, value: x}}]\n"
-    );
+    let tasks = unindent(
+        "
+        - id: t
+          prompt: x
+          setup:
+            - wait: {interval: 50ms, timeout: 5s, stable_for: 2s, step: {http: {url: '<url>/pod', expect: {body: {json: {path: restarts, equals: 0}}}}}}
+          grade: [{type: contains, value: x}]
+        ",
+    )
+        .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     assert_eq!(task["status"], "error");
@@ -118,7 +159,17 @@ fn stable_for_fails_when_the_value_changes() {
 
 #[test]
 fn foreach_over_a_list_and_over_a_json_array_output() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - foreach: {var: user, in: [alice, bob], steps: [{run: 'echo {user} >> users.txt'}]}\n      - id: list\n        run: \"echo '[\\\"carol\\\", \\\"dave\\\"]'\"\n        outputs: {names: '{stdout}'}\n      - foreach: {var: name, in: '{steps.list.outputs.names}', steps: [{run: 'echo {name} >> users.txt'}]}\n    grade: [{type: contains, value: x}]\n";
+    let tasks = r#"
+        - id: t
+          prompt: x
+          setup:
+            - foreach: {var: user, in: [alice, bob], steps: [{run: 'echo {user} >> users.txt'}]}
+            - id: list
+              run: "echo '[\"carol\", \"dave\"]'"
+              outputs: {names: '{stdout}'}
+            - foreach: {var: name, in: '{steps.list.outputs.names}', steps: [{run: 'echo {name} >> users.txt'}]}
+          grade: [{type: contains, value: x}]
+        "#;
     let run = run_suite("", tasks);
     run.expect_code(0);
     assert_eq!(run.read("users.txt"), "alice\nbob\ncarol\ndave\n");
@@ -126,7 +177,23 @@ fn foreach_over_a_list_and_over_a_json_array_output() {
 
 #[test]
 fn any_of_passes_on_one_branch_and_reports_every_failure() {
-    let tasks = "  - id: one\n    prompt: x\n    setup:\n      - any_of:\n          - run: exit 1\n          - run: echo second > chosen\n          - run: echo third > chosen\n    grade: [{type: contains, value: x}]\n  - id: none\n    prompt: x\n    setup:\n      - any_of:\n          - run: echo v1 missing >&2; exit 1\n          - run: echo v2 missing >&2; exit 2\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: one
+          prompt: x
+          setup:
+            - any_of:
+                - run: exit 1
+                - run: echo second > chosen
+                - run: echo third > chosen
+          grade: [{type: contains, value: x}]
+        - id: none
+          prompt: x
+          setup:
+            - any_of:
+                - run: echo v1 missing >&2; exit 1
+                - run: echo v2 missing >&2; exit 2
+          grade: [{type: contains, value: x}]
+        ";
     let run = run_suite("", tasks);
     assert_eq!(run.task("one")["status"], "passed");
     assert_eq!(run.read("chosen"), "second\n");
@@ -139,7 +206,13 @@ fn any_of_passes_on_one_branch_and_reports_every_failure() {
 
 #[test]
 fn a_group_runs_its_cleanup_after_its_step_fails() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - group: {setup: [{run: echo start >> log}], steps: [{run: exit 3}], cleanup: [{run: echo stop >> log}]}\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          setup:
+            - group: {setup: [{run: echo start >> log}], steps: [{run: exit 3}], cleanup: [{run: echo stop >> log}]}
+          grade: [{type: contains, value: x}]
+        ";
     let run = run_suite("", tasks);
     let task = run.task("t");
     assert_eq!(task["status"], "error");
@@ -160,9 +233,26 @@ fn a_setup_output_reaches_the_prompt_graders_and_cleanup() {
         (200, r#"{"id": "ns-17", "status": {"ready": true}}"#.into())
     });
     let url = server.url();
-    let tasks = format!(
-        "  - id: t\n    prompt: 'namespace {{steps.ns.outputs.name}}'\n    setup:\n      - id: ns\n        http: {{url: '{url}/namespaces', method: post, json: {{owner: '{{task.id}}'}}}}\n        outputs: {{name: '{{response.json.id}}', request: '{{response.headers.x-request-id}}'}}\n      - id: info\n        run: \"echo '{{{{\\\"status\\\": {{{{\\\"ready\\\": true}}}}}}}}'\"\n        outputs: {{ready: {{from: stdout, json_path: status.ready}}}}\n    grade:\n      - {{type: equals, value: 'namespace {{steps.ns.outputs.name}}'}}\n      - {{type: contains, value: '{{steps.info.outputs.ready}}', name: never}}\n      - {{type: http, url: '{url}/namespaces/{{steps.ns.outputs.name}}'}}\n    cleanup:\n      - http: {{url: '{url}/namespaces/{{steps.ns.outputs.name}}', method: delete}}\n"
-    );
+    let tasks = unindent(
+        r#"
+        - id: t
+          prompt: 'namespace {steps.ns.outputs.name}'
+          setup:
+            - id: ns
+              http: {url: '<url>/namespaces', method: post, json: {owner: '{task.id}'}}
+              outputs: {name: '{response.json.id}', request: '{response.headers.x-request-id}'}
+            - id: info
+              run: "echo '{{\"status\": {{\"ready\": true}}}}'"
+              outputs: {ready: {from: stdout, json_path: status.ready}}
+          grade:
+            - {type: equals, value: 'namespace {steps.ns.outputs.name}'}
+            - {type: contains, value: '{steps.info.outputs.ready}', name: never}
+            - {type: http, url: '<url>/namespaces/{steps.ns.outputs.name}'}
+          cleanup:
+            - http: {url: '<url>/namespaces/{steps.ns.outputs.name}', method: delete}
+        "#,
+    )
+    .replace("<url>", &url.to_string());
     let run = run_suite("", &tasks);
     let task = run.task("t");
     assert_eq!(graders(&task)[0].0, "passed", "{task}");
@@ -173,7 +263,19 @@ fn a_setup_output_reaches_the_prompt_graders_and_cleanup() {
 
 #[test]
 fn cleanup_skips_nothing_but_never_runs_a_command_with_a_missing_output() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - {run: exit 1, continue_on_error: true}\n      - id: ns\n        run: exit 2\n        outputs: {name: '{stdout}'}\n    grade: [{type: contains, value: x}]\n    cleanup:\n      - run: touch ran-first\n      - run: 'echo delete {steps.ns.outputs.name} > deleted'\n";
+    let tasks = "
+        - id: t
+          prompt: x
+          setup:
+            - {run: exit 1, continue_on_error: true}
+            - id: ns
+              run: exit 2
+              outputs: {name: '{stdout}'}
+          grade: [{type: contains, value: x}]
+          cleanup:
+            - run: touch ran-first
+            - run: 'echo delete {steps.ns.outputs.name} > deleted'
+        ";
     let run = run_suite("", tasks);
     let task = run.task("t");
     assert_eq!(task["reason"], "setup step 2 (`ns`) failed: exit 2, expected exit 0");
@@ -186,7 +288,15 @@ fn cleanup_skips_nothing_but_never_runs_a_command_with_a_missing_output() {
 
 #[test]
 fn random_port_is_free() {
-    let tasks = "  - id: t\n    prompt: x\n    setup:\n      - run: \"python3 -c 'import socket; s = socket.socket(); s.bind((\\\"127.0.0.1\\\", {random.port})); print(\\\"bound\\\")'\"\n        id: bind\n        outputs: {said: '{stdout}'}\n    grade: [{type: contains, value: x}]\n";
+    let tasks = r#"
+        - id: t
+          prompt: x
+          setup:
+            - run: "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", {random.port})); print(\"bound\")'"
+              id: bind
+              outputs: {said: '{stdout}'}
+          grade: [{type: contains, value: x}]
+        "#;
     let run = run_suite("", tasks);
     run.expect_code(0);
 }
@@ -194,7 +304,14 @@ fn random_port_is_free() {
 #[test]
 fn hooks_run_once_share_outputs_and_after_all_always_runs() {
     let extra = "hooks:\n  before_all:\n    - id: env\n      run: echo staging\n      outputs: {name: '{stdout}'}\n  after_all:\n    - run: 'echo done {steps.env.outputs.name} >> hooks.log'\n";
-    let tasks = "  - id: a\n    prompt: 'on {steps.env.outputs.name}'\n    grade: [{type: equals, value: on staging}]\n  - id: b\n    prompt: x\n    grade: [{type: contains, value: y}]\n";
+    let tasks = "
+        - id: a
+          prompt: 'on {steps.env.outputs.name}'
+          grade: [{type: equals, value: on staging}]
+        - id: b
+          prompt: x
+          grade: [{type: contains, value: y}]
+        ";
     let run = run_suite(extra, tasks);
     run.expect_code(1);
     assert_eq!(run.task("a")["status"], "passed");
@@ -205,7 +322,11 @@ fn hooks_run_once_share_outputs_and_after_all_always_runs() {
 #[test]
 fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
     let failing = "hooks:\n  before_all: [{run: 'echo no cluster >&2; exit 1'}]\n  after_all: [{run: touch after}]\n";
-    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: a
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
     let run = run_suite(failing, tasks);
     run.expect_code(1);
     assert_eq!(run.task("a")["status"], "error");
@@ -225,7 +346,20 @@ fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
 
 #[test]
 fn step_mistakes_are_load_errors() {
-    let tasks = "  - id: t\n    prompt: '{steps.nss.outputs.name}'\n    setup:\n      - id: ns\n        run: echo hi\n        outputs: {name: '{stdout}', bad: '{response.status}'}\n      - {run: echo, http: {url: 'http://x'}}\n      - {http: {url: 'http://x'}, expect: {exit_code: 0}}\n      - {file: {path: a, content: b, absent: true}}\n      - {run: 'echo {steps.ns.outputs.nmae}'}\n      - {foreach: {var: user, in: [a], steps: [{run: 'echo {usr}'}]}}\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: t
+          prompt: '{steps.nss.outputs.name}'
+          setup:
+            - id: ns
+              run: echo hi
+              outputs: {name: '{stdout}', bad: '{response.status}'}
+            - {run: echo, http: {url: 'http://x'}}
+            - {http: {url: 'http://x'}, expect: {exit_code: 0}}
+            - {file: {path: a, content: b, absent: true}}
+            - {run: 'echo {steps.ns.outputs.nmae}'}
+            - {foreach: {var: user, in: [a], steps: [{run: 'echo {usr}'}]}}
+          grade: [{type: contains, value: x}]
+        ";
     let run = run_suite("", tasks);
     run.expect_code(2);
     for expected in [
@@ -262,9 +396,16 @@ fn an_http_method_is_one_of_the_known_ones_in_any_case() {
     let suite = |method: &str| {
         suite(
             "",
-            &format!(
-                "  - id: a\n    prompt: x\n    setup:\n      - http: {{url: 'http://127.0.0.1:9/x', method: {method}}}\n    grade: [{{type: contains, value: x}}]\n"
-            ),
+            &unindent(
+                "
+                - id: a
+                  prompt: x
+                  setup:
+                    - http: {url: 'http://127.0.0.1:9/x', method: <method>}
+                  grade: [{type: contains, value: x}]
+                ",
+            )
+            .replace("<method>", method),
         )
     };
     let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("fetch")).args(&["check"]).run();

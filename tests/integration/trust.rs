@@ -9,7 +9,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::common::{ECHO_AGENT, Test, suite};
+use crate::common::{ECHO_AGENT, Test, suite, unindent};
 
 /// Waits until `path` exists with content (a pid file is created before it is written).
 pub(crate) fn wait_for(path: &Path, what: &str) {
@@ -53,7 +53,12 @@ pub(crate) fn assert_nothing_says_passed(out: &Path) {
 
 #[test]
 fn an_interrupt_during_the_last_cleanup_is_never_green() {
-    let tasks = "  - id: only\n    prompt: x\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: 'echo started > cleaning; sleep 1'}]\n";
+    let tasks = "
+        - id: only
+          prompt: x
+          grade: [{type: contains, value: x}]
+          cleanup: [{run: 'echo started > cleaning; sleep 1'}]
+        ";
     let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&["run"]);
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
@@ -69,7 +74,12 @@ fn an_interrupt_during_the_last_cleanup_is_never_green() {
 #[test]
 fn a_second_signal_kills_everything_and_exits_4_within_2_seconds_with_reports() {
     let agent = "#!/bin/sh\necho $$ > agent.pid\nsleep 60\n";
-    let tasks = "  - id: slow\n    prompt: x\n    grade: [{type: contains, value: x}]\n    cleanup: [{run: 'echo $$ > cleanup.pid; sleep 60'}]\n";
+    let tasks = "
+        - id: slow
+          prompt: x
+          grade: [{type: contains, value: x}]
+          cleanup: [{run: 'echo $$ > cleanup.pid; sleep 60'}]
+        ";
     let test = Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", tasks)).args(&["run"]);
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
@@ -122,7 +132,14 @@ fn a_killed_run_leaves_reports_that_say_incomplete() {
 
 #[test]
 fn exit_2_or_3_after_a_green_run_replaces_its_green_reports() {
-    let green = suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n");
+    let green = suite(
+        "",
+        "
+        - id: a
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ",
+    );
     let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &green);
     let dir = test.path().to_owned();
     let run = |args: &[&str]| {
@@ -153,7 +170,15 @@ fn a_second_run_into_the_same_out_is_refused() {
         .write("agent.sh", agent)
         .write(
             "evalgate.yaml",
-            &suite("", "  - id: a\n    prompt: x\n    timeout: 20s\n    grade: [{type: contains, value: x}]\n"),
+            &suite(
+                "",
+                "
+                - id: a
+                  prompt: x
+                  timeout: 20s
+                  grade: [{type: contains, value: x}]
+                ",
+            ),
         )
         .args(&["run"]);
     let dir = test.path().to_owned();
@@ -174,8 +199,18 @@ fn a_second_run_into_the_same_out_is_refused() {
 
 #[test]
 fn a_merge_missing_a_shard_is_incomplete_and_names_it() {
-    let tasks: String =
-        (1..=3).map(|i| format!("  - id: t{i}\n    prompt: x\n    grade: [{{type: contains, value: x}}]\n")).collect();
+    let tasks: String = (1..=3)
+        .map(|i| {
+            unindent(
+                "
+            - id: t<i>
+              prompt: x
+              grade: [{type: contains, value: x}]
+            ",
+            )
+            .replace("<i>", &i.to_string())
+        })
+        .collect();
     let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", &tasks));
     let dir = test.path().to_owned();
     let run = |args: &[&str]| {
@@ -202,7 +237,17 @@ fn a_merge_missing_a_shard_is_incomplete_and_names_it() {
 fn report_gate_refuses_a_file_whose_verdict_its_tasks_contradict() {
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
-        .write("evalgate.yaml", &suite("", "  - id: a\n    prompt: x\n    grade: [{type: contains, value: nope}]\n"))
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                "
+            - id: a
+              prompt: x
+              grade: [{type: contains, value: nope}]
+            ",
+            ),
+        )
         .args(&["run"])
         .run();
     run.expect_code(1);
@@ -264,7 +309,11 @@ fn report_gate_with_the_suite_holds_a_file_to_the_suites_thresholds_not_its_own(
 fn a_signal_during_before_all_or_a_server_start_is_honoured_at_once() {
     let hooks = "hooks:\n  before_all: [{run: 'echo $$ > hook.pid; sleep 60'}]\n  after_all: [{run: touch after}]\n";
     let server = "mcp_servers:\n  slow: {command: [sh, -c, 'echo $$ > server.pid; sleep 60']}\n";
-    let tasks = "  - id: a\n    prompt: x\n    grade: [{type: contains, value: x}]\n";
+    let tasks = "
+        - id: a
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
     for (extra, pid_file) in [(hooks, "hook.pid"), (server, "server.pid")] {
         let test =
             Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(extra, tasks)).args(&["run"]);
@@ -292,10 +341,20 @@ fn the_system_under_test_never_inherits_evalgates_credentials() {
     const TOKEN: &str = "ghs_pull-request-write-token-0123456789";
     const RUNTIME: &str = "actions-runtime-token-0123456789";
     let agent = "#!/bin/sh\nenv > agent-env\necho ok\n";
-    let yaml = "evalgate: 1\nsuite: test.evals.creds\nagents:\n  bot: {command: [./agent.sh], env: {GH_TOKEN: '{env.GITHUB_TOKEN}'}}\ntasks:\n  - id: a\n    prompt: x\n    setup: [{run: env > step-env}]\n    grade: [{type: command, run: 'env > grader-env; exit 0'}]\n";
+    let yaml = "
+        evalgate: 1
+        suite: test.evals.creds
+        agents:
+          bot: {command: [./agent.sh], env: {GH_TOKEN: '{env.GITHUB_TOKEN}'}}
+        tasks:
+          - id: a
+            prompt: x
+            setup: [{run: env > step-env}]
+            grade: [{type: command, run: 'env > grader-env; exit 0'}]
+        ";
     let run = Test::new()
         .write("agent.sh", agent)
-        .write("evalgate.yaml", yaml)
+        .file("evalgate.yaml", yaml)
         .env("GITHUB_TOKEN", TOKEN)
         .env("INPUT_GITHUB-TOKEN", TOKEN)
         .env("ACTIONS_RUNTIME_TOKEN", RUNTIME)

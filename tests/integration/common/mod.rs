@@ -1,4 +1,10 @@
 //! A small builder for running the real binary in a temp directory (after `just`'s tests).
+//!
+//! YAML is written as it reads, an indented block that [`unindent`] takes back to column 0:
+//! `Test::new().write("agent.sh", ECHO_AGENT).suite("\n    evalgate: 1\n    …").args(&["check"]).run()`,
+//! then `run.expect_code(2).expect_stderr("…")` pins the whole of stderr (the test directory
+//! shown as `[DIR]`) where the message is ours; `contains` is left for text that is not ours
+//! (a parser's, a duration).
 
 #![allow(dead_code)]
 
@@ -40,6 +46,16 @@ impl Test {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         self
+    }
+
+    /// Writes `text`, written in the test as an indented raw string, [`unindent`]ed.
+    pub fn file(self, name: &str, text: &str) -> Self {
+        self.write(name, &unindent(text))
+    }
+
+    /// Writes the suite `evalgate.yaml`, [`unindent`]ed.
+    pub fn suite(self, text: &str) -> Self {
+        self.file("evalgate.yaml", text)
     }
 
     pub fn args(mut self, args: &[&str]) -> Self {
@@ -128,13 +144,99 @@ impl Run {
         assert_eq!(self.code, code, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         self
     }
+
+    /// Asserts the whole of stderr: `expected` is [`unindent`]ed, the test directory shows as `[DIR]`.
+    #[track_caller]
+    pub fn expect_stderr(&self, expected: &str) -> &Self {
+        expect_text("stderr", &self.normalized(&self.stderr), &unindent(expected));
+        self
+    }
+
+    /// Asserts the whole of stdout, as [`Run::expect_stderr`] does stderr.
+    #[track_caller]
+    pub fn expect_stdout(&self, expected: &str) -> &Self {
+        expect_text("stdout", &self.normalized(&self.stdout), &unindent(expected));
+        self
+    }
+
+    fn normalized(&self, text: &str) -> String {
+        let canonical = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
+        text.replace(&canonical.display().to_string(), "[DIR]").replace(&self.dir.display().to_string(), "[DIR]")
+    }
 }
 
-/// A suite with one command agent `./agent.sh` and the given tasks (YAML, indented 2).
+/// Fails showing both texts as they print and the first line where they part.
+#[track_caller]
+fn expect_text(stream: &str, have: &str, want: &str) {
+    if have == want {
+        return;
+    }
+    let line = have.lines().zip(want.lines()).take_while(|(a, b)| a == b).count() + 1;
+    panic!("{stream} differs from line {line}\n--- have:\n{have}\n--- want:\n{want}\n--- (as strings) have: {have:?}");
+}
+
+/// A text written in a test as an indented raw string, as it is meant: the newline after the
+/// opening quote and the indentation before the closing one dropped, then the indentation
+/// common to the lines that are not blank (blank lines are left empty).
+pub fn unindent(text: &str) -> String {
+    let text = text.strip_prefix('\n').unwrap_or(text);
+    let text = match text.rfind('\n') {
+        Some(end) if text[end + 1..].trim().is_empty() => &text[..=end],
+        _ => text,
+    };
+    let indent = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        out.push_str(if line.trim().is_empty() { line.trim_start_matches([' ', '\t']) } else { &line[indent..] });
+    }
+    out
+}
+
+#[test]
+fn unindent_drops_the_raw_strings_edges_and_the_common_indent_only() {
+    let text = "
+        a:
+          - b
+
+            c
+        d
+        ";
+    assert_eq!(unindent(text), "a:\n  - b\n\n    c\nd\n");
+    assert_eq!(unindent("  x\n    y"), "x\n  y");
+    assert_eq!(unindent("#!/bin/sh\necho $1\n"), "#!/bin/sh\necho $1\n");
+    assert_eq!(unindent(""), "");
+    assert_eq!(indent("\n    - a\n\n      b\n    ", 2), "  - a\n\n    b\n");
+    assert_eq!(indent("- a", 4), "    - a\n");
+}
+
+/// A suite with one command agent `./agent.sh`, the top-level keys `extra` and the given tasks,
+/// each an indented block or a string (the tasks then indented 2, as they land in the suite).
 pub fn suite(extra: &str, tasks: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: test.evals.demo\nagents:\n  bot: {{command: [./agent.sh, \"{{prompt}}\"], timeout: 10s}}\n{extra}\ntasks:\n{tasks}"
-    )
+    let header = r#"
+        evalgate: 1
+        suite: test.evals.demo
+        agents:
+          bot: {command: [./agent.sh, "{prompt}"], timeout: 10s}
+        "#;
+    unindent(header) + &unindent(extra) + "\ntasks:\n" + &indent(tasks, 2)
+}
+
+/// `text` [`unindent`]ed, then indented `by` spaces (blank lines left empty), ending in a newline:
+/// a block of YAML as it lands below a key.
+pub fn indent(text: &str, by: usize) -> String {
+    let mut out: String = unindent(text)
+        .split_inclusive('\n')
+        .map(|line| if line.trim().is_empty() { line.to_owned() } else { format!("{:by$}{line}", "") })
+        .collect();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
 }
 
 /// An agent that echoes its prompt.
@@ -172,4 +274,28 @@ pub fn sorted_statuses(results: &serde_json::Value) -> Vec<(String, String)> {
 
 pub fn owned_pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+/// A run that printed `stderr`, for the tests of the assertions themselves.
+#[cfg(test)]
+fn printed(stderr: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = stderr.replace("DIR", &dir.path().display().to_string());
+    Run { code: 0, stdout: String::new(), stderr, dir: dir.path().to_owned(), _keep: dir }
+}
+
+#[test]
+fn expect_stderr_passes_on_the_whole_text_with_the_test_directory_shown_as_dir() {
+    printed("error: DIR/a.sh does not exist\nnothing ran\n").expect_stderr(
+        "
+        error: [DIR]/a.sh does not exist
+        nothing ran
+        ",
+    );
+}
+
+#[test]
+#[should_panic(expected = "stderr differs from line 2")]
+fn expect_stderr_fails_on_a_line_more() {
+    printed("error: x\nhelp: y\n").expect_stderr("error: x\n");
 }
