@@ -4,6 +4,9 @@
 //! aggregated by the run's `aggregate`, read back as a baseline and gated by
 //! `gate::finalize`. The fast test below runs in `cargo test`; `scripts/bench-statistics.sh`
 //! runs the same with more repetitions and prints the table docs/statistics.md quotes.
+//!
+//! Test code: `results/mod.rs` compiles it only under #[cfg(test)], so it may reach the gate
+//! and the run above `results` (tests/integration/architecture.rs layers shipped code only).
 
 use std::num::NonZeroU32;
 

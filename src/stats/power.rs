@@ -12,12 +12,13 @@ pub const POWER: f64 = 0.8;
 ///
 /// The normal approximation to the paired test (Connor 1987): under no change the mean
 /// difference has variance ψ/n, under a drop δ it has (ψ − δ²)/n, so δ is detectable when
-/// δ·√n ≥ z₁₋α·√ψ + z_power·√(ψ − δ²). A drop of δ needs churn: with `trials` trials a
-/// task's rate moves in steps of 1/`trials`, so each task that changed adds at least its
-/// change / `trials` to ψ, and ψ is taken as at least δ / `trials` (with one trial: a share
-/// δ of the tasks changed). A suite that happened to show no churn does not claim to see
-/// every drop, and more trials per task lower the floor as they lower the noise. `None`
-/// with no task; 1 when not even a total collapse is detectable.
+/// δ·√n ≥ z₁₋α·√ψ₀ + z_power·√(ψ₁ − δ²). A drop of δ is churn of its own: with `trials`
+/// trials a task's rate moves in steps of 1/`trials`, so the tasks that make the drop add
+/// at least δ / `trials` to the discordance (with one trial: a share δ of the tasks
+/// changed). Under the drop ψ₁ is the noise plus that churn; under no change ψ₀ is the
+/// noise, but never below that churn, so a suite that happened to show no churn does not
+/// claim to see every drop. More trials per task lower both as they lower the noise.
+/// `None` with no task; 1 when not even a total collapse is detectable.
 pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64, trials: u32) -> Option<f64> {
     if n == 0 {
         return None;
@@ -25,8 +26,9 @@ pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64, trials: u32) 
     let (za, zb) = (normal_quantile(1.0 - alpha), normal_quantile(POWER));
     let root_n = (n as f64).sqrt();
     let detectable = |delta: f64| {
-        let psi = discordance.max(delta / f64::from(trials.max(1)));
-        delta * root_n >= za * psi.sqrt() + zb * (psi - delta * delta).max(0.0).sqrt()
+        let churn = delta / f64::from(trials.max(1));
+        let (null, drop) = (discordance.max(churn), discordance + churn);
+        delta * root_n >= za * null.sqrt() + zb * (drop - delta * delta).max(0.0).sqrt()
     };
     if !detectable(1.0) {
         return Some(1.0);
@@ -101,11 +103,11 @@ mod tests {
     fn matches_the_reference() {
         // `tests/fixtures/stats/reference.py`: the same equation solved by scipy's brentq.
         let cases = [
-            (200, 0.11, 0.0580087599177471),
+            (200, 0.11, 0.06304533793194445),
             (100, 0.0, 0.06054546952239588),
-            (50, 0.1, 0.11858441081024532),
-            (12, 0.5, 0.4651467135879454),
-            (1000, 0.3, 0.04302197000902128),
+            (50, 0.1, 0.14484632729959607),
+            (12, 0.5, 0.567451329898127),
+            (1000, 0.3, 0.044056637050173486),
         ];
         for (n, disc, expected) in cases {
             let actual = min_detectable_drop(n, disc, 0.05, 1).unwrap();

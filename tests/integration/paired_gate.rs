@@ -134,7 +134,7 @@ fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
     assert!(check(&results, "new failures vs baseline").is_none());
     let md = run.read("evalgate-out/summary.md");
     assert!(md.contains("**Paired test:** −9.0 points (90% interval −13.2 to −5.6)"), "{md}");
-    assert!(md.contains("this suite can detect drops of 5.8 points or more (80% power)"), "{md}");
+    assert!(md.contains("this suite can detect drops of 6.3 points or more (80% power)"), "{md}");
     assert!(run.stderr.contains("FAIL paired test vs baseline"), "{}", run.stderr);
     let junit = run.read("evalgate-out/junit.xml");
     assert!(
@@ -296,14 +296,18 @@ fn missing_tasks_fail_unless_filtered_and_changed_ones_are_not_compared() {
 
 #[test]
 fn repeated_trials_are_compared_task_by_task() {
+    // The same 4 trials a side (a baseline of 1 trial would be compared on first trials).
     // 12 tasks, 4 trials each. In the candidate t0–t5 fail every trial and t6 fails one in
     // four: seven tasks worse, by 1 or by a quarter.
     let mut head = failing(0..6);
     head.push(("flaky-t6".into(), "2\n".into()));
-    let run = candidate(12, &[], &ids(12), &head, "", &["--repeat", "4"]);
+    let base = suite("", &ids(12), |_| "x".into());
+    let four = ["--repeat", "4"];
+    let run = candidate_of(&base, &four, &[], &ids(12), &head, "", &four, &|_| "x".into());
     run.expect_code(1);
     let test = &run.results()["regression"]["test"];
     assert_eq!(test["method"], "paired-t");
+    assert!(test.get("redesigned").is_none(), "{test}");
     assert_eq!((test["discordant_worse"].as_u64(), test["discordant_better"].as_u64()), (Some(7), Some(0)));
     assert!((test["delta"].as_f64().unwrap() + 6.25 / 12.0).abs() < 1e-9, "{test}");
     // The paired t-test on the twelve differences (scipy: ttest_1samp(alternative='less')).
