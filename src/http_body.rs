@@ -1,5 +1,18 @@
-//! A response body read up to a cap: past it the read stops and says so, so an endless or
-//! huge body (a model, a server, an API) costs neither the memory nor the time of the run.
+//! Every HTTP client's start and end: [`client_builder`], the one way a `reqwest::Client` is
+//! made (it brings the TLS provider), and a response body read up to a cap: past it the read
+//! stops and says so, so an endless or huge body (a model, a server, an API) costs neither
+//! the memory nor the time of the run.
+
+/// A `reqwest` client builder, with rustls on ring installed as the process's TLS provider
+/// first: reqwest brings none of its own (`rustls-no-provider`, one TLS stack in the build)
+/// and panics when it builds a client without one. `clippy.toml` forbids the other ways.
+#[allow(clippy::disallowed_methods)]
+pub fn client_builder() -> reqwest::ClientBuilder {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    // Err only when a provider is already installed, which is as good.
+    PROVIDER.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
+    reqwest::Client::builder()
+}
 
 /// Why a body was not read whole.
 #[derive(Debug)]
