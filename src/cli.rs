@@ -41,8 +41,8 @@ pub enum Command {
     Init,
     /// Create or update the sticky PR comment from a results file.
     Comment(CommentArgs),
-    /// Print a suite of another format (OpenWOP, mcpchecker, MCP evals, AgentV) as a native
-    /// evalgate suite.
+    /// Print a suite of another format (docs/formats.md: OpenWOP, mcpchecker, MCP evals,
+    /// AgentV) as a native evalgate suite.
     Convert(ConvertArgs),
     /// Print the JSON Schema of the native suite format (`--results`: of results.json)
     Schema(SchemaArgs),
@@ -123,7 +123,8 @@ pub struct CommentArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ConvertArgs {
     pub file: PathBuf,
-    /// The input format (default: detected): openwop, mcpchecker, mcp-evals, agentv.
+    /// The input format (default: detected from the file); an unknown name is refused with
+    /// the list.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 }
