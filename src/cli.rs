@@ -35,13 +35,15 @@ pub enum Command {
     Compare(CompareArgs),
     /// Merge the results files of shards into one (then `report --gate` gates it).
     Merge(MergeArgs),
-    /// Render JUnit, Markdown and the OpenWOP summary from a results file.
+    /// Write every report again from a results file (results.json, summary.json, JUnit,
+    /// Markdown, HTML); `--gate` exits with its verdict.
     Report(ReportArgs),
     /// Write a starter suite and a GitHub workflow here (never overwriting).
     Init,
     /// Create or update the sticky PR comment from a results file.
     Comment(CommentArgs),
-    /// Print a suite of another format (OpenWOP AgentEvalSuite) as a native evalgate suite.
+    /// Print a suite of another format (docs/formats.md: OpenWOP, mcpchecker, MCP evals,
+    /// AgentV) as a native evalgate suite.
     Convert(ConvertArgs),
     /// Print the JSON Schema of the native suite format (`--results`: of results.json)
     Schema(SchemaArgs),
@@ -140,7 +142,8 @@ pub struct CommentArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ConvertArgs {
     pub file: PathBuf,
-    /// The input format (default: detected): openwop.
+    /// The input format (default: detected from the file); an unknown name is refused with
+    /// the list.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 }
@@ -182,7 +185,8 @@ pub struct ReportArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub reports: ReportFlags,
-    /// Exit with the gate verdict of these results (0 passed, 1 failed).
+    /// Exit with the verdict of these results, as `run` would (0 passed, 1 failed or a
+    /// shard's own results, 2 invalid, 3 preflight failed, 4 aborted); without it, 0.
     #[arg(long)]
     pub gate: bool,
     /// The suite the results are of: its thresholds and regression budget gate them, not

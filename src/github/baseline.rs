@@ -241,7 +241,7 @@ impl Api {
         headers.insert(ACCEPT, HeaderValue::from_static("application/vnd.github+json"));
         headers.insert("x-github-api-version", HeaderValue::from_static("2022-11-28"));
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("evalgate/", env!("CARGO_PKG_VERSION"))));
-        let http = reqwest::Client::builder()
+        let http = crate::http_body::client_builder()
             .default_headers(headers)
             // The archive's redirect is followed by hand, without the token.
             .redirect(reqwest::redirect::Policy::none())

@@ -30,7 +30,7 @@ impl std::fmt::Debug for HttpSettings {
 
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new)
+    CLIENT.get_or_init(|| crate::http_body::client_builder().build().expect("a client with no options builds"))
 }
 
 /// The most read of an answer: a completion is kilobytes, and an endless body must not

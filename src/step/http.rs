@@ -196,10 +196,10 @@ impl RunStep for HttpRequest {
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
+        crate::http_body::client_builder()
             .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
+            .expect("a client with a static user agent builds")
     })
 }
 

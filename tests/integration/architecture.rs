@@ -83,3 +83,42 @@ fn no_module_imports_one_that_imports_it_back() {
         .collect();
     assert!(cycles.is_empty(), "cycles: {}\nedges:\n{}", cycles.join("; "), edges.join("\n"));
 }
+
+/// The rows of docs/architecture.md's module table, bottom first: the modules each names.
+fn documented_layers() -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    let table = doc.split("| module | holds | imports |").nth(1).expect("the module table in docs/architecture.md");
+    let rows = table.lines().skip(2).take_while(|line| line.starts_with('|'));
+    rows.map(|row| {
+        let first = row.split(" | ").next().unwrap_or_default();
+        first
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|name| name.trim_end_matches('/').trim_end_matches(".rs").to_owned())
+            .collect()
+    })
+    .collect()
+}
+
+#[test]
+fn the_documented_layers_are_the_import_order() {
+    let graph = module_graph();
+    let layers = documented_layers();
+    let row_of = |module: &str| layers.iter().position(|row| row.iter().any(|m| m == module));
+    let mut wrong = Vec::new();
+    // `lib.rs`, the binary and the fuzz bodies stand outside the layers.
+    for (module, uses) in graph.iter().filter(|(m, _)| !["lib", "main", "fuzz_targets"].contains(&m.as_str())) {
+        let Some(row) = row_of(module) else {
+            wrong.push(format!("`{module}` is not in the table"));
+            continue;
+        };
+        for used in uses.iter().filter(|u| graph.contains_key(*u)) {
+            if row_of(used).is_none_or(|r| r > row) {
+                wrong.push(format!("`{module}` imports `{used}`, which the table puts above it"));
+            }
+        }
+    }
+    assert!(layers.len() > 10, "the table was not read: {layers:?}");
+    assert!(wrong.is_empty(), "docs/architecture.md's module table against the code:\n{}", wrong.join("\n"));
+}

@@ -32,7 +32,7 @@ struct Grant {
 
 impl AuthorizedClient {
     pub async fn new(auth: Option<&ClientCredentials>, server_url: &str) -> Result<AuthorizedClient, McpError> {
-        let http = reqwest::Client::builder()
+        let http = crate::http_body::client_builder()
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())
             .build()

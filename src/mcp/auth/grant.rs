@@ -45,7 +45,7 @@ pub(super) const MAX_ANSWER: usize = 1 << 20;
 const REFRESH_MARGIN: Duration = Duration::from_secs(60);
 
 pub(super) fn client() -> Result<reqwest::Client, McpError> {
-    reqwest::Client::builder()
+    crate::http_body::client_builder()
         .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
         // A redirect would resend the credentials elsewhere.
         .redirect(reqwest::redirect::Policy::none())
