@@ -28,7 +28,7 @@ pub enum Method {
     /// score interval; a regression needs both (an intersection–union test).
     #[serde(rename = "mcnemar-midp")]
     McnemarMidp,
-    /// Written by evalgate before 0.9 for repeated trials on fewer than 30 tasks; read, never
+    /// Written by earlier versions for repeated trials on fewer than 30 tasks; read, never
     /// computed.
     #[serde(rename = "paired-bootstrap")]
     PairedBootstrap,
