@@ -96,15 +96,18 @@ impl PairedTest {
     ) -> PairedTest {
         let key = |id: &str| baseline_key(baseline, id);
         let Pairing { pairs: matched, added, not_comparable } = Pairing::new(baseline, head);
+        let mut redesigned = 0;
         let pairs: Vec<PairedRates> = matched
             .iter()
             .map(|(task, base)| {
-                let now = TrialCount::of(task);
-                let was = base.trials;
+                let (was, now) = (base.trials, TrialCount::of(task));
                 match was.common(now).filter(|_| !was.same_design(now)) {
                     // Different designs: their rates differ in distribution even with
                     // nothing changed, so they are compared on the trials both ran alike.
-                    Some((baseline, candidate, k)) => PairedRates { baseline, candidate, single: k == 1, trials: k },
+                    Some((baseline, candidate, k)) => {
+                        redesigned += 1;
+                        PairedRates { baseline, candidate, single: k == 1, trials: k }
+                    }
                     None => PairedRates {
                         baseline: was.rate(),
                         candidate: now.rate(),
@@ -122,7 +125,6 @@ impl PairedTest {
         let missing = baseline.tasks.keys().filter(|k| !present.contains(*k)).cloned().collect();
         let adaptive =
             matched.iter().filter(|(task, base)| task.adaptive.is_some() || base.trials.adaptive.is_some()).count();
-        let redesigned = matched.iter().filter(|(task, base)| !base.trials.same_design(TrialCount::of(task))).count();
         let alpha = policy.alpha();
         let mut e = stats::estimate(&pairs, alpha);
         if let Some(noise) = noise {
