@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::Needle;
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::source::{KeyPath, ValidateCx};
 use crate::template::Bindings;
 use crate::trace::Trace;
@@ -69,7 +69,7 @@ impl CompileGrader for RawNoLeak {
 }
 
 impl Grade for NoLeakCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let mut leaks = Vec::new();
         for (i, canary) in self.canaries.iter().enumerate() {
             let canary = canary.render(input.bindings)?;

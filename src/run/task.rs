@@ -284,7 +284,6 @@ async fn run_body(
     trial.tool_calls = run.trace.calls().to_vec();
     trial.cached = run.cached;
 
-    let judge_costs = std::sync::Mutex::new(Vec::new());
     let input = GradeInput {
         output: &run.output,
         output_cut: run.output_truncated,
@@ -299,14 +298,11 @@ async fn run_body(
         tool_result: run.tool_result.as_ref(),
         tool_error: run.tool_error.as_deref(),
         judge: suite.judge.as_ref(),
-        judge_costs: &judge_costs,
     };
     for grader in &task.graders {
-        let mut outcome = grader.grade(&input).await;
-        let spent: Vec<(Option<f64>, bool)> =
-            std::mem::take(&mut *judge_costs.lock().unwrap_or_else(|e| e.into_inner()));
-        for (cost, _) in &spent {
-            match cost {
+        let (mut outcome, judge_calls) = grader.grade(&input).await;
+        for call in &judge_calls {
+            match call.cost_usd {
                 Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
                 None => trial.judge_cost_unknown = true,
             }
@@ -334,7 +330,7 @@ async fn run_body(
                 required: grader.required,
                 reason: g.reason,
                 evidence: g.evidence,
-                cached: !spent.is_empty() && spent.iter().all(|(_, cached)| *cached),
+                cached: !judge_calls.is_empty() && judge_calls.iter().all(|c| c.cached),
             },
             Err(reason) => GraderResult {
                 name: grader.name.clone(),
