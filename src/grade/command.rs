@@ -89,7 +89,7 @@ impl Grade for CommandCheck {
     async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let b = input.bindings;
         let workdir = self.workdir.clone().unwrap_or_else(|| input.workdir.to_owned());
-        let mut spec = self.command.process(b, &self.env, workdir, self.timeout);
+        let mut spec = self.command.process(b, &self.env, workdir, self.timeout).map_err(|m| format!("uses {m}"))?;
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());

@@ -40,15 +40,15 @@ pub fn leaked<'g>(graders: &'g [super::Grader], bindings: &Bindings, output: &st
                 || trace.output.as_deref().is_some_and(|o| o.contains(canary))
                 || trace.calls().iter().any(|call| contains_text(&call.arguments, canary)))
     };
-    let leaked = graders
+    graders
         .iter()
         .filter(|g| {
-            g.uses().secrets.iter().any(|s| s.kind == SecretKind::Canary && found(&bindings.render(s.template)))
+            g.uses().secrets.iter().any(|s| {
+                // A step output the canary uses and that is missing is not this check's to report.
+                s.kind == SecretKind::Canary && found(&bindings.render(s.template).unwrap_or_else(|m| m.partial))
+            })
         })
-        .collect();
-    // A canary that cannot render (a step output missing) is no leak; it is not this check's to report.
-    bindings.take_missing();
-    leaked
+        .collect()
 }
 
 #[derive(Debug)]

@@ -123,7 +123,7 @@ impl Grade for WorldCheck {
                 })
             }
             WorldCheck::File { path, expect } => {
-                let full = input.workdir.join(input.bindings.render(path));
+                let full = input.workdir.join(input.bindings.render(path).map_err(|m| format!("uses {m}"))?);
                 match check_file(&full, expect, input.bindings).await {
                     Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
                     Err(FileMiss::Unmet(f)) => Ok(Graded::fail(f)),

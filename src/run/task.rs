@@ -241,11 +241,13 @@ async fn run_body(
         trial.reason = Some(reason);
         return;
     }
-    bindings.prompt = task.prompt.render(&|v| bindings.lookup(v));
-    if let Some(missing) = bindings.take_missing() {
-        trial.reason = Some(format!("the prompt uses {missing}"));
-        return;
-    }
+    bindings.prompt = match bindings.render_with(|lookup| task.prompt.render(lookup)) {
+        Ok(prompt) => prompt,
+        Err(missing) => {
+            trial.reason = Some(format!("the prompt uses {missing}"));
+            return;
+        }
+    };
     trial.prompt = Some(excerpt::first(&bindings.prompt, OUTPUT_EXCERPT));
 
     let started_at = std::time::SystemTime::now();
@@ -306,9 +308,6 @@ async fn run_body(
                 Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
                 None => trial.judge_cost_unknown = true,
             }
-        }
-        if let Some(missing) = input.bindings.take_missing() {
-            outcome = Err(format!("uses {missing}"));
         }
         // Whatever a grader looked at, its reason says the tool returned an error.
         let said = |reason: &mut String| {
