@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
@@ -79,7 +79,7 @@ impl CompileGrader for RawTokens {
 
 impl Grade for BudgetCheck {
     /// A budget over a figure the agent did not report is an error: it cannot be judged.
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let usage = input.trace.usage.as_ref();
         match self {
             BudgetCheck::Cost { max_usd } => {

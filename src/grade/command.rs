@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::{excerpt, excerpt_with_last_line};
 use crate::process::run_process;
 use crate::source::{KeyPath, ValidateCx};
@@ -86,10 +86,10 @@ impl CompileGrader for RawCommand {
 }
 
 impl Grade for CommandCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let b = input.bindings;
         let workdir = self.workdir.clone().unwrap_or_else(|| input.workdir.to_owned());
-        let mut spec = self.command.process(b, &self.env, workdir, self.timeout);
+        let mut spec = self.command.process(b, &self.env, workdir, self.timeout).map_err(|m| format!("uses {m}"))?;
         spec.env.push(("EVALGATE_TASK_ID".into(), b.task_id.clone()));
         let context = super::command_context::context(input, &self.context);
         spec.stdin = Some(context.to_string().into_bytes());

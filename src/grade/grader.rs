@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{Check, GradeInput, GradeResult, Graded, OutputRead, RawGraderKind};
+use super::{Check, GradeInput, GradeResult, Graded, JudgeCall, OutputRead, RawGraderKind};
 use crate::source::{KeyPath, ValidateCx};
 use crate::template::Var;
 use crate::uses::Uses;
@@ -133,8 +133,14 @@ impl Grader {
     /// (the inverse of "the output is not JSON" is not "the output is not this JSON").
     /// On an output the capture cap cut, only a verdict that holds on its start is given
     /// (a `contains` that found its text); any other is an error, never a pass on what
-    /// evalgate did not see.
-    pub async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    /// evalgate did not see. Returned with the verdict: the judge calls it made, an error's too.
+    pub async fn grade(&self, input: &GradeInput<'_>) -> (GradeResult, Vec<JudgeCall>) {
+        let mut judge_calls = Vec::new();
+        let result = self.verdict(input, &mut judge_calls).await;
+        (result, judge_calls)
+    }
+
+    async fn verdict(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
         let cut = || {
             format!(
                 "the agent's output was cut at {} MiB (the rest was not read); `{}` cannot judge what it did not see",
@@ -145,7 +151,7 @@ impl Grader {
         if input.output_cut && self.reads_output == OutputRead::Whole {
             return Err(cut());
         }
-        let graded = self.check.grade(input).await?;
+        let graded = self.check.grade(input, judge_calls).await?;
         if input.output_cut && !self.reads_output.holds_on_a_start(graded.passed) {
             return Err(cut());
         }

@@ -1,7 +1,6 @@
 //! What a grader is given (the run's output, trace and bindings) and what it returns.
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -32,14 +31,16 @@ pub struct GradeInput<'a> {
     pub tool_error: Option<&'a str>,
     /// The suite's default judge.
     pub judge: Option<&'a LlmSpec>,
-    /// What judges cost, as (USD or unknown, cache hit), for the task runner to add up.
-    pub judge_costs: &'a Mutex<Vec<(Option<f64>, bool)>>,
 }
 
-impl GradeInput<'_> {
-    pub fn record_judge_cost(&self, cost_usd: Option<f64>, cached: bool) {
-        self.judge_costs.lock().unwrap_or_else(|e| e.into_inner()).push((cost_usd, cached));
-    }
+/// One call of a judge model, for the task runner to add up: a grader returns its calls
+/// with its verdict, an error included (a judge whose reply could not be read was paid).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgeCall {
+    /// `None` when the model's price is unknown.
+    pub cost_usd: Option<f64>,
+    /// Answered from the cache (free).
+    pub cached: bool,
 }
 
 /// A grader's verdict. `Err` means the grader could not judge (an error, never a pass).

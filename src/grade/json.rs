@@ -5,7 +5,7 @@ use serde_json::Value;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::excerpt;
 use crate::json::{JsonKind, JsonPath, PathExpect, compact, first_difference, json_eq};
 use crate::source::{KeyPath, ValidateCx};
@@ -126,7 +126,7 @@ impl RawJson {
 }
 
 impl Grade for JsonCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         self.verdict(input)
     }
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::excerpt;
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
@@ -69,7 +69,7 @@ impl CompileGrader for RawJsonSchema {
 }
 
 impl Grade for SchemaCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let instance: Value = match serde_json::from_str(input.output.trim()) {
             Ok(v) => v,
             Err(e) => {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::Needle;
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::excerpt;
 use crate::llm::types::{ChatMessage, ChatRequest, ModelToolCall, Role, ToolDef};
 use crate::source::{KeyPath, ValidateCx};
@@ -150,7 +150,7 @@ impl JudgeCheck {
 }
 
 impl Grade for JudgeCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
         let spec = self.judge.as_ref().or(input.judge).ok_or("no judge is configured")?;
         let answer = excerpt_long(input.output);
         let (task_text, schema) = match &self.question {
@@ -214,7 +214,7 @@ impl Grade for JudgeCheck {
                 ));
             }
             let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
-            input.record_judge_cost(completion.cost_usd, completion.cached);
+            judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
             match self.read_reply(&completion.response.tool_calls, &completion.response.text) {
                 Ok(graded) => return Ok(graded),
                 Err(e) => last_error = e,

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::{GradeInput, GradeResult};
+use super::{GradeInput, GradeResult, JudgeCall};
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
 
@@ -17,8 +17,13 @@ pub trait CompileGrader {
 
 /// A compiled grader.
 pub trait Grade {
-    /// `Err` means the grader could not judge (an error, never a pass).
-    fn grade(&self, input: &GradeInput<'_>) -> impl Future<Output = GradeResult> + Send;
+    /// `Err` means the grader could not judge (an error, never a pass). Each call of a
+    /// judge model is pushed on `judge_calls`, whatever the verdict.
+    fn grade(
+        &self,
+        input: &GradeInput<'_>,
+        judge_calls: &mut Vec<JudgeCall>,
+    ) -> impl Future<Output = GradeResult> + Send;
 
     fn uses(&self) -> Uses<'_>;
 

@@ -10,7 +10,7 @@ mod registry;
 
 pub use crate::policy::SafetyAction;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
-pub use input::{GradeInput, GradeResult, Graded};
+pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
 pub use kind::{CompileGrader, Grade, OutputRead};
 pub use no_leak::leaked;
 

@@ -38,7 +38,7 @@ impl Needle {
     /// The text to look for. `Err` when it renders empty (an `{env.X}` set to ""), which
     /// would pass `contains` whatever the agent said.
     pub fn render(&self, bindings: &Bindings) -> Result<String, String> {
-        let text = bindings.render(&self.0);
+        let text = bindings.render(&self.0).map_err(|m| format!("uses {m}"))?;
         if is_blank(&text) {
             Err(format!(
                 "`{}` renders empty, and every output contains an empty text, so the check would not test the agent",

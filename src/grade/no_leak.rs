@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::Needle;
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::source::{KeyPath, ValidateCx};
 use crate::template::Bindings;
 use crate::trace::Trace;
@@ -40,15 +40,15 @@ pub fn leaked<'g>(graders: &'g [super::Grader], bindings: &Bindings, output: &st
                 || trace.output.as_deref().is_some_and(|o| o.contains(canary))
                 || trace.calls().iter().any(|call| contains_text(&call.arguments, canary)))
     };
-    let leaked = graders
+    graders
         .iter()
         .filter(|g| {
-            g.uses().secrets.iter().any(|s| s.kind == SecretKind::Canary && found(&bindings.render(s.template)))
+            g.uses().secrets.iter().any(|s| {
+                // A step output the canary uses and that is missing is not this check's to report.
+                s.kind == SecretKind::Canary && found(&bindings.render(s.template).unwrap_or_else(|m| m.partial))
+            })
         })
-        .collect();
-    // A canary that cannot render (a step output missing) is no leak; it is not this check's to report.
-    bindings.take_missing();
-    leaked
+        .collect()
 }
 
 #[derive(Debug)]
@@ -69,7 +69,7 @@ impl CompileGrader for RawNoLeak {
 }
 
 impl Grade for NoLeakCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let mut leaks = Vec::new();
         for (i, canary) in self.canaries.iter().enumerate() {
             let canary = canary.render(input.bindings)?;

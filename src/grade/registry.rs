@@ -39,10 +39,14 @@ macro_rules! graders {
         }
 
         impl Check {
-            pub async fn grade(&self, input: &$crate::grade::GradeInput<'_>) -> $crate::grade::GradeResult {
+            pub async fn grade(
+                &self,
+                input: &$crate::grade::GradeInput<'_>,
+                judge_calls: &mut Vec<$crate::grade::JudgeCall>,
+            ) -> $crate::grade::GradeResult {
                 use $crate::grade::Grade;
                 match self {
-                    $( $( Check::$variant(check) => check.grade(input).await, )* )*
+                    $( $( Check::$variant(check) => check.grade(input, judge_calls).await, )* )*
                 }
             }
 

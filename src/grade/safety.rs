@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::{Needle, pattern};
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::excerpt;
 use crate::json::JsonPath;
 use crate::policy::SafetyAction;
@@ -119,7 +119,7 @@ impl CompileGrader for RawSafety {
 }
 
 impl Grade for SafetyCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let (detected, action) = match &self.verdict {
             Verdict::Json { detected, action } => read_verdict(input.output, detected, action)?,
             Verdict::Inferred { refusal, canaries } => {

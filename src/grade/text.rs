@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::needle::{Needle, pattern};
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::excerpt::excerpt;
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
@@ -159,7 +159,7 @@ impl CompileGrader for RawRegex {
 }
 
 impl Grade for TextCheck {
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         self.verdict(input)
     }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded};
+use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
 use crate::json::is_subset;
 use crate::source::{KeyPath, ValidateCx};
 use crate::trace::ToolCall;
@@ -297,7 +297,7 @@ evalgate's proxy records them, or use a model agent";
 impl Grade for ToolCheck {
     /// Over unknown calls every tool grader is an error, the positive ones too: `tool_called`
     /// would fail, and `negate` would turn that failure into a pass.
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         let calls = input.trace.tool_calls.as_deref().ok_or(NO_TOOL_CALLS)?;
         Ok(self.verdict(calls))
     }

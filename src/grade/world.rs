@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, OutputRead};
+use super::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
 use crate::results::{Phase, Status, StepResult};
 use crate::source::{KeyPath, ValidateCx};
 use crate::step::{
@@ -86,7 +86,7 @@ impl CompileGrader for RawSteps {
 impl Grade for WorldCheck {
     /// A request that cannot be made (connection refused, timeout) is a grader error: the
     /// world could not be observed, which is not the same as observing it wrong.
-    async fn grade(&self, input: &GradeInput<'_>) -> GradeResult {
+    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
         match self {
             WorldCheck::Http(req) => {
                 let leaf = send(req, None, input.bindings).await;
@@ -123,7 +123,7 @@ impl Grade for WorldCheck {
                 })
             }
             WorldCheck::File { path, expect } => {
-                let full = input.workdir.join(input.bindings.render(path));
+                let full = input.workdir.join(input.bindings.render(path).map_err(|m| format!("uses {m}"))?);
                 match check_file(&full, expect, input.bindings).await {
                     Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
                     Err(FileMiss::Unmet(f)) => Ok(Graded::fail(f)),

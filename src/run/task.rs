@@ -241,11 +241,13 @@ async fn run_body(
         trial.reason = Some(reason);
         return;
     }
-    bindings.prompt = task.prompt.render(&|v| bindings.lookup(v));
-    if let Some(missing) = bindings.take_missing() {
-        trial.reason = Some(format!("the prompt uses {missing}"));
-        return;
-    }
+    bindings.prompt = match bindings.render_with(|lookup| task.prompt.render(lookup)) {
+        Ok(prompt) => prompt,
+        Err(missing) => {
+            trial.reason = Some(format!("the prompt uses {missing}"));
+            return;
+        }
+    };
     trial.prompt = Some(excerpt::first(&bindings.prompt, OUTPUT_EXCERPT));
 
     let started_at = std::time::SystemTime::now();
@@ -284,7 +286,6 @@ async fn run_body(
     trial.tool_calls = run.trace.calls().to_vec();
     trial.cached = run.cached;
 
-    let judge_costs = std::sync::Mutex::new(Vec::new());
     let input = GradeInput {
         output: &run.output,
         output_cut: run.output_truncated,
@@ -299,20 +300,14 @@ async fn run_body(
         tool_result: run.tool_result.as_ref(),
         tool_error: run.tool_error.as_deref(),
         judge: suite.judge.as_ref(),
-        judge_costs: &judge_costs,
     };
     for grader in &task.graders {
-        let mut outcome = grader.grade(&input).await;
-        let spent: Vec<(Option<f64>, bool)> =
-            std::mem::take(&mut *judge_costs.lock().unwrap_or_else(|e| e.into_inner()));
-        for (cost, _) in &spent {
-            match cost {
+        let (mut outcome, judge_calls) = grader.grade(&input).await;
+        for call in &judge_calls {
+            match call.cost_usd {
                 Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
                 None => trial.judge_cost_unknown = true,
             }
-        }
-        if let Some(missing) = input.bindings.take_missing() {
-            outcome = Err(format!("uses {missing}"));
         }
         // Whatever a grader looked at, its reason says the tool returned an error.
         let said = |reason: &mut String| {
@@ -334,7 +329,7 @@ async fn run_body(
                 required: grader.required,
                 reason: g.reason,
                 evidence: g.evidence,
-                cached: !spent.is_empty() && spent.iter().all(|(_, cached)| *cached),
+                cached: !judge_calls.is_empty() && judge_calls.iter().all(|c| c.cached),
             },
             Err(reason) => GraderResult {
                 name: grader.name.clone(),

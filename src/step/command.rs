@@ -143,16 +143,18 @@ impl RunStep for RunAction {
 }
 
 async fn run(action: &RunAction, timeout: Duration, bindings: &Bindings) -> Leaf {
-    let mut spec = action.command.process(bindings, &action.env, action.workdir.clone(), timeout);
+    let mut leaf = Leaf { action: action.command.display(), ..Leaf::default() };
+    let mut spec = match action.command.process(bindings, &action.env, action.workdir.clone(), timeout) {
+        Ok(spec) => spec,
+        Err(missing) => {
+            leaf.failure = Some(missing.to_string());
+            leaf.error = true;
+            return leaf;
+        }
+    };
     spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
     // Setup may start services that cleanup stops, so its leftover processes are not reaped.
     spec.reap_group = false;
-    let mut leaf = Leaf { action: action.command.display(), ..Leaf::default() };
-    if let Some(missing) = bindings.take_missing() {
-        leaf.failure = Some(missing);
-        leaf.error = true;
-        return leaf;
-    }
     let out = match run_process(spec).await {
         Ok(out) => out,
         Err(e) => {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::excerpt::excerpt;
 use crate::json::{JsonKind, JsonPath, PathExpect};
 use crate::source::{KeyPath, ValidateCx};
-use crate::template::{Bindings, Scope, Template};
+use crate::template::{Bindings, Missing, Scope, Template};
 
 /// Checks on a text: all that are set must hold.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -142,13 +142,19 @@ pub fn regex(cx: &mut ValidateCx, pattern: &str, path: &KeyPath) -> Option<Regex
     cx.regex(path, pattern, false)
 }
 
-/// Why `text` fails `checks` (empty when it passes); `what` names the text.
-pub fn content_failures(checks: &[ContentCheck], text: &str, what: &str, bindings: &Bindings) -> Vec<String> {
+/// Why `text` fails `checks` (empty when it passes); `what` names the text. `Err` when a
+/// check uses a step output that was not captured: it cannot be checked.
+pub fn content_failures(
+    checks: &[ContentCheck],
+    text: &str,
+    what: &str,
+    bindings: &Bindings,
+) -> Result<Vec<String>, Missing> {
     let mut failures = Vec::new();
     for check in checks {
         match check {
             ContentCheck::Contains(t) => {
-                let needle = bindings.render(t);
+                let needle = bindings.render(t)?;
                 if !text.contains(&needle) {
                     failures.push(format!("{what} does not contain {needle:?}"));
                 }
@@ -173,7 +179,7 @@ pub fn content_failures(checks: &[ContentCheck], text: &str, what: &str, binding
             },
         }
     }
-    failures
+    Ok(failures)
 }
 
 /// The templates `checks` render.

@@ -140,23 +140,33 @@ impl RunStep for FileAction {
 }
 
 async fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
-    let path = resolve(dir, &bindings.render(&action.path));
-    let shown = path.display().to_string();
     let mut leaf = Leaf::default();
-    if let Some(missing) = bindings.take_missing() {
-        leaf.action = format!("file {shown}");
-        leaf.failure = Some(missing);
-        leaf.error = true;
-        return leaf;
-    }
+    let path = match bindings.render(&action.path) {
+        Ok(path) => resolve(dir, &path),
+        Err(missing) => {
+            leaf.action = format!("file {}", resolve(dir, &missing.partial).display());
+            leaf.failure = Some(missing.to_string());
+            leaf.error = true;
+            return leaf;
+        }
+    };
+    let shown = path.display().to_string();
     match &action.op {
         FileOp::Create { content, mode } => {
             leaf.action = format!("create {shown}");
+            let content = match bindings.render(content) {
+                Ok(content) => content,
+                Err(missing) => {
+                    leaf.failure = Some(missing.to_string());
+                    leaf.error = true;
+                    return leaf;
+                }
+            };
             let result = (|| {
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                std::fs::write(&path, bindings.render(content))?;
+                std::fs::write(&path, content)?;
                 if let Some(mode) = mode {
                     use std::os::unix::fs::PermissionsExt;
                     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))?;
@@ -234,7 +244,8 @@ pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text")));
     let text = read.map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
-    let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings);
+    let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings)
+        .map_err(|missing| FileMiss::Unreadable(format!("uses {missing}")))?;
     if failures.is_empty() { Ok(()) } else { Err(FileMiss::Unmet(failures.join("; "))) }
 }
 

@@ -88,26 +88,32 @@ impl RunStep for ForeachAction {
         b: &mut Bindings,
         result: &mut StepResult,
     ) -> Option<Leaf> {
-        let items: Vec<String> = match &self.items {
-            ForeachItems::List(items) => items.iter().map(|t| b.render(t)).collect(),
-            ForeachItems::Json(t) => {
-                let text = b.render(t);
-                match serde_json::from_str::<Value>(text.trim()) {
-                    Ok(Value::Array(values)) => values.iter().map(plain).collect(),
-                    _ => {
-                        result.action = format!("foreach {}", self.var);
-                        fail(result, format!("`in` is not a JSON array: {:?}", excerpt(&text, 80)));
-                        return None;
-                    }
-                }
+        let rendered = match &self.items {
+            ForeachItems::List(items) => {
+                b.render_with(|lookup| items.iter().map(|t| t.render(lookup)).collect()).map(Ok).map_err(|m| m.to_string())
+            }
+            ForeachItems::Json(t) => b
+                .render(t)
+                .map(|text| match serde_json::from_str::<Value>(text.trim()) {
+                    Ok(Value::Array(values)) => Ok(values.iter().map(plain).collect()),
+                    _ => Err(format!("`in` is not a JSON array: {:?}", excerpt(&text, 80))),
+                })
+                .map_err(|m| m.to_string()),
+        };
+        result.action = format!("foreach {}", self.var);
+        let items: Vec<String> = match rendered {
+            Ok(Ok(items)) => items,
+            Ok(Err(not_an_array)) => {
+                fail(result, not_an_array);
+                return None;
+            }
+            Err(missing) => {
+                result.status = Status::Error;
+                result.failure = Some(missing);
+                return None;
             }
         };
         result.action = format!("foreach {} in {} item(s)", self.var, items.len());
-        if let Some(missing) = b.take_missing() {
-            result.status = Status::Error;
-            result.failure = Some(missing);
-            return None;
-        }
         for (i, item) in items.iter().enumerate() {
             b.locals.push((self.var.clone(), item.clone()));
             let outcome = sequence(&self.steps, env, b, &mut result.children).await;

@@ -205,23 +205,30 @@ fn client() -> &'static reqwest::Client {
 
 /// Sends `req`; `timeout` overrides the request's own when the step sets one.
 pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindings) -> Leaf {
-    let url = bindings.render(&req.url);
+    let rendered = bindings.render_with(|lookup| {
+        let url = req.url.render(lookup);
+        let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
+        let mut builder = client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
+        for (name, value) in &req.headers {
+            builder = builder.header(name, value.render(lookup));
+        }
+        builder = match &req.body {
+            Some(HttpBody::Text(t)) => builder.body(t.render(lookup)),
+            Some(HttpBody::Json(j)) => builder.json(&j.render(lookup)),
+            None => builder,
+        };
+        (url, builder)
+    });
+    let url = &rendered.as_ref().unwrap_or_else(|m| &m.partial).0;
     let mut leaf = Leaf { action: format!("{} {url}", req.method.as_str()), ..Leaf::default() };
-    let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
-    let mut builder = client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
-    for (name, value) in &req.headers {
-        builder = builder.header(name, bindings.render(value));
-    }
-    builder = match &req.body {
-        Some(HttpBody::Text(t)) => builder.body(bindings.render(t)),
-        Some(HttpBody::Json(j)) => builder.json(&j.render(&|v| bindings.lookup(v))),
-        None => builder,
+    let builder = match rendered {
+        Ok((_, builder)) => builder,
+        Err(missing) => {
+            leaf.failure = Some(missing.to_string());
+            leaf.error = true;
+            return leaf;
+        }
     };
-    if let Some(missing) = bindings.take_missing() {
-        leaf.failure = Some(missing);
-        leaf.error = true;
-        return leaf;
-    }
     let mut response = match builder.send().await {
         Ok(r) => r,
         Err(e) => {
@@ -261,7 +268,13 @@ pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindi
         let want = req.expect.status.map_or_else(|| "2xx".to_owned(), |s| s.to_string());
         failures.push(format!("status {status}, expected {want}: {:?}", excerpt(&body, 80)));
     } else {
-        failures.extend(content_failures(&req.expect.body, &body, "the body", bindings));
+        match content_failures(&req.expect.body, &body, "the body", bindings) {
+            Ok(unmet) => failures.extend(unmet),
+            Err(missing) => {
+                failures.push(missing.to_string());
+                leaf.error = true;
+            }
+        }
     }
     if !failures.is_empty() {
         leaf.failure = Some(failures.join("; "));

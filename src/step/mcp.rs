@@ -98,13 +98,17 @@ impl RunStep for McpAction {
 /// Calls the tool. `{response.body}` / `{response.json.PATH}` outputs read the whole result
 /// (`content`, `structuredContent`, `isError`).
 pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bindings) -> Leaf {
-    let arguments = action.arguments.render(&|v| bindings.lookup(v));
+    let rendered = bindings.render_with(|lookup| action.arguments.render(lookup));
+    let arguments = rendered.as_ref().unwrap_or_else(|m| &m.partial);
     let mut leaf = Leaf { action: format!("{}.{} {arguments}", action.server, action.tool), ..Leaf::default() };
-    if let Some(missing) = bindings.take_missing() {
-        leaf.failure = Some(missing);
-        leaf.error = true;
-        return leaf;
-    }
+    let arguments = match rendered {
+        Ok(arguments) => arguments,
+        Err(missing) => {
+            leaf.failure = Some(missing.to_string());
+            leaf.error = true;
+            return leaf;
+        }
+    };
     let Some(server) = bindings.servers.as_ref().and_then(|s| s.0.by_name.get(&action.server)) else {
         leaf.failure = Some(format!("MCP server `{}` is not running", action.server));
         leaf.error = true;
@@ -127,7 +131,13 @@ pub async fn call(action: &McpAction, timeout: Option<Duration>, bindings: &Bind
             format!("the tool returned an error: {}", crate::excerpt::excerpt(&text, 160))
         });
     } else {
-        failures.extend(content_failures(&action.output, &text, "the result", bindings));
+        match content_failures(&action.output, &text, "the result", bindings) {
+            Ok(unmet) => failures.extend(unmet),
+            Err(missing) => {
+                failures.push(missing.to_string());
+                leaf.error = true;
+            }
+        }
     }
     if !failures.is_empty() {
         leaf.failure = Some(failures.join("; "));

@@ -93,9 +93,12 @@ impl SystemUnderTest for CommandSut<'_> {
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
-        let argv: Vec<String> = agent.command.iter().map(|t| bindings.render(t)).collect();
+        let (argv, env) = bindings.render_with(|lookup| {
+            let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
+            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect())
+        })?;
         let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
-        spec.env = agent.env.iter().map(|(k, t)| (k.clone(), bindings.render(t))).collect();
+        spec.env = env;
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
         if let Some(config) = &bindings.mcp_config {

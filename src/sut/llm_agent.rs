@@ -132,23 +132,25 @@ impl LlmSut<'_> {
 impl SystemUnderTest for LlmSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let spec = &self.agent.spec;
-        let lookup = |v: &crate::template::Var| bindings.lookup(v);
-        let mut system = spec.system.clone();
-        let messages = match &self.task.prompt {
-            Prompt::Text(t) => vec![ChatMessage::text(Role::User, t.render(&lookup))],
-            Prompt::Messages(list) => {
-                let mut out = Vec::new();
-                for (role, content) in list {
-                    let text = content.render(&lookup);
-                    match role {
-                        MessageRole::System => system = Some(text),
-                        MessageRole::Assistant => out.push(ChatMessage::text(Role::Assistant, text)),
-                        MessageRole::User => out.push(ChatMessage::text(Role::User, text)),
+        let (system, messages) = bindings.render_with(|lookup| {
+            let mut system = spec.system.clone();
+            let messages = match &self.task.prompt {
+                Prompt::Text(t) => vec![ChatMessage::text(Role::User, t.render(lookup))],
+                Prompt::Messages(list) => {
+                    let mut out = Vec::new();
+                    for (role, content) in list {
+                        let text = content.render(lookup);
+                        match role {
+                            MessageRole::System => system = Some(text),
+                            MessageRole::Assistant => out.push(ChatMessage::text(Role::Assistant, text)),
+                            MessageRole::User => out.push(ChatMessage::text(Role::User, text)),
+                        }
                     }
+                    out
                 }
-                out
-            }
-        };
+            };
+            (system, messages)
+        })?;
         let tools = model_tools(self.agent, self.servers, self.task);
         let mut request = ChatRequest {
             model: spec.model.clone(),

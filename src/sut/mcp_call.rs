@@ -23,7 +23,7 @@ impl SystemUnderTest for McpCallSut<'_> {
             .by_name
             .get(&call.server)
             .ok_or_else(|| AgentError { reason: format!("MCP server `{}` is not running", call.server), run: None })?;
-        let arguments = call.arguments.render(&|v| bindings.lookup(v));
+        let arguments = bindings.render_with(|lookup| call.arguments.render(lookup))?;
         let started = Instant::now();
         // A transport or JSON-RPC error is an error of the task; `isError` is data.
         let Called { result, violation } = server

@@ -40,6 +40,13 @@ pub struct AgentError {
     pub run: Option<AgentRun>,
 }
 
+impl<T> From<crate::template::Missing<T>> for AgentError {
+    /// The agent uses a step output that was not captured: it must not run without it.
+    fn from(missing: crate::template::Missing<T>) -> Self {
+        AgentError { reason: format!("the agent uses {missing}"), run: None }
+    }
+}
+
 #[async_trait::async_trait]
 pub trait SystemUnderTest: Send + Sync {
     /// Runs the agent on `bindings.prompt`; `timeout` bounds the whole run.

@@ -1,8 +1,9 @@
 //! The values of template variables for one task run.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::{Template, Var};
 
@@ -24,9 +25,29 @@ pub struct Bindings {
     pub locals: Vec<(String, String)>,
     /// The run's MCP servers, for `mcp` steps and graders.
     pub servers: Option<ServersRef>,
-    /// Step outputs a render asked for that were never captured (their step did not run
-    /// or failed); see `take_missing`.
-    missing: Arc<Mutex<Vec<String>>>,
+}
+
+/// A render that asked for step outputs that were never captured (their step did not run
+/// or failed): what it made with them empty, which is wrong and only for display, and
+/// which they were.
+#[derive(Debug)]
+pub struct Missing<T = String> {
+    pub partial: T,
+    outputs: BTreeSet<String>,
+}
+
+impl<T> Missing<T> {
+    /// Which outputs were missing, without what was made without them.
+    pub fn outputs(self) -> Missing<()> {
+        Missing { partial: (), outputs: self.outputs }
+    }
+}
+
+impl<T> std::fmt::Display for Missing<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = self.outputs.iter().map(|m| format!("{{{m}}}")).collect::<Vec<_>>().join(", ");
+        write!(f, "{list} was not captured (its step did not run or failed)")
+    }
 }
 
 impl Bindings {
@@ -43,12 +64,12 @@ impl Bindings {
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
             servers: None,
-            missing: Arc::default(),
         }
     }
 
-    pub fn lookup(&self, var: &Var) -> String {
-        match var {
+    /// A variable's value; `None` for a step output that was not captured.
+    fn lookup(&self, var: &Var) -> Option<String> {
+        Some(match var {
             Var::Vars(name) => self.vars.get(name).cloned().unwrap_or_default(),
             Var::Env(name) => std::env::var(name).unwrap_or_default(),
             Var::TaskId => self.task_id.clone(),
@@ -61,31 +82,26 @@ impl Bindings {
             Var::Local(name) => {
                 self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default()
             }
-            Var::StepOutput { step, name } => match self.step_outputs.get(step).and_then(|o| o.get(name)) {
-                Some(value) => value.clone(),
-                None => {
-                    self.missing.lock().unwrap_or_else(|e| e.into_inner()).push(var.to_string());
-                    String::new()
-                }
-            },
-        }
+            Var::StepOutput { step, name } => self.step_outputs.get(step)?.get(name)?.clone(),
+        })
     }
 
-    /// The step outputs renders asked for since the last call and did not find: a template
-    /// rendered with one of them is wrong, and must not be used.
-    pub fn take_missing(&self) -> Option<String> {
-        let mut missing = self.missing.lock().unwrap_or_else(|e| e.into_inner());
-        if missing.is_empty() {
-            return None;
-        }
-        missing.sort();
-        missing.dedup();
-        let list = missing.drain(..).map(|m| format!("{{{m}}}")).collect::<Vec<_>>().join(", ");
-        Some(format!("{list} was not captured (its step did not run or failed)"))
+    /// What `render` makes with a lookup of these bindings; `Err` names every step output
+    /// it asked for that was not captured.
+    pub fn render_with<T>(&self, render: impl FnOnce(&dyn Fn(&Var) -> String) -> T) -> Result<T, Missing<T>> {
+        let outputs = RefCell::new(BTreeSet::new());
+        let value = render(&|v| {
+            self.lookup(v).unwrap_or_else(|| {
+                outputs.borrow_mut().insert(v.to_string());
+                String::new()
+            })
+        });
+        let outputs = outputs.into_inner();
+        if outputs.is_empty() { Ok(value) } else { Err(Missing { partial: value, outputs }) }
     }
 
-    pub fn render(&self, template: &Template) -> String {
-        template.render(&|v| self.lookup(v))
+    pub fn render(&self, template: &Template) -> Result<String, Missing> {
+        self.render_with(|lookup| template.render(lookup))
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Bindings, Template};
+use super::{Bindings, Missing, Template};
 use crate::process::ProcessSpec;
 
 /// A shell string run with `sh -c`, or an argv list.
@@ -24,27 +24,32 @@ impl CommandLine {
     /// The process that runs it in `cwd`, with `env` rendered: an argv list as rendered
     /// (no shell reads it), a shell string with its values passed as variables
     /// ([`Template::render_shell`]), set after `env` so that nothing overrides them.
+    /// `Err` when it uses a step output that was not captured: it must not run.
     pub fn process(
         &self,
         bindings: &Bindings,
         env: &[(String, Template)],
         cwd: PathBuf,
         timeout: Duration,
-    ) -> ProcessSpec {
-        let env = env.iter().map(|(k, t)| (k.clone(), bindings.render(t)));
-        match self {
-            CommandLine::Shell(t) => {
-                let (script, values) = t.render_shell(&|v| bindings.lookup(v));
-                let mut spec = ProcessSpec::shell(&script, cwd, timeout);
-                spec.env = env.chain(values).collect();
-                spec
-            }
-            CommandLine::Argv(argv) => {
-                let mut spec = ProcessSpec::argv(argv.iter().map(|t| bindings.render(t)).collect(), cwd, timeout);
-                spec.env = env.collect();
-                spec
-            }
-        }
+    ) -> Result<ProcessSpec, Missing<()>> {
+        bindings
+            .render_with(|lookup| {
+                let env = env.iter().map(|(k, t)| (k.clone(), t.render(lookup)));
+                match self {
+                    CommandLine::Shell(t) => {
+                        let (script, values) = t.render_shell(lookup);
+                        let mut spec = ProcessSpec::shell(&script, cwd, timeout);
+                        spec.env = env.chain(values).collect();
+                        spec
+                    }
+                    CommandLine::Argv(argv) => {
+                        let mut spec = ProcessSpec::argv(argv.iter().map(|t| t.render(lookup)).collect(), cwd, timeout);
+                        spec.env = env.collect();
+                        spec
+                    }
+                }
+            })
+            .map_err(Missing::outputs)
     }
 
     pub fn templates(&self) -> Vec<&Template> {

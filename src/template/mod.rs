@@ -8,7 +8,7 @@ mod json;
 mod language;
 mod shell;
 
-pub use bindings::{Bindings, ServersRef};
+pub use bindings::{Bindings, Missing, ServersRef};
 pub use command_line::CommandLine;
 pub use json::JsonTemplate;
 pub use language::{Names, Scope, Template, TemplateError, Var, escape};

@@ -239,6 +239,7 @@ fn a_rubric_judged_two_of_three_criteria_scores_their_weights() {
     assert!(trial["judge_cost_usd"].as_f64().unwrap() > 0.0);
 }
 
+/// Both replies were paid for: the grader's error keeps their cost in the trial's judge cost.
 #[test]
 fn an_unparseable_judge_is_asked_twice_then_errors() {
     let judged = Arc::new(AtomicU32::new(0));
@@ -246,7 +247,7 @@ fn an_unparseable_judge_is_asked_twice_then_errors() {
     let server = Server::start(move |r| {
         if body(r).get("tool_choice").is_some() {
             count.fetch_add(1, Ordering::SeqCst);
-            (200, openai_answer("I think it is fine.", json!({})))
+            (200, openai_answer("I think it is fine.", json!({"prompt_tokens": 100_000, "completion_tokens": 10_000})))
         } else {
             (200, openai_answer("answer", json!({})))
         }
@@ -265,6 +266,9 @@ fn an_unparseable_judge_is_asked_twice_then_errors() {
         task["reason"],
         "grader `llm` errored: the judge's verdict could not be read twice: no record_verdict call"
     );
+    // Each call: 100k input and 10k output tokens of gpt-4o-mini, $0.015 + $0.006.
+    let trial = &task["trials"][0];
+    assert!((trial["judge_cost_usd"].as_f64().unwrap() - 2.0 * 0.021).abs() < 1e-9, "{trial}");
 }
 
 /// A verdict that miscounts the criteria, or answers with something other than the

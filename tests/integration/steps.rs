@@ -286,6 +286,42 @@ fn cleanup_skips_nothing_but_never_runs_a_command_with_a_missing_output() {
     assert_eq!(last["failure"], "{steps.ns.outputs.name} was not captured (its step did not run or failed)");
 }
 
+/// A render that asks for a step output that was not captured fails where it is used, and
+/// only there: the prompt, one grader (not the next), a file step's content (not written).
+#[test]
+fn a_missing_step_output_fails_the_render_that_uses_it() {
+    let setup = "
+          setup:
+            - {id: ns, run: exit 2, outputs: {name: '{stdout}'}, continue_on_error: true}";
+    let tasks = unindent(
+        &"
+        - id: prompt
+          prompt: 'hi {steps.ns.outputs.name}'
+          grade: [{type: contains, value: x}]<setup>
+        - id: grader
+          prompt: x<setup>
+          grade:
+            - {type: contains, value: 'x{steps.ns.outputs.name}{steps.ns.outputs.name}', name: uses}
+            - {type: contains, value: x, name: plain}
+        - id: file
+          prompt: x
+          grade: [{type: contains, value: x}]<setup>
+            - file: {path: written.txt, content: 'name {steps.ns.outputs.name}'}
+        "
+        .replace("<setup>", setup),
+    );
+    let run = run_suite("", &tasks);
+    let missing = "{steps.ns.outputs.name} was not captured (its step did not run or failed)";
+    assert_eq!(run.task("prompt")["reason"], format!("the prompt uses {missing}"));
+    let task = run.task("grader");
+    assert_eq!(
+        graders(&task),
+        [("error".into(), format!("uses {missing}")), ("passed".into(), "output contains \"x\"".into())]
+    );
+    assert_eq!(run.task("file")["reason"], format!("setup step 2 failed: {missing}"));
+    assert!(!run.dir.join("written.txt").exists(), "a file was written with an empty value");
+}
+
 #[test]
 fn random_port_is_free() {
     let tasks = r#"
