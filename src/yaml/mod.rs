@@ -292,7 +292,14 @@ mod tests {
 
     #[test]
     fn finds_keys_and_values_by_path() {
-        let src = "suite: demo\ntasks:\n  - id: a\n    grade:\n      - {type: contains, value: x}\n  - id: b\n";
+        let src = "\
+suite: demo
+tasks:
+  - id: a
+    grade:
+      - {type: contains, value: x}
+  - id: b
+";
         let doc = Document::parse(src).unwrap();
         assert_eq!(doc.key("suite"), at(1, 1));
         assert_eq!(doc.value("tasks[0]"), at(3, 5));
@@ -305,14 +312,27 @@ mod tests {
 
     #[test]
     fn a_key_with_dots_is_found_whole() {
-        let doc = Document::parse("env:\n  a: 1\n  a.b: 2\n").unwrap();
+        let src = "\
+env:
+  a: 1
+  a.b: 2
+";
+        let doc = Document::parse(src).unwrap();
         assert_eq!(doc.value("env.a.b"), at(3, 8));
         assert_eq!(doc.value("env.a"), at(2, 6));
     }
 
     #[test]
     fn aliased_and_merged_values_keep_where_they_are_written() {
-        let src = "base: &b\n  x: 1\n  list: &l [p, q]\nuse:\n  <<: *b\n  y: 2\nagain: *l\n";
+        let src = "\
+base: &b
+  x: 1
+  list: &l [p, q]
+use:
+  <<: *b
+  y: 2
+again: *l
+";
         let doc = Document::parse(src).unwrap();
         assert_eq!(doc.value("use.x"), at(2, 6));
         assert_eq!(doc.key("use.x"), at(2, 3));
@@ -331,7 +351,14 @@ mod tests {
             empty: String,
             number: f64,
         }
-        let doc = Document::parse("version: 1.10\nid: 007\nflag: true\nempty:\nnumber: 1.10\n").unwrap();
+        let src = "\
+version: 1.10
+id: 007
+flag: true
+empty:
+number: 1.10
+";
+        let doc = Document::parse(src).unwrap();
         let s = Strings::deserialize(doc.de(doc.root())).unwrap();
         assert_eq!((s.version.as_str(), s.id.as_str(), s.flag.as_str(), s.empty.as_str()), ("1.10", "007", "true", ""));
         assert!((s.number - 1.1).abs() < f64::EPSILON);
@@ -341,14 +368,22 @@ mod tests {
     fn yes_is_a_string_and_a_syntax_error_is_located() {
         let doc = Document::parse("a: yes\n").unwrap();
         assert_eq!(serde_json::Value::deserialize(doc.de(doc.root())).unwrap(), serde_json::json!({"a": "yes"}));
-        let e = Document::parse("a: [b\nc: d\n").err().unwrap();
+        let src = "\
+a: [b
+c: d
+";
+        let e = Document::parse(src).err().unwrap();
         assert_eq!(e.position, at(2, 2));
         assert!(!e.message.contains("line"), "{}", e.message);
     }
 
     #[test]
     fn from_str_names_the_key_and_its_place() {
-        let e = from_str::<std::collections::BTreeMap<String, f64>>("a: 1\nb: x\n").unwrap_err();
+        let src = "\
+a: 1
+b: x
+";
+        let e = from_str::<std::collections::BTreeMap<String, f64>>(src).unwrap_err();
         assert_eq!(e.to_string(), "b: invalid type: string \"x\", expected f64 (line 2, column 4)");
     }
 
@@ -367,16 +402,36 @@ mod tests {
 
     #[test]
     fn a_merge_key_does_not_override_an_explicit_key_and_duplicates_are_refused() {
-        let doc = Document::parse("a: &a {x: 1, y: 2}\nb:\n  y: 3\n  <<: *a\n").unwrap();
+        let src = "\
+a: &a {x: 1, y: 2}
+b:
+  y: 3
+  <<: *a
+";
+        let doc = Document::parse(src).unwrap();
         let b: serde_json::Value = serde_json::Value::deserialize(doc.de(doc.root())).unwrap();
         assert_eq!(b["b"], serde_json::json!({"y": 3, "x": 1}));
-        let e = Document::parse("a: 1\nb: 2\na: 3\n").err().unwrap();
+        let src = "\
+a: 1
+b: 2
+a: 3
+";
+        let e = Document::parse(src).err().unwrap();
         assert_eq!((e.message.as_str(), e.position), ("duplicate key `a`", at(3, 1)));
     }
 
     #[test]
     fn a_complex_key_is_refused_where_it_is_written() {
-        for (src, place) in [("a: 1\n? [b, c]\n: 2\n", at(2, 3)), ("a:\n  {x: 1}: 2\n", at(2, 3))] {
+        let explicit = "\
+a: 1
+? [b, c]
+: 2
+";
+        let flow = "\
+a:
+  {x: 1}: 2
+";
+        for (src, place) in [(explicit, at(2, 3)), (flow, at(2, 3))] {
             let e = Document::parse(src).err().unwrap();
             assert_eq!(
                 (e.message.as_str(), e.position),

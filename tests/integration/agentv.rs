@@ -12,7 +12,7 @@ const KEY: &str = "sk-test-key";
 
 /// `evalgate convert` of an eval file with this text.
 fn convert(eval: &str) -> crate::common::Run {
-    Test::new().write("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run()
+    Test::new().file("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run()
 }
 
 fn fixture(name: &str) -> String {
@@ -56,10 +56,18 @@ const VERDICTS: [(&str, &str); 5] = [
 #[test]
 fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
     let server = judge();
-    let suite = format!(
-        "evalgate: 1\nsuite: support\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: evals/refund.eval.yaml, agent: bot}}\n",
-        server.url()
-    );
+    let suite = unindent(
+        "
+            evalgate: 1
+            suite: support
+            agents:
+              bot: {command: [./agent.sh, '{prompt}']}
+            judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: JUDGE_KEY}
+            imports:
+              - {format: agentv, path: evals/refund.eval.yaml, agent: bot}
+            ",
+    )
+    .replace("<url>", &server.url());
     let run = with_fixtures().write("evalgate.yaml", &suite).env("JUDGE_KEY", KEY).args(&["run", "-j", "1"]).run();
     run.expect_code(1);
     let results = run.results();
@@ -135,22 +143,47 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
         run.stderr
     );
 
-    let eval = "workspace:\n  repos: [{path: ./repo, repo: org/repo}]\ntests:\n  - id: a\n    input: hi\n    assertions:\n      - {type: field-accuracy, fields: [{path: x, match: exact}]}\n      - {type: contains, value: x, transform: upper}\n  - id: b\n    input: hi\n";
+    let eval = "
+        workspace:
+          repos: [{path: ./repo, repo: org/repo}]
+        tests:
+          - id: a
+            input: hi
+            assertions:
+              - {type: field-accuracy, fields: [{path: x, match: exact}]}
+              - {type: contains, value: x, transform: upper}
+          - id: b
+            input: hi
+        ";
     let run = convert(eval);
-    run.expect_code(2);
-    for expected in [
-        "/workspace/repos: `workspace.repos` is not supported",
-        "/tests/0/assertions/0/type: assertion type `field-accuracy` is not supported",
-        "/tests/0/assertions/1/transform: `transform` is not supported on a `contains` assertion",
-        "/tests/1: a test needs `criteria`, `expected_output` or `assertions`",
-    ] {
-        assert!(run.stderr.contains(expected), "{expected}\n{}", run.stderr);
-    }
+    run.expect_code(2).expect_stderr(
+        "
+        error: invalid AgentV EVAL.yaml:
+          e.eval.yaml:2:3: /workspace/repos: `workspace.repos` is not supported: evalgate runs in the suite's directory
+          e.eval.yaml:7:10: /tests/0/assertions/0/type: assertion type `field-accuracy` is not supported
+          e.eval.yaml:8:36: /tests/0/assertions/1/transform: `transform` is not supported on a `contains` assertion
+          e.eval.yaml:9:5: /tests/1: a test needs `criteria`, `expected_output` or `assertions`
+        ",
+    );
 }
 
 #[test]
 fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() {
-    let eval = "input: You are terse.\nassertions:\n  - {type: llm-grader}\n  - {type: contains, value: ok}\ntests:\n  - id: a\n    criteria: Says `ok`\n    input: first\n  - id: b\n    criteria: Says `fine`\n    input: second\n    execution: {skip_defaults: true}\n    assertions: [{type: equals, value: fine}]\n";
+    let eval = "
+        input: You are terse.
+        assertions:
+          - {type: llm-grader}
+          - {type: contains, value: ok}
+        tests:
+          - id: a
+            criteria: Says `ok`
+            input: first
+          - id: b
+            criteria: Says `fine`
+            input: second
+            execution: {skip_defaults: true}
+            assertions: [{type: equals, value: fine}]
+        ";
     let run = convert(eval);
     run.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
@@ -169,7 +202,23 @@ fn suite_level_assertions_and_input_apply_to_every_test_with_its_own_criteria() 
 
 #[test]
 fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
-    let eval = "assert:\n  - {type: contains, value: ok}\neval_cases:\n  - id: a\n    expected_outcome: Says `ok`\n    input: first\n    assert: [Is polite, Is short, {type: equals, value: ok}]\n  - id: b\n    criteria: Says `fine`\n    input: second\n    evaluators: [{type: starts-with, value: fine}]\n  - id: c\n    expected_outcome: Says hi\n    input: third\n    execution: {skip_defaults: true}\n";
+    let eval = "
+        assert:
+          - {type: contains, value: ok}
+        eval_cases:
+          - id: a
+            expected_outcome: Says `ok`
+            input: first
+            assert: [Is polite, Is short, {type: equals, value: ok}]
+          - id: b
+            criteria: Says `fine`
+            input: second
+            evaluators: [{type: starts-with, value: fine}]
+          - id: c
+            expected_outcome: Says hi
+            input: third
+            execution: {skip_defaults: true}
+        ";
     let run = convert(eval);
     run.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
@@ -183,7 +232,7 @@ fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
     let c = &suite["tasks"][2]["grade"];
     assert_eq!(c[0]["criteria"], json!([{"criterion": "Says hi", "weight": 1.0}]), "judged on `expected_outcome`");
 
-    let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}").replace("    input: second\n", "");
+    let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}").replace("input: second", "");
     let run = convert(&broken);
     run.expect_code(2);
     assert!(run.stderr.contains("e.eval.yaml:7:36: /eval_cases/0/assert/2/type"), "{}", run.stderr);
@@ -241,7 +290,24 @@ fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error
 
 #[test]
 fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads_them() {
-    let eval = "execution: {threshold: 0.7, trials: {count: 3, strategy: pass_at_k}}\ntests:\n  - id: a\n    criteria: Says `ok`\n    expected_output: ok then\n    input: first\n  - id: b\n    input: second\n    assertions:\n      - {type: contains, value: ok, required: 0.6, id: c1}\n      - {type: contains, value: fine, required: true}\n      - {type: contains, value: yes, required: true, min_score: 0.5}\n      - type: rubrics\n        criteria:\n          - {id: r1, outcome: Claims the refund is free, operator: contradiction, required: false}\n          - {id: r2, outcome: Names the order, required: true}\n";
+    let eval = "
+        execution: {threshold: 0.7, trials: {count: 3, strategy: pass_at_k}}
+        tests:
+          - id: a
+            criteria: Says `ok`
+            expected_output: ok then
+            input: first
+          - id: b
+            input: second
+            assertions:
+              - {type: contains, value: ok, required: 0.6, id: c1}
+              - {type: contains, value: fine, required: true}
+              - {type: contains, value: yes, required: true, min_score: 0.5}
+              - type: rubrics
+                criteria:
+                  - {id: r1, outcome: Claims the refund is free, operator: contradiction, required: false}
+                  - {id: r2, outcome: Names the order, required: true}
+        ";
     let run = convert(eval);
     run.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
@@ -262,7 +328,14 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
         "{}",
         run.stderr
     );
-    let turns = "tests:\n  - id: a\n    mode: conversation\n    turns: [{input: hi}]\n    input: hi\n    criteria: x\n";
+    let turns = "
+        tests:
+          - id: a
+            mode: conversation
+            turns: [{input: hi}]
+            input: hi
+            criteria: x
+        ";
     let run = convert(turns);
     run.expect_code(2);
     assert!(run.stderr.contains("e.eval.yaml:3:5: /tests/0/mode: multi-turn conversations"), "{}", run.stderr);
@@ -289,10 +362,18 @@ fn a_required_grader_passes_at_its_min_score() {
         )
         .replace("<min>", min)
     };
-    let suite = format!(
-        "evalgate: 1\nsuite: s\nagents:\n  bot: {{command: [./agent.sh, '{{prompt}}']}}\njudge: {{provider: openai, model: m, base_url: '{}/v1', api_key_env: JUDGE_KEY}}\nimports:\n  - {{format: agentv, path: e.eval.yaml, agent: bot}}\n",
-        server.url()
-    );
+    let suite = unindent(
+        "
+            evalgate: 1
+            suite: s
+            agents:
+              bot: {command: [./agent.sh, '{prompt}']}
+            judge: {provider: openai, model: m, base_url: '<url>/v1', api_key_env: JUDGE_KEY}
+            imports:
+              - {format: agentv, path: e.eval.yaml, agent: bot}
+            ",
+    )
+    .replace("<url>", &server.url());
     for (min, status) in [("0.5", "passed"), ("0.6", "failed")] {
         let run = Test::new()
             .write("agent.sh", &fixture("agent.sh"))
@@ -317,7 +398,7 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
     let test = |eval: &str, cases: &str| {
         Test::new()
             .write("agent.sh", &fixture("agent.sh"))
-            .write("e.eval.yaml", eval)
+            .file("e.eval.yaml", eval)
             .write("cases.jsonl", cases)
             .file("more.yaml", yaml_cases)
             .suite(
@@ -333,7 +414,16 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
             )
     };
     // `evalgate list` prints each task at its own file and line.
-    let run = test("tests:\n  - file://cases.jsonl\n  - file://more.yaml\n", cases).args(&["list"]).run();
+    let run = test(
+        "
+        tests:
+          - file://cases.jsonl
+          - file://more.yaml
+        ",
+        cases,
+    )
+    .args(&["list"])
+    .run();
     run.expect_code(0);
     assert_eq!(run.stdout, "s/one  cases.jsonl:1\ns/two  cases.jsonl:3\ns/three  more.yaml:1\n");
     // A problem in a test of the external list is reported at its line in that file.
@@ -344,17 +434,19 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
 
 #[test]
 fn an_agentv_5_file_gets_one_error() {
-    let mut eval = String::from("providers: [github-models]\nprompts: ['{{ input }}']\ntests:\n");
+    let mut eval = unindent(
+        "
+        providers: [github-models]
+        prompts: ['{{ input }}']
+        tests:
+        ",
+    );
+    let test = "
+        - id: t<i>
+          assert: [{type: script-grader, command: x}]
+        ";
     for i in 0..50 {
-        eval.push_str(
-            &unindent(
-                "
-            - id: t<i>
-              assert: [{type: script-grader, command: x}]
-            ",
-            )
-            .replace("<i>", &i.to_string()),
-        );
+        eval.push_str(&unindent(test).replace("<i>", &i.to_string()));
     }
     let run = convert(&eval);
     run.expect_code(2);
@@ -364,9 +456,18 @@ fn an_agentv_5_file_gets_one_error() {
 
 #[test]
 fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
-    let eval = "tests:\n  - id: one\n    input: hi\n    assertions: [{type: contains, value: hi}]\n  - id: two\n    input: hi\n    assertions:\n      - {type: regex, value: \"([a\"}\n";
+    let eval = r#"
+        tests:
+          - id: one
+            input: hi
+            assertions: [{type: contains, value: hi}]
+          - id: two
+            input: hi
+            assertions:
+              - {type: regex, value: "([a"}
+        "#;
     let run = Test::new()
-        .write("evals/e.eval.yaml", eval)
+        .file("evals/e.eval.yaml", eval)
         .suite(
             "
             evalgate: 1

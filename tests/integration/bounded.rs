@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::Test;
+use crate::mcp::mcp_suite;
 
 /// A stream whose reader is already gone: the pipe's read end is closed before the spawn, so
 /// the first write fails with EPIPE whatever the timing.
@@ -48,22 +49,27 @@ echo done
 
 #[test]
 fn files_an_agent_controls_are_read_bounded_and_only_when_regular() {
-    let check = |file: &str| format!("path: {file}, expect: {{contains: x}}");
-    let tasks = [
-        ("fifo-trace", "grade: [{type: contains, value: done}]".to_owned()),
-        ("zero-trace", "grade: [{type: contains, value: done}]".to_owned()),
-        ("big-trace", "grade: [{type: contains, value: done}]".to_owned()),
-        ("fifo-file", format!("grade: [{{type: file, {}}}]", check("planted.fifo"))),
-        (
-            "zero-file",
-            format!("cleanup: [{{file: {{{}}}}}]\n    grade: [{{type: contains, value: done}}]", check("planted.zero")),
-        ),
-    ];
-    let tasks: String =
-        tasks.iter().map(|(id, rest)| format!("  - id: {id}\n    prompt: {id}\n    {rest}\n")).collect();
+    let tasks = "
+        - id: fifo-trace
+          prompt: fifo-trace
+          grade: [{type: contains, value: done}]
+        - id: zero-trace
+          prompt: zero-trace
+          grade: [{type: contains, value: done}]
+        - id: big-trace
+          prompt: big-trace
+          grade: [{type: contains, value: done}]
+        - id: fifo-file
+          prompt: fifo-file
+          grade: [{type: file, path: planted.fifo, expect: {contains: x}}]
+        - id: zero-file
+          prompt: zero-file
+          cleanup: [{file: {path: planted.zero, expect: {contains: x}}}]
+          grade: [{type: contains, value: done}]
+        ";
     // A hang is killed by `timeout`: the exit code then says 137, not the verdict.
     let run = Test::new()
-        .write("evalgate.yaml", &crate::common::suite("", &tasks))
+        .write("evalgate.yaml", &crate::common::suite("", tasks))
         .write("agent.sh", PLANTING_AGENT)
         .args(&["run"])
         .run_via(&["timeout", "-s", "KILL", "120"]);
@@ -112,13 +118,18 @@ fn endless_body_server() -> u16 {
 #[test]
 fn an_endless_model_answer_is_cut_at_the_cap_and_is_an_error() {
     let port = endless_body_server();
-    let yaml = format!(
-        "evalgate: 1\nsuite: bounded.model\nagents:\n  bot: {{provider: openai, model: m, api_key_env: EG_B_KEY, \
-         base_url: \"http://127.0.0.1:{port}/v1\", timeout: 600s, retries: 0}}\ntasks:\n  - id: t\n    prompt: hi\n    \
-         grade: [{{type: contains, value: x}}]\n"
-    );
+    let yaml = r#"
+        evalgate: 1
+        suite: bounded.model
+        agents:
+          bot: {provider: openai, model: m, api_key_env: EG_B_KEY, base_url: "http://127.0.0.1:<port>/v1", timeout: 600s, retries: 0}
+        tasks:
+          - id: t
+            prompt: hi
+            grade: [{type: contains, value: x}]
+        "#;
     let run = Test::new()
-        .write("evalgate.yaml", &yaml)
+        .suite(&yaml.replace("<port>", &port.to_string()))
         .env("EG_B_KEY", "sk-test-222222")
         .args(&["run"])
         .run_via(&["timeout", "-s", "KILL", "60"]);
@@ -131,20 +142,24 @@ fn an_endless_model_answer_is_cut_at_the_cap_and_is_an_error() {
 
 #[test]
 fn a_tools_list_that_loops_or_never_ends_is_an_error_naming_it() {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
     let cases = [
         ("--looping-tools", "`tools/list` returned the cursor `again` twice"),
         ("--endless-tools", "`tools/list` did not end: 1000 pages (0 MiB) and another cursor"),
     ];
     for (flag, expected) in cases {
-        let yaml = format!(
-            "evalgate: 1\nsuite: bounded.tools\nmcp_servers:\n  evals: {{command: [python3, '{}', {flag}]}}\ntasks:\n  \
-             - id: t\n    level: execution\n    call: {{server: evals, tool: add, arguments: {{a: 1, b: 2}}}}\n    \
-             grade: [{{type: contains, value: '3'}}]\n",
-            script.display()
-        );
+        let yaml = "
+            evalgate: 1
+            suite: bounded.tools
+            mcp_servers:
+              evals: {command: [python3, '<fixtures>/evals_server.py', <flag>]}
+            tasks:
+              - id: t
+                level: execution
+                call: {server: evals, tool: add, arguments: {a: 1, b: 2}}
+                grade: [{type: contains, value: '3'}]
+            ";
         let run = Test::new()
-            .write("evalgate.yaml", &yaml)
+            .write("evalgate.yaml", &mcp_suite(yaml).replace("<flag>", flag))
             .args(&["mcp", "tools"])
             .run_via(&["timeout", "-s", "KILL", "120"]);
         run.expect_code(3);
@@ -211,15 +226,18 @@ fn a_signal_during_a_live_evals_list_import_stops_the_run_with_reports_and_no_se
     use nix::sys::signal::Signal;
 
     use crate::trust::{signal, wait_exit};
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
-    let yaml = format!(
-        "evalgate: 1\nsuite: bounded.import\nmcp_servers:\n  evals: {{command: [python3, '{}', --slow-evals]}}\n\
-         agents:\n  bot: {{provider: openai, model: m, api_key_env: EG_B_KEY, mcp: [evals]}}\n\
-         imports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\n",
-        script.display()
-    );
+    let yaml = "
+        evalgate: 1
+        suite: bounded.import
+        mcp_servers:
+          evals: {command: [python3, '<fixtures>/evals_server.py', --slow-evals]}
+        agents:
+          bot: {provider: openai, model: m, api_key_env: EG_B_KEY, mcp: [evals]}
+        imports:
+          - {format: mcp-evals, server: evals, agent: bot}
+        ";
     let test = Test::new()
-        .write("evalgate.yaml", &yaml)
+        .write("evalgate.yaml", &mcp_suite(yaml))
         .env("EG_B_KEY", "sk-test-333333")
         .env("EVALS_SERVER_LOG", "requests.jsonl")
         .args(&["run"]);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::common::server::{Reply, Request, Server};
-use crate::common::{Test, unindent};
+use crate::common::{Test, indent, unindent};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-secret-value-9b1c";
@@ -30,12 +30,22 @@ fn body(r: &Request) -> Value {
     serde_json::from_str(&r.body).unwrap_or(Value::Null)
 }
 
+/// A suite with the OpenAI agent `bot` on `server`, the top-level keys `extra` and the given tasks,
+/// each an indented block; `<url>` anywhere is the server's address.
 fn suite(server: &Server, extra: &str, tasks: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: t\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY, system: Be brief., retries: 2, timeout: 2s}}\n{extra}\ntasks:\n{tasks}",
-        server.url()
-    )
+    let header = "
+        evalgate: 1
+        suite: t
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY, system: Be brief., retries: 2, timeout: 2s}
+        ";
+    let yaml = unindent(header) + &unindent(extra) + "\ntasks:\n" + &indent(tasks, 2);
+    yaml.replace("<url>", &server.url())
 }
+
+/// The top-level judge for [`suite`]: gpt-4o-mini on the test's server.
+const JUDGE: &str =
+    "judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}";
 
 fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
@@ -61,7 +71,11 @@ fn an_openai_agent_answers_and_its_cost_comes_from_the_price_table() {
     let yaml = suite(
         &server,
         "",
-        "  - id: refund\n    prompt: What is the refund window?\n    grade: [{type: contains, value: 30 days}]\n",
+        "
+            - id: refund
+              prompt: What is the refund window?
+              grade: [{type: contains, value: 30 days}]
+            ",
     );
     let run = run(&yaml);
     run.expect_code(0);
@@ -88,11 +102,19 @@ fn an_anthropic_agent_with_cache_tokens_and_a_price_override() {
             "usage": {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300}});
         (200, answer.to_string())
     });
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\npricing:\n  claude-x: {{input_per_mtok: 1, output_per_mtok: 10, cache_read_per_mtok: 0.1, cache_write_per_mtok: 2}}\nagents:\n  bot: {{provider: anthropic, model: claude-x-1, base_url: '{}', api_key_env: EVALGATE_TEST_KEY, system: Be brief.}}\ntasks:\n  - id: capital\n    prompt: Capital of France?\n    grade: [{{type: equals, value: Paris.}}]\n",
-        server.url()
-    );
-    let run = run(&yaml);
+    let yaml = "
+        evalgate: 1
+        suite: t
+        pricing:
+          claude-x: {input_per_mtok: 1, output_per_mtok: 10, cache_read_per_mtok: 0.1, cache_write_per_mtok: 2}
+        agents:
+          bot: {provider: anthropic, model: claude-x-1, base_url: '<url>', api_key_env: EVALGATE_TEST_KEY, system: Be brief.}
+        tasks:
+          - id: capital
+            prompt: Capital of France?
+            grade: [{type: equals, value: Paris.}]
+        ";
+    let run = run(&unindent(yaml).replace("<url>", &server.url()));
     run.expect_code(0);
     let usage = &run.task("capital")["trials"][0]["usage"];
     assert_eq!(usage["input_tokens"], 600);
@@ -104,15 +126,34 @@ fn an_anthropic_agent_with_cache_tokens_and_a_price_override() {
 /// suite's `pricing:` refuses it at its line, `--pricing FILE` with the file's name.
 #[test]
 fn negative_or_non_finite_prices_are_invalid_input() {
-    let yaml = "evalgate: 1\nsuite: t\npricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\nagents:\n  bot: {command: [echo, hi]}\ntasks:\n  - {id: t, prompt: x, grade: [{type: contains, value: hi}]}\n";
-    let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("evalgate.yaml:4:43: pricing.m.output_per_mtok: must be 0 or more, got -10\n"),
-        "{}",
-        run.stderr
+    let yaml = unindent(
+        "
+        evalgate: 1
+        suite: t
+        pricing:
+          m: {input_per_mtok: 1, output_per_mtok: -10}
+        agents:
+          bot: {command: [echo, hi]}
+        tasks:
+          - {id: t, prompt: x, grade: [{type: contains, value: hi}]}
+        ",
     );
-    let yaml = yaml.replace("pricing:\n  m: {input_per_mtok: 1, output_per_mtok: -10}\n", "");
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
+    run.expect_code(2).expect_stderr(
+        "
+        error: evalgate.yaml:4:43: pricing.m.output_per_mtok: must be 0 or more, got -10
+          |
+        4 |   m: {input_per_mtok: 1, output_per_mtok: -10}
+          |                                           ^
+
+        1 error in the suite; nothing ran
+        ",
+    );
+    let prices = "
+        pricing:
+          m: {input_per_mtok: 1, output_per_mtok: -10}
+        ";
+    let yaml = yaml.replace(&unindent(prices), "");
     for (prices, why) in [
         (
             "m: {input_per_mtok: 1, output_per_mtok: 1, cache_read_per_mtok: -0.5}",
@@ -145,7 +186,15 @@ fn rate_limits_honour_retry_after_and_server_errors_are_retried() {
         _ => Reply::json(200, openai_answer("ok", json!({"prompt_tokens": 1, "completion_tokens": 1}))),
     });
     let started = std::time::Instant::now();
-    let run = run(&suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n"));
+    let run = run(&suite(
+        &server,
+        "",
+        "
+        - id: t
+          prompt: x
+          grade: [{type: equals, value: ok}]
+        ",
+    ));
     run.expect_code(0);
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After was not honoured");
@@ -221,12 +270,18 @@ fn a_rubric_judged_two_of_three_criteria_scores_their_weights() {
             (200, openai_answer("Refunds within 30 days.", json!({"prompt_tokens": 10, "completion_tokens": 5})))
         }
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
-        server.url()
-    );
-    let tasks = "  - id: t\n    prompt: Refund?\n    threshold: 0.7\n    grade:\n      - type: rubric\n        criteria:\n          - {criterion: polite, weight: 0.5}\n          - {criterion: apologises, weight: 0.3}\n          - {criterion: cites the 30-day window, weight: 0.2}\n";
-    let run = run(&suite(&server, &judge, tasks));
+    let tasks = "
+        - id: t
+          prompt: Refund?
+          threshold: 0.7
+          grade:
+            - type: rubric
+              criteria:
+                - {criterion: polite, weight: 0.5}
+                - {criterion: apologises, weight: 0.3}
+                - {criterion: cites the 30-day window, weight: 0.2}
+        ";
+    let run = run(&suite(&server, JUDGE, tasks));
     run.expect_code(0);
     let grader = &run.task("t")["trials"][0]["graders"][0];
     assert!((grader["score"].as_f64().unwrap() - 0.7).abs() < 1e-9, "{grader}");
@@ -252,12 +307,15 @@ fn an_unparseable_judge_is_asked_twice_then_errors() {
             (200, openai_answer("answer", json!({})))
         }
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
-        server.url()
-    );
-    let run =
-        run(&suite(&server, &judge, "  - id: t\n    prompt: x\n    grade: [{type: llm, contains: the answer}]\n"));
+    let run = run(&suite(
+        &server,
+        JUDGE,
+        "
+            - id: t
+              prompt: x
+              grade: [{type: llm, contains: the answer}]
+            ",
+    ));
     run.expect_code(1);
     let task = run.task("t");
     assert_eq!(judged.load(Ordering::SeqCst), 2, "{task}");
@@ -293,17 +351,23 @@ fn a_judge_verdict_that_miscounts_or_does_not_answer_the_question_is_an_error() 
         };
         (200, openai_verdict(verdict))
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
-        server.url()
-    );
-    let rubric = "    grade: [{type: rubric, criteria: [polite, correct]}]\n";
+    let rubric = "
+        - id: <id>
+          prompt: <id>
+          grade: [{type: rubric, criteria: [polite, correct]}]
+        ";
     let mut tasks = String::new();
     for id in ["twice", "missing", "extra", "not-boolean", "fine"] {
-        tasks.push_str(&format!("  - id: {id}\n    prompt: {id}\n{rubric}"));
+        tasks.push_str(&unindent(rubric).replace("<id>", id));
     }
-    tasks.push_str("  - id: score\n    prompt: score\n    grade: [{type: llm, contains: the answer}]\n");
-    let run = run(&suite(&server, &judge, &tasks));
+    tasks.push_str(&unindent(
+        "
+        - id: score
+          prompt: score
+          grade: [{type: llm, contains: the answer}]
+        ",
+    ));
+    let run = run(&suite(&server, JUDGE, &tasks));
     run.expect_code(1);
     let expected = [
         ("twice", "grader `rubric` {} criterion 0 judged twice"),
@@ -356,23 +420,30 @@ fn a_judge_that_answers_twice_or_outside_the_schema_is_an_error() {
         };
         (200, reply)
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
-        server.url()
-    );
-    let llm = "    grade: [{type: llm, contains: the answer}]\n";
+    let llm = "
+        - id: <id>
+          prompt: <id>
+          grade: [{type: llm, contains: the answer}]
+        ";
     let mut tasks = String::new();
     for id in ["two-calls", "key-twice", "unknown-key", "fine"] {
-        tasks.push_str(&format!("  - id: {id}\n    prompt: {id}\n{llm}"));
+        tasks.push_str(&unindent(llm).replace("<id>", id));
     }
-    tasks.push_str(
-        "  - id: criterion-key\n    prompt: criterion-key\n    grade: [{type: rubric, criteria: [polite, correct]}]\n",
-    );
-    tasks.push_str(&format!(
-        "  - id: anthropic-key-twice\n    prompt: anthropic-key-twice\n    grade: [{{type: llm, contains: the answer, judge: {{provider: anthropic, model: claude-x-1, base_url: '{}', api_key_env: EVALGATE_TEST_KEY}}}}]\n",
-        server.url()
+    tasks.push_str(&unindent(
+        "
+            - id: criterion-key
+              prompt: criterion-key
+              grade: [{type: rubric, criteria: [polite, correct]}]
+            ",
     ));
-    let run = run(&suite(&server, &judge, &tasks));
+    tasks.push_str(&unindent(
+        "
+            - id: anthropic-key-twice
+              prompt: anthropic-key-twice
+              grade: [{type: llm, contains: the answer, judge: {provider: anthropic, model: claude-x-1, base_url: '<url>', api_key_env: EVALGATE_TEST_KEY}}]
+            ",
+    ));
+    let run = run(&suite(&server, JUDGE, &tasks));
     run.expect_code(1);
     let expected = [
         ("two-calls", "grader `llm` {} judged twice: 2 record_verdict calls"),
@@ -408,11 +479,15 @@ fn judge_responses_are_cached_across_runs() {
             (200, openai_answer("Paris is the capital.", json!({"prompt_tokens": 5, "completion_tokens": 5})))
         }
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}",
-        server.url()
+    let yaml = suite(
+        &server,
+        JUDGE,
+        "
+        - id: t
+          prompt: x
+          grade: [{type: llm, contains: Paris}]
+        ",
     );
-    let yaml = suite(&server, &judge, "  - id: t\n    prompt: x\n    grade: [{type: llm, contains: Paris}]\n");
     let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
     let dir = test.path().to_owned();
     let first = test.args(&["run"]).run();
@@ -464,7 +539,15 @@ fn the_cost_budget_stops_dispatch() {
 #[test]
 fn the_api_key_never_reaches_an_output() {
     let server = Server::start(|_| (401, r#"{"error": {"message": "bad key"}}"#.to_string()));
-    let run = run(&suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n"));
+    let run = run(&suite(
+        &server,
+        "",
+        "
+        - id: t
+          prompt: x
+          grade: [{type: equals, value: ok}]
+        ",
+    ));
     run.expect_code(1);
     for file in ["results.json", "summary.json", "events.jsonl", "junit.xml", "summary.md"] {
         assert!(!run.read(&format!("evalgate-out/{file}")).contains(KEY), "{file} contains the key");
@@ -475,7 +558,15 @@ fn the_api_key_never_reaches_an_output() {
 #[test]
 fn a_missing_api_key_fails_preflight_by_name() {
     let server = Server::start(|_| (200, String::new()));
-    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n");
+    let yaml = suite(
+        &server,
+        "",
+        "
+        - id: t
+          prompt: x
+          grade: [{type: equals, value: ok}]
+        ",
+    );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(3);
     assert!(
@@ -493,8 +584,16 @@ fn agents_with_cache_true_reuse_answers_and_mark_them() {
         count.fetch_add(1, Ordering::SeqCst);
         (200, openai_answer("ok", json!({"prompt_tokens": 1000, "completion_tokens": 10})))
     });
-    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n")
-        .replace("timeout: 2s}", "timeout: 2s, cache: true}");
+    let yaml = suite(
+        &server,
+        "",
+        "
+        - id: t
+          prompt: x
+          grade: [{type: equals, value: ok}]
+        ",
+    )
+    .replace("timeout: 2s}", "timeout: 2s, cache: true}");
     let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
     let dir = test.path().to_owned();
     let first = test.args(&["run"]).run();
@@ -613,7 +712,12 @@ fn repeated_trials_ask_the_model_again_unless_cache_repeats() {
         count.fetch_add(1, Ordering::SeqCst);
         (200, openai_answer("ok", json!({"prompt_tokens": 10, "completion_tokens": 1})))
     });
-    let task = "  - id: t\n    prompt: x\n    repeat: 3\n    grade: [{type: equals, value: ok}]\n";
+    let task = "
+        - id: t
+          prompt: x
+          repeat: 3
+          grade: [{type: equals, value: ok}]
+        ";
     let yaml = suite(&server, "", task).replace("timeout: 2s}", "timeout: 2s, cache: true}");
     let test = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY);
     let dir = test.path().to_owned();
@@ -647,8 +751,16 @@ fn repeated_trials_ask_the_model_again_unless_cache_repeats() {
 #[test]
 fn cache_repeats_without_cache_is_invalid() {
     let server = Server::start(|_| (200, String::new()));
-    let yaml = suite(&server, "", "  - id: t\n    prompt: x\n    grade: [{type: equals, value: ok}]\n")
-        .replace("timeout: 2s}", "timeout: 2s, cache_repeats: true}");
+    let yaml = suite(
+        &server,
+        "",
+        "
+        - id: t
+          prompt: x
+          grade: [{type: equals, value: ok}]
+        ",
+    )
+    .replace("timeout: 2s}", "timeout: 2s, cache_repeats: true}");
     let run = run(&yaml);
     run.expect_code(2);
     assert!(run.stderr.contains("agents.bot.cache_repeats: `cache_repeats` needs `cache: true`"), "{}", run.stderr);

@@ -2,31 +2,57 @@
 //! execution level, in steps and for an agent's calls through the proxy. The server is a
 //! fixture that breaks its own schema on request (tests/fixtures/mcp/lying_server.py).
 
-use crate::common::Test;
+use crate::common::{Test, unindent};
+use crate::mcp::mcp_suite;
 
-fn server_line() -> String {
-    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
-    format!("mcp_servers:\n  shop: {{command: [python3, '{}']}}\n", server.display())
+/// A suite with the lying shop server (`extra` added to its entry), then `rest`, both indented blocks.
+fn shop_suite(extra: &str, rest: &str) -> String {
+    let head = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          shop: {command: [python3, '<fixtures>/lying_server.py']<extra>}
+        ";
+    (mcp_suite(head) + &unindent(rest)).replace("<extra>", extra)
 }
 
-/// A task calling `tool`, whose grader passes on what the tool returns (`expect`).
-fn execution(id: &str, tool: &str, arguments: &str, expect: &str) -> String {
-    format!(
-        "  - id: {id}\n    level: execution\n    call: {{server: shop, tool: {tool}, arguments: {arguments}}}\n    grade: [{{type: contains, value: '{expect}'}}]\n"
-    )
-}
+/// One task calling the schema-less tool `plain`, passing on what it returns.
+const PLAIN_TASK: &str = "
+    tasks:
+      - id: honest
+        level: execution
+        call: {server: shop, tool: plain, arguments: {}}
+        grade: [{type: contains, value: 'x'}]
+    ";
 
 #[test]
 fn a_result_that_breaks_its_output_schema_fails_the_call_with_the_schema_path() {
-    let tasks = [
-        execution("honest", "quote", "{lie: false}", "price"),
-        execution("lying", "quote", "{lie: true}", "price"),
-        execution("bare", "bare", "{}", "price"),
-        execution("plain", "plain", "{}", "x"),
-        // A setup step's call is held to the same contract.
-        "  - id: step\n    setup: [{mcp: {server: shop, tool: quote, arguments: {lie: true}}}]\n    level: execution\n    call: {server: shop, tool: plain}\n    grade: [{type: contains, value: x}]\n".into(),
-    ];
-    let yaml = format!("evalgate: 1\nsuite: t\n{}tasks:\n{}", server_line(), tasks.concat());
+    let tasks = "
+        tasks:
+          - id: honest
+            level: execution
+            call: {server: shop, tool: quote, arguments: {lie: false}}
+            grade: [{type: contains, value: 'price'}]
+          - id: lying
+            level: execution
+            call: {server: shop, tool: quote, arguments: {lie: true}}
+            grade: [{type: contains, value: 'price'}]
+          - id: bare
+            level: execution
+            call: {server: shop, tool: bare, arguments: {}}
+            grade: [{type: contains, value: 'price'}]
+          - id: plain
+            level: execution
+            call: {server: shop, tool: plain, arguments: {}}
+            grade: [{type: contains, value: 'x'}]
+          # A setup step's call is held to the same contract.
+          - id: step
+            setup: [{mcp: {server: shop, tool: quote, arguments: {lie: true}}}]
+            level: execution
+            call: {server: shop, tool: plain}
+            grade: [{type: contains, value: x}]
+        ";
+    let yaml = shop_suite("", tasks);
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(1);
     let status = |id: &str| run.task(id)["status"].as_str().unwrap().to_owned();
@@ -68,10 +94,18 @@ print("price", result["structuredContent"]["items"][0]["price"])
 
 #[test]
 fn an_agent_s_call_through_the_proxy_is_held_to_the_contract() {
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\n{}agents:\n  cli: {{command: [python3, agent.py, '{{task.id}}'], mcp: [shop]}}\ntasks:\n  - id: lie\n    prompt: quote\n    grade: [{{type: contains, value: price}}]\n  - id: truth\n    prompt: quote\n    grade: [{{type: contains, value: price}}]\n",
-        server_line(),
-    );
+    let rest = "
+        agents:
+          cli: {command: [python3, agent.py, '{task.id}'], mcp: [shop]}
+        tasks:
+          - id: lie
+            prompt: quote
+            grade: [{type: contains, value: price}]
+          - id: truth
+            prompt: quote
+            grade: [{type: contains, value: price}]
+        ";
+    let yaml = shop_suite("", rest);
     let run = Test::new().write("agent.py", AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(1);
     assert_eq!(run.task("truth")["status"], "passed");
@@ -85,13 +119,10 @@ fn an_agent_s_call_through_the_proxy_is_held_to_the_contract() {
 /// Markdown and `mcp diff` classify each change; `mcp snapshot` prints the same lock file.
 #[test]
 fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
-    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
     let suite = |surface: &str, drift: &str| {
-        format!(
-            "evalgate: 1\nsuite: t\nmcp_servers:\n  shop: {{command: [python3, '{}'], env: {{SURFACE: {surface}}}, snapshot: tools.lock.json{drift}}}\ntasks:\n{}",
-            server.display(),
-            execution("honest", "plain", "{}", "x")
-        )
+        shop_suite(", env: {SURFACE: <surface>}, snapshot: tools.lock.json<drift>", PLAIN_TASK)
+            .replace("<surface>", surface)
+            .replace("<drift>", drift)
     };
     let test = Test::new().write("evalgate.yaml", &suite("v1", ""));
     let dir = test.path().to_owned();
@@ -197,12 +228,7 @@ fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
 /// With a protocol list, the HTML report has the per-version table the Markdown has.
 #[test]
 fn the_html_report_has_a_row_per_protocol_version() {
-    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
-    let yaml = format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  shop: {{command: [python3, '{}'], protocol: [2025-06-18, 2025-11-25]}}\ntasks:\n{}",
-        server.display(),
-        execution("honest", "plain", "{}", "x")
-    );
+    let yaml = shop_suite(", protocol: [2025-06-18, 2025-11-25]", PLAIN_TASK);
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
     let html = run.read("evalgate-out/report.html");

@@ -169,10 +169,20 @@ fn fixture_http(dir: &std::path::Path) -> (Child, u16) {
 fn over_http_each_era_sends_its_version_header_and_2026_07_28_names_the_method() {
     let test = fixture(Test::new());
     let (mut server, port) = fixture_http(test.path());
-    let yaml = format!(
-        "evalgate: 1\nsuite: http\nmcp_servers:\n  fx:\n    url: 'http://127.0.0.1:{port}/mcp'\n    protocol: [2025-06-18, 2025-11-25, 2026-07-28]\ntasks:\n  - id: version\n    level: execution\n    call: {{server: fx, tool: protocol}}\n    grade: [{{type: contains, value: version}}]\n"
-    );
-    let run = test.write("evalgate.yaml", &yaml).args(&["run"]).run();
+    let yaml = "
+        evalgate: 1
+        suite: http
+        mcp_servers:
+          fx:
+            url: 'http://127.0.0.1:<port>/mcp'
+            protocol: [2025-06-18, 2025-11-25, 2026-07-28]
+        tasks:
+          - id: version
+            level: execution
+            call: {server: fx, tool: protocol}
+            grade: [{type: contains, value: version}]
+        ";
+    let run = test.suite(&yaml.replace("<port>", &port.to_string())).args(&["run"]).run();
     let _ = server.kill();
     let _ = server.wait();
     run.expect_code(0);
@@ -188,38 +198,36 @@ fn over_http_each_era_sends_its_version_header_and_2026_07_28_names_the_method()
 
 #[test]
 fn protocol_mistakes_are_load_errors_at_their_line() {
-    let py = python();
+    // `gx` takes `<gx>` after its command: a protocol list, or nothing.
+    let suite = "
+        evalgate: 1
+        suite: s
+        mcp_servers:
+          fx: {command: [<python>, s.py], protocol: <fx>}
+          gx: {command: [<python>, s.py]<gx>}
+        tasks:
+          - id: t
+            level: execution
+            call: {server: fx, tool: add}
+            grade: [{type: mcp, server: gx, tool: add, expect: {output: {contains: x}}}]
+        ";
     let cases = [
         (
-            format!("  fx: {{command: [{py}, s.py], protocol: 2025-06-17}}\n"),
+            "2025-06-17",
+            "",
             "evalgate.yaml:4",
             "mcp_servers.fx.protocol: unknown protocol version `2025-06-17` (did you mean `2025-06-18`?)",
         ),
+        ("[]", "", "evalgate.yaml:4", "the list of protocol versions is empty"),
         (
-            format!("  fx: {{command: [{py}, s.py], protocol: []}}\n"),
-            "evalgate.yaml:4",
-            "the list of protocol versions is empty",
-        ),
-        (
-            format!(
-                "  fx: {{command: [{py}, s.py], protocol: [2025-06-18, 2026-07-28]}}\n  gx: {{command: [{py}, s.py], protocol: [2025-06-18, 2025-11-25]}}\n"
-            ),
+            "[2025-06-18, 2026-07-28]",
+            ", protocol: [2025-06-18, 2025-11-25]",
             "",
             "task `t` uses two MCP servers with a protocol list (`fx`, `gx`)",
         ),
     ];
-    for (servers, at, message) in cases {
-        let yaml = format!(
-            "evalgate: 1\nsuite: s\nmcp_servers:\n{servers}tasks:\n  - id: t\n    level: execution\n    call: {{server: fx, tool: add}}\n    grade: [{{type: mcp, server: gx, tool: add, expect: {{output: {{contains: x}}}}}}]\n"
-        );
-        let yaml = if servers.contains("gx") {
-            yaml
-        } else {
-            yaml.replace(
-                "    grade: [{type: mcp, server: gx, tool: add, expect: {output: {contains: x}}}]\n",
-                "    grade: [{type: contains, value: x}]\n",
-            )
-        };
+    for (fx, gx, at, message) in cases {
+        let yaml = mcp_suite(suite).replace("<fx>", fx).replace("<gx>", gx);
         let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
         run.expect_code(2);
         assert!(run.stderr.contains(message), "{message}\n{}", run.stderr);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::common::server::{Request, Server, answer};
-use crate::common::{Test, owned_pairs, sorted_statuses};
+use crate::common::{Test, owned_pairs, sorted_statuses, unindent};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
@@ -193,10 +193,20 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
 #[test]
 fn tasks_imported_into_a_native_suite_run_with_its_agent() {
     let server = stand_in();
-    let yaml = format!(
-        "evalgate: 1\nsuite: imported\nmcp_servers:\n  everything: {{command: [mcp-server-everything, stdio]}}\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY, mcp: [everything]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: BOT_KEY}}\nimports:\n  - {{format: mcpchecker, path: 'tasks/*/task.yaml', agent: bot}}\n",
-        url = server.url()
-    );
+    let yaml = unindent(
+        "
+            evalgate: 1
+            suite: imported
+            mcp_servers:
+              everything: {command: [mcp-server-everything, stdio]}
+            agents:
+              bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: BOT_KEY, mcp: [everything]}
+            judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: BOT_KEY}
+            imports:
+              - {format: mcpchecker, path: 'tasks/*/task.yaml', agent: bot}
+            ",
+    )
+    .replace("<url>", &server.url());
     let test = with_fixtures().write("evalgate.yaml", &yaml).env("BOT_KEY", KEY);
     let run = run_in(test, &server, &["run", "-j", "1"]);
     run.expect_code(1);
@@ -290,14 +300,26 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     let everything =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin/mcp-server-everything");
     let mcp = json!({"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}).to_string();
-    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    echo \"got {{ .Prompt }}\" && test \"$(jq -r '.mcpServers | length' {{ .McpServerFileArgs | printf \"%s\" }})\"\n";
-    let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: \"it's {x} $HOME\"}\n";
+    let agent = r#"
+        kind: Agent
+        metadata: {name: a}
+        commands:
+          argTemplateMcpServer: "--mcp-config {{ .File }}"
+          runPrompt: |-
+            echo "got {{ .Prompt }}" && test "$(jq -r '.mcpServers | length' {{ .McpServerFileArgs | printf "%s" }})"
+        "#;
+    let task = r#"
+        kind: Task
+        metadata: {name: plain}
+        steps:
+          prompt: {inline: "it's {x} $HOME"}
+        "#;
     let run_with = |agent: &str| {
         Test::new()
             .file("eval.yaml", eval)
-            .write("agent.yaml", agent)
+            .file("agent.yaml", agent)
             .write("mcp.json", &mcp)
-            .write("t/task.yaml", task)
+            .file("t/task.yaml", task)
             .args(&["run", "eval.yaml"])
             .run()
     };
@@ -310,7 +332,14 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
         run.stderr
     );
 
-    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  argTemplateMcpServer: \"--mcp-config {{ .File }}\"\n  runPrompt: |-\n    printf 'got %s; ' {{ printf \"%q\" .Prompt }} && echo {{ .McpServerFileArgs }}\n";
+    let agent = r#"
+        kind: Agent
+        metadata: {name: a}
+        commands:
+          argTemplateMcpServer: "--mcp-config {{ .File }}"
+          runPrompt: |-
+            printf 'got %s; ' {{ printf "%q" .Prompt }} && echo {{ .McpServerFileArgs }}
+        "#;
     let run = run_with(agent);
     run.expect_code(0);
     let plain = run.task("plain");
@@ -376,12 +405,17 @@ fn a_prompt_spliced_inside_quotes_arrives_as_one_argument() {
             ./args.sh --prompt "{{ .Prompt }}" --single '{{ .Prompt }}' --bare {{ .Prompt }}
         "#;
     let args = "#!/bin/sh\necho \"$#\"\nfor a in \"$@\"; do echo \"[$a]\"; done\n";
-    let task = "kind: Task\nmetadata: {name: words}\nsteps:\n  prompt: {inline: \"many words, it's $HOME * here\"}\n";
+    let task = r#"
+        kind: Task
+        metadata: {name: words}
+        steps:
+          prompt: {inline: "many words, it's $HOME * here"}
+        "#;
     let run = Test::new()
         .file("eval.yaml", eval)
         .file("agent.yaml", agent)
         .write("args.sh", args)
-        .write("t/task.yaml", task)
+        .file("t/task.yaml", task)
         .args(&["run", "eval.yaml"])
         .run();
     run.expect_code(0);
@@ -417,36 +451,67 @@ fn an_error_in_a_task_file_points_into_that_file() {
 
 #[test]
 fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is_invented() {
-    let eval = "kind: Eval\nmetadata: {name: e}\nconfig:\n  agent: {type: file, path: agents/agent.yaml}\n  mcpConfigFile: mcp.yaml\n  taskSets: [{path: t/task.yaml}]\n";
-    let task = "kind: Task\nmetadata: {name: plain}\nsteps:\n  prompt: {inline: hi}\n";
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: file, path: agents/agent.yaml}
+          mcpConfigFile: mcp.yaml
+          # limits
+          taskSets: [{path: t/task.yaml}]
+        ";
+    let task = "
+        kind: Task
+        metadata: {name: plain}
+        steps:
+          prompt: {inline: hi}
+        ";
     let test = |agent: &str, mcp: &str, eval: &str| {
         Test::new()
-            .write("eval.yaml", eval)
-            .write("agents/agent.yaml", agent)
-            .write("mcp.yaml", mcp)
-            .write("t/task.yaml", task)
+            .file("eval.yaml", eval)
+            .file("agents/agent.yaml", agent)
+            .file("mcp.yaml", mcp)
+            .file("t/task.yaml", task)
             .args(&["convert", "eval.yaml"])
             .run()
     };
-    let agent = "kind: Agent\nmetadata: {name: a}\nbuiltin:\n  type: claude-code\n";
-    let mcp = "mcpServers:\n  ok: {command: x}\n  broken:\n    args: [a]\n";
+    let agent = "
+        kind: Agent
+        metadata: {name: a}
+        builtin:
+          type: claude-code
+        ";
+    let mcp = "
+        mcpServers:
+          ok: {command: x}
+          broken:
+            args: [a]
+        ";
     let run = test(agent, mcp, eval);
-    run.expect_code(2);
-    for expected in [
-        "agents/agent.yaml:4:3: /builtin/type: built-in agent `claude-code` is not supported",
-        "mcp.yaml:3:3: /mcpServers/broken: a server needs `command` (stdio) or `url` (http)",
-    ] {
-        assert!(run.stderr.contains(expected), "{expected}\n{}", run.stderr);
-    }
+    run.expect_code(2).expect_stderr(
+        "
+        error: invalid mcpchecker:
+          mcp.yaml:3:3: /mcpServers/broken: a server needs `command` (stdio) or `url` (http)
+          agents/agent.yaml:4:3: /builtin/type: built-in agent `claude-code` is not supported
+        ",
+    );
 
     // A command agent gets mcpchecker's bound: the eval's default task limit, else none.
-    let agent = "kind: Agent\nmetadata: {name: a}\ncommands:\n  runPrompt: echo {{ .Prompt }}\n";
-    let mcp = "mcpServers:\n  ok: {command: x}\n";
+    let agent = "
+        kind: Agent
+        metadata: {name: a}
+        commands:
+          runPrompt: echo {{ .Prompt }}
+        ";
+    let mcp = "
+        mcpServers:
+          ok: {command: x}
+        ";
     let run = test(agent, mcp, eval);
     run.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
     assert_eq!(suite["agents"]["agent"]["timeout"], "none", "{}", run.stdout);
-    let limited = eval.replace("  taskSets:", "  defaultTaskLimits: {timeout: 2m}\n  taskSets:");
+    let limited = eval.replace("# limits", "defaultTaskLimits: {timeout: 2m}");
     let run = test(agent, mcp, &limited);
     let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
     assert_eq!(suite["agents"]["agent"]["timeout"], "2m", "{}", run.stdout);

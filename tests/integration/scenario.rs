@@ -1,20 +1,11 @@
 //! Model agents with MCP tools: the invocation and scenario levels, fixtures, and attacks
 //! planted in tool results — against a local LLM stand-in and a real MCP server.
-
-use std::path::PathBuf;
-
-use crate::common::Test;
 use crate::common::server::{Request, Server, answer};
+use crate::common::{Test, indent, unindent};
+use crate::mcp::mcp_suite;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
-
-fn everything() -> String {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/node_modules/.bin/mcp-server-everything");
-    assert!(path.exists(), "run scripts/test.sh: it installs the MCP servers");
-    path.display().to_string()
-}
 
 pub(crate) fn body(r: &Request) -> Value {
     serde_json::from_str(&r.body).unwrap()
@@ -31,13 +22,24 @@ pub(crate) fn tool_results(b: &Value) -> Vec<String> {
         .collect()
 }
 
-fn suite(server: &Server, tasks: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  everything: {{command: [{}, stdio]}}\nagents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [everything], max_turns: 3}}\ntasks:\n{tasks}",
-        everything(),
-        server.url()
-    )
+/// A suite with the model agent `bot` on `server`, given the everything MCP server, the top-level
+/// keys `extra` and the tasks, each an indented block; `<url>` anywhere is the server's address.
+fn suite(server: &Server, extra: &str, tasks: &str) -> String {
+    let header = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [everything], max_turns: 3}
+        ";
+    let yaml = mcp_suite(header) + &indent(extra, 0) + "tasks:\n" + &indent(tasks, 2);
+    yaml.replace("<url>", &server.url())
 }
+
+/// The top-level judge for [`suite`]: gpt-4o-mini on the test's server.
+const JUDGE: &str =
+    "judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}";
 
 fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
@@ -57,11 +59,14 @@ fn invocation_grades_the_chosen_tool_without_running_it() {
             _ => (200, answer(None, &[("everything__get-sum", r#"{"a": 2, "b": "#)])),
         }
     });
-    let grade = "    grade: [{type: tool_called, tool: everything.get-sum, arguments: {a: 2, b: 3}}]\n";
-    let tasks = ["add", "wrong", "broken"]
-        .map(|p| format!("  - id: {p}\n    level: invocation\n    prompt: {p}\n{grade}"))
-        .concat();
-    let run = run(&suite(&server, &tasks));
+    let task = "
+        - id: <p>
+          level: invocation
+          prompt: <p>
+          grade: [{type: tool_called, tool: everything.get-sum, arguments: {a: 2, b: 3}}]
+        ";
+    let tasks = ["add", "wrong", "broken"].map(|p| unindent(task).replace("<p>", p)).concat();
+    let run = run(&suite(&server, "", &tasks));
     assert_eq!(run.task("add")["status"], "passed");
     let wrong = run.task("wrong");
     assert_eq!(wrong["status"], "failed");
@@ -98,7 +103,7 @@ fn a_scenario_calls_the_live_tool_and_answers() {
             - {type: contains, value: 'is 5'}
             - {type: tool_sequence, tools: [everything.get-sum, echo], order: exact}
         ";
-    let run = run(&suite(&server, tasks));
+    let run = run(&suite(&server, "", tasks));
     run.expect_code(0);
     let trial = &run.task("sum")["trials"][0];
     assert_eq!(trial["output"], "Result: The sum of 2 and 3 is 5.");
@@ -110,6 +115,7 @@ fn a_scenario_that_never_answers_fails_at_max_turns() {
     let server = Server::start(|_| (200, answer(None, &[("everything__echo", r#"{"message": "again"}"#)])));
     let run = run(&suite(
         &server,
+        "",
         "
             - id: loop
               level: scenario
@@ -152,7 +158,7 @@ fn fixtures_replace_live_tools_and_fixtures_only_refuses_the_rest() {
             tool_responses: [{tool: echo, response: nope}]
           grade: [{type: contains, value: x}]
         ";
-    let run = run(&suite(&server, tasks));
+    let run = run(&suite(&server, "", tasks));
     assert_eq!(run.task("canned")["status"], "passed", "{}", run.task("canned"));
     let strict = run.task("strict");
     assert_eq!(strict["status"], "error");
@@ -188,7 +194,7 @@ fn a_poisoned_tool_result_is_caught_by_tool_not_called_and_no_leak() {
             - {type: tool_not_called, tool: everything.get-env}
             - {type: no_leak, canaries: [CANARY-55]}
         ";
-    let run = run(&suite(&server, tasks));
+    let run = run(&suite(&server, "", tasks));
     run.expect_code(1);
     let graders = &run.task("poisoned")["trials"][0]["graders"];
     assert_eq!(graders[0]["status"], "failed");
@@ -229,20 +235,16 @@ fn a_judge_of_a_scenario_sees_the_tool_calls() {
             Some(r) => (200, answer(Some(r), &[])),
         }
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}\n",
-        server.url()
-    );
     let yaml = suite(
         &server,
+        JUDGE,
         "
             - id: t
               level: scenario
               prompt: Add 2 and 3
               grade: [{type: llm, contains: the sum is 5}]
             ",
-    )
-    .replace("tasks:\n", &format!("{judge}tasks:\n"));
+    );
     let run = run(&yaml);
     assert_eq!(run.task("t")["trials"][0]["graders"][0]["reason"], "used the tool", "{}", run.task("t"));
 }
@@ -270,11 +272,8 @@ fn mcp_evals_from_a_file_run_at_every_level() {
             Some(r) => (200, answer(Some(r), &[])),
         }
     });
-    let judge = format!(
-        "judge: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports: [{{format: mcp-evals, path: evals.json, server: everything, agent: bot}}]\n",
-        server.url()
-    );
-    let yaml = suite(&server, " []\n").replace("tasks:\n", &format!("{judge}tasks:"));
+    let imports = "imports: [{format: mcp-evals, path: evals.json, server: everything, agent: bot}]";
+    let yaml = suite(&server, &[JUDGE, imports].join("\n"), "[]");
     let run = Test::new()
         .write("evalgate.yaml", &yaml)
         .write("evals.json", MCP_EVALS)
@@ -301,12 +300,6 @@ fn mcp_evals_from_a_file_run_at_every_level() {
     );
 }
 
-/// A stdio MCP server answering `evals/list` one eval per page (stdlib Python only).
-fn evals_server(flag: &str) -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/evals_server.py");
-    format!("  evals: {{command: [python3, '{}'{flag}]}}\n", script.display())
-}
-
 #[test]
 fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     let server = Server::start(|r| {
@@ -319,13 +312,19 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
             Some(r) => (200, answer(Some(&format!("the sum is {r}")), &[])),
         }
     });
-    let yaml = |flag: &str| {
-        format!(
-            "evalgate: 1\nsuite: t\nmcp_servers:\n{}agents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [evals]}}\njudge: {{provider: openai, model: gpt-4o-mini, base_url: '{url}/v1', api_key_env: EVALGATE_TEST_KEY}}\nimports:\n  - {{format: mcp-evals, server: evals, agent: bot}}\n",
-            evals_server(flag),
-            url = server.url()
-        )
-    };
+    // The MCP server answers `evals/list` one eval per page (tests/fixtures/mcp/evals_server.py).
+    let suite = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          evals: {command: [python3, '<fixtures>/evals_server.py'<flag>]}
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [evals]}
+        judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}
+        imports:
+          - {format: mcp-evals, server: evals, agent: bot}
+        ";
+    let yaml = |flag: &str| mcp_suite(suite).replace("<flag>", flag).replace("<url>", &server.url());
     let run = Test::new()
         .write("evalgate.yaml", &yaml(""))
         .env("EVALGATE_TEST_KEY", KEY)
@@ -405,7 +404,7 @@ fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() 
     // Point the placeholders at the real server and the local model.
     let mut suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
     assert_eq!(suite["mcp_servers"]["server"]["command"], json!(["./server.sh"]), "{}", converted.stdout);
-    suite["mcp_servers"]["server"]["command"] = json!([everything(), "stdio"]);
+    suite["mcp_servers"]["server"]["command"] = json!([crate::mcp::bin("mcp-server-everything"), "stdio"]);
     let model = json!({"base_url": format!("{}/v1", server.url()), "api_key_env": "EVALGATE_TEST_KEY"});
     for key in ["/agents/agent", "/judge"] {
         let target = suite.pointer_mut(key).unwrap().as_object_mut().unwrap();
@@ -448,8 +447,7 @@ fn openwop_tool_response_fixtures_stand_in_for_the_live_tool() {
             Some(r) => (200, answer(Some(r), &[])),
         }
     });
-    let yaml = suite(&server, " []\n")
-        .replace("tasks:\n", "imports: [{format: openwop, path: sums.json, agent: bot}]\ntasks:");
+    let yaml = suite(&server, "imports: [{format: openwop, path: sums.json, agent: bot}]", "[]");
     let run = Test::new()
         .write("evalgate.yaml", &yaml)
         .write("sums.json", OPENWOP_FIXTURES)
@@ -461,8 +459,23 @@ fn openwop_tool_response_fixtures_stand_in_for_the_live_tool() {
     assert_eq!(task["trials"][0]["output"], "fixture says 99", "{task}");
 
     // A command agent makes no tool calls to stand in for: said at load.
-    let yaml = yaml.replace("agent: bot}", "agent: cmd}").replace("agents:\n", "agents:\n  cmd: {command: [echo]}\n");
-    let run = Test::new().write("evalgate.yaml", &yaml).write("sums.json", OPENWOP_FIXTURES).args(&["check"]).run();
-    run.expect_code(2);
-    assert!(run.stderr.contains("/tasks/0/fixtures/toolResponses: tool-response fixtures stand in for a model agent's tool calls, and `cmd` is not a model agent"), "{}", run.stderr);
+    let yaml = "
+        evalgate: 1
+        suite: t
+        agents:
+          cmd: {command: [echo]}
+        imports: [{format: openwop, path: sums.json, agent: cmd}]
+        tasks: []
+        ";
+    let run = Test::new().suite(yaml).write("sums.json", OPENWOP_FIXTURES).args(&["check"]).run();
+    run.expect_code(2).expect_stderr(
+        "
+        error: evalgate.yaml:5:35: imports[0].path: sums.json:4:17: /tasks/0/fixtures/toolResponses: tool-response fixtures stand in for a model agent's tool calls, and `cmd` is not a model agent (`provider`, `model`)
+          |
+        5 | imports: [{format: openwop, path: sums.json, agent: cmd}]
+          |                                   ^
+
+        1 error in the suite; nothing ran
+        ",
+    );
 }

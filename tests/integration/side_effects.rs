@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Test;
 use crate::common::server::{Server, answer};
-use crate::mcp::{bin, python};
+use crate::common::{Test, unindent};
+use crate::mcp::mcp_suite;
 use crate::scenario::{body, tool_results};
 
 const KEY: &str = "sk-test-key";
@@ -20,21 +20,27 @@ fn with_notes() -> (Test, String) {
     (test, notes)
 }
 
-/// The filesystem server on the test's directory (`extra` added to its entry), then `rest`.
-fn files_suite(test: &Test, extra: &str, rest: &str) -> String {
-    format!(
-        "evalgate: 1\nsuite: t\nmcp_servers:\n  files: {{command: [{}, '{}']{extra}}}\n{rest}",
-        bin("mcp-server-filesystem"),
-        test.path().display()
-    )
+/// The filesystem server on the test's directory (`extra` added to its entry), then `rest`,
+/// indented blocks in which `<dir>` is the test's directory and `<notes>` its notes.txt.
+fn files_suite(test: &Test, extra: &str, rest: &[&str]) -> String {
+    let head = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          files: {command: [<filesystem>, '<dir>']<extra>}
+        ";
+    let dir = test.path().display().to_string();
+    let yaml = rest.iter().fold(mcp_suite(head), |yaml, part| yaml + &mcp_suite(part));
+    yaml.replace("<extra>", extra).replace("<notes>", &format!("{dir}/notes.txt")).replace("<dir>", &dir)
 }
 
 /// A model agent `bot` on the files server, answered by `model`.
 fn model_agent(model: &Server) -> String {
-    format!(
-        "agents:\n  bot: {{provider: openai, model: gpt-4o-mini, base_url: '{}/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [files], max_turns: 3}}\n",
-        model.url()
-    )
+    let agents = "
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [files], max_turns: 3}
+        ";
+    unindent(agents).replace("<url>", &model.url())
 }
 
 /// A stand-in model that asks to overwrite `notes` with "overwritten", then answers with
@@ -57,8 +63,14 @@ fn a_scenario_never_runs_a_destructive_tool_unless_its_server_allows_side_effect
     for extra in ["", ALLOW] {
         let (test, notes) = with_notes();
         let model = overwriting_model(&notes);
-        let tasks = "tasks:\n  - id: save\n    level: scenario\n    prompt: save my notes\n    grade: [{type: tool_called, tool: files.write_file}]\n";
-        let yaml = files_suite(&test, extra, &format!("{}{tasks}", model_agent(&model)));
+        let tasks = "
+            tasks:
+              - id: save
+                level: scenario
+                prompt: save my notes
+                grade: [{type: tool_called, tool: files.write_file}]
+            ";
+        let yaml = files_suite(&test, extra, &[&model_agent(&model), tasks]);
         let run = test.write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run();
         run.expect_code(0);
         let requests: Vec<Value> = model.received().iter().map(body).collect();
@@ -91,8 +103,27 @@ fn a_destructive_tool_is_offered_where_no_call_reaches_the_server() {
     let model = overwriting_model(&notes);
     // The invocation level executes nothing; a fixture without `arguments` answers every
     // call; with `fixtures_only`, a call no fixture matches is an error.
-    let tasks = "tasks:\n  - id: choose\n    level: invocation\n    prompt: choose\n    grade: [{type: tool_called, tool: files.write_file}]\n  - id: canned\n    level: scenario\n    prompt: canned\n    fixtures:\n      tool_responses: [{tool: files.write_file, response: saved}]\n    grade: [{type: contains, value: 'told: saved'}]\n  - id: strict\n    level: scenario\n    prompt: strict\n    fixtures_only: true\n    fixtures:\n      tool_responses: [{tool: files.write_file, arguments: {content: other}, response: saved}]\n    grade: [{type: contains, value: saved}]\n";
-    let yaml = files_suite(&test, "", &format!("{}{tasks}", model_agent(&model)));
+    let tasks = "
+        tasks:
+          - id: choose
+            level: invocation
+            prompt: choose
+            grade: [{type: tool_called, tool: files.write_file}]
+          - id: canned
+            level: scenario
+            prompt: canned
+            fixtures:
+              tool_responses: [{tool: files.write_file, response: saved}]
+            grade: [{type: contains, value: 'told: saved'}]
+          - id: strict
+            level: scenario
+            prompt: strict
+            fixtures_only: true
+            fixtures:
+              tool_responses: [{tool: files.write_file, arguments: {content: other}, response: saved}]
+            grade: [{type: contains, value: saved}]
+        ";
+    let yaml = files_suite(&test, "", &[&model_agent(&model), tasks]);
     let run = test.write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run();
     run.expect_code(1);
     let requests = model.received();
@@ -130,9 +161,17 @@ print(rpc("tools/call", {"name": "write_file", "arguments": args}, 3)["result"][
 fn a_command_agent_through_the_proxy_is_refused_the_same_way() {
     for extra in ["", ALLOW] {
         let (test, _) = with_notes();
-        let agents = format!("agents:\n  cli: {{command: [{}, agent.py, '{{mcp_config}}'], mcp: [files]}}\n", python());
-        let tasks = "tasks:\n  - id: t\n    prompt: save\n    grade: [{type: tool_called, tool: files.write_file}]\n";
-        let yaml = files_suite(&test, extra, &format!("{agents}{tasks}"));
+        let agents = "
+            agents:
+              cli: {command: [<python>, agent.py, '{mcp_config}'], mcp: [files]}
+            ";
+        let tasks = "
+            tasks:
+              - id: t
+                prompt: save
+                grade: [{type: tool_called, tool: files.write_file}]
+            ";
+        let yaml = files_suite(&test, extra, &[agents, tasks]);
         let run = test.write("agent.py", PROXY_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
         run.expect_code(0);
         let trial = &run.task("t")["trials"][0];
@@ -152,13 +191,24 @@ fn a_command_agent_through_the_proxy_is_refused_the_same_way() {
 
 #[test]
 fn steps_and_graders_that_call_a_destructive_tool_are_preflight_errors() {
-    let (test, notes) = with_notes();
-    let write = format!("{{server: files, tool: write_file, arguments: {{path: '{notes}', content: overwritten}}}}");
-    let rest = format!(
-        "agents: {{bot: {{command: [echo, hi]}}}}\nhooks:\n  before_all:\n    - mcp: {write}\ntasks:\n  - id: t\n    prompt: x\n    setup:\n      - mcp: {{server: files, tool: create_directory, arguments: {{path: '{dir}/made'}}}}\n    cleanup:\n      - mcp: {{server: files, tool: move_file, arguments: {{source: '{notes}', destination: '{dir}/moved.txt'}}}}\n    grade:\n      - {{type: mcp, server: files, tool: edit_file, arguments: {{path: '{notes}', edits: [{{oldText: original, newText: edited}}]}}}}\n      - {{type: steps, steps: [{{mcp: {{server: files, tool: write_file, arguments: {{path: '{dir}/other.txt', content: verified}}}}}}]}}\n",
-        dir = test.path().display()
-    );
-    let yaml = files_suite(&test, "", &rest);
+    let (test, _) = with_notes();
+    let rest = "
+        agents: {bot: {command: [echo, hi]}}
+        hooks:
+          before_all:
+            - mcp: {server: files, tool: write_file, arguments: {path: '<notes>', content: overwritten}}
+        tasks:
+          - id: t
+            prompt: x
+            setup:
+              - mcp: {server: files, tool: create_directory, arguments: {path: '<dir>/made'}}
+            cleanup:
+              - mcp: {server: files, tool: move_file, arguments: {source: '<notes>', destination: '<dir>/moved.txt'}}
+            grade:
+              - {type: mcp, server: files, tool: edit_file, arguments: {path: '<notes>', edits: [{oldText: original, newText: edited}]}}
+              - {type: steps, steps: [{mcp: {server: files, tool: write_file, arguments: {path: '<dir>/other.txt', content: verified}}}]}
+        ";
+    let yaml = files_suite(&test, "", &[rest]);
     let run = test.write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(3);
     let unless =
@@ -178,8 +228,7 @@ fn steps_and_graders_that_call_a_destructive_tool_are_preflight_errors() {
 
     // Allowed, they run: the hook overwrites, the graders edit and write, cleanup moves.
     let (test, _) = with_notes();
-    let yaml = files_suite(&test, ALLOW, &rest.replace("oldText: original", "oldText: overwritten"));
-    let yaml = yaml.replace(&run.dir.display().to_string(), &test.path().display().to_string());
+    let yaml = files_suite(&test, ALLOW, &[&rest.replace("oldText: original", "oldText: overwritten")]);
     let run = test.write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
     assert_eq!(run.read("moved.txt"), "edited");
