@@ -1,13 +1,13 @@
 //! Power: the smallest drop a suite of this size, with this much churn between runs, would
 //! detect.
 
-use super::special::normal_quantile;
+use super::special::{normal_quantile, student_t_quantile};
 
 /// The power the minimum detectable drop is stated at.
 pub const POWER: f64 = 0.8;
 
 /// The smallest drop δ in pass rate that a one-sided level-`alpha` paired test detects with
-/// 80% power, over `n` tasks whose observed discordance (the mean squared per-task difference;
+/// 80% power (with repeated trials, by the t quantiles of the paired t-test it is), over `n` tasks whose observed discordance (the mean squared per-task difference;
 /// for one trial a side, the share of tasks that changed) is `discordance`.
 ///
 /// The normal approximation to the paired test (Connor 1987): under no change the mean
@@ -23,7 +23,13 @@ pub fn min_detectable_drop(n: usize, discordance: f64, alpha: f64, trials: u32) 
     if n == 0 {
         return None;
     }
-    let (za, zb) = (normal_quantile(1.0 - alpha), normal_quantile(POWER));
+    // Repeated trials are tested by the paired t: its quantiles, with n − 1 degrees of freedom.
+    let (za, zb) = if trials > 1 && n > 1 {
+        let df = (n - 1) as f64;
+        (student_t_quantile(1.0 - alpha, df), student_t_quantile(POWER, df))
+    } else {
+        (normal_quantile(1.0 - alpha), normal_quantile(POWER))
+    };
     let root_n = (n as f64).sqrt();
     let detectable = |delta: f64| {
         let churn = delta / f64::from(trials.max(1));
