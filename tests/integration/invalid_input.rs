@@ -571,10 +571,10 @@ fn a_pathological_regex_is_refused_at_load_naming_the_limit() {
             - {type: regex, pattern: "(a{1000}){1000}"}
             - {type: json, path: a, matches: "(\\w{100}){100}"}
         "#;
-    let started = std::time::Instant::now();
+    // No timing here (a timed test flakes on a busy runner): without the limit the pattern
+    // compiles, so the error below is missing and the test fails.
     let run =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", tasks)).args(&["check"]).run();
-    assert!(started.elapsed() < std::time::Duration::from_secs(1), "took {:?}", started.elapsed());
     run.expect_code(2);
     for path in ["tasks[0].grade[0].pattern", "tasks[0].grade[1].matches"] {
         let line = format!(
