@@ -92,6 +92,7 @@ impl Grade for WorldCheck {
                 let leaf = send(req, None, input.bindings).await;
                 match (leaf.failure, leaf.error) {
                     (None, _) => Ok(Graded::pass(format!("{} met expectations", leaf.action))),
+                    (Some(f), false) if leaf.unobserved => Ok(Graded::unobserved(format!("{}: {f}", leaf.action))),
                     (Some(f), false) => Ok(Graded::fail(format!("{}: {f}", leaf.action))),
                     (Some(f), true) => Err(format!("{}: {f}", leaf.action)),
                 }
@@ -100,6 +101,7 @@ impl Grade for WorldCheck {
                 let leaf = call_tool(action, None, input.bindings).await;
                 match (leaf.failure, leaf.error) {
                     (None, _) => Ok(Graded::pass(format!("{} met expectations", leaf.action))),
+                    (Some(f), false) if leaf.unobserved => Ok(Graded::unobserved(format!("{}: {f}", leaf.action))),
                     (Some(f), false) => Ok(Graded::fail(format!("{}: {f}", leaf.action))),
                     (Some(f), true) => Err(format!("{}: {f}", leaf.action)),
                 }
@@ -127,6 +129,7 @@ impl Grade for WorldCheck {
                 match check_file(&full, expect, input.bindings).await {
                     Ok(()) => Ok(Graded::pass(format!("{} met expectations", full.display()))),
                     Err(FileMiss::Unmet(f)) => Ok(Graded::fail(f)),
+                    Err(FileMiss::Unobserved(f)) => Ok(Graded::unobserved(f)),
                     Err(FileMiss::Unreadable(why)) => Err(why),
                 }
             }

@@ -142,15 +142,16 @@ pub fn regex(cx: &mut ValidateCx, pattern: &str, path: &KeyPath) -> Option<Regex
     cx.regex(path, pattern, false)
 }
 
-/// Why `text` fails `checks` (empty when it passes); `what` names the text. `Err` when a
-/// check uses a step output that was not captured: it cannot be checked.
+/// Why `text` fails `checks`, as [`Unmet`] (no failure when it passes); `what` names the
+/// text. `Err` when a check uses a step output that was not captured: it cannot be checked.
 pub fn content_failures(
     checks: &[ContentCheck],
     text: &str,
     what: &str,
     bindings: &Bindings,
-) -> Result<Vec<String>, Missing> {
-    let mut failures = Vec::new();
+) -> Result<Unmet, Missing> {
+    let mut unmet = Unmet::default();
+    let failures = &mut unmet.failures;
     for check in checks {
         match check {
             ContentCheck::Contains(t) => {
@@ -165,7 +166,10 @@ pub fn content_failures(
                 }
             }
             ContentCheck::Json(expect) => match serde_json::from_str::<Value>(text.trim()) {
-                Err(e) => failures.push(format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80))),
+                Err(e) => {
+                    failures.push(format!("{what} is not JSON ({e}): {:?}", excerpt(text, 80)));
+                    unmet.unobserved = true;
+                }
                 Ok(doc) => {
                     let at = expect.path.as_ref().map_or_else(|| "$".to_owned(), ToString::to_string);
                     let found = match &expect.path {
@@ -179,7 +183,15 @@ pub fn content_failures(
             },
         }
     }
-    Ok(failures)
+    Ok(unmet)
+}
+
+/// The checks a text failed, and whether one of them had nothing to look at (a JSON check of
+/// a text that is not JSON): `negate` must not turn that into a pass.
+#[derive(Debug, Default)]
+pub struct Unmet {
+    pub failures: Vec<String>,
+    pub unobserved: bool,
 }
 
 /// The templates `checks` render.

@@ -205,6 +205,8 @@ async fn file(action: &FileAction, dir: &Path, bindings: &Bindings) -> Leaf {
 pub enum FileMiss {
     /// Every unmet expectation: the file was looked at and is not what it should be.
     Unmet(String),
+    /// A JSON expectation of a file that is not JSON: a fail, but not one `negate` inverts.
+    Unobserved(String),
     /// The file could not be looked at (a directory in the way, no permission, not text):
     /// nothing is known of it, so a check of it is an error, never a fail that `negate`
     /// could turn into a pass.
@@ -214,7 +216,7 @@ pub enum FileMiss {
 impl FileMiss {
     pub fn into_reason(self) -> String {
         match self {
-            FileMiss::Unmet(reason) | FileMiss::Unreadable(reason) => reason,
+            FileMiss::Unmet(reason) | FileMiss::Unobserved(reason) | FileMiss::Unreadable(reason) => reason,
         }
     }
 }
@@ -244,9 +246,13 @@ pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text")));
     let text = read.map_err(|e| FileMiss::Unreadable(format!("cannot read {shown}: {e}")))?;
-    let failures = content_failures(&expect.content, &text, &shown.to_string(), bindings)
+    let unmet = content_failures(&expect.content, &text, &shown.to_string(), bindings)
         .map_err(|missing| FileMiss::Unreadable(format!("uses {missing}")))?;
-    if failures.is_empty() { Ok(()) } else { Err(FileMiss::Unmet(failures.join("; "))) }
+    match (unmet.failures.is_empty(), unmet.unobserved) {
+        (true, _) => Ok(()),
+        (false, false) => Err(FileMiss::Unmet(unmet.failures.join("; "))),
+        (false, true) => Err(FileMiss::Unobserved(unmet.failures.join("; "))),
+    }
 }
 
 fn resolve(dir: &Path, path: &str) -> PathBuf {

@@ -269,7 +269,10 @@ pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindi
         failures.push(format!("status {status}, expected {want}: {:?}", excerpt(&body, 80)));
     } else {
         match content_failures(&req.expect.body, &body, "the body", bindings) {
-            Ok(unmet) => failures.extend(unmet),
+            Ok(unmet) => {
+                leaf.unobserved = unmet.unobserved;
+                failures.extend(unmet.failures);
+            }
             Err(missing) => {
                 failures.push(missing.to_string());
                 leaf.error = true;

@@ -20,6 +20,9 @@ pub struct Leaf {
     /// The step could not be carried out at all (spawn failure, connection refused), as
     /// opposed to running and not meeting its expectations.
     pub error: bool,
+    /// What an expectation looks at was not there (a JSON check of a body that is not JSON,
+    /// a tool that returned an error): a grader's `negate` cannot invert it.
+    pub unobserved: bool,
     pub exit_code: Option<i32>,
     pub stdout: String,
     pub stderr: String,

@@ -478,6 +478,21 @@ fn negate_never_inverts_a_grader_that_could_not_judge() {
     }
 }
 
+/// A world grader's JSON check of content that is not JSON had nothing to look at: negated,
+/// it is an error, not a pass ("the file's JSON is not this" is not "the file is not JSON").
+/// Over JSON content, negate inverts as usual.
+#[test]
+fn negate_never_inverts_a_json_check_of_content_that_is_not_json() {
+    let g = "- {type: file, path: out.json, expect: {json: {path: state, equals: done}}, negate: true}";
+    let (code, task) = grade("hi", None, g, &[("out.json", "Sorry, no JSON here")]);
+    assert_eq!((code, task["status"].as_str()), (1, Some("error")), "{task}");
+    let (status, reason, _) = one(&task);
+    assert_eq!(status, "error", "{reason}");
+    assert!(reason.contains("is not JSON (") && reason.ends_with("nothing to look at"), "{reason}");
+    let (code, task) = grade("hi", None, g, &[("out.json", r#"{"state": "pending"}"#)]);
+    assert_eq!((code, one(&task).0.as_str()), (0, "passed"), "{task}");
+}
+
 #[test]
 fn required_graders_and_thresholds() {
     // Score 2/3 ≥ 0.6 but the required grader failed.
