@@ -6,7 +6,6 @@ use std::fmt::Write;
 
 use crate::excerpt::cut;
 use crate::grade::SafetyAction;
-use crate::results::regression::Comparison;
 use crate::results::scorecard::Scorecard;
 use crate::results::{GateCheck, RunOutcome};
 use crate::results::{Phase, RegressionSection, Results, Status, TaskResult};
@@ -15,6 +14,16 @@ use crate::results::{Phase, RegressionSection, Results, Status, TaskResult};
 pub const MAX_CHARS: usize = 65_536;
 /// Characters of output shown per failing task.
 const OUTPUT_EXCERPT: usize = 500;
+
+mod escape;
+mod mcp;
+mod regression;
+
+pub use escape::escape;
+pub(crate) use escape::{code, escape_block, fenced};
+use mcp::{drift_section, eras_section, lint_section};
+use regression::gate_table;
+pub use regression::{comparison_report, comparison_section};
 
 /// `summary.md`.
 pub struct Markdown;
@@ -309,262 +318,6 @@ pub fn scorecard_section(card: &Scorecard) -> String {
     }
     md.push('\n');
     md
-}
-
-/// A server's `tools/list` lint findings, worst first.
-fn lint_section(server: &str, lint: &crate::mcp::lint::Lint, max_rows: usize) -> String {
-    let mut md = format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), lint.protocol_version);
-    if lint.findings.is_empty() {
-        md.push_str("No finding.\n\n");
-        return md;
-    }
-    for finding in lint.findings.iter().take(max_rows) {
-        let mark = if lint.fail_on.fails(finding.level) { "❌" } else { "⚠️" };
-        let level = match finding.level {
-            crate::mcp::lint::Level::Error => "error",
-            crate::mcp::lint::Level::Review => "review",
-        };
-        let tool = if finding.tool.is_empty() { String::new() } else { format!("`{}`: ", code(&finding.tool)) };
-        let _ = writeln!(md, "- {mark} {level}: {tool}{}", escape(&finding.what));
-    }
-    if lint.findings.len() > max_rows {
-        let _ = writeln!(md, "- … and {} more (results.json has them all)", lint.findings.len() - max_rows);
-    }
-    md.push('\n');
-    md
-}
-
-/// Per protocol version, for the tasks of a server with a protocol list.
-fn eras_section(results: &Results) -> String {
-    let eras = crate::results::eras::eras(results);
-    if eras.is_empty() {
-        return String::new();
-    }
-    let mut md =
-        String::from("### MCP protocol versions\n\n| server | version | tasks passed | verdict |\n|---|---|---|---|\n");
-    for era in &eras {
-        let verdict = match &era.first_failure {
-            None if era.passes() => "✅ passes".to_owned(),
-            None => "⚠️ did not finish".to_owned(),
-            Some(why) => format!("❌ fails: {}", escape(&cut(why, 300))),
-        };
-        let _ =
-            writeln!(md, "| `{}` | {} | {}/{} | {verdict} |", code(&era.server), era.version, era.passed, era.tasks);
-    }
-    md.push('\n');
-    md
-}
-
-/// A server's tool surface against its snapshot: each change, the worst first (`diff`'s order).
-fn drift_section(server: &str, drift: &crate::mcp::surface::Drift, max_rows: usize) -> String {
-    use crate::mcp::surface::Class;
-    let mut md = format!("### MCP tool surface of `{}` vs `{}`\n\n", code(server), code(&drift.snapshot));
-    if let Some(error) = &drift.error {
-        let _ = writeln!(md, "❌ {}\n", escape(error));
-        return md;
-    }
-    if drift.changes.is_empty() {
-        md.push_str(if drift.updated { "Snapshot written.\n\n" } else { "No change.\n\n" });
-        return md;
-    }
-    for change in drift.changes.iter().take(max_rows) {
-        let mark = match (drift.fail_on.fails(change.class), change.class) {
-            (true, _) => "❌",
-            (false, Class::Info) => "ℹ️",
-            (false, _) => "⚠️",
-        };
-        let tool = if change.tool.is_empty() { String::new() } else { format!("`{}`: ", code(&change.tool)) };
-        let _ = writeln!(md, "- {mark} {}: {tool}{}", change.class, escape(&change.what));
-    }
-    if drift.changes.len() > max_rows {
-        let _ = writeln!(md, "- … and {} more (results.json has them all)", drift.changes.len() - max_rows);
-    }
-    if drift.updated {
-        md.push_str("\nThe snapshot was updated with this surface.\n");
-    }
-    md.push('\n');
-    md
-}
-
-/// "Compared with baseline": the paired test's verdict in one line and what the suite can
-/// detect, then score delta, new failures, fixes, largest drops, cost and p95 latency change,
-/// added, missing, changed and removed tasks.
-pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_rows: usize) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "### Compared with baseline\n");
-    if let Some(test) = &section.test {
-        let _ = writeln!(
-            md,
-            "**Paired test:** {}  \n{}\n",
-            escape(&test.headline(&section.statistics)),
-            escape(&test.power_line(&section.statistics))
-        );
-        if let Some(line) = test.inconclusive_line(&section.statistics) {
-            let _ = writeln!(md, "> ⚠️ {}\n", escape(&line));
-        }
-    }
-    if let Some(flags) = &section.flags {
-        if !flags.golden_dropped.is_empty() {
-            let ids: Vec<String> = flags.golden_dropped.iter().map(|id| format!("`{}`", code(id))).collect();
-            let _ = writeln!(md, "❌ **Golden task(s) no longer always passing:** {}\n", ids.join(", "));
-        }
-        if let Some(line) = flags.suspect_line() {
-            let _ = writeln!(md, "**Suspect:** {}\n", escape(&line));
-        }
-        if let Some(line) = flags.untested_line() {
-            let _ = writeln!(md, "Note: {}\n", escape(&line));
-        }
-    }
-    // A fetched baseline says where it came from: the commit and its age.
-    let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::regression::GITHUB_BASE));
-    if let Some(from) = fetched {
-        let _ = writeln!(md, "Baseline from the base branch{}  ", escape(from));
-    }
-    let _ = writeln!(
-        md,
-        "Baseline `{}`: score {:.2} → {:.2} (**{:+.2}**)",
-        code(&cmp.baseline_run_id),
-        cmp.baseline_score,
-        cmp.score,
-        cmp.score_delta
-    );
-    let mut lines = Vec::new();
-    let list = |ids: &[String]| {
-        let shown: Vec<String> = ids.iter().take(max_rows).map(|id| format!("`{}`", code(id))).collect();
-        let more = if ids.len() > max_rows { format!(" and {} more", ids.len() - max_rows) } else { String::new() };
-        format!("{}{more}", shown.join(", "))
-    };
-    if !cmp.new_failures.is_empty() {
-        lines.push(format!("- ❌ newly failing ({}): {}", cmp.new_failures.len(), list(&cmp.new_failures)));
-    }
-    if !cmp.fixed.is_empty() {
-        lines.push(format!("- ✅ fixed ({}): {}", cmp.fixed.len(), list(&cmp.fixed)));
-    }
-    if !cmp.score_drops.is_empty() {
-        let drops: Vec<String> = cmp
-            .score_drops
-            .iter()
-            .take(5)
-            .map(|(id, base, now)| format!("`{}` {base:.2} → {now:.2}", code(id)))
-            .collect();
-        lines.push(format!("- largest score drops: {}", drops.join(", ")));
-    }
-    match (cmp.baseline_cost_usd, cmp.cost_usd, cmp.cost_change_pct()) {
-        (Some(b), Some(n), Some(pct)) => lines.push(format!("- cost ${b:.4} → ${n:.4} ({pct:+.1}%)")),
-        (b, n, _) if b.is_some() || n.is_some() => lines.push(format!(
-            "- cost {} → {}",
-            b.map_or("unknown".into(), |b| format!("${b:.4}")),
-            n.map_or("unknown".into(), |n| format!("${n:.4}"))
-        )),
-        _ => {}
-    }
-    if let (Some(b), Some(n)) = (cmp.baseline_p95_latency_ms, cmp.p95_latency_ms) {
-        let pct = cmp.p95_change_pct().map_or(String::new(), |p| format!(" ({p:+.1}%)"));
-        lines.push(format!("- p95 latency {b} ms → {n} ms{pct}"));
-    }
-    if !cmp.added.is_empty() {
-        lines.push(format!("- added (not gated): {}", list(&cmp.added)));
-    }
-    match &section.test {
-        Some(test) => {
-            if !test.missing.is_empty() {
-                lines.push(format!("- ❌ missing from this run ({}): {}", test.missing.len(), list(&test.missing)));
-            }
-            if !test.not_comparable.is_empty() {
-                lines.push(format!("- changed definition, not compared: {}", list(&test.not_comparable)));
-            }
-        }
-        None if !cmp.removed.is_empty() => lines.push(format!("- removed (not gated): {}", list(&cmp.removed))),
-        None => {}
-    }
-    if !lines.is_empty() {
-        md.push('\n');
-        md.push_str(&lines.join("\n"));
-        md.push('\n');
-    }
-    md.push('\n');
-    md
-}
-
-/// The output of `evalgate compare`: verdict, the budget checks and the comparison.
-pub fn comparison_report(suite_id: &str, section: &RegressionSection, checks: &[GateCheck]) -> String {
-    let passed = checks.iter().all(|c| c.passed);
-    let not_judged = checks.iter().any(|c| !c.passed && c.name == crate::gate::CANDIDATE_RUN);
-    let mut md = format!(
-        "## {} evalgate compare: `{}` {}\n\n",
-        if passed { "✅" } else { "❌" },
-        escape(suite_id),
-        match (passed, not_judged) {
-            (true, _) => "no regression",
-            (false, true) => "not judged: the candidate did not run as planned",
-            (false, false) => "regressed",
-        }
-    );
-    md.push_str(&gate_table(checks));
-    md.push('\n');
-    if let Some(cmp) = &section.comparison {
-        md.push_str(&comparison_section(section, cmp, 50));
-    }
-    md
-}
-
-/// The gate checks as a table: check, budget, actual, ✅/❌.
-fn gate_table(checks: &[GateCheck]) -> String {
-    let mut md = String::from("| check | budget | actual | |\n|---|---|---|---|\n");
-    for c in checks {
-        let mark = if c.passed { "✅" } else { "❌" };
-        let _ = writeln!(md, "| {} | {} | {} | {mark} |", escape(&c.name), escape(&c.budget), escape(&c.actual));
-    }
-    md
-}
-
-/// Escapes text that is not evalgate's own (ids, reasons, outputs, baseline fields) for a
-/// table cell or paragraph of GitHub-flavoured Markdown: it renders as the same text and as
-/// nothing else — no table break, HTML, code span, emphasis, link or image (`[`, `![`), bare
-/// URL link (`https://`, `www.`), @mention or heading; one line.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            // GitHub links mentions in the rendered text, whatever escaping came before.
-            '@' => out.push_str("@\u{200b}"),
-            '\n' | '\r' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '!' | '#' | '~' | '|' => {
-                out.push('\\');
-                out.push(c);
-            }
-            // A bare URL is linked in the rendered text too: `://` and `www.` are broken.
-            '/' if out.ends_with(':') => out.push_str("\u{200b}/"),
-            '.' if out.get(out.len().saturating_sub(3)..).is_some_and(|w| w.eq_ignore_ascii_case("www")) => {
-                out.push_str("\u{200b}.");
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `text` as a fenced code block: the fence is longer than any run of backticks in it, so
-/// nothing inside can close it (CommonMark); inside, text is shown as is (no entities).
-pub(crate) fn fenced(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}text\n{text}\n{fence}")
-}
-
-/// Escapes text for a `<pre>` block: HTML and mentions, newlines kept.
-pub(crate) fn escape_block(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{200b}")
-}
-
-/// For text inside a code span (in a table cell, often): a backtick would close it and
-/// cannot be escaped there, a `|` would end the cell (GFM splits cells before code spans,
-/// and reads `\|` as a pipe inside them), a line break would end the row.
-fn code(text: &str) -> String {
-    text.replace('`', "'").replace('|', "\\|").replace(['\n', '\r'], " ").replace('@', "@\u{200b}")
 }
 
 #[cfg(test)]
