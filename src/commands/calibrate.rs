@@ -92,9 +92,7 @@ impl Calibration {
         let cells = (tasks as f64 * pairs).max(1.0);
         let discordance = squared / cells;
         let repeat = by_task.values().flat_map(|s| s.iter().map(|(_, c)| c.ran)).max().unwrap_or(1);
-        let mut resolutions: Vec<u32> = by_task.values().flat_map(|s| s.iter().map(|(_, c)| c.resolution())).collect();
-        resolutions.sort_unstable();
-        let trials = resolutions.get(resolutions.len() / 2).copied().unwrap_or(1);
+        let trials = crate::stats::typical_trials(by_task.values().flat_map(|s| s.iter().map(|(_, c)| c.resolution())));
         Calibration {
             format: CALIBRATION_FORMAT.into(),
             suite: runs.first().map(|r| r.suite.id.clone()).unwrap_or_default(),

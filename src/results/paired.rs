@@ -131,7 +131,12 @@ impl PairedTest {
             let observed =
                 pairs.iter().map(|p| (p.candidate - p.baseline).powi(2)).sum::<f64>() / pairs.len().max(1) as f64;
             if noise > observed && !pairs.is_empty() {
-                e.mde = stats::min_detectable_drop(pairs.len(), noise, alpha, stats::typical_trials(&pairs));
+                e.mde = stats::min_detectable_drop(
+                    pairs.len(),
+                    noise,
+                    alpha,
+                    stats::typical_trials(pairs.iter().map(|p| p.trials)),
+                );
             }
         }
         let rule = policy.rule();

@@ -73,7 +73,7 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
         ci_low: -1.0,
         ci_high: 1.0,
         p_value: 1.0,
-        mde: min_detectable_drop(n, discordance(&diffs), alpha, typical_trials(pairs)),
+        mde: min_detectable_drop(n, discordance(&diffs), alpha, typical_trials(pairs.iter().map(|p| p.trials))),
     };
     if n == 0 {
         return base;
@@ -103,7 +103,7 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
         // interval keeps the width of n × trials pairs of which none changed (Tango's bound
         // at zero discordance), so a handful of stable tasks cannot show non-inferiority.
         let z = normal_quantile(1.0 - alpha);
-        let pairs_seen = (n * typical_trials(pairs) as usize) as f64;
+        let pairs_seen = (n * typical_trials(pairs.iter().map(|p| p.trials)) as usize) as f64;
         se = z * z / (pairs_seen + z * z) / t;
     }
     let half = t * se;
@@ -122,9 +122,9 @@ fn discordance(diffs: &[f64]) -> f64 {
     if diffs.is_empty() { 0.0 } else { diffs.iter().map(|d| d * d).sum::<f64>() / diffs.len() as f64 }
 }
 
-/// The median of the pairs' trials.
-pub fn typical_trials(pairs: &[PairedRates]) -> u32 {
-    let mut trials: Vec<u32> = pairs.iter().map(|p| p.trials.max(1)).collect();
+/// The median of some trial counts (1 with none): the trials the power's floor assumes.
+pub fn typical_trials(trials: impl IntoIterator<Item = u32>) -> u32 {
+    let mut trials: Vec<u32> = trials.into_iter().map(|t| t.max(1)).collect();
     trials.sort_unstable();
     trials.get(trials.len() / 2).copied().unwrap_or(1)
 }
