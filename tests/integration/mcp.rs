@@ -495,13 +495,19 @@ port = urllib.parse.urlparse(url).port
 
 def raw(head):
     s = socket.create_connection(("127.0.0.1", port))
+    reply = b""
     try:
         s.sendall(head)
-        reply = s.recv(200).decode(errors="replace")
+        # The status line, however the reply is split into reads (a busy machine splits it).
+        while b"\r\n" not in reply:
+            chunk = s.recv(200)
+            if not chunk:
+                break
+            reply += chunk
     except OSError:  # refused before all was sent: the reply may be lost to the reset
-        reply = ""
+        pass
     s.close()
-    return reply.split("\r\n")[0] or "closed"
+    return reply.decode(errors="replace").split("\r\n")[0] or "closed"
 
 path = urllib.parse.urlparse(url).path.encode()
 host = b"Host: 127.0.0.1:%d\r\n" % port
