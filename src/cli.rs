@@ -288,6 +288,17 @@ pub struct RunArgs {
     /// Do not read or write the model response cache (.evalgate/cache/).
     #[arg(long)]
     pub no_cache: bool,
+    /// Ask every model request live and record the answers in the suite's cassette
+    /// (`cassettes:`, else cassettes/SUITE-ID.jsonl).
+    #[arg(long, group = "cassette")]
+    pub record: bool,
+    /// Replay what the cassette holds and record only what it does not.
+    #[arg(long, group = "cassette")]
+    pub record_missing: bool,
+    /// Answer every model request from the cassette; one it does not hold fails its task
+    /// (never a live call).
+    #[arg(long, group = "cassette")]
+    pub replay: bool,
     /// Token prices (YAML or JSON: MODEL_OR_PREFIX: {input_per_mtok, output_per_mtok, ...}), over the suite's.
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,

@@ -22,6 +22,7 @@ pub fn schema_url() -> String {
     format!("https://raw.githubusercontent.com/{REPOSITORY}/{}/schema/evalgate.schema.json", release_tag())
 }
 
+pub mod cassette;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -272,6 +272,38 @@ pub fn cut_end(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `value` with each placeholder of a secret this run knows replaced by the secret: an
+/// answer recorded redacted (a cassette) is replayed as the model gave it, so a leak it
+/// recorded is a leak again, for the graders that look for one. In memory only: what
+/// leaves the run is redacted again. Returns the placeholders left, of secrets this run
+/// does not know (their answer cannot be replayed as given).
+pub fn restore(value: &mut serde_json::Value) -> Vec<String> {
+    let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    let secrets: Vec<&Secret> = known.installed.iter().chain(&known.learnt).filter(|s| !s.is_too_short()).collect();
+    fn walk(value: &mut serde_json::Value, secrets: &[&Secret]) {
+        match value {
+            serde_json::Value::String(s) => {
+                for secret in secrets {
+                    if s.contains(&secret.placeholder) {
+                        *s = s.replace(&secret.placeholder, &secret.value);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| walk(v, secrets)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| walk(v, secrets)),
+            _ => {}
+        }
+    }
+    walk(value, &secrets);
+    static PLACEHOLDER: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\[secret:[^\]\n]{1,200}\]|\[canary #[0-9]+\]").expect("a valid regex"));
+    let text = value.to_string();
+    let mut left: Vec<String> = PLACEHOLDER.find_iter(&text).map(|m| m.as_str().to_owned()).collect();
+    left.sort();
+    left.dedup();
+    left
+}
+
 /// `data` with every string redacted.
 pub fn data<T: Serialize + DeserializeOwned>(data: T) -> T {
     redacted(&data).unwrap_or(data)

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan, uses_of};
+use crate::cassette::{Cassette, Mode as CassetteMode};
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::finalize;
@@ -27,7 +28,7 @@ use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::run::task::display_path;
-use crate::suite::model::Suite;
+use crate::suite::model::{Cassettes, Suite};
 
 mod mcp;
 mod refused;
@@ -42,7 +43,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let selection = Selection::for_run(&args.select, args.shard, args.repeat, args.fail_fast);
     if args.dry_run {
         one_file_per_report(args)?;
-        let planned = load_and_plan(&args.select, &selection)?;
+        let mut planned = load_and_plan(&args.select, &selection)?;
+        planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
         let uses = uses_of(&planned);
         install_redactor(&uses);
         preflight_all(&uses)?;
@@ -112,6 +114,8 @@ struct Prepared {
     paths: Vec<OutputPaths>,
     regressions: Vec<RegressionPlan>,
     prices: BTreeMap<String, Price>,
+    /// Each suite's cassette, read.
+    cassettes: Vec<Option<Arc<Cassette>>>,
 }
 
 /// Why the run stopped before any suite ran (`None`: a signal), and the suites it knew of
@@ -154,7 +158,8 @@ impl Stopped {
 
 fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     one_file_per_report(args).map_err(|e| Stopped::named(args, Some(e)))?;
-    let planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, Some(e)))?;
+    let mut planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, Some(e)))?;
+    planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
     // The redactor and the runner's masks first, before anything can print a secret.
     let uses = uses_of(&planned);
     let secrets = install_redactor(&uses);
@@ -172,8 +177,34 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
+    let cassettes = planned
+        .iter()
+        .map(|p| {
+            let Some(c) = &p.suite.cassettes else { return Ok(None) };
+            Cassette::open(&c.path, display_path(&c.path), c.mode)
+                .map(|c| Some(Arc::new(c)))
+                .map_err(|e| Error::Usage(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(stopped)?;
     preflight_all(&uses).map_err(stopped)?;
-    Ok(Prepared { planned, paths, regressions, prices })
+    Ok(Prepared { planned, paths, regressions, prices, cassettes })
+}
+
+/// `--record`, `--record-missing` and `--replay` set the mode of the suite's cassette
+/// (`cassettes/SUITE-ID.jsonl` when the suite has no `cassettes:`).
+fn cassette_flags(suite: &mut Suite, args: &RunArgs) {
+    let mode = match (args.record, args.record_missing, args.replay) {
+        (true, _, _) => CassetteMode::Record,
+        (_, true, _) => CassetteMode::RecordMissing,
+        (_, _, true) => CassetteMode::Replay,
+        _ => return,
+    };
+    let path = match &suite.cassettes {
+        Some(c) => c.path.clone(),
+        None => Cassettes::default_path(&suite.dir, &suite.id),
+    };
+    suite.cassettes = Some(Cassettes { path, mode });
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
@@ -235,7 +266,7 @@ fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
 }
 
 async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
-    let Prepared { planned, paths, regressions, prices } = prepared;
+    let Prepared { planned, paths, regressions, prices, cassettes } = prepared;
     let github = crate::github::actions::enabled(args.github, args.no_github);
     let mut publisher = Publisher::new(github, args.comment, planned.len()).stopped_by(stop.clone());
     // The first error aborts the run: the suites after it do not start.
@@ -260,7 +291,7 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
     };
     let mut terminal = TerminalReporter::new(verbosity);
     let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
-    for ((p, paths), regression) in planned.into_iter().zip(&paths).zip(regressions) {
+    for (((p, paths), regression), cassette) in planned.into_iter().zip(&paths).zip(regressions).zip(cassettes) {
         let results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
@@ -268,7 +299,7 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
             }
             results
         } else {
-            let llm = Arc::new(llm_runtime(&p.suite, args, &prices));
+            let llm = Arc::new(llm_runtime(&p.suite, args, &prices).with_cassette(cassette));
             let (update_baseline, update_snapshot) = (args.update_baseline, args.update_snapshot);
             let suite_run = SuiteRun {
                 planned: p,
@@ -391,7 +422,7 @@ impl SuiteRun<'_> {
             Some(Ok(servers)) => {
                 let servers = Arc::new(servers);
                 mcp::record_servers(&mut results, &suite, &servers, update_snapshot).await;
-                let services = Services { llm, servers: servers.clone() };
+                let services = Services { llm: llm.clone(), servers: servers.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
                 // After the tasks, on the servers they used; a sharded run has the
@@ -421,11 +452,19 @@ impl SuiteRun<'_> {
             results.incomplete.push(format!("none of the {} planned task(s) ran", plan.tasks.len()));
         }
         results.duration_ms = started.elapsed().as_millis() as u64;
+        // What was recorded is written whatever the run ended with (an interrupted recording
+        // keeps the answers it paid for).
+        let cassette = llm.cassette.as_ref().map(|c| (c.usage(), c.save()));
+        let (usage, saved) = cassette.unzip();
+        results.cassette = usage;
         finalize(&mut results, regression.baseline.as_ref());
         // What leaves the run (reports, the comment, the baseline) carries no secret.
         let mut results = crate::redact::data(results);
         // Settled before the final reports, so they say when the run is aborted.
         let mut error = fanout.error.take().map(Error::from);
+        if let Some(Err(e)) = saved {
+            error = error.or(Some(e.into()));
+        }
         if update && error.is_none() {
             error = update_baseline(&results, regression.path.as_deref()).err();
         }

@@ -13,6 +13,10 @@ pub enum LlmError {
     /// An answer that is not the protocol: malformed JSON, a missing field.
     #[error("malformed response from {provider} (HTTP {status}): {message}; body: {excerpt}")]
     Malformed { provider: &'static str, status: u16, message: String, excerpt: String },
+    /// In replay, a request the cassette does not hold (never asked live), or an answer it
+    /// holds that is not one.
+    #[error("{message}")]
+    Cassette { message: String },
 }
 
 impl LlmError {
@@ -23,7 +27,7 @@ impl LlmError {
             LlmError::Status { status, retry_after, .. } => {
                 matches!(status, 429 | 529) || (*status == 503 && retry_after.is_some())
             }
-            LlmError::Transport { .. } | LlmError::Malformed { .. } => false,
+            LlmError::Transport { .. } | LlmError::Malformed { .. } | LlmError::Cassette { .. } => false,
         }
     }
 
@@ -32,7 +36,7 @@ impl LlmError {
         match self {
             LlmError::Status { status, .. } => *status == 429 || *status == 529 || *status >= 500,
             LlmError::Transport { .. } => true,
-            LlmError::Malformed { .. } => false,
+            LlmError::Malformed { .. } | LlmError::Cassette { .. } => false,
         }
     }
 }

@@ -12,6 +12,7 @@ use super::pricing::PriceTable;
 use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
+use crate::cassette::{Cassette, Lookup};
 use crate::llm::spec::LlmSpec;
 use crate::template::Var;
 
@@ -22,6 +23,8 @@ pub struct LlmRuntime {
     pub prices: PriceTable,
     /// `None` with --no-cache.
     pub cache: Option<ResponseCache>,
+    /// The suite's cassette: every request goes through it (and not through `cache`).
+    pub cassette: Option<Arc<Cassette>>,
     clients: Mutex<HashMap<String, Arc<dyn LlmClient>>>,
 }
 
@@ -32,11 +35,17 @@ pub struct Completion {
     /// `None` when the model has no known price; 0 for a cache hit.
     pub cost_usd: Option<f64>,
     pub cached: bool,
+    /// The answer came from the cassette (cost nothing).
+    pub replayed: bool,
 }
 
 impl LlmRuntime {
     pub fn new(prices: PriceTable, cache: Option<ResponseCache>) -> Self {
-        LlmRuntime { prices, cache, clients: Mutex::new(HashMap::new()) }
+        LlmRuntime { prices, cache, cassette: None, clients: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn with_cassette(self, cassette: Option<Arc<Cassette>>) -> Self {
+        LlmRuntime { cassette, ..self }
     }
 
     /// Sends `request` to the model of `spec`; `use_cache` reads and fills the cache.
@@ -47,13 +56,16 @@ impl LlmRuntime {
         use_cache: bool,
     ) -> Result<Completion, LlmError> {
         let base_url = base_url(spec);
+        if let Some(cassette) = &self.cassette {
+            return self.through_cassette(cassette, spec, base_url, request).await;
+        }
         let key = ResponseCache::key(spec.provider.label(), &base_url, request);
         // Cache files are read and written off the async threads.
         let cache = self.cache.clone().filter(|_| use_cache).zip(key);
         if let Some((cache, key)) = cache.clone()
             && let Ok(Some(hit)) = tokio::task::spawn_blocking(move || cache.get(&key)).await
         {
-            return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true });
+            return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true, replayed: false });
         }
         let client = self.client(spec, base_url);
         let response = client.complete(request).await?;
@@ -61,10 +73,43 @@ impl LlmRuntime {
             let entry = response.clone();
             let _ = tokio::task::spawn_blocking(move || cache.put(&key, &entry)).await;
         }
+        Ok(self.priced(spec, response))
+    }
+
+    /// `request` answered from the cassette, or asked live and recorded; a request the
+    /// cassette does not hold in replay is an error, never a live call. Keyed on the provider
+    /// and the request (model, messages, tools, forced tool, sampling parameters), never on
+    /// the endpoint, a header or a key.
+    async fn through_cassette(
+        &self,
+        cassette: &Cassette,
+        spec: &LlmSpec,
+        base_url: String,
+        request: &ChatRequest,
+    ) -> Result<Completion, LlmError> {
+        let provider = spec.provider.label();
+        let as_json = serde_json::to_value(request).expect("a request serializes");
+        match cassette.lookup(provider, &as_json) {
+            Lookup::Replay(answer) => {
+                let response: ChatResponse = serde_json::from_value(answer).map_err(|e| LlmError::Cassette {
+                    message: format!("cassette {}: a recorded {provider} answer is not one: {e}", cassette.name),
+                })?;
+                Ok(Completion { response, cost_usd: Some(0.0), cached: false, replayed: true })
+            }
+            Lookup::Miss(miss) => Err(LlmError::Cassette { message: miss.message }),
+            Lookup::Live(slot) => {
+                let response = self.client(spec, base_url).complete(request).await?;
+                cassette.record(slot, &serde_json::to_value(&response).expect("a response serializes"));
+                Ok(self.priced(spec, response))
+            }
+        }
+    }
+
+    fn priced(&self, spec: &LlmSpec, response: ChatResponse) -> Completion {
         let model = if response.model.is_empty() { &spec.model } else { &response.model };
         let cost_usd =
             self.prices.cost(model, &response.usage).or_else(|| self.prices.cost(&spec.model, &response.usage));
-        Ok(Completion { response, cost_usd, cached: false })
+        Completion { response, cost_usd, cached: false, replayed: false }
     }
 
     fn client(&self, spec: &LlmSpec, base_url: String) -> Arc<dyn LlmClient> {

@@ -30,6 +30,10 @@ pub struct Results {
     /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// What the run did with the suite's cassette: what it replayed (recorded when, by
+    /// which models), recorded and missed, and which entries it did not ask.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<crate::cassette::Usage>,
     /// What the run planned: shards of one plan share it, and `merge` refuses a mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanFingerprint>,
@@ -292,6 +296,7 @@ impl TrialResult {
             judge_cost_usd: None,
             judge_cost_unknown: false,
             cached: false,
+            replayed: false,
             notes: Vec::new(),
             retried: Vec::new(),
         }
@@ -305,7 +310,10 @@ impl TrialResult {
     /// Whether what the agent of this attempt cost is unknown: it ran (it has a latency)
     /// and reported no cost, and its answers did not come from the cache.
     fn agent_cost_unknown(&self) -> bool {
-        self.latency_ms.is_some() && !self.cached && self.usage.as_ref().and_then(|u| u.cost_usd).is_none()
+        self.latency_ms.is_some()
+            && !self.cached
+            && !self.replayed
+            && self.usage.as_ref().and_then(|u| u.cost_usd).is_none()
     }
 }
 
@@ -384,6 +392,10 @@ pub struct TrialResult {
     /// The agent's answers came from the response cache (cost nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// The agent's answers were replayed from the suite's cassette (cost nothing): the
+    /// recorded samples, one a trial, never one answer twice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
     /// What the trial's processes left behind or lost: a background process killed, output
     /// held open after exit (a leak), output over the cap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

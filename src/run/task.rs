@@ -285,6 +285,7 @@ async fn run_body(
     trial.usage = run.trace.usage.clone();
     trial.tool_calls = run.trace.calls().to_vec();
     trial.cached = run.cached;
+    trial.replayed = run.replayed;
 
     let input = GradeInput {
         output: &run.output,

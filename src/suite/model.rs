@@ -43,8 +43,24 @@ pub struct Suite {
     pub before_all: Vec<Step>,
     pub after_all: Vec<Step>,
     pub tasks: Vec<Task>,
+    /// The suite's cassette (`cassettes:`), with the mode the command line may override.
+    pub cassettes: Option<Cassettes>,
     /// What of the suite as written every task's definition hash covers (`definition.rs`).
     pub definition_context: super::definition::DefinitionContext,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cassettes {
+    /// Absolute.
+    pub path: PathBuf,
+    pub mode: crate::cassette::Mode,
+}
+
+impl Cassettes {
+    /// Where a suite's cassette is when it names none: `cassettes/SUITE-ID.jsonl`.
+    pub fn default_path(dir: &std::path::Path, suite_id: &str) -> PathBuf {
+        dir.join("cassettes").join(format!("{suite_id}.jsonl"))
+    }
 }
 
 #[derive(Debug, Default)]

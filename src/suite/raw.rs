@@ -78,6 +78,8 @@ pub struct RawSuite {
     /// Defaults for every task: agent, timeout, retries and trials.
     #[serde(default)]
     pub defaults: RawDefaults,
+    /// Model traffic recorded once and replayed in later runs (docs/cassettes.md).
+    pub cassettes: Option<RawCassettes>,
     /// Gate thresholds; when absent, every task must pass.
     pub thresholds: Option<Thresholds>,
     /// Budgets against a baseline run (applies when a baseline is given here or by --baseline).
@@ -96,6 +98,40 @@ pub struct RawSuite {
     #[serde(skip)]
     #[schemars(skip)]
     pub source: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCassettes {
+    /// `auto` (the default: replay, and a request the cassette does not hold fails; the
+    /// command line's `--record`, `--record-missing` or `--replay` decides otherwise),
+    /// `replay`, `record` or `record_missing`.
+    #[serde(default)]
+    pub mode: CassetteMode,
+    /// The cassette file, relative to this suite; `cassettes/SUITE-ID.jsonl` by default.
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CassetteMode {
+    #[default]
+    Auto,
+    Replay,
+    Record,
+    RecordMissing,
+}
+
+impl CassetteMode {
+    /// What a run does when the command line does not say: `auto` replays.
+    pub fn resolved(self) -> crate::cassette::Mode {
+        use crate::cassette::Mode;
+        match self {
+            CassetteMode::Auto | CassetteMode::Replay => Mode::Replay,
+            CassetteMode::Record => Mode::Record,
+            CassetteMode::RecordMissing => Mode::RecordMissing,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::load::LoadOptions;
 use super::model::{
-    Agent, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent, McpServer, Prompt,
-    RegressionConfig, Suite, Task, ToolCallSpec,
+    Agent, Cassettes, CommandAgent, DEFAULT_MAX_TURNS, DEFAULT_TASK_TIMEOUT, EnvRequirements, Level, LlmAgent,
+    McpServer, Prompt, RegressionConfig, Suite, Task, ToolCallSpec,
 };
 use super::raw::{RawAgent, RawStep, RawSuite, RawTask};
 use crate::grade::Grader;
@@ -142,6 +142,10 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         }
     }
 
+    let cassettes = raw.cassettes.map(|c| Cassettes {
+        path: c.path.map_or_else(|| Cassettes::default_path(&cx.dir, &raw.suite), |p| cx.dir.join(p)),
+        mode: c.mode.resolved(),
+    });
     Some(Suite {
         id: raw.suite,
         version: raw.version,
@@ -160,6 +164,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         retries: raw.defaults.retries.unwrap_or(0),
         before_all: before_all?,
         after_all: after_all?,
+        cassettes,
         tasks,
         definition_context: super::definition::suite_context(&raw.source, &cx.vars),
     })

@@ -124,6 +124,7 @@ impl SystemUnderTest for CommandSut<'_> {
             tool_error: None,
             failure: None,
             cached: false,
+            replayed: false,
         };
         let trace = match out.taken.take().expect("the trace is taken") {
             Ok(bytes) => serde_json::from_slice::<Trace>(&bytes)

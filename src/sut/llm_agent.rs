@@ -169,6 +169,7 @@ impl SystemUnderTest for LlmSut<'_> {
         let mut recorded: Vec<ToolCall> = Vec::new();
         let mut model = spec.model.clone();
         let mut all_cached = true;
+        let mut all_replayed = true;
         // Cached repeats are not independent: only the first trial reads and fills the cache,
         // unless the agent opts in with `cache_repeats: true`.
         let use_cache = spec.cache && (self.trial == 0 || self.agent.cache_repeats);
@@ -203,6 +204,7 @@ impl SystemUnderTest for LlmSut<'_> {
                 .map_err(|e| fail(e.to_string(), &usage, cost, &recorded))?;
             usage.add(completion.response.usage);
             all_cached &= completion.cached;
+            all_replayed &= completion.replayed;
             cost = cost.zip(completion.cost_usd).map(|(a, b)| a + b);
             let r = completion.response;
             if !r.model.is_empty() {
@@ -257,6 +259,7 @@ impl SystemUnderTest for LlmSut<'_> {
             tool_error: None,
             failure,
             cached: all_cached,
+            replayed: all_replayed,
         })
     }
 }

@@ -66,6 +66,7 @@ impl SystemUnderTest for McpCallSut<'_> {
             // A result that breaks the tool's declared outputSchema fails the task.
             failure,
             cached: false,
+            replayed: false,
         })
     }
 }

@@ -31,6 +31,8 @@ pub struct AgentRun {
     pub failure: Option<String>,
     /// Every model answer of this run came from the response cache (`cache: true`).
     pub cached: bool,
+    /// Every model answer of this run came from the suite's cassette.
+    pub replayed: bool,
 }
 
 /// An agent run that did not produce an answer is an infrastructure error, never a graded fail.

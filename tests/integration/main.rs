@@ -10,6 +10,7 @@ mod architecture;
 mod baseline_fetch;
 mod bounded;
 mod calibrate;
+mod cassettes;
 mod conformance;
 mod containment;
 mod corpus;

@@ -45,6 +45,7 @@ pub(super) fn skeleton(suite: SuiteInfo) -> Results {
         thresholds: None,
         regression: None,
         shard: None,
+        cassette: None,
         plan: None,
         suite,
         started_at: now(),

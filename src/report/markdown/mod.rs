@@ -130,7 +130,41 @@ fn verdict_section(results: &Results) -> String {
         let saved = 100 * (planned - run) / planned.max(1);
         let _ = writeln!(md, "Adaptive trials: {run} of {planned} run ({saved}% saved: tasks stopped once settled)\n");
     }
+    if let Some(c) = &results.cassette {
+        let _ = writeln!(md, "{}\n", cassette_line(c));
+    }
     md
+}
+
+/// Where the model's answers came from: `Replayed from the cassette `c.jsonl`: 8 answers
+/// recorded 2026-11-20 (model gpt-4o-mini), $0 of model calls`.
+fn cassette_line(c: &crate::cassette::Usage) -> String {
+    let mut parts = Vec::new();
+    if c.replayed > 0 {
+        let when = match (&c.recorded_from, &c.recorded_to) {
+            (Some(a), Some(b)) if a != b => format!("recorded {a} to {b}"),
+            (Some(a), _) => format!("recorded {a}"),
+            _ => String::new(),
+        };
+        let models = c.models.iter().map(|m| format!("`{}`", code(m))).collect::<Vec<_>>().join(", ");
+        let models = if models.is_empty() { String::new() } else { format!(" (model {models})") };
+        parts.push(format!(
+            "Replayed from the cassette `{}`: {} answer(s) {}{models}, $0 of model calls",
+            code(&c.path),
+            c.replayed,
+            escape(&when)
+        ));
+    }
+    if c.recorded > 0 {
+        parts.push(format!("Recorded {} answer(s) into the cassette `{}`", c.recorded, code(&c.path)));
+    }
+    if c.missed > 0 {
+        parts.push(format!("{} request(s) not in the cassette: their tasks errored (never asked live)", c.missed));
+    }
+    if parts.is_empty() {
+        parts.push(format!("Cassette `{}`: nothing replayed or recorded", code(&c.path)));
+    }
+    parts.join(" · ")
 }
 
 fn gate_section(checks: &[GateCheck]) -> String {

@@ -1,0 +1,502 @@
+//! Cassettes: model traffic recorded once and replayed in every later run, so a pull
+//! request's run of a model-bound suite costs nothing, is deterministic and never goes live.
+//!
+//! A cassette is one JSON-lines file a suite, committed with it: one line an entry, sorted
+//! by key, so a re-record changes only the lines of what changed. An entry is one request,
+//! as its canonical JSON (object keys sorted, secrets redacted; never a header or a key),
+//! and the answers recorded for it, in the order they were asked: the `n`-th time a run asks
+//! the same request it gets the `n`-th answer, and never one answer twice. A run that asks
+//! more often than the cassette has answers (a larger `repeat`) misses, as a changed
+//! request does: replayed trials are the recorded samples, one each, never copies.
+//!
+//! In replay a miss is an error naming the request and the nearest recorded one with what
+//! differs; it is never a live call. `record` asks live and replaces the answers of every
+//! request it made; `record_missing` replays what the cassette holds and asks live only for
+//! the rest. Entries the run did not ask are kept (a filtered run re-records only its tasks)
+//! and reported as unused, which `evalgate cassettes prune` reads.
+
+mod diff;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// What a run does with its cassette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Every request live; their answers replace the recorded ones.
+    Record,
+    /// What the cassette holds is replayed; the rest is asked live and added.
+    RecordMissing,
+    /// Everything from the cassette; a request it does not hold is an error.
+    Replay,
+}
+
+impl Mode {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Mode::Record => "record",
+            Mode::RecordMissing => "record_missing",
+            Mode::Replay => "replay",
+        }
+    }
+
+    /// Whether requests may go live (and need the provider's key).
+    pub const fn live(self) -> bool {
+        !matches!(self, Mode::Replay)
+    }
+}
+
+/// One recorded request and its answers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub key: String,
+    /// What asked: a provider's label (`openai`, `anthropic`: evalgate's own model agents
+    /// and judges) or an endpoint a command agent called (`http:openai`, `http:anthropic`).
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The day (UTC) its answers were recorded.
+    pub recorded: String,
+    pub request: Value,
+    pub responses: Vec<Value>,
+}
+
+/// A request the cassette cannot answer.
+#[derive(Debug, Clone)]
+pub struct Miss {
+    pub message: String,
+}
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What to do with one request.
+pub enum Lookup {
+    /// The recorded answer.
+    Replay(Value),
+    /// Ask live, then hand the answer to [`Cassette::record`] with this slot.
+    Live(Slot),
+    Miss(Miss),
+}
+
+pub struct Slot {
+    key: String,
+    index: usize,
+}
+
+/// A run's cassette: what was recorded, and what this run asked and recorded.
+pub struct Cassette {
+    pub path: PathBuf,
+    /// The path as messages and reports show it.
+    pub name: String,
+    pub mode: Mode,
+    recorded: BTreeMap<String, Entry>,
+    run: Mutex<RunState>,
+}
+
+#[derive(Default)]
+struct RunState {
+    /// Per key, how many answers this run has been given or asked for.
+    asked: HashMap<String, usize>,
+    /// Per key, the request and the answers asked live in this run, by index.
+    live: BTreeMap<String, (Entry, Vec<Option<Value>>)>,
+    replayed: u64,
+    missed: u64,
+}
+
+/// What a run did with its cassette, for its results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    /// The cassette, as the suite names it.
+    pub path: String,
+    pub mode: Option<Mode>,
+    /// Answers replayed, asked live and recorded, and requests the cassette did not hold.
+    pub replayed: u64,
+    pub recorded: u64,
+    pub missed: u64,
+    /// The days the replayed answers were recorded, the first and the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_to: Option<String>,
+    /// The models of the replayed answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
+    /// The keys of recorded entries this run did not ask (stale, if the run was whole).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unused: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cassette {name}: {message}")]
+pub struct ReadError {
+    pub name: String,
+    pub message: String,
+}
+
+impl Cassette {
+    /// The cassette at `path` (a missing file is an empty cassette: in replay every request
+    /// then misses, each saying so).
+    pub fn open(path: &Path, name: String, mode: Mode) -> Result<Cassette, ReadError> {
+        let recorded = match std::fs::read_to_string(path) {
+            Ok(text) => parse(&text).map_err(|message| ReadError { name: name.clone(), message })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(ReadError { name, message: e.to_string() }),
+        };
+        Ok(Cassette { path: path.to_owned(), name, mode, recorded, run: Mutex::default() })
+    }
+
+    pub fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// The recorded entries, by key.
+    pub fn entries(&self) -> &BTreeMap<String, Entry> {
+        &self.recorded
+    }
+
+    /// What to do with `request` of `kind`: it is redacted and made canonical first, so its
+    /// key does not depend on a secret's value or on the order of its keys.
+    pub fn lookup(&self, kind: &str, request: &Value) -> Lookup {
+        let request = canonical(&crate::redact::data(request.clone()));
+        let key = key_of(kind, &request);
+        let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        let asked = run.asked.entry(key.clone()).or_default();
+        let index = *asked;
+        *asked += 1;
+        let held = self.recorded.get(&key).and_then(|e| e.responses.get(index));
+        match (self.mode, held) {
+            (Mode::Replay | Mode::RecordMissing, Some(answer)) => {
+                let mut answer = answer.clone();
+                let unknown = crate::redact::restore(&mut answer);
+                if !unknown.is_empty() {
+                    run.missed += 1;
+                    return Lookup::Miss(Miss {
+                        message: format!(
+                            "cassette {}: the recorded answer (key {key}) holds {}, redacted when it was recorded, \
+                             and this run does not know its value: it cannot be replayed as the model gave it (set the variable)",
+                            self.name,
+                            unknown.join(", ")
+                        ),
+                    });
+                }
+                run.replayed += 1;
+                Lookup::Replay(answer)
+            }
+            (Mode::Replay, None) => {
+                run.missed += 1;
+                Lookup::Miss(self.miss(kind, &key, &request, index))
+            }
+            (Mode::Record | Mode::RecordMissing, _) => {
+                let model = request.get("model").and_then(Value::as_str).map(str::to_owned);
+                let entry = Entry {
+                    key: key.clone(),
+                    kind: kind.to_owned(),
+                    model,
+                    recorded: today(),
+                    request,
+                    responses: Vec::new(),
+                };
+                run.live.entry(key.clone()).or_insert_with(|| (entry, Vec::new()));
+                Lookup::Live(Slot { key, index })
+            }
+        }
+    }
+
+    /// The live answer for `slot`, redacted before it is kept.
+    pub fn record(&self, slot: Slot, answer: &Value) {
+        let answer = crate::redact::data(answer.clone());
+        let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, answers)) = run.live.get_mut(&slot.key) {
+            if answers.len() <= slot.index {
+                answers.resize(slot.index + 1, None);
+            }
+            answers[slot.index] = Some(answer);
+        }
+    }
+
+    /// The error for a request the cassette does not hold: the key, and either how many
+    /// answers the request has (a run asking more often than was recorded) or the nearest
+    /// recorded request of the same kind and what differs.
+    fn miss(&self, kind: &str, key: &str, request: &Value, index: usize) -> Miss {
+        let model = request.get("model").and_then(Value::as_str).map(|m| format!(" (model {m})")).unwrap_or_default();
+        let head = format!("not in cassette {}: {kind} request{model}, key {key}", self.name);
+        if let Some(entry) = self.recorded.get(key) {
+            return Miss {
+                message: format!(
+                    "{head}: the cassette holds {} answer(s) of this request and this run asks for answer {}; \
+                     replayed trials are the recorded ones, never copies: record more with --record-missing",
+                    entry.responses.len(),
+                    index + 1
+                ),
+            };
+        }
+        let nearest = self
+            .recorded
+            .values()
+            .filter(|e| e.kind == kind)
+            .map(|e| (diff::differences(&e.request, request), e))
+            .min_by_key(|(d, e)| (d.len(), e.key.clone()));
+        let message = match nearest {
+            Some((differences, entry)) => format!(
+                "{head}; the nearest recorded request (key {}, recorded {}) differs at {}",
+                entry.key,
+                entry.recorded,
+                diff::describe(&differences)
+            ),
+            None => format!("{head}; the cassette holds no {kind} request: record it with --record"),
+        };
+        Miss { message }
+    }
+
+    /// What this run did with the cassette.
+    pub fn usage(&self) -> Usage {
+        let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        let recorded_now: u64 = run.live.values().map(|(_, a)| a.iter().flatten().count() as u64).sum();
+        let used: Vec<&Entry> = self
+            .recorded
+            .values()
+            .filter(|e| run.asked.get(&e.key).is_some_and(|&n| n > 0 && !e.responses.is_empty()))
+            .collect();
+        let replayed_from: Vec<&Entry> = if run.replayed > 0 { used.clone() } else { Vec::new() };
+        let models: std::collections::BTreeSet<String> = replayed_from.iter().filter_map(|e| e.model.clone()).collect();
+        Usage {
+            path: self.name.clone(),
+            mode: Some(self.mode),
+            replayed: run.replayed,
+            recorded: recorded_now,
+            missed: run.missed,
+            recorded_from: replayed_from.iter().map(|e| e.recorded.clone()).min(),
+            recorded_to: replayed_from.iter().map(|e| e.recorded.clone()).max(),
+            models: models.into_iter().collect(),
+            unused: self.recorded.keys().filter(|k| !run.asked.contains_key(*k)).cloned().collect(),
+        }
+    }
+
+    /// Writes the cassette if this run recorded anything: the entries it asked live take
+    /// the answers it got (`record`: in place of the recorded ones; `record_missing`: after
+    /// them), every other entry is kept as it was. Written whole or not at all.
+    pub fn save(&self) -> Result<bool, crate::files::WriteError> {
+        let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = self.recorded.clone();
+        let mut changed = false;
+        for (key, (entry, answers)) in &run.live {
+            let answers: Vec<Value> = answers.iter().flatten().cloned().collect();
+            if answers.is_empty() {
+                continue; // every live call failed: what was recorded stays
+            }
+            changed = true;
+            let kept = match (self.mode, entries.get(key)) {
+                (Mode::RecordMissing, Some(old)) => old.responses.clone(),
+                _ => Vec::new(),
+            };
+            let mut entry = entry.clone();
+            entry.responses = kept.into_iter().chain(answers).collect();
+            entries.insert(key.clone(), entry);
+        }
+        if !changed {
+            return Ok(false);
+        }
+        let mut text = String::new();
+        for entry in entries.values() {
+            text.push_str(&serde_json::to_string(entry).expect("an entry serializes"));
+            text.push('\n');
+        }
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(crate::files::write_error(&self.path))?;
+        }
+        crate::files::write_atomic(&self.path, text.as_bytes())?;
+        Ok(true)
+    }
+}
+
+/// The entries of a cassette file, each line checked.
+fn parse(text: &str) -> Result<BTreeMap<String, Entry>, String> {
+    let mut entries = BTreeMap::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let entry: Entry = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let key = key_of(&entry.kind, &canonical(&entry.request));
+        if key != entry.key {
+            return Err(format!(
+                "line {}: key {} is not the key of its request ({key}): was the request edited by hand? record it again",
+                n + 1,
+                entry.key
+            ));
+        }
+        if entries.insert(entry.key.clone(), entry).is_some() {
+            return Err(format!("line {}: a second entry with key {}", n + 1, line_key(line)));
+        }
+    }
+    Ok(entries)
+}
+
+fn line_key(line: &str) -> String {
+    serde_json::from_str::<Value>(line).ok().and_then(|v| v["key"].as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// `value` with the keys of every object sorted.
+pub fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), canonical(&map[k]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// 64 bits of SHA-256 over the kind and the canonical request, in hex.
+fn key_of(kind: &str, canonical_request: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(kind.as_bytes());
+    hasher.update([0]);
+    hasher.update(canonical_request.to_string().as_bytes());
+    hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Today (UTC), `YYYY-MM-DD`.
+fn today() -> String {
+    humantime::format_rfc3339(std::time::SystemTime::now()).to_string()[..10].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn cassette(mode: Mode, dir: &Path) -> Cassette {
+        Cassette::open(&dir.join("c.jsonl"), "c.jsonl".into(), mode).unwrap()
+    }
+
+    fn live(c: &Cassette, request: &Value, answer: &str) {
+        match c.lookup("openai", request) {
+            Lookup::Live(slot) => c.record(slot, &json!(answer)),
+            _ => panic!("expected a live call"),
+        }
+    }
+
+    #[test]
+    fn answers_replay_in_the_order_recorded_and_never_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = json!({"model": "m", "messages": ["hi"]});
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &request, "one");
+        live(&c, &request, "two");
+        assert!(c.save().unwrap());
+        let c = cassette(Mode::Replay, dir.path());
+        // Keys in another order are the same request.
+        let reordered = json!({"messages": ["hi"], "model": "m"});
+        for expected in ["one", "two"] {
+            match c.lookup("openai", &reordered) {
+                Lookup::Replay(v) => assert_eq!(v, json!(expected)),
+                _ => panic!("expected a replay"),
+            }
+        }
+        let Lookup::Miss(miss) = c.lookup("openai", &request) else { panic!("a third ask must miss") };
+        assert!(miss.message.contains("holds 2 answer(s) of this request and this run asks for answer 3"), "{miss}");
+        assert_eq!(c.usage().replayed, 2);
+        assert_eq!(c.usage().missed, 1);
+    }
+
+    #[test]
+    fn a_changed_request_misses_naming_the_nearest_and_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"model": "m", "messages": [{"text": "Say hi"}]}), "hi");
+        live(&c, &json!({"model": "m", "messages": [{"text": "Count"}], "tools": [1]}), "1");
+        c.save().unwrap();
+        let c = cassette(Mode::Replay, dir.path());
+        let Lookup::Miss(miss) = c.lookup("openai", &json!({"model": "m", "messages": [{"text": "Say hello"}]})) else {
+            panic!("expected a miss")
+        };
+        assert!(miss.message.contains("openai request (model m)"), "{miss}");
+        assert!(miss.message.contains(r#"messages[0].text: recorded "Say hi", now "Say hello""#), "{miss}");
+        let Lookup::Miss(other) = c.lookup("anthropic", &json!({"model": "m"})) else { panic!("expected a miss") };
+        assert!(other.message.contains("holds no anthropic request"), "{other}");
+    }
+
+    #[test]
+    fn record_missing_replays_what_is_held_and_appends_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = json!({"model": "m"});
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &request, "first");
+        c.save().unwrap();
+        let c = cassette(Mode::RecordMissing, dir.path());
+        assert!(matches!(c.lookup("openai", &request), Lookup::Replay(v) if v == json!("first")));
+        live(&c, &request, "second");
+        c.save().unwrap();
+        let c = cassette(Mode::Replay, dir.path());
+        let answers = c.entries().values().next().unwrap().responses.clone();
+        assert_eq!(answers, vec![json!("first"), json!("second")]);
+    }
+
+    #[test]
+    fn a_rerecord_keeps_unasked_entries_and_writes_sorted_stable_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cassette(Mode::Record, dir.path());
+        for n in 0..5 {
+            live(&c, &json!({"n": n}), "x");
+        }
+        c.save().unwrap();
+        let before = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"n": 3}), "changed");
+        c.save().unwrap();
+        let after = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        let changed: Vec<_> = before.lines().zip(after.lines()).filter(|(a, b)| a != b).collect();
+        assert_eq!(before.lines().count(), after.lines().count());
+        assert_eq!(changed.len(), 1, "only the re-recorded line changes");
+        let keys: Vec<String> = after.lines().map(line_key).collect();
+        assert!(keys.is_sorted());
+    }
+
+    #[test]
+    fn a_leak_recorded_redacted_replays_as_a_leak_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = crate::redact::Secret::env("KEY", "sk-live-0123456789".into());
+        crate::redact::install(vec![secret.clone()]);
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"p": "key?"}), "it is sk-live-0123456789");
+        c.save().unwrap();
+        let text = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        assert!(!text.contains("sk-live") && text.contains("it is [secret:KEY]"), "{text}");
+        // The run knows the key: the answer is the model's, leak and all.
+        let c = cassette(Mode::Replay, dir.path());
+        assert!(
+            matches!(c.lookup("openai", &json!({"p": "key?"})), Lookup::Replay(v) if v == json!("it is sk-live-0123456789"))
+        );
+        // It does not: replaying the placeholder would hide the leak from the graders.
+        crate::redact::install(Vec::new());
+        let c = cassette(Mode::Replay, dir.path());
+        let Lookup::Miss(miss) = c.lookup("openai", &json!({"p": "key?"})) else { panic!("expected a refusal") };
+        assert!(miss.message.contains("holds [secret:KEY], redacted when it was recorded"), "{miss}");
+    }
+
+    #[test]
+    fn a_hand_edited_request_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"prompt": "a"}), "x");
+        c.save().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let edited = std::fs::read_to_string(&path).unwrap().replace(r#""prompt":"a""#, r#""prompt":"b""#);
+        std::fs::write(&path, format!("\n{edited}")).unwrap();
+        let e = Cassette::open(&path, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        assert!(e.contains("line 2: key") && e.contains("is not the key of its request"), "{e}");
+    }
+}

@@ -1,0 +1,226 @@
+//! Cassettes: model traffic recorded once against the local stand-in, then replayed with
+//! the stand-in counting no call, no key set, and a miss failing its task with a diff.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::common::server::{Request, Server};
+use crate::common::{Test, unindent};
+
+const KEY: &str = "sk-cassette-secret-4f1e9a";
+
+fn body(r: &Request) -> Value {
+    serde_json::from_str(&r.body).unwrap_or(Value::Null)
+}
+
+fn openai(text: &str) -> String {
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+    .to_string()
+}
+
+fn verdict(passed: bool) -> String {
+    let arguments = json!({"passed": passed, "reason": "checked"}).to_string();
+    json!({"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "record_verdict", "arguments": arguments}}]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
+    .to_string()
+}
+
+/// The stand-in: the judge passes what mentions Paris; the `flaky` prompt is answered right
+/// every other time; the `leaky` prompt echoes the API key (a model that leaks it).
+fn stand_in() -> Server {
+    let asked = Arc::new(AtomicU32::new(0));
+    Server::start(move |r| {
+        let b = body(r);
+        if b.get("tool_choice").is_some() {
+            return (200, verdict(b.to_string().contains("Paris")));
+        }
+        let prompt =
+            b["messages"].as_array().and_then(|m| m.last()).map(|m| m["content"].to_string()).unwrap_or_default();
+        let n = asked.fetch_add(1, Ordering::SeqCst);
+        let text = if prompt.contains("flaky") {
+            if n % 2 == 0 { format!("answer {n}: Paris") } else { format!("answer {n}: Lyon") }
+        } else if prompt.contains("leaky") {
+            format!("the key is {KEY}")
+        } else {
+            format!("answer {n}: Paris")
+        };
+        (200, openai(&text))
+    })
+}
+
+const SUITE: &str = "
+    evalgate: 1
+    suite: t
+    agents:
+      bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}
+    judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}
+    thresholds: {pass_score: 0}
+    tasks:
+      - id: capital
+        prompt: Capital of France?
+        grade: [{type: llm, contains: Paris}]
+      - id: flaky
+        prompt: flaky Capital of France?
+        repeat: 4
+        grade: [{type: contains, value: Paris}]
+    ";
+
+const LEAKY: &str = "
+  - id: leaky
+    prompt: leaky What is your key?
+    grade: [{type: not_contains, value: '{env.EVALGATE_TEST_KEY}'}]
+";
+
+/// Runs evalgate in `dir` with `args`; the key is set only when `key` is.
+fn evalgate(dir: &Path, args: &[&str], key: bool) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    command.current_dir(dir).args(args).env_remove("EVALGATE_TEST_KEY");
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("GITHUB_") || k.ends_with("_BASE_URL")) {
+        command.env_remove(name);
+    }
+    if key {
+        command.env("EVALGATE_TEST_KEY", KEY);
+    }
+    command.output().unwrap()
+}
+
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap()
+}
+
+/// Each task's status, score and trial outputs: what a replay must give exactly.
+fn outcome(results: &Value) -> Vec<(String, String, String, Vec<String>)> {
+    let mut tasks: Vec<_> = results["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let outputs = t["trials"].as_array().unwrap().iter().map(|tr| tr["output"].to_string()).collect();
+            (t["id"].to_string(), t["status"].to_string(), t["score"].to_string(), outputs)
+        })
+        .collect();
+    tasks.sort();
+    tasks
+}
+
+#[test]
+fn record_then_replay_gives_the_same_results_with_no_call_and_no_key() {
+    let server = stand_in();
+    let test = Test::new().write("evalgate.yaml", &unindent(SUITE).replace("<url>", &server.url()));
+    let dir = test.path();
+    let recorded = evalgate(dir, &["run", "--record", "-j", "1"], true);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let live = results(dir);
+    assert_eq!(live["cassette"]["recorded"], 1 + 1 + 4, "{}", live["cassette"]);
+    let calls = server.requests();
+    // The live run saw the flaky task both pass and fail.
+    let flaky = live["tasks"].as_array().unwrap().iter().find(|t| t["id"] == "flaky").unwrap();
+    let passed = flaky["trials"].as_array().unwrap().iter().filter(|t| t["status"] == "passed").count();
+    assert_eq!(passed, 2, "{flaky}");
+
+    // Replayed without the key, as a fork's pull request runs: the same results, exactly,
+    // and not one request reaches the stand-in.
+    let replayed = evalgate(dir, &["run", "--replay", "-j", "2"], false);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(server.requests(), calls, "a replay made a network call");
+    let again = results(dir);
+    assert_eq!(outcome(&again), outcome(&live));
+    assert!(
+        again["tasks"].as_array().unwrap().iter().all(|t| t["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|tr| tr["replayed"] == true))
+    );
+    let usage = &again["cassette"];
+    assert_eq!(
+        (usage["replayed"].as_u64(), usage["missed"].as_u64(), usage["recorded"].as_u64()),
+        (Some(6), Some(0), Some(0))
+    );
+    assert_eq!(usage["models"], json!(["gpt-4o-mini"]));
+    assert!(usage["recorded_from"].as_str().is_some_and(|d| d.len() == 10), "{usage}");
+    assert_eq!(again["tasks"][0]["trials"][0]["usage"]["cost_usd"], 0.0);
+    let summary = std::fs::read_to_string(dir.join("evalgate-out/summary.md")).unwrap();
+    assert!(summary.contains("Replayed from the cassette `cassettes/t.jsonl`"), "{summary}");
+}
+
+#[test]
+fn a_changed_prompt_is_a_miss_naming_the_nearest_request_and_what_changed() {
+    let server = stand_in();
+    let yaml = unindent(SUITE).replace("<url>", &server.url());
+    let test = Test::new().write("evalgate.yaml", &yaml);
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record", "--filter", "capital"], true).status.code(), Some(0));
+    let calls = server.requests();
+    std::fs::write(dir.join("evalgate.yaml"), yaml.replace("Capital of France?\n", "Capital of Spain?\n")).unwrap();
+    let replayed = evalgate(dir, &["run", "--replay", "--filter", "capital"], true);
+    assert_ne!(replayed.status.code(), Some(0));
+    assert_eq!(server.requests(), calls, "a miss went live");
+    let task = &results(dir)["tasks"][0];
+    assert_eq!(task["status"], "error", "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(reason.contains("not in cassette cassettes/t.jsonl: openai request (model gpt-4o-mini), key "), "{reason}");
+    assert!(
+        reason.contains(r#"messages[0].parts[0].data: recorded "Capital of France?", now "Capital of Spain?""#),
+        "{reason}"
+    );
+}
+
+#[test]
+fn replayed_repeats_are_the_recorded_samples_never_copies() {
+    let server = stand_in();
+    let test = Test::new().write("evalgate.yaml", &unindent(SUITE).replace("<url>", &server.url()));
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record", "--filter", "flaky", "--repeat", "1"], true).status.code(), Some(0));
+    // Three trials cannot be three copies of one recorded answer: the second and third miss.
+    let replayed = evalgate(dir, &["run", "--replay", "--filter", "flaky", "--repeat", "3"], false);
+    assert_ne!(replayed.status.code(), Some(0));
+    let task = &results(dir)["tasks"][0];
+    let trials = task["trials"].as_array().unwrap();
+    assert_eq!(trials[0]["replayed"], true);
+    for trial in &trials[1..] {
+        assert_eq!(trial["status"], "error", "{trial}");
+        assert!(trial["reason"].as_str().unwrap().contains("holds 1 answer(s) of this request"), "{trial}");
+    }
+    // `--record-missing` asks only for the two it lacks, and then three replay.
+    let calls = server.requests();
+    assert_eq!(
+        evalgate(dir, &["run", "--record-missing", "--filter", "flaky", "--repeat", "3"], true).status.code(),
+        Some(0)
+    );
+    assert_eq!(server.requests(), calls + 2);
+    assert_eq!(evalgate(dir, &["run", "--replay", "--filter", "flaky", "--repeat", "3"], false).status.code(), Some(0));
+    assert_eq!(server.requests(), calls + 2);
+}
+
+#[test]
+fn no_secret_reaches_a_cassette_and_a_recorded_leak_replays_as_a_leak() {
+    let server = stand_in();
+    let yaml = unindent(SUITE).replace("<url>", &server.url()) + LEAKY;
+    let test = Test::new().write("evalgate.yaml", &yaml);
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record", "--filter", "leaky"], true).status.code(), Some(0));
+    let calls = server.requests();
+    // Not the key (a header: never stored), not the answer that echoed it, in any form.
+    let cassette = std::fs::read_to_string(dir.join("cassettes/t.jsonl")).unwrap();
+    for piece in KEY.as_bytes().windows(8) {
+        assert!(!cassette.contains(std::str::from_utf8(piece).unwrap()), "{cassette}");
+    }
+    assert!(cassette.contains("the key is [secret:EVALGATE_TEST_KEY]"), "{cassette}");
+    // Replayed, the model's answer is the one it gave: the leak fails the task again.
+    assert_eq!(evalgate(dir, &["run", "--replay", "--filter", "leaky"], true).status.code(), Some(0));
+    assert_eq!(server.requests(), calls);
+    let task = &results(dir)["tasks"][0];
+    assert_eq!(
+        (task["status"].as_str(), task["trials"][0]["replayed"].as_bool()),
+        (Some("failed"), Some(true)),
+        "{task}"
+    );
+}
