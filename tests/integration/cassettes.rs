@@ -45,7 +45,7 @@ fn stand_in() -> Server {
             b["messages"].as_array().and_then(|m| m.last()).map(|m| m["content"].to_string()).unwrap_or_default();
         let n = asked.fetch_add(1, Ordering::SeqCst);
         let text = if prompt.contains("flaky") {
-            if n % 2 == 0 { format!("answer {n}: Paris") } else { format!("answer {n}: Lyon") }
+            if n.is_multiple_of(2) { format!("answer {n}: Paris") } else { format!("answer {n}: Lyon") }
         } else if prompt.contains("leaky") {
             format!("the key is {KEY}")
         } else {
