@@ -199,7 +199,7 @@ impl Cassette {
                 Lookup::Miss(self.miss(kind, &key, &request, index))
             }
             (Mode::Record | Mode::RecordMissing, _) => {
-                let model = request.get("model").and_then(Value::as_str).map(str::to_owned);
+                let model = model_of(&request);
                 let entry = Entry {
                     key: key.clone(),
                     kind: kind.to_owned(),
@@ -230,7 +230,7 @@ impl Cassette {
     /// answers the request has (a run asking more often than was recorded) or the nearest
     /// recorded request of the same kind and what differs.
     fn miss(&self, kind: &str, key: &str, request: &Value, index: usize) -> Miss {
-        let model = request.get("model").and_then(Value::as_str).map(|m| format!(" (model {m})")).unwrap_or_default();
+        let model = model_of(request).map(|m| format!(" (model {m})")).unwrap_or_default();
         let head = format!("not in cassette {}: {kind} request{model}, key {key}", self.name);
         if let Some(entry) = self.recorded.get(key) {
             return Miss {
@@ -343,6 +343,11 @@ fn parse(text: &str) -> Result<BTreeMap<String, Entry>, String> {
 
 fn line_key(line: &str) -> String {
     serde_json::from_str::<Value>(line).ok().and_then(|v| v["key"].as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// The model a request asks: its `model`, or its body's (a command agent's HTTP request).
+fn model_of(request: &Value) -> Option<String> {
+    request.get("model").or_else(|| request.pointer("/body/model")).and_then(Value::as_str).map(str::to_owned)
 }
 
 /// `value` with the keys of every object sorted.

@@ -102,7 +102,7 @@ impl Drop for Proxy {
 }
 
 /// 128 bits from the kernel's random source, in hex.
-fn random_token() -> std::io::Result<String> {
+pub fn random_token() -> std::io::Result<String> {
     use std::io::Read;
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
@@ -122,12 +122,8 @@ impl Gate {
         if request.uri().path() != self.path {
             return Some(404);
         }
-        let ours = [format!("127.0.0.1:{}", self.port), format!("localhost:{}", self.port)];
-        if !header(hyper::header::HOST).is_some_and(|host| ours.iter().any(|o| o.eq_ignore_ascii_case(host))) {
-            return Some(403);
-        }
-        if request.headers().contains_key(hyper::header::ORIGIN) {
-            return Some(403);
+        if let Some(status) = not_local(request, self.port) {
+            return Some(status);
         }
         let json = header(hyper::header::CONTENT_TYPE)
             .is_some_and(|t| t.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
@@ -135,7 +131,16 @@ impl Gate {
     }
 }
 
-fn status_only(status: u16) -> Response<Full<Bytes>> {
+/// 403 for a request that is not a local process's: a `Host` other than the listener's
+/// own (DNS rebinding), or an `Origin` (a web page's).
+pub fn not_local<B>(request: &Request<B>, port: u16) -> Option<u16> {
+    let host = request.headers().get(hyper::header::HOST).and_then(|v| v.to_str().ok());
+    let ours = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    let foreign = !host.is_some_and(|host| ours.iter().any(|o| o.eq_ignore_ascii_case(host)));
+    (foreign || request.headers().contains_key(hyper::header::ORIGIN)).then_some(403)
+}
+
+pub fn status_only(status: u16) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
     response

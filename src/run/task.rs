@@ -253,7 +253,9 @@ async fn run_body(
     let started_at = std::time::SystemTime::now();
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
-            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers }.run(bindings, task.timeout).await
+            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers, cassette: ctx.llm.cassette.as_ref() }
+                .run(bindings, task.timeout)
+                .await
         }
         Agent::Llm(agent) => {
             LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }.run(bindings, task.timeout).await

@@ -5,6 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
+use std::sync::Arc;
+
+use super::model_endpoint::ModelEndpoint;
+use crate::cassette::Cassette;
 use crate::mcp::proxy::Proxy;
 use crate::mcp::servers::Servers;
 use crate::process::{ProcessSpec, run_process};
@@ -54,6 +58,8 @@ pub struct CommandSut<'a> {
     pub scratch_dir: &'a Path,
     /// The run's MCP servers, reached through recording proxies for `mcp: [...]`.
     pub servers: &'a Servers,
+    /// The suite's cassette: the agent's own model calls go through a [`ModelEndpoint`].
+    pub cassette: Option<&'a Arc<Cassette>>,
 }
 
 #[async_trait::async_trait]
@@ -95,10 +101,21 @@ impl SystemUnderTest for CommandSut<'_> {
         }
         let (argv, env) = bindings.render_with(|lookup| {
             let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
-            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect())
+            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect::<Vec<_>>())
         })?;
+        let endpoint = match self.cassette {
+            Some(cassette) => Some(
+                ModelEndpoint::start(cassette.clone())
+                    .await
+                    .map_err(|e| AgentError { reason: format!("cannot start the model endpoint: {e}"), run: None })?,
+            ),
+            None => None,
+        };
         let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
-        spec.env = env;
+        // The endpoint's variables over the agent's own: its model calls must not go around it.
+        spec.env = endpoint.as_ref().map(ModelEndpoint::env).unwrap_or_default();
+        spec.env
+            .extend(env.into_iter().filter(|(k, _)| endpoint.is_none() || !ModelEndpoint::SETS.contains(&k.as_str())));
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
         if let Some(config) = &bindings.mcp_config {
@@ -112,6 +129,7 @@ impl SystemUnderTest for CommandSut<'_> {
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
         let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
         proxied.sort_by_key(|(at, _)| *at);
+        let ended = endpoint.map(ModelEndpoint::stop);
         let mut out = out?;
         let mut run = AgentRun {
             output: out.stdout.text.clone(),
@@ -124,8 +142,14 @@ impl SystemUnderTest for CommandSut<'_> {
             tool_error: None,
             failure: None,
             cached: false,
-            replayed: false,
+            replayed: ended.as_ref().is_some_and(|e| e.replayed),
         };
+        // A request the cassette did not hold fails the task, whatever the agent made of it.
+        if let Some(miss) = ended.as_ref().and_then(|e| e.misses.first()) {
+            let more = ended.as_ref().map_or(0, |e| e.misses.len() - 1);
+            let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+            return Err(AgentError { reason: format!("agent `{}`: {miss}{more}", agent.name), run: Some(run) });
+        }
         let trace = match out.taken.take().expect("the trace is taken") {
             Ok(bytes) => serde_json::from_slice::<Trace>(&bytes)
                 .map(Some)

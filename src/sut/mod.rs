@@ -3,6 +3,7 @@
 mod command;
 mod llm_agent;
 mod mcp_call;
+mod model_endpoint;
 
 use std::time::Duration;
 

@@ -224,3 +224,87 @@ fn no_secret_reaches_a_cassette_and_a_recorded_leak_replays_as_a_leak() {
         "{task}"
     );
 }
+
+/// A CLI that calls the model itself, as an SDK does: `$OPENAI_BASE_URL/chat/completions`
+/// with `$OPENAI_API_KEY`.
+const SDK_AGENT: &str = r#"#!/usr/bin/env python3
+import json, os, sys, urllib.request
+prompt = sys.argv[1]
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": prompt}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+)
+try:
+    answer = json.load(urllib.request.urlopen(request))
+except urllib.error.HTTPError as e:
+    sys.exit("model error: " + e.read().decode())
+print("key=" + os.environ["OPENAI_API_KEY"] + " " + answer["choices"][0]["message"]["content"])
+"#;
+
+const SDK_SUITE: &str = "
+    evalgate: 1
+    suite: cli
+    agents:
+      cli: {command: ['./agent.py', '{prompt}']}
+    tasks:
+      - id: capital
+        prompt: Capital of France?
+        repeat: 2
+        grade: [{type: contains, value: Paris}]
+    ";
+
+fn evalgate_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    command.current_dir(dir).args(args).env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("GITHUB_") || k.ends_with("_BASE_URL")) {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    command.output().unwrap()
+}
+
+#[test]
+fn a_command_agent_calling_the_model_itself_records_and_replays_through_the_endpoint() {
+    let server = Server::start(|r| {
+        // The real key reaches the real endpoint; the agent never held it.
+        assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        (200, openai("Paris, of course."))
+    });
+    let test = Test::new().file("evalgate.yaml", SDK_SUITE).write("agent.py", SDK_AGENT);
+    let dir = test.path();
+    let upstream = format!("{}/v1", server.url());
+    let live = [("OPENAI_BASE_URL", upstream.as_str()), ("OPENAI_API_KEY", KEY)];
+    let recorded = evalgate_with(dir, &["run", "--record"], &live);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    assert_eq!(server.requests(), 2);
+    let trial = &results(dir)["tasks"][0]["trials"][0];
+    assert_eq!(trial["output"], "key=evalgate-model-endpoint Paris, of course.\n", "{trial}");
+    let cassette = std::fs::read_to_string(dir.join("cassettes/cli.jsonl")).unwrap();
+    assert!(!cassette.contains(KEY), "{cassette}");
+    assert!(cassette.contains(r#""kind":"http:openai""#), "{cassette}");
+
+    // Replayed with no key and nothing listening where the model was: the same answers.
+    let closed = format!("http://127.0.0.1:{}/v1", crate::common::server::closed_port());
+    let replayed = evalgate_with(dir, &["run", "--replay"], &[("OPENAI_BASE_URL", closed.as_str())]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(server.requests(), 2);
+    let task = &results(dir)["tasks"][0];
+    assert!(
+        task["trials"].as_array().unwrap().iter().all(|t| t["replayed"] == true && t["status"] == "passed"),
+        "{task}"
+    );
+
+    // A changed prompt is a miss that fails the task, even though the agent printed Paris
+    // into its error: never a pass, never live.
+    let changed = unindent(SDK_SUITE).replace("Capital of France?", "Capital of Paris?");
+    std::fs::write(dir.join("evalgate.yaml"), changed).unwrap();
+    let missed = evalgate_with(dir, &["run", "--replay"], &live);
+    assert_ne!(missed.status.code(), Some(0));
+    assert_eq!(server.requests(), 2);
+    let task = &results(dir)["tasks"][0];
+    assert_eq!(task["status"], "error", "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(reason.contains("http:openai request (model gpt-4o-mini)"), "{reason}");
+    assert!(reason.contains(r#"recorded "Capital of France?", now "Capital of Paris?""#), "{reason}");
+}

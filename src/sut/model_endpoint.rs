@@ -1,0 +1,243 @@
+//! The model endpoint a command agent is handed when its suite has a cassette: an
+//! OpenAI-compatible and Anthropic-compatible HTTP endpoint on 127.0.0.1 that answers from
+//! the cassette, or asks the real endpoint and records (`--record`). The agent reaches it
+//! through the variables its SDK reads (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), so any CLI
+//! that calls a model itself is recorded and replayed like evalgate's own model agents.
+//!
+//! One endpoint serves one agent run. Only that run may call it: every path starts with a
+//! secret of its own (in the base URLs handed to the agent), the `Host` must be the
+//! listener's and a request with an `Origin` is refused (`proxy::not_local`), and a body over
+//! `MAX_BODY` is refused unread. The agent never holds the real key: it gets a placeholder,
+//! and the endpoint adds the real one (evalgate's `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`)
+//! to what it forwards when recording. A request the cassette does not hold in replay gets
+//! a 500 and fails the task with the miss, whatever the agent makes of it.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::cassette::{Cassette, Lookup};
+use crate::llm::provider::Provider;
+use crate::mcp::proxy::{not_local, random_token, status_only};
+use crate::redact::Secret;
+
+/// The largest request body read, and the largest answer recorded.
+const MAX_BODY: usize = 16 << 20;
+/// The key the agent is given: a real key never reaches it.
+pub const PLACEHOLDER_KEY: &str = "evalgate-model-endpoint";
+
+/// What the endpoint did in one agent run.
+#[derive(Debug, Default)]
+struct Seen {
+    requests: u32,
+    replayed: u32,
+    misses: Vec<String>,
+}
+
+pub struct ModelEndpoint {
+    port: u16,
+    token: String,
+    task: tokio::task::JoinHandle<()>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// How the agent run went through the endpoint.
+pub struct Ended {
+    /// Every request it made was answered from the cassette (and it made one).
+    pub replayed: bool,
+    /// The requests the cassette did not hold, each with why.
+    pub misses: Vec<String>,
+}
+
+impl ModelEndpoint {
+    /// The variables [`ModelEndpoint::env`] sets, which the agent's own `env` does not override.
+    pub const SETS: [&str; 5] =
+        ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "EVALGATE_MODEL_ENDPOINT"];
+
+    pub async fn start(cassette: Arc<Cassette>) -> std::io::Result<ModelEndpoint> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let port = listener.local_addr()?.port();
+        let token = random_token()?;
+        crate::redact::learn(Secret { value: token.clone(), placeholder: "[model endpoint]".into() });
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (prefix, seen_by_task) = (format!("/{token}/"), seen.clone());
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                let (cassette, seen, prefix) = (cassette.clone(), seen_by_task.clone(), prefix.clone());
+                let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                    let (cassette, seen, prefix) = (cassette.clone(), seen.clone(), prefix.clone());
+                    async move {
+                        let path = request.uri().path().to_owned();
+                        let response = match (path.strip_prefix(&prefix), not_local(&request, port)) {
+                            (Some(rest), None) => {
+                                let rest = rest.to_owned();
+                                answer(request, &rest, &cassette, &seen).await
+                            }
+                            (None, _) => status_only(404),
+                            (_, Some(status)) => status_only(status),
+                        };
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                connections.spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .max_header_size(64 * 1024)
+                        .max_headers(100)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+                while connections.try_join_next().is_some() {}
+            }
+        });
+        Ok(ModelEndpoint { port, token, task, seen })
+    }
+
+    /// The variables the agent gets: its SDKs' base URLs and keys, and evalgate's own name
+    /// for the endpoint.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let base = format!("http://127.0.0.1:{}/{}", self.port, self.token);
+        vec![
+            ("OPENAI_BASE_URL".into(), format!("{base}/openai/v1")),
+            ("ANTHROPIC_BASE_URL".into(), format!("{base}/anthropic")),
+            ("OPENAI_API_KEY".into(), PLACEHOLDER_KEY.into()),
+            ("ANTHROPIC_API_KEY".into(), PLACEHOLDER_KEY.into()),
+            ("EVALGATE_MODEL_ENDPOINT".into(), base),
+        ]
+    }
+
+    pub fn stop(self) -> Ended {
+        self.task.abort();
+        let seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|e| e.into_inner()));
+        Ended { replayed: seen.requests > 0 && seen.replayed == seen.requests, misses: seen.misses }
+    }
+}
+
+impl Drop for ModelEndpoint {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One request: `openai/v1/...` or `anthropic/...` below the secret prefix.
+async fn answer(
+    request: Request<Incoming>,
+    rest: &str,
+    cassette: &Cassette,
+    seen: &Mutex<Seen>,
+) -> Response<Full<Bytes>> {
+    let Some((provider, path)) = route(rest) else { return status_only(404) };
+    let method = request.method().to_string();
+    let forwarded: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            name == "content-type" || name.starts_with("anthropic-") || name.starts_with("openai-")
+        })
+        .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
+        .collect();
+    if request.body().size_hint().lower() > MAX_BODY as u64 {
+        return status_only(413);
+    }
+    let Ok(body) = Limited::new(request.into_body(), MAX_BODY).collect().await else { return status_only(413) };
+    let body = body.to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    // A JSON body is keyed as JSON (the order of its keys does not matter), anything else as text.
+    let keyed = serde_json::from_str::<Value>(&text).unwrap_or_else(|_| Value::String(text.to_string()));
+    let kind = format!("http:{}", provider.label());
+    let key_request = json!({"method": method, "path": path, "body": keyed});
+    seen.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
+    match cassette.lookup(&kind, &key_request) {
+        Lookup::Replay(recorded) => {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).replayed += 1;
+            respond(
+                recorded["status"].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
+                recorded["content_type"].as_str().unwrap_or("application/json"),
+                recorded["body"].as_str().unwrap_or_default().to_owned(),
+            )
+        }
+        Lookup::Miss(miss) => {
+            let message = miss.message;
+            seen.lock().unwrap_or_else(|e| e.into_inner()).misses.push(message.clone());
+            respond(
+                500,
+                "application/json",
+                json!({"error": {"type": "cassette_miss", "message": message}}).to_string(),
+            )
+        }
+        Lookup::Live(slot) => match forward(provider, &method, path, &forwarded, body).await {
+            Ok((status, content_type, text)) => {
+                // Errors pass through unrecorded: a 429 recorded would be replayed for ever.
+                if status < 400 {
+                    cassette.record(slot, &json!({"status": status, "content_type": content_type, "body": text}));
+                }
+                respond(status, &content_type, text)
+            }
+            Err(e) => respond(502, "application/json", json!({"error": {"message": e}}).to_string()),
+        },
+    }
+}
+
+fn route(rest: &str) -> Option<(Provider, &str)> {
+    if let Some(path) = rest.strip_prefix("openai/v1") {
+        return Some((Provider::OpenAi, path));
+    }
+    rest.strip_prefix("anthropic").map(|path| (Provider::Anthropic, path))
+}
+
+/// The request asked of the real endpoint (evalgate's `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`,
+/// else the official one), with evalgate's key.
+async fn forward(
+    provider: Provider,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Bytes,
+) -> Result<(u16, String, String), String> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    let client = CLIENT.get_or_init(|| crate::http_body::client_builder().build().expect("a client builds"));
+    let base = std::env::var(provider.base_url_env())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| provider.default_base_url().to_owned());
+    let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
+    let mut request = client.request(method, format!("{}{path}", base.trim_end_matches('/'))).body(body);
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    if let Ok(key) = std::env::var(provider.default_api_key_env())
+        && !key.is_empty()
+    {
+        crate::redact::learn(Secret::env(provider.default_api_key_env(), key.clone()));
+        let (name, value) = provider.auth_header(&key);
+        request = request.header(name, value);
+    }
+    let response = request.send().await.map_err(|e| crate::llm::describe_reqwest(&e))?;
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let bytes = crate::http_body::read_capped(response, MAX_BODY).await.map_err(|e| match e {
+        crate::http_body::BodyError::Read(e) => crate::llm::describe_reqwest(&e),
+        crate::http_body::BodyError::TooLarge { cap, .. } => crate::http_body::BodyError::too_large(cap),
+    })?;
+    Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}
