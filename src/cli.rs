@@ -53,6 +53,29 @@ pub enum Command {
     /// A suite's MCP servers' tool surfaces: print, snapshot, diff.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Cassettes of recorded model traffic (`cassettes prune`).
+    #[command(subcommand)]
+    Cassettes(CassettesCommand),
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum CassettesCommand {
+    /// Remove the entries a whole run did not ask (stale: a prompt changed, a task went),
+    /// read from that run's results.
+    Prune(PruneArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PruneArgs {
+    /// The results of a whole run of the suite (no --filter, --tag, --shard or --repeat).
+    #[arg(long, value_name = "FILE", default_value = "evalgate-out/results.json")]
+    pub results: PathBuf,
+    /// The cassette (default: the one the results name).
+    #[arg(long, value_name = "FILE")]
+    pub cassette: Option<PathBuf>,
+    /// List the stale entries; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand, Clone)]

@@ -308,17 +308,30 @@ impl Cassette {
         if !changed {
             return Ok(false);
         }
-        let mut text = String::new();
-        for entry in entries.values() {
-            text.push_str(&serde_json::to_string(entry).expect("an entry serializes"));
-            text.push('\n');
-        }
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(crate::files::write_error(&self.path))?;
-        }
-        crate::files::write_atomic(&self.path, text.as_bytes())?;
+        write(&self.path, &entries)?;
         Ok(true)
     }
+
+    /// Removes the entries of `keys` from the file; the keys it does not hold.
+    pub fn prune(&self, keys: &[String]) -> Result<Vec<String>, crate::files::WriteError> {
+        let mut entries = self.recorded.clone();
+        let absent: Vec<String> = keys.iter().filter(|k| entries.remove(*k).is_none()).cloned().collect();
+        write(&self.path, &entries)?;
+        Ok(absent)
+    }
+}
+
+/// One line an entry, in key order, written whole or not at all.
+fn write(path: &Path, entries: &BTreeMap<String, Entry>) -> Result<(), crate::files::WriteError> {
+    let mut text = String::new();
+    for entry in entries.values() {
+        text.push_str(&serde_json::to_string(entry).expect("an entry serializes"));
+        text.push('\n');
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(crate::files::write_error(path))?;
+    }
+    crate::files::write_atomic(path, text.as_bytes())
 }
 
 /// The entries of a cassette file, each line checked.

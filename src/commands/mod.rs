@@ -2,6 +2,7 @@
 
 pub mod baseline;
 pub mod calibrate;
+pub mod cassettes;
 pub mod check;
 pub mod comment;
 pub mod compare;
@@ -52,6 +53,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Init => init::init(),
         Command::Baseline(command) => baseline::baseline(&command),
         Command::Mcp(command) => mcp::mcp(&command),
+        Command::Cassettes(command) => cassettes::cassettes(&command),
     };
     outcome.unwrap_or_else(|e| {
         crate::errln!("{}", e.render());

@@ -308,3 +308,41 @@ fn a_command_agent_calling_the_model_itself_records_and_replays_through_the_endp
     assert!(reason.contains("http:openai request (model gpt-4o-mini)"), "{reason}");
     assert!(reason.contains(r#"recorded "Capital of France?", now "Capital of Paris?""#), "{reason}");
 }
+
+#[test]
+fn prune_lists_then_removes_what_a_whole_run_did_not_ask() {
+    let server = stand_in();
+    let yaml = unindent(SUITE).replace("<url>", &server.url());
+    let test = Test::new().write("evalgate.yaml", &yaml);
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record"], true).status.code(), Some(0));
+    let before = std::fs::read_to_string(dir.join("cassettes/t.jsonl")).unwrap();
+    // The prompt changes: re-recording what is missing leaves the old request stale.
+    std::fs::write(dir.join("evalgate.yaml"), yaml.replace("flaky Capital of France?", "flaky Capital of Italy?"))
+        .unwrap();
+    assert_eq!(evalgate(dir, &["run", "--record-missing"], true).status.code(), Some(0));
+    // A filtered run cannot tell what is stale.
+    assert_eq!(evalgate(dir, &["run", "--replay", "--filter", "capital"], false).status.code(), Some(0));
+    let refused = evalgate(dir, &["cassettes", "prune", "--dry-run"], false);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("is not a whole run of the suite (a selection of it (--filter capital))")
+    );
+    assert_eq!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
+    let listed = evalgate(dir, &["cassettes", "prune", "--dry-run"], false);
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains("would remove 1 of 4 entries from cassettes/t.jsonl"), "{stdout}");
+    let stale = before.lines().find(|l| l.contains("flaky Capital of France?")).unwrap();
+    let key = serde_json::from_str::<Value>(stale).unwrap()["key"].as_str().unwrap().to_owned();
+    assert!(stdout.starts_with(&format!("{key}  openai  gpt-4o-mini  recorded ")), "{stdout}");
+    assert!(
+        std::fs::read_to_string(dir.join("cassettes/t.jsonl")).unwrap().contains(&key),
+        "a dry run changed the cassette"
+    );
+    let pruned = evalgate(dir, &["cassettes", "prune"], false);
+    assert!(String::from_utf8_lossy(&pruned.stdout).contains("removed 1 of 4 entries"));
+    let after = std::fs::read_to_string(dir.join("cassettes/t.jsonl")).unwrap();
+    assert!(!after.contains(&key) && after.lines().count() == 3, "{after}");
+    assert_eq!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
+}
