@@ -27,10 +27,9 @@ fn prune(args: &PruneArgs) -> Result<i32, Error> {
         Some(format!("a selection of it ({})", selection.selection.join(" ")))
     } else if results.interrupted {
         Some("interrupted".to_owned())
-    } else if let Some(task) = results.tasks.iter().find(|t| t.status == Status::Error) {
-        Some(format!("task `{}` errored, and may not have asked all it would", task.id))
     } else {
-        None
+        let errored = results.tasks.iter().find(|t| t.status == Status::Error);
+        errored.map(|t| format!("task `{}` errored, and may not have asked all it would", t.id))
     };
     if let Some(why) = partial {
         return Err(Error::Usage(format!(
