@@ -5,13 +5,15 @@
 #      one suite may hold, in one run) peak RSS;
 #   2. LLM-bound: 400 tasks against a local OpenAI-compatible stand-in (200 ms latency, at
 #      most 32 requests at once on the server) vs the ideal (calls × latency ÷ 32); again
-#      with 20% of the calls answered 429 + `Retry-After: 1`, counting errored tasks;
+#      with 20% of the calls answered 429 + `Retry-After: 1`, counting errored tasks; then
+#      recorded into a cassette and replayed with no server, vs 400 command agents that
+#      print fixed text;
 #   3. MCP-bound: 1,000 execution-level `tools/call` of server-everything's `echo` vs a
 #      minimal Python client (the `mcp` SDK) making the same calls, 64 at once (evalgate's
 #      default for MCP-bound tasks), both including the server's start;
 #   4. `check` of 10,000 tasks and a one-task suite's run, process start to exit (best of 5).
 # Goals: command ≤ 1.1× bare at 10k; LLM-bound ≤ 1.3× ideal, the 429 run with zero
-# errored tasks; MCP-bound ≤ 1.2× the minimal client; 100k tasks ≤ 400 MB; check of 10k
+# errored tasks, replayed ≤ 1.2× the fixed-text agents at $0; MCP-bound ≤ 1.2× the minimal client; 100k tasks ≤ 400 MB; check of 10k
 # < 100 ms; one-task suite < 20 ms. Figures vary with the machine: this script prints
 # them, it does not fail on them.
 #
@@ -146,6 +148,30 @@ llm_run() { # llm_run SHARE_429 LABEL
 }
 llm_run 0 "LLM-bound, 400 tasks, 200 ms, server cap 32" "≤ 1.3×"
 llm_run 0.2 "same, 20% answered 429 + Retry-After: 1" "0 errored"
+
+# 2b. The same suite recorded once into a cassette, then replayed with no server and no key,
+# against 400 command agents that print fixed text (best of 3 each, alternating).
+coproc STANDIN { exec python3 "$root/scripts/bench/llm_standin.py" 0.2 32 0 1 2> "$work/standin.log"; }
+standin_pid=$STANDIN_PID
+read -r port <&"${STANDIN[0]}"
+gen_llm "$port" llm.yaml
+env BENCH_KEY=bench "$bin" run -q --record --out out-llm-record llm.yaml > /dev/null
+kill "$standin_pid"
+wait "$standin_pid" 2>/dev/null || true
+standin_pid=
+gen_command 400 s400.yaml
+replay= fixed=
+for _ in 1 2 3; do
+  measure "$bin" run -q --replay --out out-llm-replay llm.yaml
+  replay=$(lower "$replay" "$wall")
+  measure "$bin" run -q --out out400 s400.yaml
+  fixed=$(lower "$fixed" "$wall")
+done
+read -r passed errors < <(totals out-llm-replay/results.json)
+cost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"].get("cost_usd"))' out-llm-replay/results.json)
+row "LLM-bound, 400 tasks replayed from a cassette (best of 3)" "$(secs "$replay")" \
+  "400 command agents printing fixed text: $(secs "$fixed")" "$(ratio "$replay" "$fixed")" \
+  "≤ 1.2×, \$0 ($passed passed, cost \$$cost, no server)"
 
 # 3. MCP-bound.
 {
