@@ -39,7 +39,7 @@ pub enum Command {
     /// Markdown, HTML); `--gate` exits with its verdict.
     Report(ReportArgs),
     /// Write a starter suite and a GitHub workflow here (never overwriting).
-    Init,
+    Init(InitArgs),
     /// Create or update the sticky PR comment from a results file.
     Comment(CommentArgs),
     /// Print a suite of another format (docs/formats.md: OpenWOP, mcpchecker, MCP evals,
@@ -56,6 +56,14 @@ pub enum Command {
     /// Cassettes of recorded model traffic (`cassettes prune`).
     #[command(subcommand)]
     Cassettes(CassettesCommand),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct InitArgs {
+    /// Pull requests replay the suite's cassette (no key needed, so fork PRs run it all), and
+    /// a scheduled workflow re-records it and opens a pull request with the diff.
+    #[arg(long)]
+    pub cassettes: bool,
 }
 
 #[derive(Debug, Subcommand, Clone)]

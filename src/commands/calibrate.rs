@@ -191,7 +191,16 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<i32, Error> {
                 run.out.display()
             )));
         }
-        runs.push(read_results(&run.out.join("results.json"))?);
+        let results = read_results(&run.out.join("results.json"))?;
+        // Replayed answers are the same recording in every run: they would measure no noise.
+        if let Some(c) = results.cassette.as_ref().filter(|c| c.replayed > 0) {
+            return Err(Error::Usage(format!(
+                "calibrate: run {i} replayed {} answer(s) from the cassette {}, the same in every run, \
+                 so it would measure no noise: calibrate live (--record, or a suite without `cassettes:`)",
+                c.replayed, c.path
+            )));
+        }
+        runs.push(results);
     }
     let alpha = args.run.paired.alpha();
     let calibration = Calibration::measure(&runs, alpha, args.detect.get());

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::cli::InitArgs;
 use crate::error::Error;
 use crate::exit;
 
@@ -67,6 +68,51 @@ jobs:
           path: evalgate-out/
 "#;
 
+/// With `--cassettes`: pull requests replay, with no key.
+const REPLAY_STEP: &str = r#"          suite: evalgate.yaml
+          # Answers come from cassettes/ (committed): no key, no network, $0; a request
+          # the cassette does not hold fails its task (docs/cassettes.md).
+          args: --replay"#;
+
+/// With `--cassettes`: re-recorded every week, and a pull request opened with the diff.
+const RECORD_WORKFLOW: &str = r#"# Re-records the suite's cassette every Monday and opens a pull request with the diff.
+name: evalgate-record
+on:
+  schedule:
+    - cron: "0 6 * * 1"
+  workflow_dispatch:
+permissions:
+  contents: write
+  pull-requests: write
+jobs:
+  record:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: {USES}
+        with:
+          suite: evalgate.yaml
+          args: --record
+          comment: false
+        env:
+          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+          ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
+      # Entries no request asks any more stay until `evalgate cassettes prune` removes them.
+      - name: Open a pull request with the new recording
+        env:
+          GH_TOKEN: ${{ github.token }}
+        run: |
+          git diff --quiet -- cassettes/ && exit 0
+          branch="evalgate/record-$(date -u +%Y%m%d)"
+          git config user.name "evalgate"
+          git config user.email "evalgate@users.noreply.github.com"
+          git switch -c "$branch"
+          git add cassettes/
+          git commit -m "Re-record the evalgate cassettes"
+          git push origin "$branch"
+          gh pr create --fill --head "$branch"
+"#;
+
 /// What `.gitignore` gets: the reports and the response cache are per run, never committed.
 const GITIGNORE: [&str; 2] = ["evalgate-out/", ".evalgate/cache/"];
 
@@ -75,18 +121,25 @@ fn suite() -> String {
     format!("# yaml-language-server: $schema={}\n{SUITE}", crate::schema_url())
 }
 
-/// The workflow, using the action at this version's release tag.
-fn workflow() -> String {
-    WORKFLOW.replace("{USES}", &format!("{}@{}", crate::REPOSITORY, crate::release_tag()))
+/// A workflow, using the action at this version's release tag.
+fn workflow(text: &str) -> String {
+    text.replace("{USES}", &format!("{}@{}", crate::REPOSITORY, crate::release_tag()))
 }
 
-pub fn init() -> Result<i32, Error> {
-    let (suite, workflow) = (suite(), workflow());
-    let files = [
+pub fn init(args: &InitArgs) -> Result<i32, Error> {
+    let mut pr_workflow = workflow(WORKFLOW);
+    if args.cassettes {
+        pr_workflow = pr_workflow.replace("          suite: evalgate.yaml", REPLAY_STEP);
+    }
+    let (suite, record) = (suite(), workflow(RECORD_WORKFLOW));
+    let mut files = vec![
         ("evalgate.yaml", suite.as_str()),
         ("evals/agent.sh", AGENT),
-        (".github/workflows/evalgate.yml", workflow.as_str()),
+        (".github/workflows/evalgate.yml", pr_workflow.as_str()),
     ];
+    if args.cassettes {
+        files.push((".github/workflows/evalgate-record.yml", record.as_str()));
+    }
     let existing: Vec<&str> = files.iter().map(|(p, _)| *p).filter(|p| Path::new(p).exists()).collect();
     if !existing.is_empty() {
         return Err(Error::Usage(format!("not overwriting {}: nothing was written", existing.join(", "))));

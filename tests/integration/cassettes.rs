@@ -346,3 +346,20 @@ fn prune_lists_then_removes_what_a_whole_run_did_not_ask() {
     assert!(!after.contains(&key) && after.lines().count() == 3, "{after}");
     assert_eq!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
 }
+
+#[test]
+fn calibrate_refuses_to_measure_noise_on_replayed_answers() {
+    let server = stand_in();
+    let test = Test::new().write("evalgate.yaml", &unindent(SUITE).replace("<url>", &server.url()));
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record", "--filter", "flaky"], true).status.code(), Some(0));
+    let calibrate = evalgate(dir, &["calibrate", "--runs", "2", "--replay", "--filter", "flaky"], false);
+    assert_eq!(calibrate.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&calibrate.stderr);
+    assert!(
+        stderr.contains(
+            "calibrate: run 1 replayed 4 answer(s) from the cassette cassettes/t.jsonl, the same in every run"
+        ),
+        "{stderr}"
+    );
+}

@@ -1065,3 +1065,26 @@ fn init_writes_a_working_suite_and_a_workflow_and_never_overwrites() {
     );
     assert_eq!(std::fs::read_to_string(dir.join("evalgate.yaml")).unwrap(), "mine");
 }
+
+/// `init --cassettes`: pull requests replay with no key; a scheduled job records with the
+/// keys and opens a pull request with the diff.
+#[test]
+fn init_with_cassettes_writes_the_replay_and_the_record_workflows() {
+    let test = Test::new();
+    let dir = test.path().to_owned();
+    let init = test.args(&["init", "--cassettes"]).run();
+    init.expect_code(0);
+    let read = |f: &str| -> serde_json::Value {
+        evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+    };
+    let pr = read(".github/workflows/evalgate.yml");
+    let step = &pr["jobs"]["evals"]["steps"][1];
+    assert_eq!(step["with"]["args"], "--replay");
+    assert!(step.get("env").is_none(), "a replay needs no key: {step}");
+    let record = read(".github/workflows/evalgate-record.yml");
+    assert!(record["on"]["schedule"][0]["cron"].is_string());
+    let steps = record["jobs"]["record"]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["with"]["args"], "--record");
+    assert_eq!(steps[1]["env"]["OPENAI_API_KEY"], "${{ secrets.OPENAI_API_KEY }}");
+    assert!(steps[2]["run"].as_str().unwrap().contains("gh pr create"));
+}
