@@ -7,7 +7,10 @@ use std::path::Path;
 
 use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
-use crate::mcp::servers::Servers;
+use std::sync::Arc;
+
+use crate::cassette::Cassette;
+use crate::mcp::servers::{ServerSpec, Servers};
 use crate::suite::model::{Agent, Suite};
 use crate::suite::uses::{Place, suite_uses};
 use crate::template::Var;
@@ -57,13 +60,16 @@ pub async fn lint_servers(
 /// "did you mean" from the real list) and that its server does not refuse it (a destructive
 /// tool without `allow_side_effects`): a step or grader that would be refused at run time
 /// is reported before anything runs. The servers stay up for the run.
-pub async fn start_servers(suite: &Suite) -> Result<Servers, PreflightError> {
+pub async fn start_servers(suite: &Suite, cassette: Option<&Arc<Cassette>>) -> Result<Servers, PreflightError> {
     let file = suite.file.display().to_string();
-    let servers =
-        Servers::start(suite.mcp_servers.values().map(|s| s.spec())).await.map_err(|(name, e)| PreflightError {
-            file: file.clone(),
-            misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
-        })?;
+    let specs = suite
+        .mcp_servers
+        .values()
+        .map(|s| ServerSpec { cassette: cassette.filter(|_| s.cassette).cloned(), ..s.spec() });
+    let servers = Servers::start(specs).await.map_err(|(name, e)| PreflightError {
+        file: file.clone(),
+        misses: vec![Miss { kind: "MCP server", name, detail: format!("did not start: {e}") }],
+    })?;
     let mut misses = Vec::new();
     for (place, uses) in suite_uses(suite) {
         for &(server_name, tool) in &uses.mcp_tools {
@@ -235,7 +241,15 @@ fn environment(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<M
 fn programs(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<Miss>) {
     let mut missing: BTreeMap<(&str, String, String), Vec<String>> = BTreeMap::new();
     let mut looked_up: BTreeMap<(String, &Path), Option<String>> = BTreeMap::new();
-    for (place, uses) in uses {
+    // A server replayed from the cassette is never started: its program need not be here.
+    let replayed = |place: &Place<'_>| match place {
+        Place::McpServer(name) => {
+            suite.cassettes.as_ref().is_some_and(|c| !c.mode.live())
+                && suite.mcp_servers.get(*name).is_some_and(|s| s.cassette)
+        }
+        _ => false,
+    };
+    for (place, uses) in uses.iter().filter(|(place, _)| !replayed(place)) {
         for program in &uses.programs {
             let Some(name) = program.name() else { continue };
             let workdir = program.workdir.unwrap_or(&suite.dir);

@@ -29,7 +29,8 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {
             for p in &planned {
-                let servers = crate::preflight::start_servers(&p.suite).await.map_err(|e| Error::Preflight(vec![e]))?;
+                let servers =
+                    crate::preflight::start_servers(&p.suite, None).await.map_err(|e| Error::Preflight(vec![e]))?;
                 // `lint: true` servers: their tool lists are checked here too.
                 for (server, lint) in crate::preflight::lint_servers(&p.suite, &servers).await {
                     for finding in &lint.findings {

@@ -414,7 +414,7 @@ impl SuiteRun<'_> {
         fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
 
         let servers = tokio::select! {
-            servers = crate::preflight::start_servers(&suite) => Some(servers),
+            servers = crate::preflight::start_servers(&suite, llm.cassette.as_ref()) => Some(servers),
             () = stop.cancel.cancelled() => None,
         };
         let mut conformance_tasks = Vec::new();

@@ -7,6 +7,7 @@ pub mod lint;
 pub mod pages;
 pub mod protocol;
 pub mod proxy;
+pub mod replayed;
 pub mod servers;
 pub mod session;
 pub mod surface;

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use super::protocol::Protocol;
+use super::replayed::{RecordingSession, ReplayedSession};
 use super::session::{Endpoint, McpError, McpSession, ServerInfo, ToolInfo, connect, is_error};
+use crate::cassette::Cassette;
 
 /// Time for a server to start and answer the handshake.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,6 +28,7 @@ pub struct Server {
     pub cache_hints: bool,
     session: Mutex<Option<Arc<dyn McpSession>>>,
     restarted: std::sync::atomic::AtomicBool,
+    cassette: Option<Arc<Cassette>>,
     pub tools: Vec<ToolInfo>,
     pub info: ServerInfo,
     /// `mcp_servers.NAME.allow_side_effects`: whether its destructive tools may be called.
@@ -64,6 +67,9 @@ pub struct ServerSpec {
     pub allow_side_effects: bool,
     /// The protocol versions to start it at.
     pub protocol: Protocol,
+    /// Its traffic through the suite's cassette (`cassette: true`): replayed without
+    /// starting it, or recorded.
+    pub cassette: Option<Arc<Cassette>>,
 }
 
 /// The run's servers, as a task sees them: by name, each at one protocol era.
@@ -159,7 +165,7 @@ impl Servers {
 impl Server {
     /// Connects at `era` and lists the tools.
     async fn start(spec: &ServerSpec, era: Option<&str>) -> Result<Server, McpError> {
-        let session = connect(&spec.endpoint, era, START_TIMEOUT).await?;
+        let session = open(&spec.name, &spec.endpoint, era, spec.cassette.as_ref()).await?;
         let listed = tokio::time::timeout(START_TIMEOUT, session.list_tools())
             .await
             .map_err(|_| McpError("tools/list did not answer".into()));
@@ -174,13 +180,14 @@ impl Server {
         let mut server = Server::new(
             spec.name.clone(),
             spec.endpoint.clone(),
-            Some(Arc::new(session)),
+            Some(session),
             list.tools,
             info,
             spec.allow_side_effects,
         );
         server.era = era.map(str::to_owned);
         server.cache_hints = list.cache_hints;
+        server.cassette.clone_from(&spec.cassette);
         Ok(server)
     }
 
@@ -217,6 +224,7 @@ impl Server {
             cache_hints: false,
             session: Mutex::new(session),
             restarted: std::sync::atomic::AtomicBool::new(false),
+            cassette: None,
             tools,
             info,
             allow_side_effects,
@@ -315,17 +323,37 @@ impl Server {
     }
 
     async fn restart_once(&self) {
-        if self.restarted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // A replayed server is never started: a miss is not a reason to go live.
+        let replayed = self.cassette.as_ref().is_some_and(|c| !c.mode.live());
+        if replayed || self.restarted.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         let mut slot = self.session.lock().await;
         if let Some(old) = slot.take() {
             old.close().await;
         }
-        if let Ok(session) = connect(&self.endpoint, self.era.as_deref(), START_TIMEOUT).await {
-            *slot = Some(Arc::new(session));
+        if let Ok(session) = open(&self.name, &self.endpoint, self.era.as_deref(), self.cassette.as_ref()).await {
+            *slot = Some(session);
         }
     }
+}
+
+/// A session with the server: connected, connected and recorded, or replayed from the
+/// cassette without starting it.
+async fn open(
+    name: &str,
+    endpoint: &Endpoint,
+    era: Option<&str>,
+    cassette: Option<&Arc<Cassette>>,
+) -> Result<Arc<dyn McpSession>, McpError> {
+    if let Some(cassette) = cassette.filter(|c| !c.mode.live()) {
+        return Ok(Arc::new(ReplayedSession::open(name, era, cassette.clone())?));
+    }
+    let live: Arc<dyn McpSession> = Arc::new(connect(endpoint, era, START_TIMEOUT).await?);
+    Ok(match cassette {
+        Some(cassette) => Arc::new(RecordingSession::new(name, era, cassette.clone(), live)),
+        None => live,
+    })
 }
 
 #[cfg(test)]

@@ -18,16 +18,16 @@ use crate::process::reaper;
 
 /// What evalgate's client offers in the handshake (`mcp::extensions`).
 /// A tool as `tools/list` describes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
     /// `outputSchema`: every result's `structuredContent` must match it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// `annotations`, as listed (hints: untrusted).
-    #[serde(skip_serializing_if = "Value::is_null")]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub annotations: Value,
     /// `annotations.destructiveHint`.
     pub destructive: bool,
@@ -35,7 +35,7 @@ pub struct ToolInfo {
 
 /// A `tools/list` answer, every page: the tools, and whether every page carried the
 /// 2026-07-28 cache hints (`ttlMs`, `cacheScope`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct ToolList {
     pub tools: Vec<ToolInfo>,
     pub cache_hints: bool,

@@ -103,6 +103,8 @@ pub struct McpServer {
     /// `auth.client_credentials`: the token every request carries (HTTP servers only).
     pub auth: Option<super::mcp_auth::ClientCredentialsSpec>,
     pub allow_side_effects: bool,
+    /// `cassette: true`: its traffic goes through the suite's cassette.
+    pub cassette: bool,
     /// The tools lock file to gate drift on: resolved, and as written.
     pub snapshot: Option<(PathBuf, String)>,
     pub fail_on: crate::mcp::surface::FailOn,
@@ -121,6 +123,7 @@ impl McpServer {
             endpoint: self.endpoint(),
             allow_side_effects: self.allow_side_effects,
             protocol: self.protocol.clone(),
+            cassette: None,
         }
     }
 

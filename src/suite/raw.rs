@@ -258,6 +258,10 @@ pub struct RawMcpServer {
     /// not offered to agents and every call to one is refused.
     #[serde(default)]
     pub allow_side_effects: bool,
+    /// Its handshake, `tools/list` and `tools/call` results go through the suite's cassette:
+    /// recorded with `--record`, replayed without starting it (docs/cassettes.md).
+    #[serde(default)]
+    pub cassette: bool,
     /// A tools lock file (`evalgate mcp snapshot`), relative to the suite: the run compares
     /// the server's live tool surface with it and gates on the drift (`--update-snapshot`
     /// rewrites it).

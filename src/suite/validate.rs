@@ -268,6 +268,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         headers: cx.env_templates(&raw.headers, Scope::Hook, &path.key("headers")),
         auth,
         allow_side_effects: raw.allow_side_effects,
+        cassette: raw.cassette,
         snapshot: raw.snapshot.as_ref().map(|s| (cx.resolve_path(s), s.clone())),
         fail_on: raw.drift.fail_on,
         protocol,

@@ -363,3 +363,45 @@ fn calibrate_refuses_to_measure_noise_on_replayed_answers() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_mcp_server_is_recorded_then_replayed_without_being_started() {
+    let yaml = crate::mcp::mcp_suite(
+        "
+        evalgate: 1
+        suite: m
+        mcp_servers:
+          fx: {command: [<python>, fixture_server.py], cassette: true}
+        tasks:
+          - id: add
+            level: execution
+            call: {server: fx, tool: add, arguments: {a: 2, b: 3}}
+            grade: [{type: json, path: structuredContent.result, equals: 5}]
+        ",
+    );
+    let test = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .write("fixture_server.py", include_str!("../fixtures/mcp/fixture_server.py"));
+    let dir = test.path();
+    let recorded = evalgate(dir, &["run", "--record"], false);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let live = results(dir);
+    // The server is gone: its program does not exist. Replayed, it is never started.
+    let gone = yaml.replace(&crate::mcp::python(), "/nonexistent/python");
+    std::fs::write(dir.join("evalgate.yaml"), &gone).unwrap();
+    let replayed = evalgate(dir, &["run", "--replay"], false);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    let again = results(dir);
+    assert_eq!(again["tasks"][0]["status"], "passed");
+    assert_eq!(again["tasks"][0]["trials"][0]["output"], live["tasks"][0]["trials"][0]["output"]);
+    assert_eq!(again["mcp_servers"]["fx"], live["mcp_servers"]["fx"], "the handshake is the recorded one");
+    assert_eq!(again["cassette"]["replayed"], 3, "initialize, tools/list, tools/call: {}", again["cassette"]);
+    // Other arguments: a miss naming what changed, never a start of the server.
+    std::fs::write(dir.join("evalgate.yaml"), gone.replace("b: 3", "b: 4")).unwrap();
+    assert_ne!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
+    let task = &results(dir)["tasks"][0];
+    assert_eq!(task["status"], "error", "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(reason.contains("mcp:fx request, key"), "{reason}");
+    assert!(reason.contains("arguments.b: recorded 3, now 4"), "{reason}");
+}
