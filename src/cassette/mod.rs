@@ -138,6 +138,27 @@ pub struct Usage {
     pub unused: Vec<String>,
 }
 
+impl Usage {
+    /// Two shards' use of one cassette: counts summed, the dates' span, every model, and
+    /// the entries neither shard asked.
+    pub fn merged(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+        let (mut a, b) = match (a, b) {
+            (Some(a), Some(b)) => (a, b),
+            (a, b) => return a.or(b),
+        };
+        a.replayed += b.replayed;
+        a.recorded += b.recorded;
+        a.missed += b.missed;
+        a.recorded_from = a.recorded_from.into_iter().chain(b.recorded_from).min();
+        a.recorded_to = a.recorded_to.into_iter().chain(b.recorded_to).max();
+        a.models.extend(b.models);
+        a.models.sort();
+        a.models.dedup();
+        a.unused.retain(|k| b.unused.contains(k));
+        Some(a)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("cassette {name}: {message}")]
 pub struct ReadError {

@@ -54,6 +54,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
         }
         shards.push(part.shard);
         merged.hooks.extend(part.hooks);
+        merged.cassette = crate::cassette::Usage::merged(merged.cassette, part.cassette);
         // The conformance checks are run by shard 1 only.
         merged.mcp_conformance.extend(part.mcp_conformance);
         for (server, drift) in part.mcp_drift {
