@@ -405,3 +405,34 @@ fn an_mcp_server_is_recorded_then_replayed_without_being_started() {
     assert!(reason.contains("mcp:fx request, key"), "{reason}");
     assert!(reason.contains("arguments.b: recorded 3, now 4"), "{reason}");
 }
+
+/// Another local process (or a web page) cannot use an agent run's model endpoint: without
+/// its secret prefix it gets 404, with an `Origin` or a foreign `Host` 403.
+#[test]
+fn the_model_endpoint_answers_only_its_own_agent_run() {
+    const PROBE: &str = r#"#!/usr/bin/env python3
+import os, urllib.parse, urllib.request
+base = os.environ["EVALGATE_MODEL_ENDPOINT"]
+url = urllib.parse.urlsplit(base)
+def status(path, **headers):
+    request = urllib.request.Request(f"{url.scheme}://{url.netloc}{path}", data=b"{}", headers={"Content-Type": "application/json", **headers})
+    try:
+        return urllib.request.urlopen(request).status
+    except urllib.error.HTTPError as e:
+        return e.code
+print(status("/openai/v1/chat/completions"), status("/guess/openai/v1/chat/completions"),
+      status(url.path + "/openai/v1/chat/completions", Origin="http://evil.example"),
+      status(url.path + "/openai/v1/chat/completions", Host="evil.example"))
+"#;
+    let suite = "
+        evalgate: 1
+        suite: probe
+        cassettes: {mode: replay}
+        agents:
+          probe: {command: ['./probe.py']}
+        tasks:
+          - {id: probe, prompt: x, grade: [{type: equals, value: 404 404 403 403}]}
+        ";
+    let run = Test::new().suite(suite).write("probe.py", PROBE).args(&["run"]).run();
+    run.expect_code(0);
+}
