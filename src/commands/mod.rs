@@ -7,6 +7,7 @@ pub mod comment;
 pub mod compare;
 pub mod convert;
 pub mod init;
+pub mod judge;
 pub mod list;
 pub mod mcp;
 pub mod merge;
@@ -52,6 +53,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Init => init::init(),
         Command::Baseline(command) => baseline::baseline(&command),
         Command::Mcp(command) => mcp::mcp(&command),
+        Command::Judge(command) => judge::judge(&command),
     };
     outcome.unwrap_or_else(|e| {
         crate::errln!("{}", e.render());

@@ -57,6 +57,8 @@ pub enum RawCriterion {
 #[derive(Debug)]
 pub struct JudgeCheck {
     pub judge: Option<LlmSpec>,
+    /// The key path of the grader's own judge (its name in calibration files).
+    name: String,
     question: Question,
 }
 
@@ -67,7 +69,7 @@ enum Question {
     Exact(Needle),
 }
 
-const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
+pub const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
 strictly, from the answer's content. Record your verdict with the record_verdict tool.";
 
 /// The verdict of an `llm` judge.
@@ -136,7 +138,7 @@ impl JudgeCheck {
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::llm::spec::llm_spec(cx, &j.llm(), &path.key("judge"))?),
+            Some(j) => Some(crate::judge::judge_spec(cx, &j, &path.key("judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");
@@ -145,7 +147,7 @@ impl JudgeCheck {
                 None
             }
         };
-        Some(JudgeCheck { judge, question: question? })
+        Some(JudgeCheck { judge, name: path.key("judge").to_string(), question: question? })
     }
 }
 
@@ -234,6 +236,22 @@ impl Grade for JudgeCheck {
 }
 
 impl JudgeCheck {
+    /// The judge asked, by name (`judge`: the suite's), given the suite's.
+    pub fn judge_of<'a>(&'a self, suite: Option<&'a LlmSpec>) -> Option<(&'a str, &'a LlmSpec)> {
+        match &self.judge {
+            Some(own) => Some((&self.name, own)),
+            None => suite.map(|s| ("judge", s)),
+        }
+    }
+
+    /// A rubric's criteria (none for an `llm` grader).
+    pub fn criteria(&self) -> Vec<String> {
+        match &self.question {
+            Question::Rubric(criteria, _) => criteria.iter().map(|(c, _)| c.clone()).collect(),
+            Question::Contains(_) | Question::Exact(_) => Vec::new(),
+        }
+    }
+
     /// The verdict in the judge's reply: its one `record_verdict` call's arguments, else its
     /// text when that is the verdict as JSON. Read strictly: a second call, a key given twice
     /// or a criterion judged twice is a second answer (which one is meant?), and a key the
@@ -259,7 +277,7 @@ impl JudgeCheck {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], calls: &[ModelToolCall], text: &str) -> GradeResult {
         let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect(), None);
-        JudgeCheck { judge: None, question }.read_reply(calls, text)
+        JudgeCheck { judge: None, name: String::new(), question }.read_reply(calls, text)
     }
 
     fn read(&self, v: &Value) -> Result<Graded, String> {

@@ -1,0 +1,219 @@
+//! Judge calibration (docs/llm.md "Calibrating a judge"): a judge earns the right to gate by
+//! agreeing with human labels. Its identity (provider, model, temperature, prompt hash) is
+//! bound to a calibration file that `evalgate judge calibrate` writes; a judge with
+//! `calibration:` whose file is missing, stale, under `min_kappa` or on fewer than
+//! `min_labels` labels is **advisory**: its graders run and are reported, but no task's
+//! verdict depends on them (`run::task::score_task`).
+
+pub mod calibration;
+pub mod labels;
+pub mod sample;
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::llm::spec::LlmSpec;
+use crate::source::{KeyPath, ValidateCx};
+
+/// The default `min_kappa`: "substantial" agreement (Landis & Koch), the floor most teams use.
+pub const DEFAULT_MIN_KAPPA: f64 = 0.7;
+/// The default `min_labels`: fewer make κ's interval wider than the gap it must clear.
+pub const DEFAULT_MIN_LABELS: u64 = 50;
+/// The default calibration file, beside the suite.
+pub const DEFAULT_FILE: &str = "judge-calibration.json";
+
+/// `judge.calibration`: `required`, or `{file, min_kappa, min_labels, required}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCalibration {
+    /// `required`: the judge must be calibrated in `judge-calibration.json` (defaults) or
+    /// the run stops at preflight.
+    Keyword(RequiredKeyword),
+    Policy(RawCalibrationPolicy),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RequiredKeyword {
+    Required,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCalibrationPolicy {
+    /// The calibration file `evalgate judge calibrate` wrote, relative to the suite
+    /// (default judge-calibration.json).
+    pub file: Option<String>,
+    /// The least Cohen's κ against the labels for the judge to gate (default 0.7).
+    pub min_kappa: Option<f64>,
+    /// The fewest labels (unsure ones not counted) for the judge to gate (default 50).
+    pub min_labels: Option<u64>,
+    /// A judge that may not gate stops the run at preflight instead of being advisory.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// What a judge is, for its calibration to hold: a change of any of these makes it stale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeIdentity {
+    pub provider: String,
+    pub model: String,
+    /// The sampling temperature it judges at (0 unless set).
+    pub temperature: f64,
+    /// SHA-256 of the system prompt and the suite's `system`.
+    pub prompt_sha256: String,
+}
+
+impl JudgeIdentity {
+    pub fn of(spec: &LlmSpec) -> JudgeIdentity {
+        let mut prompt = Sha256::new();
+        prompt.update(crate::grade::JUDGE_SYSTEM.as_bytes());
+        prompt.update([0]);
+        prompt.update(spec.system.as_deref().unwrap_or_default().as_bytes());
+        JudgeIdentity {
+            provider: spec.provider.label().to_owned(),
+            model: spec.model.clone(),
+            temperature: spec.temperature.unwrap_or(0.0),
+            prompt_sha256: hex(&prompt.finalize()),
+        }
+    }
+
+    /// What differs from `other`, for "stale" messages: `model gpt-4o → gpt-4o-mini`.
+    pub fn changes_from(&self, old: &JudgeIdentity) -> String {
+        let mut changes = Vec::new();
+        if self.provider != old.provider {
+            changes.push(format!("provider {} → {}", old.provider, self.provider));
+        }
+        if self.model != old.model {
+            changes.push(format!("model {} → {}", old.model, self.model));
+        }
+        if self.temperature != old.temperature {
+            changes.push(format!("temperature {} → {}", old.temperature, self.temperature));
+        }
+        if self.prompt_sha256 != old.prompt_sha256 {
+            changes.push("system prompt changed".to_owned());
+        }
+        changes.join(", ")
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A judge as a run records it (`results.json` `judges`): what it was, and why it did not
+/// gate when it was advisory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JudgeRun {
+    pub identity: JudgeIdentity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
+}
+
+/// Every judge the suite's graders ask, by name.
+pub fn judges(suite: &crate::suite::model::Suite) -> std::collections::BTreeMap<String, JudgeRun> {
+    let graders = suite.tasks.iter().flat_map(|t| &t.graders);
+    graders
+        .filter_map(|g| g.judge(suite.judge.as_ref()))
+        .map(|(name, spec)| {
+            let advisory = spec.calibration.as_ref().and_then(|c| c.advisory.clone());
+            (name.to_owned(), JudgeRun { identity: JudgeIdentity::of(spec), advisory })
+        })
+        .collect()
+}
+
+/// The summary's lines: "judge `judge` is advisory: κ 0.41 < 0.7 on 52 labels".
+pub fn advisory_lines(judges: &std::collections::BTreeMap<String, JudgeRun>) -> Vec<String> {
+    let advisory = judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?)));
+    advisory.map(|(name, why)| format!("judge `{name}` is advisory: {why}")).collect()
+}
+
+/// A judge's calibration policy, and whether its calibration file lets it gate.
+#[derive(Debug, Clone)]
+pub struct Calibrated {
+    /// The judge's name in the calibration file: `judge` for the suite's, else the key path
+    /// of the grader's own (`tasks[2].grade[0].judge`).
+    pub name: String,
+    pub file: PathBuf,
+    pub min_kappa: f64,
+    pub min_labels: u64,
+    pub required: bool,
+    /// Why the judge may not gate (`None`: it gates).
+    pub advisory: Option<String>,
+}
+
+/// The calibration policy of the judge at `path` (`judge`, or a grader's `judge`), with the
+/// verdict of its calibration file on `spec` read now. A file that is there but not a
+/// calibration file is invalid input, located at `calibration.file`.
+pub fn calibrated(cx: &mut ValidateCx, spec: &LlmSpec, raw: &RawCalibration, path: &KeyPath) -> Option<Calibrated> {
+    let policy = match raw {
+        RawCalibration::Keyword(RequiredKeyword::Required) => {
+            RawCalibrationPolicy { file: None, min_kappa: None, min_labels: None, required: true }
+        }
+        RawCalibration::Policy(p) => p.clone(),
+    };
+    let path = path.key("calibration");
+    let min_kappa = policy.min_kappa.unwrap_or(DEFAULT_MIN_KAPPA);
+    if !(-1.0..=1.0).contains(&min_kappa) {
+        cx.error(&path.key("min_kappa"), format!("min_kappa is a κ, from -1 to 1; got {min_kappa}"));
+        return None;
+    }
+    let written = policy.file.as_deref().unwrap_or(DEFAULT_FILE);
+    let file = cx.resolve_path(written);
+    let name = path_name(&path);
+    let mut calibrated = Calibrated {
+        name,
+        file,
+        min_kappa,
+        min_labels: policy.min_labels.unwrap_or(DEFAULT_MIN_LABELS),
+        required: policy.required,
+        advisory: None,
+    };
+    let verdict = match calibration::read_file(&calibrated.file) {
+        Ok(Some(file)) => calibrated.verdict(&file, &JudgeIdentity::of(spec)),
+        Ok(None) => Some(format!("no calibration: {written} does not exist (run `evalgate judge calibrate`)")),
+        Err(e) => {
+            cx.error(&path.key("file"), e);
+            return None;
+        }
+    };
+    calibrated.advisory = verdict;
+    Some(calibrated)
+}
+
+/// A judge's model and, with `calibration`, its policy and its calibration file's verdict.
+pub fn judge_spec(cx: &mut ValidateCx, raw: &crate::llm::spec::RawJudge, path: &KeyPath) -> Option<LlmSpec> {
+    let mut spec = crate::llm::spec::llm_spec(cx, &raw.llm(), path)?;
+    if let Some(c) = &raw.calibration {
+        spec.calibration = Some(Box::new(calibrated(cx, &spec, c, path)?));
+    }
+    Some(spec)
+}
+
+/// The judge's name from the key path of its `calibration`: the path of the judge.
+fn path_name(calibration: &KeyPath) -> String {
+    calibration.as_str().strip_suffix(".calibration").unwrap_or(calibration.as_str()).to_owned()
+}
+
+impl Calibrated {
+    /// Why a judge of `identity` may not gate on `file`, if it may not.
+    pub fn verdict(&self, file: &calibration::CalibrationFile, identity: &JudgeIdentity) -> Option<String> {
+        let Some(entry) = file.judges.iter().find(|j| j.name == self.name) else {
+            return Some(format!("no calibration of `{}` in {}", self.name, self.file.display()));
+        };
+        if &entry.identity != identity {
+            return Some(format!("calibration is stale ({})", identity.changes_from(&entry.identity)));
+        }
+        let n = entry.overall.n;
+        match entry.overall.kappa {
+            None => Some(format!("κ is undefined on {n} labels (one verdict everywhere)")),
+            Some(k) if k < self.min_kappa => Some(format!("κ {k:.2} < {} on {n} labels", self.min_kappa)),
+            Some(_) if n < self.min_labels => Some(format!("{n} labels < {}", self.min_labels)),
+            Some(_) => None,
+        }
+    }
+}
