@@ -36,7 +36,6 @@ pub mod github;
 pub mod grade;
 pub mod http_body;
 pub mod json;
-pub mod judge;
 pub mod llm;
 pub mod mcp;
 pub mod plan;

@@ -69,9 +69,6 @@ enum Question {
     Exact(Needle),
 }
 
-pub const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
-strictly, from the answer's content. Record your verdict with the record_verdict tool.";
-
 /// The verdict of an `llm` judge.
 static PASSED_SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
     json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}},
@@ -138,7 +135,7 @@ impl JudgeCheck {
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::judge::judge_spec(cx, &j, &path.key("judge"))?),
+            Some(j) => Some(crate::llm::calibration::judge_spec(cx, &j, &path.key("judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");
@@ -195,7 +192,7 @@ impl Grade for JudgeCheck {
         );
         let mut request = ChatRequest {
             model: spec.model.clone(),
-            system: Some(SYSTEM.into()),
+            system: Some(crate::llm::calibration::JUDGE_SYSTEM.into()),
             messages: vec![ChatMessage::text(Role::User, user)],
             tools: vec![ToolDef {
                 name: "record_verdict".into(),

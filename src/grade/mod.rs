@@ -11,7 +11,6 @@ mod registry;
 pub use crate::policy::SafetyAction;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
-pub use judge::SYSTEM as JUDGE_SYSTEM;
 pub use kind::{CompileGrader, Grade, OutputRead};
 pub use no_leak::leaked;
 

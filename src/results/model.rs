@@ -70,7 +70,7 @@ pub struct Results {
     /// The judges the graders asked, by name (`judge`: the suite's): their identity, and
     /// why one was advisory (docs/llm.md "Calibrating a judge").
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub judges: std::collections::BTreeMap<String, crate::judge::JudgeRun>,
+    pub judges: std::collections::BTreeMap<String, super::judges::JudgeRun>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.

@@ -66,7 +66,7 @@ pub fn render_within(results: &Results, max: usize) -> String {
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let mut md = verdict_section(results);
     md.push_str(&gate_section(&results.verdict.checks));
-    for line in crate::judge::advisory_lines(&results.judges) {
+    for line in crate::results::judges::advisory_lines(&results.judges) {
         md.push_str(&format!("> {line}; its graders are reported, not gated on.\n\n"));
     }
     if let Some(section) = &results.regression {

@@ -5,17 +5,14 @@
 //! `min_labels` labels is **advisory**: its graders run and are reported, but no task's
 //! verdict depends on them (`run::task::score_task`).
 
-pub mod calibration;
-pub mod labels;
-pub mod sample;
-
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::llm::spec::LlmSpec;
+use crate::results::judges::{CalibrationFile, JudgeIdentity, hex, read_file};
 use crate::source::{KeyPath, ValidateCx};
 
 /// The default `min_kappa`: "substantial" agreement (Landis & Koch), the floor most teams use.
@@ -56,80 +53,22 @@ pub struct RawCalibrationPolicy {
     pub required: bool,
 }
 
-/// What a judge is, for its calibration to hold: a change of any of these makes it stale.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JudgeIdentity {
-    pub provider: String,
-    pub model: String,
-    /// The sampling temperature it judges at (0 unless set).
-    pub temperature: f64,
-    /// SHA-256 of the system prompt and the suite's `system`.
-    pub prompt_sha256: String,
-}
+/// The system prompt of every judge (part of its identity).
+pub const JUDGE_SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
+strictly, from the answer's content. Record your verdict with the record_verdict tool.";
 
-impl JudgeIdentity {
-    pub fn of(spec: &LlmSpec) -> JudgeIdentity {
-        let mut prompt = Sha256::new();
-        prompt.update(crate::grade::JUDGE_SYSTEM.as_bytes());
-        prompt.update([0]);
-        prompt.update(spec.system.as_deref().unwrap_or_default().as_bytes());
-        JudgeIdentity {
-            provider: spec.provider.label().to_owned(),
-            model: spec.model.clone(),
-            temperature: spec.temperature.unwrap_or(0.0),
-            prompt_sha256: hex(&prompt.finalize()),
-        }
+/// The identity of the judge `spec`.
+pub fn identity(spec: &LlmSpec) -> JudgeIdentity {
+    let mut prompt = Sha256::new();
+    prompt.update(JUDGE_SYSTEM.as_bytes());
+    prompt.update([0]);
+    prompt.update(spec.system.as_deref().unwrap_or_default().as_bytes());
+    JudgeIdentity {
+        provider: spec.provider.label().to_owned(),
+        model: spec.model.clone(),
+        temperature: spec.temperature.unwrap_or(0.0),
+        prompt_sha256: hex(&prompt.finalize()),
     }
-
-    /// What differs from `other`, for "stale" messages: `model gpt-4o → gpt-4o-mini`.
-    pub fn changes_from(&self, old: &JudgeIdentity) -> String {
-        let mut changes = Vec::new();
-        if self.provider != old.provider {
-            changes.push(format!("provider {} → {}", old.provider, self.provider));
-        }
-        if self.model != old.model {
-            changes.push(format!("model {} → {}", old.model, self.model));
-        }
-        if self.temperature != old.temperature {
-            changes.push(format!("temperature {} → {}", old.temperature, self.temperature));
-        }
-        if self.prompt_sha256 != old.prompt_sha256 {
-            changes.push("system prompt changed".to_owned());
-        }
-        changes.join(", ")
-    }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A judge as a run records it (`results.json` `judges`): what it was, and why it did not
-/// gate when it was advisory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct JudgeRun {
-    pub identity: JudgeIdentity,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub advisory: Option<String>,
-}
-
-/// Every judge the suite's graders ask, by name.
-pub fn judges(suite: &crate::suite::model::Suite) -> std::collections::BTreeMap<String, JudgeRun> {
-    let graders = suite.tasks.iter().flat_map(|t| &t.graders);
-    graders
-        .filter_map(|g| g.judge(suite.judge.as_ref()))
-        .map(|(name, spec)| {
-            let advisory = spec.calibration.as_ref().and_then(|c| c.advisory.clone());
-            (name.to_owned(), JudgeRun { identity: JudgeIdentity::of(spec), advisory })
-        })
-        .collect()
-}
-
-/// The summary's lines: "judge `judge` is advisory: κ 0.41 < 0.7 on 52 labels".
-pub fn advisory_lines(judges: &std::collections::BTreeMap<String, JudgeRun>) -> Vec<String> {
-    let advisory = judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?)));
-    advisory.map(|(name, why)| format!("judge `{name}` is advisory: {why}")).collect()
 }
 
 /// A judge's calibration policy, and whether its calibration file lets it gate.
@@ -173,8 +112,8 @@ pub fn calibrated(cx: &mut ValidateCx, spec: &LlmSpec, raw: &RawCalibration, pat
         required: policy.required,
         advisory: None,
     };
-    let verdict = match calibration::read_file(&calibrated.file) {
-        Ok(Some(file)) => calibrated.verdict(&file, &JudgeIdentity::of(spec)),
+    let verdict = match read_file(&calibrated.file) {
+        Ok(Some(file)) => calibrated.verdict(&file, &identity(spec)),
         Ok(None) => Some(format!("no calibration: {written} does not exist (run `evalgate judge calibrate`)")),
         Err(e) => {
             cx.error(&path.key("file"), e);
@@ -201,7 +140,7 @@ fn path_name(calibration: &KeyPath) -> String {
 
 impl Calibrated {
     /// Why a judge of `identity` may not gate on `file`, if it may not.
-    pub fn verdict(&self, file: &calibration::CalibrationFile, identity: &JudgeIdentity) -> Option<String> {
+    pub fn verdict(&self, file: &CalibrationFile, identity: &JudgeIdentity) -> Option<String> {
         let Some(entry) = file.judges.iter().find(|j| j.name == self.name) else {
             return Some(format!("no calibration of `{}` in {}", self.name, self.file.display()));
         };

@@ -1,6 +1,6 @@
 //! `evalgate judge sample`: a stratified sample of a run's judged items, written as a labels
 //! file to fill in. Strata are (grader, criterion, the judge's verdict), so both verdicts and
-//! every criterion are represented; they are drawn from in turn, each hardest first: an
+//! every criterion are represented; they are drawn from in turn, hardest first: an
 //! output the judge gave both verdicts, then a grader score nearest 0.5, then a flaky task.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,19 +89,15 @@ pub fn sample(suite: &Suite, results: &Results, n: usize) -> Vec<(Label, String)
             s.into_iter()
         })
         .collect();
+    // Round by round, one item of each stratum, the hardest of the round first.
     let mut picked = Vec::new();
     while picked.len() < n {
-        let before = picked.len();
-        for q in &mut queues {
-            if picked.len() < n
-                && let Some((item, output)) = q.next()
-            {
-                picked.push((item.label, output));
-            }
-        }
-        if picked.len() == before {
+        let mut round: Vec<(Item, String)> = queues.iter_mut().filter_map(Iterator::next).collect();
+        if round.is_empty() {
             break;
         }
+        round.sort_by_key(|(item, _)| item.ease);
+        picked.extend(round.into_iter().take(n - picked.len()).map(|(item, output)| (item.label, output)));
     }
     picked
 }

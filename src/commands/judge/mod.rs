@@ -1,19 +1,36 @@
-//! `evalgate judge sample` and `evalgate judge calibrate` (docs/llm.md "Calibrating a judge").
+//! `evalgate judge sample` and `evalgate judge calibrate` (docs/llm.md "Calibrating a judge"):
+//! the labels file (`labels.rs`), the figures (`calibration.rs`), the sample (`sample.rs`).
+
+mod calibration;
+mod labels;
+mod sample;
 
 use std::fmt::Write as _;
 
 use crate::cli::{JudgeCalibrateArgs, JudgeCommand, JudgeSampleArgs};
 use crate::error::Error;
-use crate::judge::JudgeIdentity;
-use crate::judge::calibration::{CalibrationFile, FORMAT, INTERVAL, JudgeCalibration, calibrate};
 use crate::results::Results;
+use crate::results::judges::{CalibrationFile, FORMAT, INTERVAL, JudgeCalibration, JudgeIdentity, JudgeRun};
 use crate::suite::model::Suite;
+use calibration::calibrate;
 
 pub fn judge(command: &JudgeCommand) -> Result<i32, Error> {
     match command {
         JudgeCommand::Sample(args) => sample(args),
         JudgeCommand::Calibrate(args) => run_calibrate(args),
     }
+}
+
+/// Every judge the suite's graders ask, by name, as results.json records them.
+pub fn judges(suite: &Suite) -> std::collections::BTreeMap<String, JudgeRun> {
+    let graders = suite.tasks.iter().flat_map(|t| &t.graders);
+    graders
+        .filter_map(|g| g.judge(suite.judge.as_ref()))
+        .map(|(name, spec)| {
+            let advisory = spec.calibration.as_ref().and_then(|c| c.advisory.clone());
+            (name.to_owned(), JudgeRun { identity: crate::llm::calibration::identity(spec), advisory })
+        })
+        .collect()
 }
 
 fn load(suite: &std::path::Path, results: &std::path::Path) -> Result<(Suite, Results), Error> {
@@ -24,7 +41,7 @@ fn load(suite: &std::path::Path, results: &std::path::Path) -> Result<(Suite, Re
 
 fn sample(args: &JudgeSampleArgs) -> Result<i32, Error> {
     let (suite, results) = load(&args.suite, &args.results)?;
-    let picked = crate::judge::sample::sample(&suite, &results, args.n);
+    let picked = sample::sample(&suite, &results, args.n);
     if picked.is_empty() {
         return Err(Error::Usage(format!("{} has no judged item of the suite's judges", args.results.display())));
     }
@@ -46,7 +63,7 @@ fn sample(args: &JudgeSampleArgs) -> Result<i32, Error> {
 
 fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
     let (suite, results) = load(&args.suite, &args.results)?;
-    let labels = crate::judge::labels::read(&args.labels).map_err(Error::Usage)?;
+    let labels = labels::read(&args.labels).map_err(Error::Usage)?;
     let labels_file = args.labels.display().to_string();
     let judges = calibrate(&suite, &labels, &results, &labels_file).map_err(Error::Usage)?;
     if judges.is_empty() {
@@ -66,7 +83,7 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
         interval: INTERVAL.into(),
         judges,
     };
-    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::judge::DEFAULT_FILE));
+    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::llm::calibration::DEFAULT_FILE));
     let json = crate::redact::text(&crate::report::pretty_json(&file)).into_owned();
     crate::files::write_atomic(&path, json.as_bytes())?;
     crate::outln!("written to {}", path.display());

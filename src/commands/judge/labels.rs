@@ -74,7 +74,7 @@ impl Label {
 }
 
 pub fn output_sha256(output: &str) -> String {
-    super::hex(&Sha256::digest(output.as_bytes()))
+    crate::results::judges::hex(&Sha256::digest(output.as_bytes()))
 }
 
 /// Every label of `file`; an unlabelled line (`verdict` empty) is kept with `human: None`.

@@ -5,141 +5,33 @@
 //! same judge (results.json records each judge's identity).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use super::JudgeIdentity;
 use super::labels::{Label, output_sha256};
 use crate::grade::Grader;
+use crate::llm::calibration::identity;
+use crate::results::judges::{
+    Confusion, CriterionFigures, Figures, JudgeCalibration, JudgeIdentity, SelfConsistency, WrongItem,
+};
 use crate::results::{Results, Status, TrialResult};
 use crate::stats::{Agreement, round};
 use crate::suite::model::Suite;
 
-pub const FORMAT: &str = "evalgate-judge-calibration/1";
-/// The interval reported beside κ.
-pub const INTERVAL: &str = "95% asymptotic (Fleiss, Cohen & Everitt 1969), clipped to [-1, 1]";
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct CalibrationFile {
-    pub format: String,
-    /// The suite file, as given.
-    pub suite: String,
-    /// The labels file, as given.
-    pub labels: String,
-    /// The results whose judge verdicts were compared, as given.
-    pub results: String,
-    pub interval: String,
-    pub judges: Vec<JudgeCalibration>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct JudgeCalibration {
-    /// `judge` (the suite's), or the key path of a grader's own judge.
-    pub name: String,
-    pub identity: JudgeIdentity,
-    pub overall: Figures,
-    /// Per grader and criterion (a grader's own verdict: no criterion).
-    pub criteria: Vec<CriterionFigures>,
-    /// Items labelled `unsure` (not counted in n).
-    pub unsure: u64,
-    /// Labels with no verdict of the judge in the results (not counted in n).
-    pub unmatched: Vec<usize>,
-    pub self_consistency: SelfConsistency,
-    /// The items where the judge and the human differ.
-    pub wrong: Vec<WrongItem>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Figures {
-    /// Labelled items compared (unsure ones left out).
-    pub n: u64,
-    /// The share the human passed.
-    pub base_rate: Option<f64>,
-    /// The share both gave the same verdict (read it beside the base rate).
-    pub agreement: Option<f64>,
-    /// Cohen's κ; none when both gave one verdict to every item.
-    pub kappa: Option<f64>,
-    pub kappa_interval: Option<[f64; 2]>,
-    pub confusion: Confusion,
-}
-
-/// Rows: the judge; columns: the human.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Confusion {
-    pub judge_pass_human_pass: u64,
-    pub judge_pass_human_fail: u64,
-    pub judge_fail_human_pass: u64,
-    pub judge_fail_human_fail: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct CriterionFigures {
-    pub grader: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub criterion: Option<String>,
-    #[serde(flatten)]
-    pub figures: Figures,
-}
-
-/// The same output judged again (repeated trials of one output, in the results): how often
-/// the judge changed its mind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SelfConsistency {
-    /// Items (task, grader, criterion, output) judged at least twice.
-    pub items: u64,
-    /// Of those, the ones given both verdicts.
-    pub flips: u64,
-    pub flip_rate: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct WrongItem {
-    /// The label's line in the labels file.
-    pub line: usize,
-    pub task: String,
-    pub grader: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub criterion: Option<String>,
-    pub judge: String,
-    pub human: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub note: String,
-}
-
-impl Figures {
-    fn of(table: &Agreement) -> Figures {
-        let k = table.kappa(0.95);
-        Figures {
-            n: table.n(),
-            base_rate: k.map(|k| round(k.base_rate)),
-            agreement: k.map(|k| round(k.agreement)),
-            kappa: k.and_then(|k| k.kappa).map(round),
-            kappa_interval: k.and_then(|k| k.interval).map(|(l, h)| [round(l), round(h)]),
-            confusion: Confusion {
-                judge_pass_human_pass: table.both_pass,
-                judge_pass_human_fail: table.judge_only,
-                judge_fail_human_pass: table.human_only,
-                judge_fail_human_fail: table.both_fail,
-            },
-        }
+/// The figures of a table.
+fn figures(table: &Agreement) -> Figures {
+    let k = table.kappa(0.95);
+    Figures {
+        n: table.n(),
+        base_rate: k.map(|k| round(k.base_rate)),
+        agreement: k.map(|k| round(k.agreement)),
+        kappa: k.and_then(|k| k.kappa).map(round),
+        kappa_interval: k.and_then(|k| k.interval).map(|(l, h)| [round(l), round(h)]),
+        confusion: Confusion {
+            judge_pass_human_pass: table.both_pass,
+            judge_pass_human_fail: table.judge_only,
+            judge_fail_human_pass: table.human_only,
+            judge_fail_human_fail: table.both_fail,
+        },
     }
-}
-
-/// The calibration file at `file`; `Ok(None)` when there is none.
-pub fn read_file(file: &Path) -> Result<Option<CalibrationFile>, String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
-    };
-    let parsed: CalibrationFile =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not a judge calibration file: {e}", file.display()))?;
-    if parsed.format != FORMAT {
-        return Err(format!("{}: format `{}`, expected `{FORMAT}`", file.display(), parsed.format));
-    }
-    Ok(Some(parsed))
 }
 
 /// A judged item: a grader's verdict, or one criterion's of a rubric.
@@ -158,7 +50,7 @@ pub fn judge_of<'a>(suite: &'a Suite, task: &str, grader: &str) -> Result<(&'a G
         t.graders.iter().find(|g| g.name == grader).ok_or_else(|| format!("task `{task}` has no grader `{grader}`"))?;
     let (name, spec) =
         g.judge(suite.judge.as_ref()).ok_or_else(|| format!("grader `{grader}` of `{task}` is no judge"))?;
-    Ok((g, name.to_owned(), JudgeIdentity::of(spec)))
+    Ok((g, name.to_owned(), identity(spec)))
 }
 
 /// Computes the calibration of every judge the labels are about.
@@ -245,14 +137,14 @@ pub fn calibrate(
             self_consistency: self_consistency(suite, results, &name),
             name,
             identity: acc.identity,
-            overall: Figures::of(&acc.overall),
+            overall: figures(&acc.overall),
             criteria: acc
                 .criteria
                 .iter()
                 .map(|((grader, criterion), t)| CriterionFigures {
                     grader: grader.clone(),
                     criterion: criterion.clone(),
-                    figures: Figures::of(t),
+                    figures: figures(t),
                 })
                 .collect(),
             unsure: acc.unsure,
