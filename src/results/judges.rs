@@ -8,6 +8,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// What a judge is, for its calibration to hold: a change of any of these makes it stale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -164,4 +165,10 @@ pub fn read_file(file: &Path) -> Result<Option<CalibrationFile>, String> {
         return Err(format!("{}: format `{}`, expected `{FORMAT}`", file.display(), parsed.format));
     }
     Ok(Some(parsed))
+}
+
+/// The hash that pins a label to the output judged: SHA-256 of the output as results.json
+/// records it.
+pub fn output_sha256(output: &str) -> String {
+    hex(&Sha256::digest(output.as_bytes()))
 }

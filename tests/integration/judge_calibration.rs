@@ -44,6 +44,17 @@ fn stand_in() -> Server {
             *n += 1;
             *n
         };
+        if b["tools"][0]["function"]["parameters"]["properties"].get("criteria").is_some() {
+            // A rubric: the first criterion met, the others not.
+            let n = text.matches("\n1. ").count() + 1;
+            let criteria: Vec<Value> = (0..n).map(|i| json!({"index": i, "met": i == 0, "note": "scripted"})).collect();
+            let args = json!({"criteria": criteria}).to_string();
+            return (
+                200,
+                reply(json!({"role": "assistant", "content": null,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "record_verdict", "arguments": args}}]})),
+            );
+        }
         let passed = match prompt.split_once(' ') {
             Some(("item", n)) => n.parse::<u32>().unwrap() < 45,
             Some(("pass", _)) => true,
@@ -309,4 +320,64 @@ fn a_sample_covers_both_verdicts_and_reads_back_as_labels() {
     let c: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("c.json")).unwrap()).unwrap();
     assert_eq!(c["judges"][0]["overall"]["n"], 6);
     assert_eq!(c["judges"][0]["overall"]["agreement"], 1.0);
+}
+
+#[test]
+fn the_reports_labelling_mode_exports_labels_that_calibrate_reads() {
+    let server = stand_in();
+    let tasks = "
+        - id: refund
+          prompt: pass 1
+          grade: [{type: rubric, criteria: [polite, cites the window]}]
+        - id: eta
+          prompt: fail 2
+          grade: [{type: contains, value: answer}, {type: llm, contains: a date}]
+        ";
+    let yaml = header(&server, "") + "tasks:\n" + &indent(&unindent(tasks), 2);
+    let t = Test::new().write("evalgate.yaml", &yaml);
+    let (code, _, stderr) = evalgate(&t, &["run", "-j", "1", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    let exported = t.path().join("exported.jsonl");
+    let seen =
+        crate::html::browse(&t.path().join("evalgate-out/report.html"), &["--label", exported.to_str().unwrap()]);
+    assert_eq!(seen["consoleErrors"], json!([]), "{seen:#}");
+    assert_eq!(seen["pageErrors"], json!([]), "{seen:#}");
+    assert_eq!(seen["requests"], json!([]), "no request leaves the file: {seen:#}");
+    let l = &seen["labelling"];
+    assert_eq!((&l["labelable"], &l["before"], &l["rows"]), (&json!("3"), &json!("0"), &json!(3)), "{l}");
+    assert_eq!(l["refused"], "Type your name first: every label records its labeller.");
+    assert_eq!((&l["after"], &l["message"]), (&json!("3"), &json!("3 labels exported.")), "{l}");
+
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&exported).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let first = &lines[0];
+    assert_eq!(
+        (&first["task"], &first["grader"], &first["criterion"], &first["judge"], &first["verdict"], &first["note"]),
+        (
+            &json!("refund"),
+            &json!("rubric"),
+            &json!("polite"),
+            &json!("pass"),
+            &json!("disagree"),
+            &json!("too lenient")
+        ),
+        "{first}"
+    );
+    assert_eq!(first["labeller"], "ana");
+    assert_eq!(first["output_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(lines[1]["verdict"], "unsure");
+    assert_eq!(
+        (&lines[2]["task"], &lines[2]["grader"], &lines[2]["verdict"]),
+        (&json!("eta"), &json!("llm"), &json!("agree"))
+    );
+
+    // `calibrate` reads the export: 2 labels (one unsure), the disagreement is the item it got wrong.
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "exported.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    let judge = &c["judges"][0];
+    assert_eq!((&judge["overall"]["n"], &judge["unsure"]), (&json!(2), &json!(1)), "{judge}");
+    assert_eq!(judge["wrong"][0]["criterion"], "polite");
+    assert_eq!(judge["wrong"][0]["note"], "too lenient");
 }

@@ -9,7 +9,6 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The keys of a label, in the order `judge sample` writes them.
 pub const KEYS: [&str; 11] =
@@ -73,9 +72,7 @@ impl Label {
     }
 }
 
-pub fn output_sha256(output: &str) -> String {
-    crate::results::judges::hex(&Sha256::digest(output.as_bytes()))
-}
+pub use crate::results::judges::output_sha256;
 
 /// Every label of `file`; an unlabelled line (`verdict` empty) is kept with `human: None`.
 pub fn read(file: &Path) -> Result<Vec<Label>, String> {
