@@ -99,6 +99,10 @@ pub struct JudgeCalibrateArgs {
     /// Where the calibration is written (default: judge-calibration.json beside the suite).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Bias probes (position, verbosity, reference leak) on up to N judged outputs of the
+    /// results: 3 more live judge calls each, uncached; 0 skips them.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub probes: usize,
 }
 
 #[derive(Debug, Subcommand, Clone)]

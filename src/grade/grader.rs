@@ -149,6 +149,14 @@ impl Grader {
         spec.calibration.as_deref().filter(|c| c.advisory.is_some())
     }
 
+    /// A judge grader's check (for the bias probes).
+    pub fn judge_check(&self) -> Option<&super::JudgeCheck> {
+        match &self.check {
+            Check::Rubric(j) | Check::Llm(j) => Some(j),
+            _ => None,
+        }
+    }
+
     /// A rubric grader's criteria (none for any other).
     pub fn judge_criteria(&self) -> Vec<String> {
         match &self.check {

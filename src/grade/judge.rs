@@ -54,7 +54,7 @@ pub enum RawCriterion {
     },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JudgeCheck {
     pub judge: Option<LlmSpec>,
     /// The key path of the grader's own judge (its name in calibration files).
@@ -62,7 +62,7 @@ pub struct JudgeCheck {
     question: Question,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Question {
     Rubric(Vec<(String, f64)>, Option<Needle>),
     Contains(Needle),
@@ -229,6 +229,29 @@ impl Grade for JudgeCheck {
             Question::Contains(t) | Question::Exact(t) => vec![t.template()],
         };
         Uses { judges: vec![judge], ..Uses::templates(templates) }
+    }
+}
+
+/// The bias probes of `evalgate judge calibrate` (docs/llm.md "Calibrating a judge").
+impl JudgeCheck {
+    /// The same rubric with its criteria in reverse order (position bias); none for an `llm`
+    /// grader or a single criterion.
+    pub fn reversed(&self) -> Option<JudgeCheck> {
+        match &self.question {
+            Question::Rubric(criteria, reference) if criteria.len() > 1 => Some(JudgeCheck {
+                question: Question::Rubric(criteria.iter().rev().cloned().collect(), reference.clone()),
+                ..self.clone()
+            }),
+            _ => None,
+        }
+    }
+
+    /// The reference answer or the expected text, rendered (the reference-leak probe).
+    pub fn reference(&self, bindings: &crate::template::Bindings) -> Option<String> {
+        match &self.question {
+            Question::Rubric(_, reference) => reference.as_ref()?.render(bindings).ok(),
+            Question::Contains(t) | Question::Exact(t) => t.render(bindings).ok(),
+        }
     }
 }
 

@@ -93,6 +93,31 @@ pub struct JudgeCalibration {
     pub self_consistency: SelfConsistency,
     /// The items where the judge and the human differ.
     pub wrong: Vec<WrongItem>,
+    /// Flip rates under changes that should not change a verdict (no labels needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<BiasProbes>,
+}
+
+/// The judge asked again on judged outputs of the run, each changed in a way that must not
+/// change its verdict: how often it did (per criterion of a rubric).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BiasProbes {
+    /// Outputs probed.
+    pub items: u64,
+    /// A rubric's criteria in reverse order.
+    pub position: Flips,
+    /// The same answer padded with a restatement of itself and filler.
+    pub verbosity: Flips,
+    /// The reference answer (or an `llm` grader's expected text) echoed after the answer.
+    pub reference_leak: Flips,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Flips {
+    /// Verdicts compared.
+    pub compared: u64,
+    pub flips: u64,
+    pub flip_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -28,6 +28,8 @@ fn verdict(passed: bool) -> String {
 
 /// The scripted judge: item N passes when N < 45 (items 0-44), `pass-*` always, `fail-*`
 /// never; `flip-*` passes the first time and fails after. The agent answers `answer to <prompt>`.
+/// Biased as the probes look for: a rubric's first criterion is met, whichever it is; a
+/// padded answer or one echoing the reference passes an `llm` grader.
 fn stand_in() -> Server {
     let calls: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     Server::start(move |r: &Request| {
@@ -55,7 +57,9 @@ fn stand_in() -> Server {
                 "tool_calls": [{"id": "c", "type": "function", "function": {"name": "record_verdict", "arguments": args}}]})),
             );
         }
+        let biased = text.contains("comprehensive explanation") || text.contains("Reference answer:");
         let passed = match prompt.split_once(' ') {
+            _ if biased => true,
             Some(("item", n)) => n.parse::<u32>().unwrap() < 45,
             Some(("pass", _)) => true,
             Some(("flip", _)) => seen == 1,
@@ -380,4 +384,47 @@ fn the_reports_labelling_mode_exports_labels_that_calibrate_reads() {
     assert_eq!((&judge["overall"]["n"], &judge["unsure"]), (&json!(2), &json!(1)), "{judge}");
     assert_eq!(judge["wrong"][0]["criterion"], "polite");
     assert_eq!(judge["wrong"][0]["note"], "too lenient");
+}
+
+#[test]
+fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
+    let server = stand_in();
+    let tasks = "
+        - id: r
+          prompt: pass 1
+          grade: [{type: rubric, criteria: [polite, cites the window]}]
+        - {id: a, prompt: pass 2, grade: [{type: llm, contains: ok}]}
+        - {id: b, prompt: fail 3, grade: [{type: llm, contains: ok}]}
+        - {id: c, prompt: fail 4, grade: [{type: llm, contains: ok}]}
+        ";
+    let yaml = header(&server, "") + "tasks:\n" + &indent(&unindent(tasks), 2);
+    let labels = r#"{"task": "a", "grader": "llm", "verdict": "pass", "labeller": "ana", "date": "2026-11-27"}"#;
+    let t = Test::new().write("evalgate.yaml", &yaml).write("labels.jsonl", labels);
+    let (code, _, stderr) = evalgate(&t, &["run", "-j", "1", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    let probes = &c["judges"][0]["probes"];
+    assert_eq!(probes["items"], 4, "{probes}");
+    // Reversed, the rubric's met criterion moves: both of its verdicts flip.
+    assert_eq!(probes["position"], json!({"compared": 2, "flips": 2, "flip_rate": 1.0}), "{probes}");
+    // Padded, the two failed `llm` answers pass (the rubric's two criteria hold).
+    assert_eq!(probes["verbosity"], json!({"compared": 5, "flips": 2, "flip_rate": 0.4}), "{probes}");
+    // The expected text echoed: the two failed answers pass (the rubric has no reference).
+    assert_eq!(probes["reference_leak"], json!({"compared": 3, "flips": 2, "flip_rate": 0.666666667}), "{probes}");
+    assert!(
+        stdout.contains("bias probes on 4 outputs (flips): position 2 of 2, verbosity 2 of 5, reference leak 2 of 3"),
+        "{stdout}"
+    );
+
+    // `--probes 0`: none asked.
+    let (code, _, _) = evalgate(
+        &t,
+        &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl", "--probes", "0", "-o", "none.json"],
+    );
+    assert_eq!(code, 0);
+    let none: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("none.json")).unwrap()).unwrap();
+    assert!(none["judges"][0].get("probes").is_none());
 }

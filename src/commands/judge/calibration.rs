@@ -150,6 +150,7 @@ pub fn calibrate(
             unsure: acc.unsure,
             unmatched: acc.unmatched,
             wrong: acc.wrong,
+            probes: None,
         })
         .collect())
 }

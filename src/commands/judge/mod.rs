@@ -3,6 +3,7 @@
 
 mod calibration;
 mod labels;
+mod probes;
 mod sample;
 
 use std::fmt::Write as _;
@@ -65,12 +66,25 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
     let (suite, results) = load(&args.suite, &args.results)?;
     let labels = labels::read(&args.labels).map_err(Error::Usage)?;
     let labels_file = args.labels.display().to_string();
-    let judges = calibrate(&suite, &labels, &results, &labels_file).map_err(Error::Usage)?;
+    let mut judges = calibrate(&suite, &labels, &results, &labels_file).map_err(Error::Usage)?;
     if judges.is_empty() {
         return Err(Error::Usage(format!("{labels_file} labels no judged item")));
     }
     for j in &judges {
         same_judge(j, &results, &args.results)?;
+    }
+    if args.probes > 0 {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
+        let mut prices = crate::llm::pricing::PriceTable::default();
+        prices.overrides.extend(suite.pricing.clone());
+        // Uncached: a probe must ask the judge, not read back its earlier answer.
+        let llm = crate::llm::runtime::LlmRuntime::new(prices, None);
+        for j in &mut judges {
+            j.probes = Some(runtime.block_on(probes::probe(&suite, &results, &j.name, args.probes, &llm)));
+        }
     }
     for j in &judges {
         crate::outln!("{}", report(j));
@@ -148,6 +162,17 @@ fn report(j: &JudgeCalibration) -> String {
     }
     let s = &j.self_consistency;
     let _ = write!(out, "\n  self-consistency: {} of {} items judged twice flipped", s.flips, s.items);
+    if let Some(p) = &j.probes {
+        let flips = |f: &crate::results::judges::Flips| format!("{} of {}", f.flips, f.compared);
+        let _ = write!(
+            out,
+            "\n  bias probes on {} outputs (flips): position {}, verbosity {}, reference leak {}",
+            p.items,
+            flips(&p.position),
+            flips(&p.verbosity),
+            flips(&p.reference_leak)
+        );
+    }
     if j.unsure > 0 || !j.unmatched.is_empty() {
         let _ = write!(out, "\n  left out: {} unsure, {} with no verdict in the results", j.unsure, j.unmatched.len());
     }
