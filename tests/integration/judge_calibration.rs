@@ -174,7 +174,8 @@ fn kappa_and_its_interval_match_the_reference_and_bind_the_judge() {
 }
 
 /// The gate suite: `ok` passes on a contains alone, the judge failing it; `short` fails its
-/// contains and the judge passes it, the task's threshold met only with the judge's score.
+/// contains and the judge passes it, the task's threshold met only with the judge's score;
+/// `only` has nothing but the judge, which passes it.
 fn gate_suite(server: &Server, judge_extra: &str) -> String {
     let tasks = "
         - id: ok
@@ -184,6 +185,7 @@ fn gate_suite(server: &Server, judge_extra: &str) -> String {
           prompt: pass 2
           threshold: 0.5
           grade: [{type: contains, value: missing}, {type: llm, contains: ok}]
+        - {id: only, prompt: pass 3, grade: [{type: llm, contains: ok}]}
         ";
     header(server, judge_extra) + "tasks:\n" + &indent(&unindent(tasks), 2)
 }
@@ -222,7 +224,15 @@ fn an_advisory_judge_can_neither_fail_nor_pass_the_gate() {
     assert_eq!(short["status"], "failed", "{out}");
     assert_eq!(short["trials"][0]["graders"][1]["status"], "passed");
     assert_eq!(code, 1, "`short` fails on its own graders: {out}");
+    // Nothing but an advisory judge decides `only`: an error, never a pass.
+    assert_eq!(task(&results, "only")["status"], "error", "{out}");
+    assert!(task(&results, "only")["reason"].as_str().unwrap().contains("advisory judge"), "{out}");
     assert_eq!(results["judges"]["judge"]["advisory"], "κ 0.66 < 0.7 on 60 labels");
+    let summary = std::fs::read_to_string(t.path().join("evalgate-out/summary.md")).unwrap();
+    assert!(
+        summary.contains("judge `judge` is advisory: κ 0.66 < 0.7 on 60 labels; its graders are reported"),
+        "{summary}"
+    );
 
     // Too few labels.
     let (_, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6, min_labels: 100}");
