@@ -116,7 +116,8 @@ pub fn calibrated(cx: &mut ValidateCx, spec: &LlmSpec, raw: &RawCalibration, pat
         Ok(Some(file)) => calibrated.verdict(&file, &identity(spec)),
         Ok(None) => Some(format!("no calibration: {written} does not exist (run `evalgate judge calibrate`)")),
         Err(e) => {
-            cx.error(&path.key("file"), e);
+            // At `file` when written, else at `calibration`, which names the default.
+            cx.error(&if policy.file.is_some() { path.key("file") } else { path.clone() }, e);
             return None;
         }
     };

@@ -438,3 +438,18 @@ fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
     let none: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("none.json")).unwrap()).unwrap();
     assert!(none["judges"][0].get("probes").is_none());
 }
+
+#[test]
+fn an_unreadable_calibration_file_is_located_invalid_input() {
+    let server = stand_in();
+    let t = Test::new().write("judge-calibration.json", "{not json");
+    std::fs::write(t.path().join("gate.yaml"), gate_suite(&server, ", calibration: {min_kappa: 0.7}")).unwrap();
+    let (code, stdout, stderr) = evalgate(&t, &["run", "gate.yaml"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("gate.yaml:5:") && stderr.contains(": judge.calibration: "), "located: {stderr}");
+    assert!(stderr.contains("judge-calibration.json is not a judge calibration file"), "{stderr}");
+    std::fs::write(t.path().join("gate.yaml"), gate_suite(&server, ", calibration: {min_kappa: 2}")).unwrap();
+    let (code, _, stderr) = evalgate(&t, &["run", "gate.yaml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("min_kappa is a κ, from -1 to 1; got 2"), "{stderr}");
+}

@@ -191,6 +191,7 @@ impl TrialView {
                     reason: g.reason.clone(),
                     evidence: g.evidence.as_ref().map(|e| cutter.json(e)),
                     cached: g.cached,
+                    advisory: g.advisory,
                 })
                 .collect(),
             labels: trial.graders.iter().flat_map(LabelView::of).collect(),
@@ -277,6 +278,7 @@ pub(super) struct GraderView {
     reason: String,
     evidence: Option<Text>,
     cached: bool,
+    advisory: bool,
 }
 
 /// A judged item of a trial, for a human to agree or disagree with: each criterion of a
