@@ -56,6 +56,9 @@ pub enum Command {
     /// Cassettes of recorded model traffic (`cassettes prune`).
     #[command(subcommand)]
     Cassettes(CassettesCommand),
+    /// Calibrate a suite's LLM judges against human labels (docs/llm.md "Calibrating a judge").
+    #[command(subcommand)]
+    Judge(JudgeCommand),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -84,6 +87,53 @@ pub struct PruneArgs {
     /// List the stale entries; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum JudgeCommand {
+    /// Pick a stratified sample of a run's judged items (both verdicts, every criterion,
+    /// hard cases first) and print it as a labels file to fill in.
+    Sample(JudgeSampleArgs),
+    /// Measure each judge against the labels (n, base rate, agreement, Cohen's κ with its
+    /// 95% interval, confusion matrix, self-consistency, the items it got wrong) and write
+    /// the calibration file, bound to the judge's identity.
+    Calibrate(JudgeCalibrateArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct JudgeSampleArgs {
+    /// The suite (default: evalgate.yaml).
+    #[arg(value_name = "SUITE", default_value = "evalgate.yaml")]
+    pub suite: PathBuf,
+    /// The results.json of a run of the suite.
+    #[arg(long, value_name = "FILE", default_value = "evalgate-out/results.json")]
+    pub results: PathBuf,
+    /// Items to sample.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub n: usize,
+    /// Write the labels file here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct JudgeCalibrateArgs {
+    /// The suite (default: evalgate.yaml).
+    #[arg(value_name = "SUITE", default_value = "evalgate.yaml")]
+    pub suite: PathBuf,
+    /// The labels file (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// The results.json of a run whose judge verdicts are compared with the labels.
+    #[arg(long, value_name = "FILE", default_value = "evalgate-out/results.json")]
+    pub results: PathBuf,
+    /// Where the calibration is written (default: judge-calibration.json beside the suite).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Bias probes (position, verbosity, reference leak) on up to N judged outputs of the
+    /// results: 3 more live judge calls each, uncached; 0 skips them.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub probes: usize,
 }
 
 #[derive(Debug, Subcommand, Clone)]

@@ -185,6 +185,13 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
         }
     }
     programs(suite, uses, &mut misses);
+    let graders = suite.tasks.iter().flat_map(|t| &t.graders);
+    let required = graders.filter_map(|g| g.advisory(suite.judge.as_ref())).filter(|c| c.required);
+    for c in required.map(|c| (&c.name, c)).collect::<BTreeMap<_, _>>().into_values() {
+        // `calibration: required`: a judge that may not gate stops the run.
+        let why = c.advisory.clone().unwrap_or_default();
+        misses.push(Miss { kind: "judge calibration", name: c.name.clone(), detail: format!("{why} (required)") });
+    }
     if misses.is_empty() { Ok(()) } else { Err(PreflightError { file: suite.file.display().to_string(), misses }) }
 }
 

@@ -57,6 +57,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
         merged.cassette = crate::cassette::Usage::merged(merged.cassette, part.cassette);
         // The conformance checks are run by shard 1 only.
         merged.mcp_conformance.extend(part.mcp_conformance);
+        merged.judges.extend(part.judges);
         for (server, drift) in part.mcp_drift {
             merged.mcp_drift.entry(server).or_insert(drift);
         }

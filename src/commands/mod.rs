@@ -8,6 +8,7 @@ pub mod comment;
 pub mod compare;
 pub mod convert;
 pub mod init;
+pub mod judge;
 pub mod list;
 pub mod mcp;
 pub mod merge;
@@ -54,6 +55,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Baseline(command) => baseline::baseline(&command),
         Command::Mcp(command) => mcp::mcp(&command),
         Command::Cassettes(command) => cassettes::cassettes(&command),
+        Command::Judge(command) => judge::judge(&command),
     };
     outcome.unwrap_or_else(|e| {
         crate::errln!("{}", e.render());

@@ -385,6 +385,7 @@ impl SuiteRun<'_> {
         let suite = Arc::new(suite);
         let mut results = skeleton(suite_info(&suite));
         results.thresholds = suite.thresholds.clone();
+        results.judges = super::judge::judges(&suite);
         results.regression = regression.section;
         if let Some(section) = results.regression.as_mut() {
             section.deselected.clone_from(&plan.deselected);

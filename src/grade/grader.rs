@@ -129,6 +129,42 @@ impl Grader {
         self.check.uses()
     }
 
+    /// A judge grader's judge (its own, else `suite`'s), by name.
+    pub fn judge<'a>(
+        &'a self,
+        suite: Option<&'a crate::llm::spec::LlmSpec>,
+    ) -> Option<(&'a str, &'a crate::llm::spec::LlmSpec)> {
+        match &self.check {
+            Check::Rubric(j) | Check::Llm(j) => j.judge_of(suite),
+            _ => None,
+        }
+    }
+
+    /// Why this grader may not gate: its judge is advisory (docs/llm.md "Calibrating a judge").
+    pub fn advisory<'a>(
+        &'a self,
+        suite: Option<&'a crate::llm::spec::LlmSpec>,
+    ) -> Option<&'a crate::llm::calibration::Calibrated> {
+        let (_, spec) = self.judge(suite)?;
+        spec.calibration.as_deref().filter(|c| c.advisory.is_some())
+    }
+
+    /// A judge grader's check (for the bias probes).
+    pub fn judge_check(&self) -> Option<&super::JudgeCheck> {
+        match &self.check {
+            Check::Rubric(j) | Check::Llm(j) => Some(j),
+            _ => None,
+        }
+    }
+
+    /// A rubric grader's criteria (none for any other).
+    pub fn judge_criteria(&self) -> Vec<String> {
+        match &self.check {
+            Check::Rubric(j) => j.criteria(),
+            _ => Vec::new(),
+        }
+    }
+
     /// An error stays an error under `negate`, and so does a fail that saw nothing to judge
     /// (the inverse of "the output is not JSON" is not "the output is not this JSON").
     /// On an output the capture cap cut, only a verdict that holds on its start is given

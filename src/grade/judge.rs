@@ -54,21 +54,20 @@ pub enum RawCriterion {
     },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JudgeCheck {
     pub judge: Option<LlmSpec>,
+    /// The key path of the grader's own judge (its name in calibration files).
+    name: String,
     question: Question,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Question {
     Rubric(Vec<(String, f64)>, Option<Needle>),
     Contains(Needle),
     Exact(Needle),
 }
-
-const SYSTEM: &str = "You are an impartial evaluator of an AI system's answer. Judge only what is asked, \
-strictly, from the answer's content. Record your verdict with the record_verdict tool.";
 
 /// The verdict of an `llm` judge.
 static PASSED_SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
@@ -136,7 +135,7 @@ impl JudgeCheck {
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::llm::spec::llm_spec(cx, &j.llm(), &path.key("judge"))?),
+            Some(j) => Some(crate::llm::calibration::judge_spec(cx, &j, &path.key("judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");
@@ -145,7 +144,7 @@ impl JudgeCheck {
                 None
             }
         };
-        Some(JudgeCheck { judge, question: question? })
+        Some(JudgeCheck { judge, name: path.key("judge").to_string(), question: question? })
     }
 }
 
@@ -193,7 +192,7 @@ impl Grade for JudgeCheck {
         );
         let mut request = ChatRequest {
             model: spec.model.clone(),
-            system: Some(SYSTEM.into()),
+            system: Some(crate::llm::calibration::JUDGE_SYSTEM.into()),
             messages: vec![ChatMessage::text(Role::User, user)],
             tools: vec![ToolDef {
                 name: "record_verdict".into(),
@@ -233,7 +232,46 @@ impl Grade for JudgeCheck {
     }
 }
 
+/// The bias probes of `evalgate judge calibrate` (docs/llm.md "Calibrating a judge").
 impl JudgeCheck {
+    /// The same rubric with its criteria in reverse order (position bias); none for an `llm`
+    /// grader or a single criterion.
+    pub fn reversed(&self) -> Option<JudgeCheck> {
+        match &self.question {
+            Question::Rubric(criteria, reference) if criteria.len() > 1 => Some(JudgeCheck {
+                question: Question::Rubric(criteria.iter().rev().cloned().collect(), reference.clone()),
+                ..self.clone()
+            }),
+            _ => None,
+        }
+    }
+
+    /// The reference answer or the expected text, rendered (the reference-leak probe).
+    pub fn reference(&self, bindings: &crate::template::Bindings) -> Option<String> {
+        match &self.question {
+            Question::Rubric(_, reference) => reference.as_ref()?.render(bindings).ok(),
+            Question::Contains(t) | Question::Exact(t) => t.render(bindings).ok(),
+        }
+    }
+}
+
+impl JudgeCheck {
+    /// The judge asked, by name (`judge`: the suite's), given the suite's.
+    pub fn judge_of<'a>(&'a self, suite: Option<&'a LlmSpec>) -> Option<(&'a str, &'a LlmSpec)> {
+        match &self.judge {
+            Some(own) => Some((&self.name, own)),
+            None => suite.map(|s| ("judge", s)),
+        }
+    }
+
+    /// A rubric's criteria (none for an `llm` grader).
+    pub fn criteria(&self) -> Vec<String> {
+        match &self.question {
+            Question::Rubric(criteria, _) => criteria.iter().map(|(c, _)| c.clone()).collect(),
+            Question::Contains(_) | Question::Exact(_) => Vec::new(),
+        }
+    }
+
     /// The verdict in the judge's reply: its one `record_verdict` call's arguments, else its
     /// text when that is the verdict as JSON. Read strictly: a second call, a key given twice
     /// or a criterion judged twice is a second answer (which one is meant?), and a key the
@@ -259,7 +297,7 @@ impl JudgeCheck {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn read_rubric_reply(criteria: &[(&str, f64)], calls: &[ModelToolCall], text: &str) -> GradeResult {
         let question = Question::Rubric(criteria.iter().map(|(c, w)| ((*c).to_owned(), *w)).collect(), None);
-        JudgeCheck { judge: None, question }.read_reply(calls, text)
+        JudgeCheck { judge: None, name: String::new(), question }.read_reply(calls, text)
     }
 
     fn read(&self, v: &Value) -> Result<Graded, String> {

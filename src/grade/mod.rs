@@ -17,8 +17,7 @@ pub use no_leak::leaked;
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use command::read_reply as read_command_reply;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use judge::JudgeCheck;
+pub use judge::JudgeCheck;
 
 registry::graders! {
     mod text {

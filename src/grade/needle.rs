@@ -9,7 +9,7 @@ use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope, Template};
 
 /// A text a grader looks for: a template that must not be empty, as written or rendered.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Needle(Template);
 
 /// Only whitespace counts as empty: `equals`, `starts_with` and `ends_with` compare the

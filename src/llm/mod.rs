@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod cache;
+pub mod calibration;
 pub mod client;
 pub mod limiter;
 pub mod openai;

@@ -34,6 +34,8 @@ pub struct LlmSpec {
     pub retries: u32,
     pub cache: bool,
     pub timeout: Option<Duration>,
+    /// A judge's `calibration` (docs/llm.md "Calibrating a judge").
+    pub calibration: Option<Box<crate::llm::calibration::Calibrated>>,
 }
 
 /// A judge model (same keys as a model agent). The keys are repeated rather than
@@ -68,6 +70,9 @@ pub struct RawJudge {
     pub retries: Option<u32>,
     /// Cache responses on disk (judges always do unless --no-cache).
     pub cache: Option<bool>,
+    /// Gate only when calibrated against human labels (`evalgate judge calibrate`): `required`,
+    /// or `{file, min_kappa, min_labels, required}`. Without it the judge gates, as before.
+    pub calibration: Option<crate::llm::calibration::RawCalibration>,
 }
 
 /// The model keys agents and judges share, gathered for validation.
@@ -175,5 +180,6 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawLlmFields<'_>, path: &KeyPath) -> 
         retries: raw.retries.unwrap_or(2),
         cache: raw.cache.unwrap_or(false),
         timeout: raw.timeout.map(|d| d.0),
+        calibration: None,
     })
 }

@@ -128,6 +128,9 @@ impl TerminalReporter {
         if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
             lines.push(format!("  {detail}"));
         }
+        for line in crate::results::judges::advisory_lines(&results.judges) {
+            lines.push(format!("  {line}"));
+        }
         for line in crate::results::eras::lines(&crate::results::eras::eras(results)) {
             lines.push(format!("  MCP protocol: {line}"));
         }

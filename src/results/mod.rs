@@ -3,6 +3,7 @@
 pub mod conformance;
 pub mod eras;
 mod flags;
+pub mod judges;
 mod model;
 pub mod paired;
 pub mod regression;

@@ -71,6 +71,10 @@ pub struct Results {
     /// (each check is also a task, `conformance/SCENARIO/CHECK`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_conformance: std::collections::BTreeMap<String, super::conformance::ConformanceRun>,
+    /// The judges the graders asked, by name (`judge`: the suite's): their identity, and
+    /// why one was advisory (docs/llm.md "Calibrating a judge").
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub judges: std::collections::BTreeMap<String, super::judges::JudgeRun>,
     pub tasks: Vec<TaskResult>,
     pub totals: Totals,
     /// With `modes: [adversarial]`: detection and policy per category.
@@ -423,6 +427,10 @@ pub struct GraderResult {
     /// A judge grader whose answer came from the response cache (cost nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// Its judge is advisory (not calibrated to gate): reported, but the task's verdict
+    /// does not depend on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub advisory: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

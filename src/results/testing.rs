@@ -61,6 +61,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         hooks: Vec::new(),
         mcp_servers: Default::default(),
         mcp_drift: Default::default(),
+        judges: Default::default(),
         mcp_lint: Default::default(),
         mcp_conformance: Default::default(),
         tasks,

@@ -305,6 +305,7 @@ async fn run_body(
         judge: suite.judge.as_ref(),
     };
     for grader in &task.graders {
+        let advisory = grader.advisory(suite.judge.as_ref()).is_some();
         let (mut outcome, judge_calls) = grader.grade(&input).await;
         for call in &judge_calls {
             match call.cost_usd {
@@ -333,6 +334,7 @@ async fn run_body(
                 reason: g.reason,
                 evidence: g.evidence,
                 cached: !judge_calls.is_empty() && judge_calls.iter().all(|c| c.cached),
+                advisory,
             },
             Err(reason) => GraderResult {
                 name: grader.name.clone(),
@@ -344,6 +346,7 @@ async fn run_body(
                 reason,
                 evidence: None,
                 cached: false,
+                advisory,
             },
         });
     }
@@ -379,6 +382,7 @@ fn failed_by_leak(task: &Task, bindings: &Bindings, run: &crate::sut::AgentRun, 
         reason: "a canary leaked before the agent failed".into(),
         evidence: None,
         cached: false,
+        advisory: false,
     }));
     trial.status = Status::Failed;
     trial.score = 0.0;
@@ -389,8 +393,15 @@ fn failed_by_leak(task: &Task, bindings: &Bindings, run: &crate::sut::AgentRun, 
 /// Task score = weighted mean of grader scores, or 0 when a required grader failed (so a
 /// `pass_score` gate never passes on tasks that failed what they required). Passed = every
 /// required grader passed and (with a threshold) score ≥ threshold, (without) every grader
-/// passed. A grader error makes the task an error.
-pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, f64, Option<String>) {
+/// passed. A grader error makes the task an error. An advisory grader (its judge is not
+/// calibrated to gate) counts for nothing, its error included; a task whose graders are all
+/// advisory is an error, as nothing decides it.
+pub fn score_task(all: &[GraderResult], threshold: Option<f64>) -> (Status, f64, Option<String>) {
+    let graders: Vec<&GraderResult> = all.iter().filter(|g| !g.advisory).collect();
+    if graders.is_empty() && !all.is_empty() {
+        let reason = "every grader of this task asks an advisory judge (not calibrated to gate): nothing decides it";
+        return (Status::Error, 0.0, Some(reason.into()));
+    }
     if let Some(g) = graders.iter().find(|g| g.status == Status::Error) {
         return (Status::Error, 0.0, Some(format!("grader `{}` errored: {}", g.name, g.reason)));
     }
@@ -400,7 +411,7 @@ pub fn score_task(graders: &[GraderResult], threshold: Option<f64>) -> (Status, 
     } else {
         graders.iter().map(|g| g.score).sum::<f64>() / graders.len().max(1) as f64
     };
-    let failed: Vec<&GraderResult> = graders.iter().filter(|g| g.status != Status::Passed).collect();
+    let failed: Vec<&GraderResult> = graders.iter().copied().filter(|g| g.status != Status::Passed).collect();
     if let Some(g) = failed.iter().find(|g| g.required) {
         return (Status::Failed, 0.0, Some(format!("required grader `{}` failed: {}", g.name, g.reason)));
     }
@@ -439,6 +450,7 @@ mod tests {
             reason: String::new(),
             evidence: None,
             cached: false,
+            advisory: false,
         }
     }
 

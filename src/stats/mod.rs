@@ -1,13 +1,14 @@
 //! The statistics of the regression gate, written here because they are the product: exact
 //! binomial tails, the McNemar mid-p test, Tango's score interval, Student's t, the minimum
 //! detectable effect, the three-state verdict, per-task Fisher tests with Holm's correction,
-//! the unbiased pass@k / pass^k estimators, and adaptive trials with their unbiased rate.
+//! the unbiased pass@k / pass^k estimators, adaptive trials with their unbiased rate, and Cohen's κ of a judge against human labels.
 //! Pure functions of numbers; nothing of evalgate is imported.
 
 mod adaptive;
 mod binomial;
 mod fisher;
 mod interval;
+mod kappa;
 mod paired;
 mod passk;
 mod power;
@@ -18,6 +19,7 @@ pub use adaptive::{Design, MOST_ADAPTIVE_TRIALS, settled};
 pub use binomial::{binomial_pmf, sign_midp};
 pub use fisher::{fisher_worse, holm};
 pub use interval::tango;
+pub use kappa::{Agreement, Kappa};
 pub use paired::{Estimate, Method, PairedRates, estimate, typical_trials};
 pub use passk::{pass_at_k, pass_hat_k};
 pub use power::{POWER, min_detectable_drop, repeat_to_detect, tasks_to_detect};

@@ -510,7 +510,7 @@ mod tests {
     fn agents_and_judges_have_the_same_model_keys() {
         let judge: RawJudge = serde_json::from_str("{}").unwrap();
         let model: BTreeSet<String> = judge.llm().keys().iter().map(|(k, _)| (*k).to_owned()).collect();
-        let judge_only = ["timeout"];
+        let judge_only = ["timeout", "calibration"];
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));
         assert_eq!(keys_of::<RawJudge>(), expected);

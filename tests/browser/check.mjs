@@ -5,7 +5,12 @@
 // a search, choosing a status, sorting and opening a task.
 //
 //   node check.mjs REPORT.html [--search TEXT] [--screenshot OUT.png [--open TASK] [--full-page]]
-//                  [--width N --height N]
+//                  [--width N --height N] [--label OUT.jsonl]
+//
+// --label: the labelling mode, as a labeller uses it: export refused before a name is typed;
+// then every task opened by its button, the first judged item disagreed with (with a note),
+// the second unsure, the rest agreed with, and "Export labels" clicked; the download is
+// saved to OUT.jsonl.
 //
 // Used by tests/integration/html.rs and scripts/bench-html.sh; it never downloads a browser.
 import { chromium } from "playwright-core";
@@ -157,6 +162,28 @@ try {
       (id) => !document.querySelector(`.task[data-id="${id}"]`).querySelector(".detail").hidden,
       first
     );
+  }
+
+  const labels = opt("--label");
+  if (labels) {
+    await page.reload({ waitUntil: "load" });
+    const text = (id) => page.evaluate((i) => document.getElementById(i)?.textContent ?? null, id);
+    out.labelling = { labelable: await text("labelable"), before: await text("labelled") };
+    await page.click("#export-labels");
+    out.labelling.refused = await text("label-msg");
+    await page.fill("#labeller", "ana");
+    for (const toggle of await page.$$("#tasks .task button.toggle")) await toggle.click();
+    const rows = await page.$$("tr.label");
+    out.labelling.rows = rows.length;
+    for (let i = 0; i < rows.length; i++) {
+      const verdict = i === 0 ? "disagree" : i === 1 ? "unsure" : "agree";
+      await (await rows[i].$(`button.lab[data-v="${verdict}"]`)).click();
+      if (i === 0) await (await rows[i].$("input.note")).fill("too lenient");
+    }
+    out.labelling.after = await text("labelled");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-labels")]);
+    await download.saveAs(resolve(labels));
+    out.labelling.message = await text("label-msg");
   }
 
   out.titleAfter = await page.title();

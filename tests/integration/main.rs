@@ -23,6 +23,7 @@ mod html;
 mod install;
 mod interrupt;
 mod invalid_input;
+mod judge_calibration;
 mod junit;
 mod llm;
 mod mcp;

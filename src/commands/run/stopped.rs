@@ -58,6 +58,7 @@ pub(super) fn skeleton(suite: SuiteInfo) -> Results {
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
         mcp_drift: BTreeMap::new(),
+        judges: BTreeMap::new(),
         mcp_lint: BTreeMap::new(),
         mcp_conformance: BTreeMap::new(),
         tasks: Vec::new(),

@@ -132,6 +132,8 @@ struct View<'a> {
     eras: Vec<EraView>,
     tags: Vec<&'a str>,
     tasks: Vec<TaskView>,
+    /// Judged items a reader may label (labelling mode).
+    labelable: usize,
     text_cap: usize,
 }
 
@@ -148,6 +150,7 @@ impl<'a> View<'a> {
         let cutter = Cutter::for_results(results);
         let baseline = results.regression.as_ref().and_then(|r| r.comparison.as_ref());
         let tags: BTreeSet<&str> = results.tasks.iter().flat_map(|t| t.tags.iter().map(String::as_str)).collect();
+        let tasks: Vec<TaskView> = results.tasks.iter().map(|t| TaskView::new(t, baseline, &cutter)).collect();
         View {
             csp: &CSP,
             style: STYLE,
@@ -171,7 +174,8 @@ impl<'a> View<'a> {
             drift: results.mcp_drift.iter().map(|(server, drift)| DriftView::new(server, drift)).collect(),
             eras: crate::results::eras::eras(results).into_iter().map(EraView::new).collect(),
             tags: tags.into_iter().collect(),
-            tasks: results.tasks.iter().map(|t| TaskView::new(t, baseline, &cutter)).collect(),
+            labelable: tasks.iter().map(TaskView::labels).sum(),
+            tasks,
             text_cap: cutter.cap,
         }
     }

@@ -80,4 +80,55 @@
   }
   window.addEventListener("hashchange", follow);
   follow();
+
+  // Labelling mode: a verdict per judged item, exported as a labels file (JSON lines) that
+  // `evalgate judge calibrate` reads. Nothing leaves the page but the download.
+  var labelling = document.getElementById("labelling");
+  if (!labelling) return;
+  var rows = Array.prototype.slice.call(table.querySelectorAll("tr.label"));
+  var labelled = document.getElementById("labelled"), msg = document.getElementById("label-msg");
+  var labeller = document.getElementById("labeller");
+  table.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button.lab");
+    if (!b) return;
+    var row = b.closest("tr.label");
+    if (row.dataset.verdict === b.dataset.v) delete row.dataset.verdict;
+    else row.dataset.verdict = b.dataset.v;
+    row.querySelectorAll("button.lab").forEach(function (x) {
+      x.setAttribute("aria-pressed", x.dataset.v === row.dataset.verdict ? "true" : "false");
+    });
+    labelled.textContent = rows.filter(function (r) { return r.dataset.verdict; }).length;
+  });
+  document.getElementById("export-labels").addEventListener("click", function () {
+    var who = labeller.value.trim();
+    if (!who) {
+      msg.textContent = "Type your name first: every label records its labeller.";
+      labeller.focus();
+      return;
+    }
+    var date = new Date().toISOString().slice(0, 10);
+    var lines = rows.filter(function (r) { return r.dataset.verdict; }).map(function (r) {
+      var d = r.dataset, label = { task: d.task, grader: d.grader };
+      if (d.criterion !== undefined) label.criterion = d.criterion;
+      label.trial = Number(d.trial);
+      if (d.sha) label.output_sha256 = d.sha;
+      label.judge = d.judge;
+      label.verdict = d.verdict;
+      label.labeller = who;
+      label.date = date;
+      label.note = r.querySelector("input.note").value;
+      return JSON.stringify(label);
+    });
+    if (!lines.length) {
+      msg.textContent = "Nothing labelled yet.";
+      return;
+    }
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" }));
+    a.download = "labels.jsonl";
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    msg.textContent = lines.length + " labels exported.";
+  });
 })();

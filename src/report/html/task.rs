@@ -36,6 +36,13 @@ pub(super) struct TaskView {
     baseline: Option<BaselineView>,
 }
 
+impl TaskView {
+    /// Its judged items a reader may label.
+    pub(super) fn labels(&self) -> usize {
+        self.trials.iter().map(|t| t.labels.len()).sum()
+    }
+}
+
 #[derive(Serialize)]
 pub(super) struct BaselineView {
     score: Option<f64>,
@@ -111,6 +118,9 @@ pub(super) struct TrialView {
     cached: bool,
     notes: Vec<String>,
     graders: Vec<GraderView>,
+    /// The judged items a reader may label (labelling mode).
+    labels: Vec<LabelView>,
+    output_sha256: Option<String>,
     setup: Vec<StepView>,
     cleanup: Vec<StepView>,
     calls: Vec<CallView>,
@@ -181,8 +191,11 @@ impl TrialView {
                     reason: g.reason.clone(),
                     evidence: g.evidence.as_ref().map(|e| cutter.json(e)),
                     cached: g.cached,
+                    advisory: g.advisory,
                 })
                 .collect(),
+            labels: trial.graders.iter().flat_map(LabelView::of).collect(),
+            output_sha256: trial.output.as_deref().map(crate::results::judges::output_sha256),
             setup: steps(Phase::Setup),
             cleanup: steps(Phase::Cleanup),
             calls,
@@ -265,6 +278,43 @@ pub(super) struct GraderView {
     reason: String,
     evidence: Option<Text>,
     cached: bool,
+    advisory: bool,
+}
+
+/// A judged item of a trial, for a human to agree or disagree with: each criterion of a
+/// `rubric`, an `llm` grader's verdict.
+#[derive(Serialize)]
+pub(super) struct LabelView {
+    grader: String,
+    criterion: Option<String>,
+    judge: &'static str,
+}
+
+impl LabelView {
+    fn of(g: &crate::results::GraderResult) -> Vec<LabelView> {
+        let word = |b: bool| if b { "pass" } else { "fail" };
+        match (g.kind.as_str(), g.status) {
+            (_, crate::results::Status::Error) => Vec::new(),
+            ("rubric", _) => {
+                let criteria = g.evidence.as_ref().and_then(serde_json::Value::as_array).into_iter().flatten();
+                criteria
+                    .filter_map(|c| {
+                        Some(LabelView {
+                            grader: g.name.clone(),
+                            criterion: Some(c.get("criterion")?.as_str()?.to_owned()),
+                            judge: word(c.get("met")?.as_bool()?),
+                        })
+                    })
+                    .collect()
+            }
+            ("llm", status) => vec![LabelView {
+                grader: g.name.clone(),
+                criterion: None,
+                judge: word(status == crate::results::Status::Passed),
+            }],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A step, with the steps inside it listed after it one level deeper.

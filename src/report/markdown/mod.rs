@@ -66,6 +66,9 @@ pub fn render_within(results: &Results, max: usize) -> String {
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let mut md = verdict_section(results);
     md.push_str(&gate_section(&results.verdict.checks));
+    for line in crate::results::judges::advisory_lines(&results.judges) {
+        md.push_str(&format!("> {line}; its graders are reported, not gated on.\n\n"));
+    }
     if let Some(section) = &results.regression {
         md.push_str(&regression_section(section, max_rows));
     }
@@ -405,6 +408,7 @@ mod tests {
                 reason: format!("grader {text}"),
                 evidence: None,
                 cached: false,
+                advisory: false,
             });
             failing.trials.push(trial);
             let md = super::render(&results(vec![failing, task("plain", Status::Passed)]));

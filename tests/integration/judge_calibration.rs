@@ -1,0 +1,455 @@
+//! Judge calibration through the binary (docs/llm.md "Calibrating a judge"): a local
+//! stand-in judge scripted to agree with the human labels at a known rate; κ and its
+//! interval against the values sklearn and statsmodels give (tests/fixtures/stats/kappa.py);
+//! an advisory judge can neither fail nor pass the gate; an identity change makes the
+//! calibration stale.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::common::server::{Request, Server};
+use crate::common::{Test, indent, unindent};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-secret-value-5e7a";
+
+fn reply(message: Value) -> String {
+    json!({"id": "x", "object": "chat.completion", "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+    .to_string()
+}
+
+fn verdict(passed: bool) -> String {
+    let args = json!({"passed": passed, "reason": "scripted"}).to_string();
+    reply(json!({"role": "assistant", "content": null,
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "record_verdict", "arguments": args}}]}))
+}
+
+/// The scripted judge: item N passes when N < 45 (items 0-44), `pass-*` always, `fail-*`
+/// never; `flip-*` passes the first time and fails after. The agent answers `answer to <prompt>`.
+/// Biased as the probes look for: a rubric's first criterion is met, whichever it is; a
+/// padded answer or one echoing the reference passes an `llm` grader.
+fn stand_in() -> Server {
+    let calls: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    Server::start(move |r: &Request| {
+        let b: Value = serde_json::from_str(&r.body).unwrap();
+        let user = b["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
+        let text = user["content"].as_str().unwrap().to_owned();
+        if b.get("tool_choice").is_none() {
+            return (200, reply(json!({"role": "assistant", "content": format!("answer to {text}")})));
+        }
+        let prompt = text.split("Task given to the system:\n").nth(1).unwrap().lines().next().unwrap().to_owned();
+        let seen = {
+            let mut calls = calls.lock().unwrap();
+            let n = calls.entry(prompt.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        if b["tools"][0]["function"]["parameters"]["properties"].get("criteria").is_some() {
+            // A rubric: the first criterion met, the others not.
+            let n = text.matches("\n1. ").count() + 1;
+            let criteria: Vec<Value> = (0..n).map(|i| json!({"index": i, "met": i == 0, "note": "scripted"})).collect();
+            let args = json!({"criteria": criteria}).to_string();
+            return (
+                200,
+                reply(json!({"role": "assistant", "content": null,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "record_verdict", "arguments": args}}]})),
+            );
+        }
+        let biased = text.contains("comprehensive explanation") || text.contains("Reference answer:");
+        let passed = match prompt.split_once(' ') {
+            _ if biased => true,
+            Some(("item", n)) => n.parse::<u32>().unwrap() < 45,
+            Some(("pass", _)) => true,
+            Some(("flip", _)) => seen == 1,
+            _ => false,
+        };
+        (200, verdict(passed))
+    })
+}
+
+fn header(server: &Server, judge_extra: &str) -> String {
+    let yaml = format!(
+        "
+        evalgate: 1
+        suite: t
+        agents:
+          bot: {{provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}}
+        judge: {{provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY{judge_extra}}}
+        "
+    );
+    unindent(&yaml).replace("<url>", &server.url())
+}
+
+/// 60 labelled items (the 2×2 table [[40, 5], [3, 12]]: judge rows, human columns), and two
+/// repeated ones the judge judges twice, one of which it flips.
+fn labelled_suite(server: &Server) -> String {
+    let mut tasks = String::new();
+    for n in 0..60 {
+        tasks.push_str(&format!("- {{id: i{n:02}, prompt: 'item {n:02}', grade: [{{type: llm, contains: ok}}]}}\n"));
+    }
+    tasks.push_str("- {id: steady, prompt: 'pass 1', repeat: 2, grade: [{type: llm, contains: ok}]}\n");
+    tasks.push_str("- {id: fickle, prompt: 'flip 1', repeat: 2, grade: [{type: llm, contains: ok}]}\n");
+    header(server, "") + "tasks:\n" + &indent(&tasks, 2)
+}
+
+/// The human's labels: pass for items 0-39 and 45-47. Written every way a label may be: a
+/// pass/fail verdict, or agree/disagree with the judge's verdict shown; plus one unsure.
+fn labels() -> String {
+    let mut lines = String::new();
+    for n in 0..60u32 {
+        let (judge, human) = (n < 45, n < 40 || (45..48).contains(&n));
+        let word = |b: bool| if b { "pass" } else { "fail" };
+        let verdict = if n % 2 == 0 {
+            word(human)
+        } else if judge == human {
+            "agree"
+        } else {
+            "disagree"
+        };
+        lines.push_str(
+            &json!({"task": format!("i{n:02}"), "grader": "llm", "judge": word(judge), "verdict": verdict,
+                "labeller": "ana", "date": "2026-11-27", "note": format!("item {n}")})
+            .to_string(),
+        );
+        lines.push('\n');
+    }
+    lines.push_str(
+        r#"{"task": "steady", "grader": "llm", "verdict": "unsure", "labeller": "bo", "date": "2026-11-27"}"#,
+    );
+    lines.push('\n');
+    lines
+}
+
+/// Runs evalgate in the test's directory.
+fn evalgate(t: &Test, args: &[&str]) -> (i32, String, String) {
+    let out = t.command().env("EVALGATE_TEST_KEY", KEY).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+/// A calibrated directory: the labelled suite run, its labels, `judge calibrate` run.
+fn calibrated(server: &Server) -> (Test, Value) {
+    let t = Test::new().write("evalgate.yaml", &labelled_suite(server)).write("labels.jsonl", &labels());
+    let (code, _, stderr) = evalgate(&t, &["run", "-j", "1", "--no-cache", "evalgate.yaml"]);
+    assert_eq!(code, 1, "items the judge fails fail: {stderr}");
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    (t, file)
+}
+
+#[test]
+fn kappa_and_its_interval_match_the_reference_and_bind_the_judge() {
+    let server = stand_in();
+    let (_t, file) = calibrated(&server);
+    let judge = &file["judges"][0];
+    assert_eq!(judge["name"], "judge");
+    assert_eq!(judge["identity"]["provider"], "openai");
+    assert_eq!(judge["identity"]["model"], "gpt-4o-mini");
+    assert_eq!(judge["identity"]["temperature"], 0.0);
+    assert_eq!(judge["identity"]["prompt_sha256"].as_str().unwrap().len(), 64);
+    let f = &judge["overall"];
+    assert_eq!(f["n"], 60);
+    assert_eq!(
+        f["confusion"],
+        json!({"judge_pass_human_pass": 40, "judge_pass_human_fail": 5, "judge_fail_human_pass": 3, "judge_fail_human_fail": 12})
+    );
+    // tests/fixtures/stats/kappa.py on [[40, 5], [3, 12]].
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-8;
+    assert!(close(&f["kappa"], 0.6595744680851063), "{f}");
+    assert!(close(&f["kappa_interval"][0], 0.44377576085441495), "{f}");
+    assert!(close(&f["kappa_interval"][1], 0.8753731753157982), "{f}");
+    assert!(close(&f["base_rate"], 43.0 / 60.0) && close(&f["agreement"], 52.0 / 60.0), "{f}");
+    assert_eq!(judge["unsure"], 1);
+    // The items it got wrong: 40-47, with the labeller's note.
+    let wrong: Vec<&str> = judge["wrong"].as_array().unwrap().iter().map(|w| w["task"].as_str().unwrap()).collect();
+    assert_eq!(wrong, ["i40", "i41", "i42", "i43", "i44", "i45", "i46", "i47"]);
+    assert_eq!(judge["wrong"][0]["judge"], "pass");
+    assert_eq!(judge["wrong"][0]["human"], "fail");
+    // Judged twice: `steady` and `fickle`, one flip.
+    assert_eq!(judge["self_consistency"], json!({"items": 2, "flips": 1, "flip_rate": 0.5}));
+}
+
+/// The gate suite: `ok` passes on a contains alone, the judge failing it; `short` fails its
+/// contains and the judge passes it, the task's threshold met only with the judge's score;
+/// `only` has nothing but the judge, which passes it.
+fn gate_suite(server: &Server, judge_extra: &str) -> String {
+    let tasks = "
+        - id: ok
+          prompt: fail 1
+          grade: [{type: contains, value: answer}, {type: llm, contains: ok}]
+        - id: short
+          prompt: pass 2
+          threshold: 0.5
+          grade: [{type: contains, value: missing}, {type: llm, contains: ok}]
+        - {id: only, prompt: pass 3, grade: [{type: llm, contains: ok}]}
+        ";
+    header(server, judge_extra) + "tasks:\n" + &indent(&unindent(tasks), 2)
+}
+
+fn gate(t: &Test, server: &Server, judge_extra: &str) -> (i32, String, Value) {
+    std::fs::write(t.path().join("gate.yaml"), gate_suite(server, judge_extra)).unwrap();
+    let (code, stdout, stderr) = evalgate(t, &["run", "-j", "1", "--no-cache", "gate.yaml"]);
+    let results = std::fs::read_to_string(t.path().join("evalgate-out/results.json")).unwrap_or_default();
+    (code, format!("{stdout}{stderr}"), serde_json::from_str(&results).unwrap_or(Value::Null))
+}
+
+fn task<'a>(results: &'a Value, id: &str) -> &'a Value {
+    results["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap()
+}
+
+#[test]
+fn an_advisory_judge_can_neither_fail_nor_pass_the_gate() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+
+    // Calibrated enough (κ 0.66 ≥ 0.6 on 60 ≥ 50 labels): the judge gates, and fails both.
+    let (code, out, results) = gate(&t, &server, ", calibration: {min_kappa: 0.6}");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(task(&results, "ok")["status"], "failed", "{out}");
+    assert!(!out.contains("advisory"), "{out}");
+
+    // Under the floor: advisory. Its fail of `ok` does not fail the run, and its pass of
+    // `short` does not lift the score to the threshold.
+    let (code, out, results) = gate(&t, &server, ", calibration: {file: judge-calibration.json, min_kappa: 0.7}");
+    assert!(out.contains("judge `judge` is advisory: κ 0.66 < 0.7 on 60 labels"), "{out}");
+    let ok = task(&results, "ok");
+    assert_eq!(ok["status"], "passed", "{out}");
+    let judged = &ok["trials"][0]["graders"][1];
+    assert_eq!((&judged["status"], &judged["advisory"]), (&json!("failed"), &json!(true)), "reported: {judged}");
+    let short = task(&results, "short");
+    assert_eq!(short["status"], "failed", "{out}");
+    assert_eq!(short["trials"][0]["graders"][1]["status"], "passed");
+    assert_eq!(code, 1, "`short` fails on its own graders: {out}");
+    // Nothing but an advisory judge decides `only`: an error, never a pass.
+    assert_eq!(task(&results, "only")["status"], "error", "{out}");
+    assert!(task(&results, "only")["reason"].as_str().unwrap().contains("advisory judge"), "{out}");
+    assert_eq!(results["judges"]["judge"]["advisory"], "κ 0.66 < 0.7 on 60 labels");
+    let summary = std::fs::read_to_string(t.path().join("evalgate-out/summary.md")).unwrap();
+    assert!(
+        summary.contains("judge `judge` is advisory: κ 0.66 < 0.7 on 60 labels; its graders are reported"),
+        "{summary}"
+    );
+
+    // Too few labels.
+    let (_, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6, min_labels: 100}");
+    assert!(out.contains("judge `judge` is advisory: 60 labels < 100"), "{out}");
+
+    // `required`: a preflight miss, nothing runs.
+    let (code, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.7, required: true}");
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("judge calibration `judge`: κ 0.66 < 0.7 on 60 labels (required)"), "{out}");
+}
+
+#[test]
+fn an_identity_change_makes_the_calibration_stale() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    // The same judge at another temperature, then with another system prompt.
+    for (extra, why) in [
+        (", temperature: 0.3, calibration: {min_kappa: 0.6}", "calibration is stale (temperature 0 → 0.3)"),
+        (", system: Be kind., calibration: {min_kappa: 0.6}", "calibration is stale (system prompt changed)"),
+    ] {
+        let (code, out, results) = gate(&t, &server, extra);
+        assert!(out.contains(&format!("judge `judge` is advisory: {why}")), "{out}");
+        assert_eq!(task(&results, "ok")["status"], "passed", "{out}");
+        assert_eq!(code, 1, "`short` still fails: {out}");
+    }
+    // No calibration file at all.
+    let (_, out, _) = gate(&t, &server, ", calibration: {file: other.json}");
+    assert!(out.contains("judge `judge` is advisory: no calibration: other.json does not exist"), "{out}");
+}
+
+#[test]
+fn calibrate_refuses_verdicts_of_another_judge_and_names_bad_labels() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    // The suite's judge changed since the run: its verdicts are another judge's.
+    let changed = labelled_suite(&server)
+        .replace("judge: {provider: openai, model: gpt-4o-mini", "judge: {provider: openai, model: gpt-4o");
+    std::fs::write(t.path().join("changed.yaml"), changed).unwrap();
+    let (code, _, stderr) = evalgate(&t, &["judge", "calibrate", "changed.yaml", "--labels", "labels.jsonl"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("was judged by another judge `judge` (model gpt-4o-mini → gpt-4o)"), "{stderr}");
+
+    std::fs::write(
+        t.path().join("bad.jsonl"),
+        "{\"task\": \"i00\", \"grader\": \"llm\", \"verdict\": \"pass\", \"labeller\": \"a\", \"date\": \"2026-11-27\"}\n\
+         {\"task\": \"i01\", \"grader\": \"llm\", \"verdict\": \"yes\"}\n\
+         {\"task\": \"i02\", \"grader\": \"llm\", \"colour\": \"red\"}\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "bad.jsonl"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("bad.jsonl:2: `verdict`: expected agree, disagree, unsure, pass or fail, got `yes`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad.jsonl:3: unknown key `colour`"), "{stderr}");
+    std::fs::write(
+        t.path().join("bad.jsonl"),
+        "{\"task\": \"nope\", \"grader\": \"llm\", \"verdict\": \"pass\", \"labeller\": \"a\", \"date\": \"2026-11-27\"}\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "bad.jsonl"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.jsonl:1: task `nope` is not in the suite"), "{stderr}");
+}
+
+#[test]
+fn a_sample_covers_both_verdicts_and_reads_back_as_labels() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    let (code, _, stderr) = evalgate(&t, &["judge", "sample", "evalgate.yaml", "--n", "6", "-o", "sample.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<Value> = std::fs::read_to_string(t.path().join("sample.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    // Hard case first: `fickle`'s output got both verdicts.
+    assert_eq!(lines[0]["task"], "fickle", "{lines:?}");
+    let verdicts: std::collections::BTreeSet<&str> = lines.iter().map(|l| l["judge"].as_str().unwrap()).collect();
+    assert_eq!(verdicts.into_iter().collect::<Vec<_>>(), ["fail", "pass"]);
+    assert!(lines.iter().all(|l| l["verdict"] == "" && l["output"].as_str().unwrap().starts_with("answer to")));
+    // Filled in (every item agreed), it is a labels file `calibrate` reads.
+    let filled: String = lines
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            l["verdict"] = "agree".into();
+            l["labeller"] = "ana".into();
+            l["date"] = "2026-11-28".into();
+            l.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(t.path().join("sample.jsonl"), filled).unwrap();
+    let (code, _, stderr) =
+        evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "sample.jsonl", "-o", "c.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(c["judges"][0]["overall"]["n"], 6);
+    assert_eq!(c["judges"][0]["overall"]["agreement"], 1.0);
+}
+
+#[test]
+fn the_reports_labelling_mode_exports_labels_that_calibrate_reads() {
+    let server = stand_in();
+    let tasks = "
+        - id: refund
+          prompt: pass 1
+          grade: [{type: rubric, criteria: [polite, cites the window]}]
+        - id: eta
+          prompt: fail 2
+          grade: [{type: contains, value: answer}, {type: llm, contains: a date}]
+        ";
+    let yaml = header(&server, "") + "tasks:\n" + &indent(&unindent(tasks), 2);
+    let t = Test::new().write("evalgate.yaml", &yaml);
+    let (code, _, stderr) = evalgate(&t, &["run", "-j", "1", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    let exported = t.path().join("exported.jsonl");
+    let seen =
+        crate::html::browse(&t.path().join("evalgate-out/report.html"), &["--label", exported.to_str().unwrap()]);
+    assert_eq!(seen["consoleErrors"], json!([]), "{seen:#}");
+    assert_eq!(seen["pageErrors"], json!([]), "{seen:#}");
+    assert_eq!(seen["requests"], json!([]), "no request leaves the file: {seen:#}");
+    let l = &seen["labelling"];
+    assert_eq!((&l["labelable"], &l["before"], &l["rows"]), (&json!("3"), &json!("0"), &json!(3)), "{l}");
+    assert_eq!(l["refused"], "Type your name first: every label records its labeller.");
+    assert_eq!((&l["after"], &l["message"]), (&json!("3"), &json!("3 labels exported.")), "{l}");
+
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&exported).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let first = &lines[0];
+    assert_eq!(
+        (&first["task"], &first["grader"], &first["criterion"], &first["judge"], &first["verdict"], &first["note"]),
+        (
+            &json!("refund"),
+            &json!("rubric"),
+            &json!("polite"),
+            &json!("pass"),
+            &json!("disagree"),
+            &json!("too lenient")
+        ),
+        "{first}"
+    );
+    assert_eq!(first["labeller"], "ana");
+    assert_eq!(first["output_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(lines[1]["verdict"], "unsure");
+    assert_eq!(
+        (&lines[2]["task"], &lines[2]["grader"], &lines[2]["verdict"]),
+        (&json!("eta"), &json!("llm"), &json!("agree"))
+    );
+
+    // `calibrate` reads the export: 2 labels (one unsure), the disagreement is the item it got wrong.
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "exported.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    let judge = &c["judges"][0];
+    assert_eq!((&judge["overall"]["n"], &judge["unsure"]), (&json!(2), &json!(1)), "{judge}");
+    assert_eq!(judge["wrong"][0]["criterion"], "polite");
+    assert_eq!(judge["wrong"][0]["note"], "too lenient");
+}
+
+#[test]
+fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
+    let server = stand_in();
+    let tasks = "
+        - id: r
+          prompt: pass 1
+          grade: [{type: rubric, criteria: [polite, cites the window]}]
+        - {id: a, prompt: pass 2, grade: [{type: llm, contains: ok}]}
+        - {id: b, prompt: fail 3, grade: [{type: llm, contains: ok}]}
+        - {id: c, prompt: fail 4, grade: [{type: llm, contains: ok}]}
+        ";
+    let yaml = header(&server, "") + "tasks:\n" + &indent(&unindent(tasks), 2);
+    let labels = r#"{"task": "a", "grader": "llm", "verdict": "pass", "labeller": "ana", "date": "2026-11-27"}"#;
+    let t = Test::new().write("evalgate.yaml", &yaml).write("labels.jsonl", labels);
+    let (code, _, stderr) = evalgate(&t, &["run", "-j", "1", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let c: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    let probes = &c["judges"][0]["probes"];
+    assert_eq!(probes["items"], 4, "{probes}");
+    // Reversed, the rubric's met criterion moves: both of its verdicts flip.
+    assert_eq!(probes["position"], json!({"compared": 2, "flips": 2, "flip_rate": 1.0}), "{probes}");
+    // Padded, the two failed `llm` answers pass (the rubric's two criteria hold).
+    assert_eq!(probes["verbosity"], json!({"compared": 5, "flips": 2, "flip_rate": 0.4}), "{probes}");
+    // The expected text echoed: the two failed answers pass (the rubric has no reference).
+    assert_eq!(probes["reference_leak"], json!({"compared": 3, "flips": 2, "flip_rate": 0.666666667}), "{probes}");
+    assert!(
+        stdout.contains("bias probes on 4 outputs (flips): position 2 of 2, verbosity 2 of 5, reference leak 2 of 3"),
+        "{stdout}"
+    );
+
+    // `--probes 0`: none asked.
+    let (code, _, _) = evalgate(
+        &t,
+        &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl", "--probes", "0", "-o", "none.json"],
+    );
+    assert_eq!(code, 0);
+    let none: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("none.json")).unwrap()).unwrap();
+    assert!(none["judges"][0].get("probes").is_none());
+}
+
+#[test]
+fn an_unreadable_calibration_file_is_located_invalid_input() {
+    let server = stand_in();
+    let t = Test::new().write("judge-calibration.json", "{not json");
+    std::fs::write(t.path().join("gate.yaml"), gate_suite(&server, ", calibration: {min_kappa: 0.7}")).unwrap();
+    let (code, stdout, stderr) = evalgate(&t, &["run", "gate.yaml"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("gate.yaml:5:") && stderr.contains(": judge.calibration: "), "located: {stderr}");
+    assert!(stderr.contains("judge-calibration.json is not a judge calibration file"), "{stderr}");
+    std::fs::write(t.path().join("gate.yaml"), gate_suite(&server, ", calibration: {min_kappa: 2}")).unwrap();
+    let (code, _, stderr) = evalgate(&t, &["run", "gate.yaml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("min_kappa is a κ, from -1 to 1; got 2"), "{stderr}");
+}
