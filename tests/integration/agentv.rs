@@ -261,7 +261,7 @@ tests:
 "#;
 
 #[test]
-fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error() {
+fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_scores_0_as_in_agentv() {
     let suite = "
         evalgate: 1
         suite: payload
@@ -283,9 +283,16 @@ fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error
     let failed: Vec<&Value> =
         payload["evidence"].as_array().map(|a| a.iter().filter(|c| c["passed"] != true).collect()).unwrap_or_default();
     assert_eq!((payload["status"].as_str(), failed.len()), (Some("passed"), 0), "{payload:#}");
-    // AgentV: a code grader exiting non-zero with JSON on stdout failed; it is not graded.
-    assert_eq!(graders[1]["status"], "error", "{:#}", graders[1]);
-    assert!(graders[1]["reason"].as_str().unwrap().contains("exit 1"), "{:#}", graders[1]);
+    // AgentV: a code grader exiting non-zero with JSON on stdout failed, and a failed grader
+    // scores 0; the test is graded on (half its weight met: below 0.8).
+    assert_eq!(
+        (graders[1]["status"].as_str(), graders[1]["score"].as_f64()),
+        (Some("failed"), Some(0.0)),
+        "{:#}",
+        graders[1]
+    );
+    assert!(graders[1]["reason"].as_str().unwrap().contains("exited with code 1"), "{:#}", graders[1]);
+    assert_eq!((task["status"].as_str(), task["trials"][0]["score"].as_f64()), (Some("failed"), Some(0.5)), "{task:#}");
 }
 
 #[test]
@@ -483,7 +490,7 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
     run.expect_code(2);
     assert!(
         run.stderr
-            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: invalid regular expression"),
+            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: the JavaScript regex /([a/ cannot be matched as AgentV matches it: a class `[` is not closed"),
         "{}",
         run.stderr
     );

@@ -74,18 +74,20 @@ impl Converter<'_> {
             "contains-any" | "icontains-any" => {
                 (list().map(|v| json!({"type": "contains", "any": v, "ignore_case": ignore_case})), &["value"])
             }
-            "contains-all" | "icontains-all" => {
-                (list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case})), &["value"])
-            }
+            "contains-all" | "icontains-all" => (
+                list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case, "agentv": true})),
+                &["value"],
+            ),
             "starts-with" => (text().map(|v| json!({"type": "starts_with", "value": v})), &["value"]),
             "ends-with" => (text().map(|v| json!({"type": "ends_with", "value": v})), &["value"]),
             "equals" => (text().map(|v| json!({"type": "equals", "value": v})), &["value"]),
             "regex" => {
-                let flags = a.get("flags").and_then(Value::as_str).unwrap_or_default();
-                let pattern = value
-                    .and_then(Value::as_str)
-                    .map(|p| if flags.contains('i') { format!("(?i){p}") } else { p.to_owned() });
-                (pattern.map(|p| json!({"type": "regex", "pattern": p})), &["value", "flags"])
+                let mut g =
+                    value.and_then(Value::as_str).map(|p| json!({"type": "regex", "pattern": p, "agentv": true}));
+                if let (Some(g), Some(flags)) = (g.as_mut(), a.get("flags").and_then(Value::as_str)) {
+                    g["flags"] = json!(flags);
+                }
+                (g, &["value", "flags"])
             }
             "is-json" => (Some(json!({"type": "json_schema", "schema": {}})), &[]),
             // Keys AgentV does not know are the grader's `config`: none is left over.
@@ -326,7 +328,7 @@ impl Converter<'_> {
             "metadata": t.metadata,
             "config": if config.is_empty() { Value::Null } else { snake_case_deep(Value::Object(config)) },
         });
-        let mut grader = json!({"type": "command", "run": run, "context": context});
+        let mut grader = json!({"type": "command", "run": run, "context": context, "agentv": true});
         if !dir.as_os_str().is_empty() {
             grader["workdir"] = json!(dir);
         }
