@@ -335,19 +335,37 @@ impl Converter<'_> {
         Some(grader)
     }
 
-    /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly.
+    /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly, as
+    /// AgentV 4.42.4 scores it (an `agentv` `tool_sequence`).
     pub(super) fn trajectory(&mut self, a: &Value, at: &str) -> Option<Value> {
-        let mode = a.get("mode").and_then(Value::as_str).unwrap_or("any_order");
+        // AgentV skips (drops with a warning) a trajectory without a mode, or in any_order
+        // without minimums: refused here rather than graded without it.
+        let Some(mode) = a.get("mode").and_then(Value::as_str) else {
+            self.problems.push((
+                at.to_owned(),
+                "a `tool-trajectory` without `mode` is skipped by AgentV 4.42.4 (the test is graded without it); give `mode` or remove it".into(),
+            ));
+            return None;
+        };
         let expected = a.get("expected").and_then(Value::as_array);
         if let Some(minimums) = a.get("minimums").and_then(Value::as_object) {
             if mode != "any_order" {
                 self.problems.push((format!("{at}/minimums"), "`minimums` go with `mode: any_order`".into()));
                 return None;
             }
-            // One `tool_called` per tool (a list: they share the assertion's weight, so the
-            // score is the share of tools that met their minimum, as in AgentV).
-            let graders = minimums.iter().map(|(tool, n)| json!({"type": "tool_called", "tool": tool, "min": n}));
-            return Some(Value::Array(graders.collect()));
+            // One grader: its score is the share of tools that met their minimum, as in
+            // AgentV, so `required` gates that share, not each tool.
+            let tools = minimums.iter().map(|(tool, n)| json!({"tool": tool, "min": n}));
+            return Some(
+                json!({"type": "tool_sequence", "order": "any_order", "tools": tools.collect::<Vec<_>>(), "agentv": true}),
+            );
+        }
+        if mode == "any_order" {
+            self.problems.push((
+                format!("{at}/minimums"),
+                "a `tool-trajectory` in `any_order` without `minimums` is skipped by AgentV 4.42.4 (the test is graded without it)".into(),
+            ));
+            return None;
         }
         let Some(expected) = expected else {
             self.problems.push((at.to_owned(), "a `tool-trajectory` needs `minimums` or `expected`".into()));
@@ -356,11 +374,10 @@ impl Converter<'_> {
         let order = match mode {
             "in_order" => "in_order",
             "exact" => "exact",
-            "any_order" => "any_order",
             other => {
                 self.problems.push((
                     format!("{at}/mode"),
-                    format!("mode `{other}` is not supported (any_order, in_order, exact)"),
+                    format!("mode `{other}` is not supported (any_order, in_order, exact; AgentV's subset and superset are not)"),
                 ));
                 return None;
             }
@@ -374,7 +391,7 @@ impl Converter<'_> {
             if e.get("args_match").or_else(|| e.get("argsMatch")).is_some() {
                 self.problems.push((
                     format!("{item_at}/args_match"),
-                    "`args_match` is not supported (arguments match as a subset)".into(),
+                    "`args_match` is not supported (arguments must equal the call's, AgentV's default)".into(),
                 ));
             }
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
@@ -383,6 +400,6 @@ impl Converter<'_> {
                 _ => tools.push(json!(tool)),
             }
         }
-        Some(json!({"type": "tool_sequence", "order": order, "tools": tools}))
+        Some(json!({"type": "tool_sequence", "order": order, "tools": tools, "agentv": true}))
     }
 }
