@@ -31,6 +31,23 @@ fn judge() -> Server {
     Server::start(|r| {
         let b: Value = serde_json::from_str(&r.body).unwrap();
         let user = b["messages"][1]["content"].as_str().unwrap();
+        // AgentV's freeform grader: one score on its criteria.
+        if let Some(rest) = user.split("[[ ## criteria ## ]]\n").nth(1) {
+            let criteria = rest.split("\n\n[[ ## question ## ]]").next().unwrap();
+            let answer_text = user.rsplit("[[ ## answer ## ]]\n").next().unwrap();
+            let wanted = criteria.split('`').nth(1).unwrap_or("\u{0}");
+            let score = if answer_text.contains(wanted) { 1.0 } else { 0.0 };
+            return (
+                200,
+                answer(
+                    None,
+                    &[(
+                        "record_verdict",
+                        &json!({"score": score, "reason": format!("looked for {wanted}")}).to_string(),
+                    )],
+                ),
+            );
+        }
         let answer_text = user.split("The system's answer:\n").nth(1).unwrap().split("\n\n").next().unwrap().to_owned();
         let criteria = user.rsplit("Criteria:\n").next().unwrap();
         let verdicts: Vec<Value> = criteria

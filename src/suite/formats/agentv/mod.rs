@@ -195,7 +195,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         metadata: doc.get("metadata").and_then(Value::as_object),
     };
 
-    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false, threshold, test: TestData::default() };
+    let dir = cx.file.parent().unwrap_or(std::path::Path::new(""));
+    let mut cv = Converter { rel_dir: &cx.rel_dir, dir, problems, judged: false, threshold, test: TestData::default() };
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -326,6 +327,7 @@ impl Shared<'_> {
         };
         TestData {
             criteria: criteria.unwrap_or_default().to_owned(),
+            reference: t.get("expected_output").map(expected_text),
             input: snake_case_deep(Value::Array(input)),
             expected_output: snake_case_deep(
                 t.get("expected_output").map_or(json!([]), |e| json!(expected_messages(e))),
@@ -375,13 +377,7 @@ impl Shared<'_> {
 /// `criteria`, else against `expected_output`.
 fn implicit_judge(criteria: Option<&str>, expected: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
     match (criteria, expected) {
-        (Some(c), _) => {
-            let mut judge = cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria");
-            if let Some(e) = expected {
-                judge["reference"] = json!(literal(e));
-            }
-            Some(judge)
-        }
+        (Some(c), _) => Some(cv.freeform(c, None, "criteria")),
         (None, Some(e)) => {
             cv.judged = true;
             Some(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}))
