@@ -513,3 +513,33 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
     );
     assert!(!run.stderr.contains("tasks[1]"), "no key the user never wrote: {}", run.stderr);
 }
+
+/// A `file` content block reaches a command agent as AgentV's `cli` target gets it, a
+/// reference to the file by its absolute path; a missing file is refused at its block.
+#[test]
+fn a_file_content_block_is_a_reference_to_the_file_and_a_missing_one_is_refused() {
+    let eval = "
+        tests:
+          - id: policy
+            criteria: Cites the policy
+            input:
+              - role: user
+                content: [{type: text, value: Summarise}, {type: file, value: docs/policy.md}]
+        ";
+    let run = Test::new()
+        .file("docs/policy.md", "Refunds within 30 days.\n")
+        .file("e.eval.yaml", eval)
+        .args(&["convert", "e.eval.yaml"])
+        .run();
+    run.expect_code(0);
+    let path = run.dir.join("docs/policy.md");
+    let reference = format!("Summarise\n    <file: path=\"{}\">", path.display());
+    assert!(run.stdout.contains(&reference), "{}", run.stdout);
+    let missing = convert(eval);
+    missing.expect_code(2);
+    assert!(
+        missing.stderr.contains("/tests/0/input/0/content: cannot read the file `docs/policy.md`"),
+        "{}",
+        missing.stderr
+    );
+}

@@ -158,6 +158,7 @@ struct Shared<'d> {
     assertions: Option<&'d Vec<Value>>,
     assertions_at: &'static str,
     metadata: Option<&'d Map<String, Value>>,
+    files: Files<'d>,
 }
 
 fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
@@ -184,6 +185,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         .unwrap_or(THRESHOLD);
     let (assertions_at, assertions) =
         spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
+    let dir = cx.file.parent().unwrap_or(std::path::Path::new(""));
     let shared = Shared {
         doc,
         agent: cx.agent.unwrap_or("agent"),
@@ -193,9 +195,9 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         assertions: assertions.as_array(),
         assertions_at,
         metadata: doc.get("metadata").and_then(Value::as_object),
+        files: Files { dir, embed: cx.model_agent },
     };
 
-    let dir = cx.file.parent().unwrap_or(std::path::Path::new(""));
     let mut cv = Converter { rel_dir: &cx.rel_dir, dir, problems, judged: false, threshold, test: TestData::default() };
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
@@ -300,11 +302,11 @@ impl Shared<'_> {
     /// The task's `prompt` (one user message) or `messages`: the shared input, then the test's.
     fn input(&self, task: &mut Value, shared_input: Option<&Value>, t: &Value, at: &str, cv: &mut Converter) {
         let mut input = match shared_input {
-            Some(i) => messages(i, "/input", &mut cv.problems),
+            Some(i) => messages(i, "/input", &self.files, &mut cv.problems),
             None => Vec::new(),
         };
         match t.get("input") {
-            Some(i) => input.extend(messages(i, &format!("{at}/input"), &mut cv.problems)),
+            Some(i) => input.extend(messages(i, &format!("{at}/input"), &self.files, &mut cv.problems)),
             None => cv.problems.push((format!("{at}/input"), "a test needs `input`".into())),
         }
         let text = |m: &Value| literal(m["content"].as_str().unwrap_or_default());
@@ -489,7 +491,7 @@ fn spelled<'v>(v: &'v Value, pointers: &[&'static str]) -> Option<(&'static str,
 }
 
 /// `input` as messages `{role, content}`, the content as plain text (not yet a template).
-fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
+fn messages(input: &Value, at: &str, files: &Files, problems: &mut Problems) -> Vec<Value> {
     let one = |role: &str, content: &str| json!({"role": role, "content": content});
     match input {
         Value::String(s) => vec![one("user", s)],
@@ -498,7 +500,7 @@ fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
             .enumerate()
             .filter_map(|(i, m)| {
                 let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-                match content_text(m.get("content").unwrap_or(&Value::Null)) {
+                match content_text(m.get("content").unwrap_or(&Value::Null), Some(files)) {
                     Ok(text) => Some(one(role, &text)),
                     Err(e) => {
                         problems.push((format!("{at}/{i}/content"), e));
@@ -507,24 +509,48 @@ fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
                 }
             })
             .collect(),
-        Value::Object(o) if o.contains_key("role") => messages(&Value::Array(vec![input.clone()]), at, problems),
+        Value::Object(o) if o.contains_key("role") => messages(&Value::Array(vec![input.clone()]), at, files, problems),
         // An object without `role` is structured user content.
         other => vec![one("user", &other.to_string())],
     }
 }
 
-/// A message's content: a string, or text blocks (file blocks are not read).
-fn content_text(content: &Value) -> Result<String, String> {
+/// Where `file` content blocks are read from, and how AgentV 4.42.4 shows them
+/// (`formatting/segment-formatter.ts`): a model gets the file embedded,
+/// `<file path="PATH">` … `</file>`; an agent or command (its `cli` target) gets a
+/// reference to it, `<file: path="ABSOLUTE">`.
+pub(super) struct Files<'a> {
+    pub dir: &'a std::path::Path,
+    pub embed: bool,
+}
+
+impl Files<'_> {
+    fn block(&self, path: &str) -> Result<String, String> {
+        let file = self.dir.join(path);
+        // AgentV drops a block whose file is missing (with a warning): refused here instead.
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read the file `{path}`: {e}"))?;
+        Ok(if self.embed {
+            format!("<file path=\"{path}\">\n{}\n</file>", text.replace("\r\n", "\n").trim())
+        } else {
+            format!("<file: path=\"{}\">", file.display())
+        })
+    }
+}
+
+/// A message's content: a string, or text blocks and (with `files`) file blocks.
+fn content_text(content: &Value, files: Option<&Files>) -> Result<String, String> {
     match content {
         Value::String(s) => Ok(s.clone()),
         Value::Array(blocks) => {
             let mut parts = Vec::new();
             for b in blocks {
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => parts.push(
-                        b.get("value").or_else(|| b.get("text")).and_then(Value::as_str).unwrap_or_default().to_owned(),
-                    ),
-                    other => return Err(format!("`{}` content blocks are not supported", other.unwrap_or("untyped"))),
+                let value = b.get("value").or_else(|| b.get("text")).and_then(Value::as_str).unwrap_or_default();
+                match (b.get("type").and_then(Value::as_str), files) {
+                    (Some("text"), _) => parts.push(value.to_owned()),
+                    (Some("file"), Some(files)) => parts.push(files.block(value)?),
+                    (other, _) => {
+                        return Err(format!("`{}` content blocks are not supported", other.unwrap_or("untyped")));
+                    }
                 }
             }
             Ok(parts.join("\n"))
@@ -537,7 +563,7 @@ fn content_text(content: &Value) -> Result<String, String> {
 fn expected_text(expected: &Value) -> String {
     match expected {
         Value::String(s) => s.clone(),
-        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"]).ok()).unwrap_or_default(),
+        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"], None).ok()).unwrap_or_default(),
         other => other.to_string(),
     }
 }
