@@ -538,7 +538,7 @@ fn a_file_content_block_is_a_reference_to_the_file_and_a_missing_one_is_refused(
     let missing = convert(eval);
     missing.expect_code(2);
     assert!(
-        missing.stderr.contains("/tests/0/input/0/content: cannot read the file `docs/policy.md`"),
+        missing.stderr.contains("/tests/0/input/0/content: cannot find the file `docs/policy.md` beside the eval file"),
         "{}",
         missing.stderr
     );

@@ -329,7 +329,11 @@ impl Shared<'_> {
         };
         TestData {
             criteria: criteria.unwrap_or_default().to_owned(),
-            reference: t.get("expected_output").map(expected_text),
+            // AgentV shows the reference to its judge with file blocks embedded.
+            reference: t
+                .get("expected_output")
+                .map(|e| expected_text(e, Some(&Files { dir: self.files.dir, embed: true })))
+                .filter(|r| !r.trim().is_empty()),
             input: snake_case_deep(Value::Array(input)),
             expected_output: snake_case_deep(
                 t.get("expected_output").map_or(json!([]), |e| json!(expected_messages(e))),
@@ -348,7 +352,7 @@ impl Shared<'_> {
         skip_defaults: bool,
         cv: &mut Converter,
     ) -> Vec<Value> {
-        let expected = t.get("expected_output").map(expected_text);
+        let expected = t.get("expected_output").map(|e| expected_text(e, None));
         let own = spelled(t, ASSERTIONS);
         let mut grade = match own {
             Some((key, list)) => match list.as_array() {
@@ -526,14 +530,32 @@ pub(super) struct Files<'a> {
 
 impl Files<'_> {
     fn block(&self, path: &str) -> Result<String, String> {
-        let file = self.dir.join(path);
         // AgentV drops a block whose file is missing (with a warning): refused here instead.
+        let file = self.find(path).ok_or_else(|| {
+            format!("cannot find the file `{path}` beside the eval file or in a directory above it, up to the repository's root")
+        })?;
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read the file `{path}`: {e}"))?;
+        let shown = path.trim_start_matches(['/', '\\']);
         Ok(if self.embed {
-            format!("<file path=\"{path}\">\n{}\n</file>", text.replace("\r\n", "\n").trim())
+            format!("<file path=\"{shown}\">\n{}\n</file>", text.replace("\r\n", "\n").trim())
         } else {
             format!("<file: path=\"{}\">", file.display())
         })
+    }
+
+    /// Where AgentV finds a file (`resolveFileReference`, `buildSearchRoots`): an absolute
+    /// path as it is, then the path (its leading `/` trimmed) from the eval's directory and
+    /// each directory above it, up to the repository's root.
+    fn find(&self, path: &str) -> Option<std::path::PathBuf> {
+        let shown = path.trim_start_matches(['/', '\\']);
+        let absolute = std::path::Path::new(path).is_absolute().then(|| std::path::PathBuf::from(path));
+        let mut above = self.dir.ancestors().scan(false, |past_root, dir| {
+            (!*past_root).then(|| {
+                *past_root = dir.join(".git").exists();
+                dir.join(shown)
+            })
+        });
+        absolute.into_iter().chain(&mut above).find(|p| p.is_file())
     }
 }
 
@@ -560,10 +582,10 @@ fn content_text(content: &Value, files: Option<&Files>) -> Result<String, String
 }
 
 /// `expected_output` as text: a string, the last message's content, or JSON.
-fn expected_text(expected: &Value) -> String {
+fn expected_text(expected: &Value, files: Option<&Files>) -> String {
     match expected {
         Value::String(s) => s.clone(),
-        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"], None).ok()).unwrap_or_default(),
+        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"], files).ok()).unwrap_or_default(),
         other => other.to_string(),
     }
 }
