@@ -9,7 +9,8 @@
 #
 # Each file runs offline against the `scripted` cli target (.agentv/targets.yaml: agent.py
 # answers from answers.json), in a copy of the fixtures outside the repository (AgentV
-# writes run artifacts). A test passes when AgentV reports `execution_status: ok` (its
+# writes run artifacts), with judge.py as the grader target's OpenAI-compatible endpoint
+# (port 18931, .agentv/targets.yaml). A test passes when AgentV reports `execution_status: ok` (its
 # score reached the threshold and no required assertion failed).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -R "$fixtures/." "$work/"
 out="$fixtures/VERDICTS.tsv"
+python3 "$work/judge.py" 18931 &
+judge=$!
+trap 'kill $judge; rm -rf "$work"' EXIT
+export JUDGE_API_KEY=local JUDGE_MODEL=judge
+python3 -c 'import socket, time
+for _ in range(300):
+    try:
+        socket.create_connection(("127.0.0.1", 18931), 1).close(); break
+    except OSError:
+        time.sleep(0.1)'
+
 {
     echo "# AgentV 4.42.4's verdicts on these fixtures, recorded by scripts/agentv-diff-record.sh."
     printf '# file\ttest\tverdict\tscore\n'

@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde_json::{Value, json};
+
 use crate::common::Test;
+use crate::common::server::{Server, answer};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv-diff")
@@ -26,9 +29,34 @@ fn recorded() -> BTreeMap<(String, String), String> {
         .collect()
 }
 
+/// The text of section `name` of AgentV's grader template in `prompt`.
+fn section<'p>(prompt: &'p str, name: &str) -> &'p str {
+    let Some(rest) = prompt.split(&format!("[[ ## {name} ## ]]\n")).nth(1) else { return "" };
+    rest.split("\n\n[[ ## ").next().unwrap_or_default()
+}
+
+/// The judge AgentV's verdicts were recorded with (tests/fixtures/agentv-diff/judge.py):
+/// the criteria's `(score N)` (else 1) when the answer contains the criteria's first
+/// `backticked` text (without one, the reference answer), else 0.
+fn judge() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let prompt = body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (criteria, answer_text) = (section(&prompt, "criteria"), section(&prompt, "answer"));
+        let ticked = criteria.split('`').nth(1).filter(|_| criteria.matches('`').count() >= 2);
+        let wanted = ticked.unwrap_or_else(|| section(&prompt, "reference_answer").trim());
+        let full = criteria.split("(score ").nth(1).and_then(|r| r.split(')').next()?.parse::<f64>().ok());
+        let score = if !wanted.is_empty() && answer_text.contains(wanted) { full.unwrap_or(1.0) } else { 0.0 };
+        (200, answer(None, &[("record_verdict", &json!({"score": score, "reason": ""}).to_string())]))
+    })
+}
+
 /// evalgate's verdict on each test of `file`, imported into a suite whose agent is the
-/// scripted one AgentV ran.
-fn evalgate_verdicts(file: &str) -> BTreeMap<String, String> {
+/// scripted one AgentV ran and whose judge follows the rule AgentV's judge followed.
+fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
     let mut test = Test::new();
     copy_dir(&fixtures(), test.path());
     test = test.suite(&format!(
@@ -37,11 +65,13 @@ fn evalgate_verdicts(file: &str) -> BTreeMap<String, String> {
         suite: agentv-diff
         agents:
           scripted: {{command: [python3, agent.py, '{{prompt}}']}}
+        judge: {{provider: openai, model: judge, base_url: '{url}/v1', api_key_env: JUDGE_KEY}}
         imports:
           - {{format: agentv, path: {file}, agent: scripted}}
-        "
+        ",
+        url = judge.url()
     ));
-    let run = test.args(&["run", "-j", "2"]).run();
+    let run = test.env("JUDGE_KEY", "k").args(&["run", "-j", "2"]).run();
     assert!(run.code == 0 || run.code == 1, "{file}: exit {}\n{}", run.code, run.stderr);
     let results = run.results();
     let tasks = results["tasks"].as_array().unwrap();
@@ -56,8 +86,9 @@ fn evalgate_gives_agentv_s_verdicts_and_never_passes_what_agentv_fails() {
     let mut agree = 0;
     let mut differ = Vec::new();
     let mut false_greens = Vec::new();
+    let judge = judge();
     for file in files {
-        let got = evalgate_verdicts(file);
+        let got = evalgate_verdicts(file, &judge);
         for ((f, id), agentv) in expected.iter().filter(|((f, _), _)| f == file) {
             let evalgate = got.get(id).unwrap_or_else(|| panic!("{f}: evalgate ran no task `{id}`: {got:?}"));
             if evalgate == agentv {
