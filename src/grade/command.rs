@@ -297,6 +297,20 @@ mod tests {
         assert_eq!(g.reason, "1 of 2 assertions failed: b");
     }
 
+    /// AgentV's reading (`code-grader.ts`): a failed grader scores 0, `passed` is not read.
+    #[test]
+    fn agentv_reads_a_failing_exit_as_0_and_passed_alone_as_0() {
+        let g = |stdout: &str, stderr: &str, exit: i32| read_agentv_reply(stdout, stderr, exit);
+        assert_eq!(g(r#"{"score": 1}"#, "", 1).score, 0.0, "JSON and a failing exit: a failed grader");
+        assert_eq!(g("ok", "boom", 2).score, 0.0, "stderr and a failing exit: a failed grader");
+        assert_eq!((g("nope", "", 1).score, g("fine", "", 0).score), (0.0, 1.0), "text: the exit code");
+        assert_eq!(g(r#"{"passed": true}"#, "", 0).score, 0.0);
+        assert_eq!(g(r#"{"score": 1.5}"#, "", 0).score, 1.0, "clamped");
+        let half = g(r#"{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}"#, "", 0);
+        assert_eq!((half.score, half.passed), (0.5, false));
+        assert!(g(r#"{"score": 0.8}"#, "", 0).passed, "AgentV's verdict: 0.8 passes");
+    }
+
     #[test]
     fn passed_form_and_bad_scores() {
         let g = read(json!({"passed": true, "reason": "ok", "checks": []})).unwrap().unwrap();

@@ -457,3 +457,16 @@ fn excerpt_long(text: &str) -> String {
         text.chars().take(ANSWER_LIMIT).collect::<String>() + "…"
     }
 }
+
+#[cfg(test)]
+mod agentv_tests {
+    use super::agentv_template;
+
+    /// One pass, as AgentV's `substituteVariables`: a value's own braces stay as written.
+    #[test]
+    fn the_template_is_filled_once_and_braces_in_values_reach_the_judge() {
+        let vars = [("criteria", "Names `{name}` and {{ output }}"), ("output", "the answer")];
+        let filled = agentv_template("C: {{criteria}}\nA: {{ output }}\nM: {{ metadata }}", &vars);
+        assert_eq!(filled, "C: Names `{name}` and {{ output }}\nA: the answer\nM: {{ metadata }}");
+    }
+}
