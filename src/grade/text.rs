@@ -99,8 +99,9 @@ pub enum TextCheck {
     Equals { value: Needle, ignore_case: bool },
     Contains { values: Vec<Needle>, all: bool, ignore_case: bool, all_or_nothing: bool },
     NotContains { values: Vec<Needle>, ignore_case: bool },
+    /// `written`: the pattern as the suite wrote it, `/…/flags` (a JavaScript one is translated);
     /// `untrimmed`: matched against the output as it is (AgentV), not trimmed.
-    Regex { pattern: Regex, untrimmed: bool },
+    Regex { pattern: Regex, written: String, untrimmed: bool },
     StartsWith { value: Needle, ignore_case: bool },
     EndsWith { value: Needle, ignore_case: bool },
 }
@@ -171,11 +172,15 @@ impl CompileGrader for RawRegex {
                 return None;
             }
             return pattern(cx, &self.pattern, self.ignore_case, &path.key("pattern"))
-                .map(|pattern| TextCheck::Regex { pattern, untrimmed: false });
+                .map(|pattern| TextCheck::Regex { written: format!("/{}/", pattern.as_str()), pattern, untrimmed: false });
         }
         let flags = format!("{}{}", self.flags.unwrap_or_default(), if self.ignore_case { "i" } else { "" });
         match super::js_regex::translate(&self.pattern, &flags) {
-            Ok(rust) => pattern(cx, &rust, false, &path.key("pattern")).map(|pattern| TextCheck::Regex { pattern, untrimmed: true }),
+            Ok(rust) => pattern(cx, &rust, false, &path.key("pattern")).map(|pattern| TextCheck::Regex {
+                pattern,
+                written: format!("/{}/{flags}", self.pattern),
+                untrimmed: true,
+            }),
             Err(why) => {
                 cx.error(&path.key("pattern"), format!("the JavaScript regex /{}/{flags} cannot be matched as AgentV matches it: {why}", self.pattern));
                 None
@@ -291,10 +296,10 @@ impl TextCheck {
             }
             // Trimmed, so `^…$` anchor to the answer rather than to a trailing newline
             // (AgentV: untrimmed, so `^Dear` fails an answer that starts with a newline).
-            TextCheck::Regex { pattern, untrimmed } => Graded::of(
+            TextCheck::Regex { pattern, written, untrimmed } => Graded::of(
                 pattern.is_match(if *untrimmed { output } else { output.trim() }),
-                format!("output matches /{}/", pattern.as_str()),
-                format!("output does not match /{}/: {:?}", pattern.as_str(), shown()),
+                format!("output matches {written}"),
+                format!("output does not match {written}: {:?}", shown()),
             ),
         })
     }
