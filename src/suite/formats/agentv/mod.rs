@@ -332,7 +332,7 @@ impl Shared<'_> {
             // AgentV shows the reference to its judge with file blocks embedded.
             reference: t
                 .get("expected_output")
-                .map(|e| expected_text(e, Some(&Files { dir: self.files.dir, embed: true })))
+                .map(|e| expected_text(e, &Files { dir: self.files.dir, embed: true }))
                 .filter(|r| !r.trim().is_empty()),
             input: snake_case_deep(Value::Array(input)),
             expected_output: snake_case_deep(
@@ -352,7 +352,6 @@ impl Shared<'_> {
         skip_defaults: bool,
         cv: &mut Converter,
     ) -> Vec<Value> {
-        let expected = t.get("expected_output").map(|e| expected_text(e, None));
         let own = spelled(t, ASSERTIONS);
         let mut grade = match own {
             Some((key, list)) => match list.as_array() {
@@ -369,7 +368,7 @@ impl Shared<'_> {
         }
         let inherits = !skip_defaults && self.assertions.is_some();
         if own.is_none() && t.get("rubrics").is_none() && !inherits {
-            grade.extend(implicit_judge(criteria, expected.as_deref(), at, cv));
+            grade.extend(implicit_judge(criteria, at, cv));
         }
         if let (false, Some(list)) = (skip_defaults, self.assertions) {
             // Per test: an LLM or code grader among them gets this test's `criteria`.
@@ -381,14 +380,12 @@ impl Shared<'_> {
 
 /// AgentV's implicit grader for a test without assertions: an LLM judges the answer against
 /// `criteria`, else against `expected_output`.
-fn implicit_judge(criteria: Option<&str>, expected: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
-    match (criteria, expected) {
+fn implicit_judge(criteria: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
+    match (criteria, cv.test.reference.is_some()) {
         (Some(c), _) => Some(cv.freeform(c, None, "criteria")),
-        (None, Some(e)) => {
-            cv.judged = true;
-            Some(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}))
-        }
-        (None, None) => {
+        // AgentV's grader on empty criteria, shown `expected_output` as the reference.
+        (None, true) => Some(cv.freeform("", None, "expected_output")),
+        (None, false) => {
             cv.problems.push((at.to_owned(), "a test needs `criteria`, `expected_output` or `assertions`".into()));
             None
         }
@@ -582,10 +579,12 @@ fn content_text(content: &Value, files: Option<&Files>) -> Result<String, String
 }
 
 /// `expected_output` as text: a string, the last message's content, or JSON.
-fn expected_text(expected: &Value, files: Option<&Files>) -> String {
+fn expected_text(expected: &Value, files: &Files) -> String {
     match expected {
         Value::String(s) => s.clone(),
-        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"], files).ok()).unwrap_or_default(),
+        Value::Array(list) => {
+            list.last().and_then(|m| content_text(&m["content"], Some(files)).ok()).unwrap_or_default()
+        }
         other => other.to_string(),
     }
 }
