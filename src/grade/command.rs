@@ -36,6 +36,11 @@ pub struct RawCommand {
     pub workdir: Option<String>,
     /// More keys for the context on stdin (e.g. a foreign format's `criteria`).
     pub context: Option<Map<String, Value>>,
+    /// AgentV 4.42.4's reading of the reply (set by the AgentV converter): a grader that
+    /// failed (a non-zero exit) scores 0 and grading goes on; `score` or the share of
+    /// `assertions` passed is the score, `passed` alone scores 0.
+    #[serde(default)]
+    pub agentv: bool,
 }
 
 /// A shell string (`sh -c`) or an argv list.
@@ -55,13 +60,14 @@ pub struct CommandCheck {
     timeout: Duration,
     workdir: Option<std::path::PathBuf>,
     context: Map<String, Value>,
+    agentv: bool,
 }
 
 impl CompileGrader for RawCommand {
     type Check = CommandCheck;
 
     fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<CommandCheck> {
-        let RawCommand { run, timeout, env, workdir, context } = self;
+        let RawCommand { run, timeout, env, workdir, context, agentv } = self;
         let command = match run {
             RawCommandLine::Shell(s) => {
                 CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &path.key("run"))?)
@@ -81,6 +87,7 @@ impl CompileGrader for RawCommand {
             timeout: timeout.map_or(DEFAULT_TIMEOUT, |d| d.0),
             workdir: workdir.map(|w| cx.resolve_path(&w)),
             context: context.unwrap_or_default(),
+            agentv,
         })
     }
 }
@@ -100,6 +107,9 @@ impl Grade for CommandCheck {
             return Err(format!("command grader {}", out.describe_end(self.timeout)));
         }
         let stderr = out.stderr.text.trim();
+        if self.agentv && !out.stdout.is_truncated() {
+            return Ok(read_agentv_reply(&out.stdout.text, stderr, out.exit_code.unwrap_or(-1)));
+        }
         if out.exit_code != Some(0) && !stderr.is_empty() {
             return Err(format!("command grader {}: {}", out.describe_end(self.timeout), excerpt_with_last_line(stderr, 200)));
         }
@@ -158,6 +168,44 @@ let stdout = stdout.trim();
     }
     let reason = if stdout.is_empty() { ended.to_owned() } else { excerpt(stdout, 200) };
     Ok(Graded { score: if passed { 1.0 } else { 0.0 }, passed, reason, evidence: None, unobserved: false })
+}
+
+/// AgentV 4.42.4's reading of a code grader's reply (`graders/code-grader.ts`): a non-zero
+/// exit with JSON on stdout or with stderr is a failed grader, which AgentV scores 0; a JSON
+/// object's `score` (clamped to 0..1), else the share of its `assertions` passed, else 0
+/// (`passed` is not read); anything else is judged by the exit code. It passes at AgentV's
+/// default 0.8.
+fn read_agentv_reply(stdout: &str, stderr: &str, exit: i32) -> Graded {
+    let stdout = stdout.trim();
+    let mut evidence = None;
+    let (score, reason) = if exit != 0 && (stdout.starts_with('{') || stdout.starts_with('[') || !stderr.is_empty()) {
+        let said = if stderr.is_empty() { String::new() } else { format!(": {}", excerpt_with_last_line(stderr, 200)) };
+        (0.0, format!("code grader exited with code {exit}{said} (AgentV scores a failed grader 0)"))
+    } else {
+        match serde_json::from_str::<Value>(stdout) {
+            Ok(Value::Object(reply)) => {
+                let assertions: Vec<bool> = match reply.get("assertions") {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .filter(|a| a.get("text").is_some_and(Value::is_string))
+                        .map(|a| a.get("passed").is_some_and(|p| !matches!(p, Value::Bool(false) | Value::Null) && p != 0 && p != ""))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let score = match reply.get("score").and_then(Value::as_f64) {
+                    Some(s) => s.clamp(0.0, 1.0),
+                    None if assertions.is_empty() => 0.0,
+                    None => assertions.iter().filter(|p| **p).count() as f64 / assertions.len() as f64,
+                };
+                evidence = reply.get("assertions").cloned();
+                let why = reply.get("reason").and_then(Value::as_str).map_or_else(|| format!("score {score:.2}"), |r| excerpt(r, 200));
+                (score, why)
+            }
+            _ if exit == 0 => (1.0, if stdout.is_empty() { "exit 0".into() } else { excerpt(stdout, 200) }),
+            _ => (0.0, if stdout.is_empty() { format!("exit {exit}") } else { excerpt(stdout, 200) }),
+        }
+    };
+    Graded { score, passed: score >= 0.8, reason, evidence, unobserved: false }
 }
 
 /// A first or last line that opens a JSON object or array: a verdict meant to be read,
@@ -247,6 +295,20 @@ mod tests {
         assert_eq!(g.score, 0.5);
         assert!(!g.passed);
         assert_eq!(g.reason, "1 of 2 assertions failed: b");
+    }
+
+    /// AgentV's reading (`code-grader.ts`): a failed grader scores 0, `passed` is not read.
+    #[test]
+    fn agentv_reads_a_failing_exit_as_0_and_passed_alone_as_0() {
+        let g = |stdout: &str, stderr: &str, exit: i32| read_agentv_reply(stdout, stderr, exit);
+        assert_eq!(g(r#"{"score": 1}"#, "", 1).score, 0.0, "JSON and a failing exit: a failed grader");
+        assert_eq!(g("ok", "boom", 2).score, 0.0, "stderr and a failing exit: a failed grader");
+        assert_eq!((g("nope", "", 1).score, g("fine", "", 0).score), (0.0, 1.0), "text: the exit code");
+        assert_eq!(g(r#"{"passed": true}"#, "", 0).score, 0.0);
+        assert_eq!(g(r#"{"score": 1.5}"#, "", 0).score, 1.0, "clamped");
+        let half = g(r#"{"assertions": [{"text": "a", "passed": true}, {"text": "b", "passed": false}]}"#, "", 0);
+        assert_eq!((half.score, half.passed), (0.5, false));
+        assert!(g(r#"{"score": 0.8}"#, "", 0).passed, "AgentV's verdict: 0.8 passes");
     }
 
     #[test]

@@ -27,6 +27,14 @@ pub struct RawRubric {
     pub reference: Option<String>,
     /// This grader's judge (default: the suite's `judge`).
     pub judge: Option<RawJudge>,
+    /// AgentV 4.42.4's `llm-grader` (set by the AgentV converter): the judge gives the answer
+    /// one score from 0 to 1 on the criteria, shown the reference answer, and the grader
+    /// passes at 0.8.
+    #[serde(default)]
+    pub agentv: bool,
+    /// With `agentv`: AgentV's grader template, its `{{ criteria }}`, `{{ input }}`,
+    /// `{{ output }}`, `{{ expected_output }}` filled in (default: AgentV's own).
+    pub prompt: Option<String>,
 }
 
 /// An LLM judge checks the answer semantically `contains` or is `exact`ly the expected text.
@@ -65,6 +73,8 @@ pub struct JudgeCheck {
 #[derive(Debug, Clone)]
 enum Question {
     Rubric(Vec<(String, f64)>, Option<Needle>),
+    /// AgentV's freeform score: the criteria, the reference, the template.
+    Score { criteria: String, reference: Option<Needle>, template: Option<String> },
     Contains(Needle),
     Exact(Needle),
 }
@@ -74,6 +84,43 @@ static PASSED_SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
     json!({"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string"}},
         "required": ["passed", "reason"], "additionalProperties": false})
 });
+
+/// AgentV 4.42.4's default grader template (`graders/llm-grader.ts`), word for word.
+const AGENTV_TEMPLATE: &str = "You are an expert grader. Your goal is to grade the answer based on how well it achieves the criteria for the original task.
+
+Use the reference_answer as a gold standard for a high-quality response (if provided). The reference_answer may be a simple text response, or it may contain a sequence of expected agent messages including tool calls. When it contains multiple messages, the last message represents the final expected answer. The answer does not need to match it verbatim, but should capture the key points and follow the same spirit.
+
+Be concise and focused in your evaluation. Provide succinct, specific feedback rather than verbose explanations.
+
+[[ ## criteria ## ]]
+{{criteria}}
+
+[[ ## question ## ]]
+{{input}}
+
+[[ ## reference_answer ## ]]
+{{expected_output}}
+
+[[ ## answer ## ]]
+{{output}}";
+
+/// The verdict of AgentV's freeform grader: a score from 0 to 1.
+static AGENTV_SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"type": "object", "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}, "reason": {"type": "string"}},
+        "required": ["score", "reason"], "additionalProperties": false})
+});
+
+/// AgentV's `substituteVariables`: each `{{ name }}` of `vars` replaced in one pass (a value
+/// is not searched again, so braces in the criteria reach the judge as written); an unknown
+/// name stays as written.
+fn agentv_template(template: &str, vars: &[(&str, &str)]) -> String {
+    static VAR: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}").expect("valid"));
+    VAR.replace_all(template, |c: &regex::Captures| {
+        vars.iter().find(|(name, _)| *name == &c[1]).map_or_else(|| c[0].to_owned(), |(_, v)| (*v).to_owned())
+    })
+    .into_owned()
+}
 
 /// Characters of the agent's output shown to the judge.
 const ANSWER_LIMIT: usize = 20_000;
@@ -92,7 +139,8 @@ impl CompileGrader for RawRubric {
                 RawCriterion::Text(t) => (t, 1.0),
                 RawCriterion::Weighted { criterion, weight } => (criterion, weight),
             };
-            if text.trim().is_empty() || !(weight.is_finite() && weight >= 0.0) {
+            // AgentV fills an absent `criteria` with nothing.
+            if (text.trim().is_empty() && !self.agentv) || !(weight.is_finite() && weight >= 0.0) {
                 cx.error(&path.key("criteria").index(i), "a criterion needs text and a weight of 0 or more");
                 return None;
             }
@@ -106,7 +154,18 @@ impl CompileGrader for RawRubric {
             Some(r) => Some(Needle::compile(cx, &r, &path.key("reference"))?),
             None => None,
         };
-        JudgeCheck::with_judge(cx, path, Some(Question::Rubric(parsed, reference)), self.judge)
+        let question = match (self.agentv, self.prompt) {
+            (true, template) => {
+                let criteria = parsed.into_iter().map(|(c, _)| c).collect::<Vec<_>>().join("\n");
+                Question::Score { criteria, reference, template }
+            }
+            (false, None) => Question::Rubric(parsed, reference),
+            (false, Some(_)) => {
+                cx.error(&path.key("prompt"), "`prompt` (an AgentV grader template) goes with `agentv: true`");
+                return None;
+            }
+        };
+        JudgeCheck::with_judge(cx, path, Some(question), self.judge)
     }
 }
 
@@ -151,8 +210,67 @@ impl JudgeCheck {
 impl Grade for JudgeCheck {
     async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
         let spec = self.judge.as_ref().or(input.judge).ok_or("no judge is configured")?;
+        let (user, schema) = self.ask(input)?;
+        let mut request = ChatRequest {
+            model: spec.model.clone(),
+            system: Some(crate::llm::calibration::JUDGE_SYSTEM.into()),
+            messages: vec![ChatMessage::text(Role::User, user)],
+            tools: vec![ToolDef {
+                name: "record_verdict".into(),
+                description: "Record the verdict.".into(),
+                parameters: schema,
+            }],
+            force_tool: Some("record_verdict".into()),
+            temperature: Some(spec.temperature.unwrap_or(0.0)),
+            max_tokens: spec.max_tokens,
+            seed: spec.seed,
+        };
+        let mut last_error = String::new();
+        for attempt in 0..2 {
+            if attempt == 1 {
+                request.messages.push(ChatMessage::text(
+                    Role::User,
+                    format!("Your previous verdict could not be read ({last_error}). Call record_verdict with the exact schema."),
+                ));
+            }
+            let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
+            judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
+            match self.read_reply(&completion.response.tool_calls, &completion.response.text) {
+                Ok(graded) => return Ok(graded),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(format!("the judge's verdict could not be read twice: {last_error}"))
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        let judge = self.judge.as_ref().map_or(Judge::SuiteDefault, Judge::Own);
+        let templates = match &self.question {
+            Question::Rubric(_, reference) | Question::Score { reference, .. } => {
+                reference.iter().map(Needle::template).collect()
+            }
+            Question::Contains(t) | Question::Exact(t) => vec![t.template()],
+        };
+        Uses { judges: vec![judge], ..Uses::templates(templates) }
+    }
+}
+
+impl JudgeCheck {
+    /// What the judge is asked about the run, and the schema of its verdict.
+    fn ask(&self, input: &GradeInput<'_>) -> Result<(String, Value), String> {
         let answer = excerpt_long(input.output);
         let (task_text, schema) = match &self.question {
+            // AgentV's own words, and nothing of evalgate's around them.
+            Question::Score { criteria, reference, template } => {
+                let reference = reference.as_ref().map(|r| r.render(input.bindings)).transpose()?.unwrap_or_default();
+                let vars = [
+                    ("criteria", criteria.trim()),
+                    ("input", input.bindings.prompt.trim()),
+                    ("output", answer.trim()),
+                    ("expected_output", reference.trim()),
+                ];
+                return Ok((agentv_template(template.as_deref().unwrap_or(AGENTV_TEMPLATE), &vars), AGENTV_SCHEMA.clone()));
+            }
             Question::Rubric(criteria, reference) => {
                 let list: Vec<String> = criteria.iter().enumerate().map(|(i, (c, _))| format!("{i}. {c}")).collect();
                 let reference = match reference {
@@ -190,45 +308,7 @@ impl Grade for JudgeCheck {
             input.bindings.prompt,
             transcript(input)
         );
-        let mut request = ChatRequest {
-            model: spec.model.clone(),
-            system: Some(crate::llm::calibration::JUDGE_SYSTEM.into()),
-            messages: vec![ChatMessage::text(Role::User, user)],
-            tools: vec![ToolDef {
-                name: "record_verdict".into(),
-                description: "Record the verdict.".into(),
-                parameters: schema,
-            }],
-            force_tool: Some("record_verdict".into()),
-            temperature: Some(spec.temperature.unwrap_or(0.0)),
-            max_tokens: spec.max_tokens,
-            seed: spec.seed,
-        };
-        let mut last_error = String::new();
-        for attempt in 0..2 {
-            if attempt == 1 {
-                request.messages.push(ChatMessage::text(
-                    Role::User,
-                    format!("Your previous verdict could not be read ({last_error}). Call record_verdict with the exact schema."),
-                ));
-            }
-            let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
-            judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
-            match self.read_reply(&completion.response.tool_calls, &completion.response.text) {
-                Ok(graded) => return Ok(graded),
-                Err(e) => last_error = e,
-            }
-        }
-        Err(format!("the judge's verdict could not be read twice: {last_error}"))
-    }
-
-    fn uses(&self) -> Uses<'_> {
-        let judge = self.judge.as_ref().map_or(Judge::SuiteDefault, Judge::Own);
-        let templates = match &self.question {
-            Question::Rubric(_, reference) => reference.iter().map(Needle::template).collect(),
-            Question::Contains(t) | Question::Exact(t) => vec![t.template()],
-        };
-        Uses { judges: vec![judge], ..Uses::templates(templates) }
+        Ok((user, schema))
     }
 }
 
@@ -249,7 +329,9 @@ impl JudgeCheck {
     /// The reference answer or the expected text, rendered (the reference-leak probe).
     pub fn reference(&self, bindings: &crate::template::Bindings) -> Option<String> {
         match &self.question {
-            Question::Rubric(_, reference) => reference.as_ref()?.render(bindings).ok(),
+            Question::Rubric(_, reference) | Question::Score { reference, .. } => {
+                reference.as_ref()?.render(bindings).ok()
+            }
             Question::Contains(t) | Question::Exact(t) => t.render(bindings).ok(),
         }
     }
@@ -264,11 +346,11 @@ impl JudgeCheck {
         }
     }
 
-    /// A rubric's criteria (none for an `llm` grader).
+    /// A rubric's criteria (none for an `llm` grader or AgentV's one score).
     pub fn criteria(&self) -> Vec<String> {
         match &self.question {
             Question::Rubric(criteria, _) => criteria.iter().map(|(c, _)| c.clone()).collect(),
-            Question::Contains(_) | Question::Exact(_) => Vec::new(),
+            Question::Contains(_) | Question::Exact(_) | Question::Score { .. } => Vec::new(),
         }
     }
 
@@ -356,6 +438,16 @@ impl JudgeCheck {
                     unobserved: false,
                 })
             }
+            Question::Score { .. } => {
+                only_keys(v, "the verdict", &["score", "reason"])?;
+                let score = v.get("score").and_then(Value::as_f64).ok_or("no numeric `score`")?;
+                if !(0.0..=1.0).contains(&score) {
+                    return Err(format!("score {score} is outside 0..1"));
+                }
+                let reason = v.get("reason").and_then(Value::as_str).unwrap_or_default();
+                // AgentV's verdict: a score of 0.8 passes.
+                Ok(Graded { score, passed: score >= 0.8, reason: excerpt(reason, 200), evidence: None, unobserved: false })
+            }
             Question::Contains(_) | Question::Exact(_) => {
                 only_keys(v, "the verdict", &["passed", "reason"])?;
                 let passed = v.get("passed").and_then(Value::as_bool).ok_or("no boolean `passed`")?;
@@ -405,5 +497,18 @@ fn excerpt_long(text: &str) -> String {
         text.to_owned()
     } else {
         text.chars().take(ANSWER_LIMIT).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod agentv_tests {
+    use super::agentv_template;
+
+    /// One pass, as AgentV's `substituteVariables`: a value's own braces stay as written.
+    #[test]
+    fn the_template_is_filled_once_and_braces_in_values_reach_the_judge() {
+        let vars = [("criteria", "Names `{name}` and {{ output }}"), ("output", "the answer")];
+        let filled = agentv_template("C: {{criteria}}\nA: {{ output }}\nM: {{ metadata }}", &vars);
+        assert_eq!(filled, "C: Names `{name}` and {{ output }}\nA: the answer\nM: {{ metadata }}");
     }
 }

@@ -4,6 +4,7 @@
 mod command_context;
 mod grader;
 mod input;
+mod js_regex;
 mod kind;
 mod needle;
 mod registry;

@@ -35,6 +35,10 @@ pub struct RawContains {
     /// Compare without regard to case.
     #[serde(default)]
     pub ignore_case: bool,
+    /// AgentV 4.42.4's semantics (set by the AgentV converter): `all` scores 0 unless every
+    /// text appears.
+    #[serde(default)]
+    pub agentv: bool,
 }
 
 /// The output contains neither `value` nor any of `any`.
@@ -59,6 +63,13 @@ pub struct RawRegex {
     /// Match without regard to case.
     #[serde(default)]
     pub ignore_case: bool,
+    /// AgentV 4.42.4's semantics (set by the AgentV converter): `pattern` is a JavaScript
+    /// regex with JavaScript's `flags`, matched against the untrimmed output; what Rust
+    /// cannot match as JavaScript does (back-references, look-around) is refused.
+    #[serde(default)]
+    pub agentv: bool,
+    /// JavaScript `RegExp` flags (`i`, `m`, `s`, `u`, `y`, `g`, `d`), with `agentv`.
+    pub flags: Option<String>,
 }
 
 /// The output (leading whitespace ignored) starts with `value`.
@@ -86,9 +97,11 @@ pub struct RawEndsWith {
 #[derive(Debug)]
 pub enum TextCheck {
     Equals { value: Needle, ignore_case: bool },
-    Contains { values: Vec<Needle>, all: bool, ignore_case: bool },
+    Contains { values: Vec<Needle>, all: bool, ignore_case: bool, all_or_nothing: bool },
     NotContains { values: Vec<Needle>, ignore_case: bool },
-    Regex { pattern: Regex },
+    /// `written`: the pattern as the suite wrote it, `/…/flags` (a JavaScript one is translated);
+    /// `untrimmed`: matched against the output as it is (AgentV), not trimmed.
+    Regex { pattern: Regex, written: String, untrimmed: bool },
     StartsWith { value: Needle, ignore_case: bool },
     EndsWith { value: Needle, ignore_case: bool },
 }
@@ -131,7 +144,7 @@ impl CompileGrader for RawContains {
             }
         };
         let values = values(cx, key, &list, path)?;
-        Some(TextCheck::Contains { values, all: is_all, ignore_case: self.ignore_case })
+        Some(TextCheck::Contains { values, all: is_all, ignore_case: self.ignore_case, all_or_nothing: self.agentv })
     }
 }
 
@@ -153,8 +166,26 @@ impl CompileGrader for RawNotContains {
 impl CompileGrader for RawRegex {
     type Check = TextCheck;
     fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<TextCheck> {
-        pattern(cx, &self.pattern, self.ignore_case, &path.key("pattern"))
-            .map(|pattern| TextCheck::Regex { pattern })
+        if !self.agentv {
+            if self.flags.is_some() {
+                cx.error(&path.key("flags"), "`flags` (JavaScript regex flags) go with `agentv: true`; write `ignore_case` or inline flags such as `(?m)`");
+                return None;
+            }
+            return pattern(cx, &self.pattern, self.ignore_case, &path.key("pattern"))
+                .map(|pattern| TextCheck::Regex { written: format!("/{}/", pattern.as_str()), pattern, untrimmed: false });
+        }
+        let flags = format!("{}{}", self.flags.unwrap_or_default(), if self.ignore_case { "i" } else { "" });
+        match super::js_regex::translate(&self.pattern, &flags) {
+            Ok(rust) => pattern(cx, &rust, false, &path.key("pattern")).map(|pattern| TextCheck::Regex {
+                pattern,
+                written: format!("/{}/{flags}", self.pattern),
+                untrimmed: true,
+            }),
+            Err(why) => {
+                cx.error(&path.key("pattern"), format!("the JavaScript regex /{}/{flags} cannot be matched as AgentV matches it: {why}", self.pattern));
+                None
+            }
+        }
     }
 }
 
@@ -179,7 +210,7 @@ impl Grade for TextCheck {
             TextCheck::StartsWith { .. } => OutputRead::Start,
             TextCheck::Contains { .. } => OutputRead::Find,
             // A match at the end of what was kept (`done$`) may not be one at the real end.
-            TextCheck::Regex { pattern } if !["$", "\\z", "\\Z"].iter().any(|end| pattern.as_str().contains(end)) => {
+            TextCheck::Regex { pattern, .. } if !["$", "\\z", "\\Z"].iter().any(|end| pattern.as_str().contains(end)) => {
                 OutputRead::Find
             }
             TextCheck::NotContains { .. } => OutputRead::Absence,
@@ -227,13 +258,17 @@ impl TextCheck {
                     format!("expected the output to end with {expected:?}, got {:?}", shown()),
                 )
             }
-            TextCheck::Contains { values, all, ignore_case } => {
+            TextCheck::Contains { values, all, ignore_case, all_or_nothing } => {
                 let haystack = fold(output, *ignore_case);
                 let rendered = render_all(values)?;
                 let (found, missing): (Vec<&String>, Vec<&String>) =
                     rendered.iter().partition(|v| haystack.contains(&fold(v, *ignore_case)));
                 if *all {
-                    let score = found.len() as f64 / rendered.len().max(1) as f64;
+                    let score = match all_or_nothing {
+                        true if missing.is_empty() => 1.0,
+                        true => 0.0,
+                        false => found.len() as f64 / rendered.len().max(1) as f64,
+                    };
                     let reason = if missing.is_empty() {
                         format!("output contains {}", list(&found))
                     } else {
@@ -259,11 +294,12 @@ impl TextCheck {
                     format!("output contains {}", list(&present)),
                 )
             }
-            // Trimmed, so `^…$` anchor to the answer rather than to a trailing newline.
-            TextCheck::Regex { pattern } => Graded::of(
-                pattern.is_match(output.trim()),
-                format!("output matches /{}/", pattern.as_str()),
-                format!("output does not match /{}/: {:?}", pattern.as_str(), shown()),
+            // Trimmed, so `^…$` anchor to the answer rather than to a trailing newline
+            // (AgentV: untrimmed, so `^Dear` fails an answer that starts with a newline).
+            TextCheck::Regex { pattern, written, untrimmed } => Graded::of(
+                pattern.is_match(if *untrimmed { output } else { output.trim() }),
+                format!("output matches {written}"),
+                format!("output does not match {written}: {:?}", shown()),
             ),
         })
     }

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
-use crate::json::is_subset;
+use crate::json::{is_subset, json_eq};
 use crate::source::{KeyPath, ValidateCx};
 use crate::trace::ToolCall;
 use crate::uses::Uses;
@@ -54,6 +54,12 @@ pub struct RawToolSequence {
     /// in_order (default) | exact | any_order
     #[serde(default)]
     pub order: SequenceOrder,
+    /// AgentV 4.42.4's `tool-trajectory` (set by the AgentV converter): the score is the
+    /// share of expected calls matched (in_order: found in order; exact: at their position,
+    /// so extra calls at the end still score 1; any_order: tools called at least `min`
+    /// times), arguments must equal the call's exactly, and it passes at 0.8.
+    #[serde(default)]
+    pub agentv: bool,
 }
 
 /// The number of tool calls (of `tool`, of any of `tools`, or of all tools) is within
@@ -100,6 +106,8 @@ pub enum RawToolRef {
         pattern: Option<String>,
         /// A subset of the call's arguments.
         arguments: Option<serde_json::Value>,
+        /// In an `any_order` sequence: the fewest calls (default 1).
+        min: Option<u32>,
     },
 }
 
@@ -112,6 +120,8 @@ pub struct ToolRef {
     pub server: Option<String>,
     pub pattern: Option<Regex>,
     pub arguments: Option<Value>,
+    /// The fewest calls, in an `any_order` sequence.
+    pub min: Option<u32>,
 }
 
 impl ToolRef {
@@ -136,19 +146,24 @@ impl ToolRef {
             Some(p) => Some(cx.regex(&path.key("pattern"), &p, false)?),
             None => None,
         };
-        Some(ToolRef { tool, server, pattern, arguments })
+        Some(ToolRef { tool, server, pattern, arguments, min: None })
     }
 
     fn from_raw(cx: &mut ValidateCx, path: &KeyPath, raw: RawToolRef) -> Option<Self> {
         match raw {
             RawToolRef::Name(tool) => Some(ToolRef::named(tool)),
-            RawToolRef::Spec { tool, server, pattern, arguments } => {
-                ToolRef::from_parts(cx, path, tool, server, pattern, arguments)
+            RawToolRef::Spec { tool, server, pattern, arguments, min } => {
+                ToolRef::from_parts(cx, path, tool, server, pattern, arguments).map(|t| ToolRef { min, ..t })
             }
         }
     }
 
     fn matches(&self, call: &ToolCall) -> bool {
+        self.names(call) && self.arguments.as_ref().is_none_or(|a| is_subset(a, &call.arguments))
+    }
+
+    /// Whether it names the call's tool, whatever the arguments.
+    fn names(&self, call: &ToolCall) -> bool {
         // A call recorded as `server.name` without a server still belongs to that server.
         let (server, name) = match (&call.server, call.name.split_once('.')) {
             (Some(s), _) => (Some(s.as_str()), call.name.as_str()),
@@ -158,7 +173,11 @@ impl ToolRef {
         self.tool.as_deref().is_none_or(|t| call.is(t))
             && self.server.as_deref().is_none_or(|s| server == Some(s))
             && self.pattern.as_ref().is_none_or(|p| p.is_match(name))
-            && self.arguments.as_ref().is_none_or(|a| is_subset(a, &call.arguments))
+    }
+
+    /// AgentV's match: the tool, and arguments equal to the call's (`deepEqual`).
+    fn matches_exactly(&self, call: &ToolCall) -> bool {
+        self.names(call) && self.arguments.as_ref().is_none_or(|a| json_eq(a, &call.arguments))
     }
 
     /// The tool it names, as `(server, tool)` (see [`Uses::tool_names`]); none for a
@@ -200,6 +219,7 @@ pub enum ToolCheck {
     Sequence {
         tools: Vec<ToolRef>,
         order: SequenceOrder,
+        agentv: bool,
     },
     /// Calls of any of `tools` (all calls when empty).
     Count {
@@ -262,7 +282,14 @@ impl CompileGrader for RawToolSequence {
             cx.error(&path.key("tools"), "the sequence is empty");
             return None;
         }
-        Some(ToolCheck::Sequence { tools: list(cx, path, "tools", self.tools)?, order: self.order })
+        let tools = list(cx, path, "tools", self.tools)?;
+        if self.order != SequenceOrder::AnyOrder
+            && let Some(i) = tools.iter().position(|t| t.min.is_some())
+        {
+            cx.error(&path.key("tools").index(i).key("min"), "`min` goes with `order: any_order`");
+            return None;
+        }
+        Some(ToolCheck::Sequence { tools, order: self.order, agentv: self.agentv })
     }
 }
 
@@ -285,6 +312,10 @@ impl CompileGrader for RawToolCalls {
             (None, Some(ts)) => list(cx, path, "tools", ts)?,
             (None, None) => Vec::new(),
         };
+        if let Some(i) = tools.iter().position(|t| t.min.is_some()) {
+            cx.error(&path.key("tools").index(i).key("min"), "`min` goes with a `tool_sequence` in `any_order`");
+            return None;
+        }
         bounds(cx, path, min, max).then_some(ToolCheck::Count { tools, min, max, unique })
     }
 }
@@ -318,6 +349,27 @@ impl Grade for ToolCheck {
     }
 }
 
+/// The share of `tools` AgentV 4.42.4's `tool-trajectory` finds matched
+/// (`graders/tool-trajectory.ts`): in order, a call of the expected tool with other
+/// arguments is used up and misses; exactly, position by position over the expected ones.
+fn agentv_share(tools: &[ToolRef], order: SequenceOrder, calls: &[ToolCall]) -> f64 {
+    let hits = match order {
+        SequenceOrder::AnyOrder => tools
+            .iter()
+            .filter(|t| calls.iter().filter(|c| t.names(c)).count() as u32 >= t.min.unwrap_or(1))
+            .count(),
+        SequenceOrder::Exact => tools.iter().zip(calls).filter(|(t, c)| t.matches_exactly(c)).count(),
+        SequenceOrder::InOrder => {
+            let mut rest = calls.iter();
+            tools
+                .iter()
+                .filter(|t| rest.find(|c| t.names(c)).is_some_and(|c| t.matches_exactly(c)))
+                .count()
+        }
+    };
+    hits as f64 / tools.len().max(1) as f64
+}
+
 impl ToolCheck {
     fn verdict(&self, calls: &[ToolCall]) -> Graded {
         let names = || calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
@@ -346,7 +398,18 @@ impl ToolCheck {
                     format!("{} was called {n} time(s)", tool.label()),
                 )
             }
-            ToolCheck::Sequence { tools, order } => {
+            ToolCheck::Sequence { tools, order, agentv: true } => {
+                let expected = tools.iter().map(ToolRef::label).collect::<Vec<_>>().join(" → ");
+                let score = agentv_share(tools, *order, calls);
+                Graded {
+                    score,
+                    passed: score >= 0.8,
+                    reason: format!("{:.0}% of {expected} matched ({order:?}); {}", score * 100.0, called()),
+                    evidence: None,
+                    unobserved: false,
+                }
+            }
+            ToolCheck::Sequence { tools, order, agentv: false } => {
                 let expected = tools.iter().map(ToolRef::label).collect::<Vec<_>>().join(" → ");
                 let ok = match order {
                     SequenceOrder::Exact => {
@@ -356,7 +419,9 @@ impl ToolCheck {
                         let mut rest = calls.iter();
                         tools.iter().all(|t| rest.any(|c| t.matches(c)))
                     }
-                    SequenceOrder::AnyOrder => tools.iter().all(|t| calls.iter().any(|c| t.matches(c))),
+                    SequenceOrder::AnyOrder => tools
+                        .iter()
+                        .all(|t| calls.iter().filter(|c| t.matches(c)).count() as u32 >= t.min.unwrap_or(1)),
                 };
                 Graded::of(
                     ok,

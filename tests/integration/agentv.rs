@@ -31,6 +31,23 @@ fn judge() -> Server {
     Server::start(|r| {
         let b: Value = serde_json::from_str(&r.body).unwrap();
         let user = b["messages"][1]["content"].as_str().unwrap();
+        // AgentV's freeform grader: one score on its criteria.
+        if let Some(rest) = user.split("[[ ## criteria ## ]]\n").nth(1) {
+            let criteria = rest.split("\n\n[[ ## question ## ]]").next().unwrap();
+            let answer_text = user.rsplit("[[ ## answer ## ]]\n").next().unwrap();
+            let wanted = criteria.split('`').nth(1).unwrap_or("\u{0}");
+            let score = if answer_text.contains(wanted) { 1.0 } else { 0.0 };
+            return (
+                200,
+                answer(
+                    None,
+                    &[(
+                        "record_verdict",
+                        &json!({"score": score, "reason": format!("looked for {wanted}")}).to_string(),
+                    )],
+                ),
+            );
+        }
         let answer_text = user.split("The system's answer:\n").nth(1).unwrap().split("\n\n").next().unwrap().to_owned();
         let criteria = user.rsplit("Criteria:\n").next().unwrap();
         let verdicts: Vec<Value> = criteria
@@ -261,7 +278,7 @@ tests:
 "#;
 
 #[test]
-fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error() {
+fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_scores_0_as_in_agentv() {
     let suite = "
         evalgate: 1
         suite: payload
@@ -283,9 +300,16 @@ fn a_code_grader_reads_agentv_s_payload_and_a_failing_exit_with_json_is_an_error
     let failed: Vec<&Value> =
         payload["evidence"].as_array().map(|a| a.iter().filter(|c| c["passed"] != true).collect()).unwrap_or_default();
     assert_eq!((payload["status"].as_str(), failed.len()), (Some("passed"), 0), "{payload:#}");
-    // AgentV: a code grader exiting non-zero with JSON on stdout failed; it is not graded.
-    assert_eq!(graders[1]["status"], "error", "{:#}", graders[1]);
-    assert!(graders[1]["reason"].as_str().unwrap().contains("exit 1"), "{:#}", graders[1]);
+    // AgentV: a code grader exiting non-zero with JSON on stdout failed, and a failed grader
+    // scores 0; the test is graded on (half its weight met: below 0.8).
+    assert_eq!(
+        (graders[1]["status"].as_str(), graders[1]["score"].as_f64()),
+        (Some("failed"), Some(0.0)),
+        "{:#}",
+        graders[1]
+    );
+    assert!(graders[1]["reason"].as_str().unwrap().contains("exited with code 1"), "{:#}", graders[1]);
+    assert_eq!((task["status"].as_str(), task["trials"][0]["score"].as_f64()), (Some("failed"), Some(0.5)), "{task:#}");
 }
 
 #[test]
@@ -483,9 +507,39 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
     run.expect_code(2);
     assert!(
         run.stderr
-            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: invalid regular expression"),
+            .contains("evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: the JavaScript regex /([a/ cannot be matched as AgentV matches it: a class `[` is not closed"),
         "{}",
         run.stderr
     );
     assert!(!run.stderr.contains("tasks[1]"), "no key the user never wrote: {}", run.stderr);
+}
+
+/// A `file` content block reaches a command agent as AgentV's `cli` target gets it, a
+/// reference to the file by its absolute path; a missing file is refused at its block.
+#[test]
+fn a_file_content_block_is_a_reference_to_the_file_and_a_missing_one_is_refused() {
+    let eval = "
+        tests:
+          - id: policy
+            criteria: Cites the policy
+            input:
+              - role: user
+                content: [{type: text, value: Summarise}, {type: file, value: docs/policy.md}]
+        ";
+    let run = Test::new()
+        .file("docs/policy.md", "Refunds within 30 days.\n")
+        .file("e.eval.yaml", eval)
+        .args(&["convert", "e.eval.yaml"])
+        .run();
+    run.expect_code(0);
+    let path = run.dir.join("docs/policy.md");
+    let reference = format!("Summarise\n    <file: path=\"{}\">", path.display());
+    assert!(run.stdout.contains(&reference), "{}", run.stdout);
+    let missing = convert(eval);
+    missing.expect_code(2);
+    assert!(
+        missing.stderr.contains("/tests/0/input/0/content: cannot find the file `docs/policy.md` beside the eval file"),
+        "{}",
+        missing.stderr
+    );
 }

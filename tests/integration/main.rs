@@ -6,6 +6,7 @@ mod env_and_vars;
 mod adaptive;
 mod adversarial;
 mod agentv;
+mod agentv_diff;
 mod architecture;
 mod baseline_fetch;
 mod bounded;

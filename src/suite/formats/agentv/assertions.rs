@@ -10,6 +10,8 @@ use crate::json::snake_case_deep;
 
 pub(super) struct Converter<'a> {
     pub(super) rel_dir: &'a std::path::Path,
+    /// The eval file's directory, which `file://` prompts are read from.
+    pub(super) dir: &'a std::path::Path,
     pub(super) problems: Problems,
     /// Whether any grader needs the judge.
     pub(super) judged: bool,
@@ -19,10 +21,38 @@ pub(super) struct Converter<'a> {
     pub(super) test: TestData,
 }
 
+/// The template variables of AgentV's grader the converted judge fills in
+/// (`template-variables.ts`; `file_changes` is empty without an AgentV workspace).
+const FILLED: [&str; 5] = ["criteria", "input", "output", "expected_output", "file_changes"];
+
+/// AgentV's template variables `{{ name }}` that `text` uses (`containsTemplateVariables`).
+fn template_variables(text: &str) -> Vec<String> {
+    const KNOWN: [&str; 10] = [
+        "expected_output",
+        "criteria",
+        "metadata",
+        "metadata_json",
+        "rubrics",
+        "rubrics_json",
+        "input",
+        "output",
+        "file_changes",
+        "tool_calls",
+    ];
+    static VAR: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}").expect("valid"));
+    let mut found: Vec<String> =
+        VAR.captures_iter(text).map(|c| c[1].to_owned()).filter(|v| KNOWN.contains(&v.as_str())).collect();
+    found.dedup();
+    found
+}
+
 /// The test's data in AgentV's code-grader payload (already snake_case).
 #[derive(Default)]
 pub(super) struct TestData {
     pub criteria: String,
+    /// `expected_output` as text: AgentV's reference answer for its LLM grader.
+    pub reference: Option<String>,
     pub input: Value,
     pub expected_output: Value,
     pub metadata: Value,
@@ -36,7 +66,7 @@ impl Converter<'_> {
         for (i, a) in list.iter().enumerate() {
             let at = format!("{at}/{i}");
             match a {
-                Value::String(text) => shorthand.push(json!({"criterion": literal(text), "weight": 1.0})),
+                Value::String(text) => shorthand.push(json!({"criterion": text, "weight": 1.0})),
                 Value::Object(_) => graders.extend(self.assertion(a, &at, criteria)),
                 _ => self.problems.push((at, "expected a string or an assertion object".into())),
             }
@@ -57,6 +87,74 @@ impl Converter<'_> {
         json!({"type": "rubric", "name": name, "criteria": criteria})
     }
 
+    /// AgentV's `llm-grader` (`graders/llm-grader.ts`): one score from 0 to 1 on `criteria`,
+    /// the test's `expected_output` shown as the reference answer, in AgentV's default
+    /// template or `template`. The criteria are not a template: braces reach the judge as written.
+    pub(super) fn freeform(&mut self, criteria: &str, template: Option<String>, name: &str) -> Value {
+        let mut judge = self.judge(&[json!({"criterion": criteria, "weight": 1.0})], name);
+        judge["agentv"] = json!(true);
+        if let Some(r) = &self.test.reference {
+            judge["reference"] = json!(literal(r));
+        }
+        if let Some(t) = template {
+            judge["prompt"] = json!(t);
+        }
+        judge
+    }
+
+    /// `llm-grader` on the test's criteria, or on its own `prompt` as AgentV 4.42.4 reads it
+    /// (`loaders/grader-parser.ts`, `registry/builtin-graders.ts`): `file://PATH` is a whole
+    /// template read from the eval's directory; inline text is the whole template when it
+    /// uses one of AgentV's template variables, else it is the criteria.
+    fn llm_grader(&mut self, a: &Value, at: &str, criteria: Option<&str>) -> Option<Value> {
+        let at = format!("{at}/prompt");
+        let (criteria, template) = match a.get("prompt") {
+            None => (criteria.map(str::to_owned), None),
+            Some(Value::String(p)) => match p.strip_prefix("file://") {
+                Some(path) => match std::fs::read_to_string(self.dir.join(path)) {
+                    Ok(text) => (criteria.map(str::to_owned), Some(text)),
+                    Err(e) => {
+                        self.problems.push((at, format!("cannot read the prompt file `{path}`: {e}")));
+                        return None;
+                    }
+                },
+                None if !template_variables(p).is_empty() => (criteria.map(str::to_owned), Some(p.clone())),
+                None => (Some(p.clone()), None),
+            },
+            Some(_) => {
+                self.problems.push((at, "an executable prompt template (`prompt: {command}`) is not supported".into()));
+                return None;
+            }
+        };
+        if let Some(t) = &template {
+            let unfilled: Vec<String> =
+                template_variables(t).into_iter().filter(|v| !FILLED.contains(&v.as_str())).collect();
+            if !unfilled.is_empty() {
+                self.problems.push((
+                    at,
+                    format!(
+                        "the grader template uses {{{{ {} }}}}, which evalgate does not fill in (it fills {})",
+                        unfilled.join(" }}, {{ "),
+                        FILLED.join(", ")
+                    ),
+                ));
+                return None;
+            }
+        }
+        match (criteria, template) {
+            (Some(c), t) => Some(self.freeform(&c, t, "llm-grader")),
+            // AgentV fills `{{ criteria }}` with nothing.
+            (None, Some(t)) => Some(self.freeform("", Some(t), "llm-grader")),
+            (None, None) => {
+                self.problems.push((
+                    at.trim_end_matches("/prompt").to_owned(),
+                    "an `llm-grader` judges the test's `criteria`, and this test has none".into(),
+                ));
+                None
+            }
+        }
+    }
+
     pub(super) fn assertion(&mut self, a: &Value, at: &str, criteria: Option<&str>) -> Vec<Value> {
         let kind = a.get("type").and_then(Value::as_str).unwrap_or_default().replace('_', "-");
         let value = a.get("value");
@@ -74,43 +172,25 @@ impl Converter<'_> {
             "contains-any" | "icontains-any" => {
                 (list().map(|v| json!({"type": "contains", "any": v, "ignore_case": ignore_case})), &["value"])
             }
-            "contains-all" | "icontains-all" => {
-                (list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case})), &["value"])
-            }
+            "contains-all" | "icontains-all" => (
+                list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case, "agentv": true})),
+                &["value"],
+            ),
             "starts-with" => (text().map(|v| json!({"type": "starts_with", "value": v})), &["value"]),
             "ends-with" => (text().map(|v| json!({"type": "ends_with", "value": v})), &["value"]),
             "equals" => (text().map(|v| json!({"type": "equals", "value": v})), &["value"]),
             "regex" => {
-                let flags = a.get("flags").and_then(Value::as_str).unwrap_or_default();
-                let pattern = value
-                    .and_then(Value::as_str)
-                    .map(|p| if flags.contains('i') { format!("(?i){p}") } else { p.to_owned() });
-                (pattern.map(|p| json!({"type": "regex", "pattern": p})), &["value", "flags"])
+                let mut g =
+                    value.and_then(Value::as_str).map(|p| json!({"type": "regex", "pattern": p, "agentv": true}));
+                if let (Some(g), Some(flags)) = (g.as_mut(), a.get("flags").and_then(Value::as_str)) {
+                    g["flags"] = json!(flags);
+                }
+                (g, &["value", "flags"])
             }
             "is-json" => (Some(json!({"type": "json_schema", "schema": {}})), &[]),
             // Keys AgentV does not know are the grader's `config`: none is left over.
             "code-grader" | "script" => (self.code_grader(a, at), &[]),
-            "llm-grader" => {
-                if a.get("prompt").is_some() {
-                    self.problems.push((
-                        format!("{at}/prompt"),
-                        "custom grader prompts are not supported; the judge checks `criteria`".into(),
-                    ));
-                    return Vec::new();
-                }
-                match criteria {
-                    Some(c) => {
-                        (Some(self.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "llm-grader")), &[])
-                    }
-                    None => {
-                        self.problems.push((
-                            at.to_owned(),
-                            "an `llm-grader` judges the test's `criteria`, and this test has none".into(),
-                        ));
-                        return Vec::new();
-                    }
-                }
-            }
+            "llm-grader" => (self.llm_grader(a, at, criteria), &["prompt"]),
             "rubrics" => {
                 let items = a.get("criteria").and_then(Value::as_array).cloned().unwrap_or_default();
                 return self.rubric(&items, &format!("{at}/criteria"), a);
@@ -250,8 +330,11 @@ impl Converter<'_> {
                 (None, _) => None,
             };
             match text {
-                Some(t) => criteria.push(json!({"criterion": literal(&t), "weight": item.get("weight").and_then(Value::as_f64).unwrap_or(1.0)})),
-                None if item.get("operator").is_none() => self.problems.push((format!("{at}/{i}"), "a rubric item needs `outcome`".into())),
+                Some(t) => criteria
+                    .push(json!({"criterion": t, "weight": item.get("weight").and_then(Value::as_f64).unwrap_or(1.0)})),
+                None if item.get("operator").is_none() => {
+                    self.problems.push((format!("{at}/{i}"), "a rubric item needs `outcome`".into()))
+                }
                 None => {}
             }
             if item.get("score_ranges").is_some() {
@@ -326,26 +409,44 @@ impl Converter<'_> {
             "metadata": t.metadata,
             "config": if config.is_empty() { Value::Null } else { snake_case_deep(Value::Object(config)) },
         });
-        let mut grader = json!({"type": "command", "run": run, "context": context});
+        let mut grader = json!({"type": "command", "run": run, "context": context, "agentv": true});
         if !dir.as_os_str().is_empty() {
             grader["workdir"] = json!(dir);
         }
         Some(grader)
     }
 
-    /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly.
+    /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly, as
+    /// AgentV 4.42.4 scores it (an `agentv` `tool_sequence`).
     pub(super) fn trajectory(&mut self, a: &Value, at: &str) -> Option<Value> {
-        let mode = a.get("mode").and_then(Value::as_str).unwrap_or("any_order");
+        // AgentV skips (drops with a warning) a trajectory without a mode, or in any_order
+        // without minimums: refused here rather than graded without it.
+        let Some(mode) = a.get("mode").and_then(Value::as_str) else {
+            self.problems.push((
+                at.to_owned(),
+                "a `tool-trajectory` without `mode` is skipped by AgentV 4.42.4 (the test is graded without it); give `mode` or remove it".into(),
+            ));
+            return None;
+        };
         let expected = a.get("expected").and_then(Value::as_array);
         if let Some(minimums) = a.get("minimums").and_then(Value::as_object) {
             if mode != "any_order" {
                 self.problems.push((format!("{at}/minimums"), "`minimums` go with `mode: any_order`".into()));
                 return None;
             }
-            // One `tool_called` per tool (a list: they share the assertion's weight, so the
-            // score is the share of tools that met their minimum, as in AgentV).
-            let graders = minimums.iter().map(|(tool, n)| json!({"type": "tool_called", "tool": tool, "min": n}));
-            return Some(Value::Array(graders.collect()));
+            // One grader: its score is the share of tools that met their minimum, as in
+            // AgentV, so `required` gates that share, not each tool.
+            let tools = minimums.iter().map(|(tool, n)| json!({"tool": tool, "min": n}));
+            return Some(
+                json!({"type": "tool_sequence", "order": "any_order", "tools": tools.collect::<Vec<_>>(), "agentv": true}),
+            );
+        }
+        if mode == "any_order" {
+            self.problems.push((
+                format!("{at}/minimums"),
+                "a `tool-trajectory` in `any_order` without `minimums` is skipped by AgentV 4.42.4 (the test is graded without it)".into(),
+            ));
+            return None;
         }
         let Some(expected) = expected else {
             self.problems.push((at.to_owned(), "a `tool-trajectory` needs `minimums` or `expected`".into()));
@@ -354,11 +455,10 @@ impl Converter<'_> {
         let order = match mode {
             "in_order" => "in_order",
             "exact" => "exact",
-            "any_order" => "any_order",
             other => {
                 self.problems.push((
                     format!("{at}/mode"),
-                    format!("mode `{other}` is not supported (any_order, in_order, exact)"),
+                    format!("mode `{other}` is not supported (any_order, in_order, exact; AgentV's subset and superset are not)"),
                 ));
                 return None;
             }
@@ -372,7 +472,7 @@ impl Converter<'_> {
             if e.get("args_match").or_else(|| e.get("argsMatch")).is_some() {
                 self.problems.push((
                     format!("{item_at}/args_match"),
-                    "`args_match` is not supported (arguments match as a subset)".into(),
+                    "`args_match` is not supported (arguments must equal the call's, AgentV's default)".into(),
                 ));
             }
             let tool = e.get("tool").and_then(Value::as_str).unwrap_or_default();
@@ -381,6 +481,6 @@ impl Converter<'_> {
                 _ => tools.push(json!(tool)),
             }
         }
-        Some(json!({"type": "tool_sequence", "order": order, "tools": tools}))
+        Some(json!({"type": "tool_sequence", "order": order, "tools": tools, "agentv": true}))
     }
 }

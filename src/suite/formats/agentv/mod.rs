@@ -158,6 +158,7 @@ struct Shared<'d> {
     assertions: Option<&'d Vec<Value>>,
     assertions_at: &'static str,
     metadata: Option<&'d Map<String, Value>>,
+    files: Files<'d>,
 }
 
 fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
@@ -184,6 +185,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         .unwrap_or(THRESHOLD);
     let (assertions_at, assertions) =
         spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
+    let dir = cx.file.parent().unwrap_or(std::path::Path::new(""));
     let shared = Shared {
         doc,
         agent: cx.agent.unwrap_or("agent"),
@@ -193,9 +195,10 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         assertions: assertions.as_array(),
         assertions_at,
         metadata: doc.get("metadata").and_then(Value::as_object),
+        files: Files { dir, embed: cx.model_agent },
     };
 
-    let mut cv = Converter { rel_dir: &cx.rel_dir, problems, judged: false, threshold, test: TestData::default() };
+    let mut cv = Converter { rel_dir: &cx.rel_dir, dir, problems, judged: false, threshold, test: TestData::default() };
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -299,11 +302,11 @@ impl Shared<'_> {
     /// The task's `prompt` (one user message) or `messages`: the shared input, then the test's.
     fn input(&self, task: &mut Value, shared_input: Option<&Value>, t: &Value, at: &str, cv: &mut Converter) {
         let mut input = match shared_input {
-            Some(i) => messages(i, "/input", &mut cv.problems),
+            Some(i) => messages(i, "/input", &self.files, &mut cv.problems),
             None => Vec::new(),
         };
         match t.get("input") {
-            Some(i) => input.extend(messages(i, &format!("{at}/input"), &mut cv.problems)),
+            Some(i) => input.extend(messages(i, &format!("{at}/input"), &self.files, &mut cv.problems)),
             None => cv.problems.push((format!("{at}/input"), "a test needs `input`".into())),
         }
         let text = |m: &Value| literal(m["content"].as_str().unwrap_or_default());
@@ -326,6 +329,11 @@ impl Shared<'_> {
         };
         TestData {
             criteria: criteria.unwrap_or_default().to_owned(),
+            // AgentV shows the reference to its judge with file blocks embedded.
+            reference: t
+                .get("expected_output")
+                .map(|e| expected_text(e, &Files { dir: self.files.dir, embed: true }))
+                .filter(|r| !r.trim().is_empty()),
             input: snake_case_deep(Value::Array(input)),
             expected_output: snake_case_deep(
                 t.get("expected_output").map_or(json!([]), |e| json!(expected_messages(e))),
@@ -344,7 +352,6 @@ impl Shared<'_> {
         skip_defaults: bool,
         cv: &mut Converter,
     ) -> Vec<Value> {
-        let expected = t.get("expected_output").map(expected_text);
         let own = spelled(t, ASSERTIONS);
         let mut grade = match own {
             Some((key, list)) => match list.as_array() {
@@ -361,7 +368,7 @@ impl Shared<'_> {
         }
         let inherits = !skip_defaults && self.assertions.is_some();
         if own.is_none() && t.get("rubrics").is_none() && !inherits {
-            grade.extend(implicit_judge(criteria, expected.as_deref(), at, cv));
+            grade.extend(implicit_judge(criteria, at, cv));
         }
         if let (false, Some(list)) = (skip_defaults, self.assertions) {
             // Per test: an LLM or code grader among them gets this test's `criteria`.
@@ -373,20 +380,12 @@ impl Shared<'_> {
 
 /// AgentV's implicit grader for a test without assertions: an LLM judges the answer against
 /// `criteria`, else against `expected_output`.
-fn implicit_judge(criteria: Option<&str>, expected: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
-    match (criteria, expected) {
-        (Some(c), _) => {
-            let mut judge = cv.judge(&[json!({"criterion": literal(c), "weight": 1.0})], "criteria");
-            if let Some(e) = expected {
-                judge["reference"] = json!(literal(e));
-            }
-            Some(judge)
-        }
-        (None, Some(e)) => {
-            cv.judged = true;
-            Some(json!({"type": "llm", "name": "expected_output", "contains": literal(e)}))
-        }
-        (None, None) => {
+fn implicit_judge(criteria: Option<&str>, at: &str, cv: &mut Converter) -> Option<Value> {
+    match (criteria, cv.test.reference.is_some()) {
+        (Some(c), _) => Some(cv.freeform(c, None, "criteria")),
+        // AgentV's grader on empty criteria, shown `expected_output` as the reference.
+        (None, true) => Some(cv.freeform("", None, "expected_output")),
+        (None, false) => {
             cv.problems.push((at.to_owned(), "a test needs `criteria`, `expected_output` or `assertions`".into()));
             None
         }
@@ -493,7 +492,7 @@ fn spelled<'v>(v: &'v Value, pointers: &[&'static str]) -> Option<(&'static str,
 }
 
 /// `input` as messages `{role, content}`, the content as plain text (not yet a template).
-fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
+fn messages(input: &Value, at: &str, files: &Files, problems: &mut Problems) -> Vec<Value> {
     let one = |role: &str, content: &str| json!({"role": role, "content": content});
     match input {
         Value::String(s) => vec![one("user", s)],
@@ -502,7 +501,7 @@ fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
             .enumerate()
             .filter_map(|(i, m)| {
                 let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-                match content_text(m.get("content").unwrap_or(&Value::Null)) {
+                match content_text(m.get("content").unwrap_or(&Value::Null), Some(files)) {
                     Ok(text) => Some(one(role, &text)),
                     Err(e) => {
                         problems.push((format!("{at}/{i}/content"), e));
@@ -511,24 +510,66 @@ fn messages(input: &Value, at: &str, problems: &mut Problems) -> Vec<Value> {
                 }
             })
             .collect(),
-        Value::Object(o) if o.contains_key("role") => messages(&Value::Array(vec![input.clone()]), at, problems),
+        Value::Object(o) if o.contains_key("role") => messages(&Value::Array(vec![input.clone()]), at, files, problems),
         // An object without `role` is structured user content.
         other => vec![one("user", &other.to_string())],
     }
 }
 
-/// A message's content: a string, or text blocks (file blocks are not read).
-fn content_text(content: &Value) -> Result<String, String> {
+/// Where `file` content blocks are read from, and how AgentV 4.42.4 shows them
+/// (`formatting/segment-formatter.ts`): a model gets the file embedded,
+/// `<file path="PATH">` … `</file>`; an agent or command (its `cli` target) gets a
+/// reference to it, `<file: path="ABSOLUTE">`.
+pub(super) struct Files<'a> {
+    pub dir: &'a std::path::Path,
+    pub embed: bool,
+}
+
+impl Files<'_> {
+    fn block(&self, path: &str) -> Result<String, String> {
+        // AgentV drops a block whose file is missing (with a warning): refused here instead.
+        let file = self.find(path).ok_or_else(|| {
+            format!("cannot find the file `{path}` beside the eval file or in a directory above it, up to the repository's root")
+        })?;
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read the file `{path}`: {e}"))?;
+        let shown = path.trim_start_matches(['/', '\\']);
+        Ok(if self.embed {
+            format!("<file path=\"{shown}\">\n{}\n</file>", text.replace("\r\n", "\n").trim())
+        } else {
+            format!("<file: path=\"{}\">", file.display())
+        })
+    }
+
+    /// Where AgentV finds a file (`resolveFileReference`, `buildSearchRoots`): an absolute
+    /// path as it is, then the path (its leading `/` trimmed) from the eval's directory and
+    /// each directory above it, up to the repository's root.
+    fn find(&self, path: &str) -> Option<std::path::PathBuf> {
+        let shown = path.trim_start_matches(['/', '\\']);
+        let absolute = std::path::Path::new(path).is_absolute().then(|| std::path::PathBuf::from(path));
+        let mut above = self.dir.ancestors().scan(false, |past_root, dir| {
+            (!*past_root).then(|| {
+                *past_root = dir.join(".git").exists();
+                dir.join(shown)
+            })
+        });
+        absolute.into_iter().chain(&mut above).find(|p| p.is_file())
+    }
+}
+
+/// A message's content: a string, or text blocks and (with `files`) file blocks.
+fn content_text(content: &Value, files: Option<&Files>) -> Result<String, String> {
     match content {
         Value::String(s) => Ok(s.clone()),
         Value::Array(blocks) => {
             let mut parts = Vec::new();
             for b in blocks {
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => parts.push(
-                        b.get("value").or_else(|| b.get("text")).and_then(Value::as_str).unwrap_or_default().to_owned(),
-                    ),
-                    other => return Err(format!("`{}` content blocks are not supported", other.unwrap_or("untyped"))),
+                let value = b.get("value").or_else(|| b.get("text")).and_then(Value::as_str).unwrap_or_default();
+                match (b.get("type").and_then(Value::as_str), files) {
+                    (Some("text"), _) => parts.push(value.to_owned()),
+                    (Some("file"), Some(files)) => parts.push(files.block(value)?),
+                    (other, _) => {
+                        return Err(format!("`{}` content blocks are not supported", other.unwrap_or("untyped")));
+                    }
                 }
             }
             Ok(parts.join("\n"))
@@ -538,10 +579,12 @@ fn content_text(content: &Value) -> Result<String, String> {
 }
 
 /// `expected_output` as text: a string, the last message's content, or JSON.
-fn expected_text(expected: &Value) -> String {
+fn expected_text(expected: &Value, files: &Files) -> String {
     match expected {
         Value::String(s) => s.clone(),
-        Value::Array(list) => list.last().and_then(|m| content_text(&m["content"]).ok()).unwrap_or_default(),
+        Value::Array(list) => {
+            list.last().and_then(|m| content_text(&m["content"], Some(files)).ok()).unwrap_or_default()
+        }
         other => other.to_string(),
     }
 }

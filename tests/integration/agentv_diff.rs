@@ -1,0 +1,125 @@
+//! The AgentV differential test: the files of tests/fixtures/agentv-diff (probes of each
+//! grading rule evalgate follows for AgentV, and rewritten excerpts of upstream files) run
+//! through evalgate with the same scripted agent AgentV ran them with; each verdict is
+//! compared with AgentV 4.42.4's own, recorded in VERDICTS.tsv by
+//! scripts/agentv-diff-record.sh (CI reads the record and never needs AgentV). At least
+//! 99 % of the verdicts agree, and evalgate never passes a test AgentV fails.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::Test;
+use crate::common::server::{Server, answer};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv-diff")
+}
+
+/// AgentV's verdicts: (file, test) → `passed` / `failed`.
+fn recorded() -> BTreeMap<(String, String), String> {
+    let text = std::fs::read_to_string(fixtures().join("VERDICTS.tsv")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            ((cols[0].to_owned(), cols[1].to_owned()), cols[2].to_owned())
+        })
+        .collect()
+}
+
+/// The text of section `name` of AgentV's grader template in `prompt`.
+fn section<'p>(prompt: &'p str, name: &str) -> &'p str {
+    let Some(rest) = prompt.split(&format!("[[ ## {name} ## ]]\n")).nth(1) else { return "" };
+    rest.split("\n\n[[ ## ").next().unwrap_or_default()
+}
+
+/// The judge AgentV's verdicts were recorded with (tests/fixtures/agentv-diff/judge.py):
+/// the criteria's `(score N)` (else 1) when the answer contains the criteria's first
+/// `backticked` text (without one, the reference answer), else 0.
+fn judge() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let prompt =
+            body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        let (criteria, answer_text) = (section(&prompt, "criteria"), section(&prompt, "answer"));
+        let ticked = criteria.split('`').nth(1).filter(|_| criteria.matches('`').count() >= 2);
+        let wanted = ticked.unwrap_or_else(|| section(&prompt, "reference_answer").trim());
+        let full = criteria.split("(score ").nth(1).and_then(|r| r.split(')').next()?.parse::<f64>().ok());
+        let score = if !wanted.is_empty() && answer_text.contains(wanted) { full.unwrap_or(1.0) } else { 0.0 };
+        (200, answer(None, &[("record_verdict", &json!({"score": score, "reason": ""}).to_string())]))
+    })
+}
+
+/// evalgate's verdict on each test of `file`, imported into a suite whose agent is the
+/// scripted one AgentV ran and whose judge follows the rule AgentV's judge followed.
+fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
+    let mut test = Test::new();
+    copy_dir(&fixtures(), test.path());
+    test = test.suite(&format!(
+        "
+        evalgate: 1
+        suite: agentv-diff
+        agents:
+          scripted: {{command: [python3, agent.py, '{{prompt}}']}}
+        judge: {{provider: openai, model: judge, base_url: '{url}/v1', api_key_env: JUDGE_KEY}}
+        imports:
+          - {{format: agentv, path: {file}, agent: scripted}}
+        ",
+        url = judge.url()
+    ));
+    let run = test.env("JUDGE_KEY", "k").args(&["run", "-j", "2"]).run();
+    assert!(run.code == 0 || run.code == 1, "{file}: exit {}\n{}", run.code, run.stderr);
+    let results = run.results();
+    let tasks = results["tasks"].as_array().unwrap();
+    tasks.iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned())).collect()
+}
+
+#[test]
+fn evalgate_gives_agentv_s_verdicts_and_never_passes_what_agentv_fails() {
+    let expected = recorded();
+    let files: std::collections::BTreeSet<&String> = expected.keys().map(|(f, _)| f).collect();
+    assert!(files.len() >= 4 && expected.len() >= 50, "{} verdicts in {} files", expected.len(), files.len());
+    let mut agree = 0;
+    let mut differ = Vec::new();
+    let mut false_greens = Vec::new();
+    let judge = judge();
+    for file in files {
+        let got = evalgate_verdicts(file, &judge);
+        // A test AgentV's run lost (it crashed on one) is missing from the record, not agreed with.
+        let unrecorded: Vec<&String> =
+            got.keys().filter(|id| !expected.contains_key(&(file.clone(), (*id).clone()))).collect();
+        assert!(unrecorded.is_empty(), "{file}: tests with no recorded AgentV verdict: {unrecorded:?}");
+        for ((f, id), agentv) in expected.iter().filter(|((f, _), _)| f == file) {
+            let evalgate = got.get(id).unwrap_or_else(|| panic!("{f}: evalgate ran no task `{id}`: {got:?}"));
+            if evalgate == agentv {
+                agree += 1;
+                continue;
+            }
+            differ.push(format!("{f} {id}: AgentV {agentv}, evalgate {evalgate}"));
+            if evalgate == "passed" {
+                false_greens.push(format!("{f} {id}"));
+            }
+        }
+    }
+    let share = agree as f64 / expected.len() as f64;
+    assert!(false_greens.is_empty(), "evalgate passes what AgentV fails: {false_greens:#?}");
+    assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
