@@ -64,6 +64,8 @@ pub struct ServerSpec {
     pub allow_side_effects: bool,
     /// The protocol versions to start it at.
     pub protocol: Protocol,
+    /// `variants`: the arm whose tasks see it in place of the server of the same name.
+    pub arm: Option<String>,
 }
 
 /// The run's servers, as a task sees them: by name, each at one protocol era.
@@ -74,6 +76,8 @@ pub struct Servers {
     /// For each era of a protocol list: the servers as a task of that era sees them (that
     /// era's instance of the servers that list it, the others as in `by_name`).
     views: BTreeMap<String, Arc<Servers>>,
+    /// For each arm of `variants` that replaces a server: the servers as its tasks see them.
+    arms: BTreeMap<String, Arc<Servers>>,
     /// Every instance started, by the name results record it under (`name`, or `name@era`
     /// for a server with a protocol list).
     pub instances: BTreeMap<String, Arc<Server>>,
@@ -81,7 +85,7 @@ pub struct Servers {
 
 impl Servers {
     pub fn empty() -> Servers {
-        Servers { by_name: BTreeMap::new(), views: BTreeMap::new(), instances: BTreeMap::new() }
+        Servers { by_name: BTreeMap::new(), views: BTreeMap::new(), arms: BTreeMap::new(), instances: BTreeMap::new() }
     }
 
     /// Starts every server (once per era of a protocol list) and lists its tools. A server
@@ -91,7 +95,21 @@ impl Servers {
     pub async fn start(specs: impl IntoIterator<Item = ServerSpec>) -> Result<Servers, (String, McpError)> {
         let mut servers = Servers::empty();
         let mut by_era: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
+        let mut by_arm: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
         for spec in specs {
+            // An arm's replacement runs at one protocol (its own `protocol`, not a list).
+            if let Some(arm) = &spec.arm {
+                let server = match Server::start(&spec, None).await {
+                    Ok(server) => Arc::new(server),
+                    Err(e) => {
+                        servers.close().await;
+                        return Err((format!("{}@{arm}", spec.name), e));
+                    }
+                };
+                servers.instances.insert(format!("{}@{arm}", spec.name), server.clone());
+                by_arm.entry(arm.clone()).or_default().push(server);
+                continue;
+            }
             let listed = spec.protocol.eras();
             let mut failures = Vec::new();
             for era in spec.protocol.starts() {
@@ -130,15 +148,22 @@ impl Servers {
         for (era, instances) in by_era {
             let mut by_name = servers.by_name.clone();
             by_name.extend(instances.into_iter().map(|s| (s.name.clone(), s)));
-            let view = Servers { by_name, views: BTreeMap::new(), instances: BTreeMap::new() };
+            let view = Servers { by_name, ..Servers::empty() };
             servers.views.insert(era, Arc::new(view));
+        }
+        for (arm, instances) in by_arm {
+            let mut by_name = servers.by_name.clone();
+            by_name.extend(instances.into_iter().map(|s| (s.name.clone(), s)));
+            servers.arms.insert(arm, Arc::new(Servers { by_name, ..Servers::empty() }));
         }
         Ok(servers)
     }
 
-    /// The servers as a task of `era` sees them (`None`: a task that runs once).
-    pub fn at(self: &Arc<Self>, era: Option<&super::protocol::TaskEra>) -> Arc<Servers> {
-        era.and_then(|e| self.views.get(&e.version)).cloned().unwrap_or_else(|| self.clone())
+    /// The servers as a task of `era` sees them (`None`: a task that runs once), on `arm`
+    /// (an arm that replaces a server sees its own; eras of a replaced server are not kept).
+    pub fn at(self: &Arc<Self>, era: Option<&super::protocol::TaskEra>, arm: Option<&str>) -> Arc<Servers> {
+        let on_arm = arm.and_then(|a| self.arms.get(a));
+        on_arm.or_else(|| era.and_then(|e| self.views.get(&e.version))).cloned().unwrap_or_else(|| self.clone())
     }
 
     /// What each instance said about itself, by the name results record it under.

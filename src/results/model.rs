@@ -219,6 +219,9 @@ pub struct TaskResult {
     /// The MCP protocol version it ran at, for a task of a server with a protocol list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<crate::mcp::protocol::TaskEra>,
+    /// The arm of `variants` it ran on (its id then ends in `@ARM`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     /// The hash of what the task asks and how it is graded, with the agent's settings: a
     /// baseline's task is compared with this one only when they are equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]

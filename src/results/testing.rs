@@ -14,6 +14,7 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         line: 1,
         agent: "bot".into(),
         protocol: None,
+        variant: None,
         definition: None,
         status,
         score: if status == Status::Passed { 1.0 } else { 0.0 },
