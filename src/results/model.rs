@@ -27,6 +27,9 @@ pub struct Results {
     /// The comparison with a baseline, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regression: Option<RegressionSection>,
+    /// `variants`: the arms, each compared with the control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<super::variants::VariantsSection>,
     /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,

@@ -49,6 +49,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         },
         thresholds: None,
         regression: None,
+        variants: None,
         shard: None,
         plan: None,
         started_at: "2026-11-23T00:00:00Z".into(),

@@ -7,11 +7,13 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::raw::{RawAgent, RawMcpServer};
+pub use crate::policy::ArmGate;
+use crate::results::variants::{ArmSection, VariantsSection};
 use crate::source::{KeyPath, ValidateCx, unknown};
-use crate::values::{Rate, Scalar};
+use crate::values::Scalar;
 
 /// Arms of the suite, each run on every task, compared with the control arm.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -60,39 +62,6 @@ pub struct RawModelOverride {
     pub system: Option<String>,
 }
 
-/// What an arm must show against the control arm, on the paired test of its score (pass
-/// rate): `not_worse_than: control` (its interval's lower end above −`margin`) or
-/// `better_than: control` (above 0).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ArmGate {
-    /// `control`: non-inferiority, at most `margin` worse.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_worse_than: Option<Control>,
-    /// `control`: superiority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub better_than: Option<Control>,
-    /// `not_worse_than`: the largest acceptable drop in pass rate (default 0.02).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub margin: Option<Rate>,
-}
-
-/// The control arm, as a gate names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Control {
-    Control,
-}
-
-/// `not_worse_than`'s margin when none is written.
-pub const DEFAULT_MARGIN: f64 = 0.02;
-
-impl ArmGate {
-    pub fn margin(&self) -> f64 {
-        self.margin.map_or(DEFAULT_MARGIN, Rate::get)
-    }
-}
-
 /// The validated `variants:`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variants {
@@ -110,6 +79,20 @@ pub struct Arm {
 impl Variants {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.arms.iter().map(|a| a.name.as_str())
+    }
+
+    /// What `results.json` records of the arms before they are compared: the paired test's
+    /// settings are the suite's `regression` statistics.
+    pub fn section(&self, regression: Option<&super::model::RegressionConfig>) -> VariantsSection {
+        VariantsSection {
+            control: self.control.clone(),
+            statistics: regression.map(|r| r.paired).unwrap_or_default(),
+            arms: self
+                .arms
+                .iter()
+                .map(|a| ArmSection { name: a.name.clone(), gate: a.gate, comparison: None })
+                .collect(),
+        }
     }
 }
 
