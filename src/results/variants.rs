@@ -131,7 +131,7 @@ impl MeanDifference {
 }
 
 /// `id@arm` → `id`.
-fn written_id<'a>(task: &'a TaskResult, arm: &str) -> &'a str {
+pub fn written_id<'a>(task: &'a TaskResult, arm: &str) -> &'a str {
     task.id.strip_suffix(arm).and_then(|id| id.strip_suffix('@')).unwrap_or(&task.id)
 }
 
@@ -253,5 +253,45 @@ impl VariantsSection {
                 GateCheck::new(&name, budget, actual, enough && passed)
             })
             .collect()
+    }
+}
+
+/// Tasks × arms, for the reports: a row per task as written, a cell per arm that ran.
+pub struct Matrix<'a> {
+    pub arms: Vec<&'a str>,
+    /// The tasks whose arms differ (in status or passing trials) first, each in run order.
+    pub rows: Vec<MatrixRow<'a>>,
+}
+
+pub struct MatrixRow<'a> {
+    pub id: &'a str,
+    pub differs: bool,
+    pub cells: Vec<Option<&'a TaskResult>>,
+}
+
+impl<'a> Matrix<'a> {
+    pub fn new(variants: &'a VariantsSection, tasks: &'a [TaskResult]) -> Matrix<'a> {
+        let arms: Vec<&str> = variants
+            .arms
+            .iter()
+            .map(|a| a.name.as_str())
+            .filter(|a| tasks.iter().any(|t| t.variant.as_deref() == Some(*a)))
+            .collect();
+        let mut rows: BTreeMap<&str, (usize, Vec<Option<&TaskResult>>)> = BTreeMap::new();
+        for (order, task) in tasks.iter().enumerate() {
+            let Some(column) = arms.iter().position(|a| task.variant.as_deref() == Some(*a)) else { continue };
+            let row = rows.entry(written_id(task, arms[column])).or_insert_with(|| (order, vec![None; arms.len()]));
+            row.1[column] = Some(task);
+        }
+        let outcome = |t: &Option<&TaskResult>| t.map(|t| (t.status, TrialCount::of(t).passed, TrialCount::of(t).ran));
+        let mut rows: Vec<(usize, MatrixRow)> = rows
+            .into_iter()
+            .map(|(id, (order, cells))| {
+                let differs = cells.iter().any(|c| outcome(c) != outcome(&cells[0]));
+                (order, MatrixRow { id, differs, cells })
+            })
+            .collect();
+        rows.sort_by_key(|(order, row)| (!row.differs, *order));
+        Matrix { arms, rows: rows.into_iter().map(|(_, row)| row).collect() }
     }
 }
