@@ -42,4 +42,5 @@ mod secrets;
 mod side_effects;
 mod steps;
 mod trust;
+mod variants;
 mod yaml;
