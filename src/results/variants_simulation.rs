@@ -77,10 +77,7 @@ pub const BETTER: ArmGate = ArmGate { not_worse_than: None, better_than: Some(Co
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn runs() -> usize {
-        std::env::var("EVALGATE_SIM_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
-    }
+    use crate::results::simulation::runs;
 
     /// A/A: identical arms are called different (better or worse) at most α = 5% of the
     /// time (plus two Monte Carlo errors), with one trial and with several; `better_than`
