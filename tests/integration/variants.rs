@@ -212,3 +212,16 @@ fn two_releases_of_an_mcp_server_are_compared() {
     let servers: Vec<&String> = results["mcp_servers"].as_object().unwrap().keys().collect();
     assert_eq!(servers, ["fx", "fx@next"]);
 }
+
+/// `examples/variants/` runs offline and says what its comments say: the cited prompt is
+/// better and passes its non-inferiority gate, last year's release is worse.
+#[test]
+fn the_example_runs_offline_and_reads_as_documented() {
+    let example = std::fs::canonicalize("examples/variants/evalgate.yaml").unwrap();
+    let run = Test::new().args(&["run", "-q", example.to_str().unwrap()]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let results = run.results();
+    assert_eq!(arm(&results, "cited")["comparison"]["verdict"], "better");
+    assert_eq!(arm(&results, "old-release")["comparison"]["verdict"], "worse");
+    assert_eq!(check(&results, "variant cited vs brief")["passed"], true);
+}
