@@ -61,6 +61,9 @@ pub struct ArmComparison {
     /// Mean agent latency (ms), over the tasks with one on both arms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<MeanDifference>,
+    /// The p95 agent latency (ms) over every trial of the tasks both ran, on each arm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_latency_ms: Option<P95s>,
     /// Tasks run on one of the two arms only: listed, not compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unpaired: Vec<String>,
@@ -89,6 +92,20 @@ impl Difference {
             Difference::Inconclusive => "inconclusive",
         }
     }
+}
+
+/// A p95 on each arm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct P95s {
+    pub control: u64,
+    pub arm: u64,
+}
+
+/// The p95 of the latencies of every trial of `tasks`.
+fn p95<'a>(tasks: impl Iterator<Item = &'a TaskResult>) -> Option<u64> {
+    let mut ms: Vec<u64> = tasks.flat_map(|t| t.trials.iter().filter_map(|trial| trial.latency_ms)).collect();
+    ms.sort_unstable();
+    super::percentile(&ms, 95)
 }
 
 /// A paired difference of means, arm − control, with its two-sided 1 − α interval (the
@@ -192,6 +209,9 @@ impl ArmComparison {
             verdict,
             cost_usd: MeanDifference::of(&costs, alpha),
             latency_ms: MeanDifference::of(&latencies, alpha),
+            p95_latency_ms: p95(matched.iter().map(|(c, _)| *c))
+                .zip(p95(matched.iter().map(|(_, a)| *a)))
+                .map(|(control, arm)| P95s { control, arm }),
             unpaired,
         }
     }
@@ -223,36 +243,58 @@ impl VariantsSection {
         }
     }
 
-    /// A check per arm with a `gate` that ran: `not_worse_than` holds when the interval's
-    /// lower end is above −margin, `better_than` when it is above zero — and neither below
-    /// `min_tasks` tasks on both arms (a gate needs evidence).
+    /// The checks of each arm with a `gate` that ran: on the score, `not_worse_than` holds
+    /// when the interval's lower end is above −margin, `better_than` when it is above zero —
+    /// neither below `min_tasks` tasks on both arms (a gate needs evidence); on cost, the
+    /// interval's upper end within the allowed increase; on p95 latency, the arm's within it.
+    /// What is not known (a cost not reported) does not hold.
     pub fn checks(&self) -> Vec<GateCheck> {
         let min_tasks = self.statistics.rule().min_tasks;
         let confidence = (1.0 - self.statistics.alpha() / 2.0) * 100.0;
-        self.arms
-            .iter()
-            .filter_map(|arm| Some((arm, arm.gate?, arm.comparison.as_ref()?)))
-            .map(|(arm, gate, c)| {
-                let name = format!("variant {} vs {}", arm.name, self.control);
-                let enough = c.pairs >= min_tasks;
-                let (budget, passed) = match gate.not_worse_than {
-                    Some(_) => (
-                        format!(
-                            "not worse by {} points or more ({confidence:.1}% confidence)",
-                            magnitude(gate.margin())
-                        ),
-                        c.ci_low > -gate.margin() + 1e-9,
-                    ),
-                    None => (format!("better ({confidence:.1}% confidence)"), c.ci_low > 1e-9),
-                };
+        let mut checks = Vec::new();
+        for (arm, gate, c) in self.arms.iter().filter_map(|arm| Some((arm, arm.gate?, arm.comparison.as_ref()?))) {
+            let name = format!("variant {} vs {}", arm.name, self.control);
+            let enough = c.pairs >= min_tasks;
+            let score = match (gate.not_worse_than, gate.better_than) {
+                (Some(_), _) => Some((
+                    format!("not worse by {} points or more ({confidence:.1}% confidence)", magnitude(gate.margin())),
+                    c.ci_low > -gate.margin() + 1e-9,
+                )),
+                (None, Some(_)) => Some((format!("better ({confidence:.1}% confidence)"), c.ci_low > 1e-9)),
+                (None, None) => None,
+            };
+            if let Some((budget, passed)) = score {
                 let actual = if enough {
                     c.headline()
                 } else {
                     format!("inconclusive: {} task(s) on both arms, fewer than min_tasks {min_tasks}", c.pairs)
                 };
-                GateCheck::new(&name, budget, actual, enough && passed)
-            })
-            .collect()
+                checks.push(GateCheck::new(&name, budget, actual, enough && passed));
+            }
+            if let Some(pct) = gate.max_cost_increase_pct.map(crate::values::NonNegative::get) {
+                let budget = format!("cost per trial ≤ {pct}% above the control's ({confidence:.1}% confidence)");
+                let (actual, passed) = match c.cost_usd.and_then(|d| Some((d, d.ci_high?))) {
+                    Some((d, high)) => (
+                        format!("{:+.6} USD (interval up to {high:+.6}) on {:.6} USD", d.delta, d.control),
+                        high <= d.control * pct / 100.0 + 1e-12,
+                    ),
+                    None => ("unknown: a cost not reported on both arms, or fewer than two tasks".into(), false),
+                };
+                checks.push(GateCheck::new(&format!("{name}: cost"), budget, actual, passed));
+            }
+            if let Some(pct) = gate.max_p95_latency_increase_pct.map(crate::values::NonNegative::get) {
+                let budget = format!("p95 latency ≤ {pct}% above the control's");
+                let (actual, passed) = match c.p95_latency_ms {
+                    Some(p) => (
+                        format!("{} ms on the control, {} ms", p.control, p.arm),
+                        p.arm as f64 <= p.control as f64 * (1.0 + pct / 100.0),
+                    ),
+                    None => ("unknown: no latency on both arms".into(), false),
+                };
+                checks.push(GateCheck::new(&format!("{name}: p95 latency"), budget, actual, passed));
+            }
+        }
+        checks
     }
 }
 

@@ -71,8 +71,14 @@ pub fn measure(tasks: usize, repeat: u32, shift: f64, gate: ArmGate, runs: usize
     m
 }
 
-pub const NOT_WORSE: ArmGate = ArmGate { not_worse_than: Some(Control::Control), better_than: None, margin: None };
-pub const BETTER: ArmGate = ArmGate { not_worse_than: None, better_than: Some(Control::Control), margin: None };
+pub const NOT_WORSE: ArmGate = ArmGate {
+    not_worse_than: Some(Control::Control),
+    better_than: None,
+    margin: None,
+    max_cost_increase_pct: None,
+    max_p95_latency_increase_pct: None,
+};
+pub const BETTER: ArmGate = ArmGate { not_worse_than: None, better_than: Some(Control::Control), ..NOT_WORSE };
 
 #[cfg(test)]
 mod tests {

@@ -154,8 +154,15 @@ fn check_gate(cx: &mut ValidateCx, gate: &ArmGate, is_control: bool, path: &KeyP
         (Some(_), Some(_)) => {
             cx.error(path, "a gate is either `not_worse_than: control` or `better_than: control`, not both");
         }
-        (None, None) => {
-            cx.error(path, "a gate needs `not_worse_than: control` (with `margin`) or `better_than: control`");
+        (None, None) if gate.max_cost_increase_pct.is_none() && gate.max_p95_latency_increase_pct.is_none() => {
+            cx.error(
+                path,
+                "a gate needs `not_worse_than: control` (with `margin`), `better_than: control`, \
+                 `max_cost_increase_pct` or `max_p95_latency_increase_pct`",
+            );
+        }
+        (None, None) if gate.margin.is_some() => {
+            cx.error(&path.key("margin"), "`margin` belongs to `not_worse_than`");
         }
         (None, Some(_)) if gate.margin.is_some() => {
             cx.error(&path.key("margin"), "`margin` belongs to `not_worse_than`");

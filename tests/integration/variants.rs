@@ -9,8 +9,10 @@ use crate::mcp::{mcp_suite, python};
 use serde_json::{Value, json};
 
 /// A command agent that passes a task when its prompt, a number 0..99, is below `$P`: an
-/// arm with `P: "90"` passes the tasks whose number is below 90.
-const AGENT: &str = "#!/bin/sh\nif [ \"$1\" -lt \"$P\" ]; then echo pass; else echo fail; fi\n";
+/// arm with `P: "90"` passes the tasks whose number is below 90. With `$SLOW` it first
+/// sleeps that long.
+const AGENT: &str =
+    "#!/bin/sh\n[ -n \"$SLOW\" ] && sleep \"$SLOW\"\nif [ \"$1\" -lt \"$P\" ]; then echo pass; else echo fail; fi\n";
 
 /// A suite of 40 tasks whose prompts are drawn (seeded) from 0..99, run by [`AGENT`] with
 /// `P: "50"`, with the given `variants:` block.
@@ -155,9 +157,10 @@ variants:
   control: good
   arms:
     good: {{}}
-    cheap: {{model: {{model: cheap-model, temperature: 0}}}}
+    cheap: {{model: {{model: cheap-model, temperature: 0}}, gate: {{max_cost_increase_pct: 0}}}}
 tasks:
   - {{id: capital, prompt: Capital of France?, grade: [{{type: contains, value: Paris}}]}}
+  - {{id: again, prompt: Capital of France again?, grade: [{{type: contains, value: Paris}}]}}
 ",
         server.url()
     );
@@ -173,7 +176,9 @@ tasks:
         .map(|r| serde_json::from_str::<Value>(&r.body).unwrap()["model"].as_str().unwrap().to_owned())
         .collect();
     models.sort();
-    assert_eq!(models, ["cheap-model", "good-model"]);
+    assert_eq!(models, ["cheap-model", "cheap-model", "good-model", "good-model"]);
+    // A tenth of the price: the cost budget (no increase at all) holds.
+    assert_eq!(check(&results, "variant cheap vs good: cost")["passed"], true);
     let cheap = &arm(&results, "cheap")["comparison"];
     assert!(cheap["cost_usd"]["delta"].as_f64().unwrap() < 0.0, "{cheap}");
     assert_eq!(cheap["verdict"], "inconclusive", "one task is below min_tasks");
@@ -224,4 +229,27 @@ fn the_example_runs_offline_and_reads_as_documented() {
     assert_eq!(arm(&results, "cited")["comparison"]["verdict"], "better");
     assert_eq!(arm(&results, "old-release")["comparison"]["verdict"], "worse");
     assert_eq!(check(&results, "variant cited vs brief")["passed"], true);
+}
+
+#[test]
+fn cost_and_latency_gates_hold_only_on_what_was_measured() {
+    let variants = "
+        control: a
+        arms:
+          a: {}
+          slow: {env: {SLOW: '0.5'}, gate: {max_p95_latency_increase_pct: 50}}
+          same: {gate: {max_cost_increase_pct: 10, max_p95_latency_increase_pct: 100000}}
+        ";
+    let run = run(variants, &["--filter", "t[0-4]"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let results = run.results();
+    // A command agent reports no cost: a cost budget cannot be shown to hold.
+    assert_eq!(
+        results["verdict"]["outcome"]["failed_checks"],
+        json!(["variant same vs a: cost", "variant slow vs a: p95 latency"])
+    );
+    assert!(check(&results, "variant same vs a: cost")["actual"].as_str().unwrap().starts_with("unknown"));
+    assert_eq!(check(&results, "variant same vs a: p95 latency")["passed"], true);
+    let p95 = &arm(&results, "slow")["comparison"]["p95_latency_ms"];
+    assert!(p95["arm"].as_u64().unwrap() >= 500, "{p95}");
 }

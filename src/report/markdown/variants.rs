@@ -51,7 +51,7 @@ pub(crate) fn arm_rows(results: &Results, variants: &VariantsSection) -> Vec<Arm
             mde: String::new(),
             cost: String::new(),
             latency: String::new(),
-            gate: check_of(&results.verdict.checks, &arm.name, &variants.control).map(|g| (g.passed, g.budget.clone())),
+            gate: gate_of(&results.verdict.checks, &arm.name, &variants.control),
         };
         if let Some(c) = &arm.comparison {
             row.difference = format!(
@@ -94,10 +94,15 @@ fn arms_table(results: &Results, variants: &VariantsSection) -> String {
     md
 }
 
-/// The gate check of `arm`, when it has a gate.
-fn check_of<'a>(checks: &'a [GateCheck], arm: &str, control: &str) -> Option<&'a GateCheck> {
+/// Whether the gate checks of `arm` held, and their budgets; `None` without a gate.
+fn gate_of(checks: &[GateCheck], arm: &str, control: &str) -> Option<(bool, String)> {
     let name = format!("variant {arm} vs {control}");
-    checks.iter().find(|c| c.name == name)
+    let own: Vec<&GateCheck> = checks
+        .iter()
+        .filter(|c| c.name == name || c.name.strip_prefix(&name).is_some_and(|r| r.starts_with(": ")))
+        .collect();
+    let budgets: Vec<&str> = own.iter().map(|c| c.budget.as_str()).collect();
+    (!own.is_empty()).then(|| (own.iter().all(|c| c.passed), budgets.join("; ")))
 }
 
 /// "+2 ms (−1 to +5)", or "—".
@@ -186,7 +191,7 @@ mod tests {
             tasks.push(on(hostile, &format!("t{i}"), if i == 7 { Status::Failed } else { Status::Passed }));
         }
         let mut run = results(tasks);
-        let gate = ArmGate { not_worse_than: Some(Control::Control), better_than: None, margin: None };
+        let gate = ArmGate { not_worse_than: Some(Control::Control), ..ArmGate::default() };
         run.variants = Some(VariantsSection {
             control: "a".into(),
             statistics: PairedPolicy::default(),
