@@ -86,6 +86,7 @@ fn a_better_arm_is_found_better_and_an_identical_one_no_different() {
     assert!(junit.contains(r#"<property name="variant" value="better"/>"#), "{junit}");
     let html = run.read("evalgate-out/report.html");
     assert!(html.contains(r#"<section id="variants">"#) && html.contains(r##"href="#task-t0@better""##));
+    assert!(html.contains(r#"id="chart-arms""#) && html.contains(r#"class="whisker""#));
 }
 
 #[test]
