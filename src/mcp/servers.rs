@@ -97,9 +97,11 @@ impl Servers {
         let mut by_era: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
         let mut by_arm: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
         for spec in specs {
-            // An arm's replacement runs at one protocol (its own `protocol`, not a list).
+            // An arm's replacement runs at one protocol: `auto` or its one version (the
+            // validator refuses variants that replace a server beside protocol lists).
             if let Some(arm) = &spec.arm {
-                let server = match Server::start(&spec, None).await {
+                let era = spec.protocol.starts().first().copied().flatten();
+                let server = match Server::start(&spec, era).await {
                     Ok(server) => Arc::new(server),
                     Err(e) => {
                         servers.close().await;

@@ -221,8 +221,20 @@ fn arm_tasks(
     let arm_path = KeyPath::root("variants").key("arms").key(&arm.name);
     let mut servers = suite_servers.clone();
     let mut replaced = Vec::new();
+    let lists = |s: &McpServer| !s.protocol.eras().is_empty();
     for (name, raw) in &arm.mcp_servers {
-        if let Some(mut server) = mcp_server_at(cx, name, raw, &arm_path.key("mcp_servers").key(name)) {
+        let path = arm_path.key("mcp_servers").key(name);
+        if suite_servers.values().any(lists) {
+            cx.error(
+                &path,
+                "an arm cannot replace a server in a suite whose servers have a protocol list (not supported yet)",
+            );
+            continue;
+        }
+        if let Some(mut server) = mcp_server_at(cx, name, raw, &path) {
+            if lists(&server) {
+                cx.error(&path.key("protocol"), "an arm's server runs at one protocol version, not a list");
+            }
             server.arm = Some(arm.name.clone());
             replaced.push(server.clone());
             servers.insert(name.clone(), server);

@@ -303,4 +303,20 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn an_arms_server_runs_at_one_protocol_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.yaml");
+        let suite = "evalgate: 1\nsuite: s\nmcp_servers:\n  fx: {command: [srv]}\nvariants:\n  control: a\n  arms:\n    a: {}\n    \
+                     b: {mcp_servers: {fx: {command: [srv2], protocol: [2025-06-18, 2025-11-25]}}}\ntasks:\n  \
+                     - {id: t, level: execution, call: {server: fx, tool: x}, grade: [{type: contains, value: x}]}\n";
+        std::fs::write(&path, suite).unwrap();
+        let Err(LoadError::Invalid { diagnostics }) = load_suite(&path, &LoadOptions::default()) else { panic!() };
+        let found: Vec<(&str, &str)> = diagnostics.iter().map(|d| (d.key_path.as_str(), d.message.as_str())).collect();
+        assert_eq!(
+            found,
+            [("variants.arms.b.mcp_servers.fx.protocol", "an arm's server runs at one protocol version, not a list")]
+        );
+    }
 }
