@@ -294,6 +294,9 @@ pub struct SelectArgs {
     /// Run every task with this agent instead of its default.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+    /// Only this arm of the suite's `variants`, besides the control (repeatable).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
     /// Print less.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -102,6 +102,10 @@ pub fn regate(results: &mut Results) {
             None => {}
         }
     }
+    if let Some(variants) = results.variants.as_mut() {
+        variants.compare(&results.tasks);
+        extra.extend(variants.checks());
+    }
     extra.extend(results.mcp_drift.iter().map(|(server, drift)| drift_check(server, drift)));
     extra.extend(results.mcp_lint.iter().map(|(server, lint)| lint_check(server, lint)));
     extra.extend(results.mcp_conformance.iter().map(|(server, run)| run.check(server)));

@@ -20,6 +20,8 @@ pub struct Selection {
     pub tags: Vec<String>,
     /// `--agent NAME`.
     pub agent: Option<String>,
+    /// `--variant NAME` (repeatable): the arms of `variants` to run (the control always runs).
+    pub variants: Vec<String>,
     /// `--shard K/N`.
     pub shard: Option<Shard>,
     /// `--repeat N`, over each task's `repeat`.
@@ -66,6 +68,25 @@ impl Plan {
             commit: None,
         }
     }
+}
+
+/// The order a plan's first trials start in: `(planned task, trial)`, task by task, except
+/// that the arms of one task (neighbours in the plan, `arm_of` naming the task each is an
+/// arm of) go trial by trial — trial 0 on every arm, then trial 1 — so that drift over the
+/// run (a model endpoint slowing, a cache warming) hits every arm alike.
+pub fn trial_order(queued: &[u32], arm_of: impl Fn(usize) -> Option<String>) -> Vec<(usize, u32)> {
+    let mut order = Vec::with_capacity(queued.iter().map(|&q| q as usize).sum());
+    let mut start = 0;
+    while start < queued.len() {
+        let group = arm_of(start);
+        let end = (start + 1..queued.len()).find(|&i| group.is_none() || arm_of(i) != group).unwrap_or(queued.len());
+        let most = queued[start..end].iter().copied().max().unwrap_or(0);
+        for trial in 0..most {
+            order.extend((start..end).filter(|&i| trial < queued[i]).map(|i| (i, trial)));
+        }
+        start = end;
+    }
+    order
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,15 +143,48 @@ impl Selection {
         let mut given: Vec<String> = self.filter.iter().map(|f| format!("--filter {f}")).collect();
         given.extend(self.tags.iter().map(|t| format!("--tag {t}")));
         given.extend(self.agent.iter().map(|a| format!("--agent {a}")));
+        given.extend(self.variants.iter().map(|v| format!("--variant {v}")));
         given.extend(self.repeat.iter().map(|r| format!("--repeat {r}")));
         given.extend(self.adaptive.then(|| "--repeat auto".to_owned()));
         given.extend(self.fail_fast.then(|| "--fail-fast".to_owned()));
         given
     }
 
-    fn selects(&self, globs: &GlobSet, id: &str, tags: &[String]) -> bool {
-        (self.filter.is_empty() || globs.is_match(id))
-            && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
+    /// Whether the task is selected: `--filter` matches its id (or, on an arm, the id
+    /// without `@ARM`: every arm of a task), `--tag` one of its tags, and its arm is among
+    /// `arms` (`None`: every arm).
+    fn selects(&self, globs: &GlobSet, task: &crate::suite::model::Task, arms: Option<&[&str]>) -> bool {
+        let written = task.arm.as_ref().and_then(|arm| task.id.strip_suffix(&format!("@{arm}")));
+        (self.filter.is_empty() || globs.is_match(&task.id) || written.is_some_and(|id| globs.is_match(id)))
+            && (self.tags.is_empty() || task.tags.iter().any(|t| self.tags.contains(t)))
+            && task.arm.as_deref().is_none_or(|arm| arms.is_none_or(|arms| arms.contains(&arm)))
+    }
+
+    /// The arms `--variant` selects, the control always among them (`None`: every arm);
+    /// an error for `--variant` on a suite without `variants`, or a name that is no arm.
+    fn arms<'s>(&self, suite: &'s Suite) -> Result<Option<Vec<&'s str>>, PlanError> {
+        if self.variants.is_empty() {
+            return Ok(None);
+        }
+        let Some(variants) = &suite.variants else {
+            return Err(PlanError::Invalid(format!(
+                "--variant {}: {} has no `variants`",
+                self.variants[0],
+                suite.file.display()
+            )));
+        };
+        let mut arms = vec![variants.control.as_str()];
+        for name in &self.variants {
+            let Some(arm) = variants.names().find(|a| a == name) else {
+                let help = unknown(name, variants.names()).help("arms", "no arm is defined");
+                return Err(PlanError::Invalid(format!(
+                    "--variant {name}: no such arm in {} (`variants.arms`); {help}",
+                    suite.file.display()
+                )));
+            };
+            arms.push(arm);
+        }
+        Ok(Some(arms))
     }
 }
 
@@ -138,9 +192,14 @@ impl Selection {
 /// the known tags or the nearest task ids; `--agent` is checked against each task's level.
 pub fn plan(suite: &Suite, selection: &Selection) -> Result<Plan, PlanError> {
     let globs = selection.globs()?;
-    let selected: Vec<usize> = (0..suite.tasks.len())
-        .filter(|&i| selection.selects(&globs, &suite.tasks[i].id, &suite.tasks[i].tags))
-        .collect();
+    let arms = selection.arms(suite)?;
+    if let (Some(agent), Some(_)) = (&selection.agent, &suite.variants) {
+        return Err(PlanError::Invalid(format!(
+            "--agent {agent} would run every arm of `variants` with one agent; set `agent:` on an arm and select arms with --variant"
+        )));
+    }
+    let selected: Vec<usize> =
+        (0..suite.tasks.len()).filter(|&i| selection.selects(&globs, &suite.tasks[i], arms.as_deref())).collect();
     if selected.is_empty() && !suite.tasks.is_empty() {
         return Err(PlanError::NothingSelected(nothing_selected(suite, selection)));
     }
@@ -391,5 +450,65 @@ tasks:
         assert!(planned.notes[0].ends_with(": call"));
         let err = plan(&suite, &Selection { agent: Some("shh".into()), ..Selection::default() }).unwrap_err();
         assert!(err.to_string().ends_with("did you mean `sh`?"), "{err}");
+    }
+
+    const VARIANTS: &str = "evalgate: 1
+suite: t.variants
+vars: {word: x}
+agents:
+  sh: {command: [echo, '{vars.word}']}
+  other: {command: [printf, '{vars.word}']}
+defaults: {agent: sh}
+variants:
+  control: a
+  arms:
+    a: {}
+    b: {vars: {word: y}}
+    c: {agent: other}
+tasks:
+  - {id: one, prompt: x, grade: [{type: contains, value: x}]}
+  - {id: two, prompt: x, repeat: 2, grade: [{type: contains, value: x}]}
+";
+
+    fn variants_suite() -> Suite {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.yaml");
+        std::fs::write(&path, VARIANTS).unwrap();
+        load_suite(&path, &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn variants_run_every_task_on_every_selected_arm_with_the_control_always() {
+        let suite = variants_suite();
+        let all = plan(&suite, &Selection::default()).unwrap();
+        assert_eq!(ids(&suite, &all), ["one@a", "one@b", "one@c", "two@a", "two@b", "two@c"]);
+        let arms: Vec<_> = all.tasks.iter().map(|t| suite.tasks[t.index].arm.clone().unwrap()).collect();
+        assert_eq!(arms, ["a", "b", "c", "a", "b", "c"]);
+        assert_eq!(suite.tasks[2].agent.name(), "other", "arm c runs its agent");
+        // `--variant b`: b and the control; the rest is left out, not missing.
+        let b = plan(&suite, &Selection { variants: vec!["b".into()], ..Selection::default() }).unwrap();
+        assert_eq!(ids(&suite, &b), ["one@a", "one@b", "two@a", "two@b"]);
+        assert_eq!(b.deselected, ["one@c", "two@c"]);
+        assert_eq!(b.selection, ["--variant b"]);
+        // `--filter` on the id as written selects it on every arm.
+        let one = plan(&suite, &Selection { filter: vec!["one".into()], ..Selection::default() }).unwrap();
+        assert_eq!(ids(&suite, &one), ["one@a", "one@b", "one@c"]);
+        let err = plan(&suite, &Selection { variants: vec!["bb".into()], ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().starts_with("--variant bb: no such arm in "), "{err}");
+        assert!(err.to_string().ends_with("did you mean `b`?"), "{err}");
+        let err = plan(&suite, &Selection { agent: Some("sh".into()), ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().contains("would run every arm of `variants` with one agent"), "{err}");
+        let err = plan(&self::suite(), &Selection { variants: vec!["b".into()], ..Selection::default() }).unwrap_err();
+        assert!(err.to_string().ends_with("has no `variants`"), "{err}");
+    }
+
+    #[test]
+    fn the_arms_of_a_task_start_trial_by_trial() {
+        // Planned: x@a, x@b (2 trials each), y (1 trial), z@a, z@b (3 and 1).
+        let arm_of = |i: usize| [Some("x"), Some("x"), None, Some("z"), Some("z")][i].map(str::to_owned);
+        let order = trial_order(&[2, 2, 1, 3, 1], arm_of);
+        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (3, 0), (4, 0), (3, 1), (3, 2)]);
+        // Without arms, task by task as before.
+        assert_eq!(trial_order(&[2, 1], |_| None), [(0, 0), (0, 1), (1, 0)]);
     }
 }

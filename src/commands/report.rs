@@ -24,6 +24,7 @@ fn held_to(results: &mut Results, file: &std::path::Path) -> Result<(), Error> {
         )));
     }
     results.thresholds.clone_from(&suite.thresholds);
+    results.variants = suite.variants.as_ref().map(|v| v.section(suite.regression.as_ref()));
     match (&mut results.regression, &suite.regression) {
         (Some(section), Some(config)) => {
             section.budget = config.budget;

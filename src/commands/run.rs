@@ -386,6 +386,7 @@ impl SuiteRun<'_> {
         let mut results = skeleton(suite_info(&suite));
         results.thresholds = suite.thresholds.clone();
         results.judges = super::judge::judges(&suite);
+        results.variants = suite.variants.as_ref().map(|v| v.section(suite.regression.as_ref()));
         results.regression = regression.section;
         if let Some(section) = results.regression.as_mut() {
             section.deselected.clone_from(&plan.deselected);

@@ -28,6 +28,7 @@ pub fn selection(select: &SelectArgs) -> Selection {
         filter: select.filter.clone(),
         tags: select.tag.clone(),
         agent: select.agent.clone(),
+        variants: select.variants.clone(),
         ..Selection::default()
     }
 }

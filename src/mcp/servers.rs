@@ -29,6 +29,8 @@ pub struct Server {
     session: Mutex<Option<Arc<dyn McpSession>>>,
     restarted: std::sync::atomic::AtomicBool,
     cassette: Option<Arc<Cassette>>,
+    /// Its name in the cassette: `NAME`, `NAME@ARM`, `NAME@ERA`.
+    recorded_as: String,
     pub tools: Vec<ToolInfo>,
     pub info: ServerInfo,
     /// `mcp_servers.NAME.allow_side_effects`: whether its destructive tools may be called.
@@ -70,6 +72,8 @@ pub struct ServerSpec {
     /// Its traffic through the suite's cassette (`cassette: true`): replayed without
     /// starting it, or recorded.
     pub cassette: Option<Arc<Cassette>>,
+    /// `variants`: the arm whose tasks see it in place of the server of the same name.
+    pub arm: Option<String>,
 }
 
 /// The run's servers, as a task sees them: by name, each at one protocol era.
@@ -80,6 +84,8 @@ pub struct Servers {
     /// For each era of a protocol list: the servers as a task of that era sees them (that
     /// era's instance of the servers that list it, the others as in `by_name`).
     views: BTreeMap<String, Arc<Servers>>,
+    /// For each arm of `variants` that replaces a server: the servers as its tasks see them.
+    arms: BTreeMap<String, Arc<Servers>>,
     /// Every instance started, by the name results record it under (`name`, or `name@era`
     /// for a server with a protocol list).
     pub instances: BTreeMap<String, Arc<Server>>,
@@ -87,7 +93,7 @@ pub struct Servers {
 
 impl Servers {
     pub fn empty() -> Servers {
-        Servers { by_name: BTreeMap::new(), views: BTreeMap::new(), instances: BTreeMap::new() }
+        Servers { by_name: BTreeMap::new(), views: BTreeMap::new(), arms: BTreeMap::new(), instances: BTreeMap::new() }
     }
 
     /// Starts every server (once per era of a protocol list) and lists its tools. A server
@@ -97,7 +103,23 @@ impl Servers {
     pub async fn start(specs: impl IntoIterator<Item = ServerSpec>) -> Result<Servers, (String, McpError)> {
         let mut servers = Servers::empty();
         let mut by_era: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
+        let mut by_arm: BTreeMap<String, Vec<Arc<Server>>> = BTreeMap::new();
         for spec in specs {
+            // An arm's replacement runs at one protocol: `auto` or its one version (the
+            // validator refuses variants that replace a server beside protocol lists).
+            if let Some(arm) = &spec.arm {
+                let era = spec.protocol.starts().first().copied().flatten();
+                let server = match Server::start(&spec, era).await {
+                    Ok(server) => Arc::new(server),
+                    Err(e) => {
+                        servers.close().await;
+                        return Err((format!("{}@{arm}", spec.name), e));
+                    }
+                };
+                servers.instances.insert(format!("{}@{arm}", spec.name), server.clone());
+                by_arm.entry(arm.clone()).or_default().push(server);
+                continue;
+            }
             let listed = spec.protocol.eras();
             let mut failures = Vec::new();
             for era in spec.protocol.starts() {
@@ -136,15 +158,22 @@ impl Servers {
         for (era, instances) in by_era {
             let mut by_name = servers.by_name.clone();
             by_name.extend(instances.into_iter().map(|s| (s.name.clone(), s)));
-            let view = Servers { by_name, views: BTreeMap::new(), instances: BTreeMap::new() };
+            let view = Servers { by_name, ..Servers::empty() };
             servers.views.insert(era, Arc::new(view));
+        }
+        for (arm, instances) in by_arm {
+            let mut by_name = servers.by_name.clone();
+            by_name.extend(instances.into_iter().map(|s| (s.name.clone(), s)));
+            servers.arms.insert(arm, Arc::new(Servers { by_name, ..Servers::empty() }));
         }
         Ok(servers)
     }
 
-    /// The servers as a task of `era` sees them (`None`: a task that runs once).
-    pub fn at(self: &Arc<Self>, era: Option<&super::protocol::TaskEra>) -> Arc<Servers> {
-        era.and_then(|e| self.views.get(&e.version)).cloned().unwrap_or_else(|| self.clone())
+    /// The servers as a task of `era` sees them (`None`: a task that runs once), on `arm`
+    /// (an arm that replaces a server sees its own; eras of a replaced server are not kept).
+    pub fn at(self: &Arc<Self>, era: Option<&super::protocol::TaskEra>, arm: Option<&str>) -> Arc<Servers> {
+        let on_arm = arm.and_then(|a| self.arms.get(a));
+        on_arm.or_else(|| era.and_then(|e| self.views.get(&e.version))).cloned().unwrap_or_else(|| self.clone())
     }
 
     /// What each instance said about itself, by the name results record it under.
@@ -165,7 +194,13 @@ impl Servers {
 impl Server {
     /// Connects at `era` and lists the tools.
     async fn start(spec: &ServerSpec, era: Option<&str>) -> Result<Server, McpError> {
-        let session = open(&spec.name, &spec.endpoint, era, spec.cassette.as_ref()).await?;
+        // Each arm's replacement and each protocol era answers differently: each is its own
+        // in the cassette.
+        let mut recorded_as = spec.name.clone();
+        for part in spec.arm.as_deref().into_iter().chain(era) {
+            recorded_as = format!("{recorded_as}@{part}");
+        }
+        let session = open(&recorded_as, &spec.endpoint, era, spec.cassette.as_ref()).await?;
         let listed = tokio::time::timeout(START_TIMEOUT, session.list_tools())
             .await
             .map_err(|_| McpError("tools/list did not answer".into()));
@@ -188,6 +223,7 @@ impl Server {
         server.era = era.map(str::to_owned);
         server.cache_hints = list.cache_hints;
         server.cassette.clone_from(&spec.cassette);
+        server.recorded_as = recorded_as;
         Ok(server)
     }
 
@@ -225,6 +261,7 @@ impl Server {
             session: Mutex::new(session),
             restarted: std::sync::atomic::AtomicBool::new(false),
             cassette: None,
+            recorded_as: String::new(),
             tools,
             info,
             allow_side_effects,
@@ -332,7 +369,8 @@ impl Server {
         if let Some(old) = slot.take() {
             old.close().await;
         }
-        if let Ok(session) = open(&self.name, &self.endpoint, self.era.as_deref(), self.cassette.as_ref()).await {
+        if let Ok(session) = open(&self.recorded_as, &self.endpoint, self.era.as_deref(), self.cassette.as_ref()).await
+        {
             *slot = Some(session);
         }
     }

@@ -7,8 +7,10 @@ mod extend;
 mod paired;
 mod regression;
 mod thresholds;
+mod variant;
 
 pub use adversarial::{AdversarialThresholds, Category, CategoryThresholds, SafetyAction, Severity};
 pub use paired::{PairedPolicy, RegressionTest};
 pub use regression::{RegressionBudget, RegressionPolicy};
 pub use thresholds::{Thresholds, UnknownCost};
+pub use variant::{ArmGate, Control, DEFAULT_MARGIN};

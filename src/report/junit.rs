@@ -127,6 +127,9 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
     case.extra.insert("file".into(), crate::files::repo_relative(&task.file).into());
     case.extra.insert("line".into(), task.line.to_string().into());
     case.add_property(Property::new("score", format!("{:.4}", task.score)));
+    if let Some(arm) = &task.variant {
+        case.add_property(Property::new("variant", arm.as_str()));
+    }
     if task.trials.len() > 1 {
         let passed = task.trials.iter().filter(|t| t.status == Status::Passed).count();
         case.add_property(Property::new("trials_passed", format!("{passed}/{}", task.trials.len())));

@@ -175,6 +175,7 @@ fn task(site: &TaskSite, id: String, check: Option<&Check>, status: Status, reas
         line: site.line,
         agent: site.server.to_owned(),
         protocol: None,
+        variant: None,
         definition: None,
         status,
         score,

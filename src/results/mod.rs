@@ -15,6 +15,9 @@ pub mod summary;
 pub mod testing;
 mod totals;
 pub mod validate;
+pub mod variants;
+#[cfg(test)]
+mod variants_simulation;
 mod verdict;
 
 pub use flags::{SuspectTask, TaskFlags};

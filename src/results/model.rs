@@ -27,6 +27,9 @@ pub struct Results {
     /// The comparison with a baseline, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regression: Option<RegressionSection>,
+    /// `variants`: the arms, each compared with the control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<super::variants::VariantsSection>,
     /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -227,6 +230,9 @@ pub struct TaskResult {
     /// The MCP protocol version it ran at, for a task of a server with a protocol list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<crate::mcp::protocol::TaskEra>,
+    /// The arm of `variants` it ran on (its id then ends in `@ARM`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     /// The hash of what the task asks and how it is graded, with the agent's settings: a
     /// baseline's task is compared with this one only when they are equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -100,21 +100,9 @@ impl PairedTest {
         let pairs: Vec<PairedRates> = matched
             .iter()
             .map(|(task, base)| {
-                let (was, now) = (base.trials, TrialCount::of(task));
-                match was.common(now).filter(|_| !was.same_design(now)) {
-                    // Different designs: their rates differ in distribution even with
-                    // nothing changed, so they are compared on the trials both ran alike.
-                    Some((baseline, candidate, k)) => {
-                        redesigned += 1;
-                        PairedRates { baseline, candidate, single: k == 1, trials: k }
-                    }
-                    None => PairedRates {
-                        baseline: was.rate(),
-                        candidate: now.rate(),
-                        single: was.ran == 1 && now.ran == 1 && was.adaptive.is_none() && now.adaptive.is_none(),
-                        trials: was.resolution().min(now.resolution()),
-                    },
-                }
+                let (rates, redesign) = paired_rates(base.trials, TrialCount::of(task));
+                redesigned += usize::from(redesign);
+                rates
             })
             .collect();
         // A run accounts for the tasks it ran and those it left out on purpose; a task it
@@ -276,6 +264,26 @@ impl PairedTest {
     }
 }
 
+/// One comparable task's pass rates, `was` against `now`, and whether the two ran their
+/// trials differently (then compared on the trials both ran alike): what the regression
+/// gate and the comparison of arms both test.
+pub fn paired_rates(was: TrialCount, now: TrialCount) -> (PairedRates, bool) {
+    match was.common(now).filter(|_| !was.same_design(now)) {
+        // Different designs: their rates differ in distribution even with nothing changed,
+        // so they are compared on the trials both ran alike.
+        Some((baseline, candidate, k)) => (PairedRates { baseline, candidate, single: k == 1, trials: k }, true),
+        None => (
+            PairedRates {
+                baseline: was.rate(),
+                candidate: now.rate(),
+                single: was.ran == 1 && now.ran == 1 && was.adaptive.is_none() && now.adaptive.is_none(),
+                trials: was.resolution().min(now.resolution()),
+            },
+            false,
+        ),
+    }
+}
+
 /// The fewest trials per task at which, over `tasks` tasks, a flaky task passing every
 /// baseline trial and failing every candidate trial happens less than `alpha` of the time:
 /// for one task that is at most (½·½)^r, at a pass rate of ½.
@@ -288,12 +296,12 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// A size in points: "5.8".
-fn magnitude(x: f64) -> String {
+pub(super) fn magnitude(x: f64) -> String {
     format!("{:.1}", x.abs() * 100.0)
 }
 
 /// A pass-rate difference in points, with a real minus sign: "−6.0", "+2.5", "0.0".
-fn points(x: f64) -> String {
+pub(super) fn points(x: f64) -> String {
     let p = x * 100.0;
     if p.abs() < 0.05 {
         "0.0".into()

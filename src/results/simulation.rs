@@ -168,15 +168,15 @@ pub fn a_a_grid() -> Vec<(usize, Arm, Arm)> {
     grid
 }
 
+/// Repetitions per cell: 300 here (a Monte Carlo error of about 1.3 points at 5%);
+/// `EVALGATE_SIM_RUNS` raises it (scripts/bench-statistics.sh).
+pub fn runs() -> usize {
+    std::env::var("EVALGATE_SIM_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Repetitions per cell: 300 here (a Monte Carlo error of about 1.3 points at 5%);
-    /// `EVALGATE_SIM_RUNS` raises it (scripts/bench-statistics.sh).
-    fn runs() -> usize {
-        std::env::var("EVALGATE_SIM_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
-    }
 
     /// Under no change, whatever the trial designs compared, the gate calls a regression at
     /// most α of the time (plus two Monte Carlo errors), and the printed p-value agrees with

@@ -188,11 +188,15 @@ impl<'a> Dispatcher<'a> {
     /// signal, `--fail-fast` or a spent budget.
     async fn trials(&mut self, ctx: &Arc<dyn Attempt>) {
         let mut lanes = Lanes::new(self.concurrency);
-        for i in (0..self.plan.tasks.len()).filter(|i| self.results[*i].is_none()) {
-            let lane = self.lane(i);
-            for trial in 0..self.states[i].queued {
-                lanes.push_back(lane, (i, trial));
-            }
+        let queued: Vec<u32> = (0..self.plan.tasks.len())
+            .map(|i| if self.results[i].is_none() { self.states[i].queued } else { 0 })
+            .collect();
+        let arm_of = |i: usize| {
+            let task = &self.suite.tasks[self.plan.tasks[i].index];
+            task.arm.as_ref().map(|arm| task.id.strip_suffix(&format!("@{arm}")).unwrap_or(&task.id).to_owned())
+        };
+        for (i, trial) in crate::plan::trial_order(&queued, arm_of) {
+            lanes.push_back(self.lane(i), (i, trial));
         }
         let (tx, mut rx) = mpsc::unbounded_channel::<Attempted>();
         let mut running = JoinSet::new();

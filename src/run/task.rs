@@ -138,6 +138,7 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         line: task.origin.as_ref().map_or(task.position.line, |(_, line)| *line),
         agent: task.agent.name().to_owned(),
         protocol: task.era.clone(),
+        variant: task.arm.clone(),
         definition: Some(suite.task_definition(task, task.agent.name())),
         status: Status::Skipped,
         score: 0.0,
@@ -196,7 +197,7 @@ pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &Can
 async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &CancellationToken) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     // A task of a protocol era talks to its server at that era.
-    let servers = ctx.servers.at(task.era.as_ref());
+    let servers = ctx.servers.at(task.era.as_ref(), task.arm.as_deref());
     bindings.servers = Some(crate::template::ServersRef(servers.clone()));
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult::empty();

@@ -10,6 +10,7 @@ pub mod model;
 pub mod raw;
 pub mod uses;
 mod validate;
+pub mod variants;
 
 pub use crate::source::{Diagnostic, ValidateCx};
 pub use definition::TaskSource;

@@ -32,7 +32,10 @@ pub struct Suite {
     pub env: EnvRequirements,
     pub vars: BTreeMap<String, String>,
     pub agents: BTreeMap<String, Arc<Agent>>,
+    /// With `variants`, an arm's replacement of a server is here too, as `NAME@ARM`.
     pub mcp_servers: BTreeMap<String, McpServer>,
+    /// `variants:`: the arms each task runs on (its id then ends in `@ARM`).
+    pub variants: Option<super::variants::Variants>,
     /// The default judge of `rubric` and `llm` graders.
     pub judge: Option<LlmSpec>,
     /// Price overrides (the suite's `pricing:`).
@@ -113,6 +116,8 @@ pub struct McpServer {
     pub lint: Option<crate::mcp::lint::Settings>,
     /// `conformance`: the official conformance suite's checks become tasks.
     pub conformance: Option<crate::mcp::conformance::Conformance>,
+    /// The arm whose tasks see this server in place of the suite's of the same name.
+    pub arm: Option<String>,
 }
 
 impl McpServer {
@@ -124,6 +129,7 @@ impl McpServer {
             allow_side_effects: self.allow_side_effects,
             protocol: self.protocol.clone(),
             cassette: None,
+            arm: self.arm.clone(),
         }
     }
 
@@ -256,6 +262,8 @@ pub struct Task {
     /// The protocol era it runs at, when it uses a server with a protocol list (its id
     /// then ends in `@ERA`).
     pub era: Option<crate::mcp::protocol::TaskEra>,
+    /// The arm of `variants` it runs on (its id then ends in `@ARM`).
+    pub arm: Option<String>,
 }
 
 #[derive(Debug, Clone)]

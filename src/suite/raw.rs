@@ -87,6 +87,8 @@ pub struct RawSuite {
     /// Steps run once: `before_all` before the first task, `after_all` after the last (always).
     #[serde(default)]
     pub hooks: RawHooks,
+    /// Arms run side by side on every task and compared with the control arm (docs/variants.md).
+    pub variants: Option<super::variants::RawVariants>,
     /// Tasks from files in other formats, run with this suite's agents, judge and gates.
     #[serde(default)]
     pub imports: Vec<RawImport>,

@@ -67,18 +67,9 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     cx.mcp_servers = raw.mcp_servers.keys().cloned().collect();
     let judge = raw.judge.as_ref().and_then(|j| crate::llm::calibration::judge_spec(cx, j, &KeyPath::root("judge")));
     cx.has_judge = raw.judge.is_some();
-    let agents: BTreeMap<String, Arc<Agent>> = raw
-        .agents
-        .into_iter()
-        .filter_map(|(name, agent)| {
-            let agent = validate_agent(cx, &name, agent)?;
-            Some((name, Arc::new(agent)))
-        })
-        .collect();
+    let raw_agents = raw.variants.is_some().then(|| raw.agents.clone());
+    let agents = compile_agents(cx, raw.agents);
 
-    if let Some(name) = &raw.defaults.agent {
-        check_agent_name(cx, name, &KeyPath::root("defaults").key("agent"), &agents);
-    }
     let trials = Trials::of(raw.defaults.repeat, raw.defaults.min_pass);
     check_trials(cx, trials, &KeyPath::root("defaults"));
     let defaults = TaskDefaults {
@@ -109,38 +100,35 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
         cx.error(&KeyPath::root("tasks"), "the suite has no tasks");
     }
-    let mut seen = rustc_hash::FxHashSet::default();
-    let mut tasks = Vec::with_capacity(raw.tasks.len());
-    let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
-    for (i, task) in raw.tasks.into_iter().enumerate() {
-        let path = KeyPath::root("tasks").index(i);
-        if !seen.insert(task.id.clone()) {
-            cx.error(&path.key("id"), format!("duplicate task id `{}`", task.id));
+    let variants = match (&raw.variants, raw_agents) {
+        (Some(v), Some(raw_agents)) => {
+            let written = raw.source.get("variants").cloned().unwrap_or_default();
+            let base_vars = cx.vars.clone();
+            super::variants::compile(cx, v, &base_vars, &raw_agents, &raw.mcp_servers, &written)
         }
-        cx.step_outputs.clone_from(&hook_outputs);
-        let origin = cx.task_origins.get(&i).cloned();
-        // Only a suite with a protocol list needs a second copy of a task as written.
-        let copy = any_eras.then(|| task.clone());
-        let Some(mut task) = validate_task(cx, task, &path, &defaults) else {
-            continue;
-        };
-        task.origin = origin;
-        let (Some(copy), Some((server, eras))) = (copy, task_eras(cx, &task, &mcp_servers, &path)) else {
-            tasks.push(task);
-            continue;
-        };
-        // The task runs once per era of its server's protocol list, as `id@era`.
-        for era in eras {
-            cx.step_outputs.clone_from(&hook_outputs);
-            let Some(mut copy) = validate_task(cx, copy.clone(), &path, &defaults) else {
-                break;
-            };
-            copy.id = format!("{}@{era}", task.id);
-            copy.origin.clone_from(&task.origin);
-            copy.era = Some(crate::mcp::protocol::TaskEra { server: server.clone(), version: era });
-            tasks.push(copy);
+        _ => None,
+    };
+    let mut arm_servers = Vec::new();
+    let tasks = match &variants {
+        None => compile_tasks(cx, raw.tasks, &defaults, &hook_outputs, &mcp_servers),
+        Some((_, inputs)) => {
+            let base_vars = cx.vars.clone();
+            let before = cx.diagnostics.len();
+            let mut arms = Vec::new();
+            for arm in inputs {
+                cx.vars.clone_from(&arm.vars);
+                let (arm_tasks, servers) = arm_tasks(cx, arm, &raw.tasks, &defaults, &hook_outputs, &mcp_servers);
+                arms.push(arm_tasks);
+                arm_servers.extend(servers);
+            }
+            cx.vars = base_vars;
+            dedup_diagnostics(cx, before);
+            super::variants::interleave(arms)
         }
-    }
+    };
+    let mut mcp_servers = mcp_servers;
+    mcp_servers
+        .extend(arm_servers.into_iter().map(|s| (format!("{}@{}", s.name, s.arm.clone().unwrap_or_default()), s)));
 
     let cassettes = raw.cassettes.map(|c| Cassettes {
         path: c.path.map_or_else(|| Cassettes::default_path(&cx.dir, &raw.suite), |p| cx.dir.join(p)),
@@ -157,6 +145,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         vars: cx.vars.clone(),
         agents,
         mcp_servers,
+        variants: variants.map(|(v, _)| v),
         judge,
         pricing: raw.pricing,
         thresholds: raw.thresholds,
@@ -168,6 +157,132 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
         tasks,
         definition_context: super::definition::suite_context(&raw.source, &cx.vars),
     })
+}
+
+fn compile_agents(cx: &mut ValidateCx, raw: BTreeMap<String, RawAgent>) -> BTreeMap<String, Arc<Agent>> {
+    raw.into_iter()
+        .filter_map(|(name, agent)| {
+            let agent = validate_agent(cx, &name, agent)?;
+            Some((name, Arc::new(agent)))
+        })
+        .collect()
+}
+
+/// The tasks as written, validated in order; a task that uses a server with a protocol
+/// list once per era.
+fn compile_tasks(
+    cx: &mut ValidateCx,
+    raw_tasks: Vec<RawTask>,
+    defaults: &TaskDefaults,
+    hook_outputs: &BTreeMap<String, std::collections::BTreeSet<String>>,
+    mcp_servers: &BTreeMap<String, McpServer>,
+) -> Vec<Task> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut tasks = Vec::with_capacity(raw_tasks.len());
+    let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
+    for (i, task) in raw_tasks.into_iter().enumerate() {
+        let path = KeyPath::root("tasks").index(i);
+        if !seen.insert(task.id.clone()) {
+            cx.error(&path.key("id"), format!("duplicate task id `{}`", task.id));
+        }
+        cx.step_outputs.clone_from(hook_outputs);
+        let origin = cx.task_origins.get(&i).cloned();
+        // Only a suite with a protocol list needs a second copy of a task as written.
+        let copy = any_eras.then(|| task.clone());
+        let Some(mut task) = validate_task(cx, task, &path, defaults) else {
+            continue;
+        };
+        task.origin = origin;
+        let (Some(copy), Some((server, eras))) = (copy, task_eras(cx, &task, mcp_servers, &path)) else {
+            tasks.push(task);
+            continue;
+        };
+        // The task runs once per era of its server's protocol list, as `id@era`.
+        for era in eras {
+            cx.step_outputs.clone_from(hook_outputs);
+            let Some(mut copy) = validate_task(cx, copy.clone(), &path, defaults) else {
+                break;
+            };
+            copy.id = format!("{}@{era}", task.id);
+            copy.origin.clone_from(&task.origin);
+            copy.era = Some(crate::mcp::protocol::TaskEra { server: server.clone(), version: era });
+            tasks.push(copy);
+        }
+    }
+
+    tasks
+}
+
+/// One arm's tasks (`TASK@ARM`), compiled with its variables, agents and servers (`cx.vars`
+/// is the arm's already), and the servers it replaces.
+fn arm_tasks(
+    cx: &mut ValidateCx,
+    arm: &super::variants::ArmInputs,
+    raw_tasks: &[RawTask],
+    defaults: &TaskDefaults,
+    hook_outputs: &BTreeMap<String, std::collections::BTreeSet<String>>,
+    suite_servers: &BTreeMap<String, McpServer>,
+) -> (Vec<Task>, Vec<McpServer>) {
+    let arm_path = KeyPath::root("variants").key("arms").key(&arm.name);
+    let mut servers = suite_servers.clone();
+    let mut replaced = Vec::new();
+    let lists = |s: &McpServer| !s.protocol.eras().is_empty();
+    for (name, raw) in &arm.mcp_servers {
+        let path = arm_path.key("mcp_servers").key(name);
+        if suite_servers.values().any(lists) {
+            cx.error(
+                &path,
+                "an arm cannot replace a server in a suite whose servers have a protocol list (not supported yet)",
+            );
+            continue;
+        }
+        if let Some(mut server) = mcp_server_at(cx, name, raw, &path) {
+            if lists(&server) {
+                cx.error(&path.key("protocol"), "an arm's server runs at one protocol version, not a list");
+            }
+            server.arm = Some(arm.name.clone());
+            replaced.push(server.clone());
+            servers.insert(name.clone(), server);
+        }
+    }
+    let agents = compile_agents(cx, arm.agents.clone());
+    let arm_defaults = TaskDefaults { agents: &agents, ..*defaults };
+    let mut tasks = compile_tasks(cx, raw_tasks.to_vec(), &arm_defaults, hook_outputs, &servers);
+    let agent = arm.agent.as_ref().and_then(|a| agents.get(a));
+    for task in &mut tasks {
+        task.id = format!("{}@{}", task.id, arm.name);
+        task.arm = Some(arm.name.clone());
+        // The arm's overrides are part of what its tasks measure.
+        let mut json = task.source.json();
+        if let serde_json::Value::Object(map) = &mut json {
+            map.insert("variant".into(), arm.written.clone());
+        }
+        task.source = super::definition::TaskSource::Json(json);
+        if let Some(agent) = agent.filter(|_| !matches!(*task.agent, Agent::Call(_))) {
+            if matches!(task.level, Level::Invocation | Level::Scenario) && !matches!(**agent, Agent::Llm(_)) {
+                cx.error(
+                    &arm_path.key("agent"),
+                    format!(
+                        "`{}` is a command agent, but task `{}` needs a model agent (level {})",
+                        agent.name(),
+                        task.id,
+                        task.level
+                    ),
+                );
+            }
+            task.agent = agent.clone();
+        }
+    }
+    (tasks, replaced)
+}
+
+/// Drops the diagnostics after `from` that repeat one already recorded: each arm compiles
+/// the suite's tasks and agents again, and their problems are reported once.
+fn dedup_diagnostics(cx: &mut ValidateCx, from: usize) {
+    let mut seen: rustc_hash::FxHashSet<(String, String)> =
+        cx.diagnostics[..from].iter().map(|d| (d.key_path.clone(), d.message.clone())).collect();
+    let later = cx.diagnostics.split_off(from);
+    cx.diagnostics.extend(later.into_iter().filter(|d| seen.insert((d.key_path.clone(), d.message.clone()))));
 }
 
 fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
@@ -226,7 +341,12 @@ fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agen
 }
 
 pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer) -> Option<McpServer> {
-    let path = KeyPath::root("mcp_servers").key(name);
+    mcp_server_at(cx, name, raw, &KeyPath::root("mcp_servers").key(name))
+}
+
+/// The server `name` as written at `path` (the suite's, or an arm's replacement).
+fn mcp_server_at(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawMcpServer, path: &KeyPath) -> Option<McpServer> {
+    let path = path.clone();
     let url = match (&raw.command, &raw.url) {
         (Some(c), None) if c.is_empty() => {
             cx.error(&path.key("command"), "the command is empty");
@@ -273,6 +393,7 @@ pub(super) fn mcp_server(cx: &mut ValidateCx, name: &str, raw: &super::raw::RawM
         fail_on: raw.drift.fail_on,
         protocol,
         lint: raw.lint.as_ref().and_then(crate::mcp::lint::RawLint::settings),
+        arm: None,
         conformance: match &raw.conformance {
             Some(c) => Some(c.compile(cx, &path.key("conformance"), raw.url.is_some())?),
             None => None,
@@ -336,6 +457,7 @@ fn validate_task(cx: &mut ValidateCx, raw: RawTask, path: &KeyPath, defaults: &T
         golden: raw.golden,
         source: raw.source,
         era: None,
+        arm: None,
     })
 }
 

@@ -45,4 +45,5 @@ mod secrets;
 mod side_effects;
 mod steps;
 mod trust;
+mod variants;
 mod yaml;

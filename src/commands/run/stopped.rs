@@ -44,6 +44,7 @@ pub(super) fn skeleton(suite: SuiteInfo) -> Results {
         run_id: run_id(),
         thresholds: None,
         regression: None,
+        variants: None,
         shard: None,
         cassette: None,
         plan: None,

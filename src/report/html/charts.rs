@@ -25,7 +25,10 @@ pub struct Chart {
 }
 
 pub fn all(results: &Results) -> Vec<Chart> {
-    [score_by_tag(results), latency(results), cost(results), score_change(results)].into_iter().flatten().collect()
+    [arms(results), score_by_tag(results), latency(results), cost(results), score_change(results)]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 fn score_by_tag(results: &Results) -> Option<Chart> {
@@ -134,13 +137,49 @@ fn score_change(results: &Results) -> Option<Chart> {
         cmp.score_gains.len(),
         shown_note(rows.len())
     );
-    let shown: Vec<&(String, f64)> = rows.iter().take(MAX_BARS).collect();
+    let rows: Vec<Diverging> = rows.into_iter().map(|(id, d)| (id, d, None)).collect();
+    let svg = diverging(&rows, "Score change vs baseline");
+    Some(Chart { id: "chart-change", title: "Score change vs baseline", caption, svg })
+}
+
+/// `variants`: each arm's difference in pass rate from the control, with its interval.
+fn arms(results: &Results) -> Option<Chart> {
+    let variants = results.variants.as_ref()?;
+    let rows: Vec<Diverging> = variants
+        .arms
+        .iter()
+        .filter_map(|a| Some((a.name.clone(), a.comparison.as_ref()?)))
+        .map(|(name, c)| (name, c.delta, Some((c.ci_low, c.ci_high))))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let caption = format!(
+        "pass rate of each arm − the control {}'s, with its {:.0}% interval",
+        variants.control,
+        (1.0 - variants.statistics.alpha()) * 100.0
+    );
+    Some(Chart {
+        id: "chart-arms",
+        title: "Arms against the control",
+        caption,
+        svg: diverging(&rows, "Arms against the control"),
+    })
+}
+
+/// A bar of [`diverging`]: its label, value and interval.
+type Diverging = (String, f64, Option<(f64, f64)>);
+
+/// Bars from a middle axis: left for a negative value, right for a positive one (−1..1),
+/// each with its interval as a whisker when it has one; the first `MAX_BARS` rows.
+fn diverging(rows: &[Diverging], label: &str) -> String {
+    let shown = &rows[..rows.len().min(MAX_BARS)];
     let h = shown.len() as f64 * ROW + 8.0;
     let mid = LABEL + (WIDTH - LABEL) / 2.0;
     let half = (WIDTH - LABEL) / 2.0 - 40.0;
-    let mut svg = svg_open(WIDTH, h, "Score change vs baseline");
+    let mut svg = svg_open(WIDTH, h, label);
     let _ = write!(svg, r#"<line class="axis-line" x1="{mid:.1}" x2="{mid:.1}" y1="0" y2="{h:.1}"/>"#);
-    for (i, (id, d)) in shown.iter().enumerate() {
+    for (i, (id, d, interval)) in shown.iter().enumerate() {
         let y = i as f64 * ROW + 4.0;
         let w = d.abs() * half;
         let (x, class, anchor, tx) = if *d < 0.0 {
@@ -157,9 +196,14 @@ fn score_change(results: &Results) -> Option<Chart> {
             ROW - 5.0,
             y + 12.0,
         );
+        if let Some((low, high)) = interval {
+            let (x1, x2, yc) =
+                (mid + low.clamp(-1.0, 1.0) * half, mid + high.clamp(-1.0, 1.0) * half, y + (ROW - 5.0) / 2.0);
+            let _ = write!(svg, r#"<line class="whisker" x1="{x1:.1}" x2="{x2:.1}" y1="{yc:.1}" y2="{yc:.1}"/>"#);
+        }
     }
     svg.push_str("</svg>");
-    Some(Chart { id: "chart-change", title: "Score change vs baseline", caption, svg })
+    svg
 }
 
 /// Horizontal bars: label, bar (value / max), value text; the first `MAX_BARS` rows.

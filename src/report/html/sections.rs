@@ -168,3 +168,74 @@ impl ScorecardView {
         ScorecardView { rows, actions, confusion }
     }
 }
+
+/// `variants`: the arms against the control, and each task's arms side by side (the tasks
+/// whose arms differ first, marked), with the last trial's output of each.
+#[derive(Serialize)]
+pub(super) struct VariantsView {
+    control: String,
+    arms: Vec<crate::report::markdown::variants::ArmRow>,
+    columns: Vec<String>,
+    rows: Vec<VariantRow>,
+    differing: usize,
+}
+
+#[derive(Serialize)]
+struct VariantRow {
+    id: String,
+    differs: bool,
+    cells: Vec<Option<VariantCell>>,
+}
+
+#[derive(Serialize)]
+struct VariantCell {
+    /// The task's id (`TASK@ARM`), for the link to its trials.
+    id: String,
+    status: &'static str,
+    trials: String,
+    output: Option<super::Text>,
+}
+
+impl VariantsView {
+    pub(super) fn new(
+        variants: &crate::results::variants::VariantsSection,
+        results: &Results,
+        cutter: &super::Cutter,
+    ) -> Self {
+        use crate::results::regression::TrialCount;
+        let matrix = crate::results::variants::Matrix::new(variants, &results.tasks);
+        let rows: Vec<VariantRow> = matrix
+            .rows
+            .iter()
+            .map(|row| VariantRow {
+                id: row.id.to_owned(),
+                differs: row.differs,
+                cells: row
+                    .cells
+                    .iter()
+                    .map(|cell| {
+                        cell.map(|t| {
+                            let count = TrialCount::of(t);
+                            VariantCell {
+                                id: t.id.clone(),
+                                status: t.status.label(),
+                                trials: format!("{}/{}", count.passed, count.ran),
+                                output: t
+                                    .last_trial()
+                                    .and_then(|trial| trial.output.as_deref())
+                                    .map(|o| cutter.text(o)),
+                            }
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        VariantsView {
+            control: variants.control.clone(),
+            arms: crate::report::markdown::variants::arm_rows(results, variants),
+            columns: matrix.arms.iter().map(|a| (*a).to_owned()).collect(),
+            differing: rows.iter().filter(|r| r.differs).count(),
+            rows,
+        }
+    }
+}

@@ -18,6 +18,7 @@ const OUTPUT_EXCERPT: usize = 500;
 mod escape;
 mod mcp;
 mod regression;
+pub(crate) mod variants;
 
 pub use escape::escape;
 pub(crate) use escape::{code, escape_block, fenced};
@@ -72,6 +73,7 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     if let Some(section) = &results.regression {
         md.push_str(&regression_section(section, max_rows));
     }
+    md.push_str(&variants::variants_section(results, max_rows));
     for (server, drift) in &results.mcp_drift {
         md.push_str(&drift_section(server, drift, max_rows.max(20)));
     }
