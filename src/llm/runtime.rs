@@ -35,7 +35,8 @@ pub struct Completion {
     /// `None` when the model has no known price; 0 for a cache hit.
     pub cost_usd: Option<f64>,
     pub cached: bool,
-    /// The answer came from the cassette (cost nothing).
+    /// The answer came from the cassette: nothing was spent, and `cost_usd` is what the
+    /// recorded answer cost.
     pub replayed: bool,
 }
 
@@ -94,7 +95,9 @@ impl LlmRuntime {
                 let response: ChatResponse = serde_json::from_value(answer).map_err(|e| LlmError::Cassette {
                     message: format!("cassette {}: a recorded {provider} answer is not one: {e}", cassette.name),
                 })?;
-                Ok(Completion { response, cost_usd: Some(0.0), cached: false, replayed: true })
+                // Priced as the answer was: a cost gate (a budget, an arm's cost) must not
+                // pass on a replay's $0; what the run spent is the cassette's line.
+                Ok(Completion { replayed: true, ..self.priced(spec, response) })
             }
             Lookup::Miss(miss) => Err(LlmError::Cassette { message: miss.message }),
             Lookup::Live(slot) => {

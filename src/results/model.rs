@@ -312,6 +312,12 @@ impl TrialResult {
         }
     }
 
+    /// How long the agent took, as latency gates read it: not for answers replayed from a
+    /// cassette (a replay takes no time; the gate would pass on what it did not measure).
+    pub fn measured_latency_ms(&self) -> Option<u64> {
+        self.latency_ms.filter(|_| !self.replayed)
+    }
+
     /// This attempt and the attempts before it that errored and were run again.
     pub fn attempts(&self) -> impl Iterator<Item = &TrialResult> {
         self.retried.iter().chain(std::iter::once(self))
@@ -320,10 +326,7 @@ impl TrialResult {
     /// Whether what the agent of this attempt cost is unknown: it ran (it has a latency)
     /// and reported no cost, and its answers did not come from the cache.
     fn agent_cost_unknown(&self) -> bool {
-        self.latency_ms.is_some()
-            && !self.cached
-            && !self.replayed
-            && self.usage.as_ref().and_then(|u| u.cost_usd).is_none()
+        self.latency_ms.is_some() && !self.cached && self.usage.as_ref().and_then(|u| u.cost_usd).is_none()
     }
 }
 
@@ -332,9 +335,9 @@ impl TaskResult {
         self.trials.last()
     }
 
-    /// Mean latency over the trials that reported one.
+    /// Mean latency over the trials that measured one.
     pub fn latency_ms(&self) -> Option<u64> {
-        let l: Vec<u64> = self.trials.iter().filter_map(|t| t.latency_ms).collect();
+        let l: Vec<u64> = self.trials.iter().filter_map(TrialResult::measured_latency_ms).collect();
         (!l.is_empty()).then(|| l.iter().sum::<u64>() / l.len() as u64)
     }
 
@@ -402,8 +405,9 @@ pub struct TrialResult {
     /// The agent's answers came from the response cache (cost nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
-    /// The agent's answers were replayed from the suite's cassette (cost nothing): the
-    /// recorded samples, one a trial, never one answer twice.
+    /// The agent's answers were replayed from the suite's cassette: the recorded samples,
+    /// one a trial, never one answer twice. Nothing was spent; its cost is what the recorded
+    /// answers cost, so cost gates hold on a replay as on the recording.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
     /// What the trial's processes left behind or lost: a background process killed, output

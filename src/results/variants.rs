@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Status, TaskResult};
+use super::model::{Status, TaskResult, TrialResult};
 use super::paired::{magnitude, paired_rates, points};
 use super::regression::TrialCount;
 use super::verdict::GateCheck;
@@ -103,7 +103,7 @@ pub struct P95s {
 
 /// The p95 of the latencies of every trial of `tasks`.
 fn p95<'a>(tasks: impl Iterator<Item = &'a TaskResult>) -> Option<u64> {
-    let mut ms: Vec<u64> = tasks.flat_map(|t| t.trials.iter().filter_map(|trial| trial.latency_ms)).collect();
+    let mut ms: Vec<u64> = tasks.flat_map(|t| t.trials.iter().filter_map(TrialResult::measured_latency_ms)).collect();
     ms.sort_unstable();
     super::percentile(&ms, 95)
 }

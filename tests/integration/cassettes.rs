@@ -146,7 +146,9 @@ fn record_then_replay_gives_the_same_results_with_no_call_and_no_key() {
     );
     assert_eq!(usage["models"], json!(["gpt-4o-mini"]));
     assert!(usage["recorded_from"].as_str().is_some_and(|d| d.len() == 10), "{usage}");
-    assert_eq!(again["tasks"][0]["trials"][0]["usage"]["cost_usd"], 0.0);
+    // Nothing was spent, yet the cost is the recorded answers': a cost gate holds on a replay.
+    assert_eq!(again["totals"]["cost_usd"], live["totals"]["cost_usd"]);
+    assert!(live["totals"]["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{}", live["totals"]);
     let summary = std::fs::read_to_string(dir.join("evalgate-out/summary.md")).unwrap();
     assert!(summary.contains("Replayed from the cassette `cassettes/t.jsonl`"), "{summary}");
 }
@@ -435,4 +437,52 @@ print(status("/openai/v1/chat/completions"), status("/guess/openai/v1/chat/compl
         ";
     let run = Test::new().suite(suite).write("probe.py", PROBE).args(&["run"]).run();
     run.expect_code(0);
+}
+
+/// Variants record and replay per arm: each model arm's answers are its own, and the
+/// comparison (cost included) is the same replayed as live.
+#[test]
+fn variants_record_and_replay_each_arm() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        let answer = if b["model"] == "gpt-4o" { "Paris" } else { "Lyon" };
+        (200, openai(answer))
+    });
+    let yaml = unindent(
+        "
+        evalgate: 1
+        suite: arms
+        agents:
+          bot: {provider: openai, model: gpt-4o, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}
+        thresholds: {pass_score: 0}
+        variants:
+          control: big
+          arms:
+            big: {}
+            small: {model: {model: gpt-4o-mini}}
+        tasks:
+          - {id: capital, prompt: Capital of France?, grade: [{type: contains, value: Paris}]}
+        ",
+    )
+    .replace("<url>", &server.url());
+    let test = Test::new().write("evalgate.yaml", &yaml);
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record"], true).status.code(), Some(0));
+    let live = results(dir);
+    let calls = server.requests();
+    assert_eq!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
+    assert_eq!(server.requests(), calls);
+    let again = results(dir);
+    assert_eq!(outcome(&again), outcome(&live));
+    let statuses: Vec<_> =
+        again["tasks"].as_array().unwrap().iter().map(|t| (t["id"].clone(), t["status"].clone())).collect();
+    assert!(statuses.contains(&(json!("capital@big"), json!("passed"))), "{statuses:?}");
+    assert!(statuses.contains(&(json!("capital@small"), json!("failed"))), "{statuses:?}");
+    let (was, is) = (&live["variants"]["arms"][1]["comparison"], &again["variants"]["arms"][1]["comparison"]);
+    for key in ["verdict", "delta", "ci_low", "ci_high", "cost_usd"] {
+        assert_eq!(is[key], was[key], "{key}");
+    }
+    // A replay takes no time: its latency is not measured, so no latency gate passes on it.
+    assert!(was["latency_ms"].is_object() && is.get("latency_ms").is_none_or(Value::is_null), "{is}");
+    assert_eq!(again["totals"].get("p95_latency_ms").and_then(Value::as_u64), None, "{}", again["totals"]);
 }

@@ -142,7 +142,7 @@ fn verdict_section(results: &Results) -> String {
 }
 
 /// Where the model's answers came from: `Replayed from the cassette `c.jsonl`: 8 answers
-/// recorded 2026-11-20 (model gpt-4o-mini), $0 of model calls`.
+/// recorded 2026-11-20 (model gpt-4o-mini), $0 spent (…)`.
 fn cassette_line(c: &crate::cassette::Usage) -> String {
     let mut parts = Vec::new();
     if c.replayed > 0 {
@@ -154,7 +154,7 @@ fn cassette_line(c: &crate::cassette::Usage) -> String {
         let models = c.models.iter().map(|m| format!("`{}`", code(m))).collect::<Vec<_>>().join(", ");
         let models = if models.is_empty() { String::new() } else { format!(" (model {models})") };
         parts.push(format!(
-            "Replayed from the cassette `{}`: {} answer(s) {}{models}, $0 of model calls",
+            "Replayed from the cassette `{}`: {} answer(s) {}{models}, $0 spent (costs shown are the recorded answers')",
             code(&c.path),
             c.replayed,
             escape(&when)
