@@ -134,6 +134,15 @@ pub struct JudgeCalibrateArgs {
     /// results: 3 more live judge calls each, uncached; 0 skips them.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub probes: usize,
+    /// The probes' judge calls through the suite's cassette: asked live and recorded.
+    #[arg(long, group = "probe_cassette")]
+    pub record: bool,
+    /// The probes' judge calls replayed from the suite's cassette; only what it lacks live.
+    #[arg(long, group = "probe_cassette")]
+    pub record_missing: bool,
+    /// The probes' judge calls replayed from the suite's cassette (no key, no network).
+    #[arg(long, group = "probe_cassette")]
+    pub replay: bool,
 }
 
 #[derive(Debug, Subcommand, Clone)]

@@ -429,6 +429,18 @@ fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
         "{stdout}"
     );
 
+    // Recorded once, the probes replay from the suite's cassette: the same flip rates, no call.
+    let probe_args = ["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl", "-o", "probes.json"];
+    let (code, _, stderr) = evalgate(&t, &[&probe_args[..], &["--record"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let calls = server.requests();
+    let (code, _, stderr) = evalgate(&t, &[&probe_args[..], &["--replay"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(server.requests(), calls, "a replayed probe asked the judge");
+    let replayed: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("probes.json")).unwrap()).unwrap();
+    assert_eq!(&replayed["judges"][0]["probes"], probes);
+
     // `--probes 0`: none asked.
     let (code, _, _) = evalgate(
         &t,

@@ -80,10 +80,33 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
             .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
         let mut prices = crate::llm::pricing::PriceTable::default();
         prices.overrides.extend(suite.pricing.clone());
-        // Uncached: a probe must ask the judge, not read back its earlier answer.
-        let llm = crate::llm::runtime::LlmRuntime::new(prices, None);
+        // Uncached: a probe must ask the judge, not read back its earlier answer. With a
+        // cassette flag, its calls are recorded or replayed like a run's.
+        let mode = match (args.record, args.record_missing, args.replay) {
+            (true, _, _) => Some(crate::cassette::Mode::Record),
+            (_, true, _) => Some(crate::cassette::Mode::RecordMissing),
+            (_, _, true) => Some(crate::cassette::Mode::Replay),
+            _ => None,
+        };
+        let cassette = match mode {
+            Some(mode) => {
+                let path = suite.cassettes.as_ref().map_or_else(
+                    || crate::suite::model::Cassettes::default_path(&suite.dir, &suite.id),
+                    |c| c.path.clone(),
+                );
+                let shown = crate::run::task::display_path(&path);
+                let opened =
+                    crate::cassette::Cassette::open(&path, shown, mode).map_err(|e| Error::Usage(e.to_string()))?;
+                Some(std::sync::Arc::new(opened))
+            }
+            None => None,
+        };
+        let llm = crate::llm::runtime::LlmRuntime::new(prices, None).with_cassette(cassette.clone());
         for j in &mut judges {
             j.probes = Some(runtime.block_on(probes::probe(&suite, &results, &j.name, args.probes, &llm)));
+        }
+        if let Some(cassette) = cassette {
+            cassette.save()?;
         }
     }
     for j in &judges {
