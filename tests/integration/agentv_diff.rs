@@ -6,12 +6,12 @@
 //! 99 % of the verdicts agree, and evalgate never passes a test AgentV fails.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::common::Test;
 use crate::common::server::{Server, answer};
+use crate::common::{Test, copy_dir};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv-diff")
@@ -109,17 +109,4 @@ fn evalgate_gives_agentv_s_verdicts_and_never_passes_what_agentv_fails() {
     let share = agree as f64 / expected.len() as f64;
     assert!(false_greens.is_empty(), "evalgate passes what AgentV fails: {false_greens:#?}");
     assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::common::copy_dir;
+
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")
 }
@@ -55,17 +57,4 @@ fn the_manifest_records_no_file_that_converts_and_then_fails_to_load() {
     assert!(rows.len() > 200, "the manifest lists the whole corpus");
     let wrong: Vec<&&str> = rows.iter().filter(|r| r.split('\t').nth(3) == Some("WRONG")).collect();
     assert!(wrong.is_empty(), "{wrong:#?}");
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

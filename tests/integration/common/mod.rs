@@ -299,3 +299,17 @@ fn expect_stderr_passes_on_the_whole_text_with_the_test_directory_shown_as_dir()
 fn expect_stderr_fails_on_a_line_more() {
     printed("error: x\nhelp: y\n").expect_stderr("error: x\n");
 }
+
+/// Copies the directory `from` into `to`, recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
