@@ -317,14 +317,18 @@ impl Cassette {
             if answers.is_empty() {
                 continue; // every live call failed: what was recorded stays
             }
-            changed = true;
             let kept = match (self.mode, entries.get(key)) {
                 (Mode::RecordMissing, Some(old)) => old.responses.clone(),
                 _ => Vec::new(),
             };
-            let mut entry = entry.clone();
-            entry.responses = kept.into_iter().chain(answers).collect();
-            entries.insert(key.clone(), entry);
+            let responses: Vec<Value> = kept.into_iter().chain(answers).collect();
+            // The same answers again keep their line, date and all: a re-record's diff is
+            // only what changed.
+            if entries.get(key).is_some_and(|old| old.responses == responses) {
+                continue;
+            }
+            changed = true;
+            entries.insert(key.clone(), Entry { responses, ..entry.clone() });
         }
         if !changed {
             return Ok(false);
@@ -493,6 +497,10 @@ mod tests {
         }
         c.save().unwrap();
         let before = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        // The same answers again: nothing to write.
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"n": 3}), "x");
+        assert!(!c.save().unwrap());
         let c = cassette(Mode::Record, dir.path());
         live(&c, &json!({"n": 3}), "changed");
         c.save().unwrap();
