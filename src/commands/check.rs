@@ -29,8 +29,17 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {
             for p in &planned {
-                let servers =
-                    crate::preflight::start_servers(&p.suite, None).await.map_err(|e| Error::Preflight(vec![e]))?;
+                // A replayed server is checked as the run will see it: from the cassette.
+                let cassette = match p.suite.cassettes.as_ref().filter(|c| !c.mode.live()) {
+                    Some(c) => Some(std::sync::Arc::new(
+                        crate::cassette::Cassette::open(&c.path, crate::run::task::display_path(&c.path), c.mode)
+                            .map_err(|e| Error::Usage(e.to_string()))?,
+                    )),
+                    None => None,
+                };
+                let servers = crate::preflight::start_servers(&p.suite, cassette.as_ref())
+                    .await
+                    .map_err(|e| Error::Preflight(vec![e]))?;
                 // `lint: true` servers: their tool lists are checked here too.
                 for (server, lint) in crate::preflight::lint_servers(&p.suite, &servers).await {
                     for finding in &lint.findings {

@@ -398,6 +398,10 @@ fn an_mcp_server_is_recorded_then_replayed_without_being_started() {
     assert_eq!(again["tasks"][0]["trials"][0]["output"], live["tasks"][0]["trials"][0]["output"]);
     assert_eq!(again["mcp_servers"]["fx"], live["mcp_servers"]["fx"], "the handshake is the recorded one");
     assert_eq!(again["cassette"]["replayed"], 3, "initialize, tools/list, tools/call: {}", again["cassette"]);
+    // With the suite's `cassettes:` (auto: replay), `check` sees the server as the run does.
+    std::fs::write(dir.join("evalgate.yaml"), format!("{gone}cassettes: {{}}\n")).unwrap();
+    let check = evalgate(dir, &["check"], false);
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
     // Other arguments: a miss naming what changed, never a start of the server.
     std::fs::write(dir.join("evalgate.yaml"), gone.replace("b: 3", "b: 4")).unwrap();
     assert_ne!(evalgate(dir, &["run", "--replay"], false).status.code(), Some(0));
