@@ -490,3 +490,73 @@ fn variants_record_and_replay_each_arm() {
     assert!(was["latency_ms"].is_object() && is.get("latency_ms").is_none_or(Value::is_null), "{is}");
     assert_eq!(again["totals"].get("p95_latency_ms").and_then(Value::as_u64), None, "{}", again["totals"]);
 }
+
+/// A streamed answer (Anthropic's event stream) is recorded whole and replayed as the same
+/// stream, with its content type.
+#[test]
+fn a_streamed_answer_replays_as_the_same_event_stream() {
+    const STREAMING_AGENT: &str = r#"#!/usr/bin/env python3
+import json, os, sys, urllib.request
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+    data=json.dumps({"model": "claude-x", "max_tokens": 64, "stream": True,
+                     "messages": [{"role": "user", "content": sys.argv[1]}]}).encode(),
+    headers={"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"],
+             "anthropic-version": "2023-06-01"},
+)
+response = urllib.request.urlopen(request)
+text = ""
+for line in response.read().decode().splitlines():
+    if line.startswith("data: "):
+        event = json.loads(line[6:])
+        if event.get("type") == "content_block_delta":
+            text += event["delta"]["text"]
+print(response.headers["content-type"], text)
+"#;
+    let server = Server::start_with(|r| {
+        assert_eq!(r.path, "/v1/messages");
+        assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+        let mut body = String::new();
+        for (event, data) in [
+            ("message_start", json!({"type": "message_start"})),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "Par"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "is"}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ] {
+            body.push_str(&format!("event: {event}\ndata: {data}\n\n"));
+        }
+        let mut reply = crate::common::server::Reply::json(200, body);
+        reply.headers.push(("content-type".into(), "text/event-stream".into()));
+        reply
+    });
+    let suite = "
+        evalgate: 1
+        suite: stream
+        agents:
+          cli: {command: ['./agent.py', '{prompt}']}
+        tasks:
+          - {id: capital, prompt: Capital of France?, grade: [{type: equals, value: text/event-stream Paris}]}
+        ";
+    let test = Test::new().file("evalgate.yaml", suite).write("agent.py", STREAMING_AGENT);
+    let dir = test.path();
+    let live = [("ANTHROPIC_BASE_URL", server.url()), ("ANTHROPIC_API_KEY", KEY.to_owned())];
+    let live: Vec<(&str, &str)> = live.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let recorded = evalgate_with(dir, &["run", "--record"], &live);
+    assert_eq!(recorded.status.code(), Some(0), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let closed = format!("http://127.0.0.1:{}", crate::common::server::closed_port());
+    let replayed = evalgate_with(dir, &["run", "--replay"], &[("ANTHROPIC_BASE_URL", closed.as_str())]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(server.requests(), 1);
+    let task = &results(dir)["tasks"][0];
+    assert_eq!(
+        (task["status"].as_str(), task["trials"][0]["replayed"].as_bool()),
+        (Some("passed"), Some(true)),
+        "{task}"
+    );
+}

@@ -120,10 +120,14 @@ fn serve(mut stream: std::net::TcpStream, handler: &dyn Fn(&Request) -> Reply, s
     };
     let reply = handler(&request);
     let mut head = format!(
-        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\nx-request-id: r-{n}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        "HTTP/1.1 {} X\r\nx-request-id: r-{n}\r\ncontent-length: {}\r\nconnection: close\r\n",
         reply.status,
         reply.body.len()
     );
+    // JSON unless the reply says otherwise (an event stream).
+    if !reply.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+        head.push_str("content-type: application/json\r\n");
+    }
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
