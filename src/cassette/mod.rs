@@ -310,7 +310,9 @@ impl Cassette {
     /// them), every other entry is kept as it was. Written whole or not at all.
     pub fn save(&self) -> Result<bool, crate::files::WriteError> {
         let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
-        let mut entries = self.recorded.clone();
+        // Onto the file as it is now: another suite of the run may share it and have saved.
+        let now = std::fs::read_to_string(&self.path).ok().and_then(|text| parse(&text).ok());
+        let mut entries = now.unwrap_or_else(|| self.recorded.clone());
         let mut changed = false;
         for (key, (entry, answers)) in &run.live {
             let answers: Vec<Value> = answers.iter().flatten().cloned().collect();
@@ -532,6 +534,17 @@ mod tests {
         let c = cassette(Mode::Replay, dir.path());
         let Lookup::Miss(miss) = c.lookup("openai", &json!({"p": "key?"})) else { panic!("expected a refusal") };
         assert!(miss.message.contains("holds [secret:KEY], redacted when it was recorded"), "{miss}");
+    }
+
+    #[test]
+    fn two_recordings_of_one_file_in_one_run_keep_each_others_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (cassette(Mode::Record, dir.path()), cassette(Mode::Record, dir.path()));
+        live(&a, &json!({"suite": "a"}), "x");
+        live(&b, &json!({"suite": "b"}), "y");
+        a.save().unwrap();
+        b.save().unwrap();
+        assert_eq!(cassette(Mode::Replay, dir.path()).entries().len(), 2);
     }
 
     #[test]
