@@ -1,13 +1,12 @@
 //! Command agents: any CLI that takes a prompt (argv, file or stdin) and prints its answer.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
-use std::sync::Arc;
-
 use super::model_endpoint::ModelEndpoint;
+use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
 use crate::cassette::Cassette;
 use crate::mcp::proxy::Proxy;
 use crate::mcp::servers::Servers;
