@@ -26,6 +26,12 @@ pub const UNTRUSTED_MAX: u64 = 16 << 20;
 /// unless it is a regular file (`/dev/zero` never ends), and refused past
 /// [`UNTRUSTED_MAX`] bytes rather than read on. Blocking: call it off the runtime thread.
 pub fn read_untrusted(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_regular(path, UNTRUSTED_MAX)
+}
+
+/// The bytes of the regular file `path`, refused past `max` bytes; opened as
+/// [`read_untrusted`] opens it (a FIFO or a device is refused, never waited on).
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let flags = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
@@ -43,10 +49,10 @@ pub fn read_untrusted(path: &Path) -> std::io::Result<Vec<u8>> {
         let what = not_regular.iter().find(|(is, _)| *is).map_or("not a file", |(_, what)| what);
         return Err(Error::new(ErrorKind::InvalidInput, format!("not a regular file ({what})")));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(UNTRUSTED_MAX)).unwrap_or(0));
-    file.take(UNTRUSTED_MAX + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > UNTRUSTED_MAX {
-        let message = format!("larger than {} MiB, the most evalgate reads of a file", UNTRUSTED_MAX >> 20);
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max)).unwrap_or(0));
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        let message = format!("larger than {} MiB, the most evalgate reads of a file", max >> 20);
         return Err(Error::new(ErrorKind::FileTooLarge, message));
     }
     Ok(bytes)

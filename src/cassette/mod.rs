@@ -170,7 +170,7 @@ impl Cassette {
     /// The cassette at `path` (a missing file is an empty cassette: in replay every request
     /// then misses, each saying so).
     pub fn open(path: &Path, name: String, mode: Mode) -> Result<Cassette, ReadError> {
-        let recorded = match std::fs::read_to_string(path) {
+        let recorded = match read(path) {
             Ok(text) => parse(&text).map_err(|message| ReadError { name: name.clone(), message })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(ReadError { name, message: e.to_string() }),
@@ -311,7 +311,7 @@ impl Cassette {
     pub fn save(&self) -> Result<bool, crate::files::WriteError> {
         let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
         // Onto the file as it is now: another suite of the run may share it and have saved.
-        let now = std::fs::read_to_string(&self.path).ok().and_then(|text| parse(&text).ok());
+        let now = read(&self.path).ok().and_then(|text| parse(&text).ok());
         let mut entries = now.unwrap_or_else(|| self.recorded.clone());
         let mut changed = false;
         for (key, (entry, answers)) in &run.live {
@@ -361,11 +361,26 @@ fn write(path: &Path, entries: &BTreeMap<String, Entry>) -> Result<(), crate::fi
     crate::files::write_atomic(path, text.as_bytes())
 }
 
+/// The most of a cassette read: a pull request controls the file.
+const MAX_FILE: u64 = 256 << 20;
+
+/// The cassette file's text: a regular file, at most [`MAX_FILE`] bytes, UTF-8.
+fn read(path: &Path) -> std::io::Result<String> {
+    let bytes = crate::files::read_regular(path, MAX_FILE)?;
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// The entries of a cassette file, each line checked.
 fn parse(text: &str) -> Result<BTreeMap<String, Entry>, String> {
     let mut entries = BTreeMap::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let entry: Entry = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        // Shown in the summary and the PR comment: a date, nothing else.
+        let is_date = entry.recorded.len() == 10
+            && entry.recorded.char_indices().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+        if !is_date {
+            return Err(format!("line {}: `recorded` is not a date (YYYY-MM-DD)", n + 1));
+        }
         let key = key_of(&entry.kind, &canonical(&entry.request));
         if key != entry.key {
             return Err(format!(
@@ -545,6 +560,24 @@ mod tests {
         a.save().unwrap();
         b.save().unwrap();
         assert_eq!(cassette(Mode::Replay, dir.path()).entries().len(), 2);
+    }
+
+    #[test]
+    fn a_fifo_or_a_date_that_is_not_one_is_refused_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("c.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+        std::fs::remove_file(&fifo).unwrap();
+        let c = cassette(Mode::Record, dir.path());
+        live(&c, &json!({"p": 1}), "x");
+        c.save().unwrap();
+        let text = std::fs::read_to_string(&fifo).unwrap();
+        let forged = text.replace(&today(), "[click](http://x)");
+        std::fs::write(&fifo, forged).unwrap();
+        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        assert!(e.contains("line 1: `recorded` is not a date"), "{e}");
     }
 
     #[test]
