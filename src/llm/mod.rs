@@ -16,4 +16,4 @@ pub mod spec;
 pub mod types;
 mod wire;
 
-pub use wire::{HttpSettings, describe_reqwest};
+pub use wire::{HttpSettings, client, describe_reqwest};

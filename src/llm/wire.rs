@@ -28,7 +28,9 @@ impl std::fmt::Debug for HttpSettings {
     }
 }
 
-fn client() -> &'static reqwest::Client {
+/// The one HTTP client of model requests (evalgate's own, and those a cassette's model
+/// endpoint forwards).
+pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| crate::http_body::client_builder().build().expect("a client with no options builds"))
 }

@@ -51,36 +51,14 @@ impl Proxy {
         let gate = Arc::new(Gate { path: format!("/mcp/{token}"), port });
         let calls = Calls::default();
         let recorded = calls.clone();
-        let task = tokio::spawn(async move {
-            // The connections die with the accept loop (the set aborts them when dropped).
-            let mut connections = tokio::task::JoinSet::new();
-            while let Ok((stream, _)) = listener.accept().await {
-                let (server, recorded, gate) = (server.clone(), recorded.clone(), gate.clone());
-                let service = hyper::service::service_fn(move |request| {
-                    let (server, recorded, gate) = (server.clone(), recorded.clone(), gate.clone());
-                    async move {
-                        let response = match gate.refuses(&request) {
-                            Some(status) => {
-                                // Read (up to the cap) before answering: closing on an unread
-                                // body resets the connection, and the client may lose the answer.
-                                let _ = Limited::new(request.into_body(), MAX_BODY).collect().await;
-                                status_only(status)
-                            }
-                            None => handle(request, &server, &recorded).await,
-                        };
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-                connections.spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .max_header_size(MAX_HEAD)
-                        .max_headers(100)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-                while connections.try_join_next().is_some() {}
-            }
-        });
+        let task = serve_local(
+            listener,
+            move |request| gate.refuses(request),
+            move |request| {
+                let (server, recorded) = (server.clone(), recorded.clone());
+                async move { handle(request, &server, &recorded).await }
+            },
+        );
         Ok(Proxy { port, token, task, calls })
     }
 
@@ -99,6 +77,48 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Serves one agent run's local endpoint on `listener` until the returned task is aborted
+/// (its connections die with it). hyper parses the requests, a request's head is bounded
+/// (`MAX_HEAD`, 100 headers); a request `refuses` gives a status is answered with it, after its
+/// body is read up to `MAX_BODY` (closing on an unread body resets the connection, and the
+/// client may lose the answer); every other goes to `handle`.
+pub fn serve_local<R, H, F>(listener: TcpListener, refuses: R, handle: H) -> tokio::task::JoinHandle<()>
+where
+    R: Fn(&Request<Incoming>) -> Option<u16> + Send + Sync + 'static,
+    H: Fn(Request<Incoming>) -> F + Send + Sync + 'static,
+    F: std::future::Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
+    let (refuses, handle) = (Arc::new(refuses), Arc::new(handle));
+    tokio::spawn(async move {
+        // The connections die with the accept loop (the set aborts them when dropped).
+        let mut connections = tokio::task::JoinSet::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            let (refuses, handle) = (refuses.clone(), handle.clone());
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let (refuses, handle) = (refuses.clone(), handle.clone());
+                async move {
+                    let response = match refuses(&request) {
+                        Some(status) => {
+                            let _ = Limited::new(request.into_body(), MAX_BODY).collect().await;
+                            status_only(status)
+                        }
+                        None => handle(request).await,
+                    };
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            connections.spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .max_header_size(MAX_HEAD)
+                    .max_headers(100)
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+            while connections.try_join_next().is_some() {}
+        }
+    })
 }
 
 /// 128 bits from the kernel's random source, in hex.

@@ -12,7 +12,6 @@
 //! to what it forwards when recording. A request the cassette does not hold in replay gets
 //! a 500 and fails the task with the miss, whatever the agent makes of it.
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::{BodyExt, Full, Limited};
@@ -23,7 +22,7 @@ use tokio::net::TcpListener;
 
 use crate::cassette::{Cassette, Lookup};
 use crate::llm::provider::Provider;
-use crate::mcp::proxy::{not_local, random_token, status_only};
+use crate::mcp::proxy::{not_local, random_token, serve_local, status_only};
 use crate::redact::Secret;
 
 /// The largest request body read, and the largest answer recorded.
@@ -66,35 +65,21 @@ impl ModelEndpoint {
         crate::redact::learn(Secret { value: token.clone(), placeholder: "[model endpoint]".into() });
         let seen = Arc::new(Mutex::new(Seen::default()));
         let (prefix, seen_by_task) = (format!("/{token}/"), seen.clone());
-        let task = tokio::spawn(async move {
-            let mut connections = tokio::task::JoinSet::new();
-            while let Ok((stream, _)) = listener.accept().await {
-                let (cassette, seen, prefix) = (cassette.clone(), seen_by_task.clone(), prefix.clone());
-                let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                    let (cassette, seen, prefix) = (cassette.clone(), seen.clone(), prefix.clone());
-                    async move {
-                        let path = request.uri().path().to_owned();
-                        let response = match (path.strip_prefix(&prefix), not_local(&request, port)) {
-                            (Some(rest), None) => {
-                                let rest = rest.to_owned();
-                                answer(request, &rest, &cassette, &seen).await
-                            }
-                            (None, _) => status_only(404),
-                            (_, Some(status)) => status_only(status),
-                        };
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-                connections.spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .max_header_size(64 * 1024)
-                        .max_headers(100)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-                while connections.try_join_next().is_some() {}
-            }
-        });
+        let prefix_for_task = prefix.clone();
+        let task = serve_local(
+            listener,
+            move |request| match request.uri().path().starts_with(&prefix) {
+                true => not_local(request, port),
+                false => Some(404),
+            },
+            move |request| {
+                let (cassette, seen, prefix) = (cassette.clone(), seen_by_task.clone(), prefix_for_task.clone());
+                async move {
+                    let rest = request.uri().path().strip_prefix(&prefix).unwrap_or_default().to_owned();
+                    answer(request, &rest, &cassette, &seen).await
+                }
+            },
+        );
         Ok(ModelEndpoint { port, token, task, seen })
     }
 
@@ -200,8 +185,7 @@ async fn forward(
     headers: &[(String, String)],
     body: Bytes,
 ) -> Result<(u16, String, String), String> {
-    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    let client = CLIENT.get_or_init(|| crate::http_body::client_builder().build().expect("a client builds"));
+    let client = crate::llm::client();
     let base = std::env::var(provider.base_url_env())
         .ok()
         .filter(|v| !v.is_empty())
