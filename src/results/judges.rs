@@ -179,9 +179,10 @@ pub struct WrongItem {
 
 /// The calibration file at `file`; `Ok(None)` when there is none.
 pub fn read_file(file: &Path) -> Result<Option<CalibrationFile>, String> {
-    let text = match std::fs::read_to_string(file) {
+    // Bounded, and text, as every file a suite names.
+    let text = match crate::yaml::read(file) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(crate::yaml::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
     let parsed: CalibrationFile =

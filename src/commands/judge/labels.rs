@@ -76,7 +76,7 @@ pub use crate::results::judges::output_sha256;
 
 /// Every label of `file`; an unlabelled line (`verdict` empty) is kept with `human: None`.
 pub fn read(file: &Path) -> Result<Vec<Label>, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read labels file {}: {e}", file.display()))?;
+    let text = crate::yaml::read(file).map_err(|e| format!("cannot read labels file {}: {e}", file.display()))?;
     let mut labels = Vec::new();
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -111,7 +111,7 @@ impl Converter<'_> {
         let (criteria, template) = match a.get("prompt") {
             None => (criteria.map(str::to_owned), None),
             Some(Value::String(p)) => match p.strip_prefix("file://") {
-                Some(path) => match std::fs::read_to_string(self.dir.join(path)) {
+                Some(path) => match crate::yaml::read(&self.dir.join(path)) {
                     Ok(text) => (criteria.map(str::to_owned), Some(text)),
                     Err(e) => {
                         self.problems.push((at, format!("cannot read the prompt file `{path}`: {e}")));

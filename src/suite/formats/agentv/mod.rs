@@ -531,7 +531,7 @@ impl Files<'_> {
         let file = self.find(path).ok_or_else(|| {
             format!("cannot find the file `{path}` beside the eval file or in a directory above it, up to the repository's root")
         })?;
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read the file `{path}`: {e}"))?;
+        let text = crate::yaml::read(&file).map_err(|e| format!("cannot read the file `{path}`: {e}"))?;
         let shown = path.trim_start_matches(['/', '\\']);
         Ok(if self.embed {
             format!("<file path=\"{shown}\">\n{}\n</file>", text.replace("\r\n", "\n").trim())
