@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use crate::common::server::{Reply, Request, Server};
-use crate::common::{Run, Test, unindent};
+use crate::common::{Run, Test, numbered};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "ghs_baseline_fetch_token_000";
@@ -17,18 +17,14 @@ const RUNS: &str = "/repos/acme/bot/actions/workflows/evals.yml/runs";
 const AGENT: &str = "#!/bin/sh\nif [ -f \"fail-$EVALGATE_TASK_ID\" ]; then echo wrong; else echo right; fi\n";
 
 fn suite(extra: &str) -> String {
-    let tasks: String = (0..4)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        0..4,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: contains, value: right}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     format!(
         "evalgate: 1\nsuite: test.evals.fetch\nagents: {{bot: {{command: [./agent.sh]}}}}\nthresholds: {{pass_score: 0.1}}\n{extra}\ntasks:\n{tasks}"
     )

@@ -1,6 +1,6 @@
 //! End-to-end runs of the binary: verdicts, exit codes, reports.
 
-use crate::common::{ECHO_AGENT, Test, suite, unindent};
+use crate::common::{ECHO_AGENT, Test, numbered, suite};
 
 #[test]
 fn quickstart_example_passes() {
@@ -390,18 +390,14 @@ echo ok
 
 #[test]
 fn fail_fast_skips_the_remaining_tasks() {
-    let tasks: String = (0..5)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        0..5,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: contains, value: y}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", &tasks))
@@ -513,16 +509,12 @@ fn each_agent_run_s_prompt_and_trace_files_are_removed_when_it_ends() {
     // Each agent writes a trace and lists the scratch directory: it sees its own two files,
     // never an earlier task's.
     let agent = "#!/bin/sh\necho '{}' > \"$EVALGATE_TRACE\"\nls \"$(dirname \"$EVALGATE_TRACE\")\"\n";
-    let tasks: String = (1..=3)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        1..=3,
+        "
             - {id: t<i>, prompt: p, grade: [{type: contains, value: trace}]}
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let run = Test::new()
         .write("agent.sh", agent)
         .write(

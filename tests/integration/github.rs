@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use crate::common::server::{Request, Server};
-use crate::common::{ECHO_AGENT, Run, Test, suite, unindent};
+use crate::common::{ECHO_AGENT, Run, Test, numbered, suite};
 use serde_json::{Value, json};
 
 /// Task lists for `suite`.
@@ -133,18 +133,14 @@ fn the_log_group_ends_before_the_gate_table_and_verdict() {
 
 #[test]
 fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
-    let tasks: String = (0..12)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        0..12,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: contains, value: y}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", &tasks))
@@ -173,18 +169,14 @@ fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
 
 #[test]
 fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_them() {
-    let many_failing: String = (0..12)
-        .map(|i| {
-            unindent(
-                "
+    let many_failing: String = numbered(
+        0..12,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: contains, value: y}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let test = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("a.yaml", &suite("", PASSING).replace("test.evals.demo", "test.evals.a"))

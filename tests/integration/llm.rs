@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::common::server::{Reply, Request, Server};
-use crate::common::{Test, indent, unindent};
+use crate::common::{Test, indent, numbered, unindent};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-secret-value-9b1c";
@@ -515,18 +515,14 @@ fn judge_responses_are_cached_across_runs() {
 fn the_cost_budget_stops_dispatch() {
     let server =
         Server::start(|_| (200, openai_answer("ok", json!({"prompt_tokens": 1_000_000, "completion_tokens": 0}))));
-    let tasks: String = (0..4)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        0..4,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: equals, value: ok}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     // Each answer costs $0.15 (1M input tokens of gpt-4o-mini); the budget is $0.20.
     let run = run(&suite(&server, "thresholds: {max_cost_usd: 0.2}", &tasks));
     run.expect_code(1);
@@ -804,18 +800,14 @@ fn a_429_storm_finishes_every_task_at_default_settings_within_the_endpoint_limit
         now.fetch_sub(1, Ordering::SeqCst);
         reply
     });
-    let tasks: String = (0..60)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        0..60,
+        "
             - id: t<i>
               prompt: p<i>
               grade: [{type: equals, value: ok p<i>}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let yaml = suite(&server, "", &tasks).replace("retries: 2, timeout: 2s", "retries: 0, timeout: 20s");
     let run = Test::new().write("evalgate.yaml", &yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run"]).run();
     run.expect_code(0);

@@ -9,7 +9,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::common::{ECHO_AGENT, Test, suite, unindent};
+use crate::common::{ECHO_AGENT, Test, numbered, suite};
 
 /// Waits until `path` exists with content (a pid file is created before it is written).
 pub(crate) fn wait_for(path: &Path, what: &str) {
@@ -199,18 +199,14 @@ fn a_second_run_into_the_same_out_is_refused() {
 
 #[test]
 fn a_merge_missing_a_shard_is_incomplete_and_names_it() {
-    let tasks: String = (1..=3)
-        .map(|i| {
-            unindent(
-                "
+    let tasks: String = numbered(
+        1..=3,
+        "
             - id: t<i>
               prompt: x
               grade: [{type: contains, value: x}]
             ",
-            )
-            .replace("<i>", &i.to_string())
-        })
-        .collect();
+    );
     let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", &tasks));
     let dir = test.path().to_owned();
     let run = |args: &[&str]| {

@@ -313,3 +313,10 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The block `text` ([`unindent`]ed) once for each `i` of `range`, its `<i>` replaced by `i`:
+/// a suite's many tasks.
+pub fn numbered(range: impl IntoIterator<Item = usize>, text: &str) -> String {
+    let text = unindent(text);
+    range.into_iter().map(|i| text.replace("<i>", &i.to_string())).collect()
+}
