@@ -70,14 +70,14 @@ impl CompileGrader for RawCommand {
         let RawCommand { run, timeout, env, workdir, context, agentv } = self;
         let command = match run {
             RawCommandLine::Shell(s) => {
-                CommandLine::Shell(cx.template(&s, Scope::AfterAgent, &path.key("run"))?)
+                CommandLine::Shell(cx.shell(&s, Scope::AfterAgent, &path.key("run"))?)
             }
             RawCommandLine::Argv(argv) if argv.is_empty() => {
                 cx.error(&path.key("run"), "the command is empty");
                 return None;
             }
             RawCommandLine::Argv(argv) => {
-                CommandLine::Argv(cx.templates(&argv, Scope::AfterAgent, &path.key("run"))?)
+                CommandLine::Argv(cx.argv(&argv, Scope::AfterAgent, &path.key("run"))?)
             }
         };
         let env = cx.env_templates(&env, Scope::AfterAgent, &path.key("env"));
@@ -125,7 +125,7 @@ impl Grade for CommandCheck {
 
     fn uses(&self) -> Uses<'_> {
         let command = match &self.command {
-            CommandLine::Shell(line) => ProgramCommand::Shell(line),
+            CommandLine::Shell(line) => ProgramCommand::Shell(line.template()),
             CommandLine::Argv(argv) => ProgramCommand::Argv0(&argv[0]),
         };
         Uses {

@@ -84,12 +84,12 @@ impl TextCheck {
 /// Compiles the `run` keys of the step at `path`.
 pub fn compile(raw: &RawStep, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<RunAction> {
     let command = match (&raw.run, &raw.argv) {
-        (Some(run), _) => cx.template(run, scope, &path.key("run")).map(CommandLine::Shell),
+        (Some(run), _) => cx.shell(run, scope, &path.key("run")).map(CommandLine::Shell),
         (None, Some(argv)) if argv.is_empty() => {
             cx.error(&path.key("argv"), "argv is empty");
             None
         }
-        (None, Some(argv)) => cx.templates(argv, scope, &path.key("argv")).map(CommandLine::Argv),
+        (None, Some(argv)) => cx.argv(argv, scope, &path.key("argv")).map(CommandLine::Argv),
         (None, None) => unreachable!("run steps have run or argv"),
     };
     let env = cx.env_templates(&raw.env, scope, &path.key("env"));

@@ -3,27 +3,27 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Bindings, Missing, Template};
+use super::{Bindings, Missing, ShellScript, Template};
 use crate::process::ProcessSpec;
 
 /// A shell string run with `sh -c`, or an argv list.
 #[derive(Debug, Clone)]
 pub enum CommandLine {
-    Shell(Template),
+    Shell(ShellScript),
     Argv(Vec<Template>),
 }
 
 impl CommandLine {
     pub fn display(&self) -> String {
         match self {
-            CommandLine::Shell(t) => t.source().to_owned(),
+            CommandLine::Shell(s) => s.template().source().to_owned(),
             CommandLine::Argv(argv) => argv.iter().map(Template::source).collect::<Vec<_>>().join(" "),
         }
     }
 
     /// The process that runs it in `cwd`, with `env` rendered: an argv list as rendered
     /// (no shell reads it), a shell string with its values passed as variables
-    /// ([`Template::render_shell`]), set after `env` so that nothing overrides them.
+    /// ([`ShellScript`]), set after `env` so that nothing overrides them.
     /// `Err` when it uses a step output that was not captured: it must not run.
     pub fn process(
         &self,
@@ -36,8 +36,8 @@ impl CommandLine {
             .render_with(|lookup| {
                 let env = env.iter().map(|(k, t)| (k.clone(), t.render(lookup)));
                 match self {
-                    CommandLine::Shell(t) => {
-                        let (script, values) = t.render_shell(lookup);
+                    CommandLine::Shell(s) => {
+                        let (script, values) = s.render(lookup);
                         let mut spec = ProcessSpec::shell(&script, cwd, timeout);
                         spec.env = env.chain(values).collect();
                         spec
@@ -54,7 +54,7 @@ impl CommandLine {
 
     pub fn templates(&self) -> Vec<&Template> {
         match self {
-            CommandLine::Shell(t) => vec![t],
+            CommandLine::Shell(s) => vec![s.template(), s.values()],
             CommandLine::Argv(argv) => argv.iter().collect(),
         }
     }

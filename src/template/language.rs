@@ -65,7 +65,7 @@ pub(super) enum Segment {
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
-    source: String,
+    pub(super) source: String,
     pub(super) segments: Vec<Segment>,
 }
 

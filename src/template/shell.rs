@@ -1,82 +1,563 @@
-//! A template rendered into a shell script (a `run:` string, run by `sh -c`): its values
-//! go to the shell as environment variables the script refers to, never as shell code.
+//! Values and shell code, kept apart by construction.
+//!
+//! A value (an agent's answer, a `--var`, a step's output, a variable of the environment)
+//! reaches a shell only as an environment variable with a documented name
+//! ([`env_name`]: `EVALGATE_AGENT_OUTPUT`, `EVALGATE_VAR_NAME`, …), which the shell expands
+//! without reading it as code. A `run:` string compiles once, at load, into a
+//! [`ShellScript`]: the text `sh -c` runs, which never holds a value, and the variables to
+//! set. A placeholder written in the text is rewritten to a reference only where the
+//! reading of the text up to it is certain (plain words, `'…'`, `"…"` without
+//! substitutions, comments); after a heredoc, a `$(…)`, a backtick or a `${…}` with more
+//! than a name, or where the word is code (a command name, the script of `sh -c`, `eval`'s
+//! arguments, …: [`code_position`]), it is refused with the variable to write instead.
+//! Nothing here guesses.
 
-use super::language::{Segment, Template, Var};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-impl Template {
-    /// Renders a shell script (a `run:` string, run by `sh -c`): each value is never pasted
-    /// in but passed as an environment variable (`EVALGATE_VALUE_1`, …) the script refers
-    /// to, quoted as one word for where it stands — `"${V}"` outside quotes, `${V}` inside
-    /// double quotes, `'"${V}"'` inside single quotes. The shell expands a variable without
-    /// reading its value as code, so a model's answer with `$(…)`, a backtick or a quote is
-    /// only text, in a heredoc too. Returns the script and the variables to set.
-    pub fn render_shell(&self, lookup: &dyn Fn(&Var) -> String) -> (String, Vec<(String, String)>) {
-        let (mut script, mut values) = (String::new(), Vec::new());
-        let mut quoting = ShellQuoting::default();
-        for segment in &self.segments {
+use regex::Regex;
+
+use super::language::{Names, Scope, Segment, Template, TemplateError, Var};
+
+/// The environment variable a value reaches a shell as.
+pub fn env_name(var: &Var) -> String {
+    match var {
+        Var::AgentOutput => "EVALGATE_AGENT_OUTPUT".into(),
+        Var::Prompt => "EVALGATE_PROMPT".into(),
+        Var::PromptFile => "EVALGATE_PROMPT_FILE".into(),
+        Var::TaskId => "EVALGATE_TASK_ID".into(),
+        Var::RandomId => "EVALGATE_RANDOM_ID".into(),
+        Var::RandomPort => "EVALGATE_RANDOM_PORT".into(),
+        Var::McpConfig => "EVALGATE_MCP_CONFIG".into(),
+        Var::Vars(name) => format!("EVALGATE_VAR_{}", identifier(name)),
+        Var::Env(name) => format!("EVALGATE_ENV_{}", identifier(name)),
+        Var::Local(name) => format!("EVALGATE_LOCAL_{}", identifier(name)),
+        Var::StepOutput { step, name } => format!("EVALGATE_STEP_{}_{}", identifier(step), identifier(name)),
+    }
+}
+
+/// A name as a shell variable's: every character that cannot be in one becomes `_`.
+fn identifier(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// A `run:` string compiled for `sh -c`.
+#[derive(Debug, Clone)]
+pub struct ShellScript {
+    /// As written, for what the suite uses (preflight, secrets) and for display.
+    template: Template,
+    /// What `sh -c` runs: the text with each placeholder replaced by a quoted reference.
+    script: String,
+    /// The variables set for it: every value it refers to, by placeholder or by name.
+    values: Template,
+}
+
+impl ShellScript {
+    /// Compiles `template` (parsed with `scope` and `names`, its `{vars.X}` not bound).
+    pub fn compile(template: Template, scope: Scope, names: Names<'_>) -> Result<Self, TemplateError> {
+        let mut reader = Reader::default();
+        let mut script = String::new();
+        let mut values: Vec<Var> = Vec::new();
+        let mut nth: BTreeMap<String, usize> = BTreeMap::new();
+        for segment in &template.segments {
             match segment {
                 Segment::Literal(text) => {
                     script.push_str(text);
-                    text.chars().for_each(|c| quoting.read(c));
+                    reader.read(text);
                 }
                 Segment::Var(var) => {
-                    let name = format!("EVALGATE_VALUE_{}", values.len() + 1);
-                    script.push_str(&match quoting.state {
-                        Quoted::Not => format!("\"${{{name}}}\""),
-                        Quoted::Double => format!("${{{name}}}"),
-                        Quoted::Single => format!("'\"${{{name}}}\"'"),
-                    });
-                    values.push((name, lookup(var)));
+                    let name = env_name(var);
+                    let seen = nth.entry(var.to_string()).or_default();
+                    *seen += 1;
+                    let refuse = |why: String| {
+                        let column = placeholder_column(template.source(), &var.to_string(), *seen);
+                        let help = format!("write `{}` instead", reader.suggestion(&name));
+                        TemplateError { column, message: why, help: Some(help) }
+                    };
+                    let reference = match reader.place() {
+                        Ok(Quoted::Not) => format!("\"${{{name}}}\""),
+                        Ok(Quoted::Double) => format!("${{{name}}}"),
+                        Ok(Quoted::Single) => format!("'\"${{{name}}}\"'"),
+                        Err(why) => return Err(refuse(format!("`{{{var}}}` {why}"))),
+                    };
+                    if let Some(why) = reader.code_position() {
+                        let column = placeholder_column(template.source(), &var.to_string(), *seen);
+                        let message = format!("`{{{var}}}` would be code here: {why}");
+                        return Err(TemplateError { column, message, help: Some(as_data(&name)) });
+                    }
+                    script.push_str(&reference);
+                    reader.value_in_word();
+                    if !values.contains(var) {
+                        values.push(var.clone());
+                    }
                 }
             }
         }
-        (script, values)
+        for var in named(&template, scope, names)? {
+            if !values.contains(&var) {
+                values.push(var);
+            }
+        }
+        let values = Template { source: String::new(), segments: values.into_iter().map(Segment::Var).collect() };
+        Ok(ShellScript { template, script, values })
+    }
+
+    /// The script as written.
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// The values it refers to, as a template of them (for what the suite uses).
+    pub fn values(&self) -> &Template {
+        &self.values
+    }
+
+    /// The script `sh -c` runs, and the variables to set, each value from `lookup`.
+    pub fn render(&self, lookup: &dyn Fn(&Var) -> String) -> (String, Vec<(String, String)>) {
+        (self.script.clone(), self.values.vars().map(|var| (env_name(var), lookup(var))).collect())
     }
 }
 
-/// Where a POSIX shell's reader is in a script: inside single quotes, double quotes or
-/// neither, a backslash escaping the next character outside single quotes.
-#[derive(Default)]
-struct ShellQuoting {
-    state: Quoted,
-    escaped: bool,
+/// The variables a script names in its text (`$EVALGATE_VAR_X`), as the placeholders they
+/// stand for, each checked as its placeholder is (in scope, defined).
+fn named(template: &Template, scope: Scope, names: Names<'_>) -> Result<Vec<Var>, TemplateError> {
+    static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"EVALGATE_[A-Za-z0-9_]+").expect("valid regex"));
+    let mut found = Vec::new();
+    for segment in &template.segments {
+        let Segment::Literal(text) = segment else { continue };
+        for m in NAME.find_iter(text) {
+            let Some(placeholder) = placeholder_for(m.as_str(), names)? else { continue };
+            let var = Template::parse(&format!("{{{placeholder}}}"), scope, names).map_err(|e| TemplateError {
+                column: template.source().find(m.as_str()).map_or(1, |i| template.source()[..i].chars().count() + 1),
+                message: format!("`${}` stands for `{{{placeholder}}}`: {}", m.as_str(), e.message),
+                help: e.help,
+            })?;
+            found.extend(var.vars().cloned());
+        }
+    }
+    Ok(found)
 }
 
-#[derive(Default, Clone, Copy)]
+/// The placeholder an `EVALGATE_…` name stands for; `None` for a name that is no value's
+/// (`EVALGATE_TRACE`, the script's own).
+fn placeholder_for(name: &str, names: Names<'_>) -> Result<Option<String>, TemplateError> {
+    let fixed = [
+        Var::AgentOutput,
+        Var::Prompt,
+        Var::PromptFile,
+        Var::TaskId,
+        Var::RandomId,
+        Var::RandomPort,
+        Var::McpConfig,
+    ];
+    if let Some(var) = fixed.iter().find(|v| env_name(v) == name) {
+        return Ok(Some(var.to_string()));
+    }
+    if let Some(env) = name.strip_prefix("EVALGATE_ENV_") {
+        return Ok(Some(format!("env.{env}")));
+    }
+    let vars = names.vars.into_iter().flat_map(|v| v.keys()).map(|n| Var::Vars(n.clone()));
+    let locals = names.locals.iter().map(|n| Var::Local(n.clone()));
+    let outputs = names.step_outputs.into_iter().flat_map(|steps| {
+        steps.iter().flat_map(|(step, outputs)| {
+            outputs.iter().map(|name| Var::StepOutput { step: step.clone(), name: name.clone() })
+        })
+    });
+    let matching: Vec<Var> = vars.chain(locals).chain(outputs).filter(|v| env_name(v) == name).collect();
+    match matching.as_slice() {
+        [var] => Ok(Some(var.to_string())),
+        [] if ["EVALGATE_VAR_", "EVALGATE_STEP_", "EVALGATE_LOCAL_"].iter().any(|p| name.starts_with(p)) => {
+            Err(TemplateError {
+                column: 1,
+                message: format!("`${name}` names no variable, step output or loop variable in reach"),
+                help: Some("`EVALGATE_VAR_NAME` is `{vars.NAME}`, `EVALGATE_STEP_ID_NAME` is `{steps.ID.outputs.NAME}`".into()),
+            })
+        }
+        [] => Ok(None),
+        several => Err(TemplateError {
+            column: 1,
+            message: format!(
+                "`${name}` could stand for {}: their names differ only in characters a shell variable cannot hold",
+                several.iter().map(|v| format!("`{{{v}}}`")).collect::<Vec<_>>().join(" or ")
+            ),
+            help: Some("rename one of them".into()),
+        }),
+    }
+}
+
+/// How to give a program a value as data instead of code.
+fn as_data(name: &str) -> String {
+    format!(
+        "pass it as data: an argument after the code (`sh -c '… \"$1\" …' sh \"${name}\"`), or read `{name}` from \
+         the environment inside the program (`os.environ`, `process.env`, a single-quoted `sh -c` script)"
+    )
+}
+
+/// The 1-based column of the `nth` placeholder `{var}` in `source` (not one inside `{{…}}`).
+fn placeholder_column(source: &str, var: &str, nth: usize) -> usize {
+    let needle = format!("{{{var}}}");
+    let found = source
+        .match_indices(&needle)
+        .filter(|(i, _)| !source[..*i].ends_with('{'))
+        .nth(nth.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    source[..found].chars().count() + 1
+}
+
+/// Where a value is placed: outside quotes, inside `"…"` or inside `'…'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Quoted {
     #[default]
     Not,
-    Single,
     Double,
+    Single,
 }
 
-impl ShellQuoting {
-    fn read(&mut self, c: char) {
-        if std::mem::take(&mut self.escaped) {
+/// A POSIX shell's reading of a script's text, only as far as it is certain. It knows
+/// words, blanks, the operators that end a command, redirections, `'…'`, `"…"`,
+/// backslashes and comments; at the first construct whose reading needs more (a heredoc,
+/// a `$(…)`, a backtick, a `${…}` with more than a name, `$'…'`) it stops knowing, and
+/// says which.
+#[derive(Default)]
+struct Reader {
+    quoted: Quoted,
+    /// The next character is escaped by a backslash.
+    escaped: bool,
+    /// In a `#` comment, up to the end of its line.
+    comment: bool,
+    /// A `$` was read, its meaning decided by the next character.
+    dollar: bool,
+    /// In a `${…}`: the text so far after `${`.
+    braced: Option<String>,
+    /// The last character was `<` or `>` outside quotes (`<<` is a heredoc, `>&` one
+    /// redirection).
+    redirecting: Option<char>,
+    /// The word being read is a redirection's file, not one of the command's words.
+    redirect_target: bool,
+    /// The last character was `(` outside quotes (`((` is arithmetic, which bash evaluates
+    /// a variable's value in, as code).
+    paren: bool,
+    /// Why the text past this point cannot be read with certainty.
+    lost: Option<&'static str>,
+    /// The words of the command being read, as the shell sees them (`None` for one holding
+    /// a value), and the word being read.
+    words: Vec<Option<String>>,
+    word: Option<Option<String>>,
+}
+
+impl Reader {
+    fn read(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.lost.is_some() {
+                return;
+            }
+            self.char(c);
+        }
+    }
+
+    fn char(&mut self, c: char) {
+        if self.comment {
+            if c == '\n' {
+                self.comment = false;
+                self.end_command();
+            }
             return;
         }
-        self.state = match (self.state, c) {
-            (Quoted::Not | Quoted::Double, '\\') => {
-                self.escaped = true;
-                self.state
+        if let Some(inner) = self.braced.as_mut() {
+            if c == '}' {
+                let simple = !inner.is_empty()
+                    && (inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        || matches!(inner.as_str(), "@" | "*" | "#" | "?" | "-" | "$" | "!"));
+                if !simple {
+                    self.lost = Some("after a `${…}` that is more than a variable's name");
+                }
+                self.braced = None;
+            } else {
+                inner.push(c);
             }
-            (Quoted::Not, '\'') => Quoted::Single,
-            (Quoted::Not, '"') => Quoted::Double,
-            (Quoted::Single, '\'') | (Quoted::Double, '"') => Quoted::Not,
-            (state, _) => state,
+            return self.in_word(c);
+        }
+        if std::mem::take(&mut self.escaped) {
+            return self.in_word(c);
+        }
+        if std::mem::take(&mut self.dollar) {
+            match c {
+                '(' => return self.lost = Some("after a `$(…)`"),
+                '{' => {
+                    self.braced = Some(String::new());
+                    return self.in_word(c);
+                }
+                '\'' if self.quoted == Quoted::Not => return self.lost = Some("after a `$'…'`"),
+                _ => {}
+            }
+        }
+        let redirecting = self.redirecting.take();
+        let paren = std::mem::take(&mut self.paren);
+        match (self.quoted, c) {
+            (Quoted::Single, '\'') => self.quoted = Quoted::Not,
+            (Quoted::Single, _) => self.in_word(c),
+            (_, '`') => self.lost = Some("after a backtick"),
+            (_, '\\') => {
+                self.escaped = true;
+                self.start_word();
+            }
+            (_, '$') => {
+                self.dollar = true;
+                self.in_word(c);
+            }
+            (Quoted::Double, '"') => self.quoted = Quoted::Not,
+            (Quoted::Double, _) => self.in_word(c),
+            (Quoted::Not, '\'') => {
+                self.quoted = Quoted::Single;
+                self.start_word();
+            }
+            (Quoted::Not, '"') => {
+                self.quoted = Quoted::Double;
+                self.start_word();
+            }
+            (Quoted::Not, '#') if self.word.is_none() => self.comment = true,
+            (Quoted::Not, '<') if redirecting == Some('<') => self.lost = Some("after a heredoc (`<<`)"),
+            (Quoted::Not, '>' | '&' | '|') if redirecting.is_some() => self.redirecting = Some(c),
+            (Quoted::Not, '<' | '>') => {
+                // `2>file`: the `2` is the redirection's, not a word.
+                if self.word.as_ref().is_some_and(|w| w.as_deref().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))) {
+                    self.word = None;
+                }
+                self.end_word();
+                self.redirecting = Some(c);
+                self.redirect_target = true;
+            }
+            (Quoted::Not, ' ' | '\t') => self.end_word(),
+            (Quoted::Not, '(') if paren => self.lost = Some("after `((` (arithmetic evaluates a value as code)"),
+            (Quoted::Not, ';' | '&' | '|' | '(' | ')' | '\n') => {
+                self.paren = c == '(';
+                self.end_command();
+            }
+            (Quoted::Not, _) => self.in_word(c),
+        }
+    }
+
+    fn start_word(&mut self) {
+        self.word.get_or_insert_with(|| Some(String::new()));
+    }
+
+    fn in_word(&mut self, c: char) {
+        if let Some(word) = self.word.get_or_insert_with(|| Some(String::new())) {
+            word.push(c);
+        }
+    }
+
+    fn value_in_word(&mut self) {
+        self.word = Some(None);
+    }
+
+    fn end_word(&mut self) {
+        let Some(word) = self.word.take() else { return };
+        if word.as_deref() == Some("[[") {
+            // bash evaluates `[[ $V -eq 1 ]]`'s operands as arithmetic, which runs code.
+            self.lost = Some("after `[[` (its arithmetic evaluates a value as code)");
+        }
+        if std::mem::take(&mut self.redirect_target) {
+            return;
+        }
+        // A keyword that starts a command (`then`, `do`, `!`, …) leaves the next word in
+        // command position.
+        let keyword = word
+            .as_deref()
+            .is_some_and(|w| matches!(w, "if" | "then" | "else" | "elif" | "while" | "until" | "do" | "!" | "{" | "time"));
+        if !(keyword && self.words.is_empty()) {
+            self.words.push(word);
+        }
+    }
+
+    fn end_command(&mut self) {
+        self.word = None;
+        self.redirect_target = false;
+        self.words.clear();
+    }
+
+    /// How a value placed here is quoted; `Err` when that is not certain.
+    fn place(&self) -> Result<Quoted, String> {
+        if let Some(why) = self.lost {
+            return Err(format!("stands {why}, where evalgate cannot be certain how the shell reads it"));
+        }
+        if self.escaped || self.dollar || self.braced.is_some() {
+            return Err("follows a `\\` or a `$`, which would change how it is read".into());
+        }
+        Ok(if self.comment { Quoted::Not } else { self.quoted })
+    }
+
+    /// Why the word being read is code when a value is in it; `None` when it is an
+    /// argument, a redirection's file or a comment.
+    fn code_position(&self) -> Option<String> {
+        if self.comment || self.redirect_target {
+            return None;
+        }
+        let words: Vec<Option<&str>> = self.words.iter().map(|w| w.as_deref()).collect();
+        let current = match &self.word {
+            Some(Some(text)) => Some(text.as_str()),
+            _ => None,
+        };
+        code_position(&words, current)
+    }
+
+    /// The reference to write in place of a placeholder that was refused.
+    fn suggestion(&self, name: &str) -> String {
+        if self.lost.is_some() {
+            // Where the reading was lost (in a `$(…)`, a heredoc), the quoting is unknown:
+            // the reference a script writes where a word is not quoted.
+            return format!("\"${name}\"");
+        }
+        match self.quoted {
+            Quoted::Single => format!("'\"${name}\"'"),
+            Quoted::Double => format!("${name}"),
+            Quoted::Not => format!("\"${name}\""),
+        }
+    }
+}
+
+/// Programs some of whose words are code.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "busybox"];
+const INTERPRETERS: &[&str] = &[
+    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua",
+    "luajit", "Rscript", "tclsh", "pwsh", "osascript", "jshell",
+];
+/// Text-processing languages that can run commands (`system()`, sed's `e`).
+const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk", "sed", "gsed"];
+/// Programs that run the rest of their words as a command (after their own options).
+const WRAPPERS: &[&str] = &[
+    "env", "command", "exec", "nohup", "time", "nice", "sudo", "doas", "setsid", "stdbuf", "timeout", "xargs",
+    "ionice", "chrt", "taskset", "unbuffer", "builtin", "strace", "ltrace", "flock", "chroot", "runuser",
+];
+/// Programs whose words are a command line run by a shell (or a remote one).
+/// (`let`, `declare`, `typeset`: bash's arithmetic, which runs `a[$(…)]` in a value.)
+const COMMAND_STRINGS: &[&str] =
+    &["eval", ".", "source", "trap", "watch", "ssh", "su", "script", "parallel", "let", "declare", "typeset"];
+
+/// Why a value in the word after `words` (the command's earlier words as the shell sees
+/// them, `None` for one holding a value; `current`: the text of the word before the value)
+/// is code: a command's name, the script of `sh -c` or `python -c`, the program of `awk`,
+/// any word of `eval`. `None` when it is an argument: evalgate passes it as one word of
+/// text, and what a program does with its arguments is the program's (SECURITY.md).
+pub fn code_position(words: &[Option<&str>], current: Option<&str>) -> Option<String> {
+    let mut i = 0;
+    // Assignments before the command (`A=1 cmd`), and wrappers with their options.
+    loop {
+        match words.get(i) {
+            None if current.is_some_and(is_assignment) => return None,
+            None => return Some("it is a command's name (a value is never a program to run)".to_owned()),
+            Some(Some(w)) if is_assignment(w) => i += 1,
+            Some(Some(w)) if WRAPPERS.contains(&basename(w)) => {
+                i += 1;
+                while let Some(Some(w)) = words.get(i) {
+                    let count = w.starts_with(|c: char| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_digit() || ".smhd".contains(c));
+                    if !(w.starts_with('-') || is_assignment(w) || count) {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            Some(_) => break,
+        }
+    }
+    let Some(program) = words[i].map(basename) else {
+        return Some("its command's name holds a value".to_owned());
+    };
+    let args = &words[i + 1..];
+    let option = |w: &&Option<&str>| w.is_some_and(|w| w.starts_with('-') && w.len() > 1);
+    if COMMAND_STRINGS.contains(&program) {
+        return Some(format!("`{program}` runs its words as a command line"));
+    }
+    if program == "find" {
+        // `find … -exec CMD …`: a command again.
+        let exec = args.iter().rposition(|w| matches!(w, Some("-exec" | "-execdir" | "-ok" | "-okdir")));
+        return exec.and_then(|at| code_position(&args[at + 1..], current));
+    }
+    if SHELLS.contains(&program) {
+        // `sh -c SCRIPT [NAME ARGS…]`: the first operand after `-c` is code; the words
+        // after it are the script's `$0`, `$1`, … (text: the way to pass it a value).
+        let c_flag = args.iter().rposition(|w| {
+            w.is_some_and(|w| w == "--command" || (w.starts_with('-') && !w.starts_with("--") && w.contains('c')))
+        });
+        return match c_flag {
+            Some(at) if args[at + 1..].iter().filter(|w| !option(w)).count() == 0 => {
+                Some(format!("it is the script `{program} -c` runs"))
+            }
+            None if !args.iter().any(|w| !option(&w)) => Some(format!("it names the script `{program}` runs")),
+            _ => None,
         };
     }
+    if INTERPRETERS.contains(&program) {
+        let code_flag = |w: &Option<&str>| {
+            matches!(w, Some("-c" | "-e" | "-E" | "-p" | "-r" | "--eval" | "--print" | "-Command" | "-command" | "eval"))
+        };
+        if args.last().is_some_and(code_flag) {
+            return Some(format!("it is the code `{program}` runs"));
+        }
+        if !args.iter().any(code_flag) && !args.iter().any(|w| !option(&w)) {
+            return Some(format!("it names the program `{program}` runs"));
+        }
+        return None;
+    }
+    if AWKS.contains(&program) {
+        let program_flag = |w: &Option<&str>| matches!(w, Some("-e" | "--expression" | "-f" | "--file"));
+        if args.last().is_some_and(program_flag) || (!args.iter().any(program_flag) && !args.iter().any(|w| !option(&w)))
+        {
+            return Some(format!("it is the program `{program}` runs"));
+        }
+    }
+    None
+}
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// Checks an argv list's templates (parsed, `{vars.X}` not yet bound): a value is never a
+/// program's name nor the code of an interpreter it starts (`[sh, -c, "… {x} …"]`).
+/// `Err` has the index of the refused item.
+pub fn check_argv(argv: &[Template]) -> Result<(), (usize, TemplateError)> {
+    let words: Vec<Option<&str>> =
+        argv.iter().map(|t| (t.vars().next().is_none()).then_some(t.source())).collect();
+    for (i, t) in argv.iter().enumerate() {
+        let Some(var) = t.vars().next() else { continue };
+        if let Some(why) = code_position(&words[..i], None) {
+            let help = format!(
+                "pass it as data: an argument after the code ([sh, -c, '… \"$1\" …', sh, '{{{var}}}']), or in `env` (`X: \"{{{var}}}\"`) read from the environment inside the program"
+            );
+            let column = placeholder_column(t.source(), &var.to_string(), 1);
+            return Err((i, TemplateError { column, message: format!("`{{{var}}}` would be code here: {why}"), help: Some(help) }));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::template::{Names, Scope};
+    use std::collections::{BTreeMap, BTreeSet};
 
-    /// A hostile value, run through `sh` in each quoting context: it comes out as the same
-    /// text, and none of its shell code runs.
+    use super::*;
+
+    fn compile(src: &str) -> Result<ShellScript, TemplateError> {
+        let vars = BTreeMap::from([("word".to_owned(), "w".to_owned()), ("branch".to_owned(), "b".to_owned())]);
+        let steps = BTreeMap::from([("make-db".to_owned(), BTreeSet::from(["url".to_owned()]))]);
+        let names = Names { vars: Some(&vars), step_outputs: Some(&steps), locals: &[] };
+        let t = Template::parse(src, Scope::AfterAgent, names).unwrap();
+        ShellScript::compile(t, Scope::AfterAgent, names)
+    }
+
+    /// A hostile value, run through `sh` in each quoting context evalgate is certain of: it
+    /// comes out as the same text, and none of its shell code runs.
     #[test]
-    fn a_value_in_a_shell_string_is_one_word_of_text_in_every_quoting_context() {
+    fn a_value_in_a_shell_string_is_one_word_of_text_where_its_place_is_certain() {
         let dir = tempfile::tempdir().unwrap();
         let hostile = "a $(touch pwned1) `touch pwned2` 'c; touch pwned3; 'd\" ; touch pwned4; \"e \\ * ~";
         for (script, expected) in [
@@ -84,10 +565,13 @@ mod tests {
             (r#"printf '%s' "[{agent.output}]""#, format!("[{hostile}]")),
             (r#"printf '%s' '[{agent.output}]'"#, format!("[{hostile}]")),
             (r#"printf '%s' "it's" \" '{agent.output}'"#, format!("it's\"{hostile}")),
-            ("cat <<EOF\n{agent.output}\nEOF", format!("\"{hostile}\"\n")),
+            ("# it's a comment\nprintf '%s' {agent.output}", hostile.to_owned()),
+            ("printf '%s' \"$EVALGATE_AGENT_OUTPUT\"", hostile.to_owned()),
+            ("sh -c 'printf %s \"$1\"' sh {agent.output}", hostile.to_owned()),
+            ("X={vars.word}; printf '%s' \"$X\"", hostile.to_owned()),
         ] {
-            let t = Template::parse(script, Scope::AfterAgent, Names::default()).unwrap();
-            let (script, values) = t.render_shell(&|_| hostile.to_owned());
+            let compiled = compile(script).unwrap_or_else(|e| panic!("{script}: {e:?}"));
+            let (script, values) = compiled.render(&|_| hostile.to_owned());
             assert!(!script.contains("touch"), "{script}");
             let out = std::process::Command::new("sh")
                 .args(["-c", &script])
@@ -103,5 +587,70 @@ mod tests {
             );
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no command of the value ran");
+    }
+
+    /// Every place a value could become code, or where the reading is not certain, is
+    /// refused, naming the variable to write instead; never rendered to a literal.
+    #[test]
+    fn a_placeholder_where_its_reading_is_not_certain_is_refused_with_the_variable_to_write() {
+        for (script, why) in [
+            ("cat <<EOF\n{agent.output}\nEOF", "heredoc"),
+            ("cat <<'EOF'\nit's {agent.output}\nEOF", "heredoc"),
+            ("x=\"$(echo 'a' {agent.output})\"", "$(…)"),
+            ("x=`echo {agent.output}`", "backtick"),
+            ("echo ${A:-'x'} {agent.output}", "${…}"),
+            ("sh -c \"echo {agent.output}\"", "sh -c"),
+            ("bash -lc 'echo {agent.output}'", "bash -c"),
+            ("eval echo {agent.output}", "eval"),
+            ("eval \"grep {vars.word}\"", "eval"),
+            ("{agent.output} --version", "command's name"),
+            ("X=1 {vars.branch}", "command's name"),
+            ("true && env A=1 sh -c {agent.output}", "sh -c"),
+            ("python3 -c \"print('{agent.output}')\"", "code"),
+            ("awk '{print}' && awk {agent.output} file", "program"),
+            ("find . -exec {agent.output} \\;", "command's name"),
+            ("ssh host {agent.output}", "command line"),
+            ("((x = {agent.output}))", "arithmetic"),
+            ("[[ {agent.output} -eq 1 ]]", "arithmetic"),
+            ("declare -i n={agent.output}", "command line"),
+            ("echo \\{agent.output}", "follows a `\\`"),
+            ("echo ${agent.output}x$EVALGATE_VAR_nope", "names no variable"),
+        ] {
+            let error = match compile(script) {
+                Ok(s) => panic!("{script:?} compiled to {:?}", s.script),
+                Err(e) => e,
+            };
+            assert!(error.message.contains(why), "{script:?}: {error:?}");
+            if !why.contains("names no") {
+                assert!(error.help.as_deref().is_some_and(|h| h.contains("EVALGATE_")), "{script:?}: {error:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_script_that_names_a_value_gets_it_and_only_what_it_names() {
+        let s = compile("test \"$EVALGATE_STEP_make_db_url\" = {vars.word} && echo $EVALGATE_TRACE").unwrap();
+        let names: Vec<String> = s.values().vars().map(env_name).collect();
+        assert_eq!(names, ["EVALGATE_VAR_word", "EVALGATE_STEP_make_db_url"]);
+        assert_eq!(s.script, "test \"$EVALGATE_STEP_make_db_url\" = \"${EVALGATE_VAR_word}\" && echo $EVALGATE_TRACE");
+    }
+
+    #[test]
+    fn an_argv_never_runs_a_value_as_code() {
+        let parse = |items: &[&str]| -> Vec<Template> {
+            items.iter().map(|s| Template::parse(s, Scope::AfterAgent, Names::default()).unwrap()).collect()
+        };
+        assert!(check_argv(&parse(&["sh", "-c", "echo \"$1\"", "sh", "{agent.output}"])).is_ok());
+        assert!(check_argv(&parse(&["grep", "-q", "{agent.output}", "file"])).is_ok());
+        for argv in [
+            &["sh", "-c", "echo {agent.output}"][..],
+            &["/bin/bash", "-ec", "{agent.output}"],
+            &["env", "A=1", "python3", "-c", "{agent.output}"],
+            &["{agent.output}"],
+            &["node", "-e", "x('{agent.output}')"],
+        ] {
+            let (i, e) = check_argv(&parse(argv)).unwrap_err();
+            assert!(argv[i].contains("{agent.output}"), "{argv:?}: {e:?}");
+        }
     }
 }

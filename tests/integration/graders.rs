@@ -633,3 +633,86 @@ fn an_answer_in_a_run_string_is_text_never_shell_code() {
     }
     assert_eq!(run.read("seen"), answer);
 }
+
+/// A `--var` (a workflow passes `--var branch=${{ github.head_ref }}`: a fork names its
+/// branch) reaches every shell it is written in (a hook, setup, cleanup, a command grader,
+/// and a script that names `$EVALGATE_VAR_branch`) as one word of text, never as code.
+#[test]
+fn a_var_from_the_command_line_is_text_in_every_shell_it_reaches() {
+    let hostile = "x $(touch pwned1) `touch pwned2` '; touch pwned3; ' \"; touch pwned4; \"";
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho ok\n")
+        .write(
+            "evalgate.yaml",
+            &suite(
+                r#"
+                vars: {branch: main}
+                hooks:
+                  before_all:
+                    - run: "printf '%s' {vars.branch} > before"
+                "#,
+                r#"  - id: t
+    prompt: x
+    setup:
+      - run: "printf '%s' \"{vars.branch}\" > setup"
+    grade:
+      - {type: command, run: "test '{vars.branch}' = \"$(cat before)\""}
+      - {type: command, run: "test \"$EVALGATE_VAR_branch\" = \"$(cat setup)\""}
+    cleanup:
+      - run: "printf '%s' \"$EVALGATE_VAR_branch\" > cleanup"
+"#,
+            ),
+        )
+        .args(&["run", "--var", &format!("branch={hostile}")])
+        .run();
+    run.expect_code(0);
+    for pwned in ["pwned1", "pwned2", "pwned3", "pwned4"] {
+        assert!(!run.dir.join(pwned).exists(), "{pwned}: the --var ran as shell code");
+    }
+    for file in ["before", "setup", "cleanup"] {
+        assert_eq!(run.read(file), hostile, "{file}");
+    }
+}
+
+/// Where evalgate cannot be certain how a shell reads a placeholder (after a heredoc, in a
+/// `$(…)`), or where it would be code (the script of `sh -c`, `eval`, a program's name, an
+/// argv's `bash -c` script), the suite is refused at load, at the placeholder, with the
+/// variable to write instead: never a guess, never the placeholder left as literal text.
+#[test]
+fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
+    let run = Test::new()
+        .write("agent.sh", "#!/bin/sh\necho 'DROP TABLE users'\n")
+        .write(
+            "evalgate.yaml",
+            &suite(
+                "",
+                r##"  - id: t
+    prompt: x
+    grade:
+      - {type: command, run: "# it's fine\n! grep -q 'DROP TABLE' <<'EOF'\n{agent.output}\nEOF"}
+      - {type: command, run: "x=\"$(echo 'it''s' {agent.output})\"; test -n \"$x\""}
+      - {type: command, run: "sh -c \"echo {agent.output} | grep -qv DROP\""}
+      - {type: command, run: "eval test {vars.word} = x"}
+      - {type: command, run: [bash, -c, "echo {agent.output} | grep -qv DROP"]}
+"##,
+            ),
+        )
+        .args(&["check", "--var", "word=w"])
+        .run();
+    run.expect_code(2);
+    let stderr = &run.stderr;
+    for (line, message, write) in [
+        ("tasks[0].grade[0].run", "stands after a heredoc (`<<`)", "write `\"$EVALGATE_AGENT_OUTPUT\"` instead"),
+        ("tasks[0].grade[1].run", "stands after a `$(…)`", "write `\"$EVALGATE_AGENT_OUTPUT\"` instead"),
+        ("tasks[0].grade[2].run", "it is the script `sh -c` runs", "read `EVALGATE_AGENT_OUTPUT` from"),
+        ("tasks[0].grade[3].run", "`eval` runs its words as a command line", "read `EVALGATE_VAR_word` from"),
+        ("tasks[0].grade[4].run[2]", "it is the script `bash -c` runs", "[sh, -c, '… \"$1\" …', sh, '{agent.output}']"),
+    ] {
+        let at = stderr.find(&format!("{line}: ")).unwrap_or_else(|| panic!("{line} not refused:\n{stderr}"));
+        let rest = &stderr[at..];
+        let end = rest[1..].find("\nerror: ").map_or(rest.len(), |i| i + 1);
+        assert!(rest[..end].contains(message), "{line}: {message}\n{stderr}");
+        assert!(rest[..end].contains(write), "{line}: {write}\n{stderr}");
+    }
+    assert!(stderr.contains("5 errors in the suite"), "{stderr}");
+}

@@ -328,7 +328,7 @@ fn random_port_is_free() {
         - id: t
           prompt: x
           setup:
-            - run: "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", {random.port})); print(\"bound\")'"
+            - run: "python3 -c 'import os, socket; s = socket.socket(); s.bind((\"127.0.0.1\", int(os.environ[\"EVALGATE_RANDOM_PORT\"]))); print(\"bound\")'"
               id: bind
               outputs: {said: '{stdout}'}
           grade: [{type: contains, value: x}]

@@ -43,7 +43,7 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
     if command.is_empty() {
         cx.error(&path.key("command"), "the command is empty");
     }
-    let command = cx.templates(command, Scope::Agent, &path.key("command"));
+    let command = cx.argv(command, Scope::Agent, &path.key("command"));
     if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned())
         && first.vars().next().is_some()
     {
