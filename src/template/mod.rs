@@ -12,4 +12,4 @@ pub use bindings::{Bindings, Missing, ServersRef};
 pub use command_line::CommandLine;
 pub use json::JsonTemplate;
 pub use language::{Names, Scope, Template, TemplateError, Var, escape};
-pub use shell::{ShellScript, check_argv, env_name};
+pub use shell::{Refused, ShellReader, ShellScript, check_argv, env_name};

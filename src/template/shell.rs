@@ -55,7 +55,7 @@ pub struct ShellScript {
 impl ShellScript {
     /// Compiles `template` (parsed with `scope` and `names`, its `{vars.X}` not bound).
     pub fn compile(template: Template, scope: Scope, names: Names<'_>) -> Result<Self, TemplateError> {
-        let mut reader = Reader::default();
+        let mut reader = ShellReader::default();
         let mut script = String::new();
         let mut values: Vec<Var> = Vec::new();
         let mut nth: BTreeMap<String, usize> = BTreeMap::new();
@@ -66,27 +66,14 @@ impl ShellScript {
                     reader.read(text);
                 }
                 Segment::Var(var) => {
-                    let name = env_name(var);
                     let seen = nth.entry(var.to_string()).or_default();
                     *seen += 1;
-                    let refuse = |why: String| {
-                        let column = placeholder_column(template.source(), &var.to_string(), *seen);
-                        let help = format!("write `{}` instead", reader.suggestion(&name));
-                        TemplateError { column, message: why, help: Some(help) }
-                    };
-                    let reference = match reader.place() {
-                        Ok(Quoted::Not) => format!("\"${{{name}}}\""),
-                        Ok(Quoted::Double) => format!("${{{name}}}"),
-                        Ok(Quoted::Single) => format!("'\"${{{name}}}\"'"),
-                        Err(why) => return Err(refuse(format!("`{{{var}}}` {why}"))),
-                    };
-                    if let Some(why) = reader.code_position() {
-                        let column = placeholder_column(template.source(), &var.to_string(), *seen);
-                        let message = format!("`{{{var}}}` would be code here: {why}");
-                        return Err(TemplateError { column, message, help: Some(as_data(&name)) });
-                    }
+                    let reference = reader.reference(&env_name(var)).map_err(|refused| TemplateError {
+                        column: placeholder_column(template.source(), &var.to_string(), *seen),
+                        message: format!("`{{{var}}}` {}", refused.why),
+                        help: Some(refused.help),
+                    })?;
                     script.push_str(&reference);
-                    reader.value_in_word();
                     if !values.contains(var) {
                         values.push(var.clone());
                     }
@@ -141,15 +128,8 @@ fn named(template: &Template, scope: Scope, names: Names<'_>) -> Result<Vec<Var>
 /// The placeholder an `EVALGATE_…` name stands for; `None` for a name that is no value's
 /// (`EVALGATE_TRACE`, the script's own).
 fn placeholder_for(name: &str, names: Names<'_>) -> Result<Option<String>, TemplateError> {
-    let fixed = [
-        Var::AgentOutput,
-        Var::Prompt,
-        Var::PromptFile,
-        Var::TaskId,
-        Var::RandomId,
-        Var::RandomPort,
-        Var::McpConfig,
-    ];
+    let fixed =
+        [Var::AgentOutput, Var::Prompt, Var::PromptFile, Var::TaskId, Var::RandomId, Var::RandomPort, Var::McpConfig];
     if let Some(var) = fixed.iter().find(|v| env_name(v) == name) {
         return Ok(Some(var.to_string()));
     }
@@ -170,7 +150,9 @@ fn placeholder_for(name: &str, names: Names<'_>) -> Result<Option<String>, Templ
             Err(TemplateError {
                 column: 1,
                 message: format!("`${name}` names no variable, step output or loop variable in reach"),
-                help: Some("`EVALGATE_VAR_NAME` is `{vars.NAME}`, `EVALGATE_STEP_ID_NAME` is `{steps.ID.outputs.NAME}`".into()),
+                help: Some(
+                    "`EVALGATE_VAR_NAME` is `{vars.NAME}`, `EVALGATE_STEP_ID_NAME` is `{steps.ID.outputs.NAME}`".into(),
+                ),
             })
         }
         [] => Ok(None),
@@ -219,7 +201,7 @@ enum Quoted {
 /// a `$(…)`, a backtick, a `${…}` with more than a name, `$'…'`) it stops knowing, and
 /// says which.
 #[derive(Default)]
-struct Reader {
+pub struct ShellReader {
     quoted: Quoted,
     /// The next character is escaped by a backslash.
     escaped: bool,
@@ -245,8 +227,34 @@ struct Reader {
     word: Option<Option<String>>,
 }
 
-impl Reader {
-    fn read(&mut self, text: &str) {
+/// Why a value cannot be placed where a [`ShellReader`] is, and what to write instead.
+#[derive(Debug)]
+pub struct Refused {
+    /// Completes "`{agent.output}` …".
+    pub why: String,
+    pub help: String,
+}
+
+impl ShellReader {
+    /// The reference to the shell variable `name` (`EVALGATE_AGENT_OUTPUT`, `1`) that puts its
+    /// value here as one word of text, quoted for where it stands; the reader goes on past
+    /// it. `Err` where the place is not certain or the word is code.
+    pub fn reference(&mut self, name: &str) -> Result<String, Refused> {
+        let reference = match self.place() {
+            Ok(Quoted::Not) => format!("\"${{{name}}}\""),
+            Ok(Quoted::Double) => format!("${{{name}}}"),
+            Ok(Quoted::Single) => format!("'\"${{{name}}}\"'"),
+            Err(why) => return Err(Refused { why, help: format!("write `{}` instead", self.suggestion(name)) }),
+        };
+        if let Some(why) = self.code_position() {
+            return Err(Refused { why: format!("would be code here: {why}"), help: as_data(name) });
+        }
+        self.value_in_word();
+        Ok(reference)
+    }
+
+    /// Reads `text`, shell code written as is.
+    pub fn read(&mut self, text: &str) {
         for c in text.chars() {
             if self.lost.is_some() {
                 return;
@@ -320,7 +328,11 @@ impl Reader {
             (Quoted::Not, '>' | '&' | '|') if redirecting.is_some() => self.redirecting = Some(c),
             (Quoted::Not, '<' | '>') => {
                 // `2>file`: the `2` is the redirection's, not a word.
-                if self.word.as_ref().is_some_and(|w| w.as_deref().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))) {
+                if self
+                    .word
+                    .as_ref()
+                    .is_some_and(|w| w.as_deref().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit())))
+                {
                     self.word = None;
                 }
                 self.end_word();
@@ -347,8 +359,12 @@ impl Reader {
         }
     }
 
+    /// A value is in the word being read: it is no program's name, and no literal
+    /// argument (an assignment's `NAME=` before it still makes the word an assignment).
     fn value_in_word(&mut self) {
-        self.word = Some(None);
+        if !matches!(&self.word, Some(Some(text)) if is_assignment(text)) {
+            self.word = Some(None);
+        }
     }
 
     fn end_word(&mut self) {
@@ -362,9 +378,9 @@ impl Reader {
         }
         // A keyword that starts a command (`then`, `do`, `!`, …) leaves the next word in
         // command position.
-        let keyword = word
-            .as_deref()
-            .is_some_and(|w| matches!(w, "if" | "then" | "else" | "elif" | "while" | "until" | "do" | "!" | "{" | "time"));
+        let keyword = word.as_deref().is_some_and(|w| {
+            matches!(w, "if" | "then" | "else" | "elif" | "while" | "until" | "do" | "!" | "{" | "time")
+        });
         if !(keyword && self.words.is_empty()) {
             self.words.push(word);
         }
@@ -419,8 +435,25 @@ impl Reader {
 /// Programs some of whose words are code.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "busybox"];
 const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua",
-    "luajit", "Rscript", "tclsh", "pwsh", "osascript", "jshell",
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "tclsh",
+    "pwsh",
+    "osascript",
+    "jshell",
 ];
 /// Text-processing languages that can run commands (`system()`, sed's `e`).
 const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk", "sed", "gsed"];
@@ -450,7 +483,8 @@ pub fn code_position(words: &[Option<&str>], current: Option<&str>) -> Option<St
             Some(Some(w)) if WRAPPERS.contains(&basename(w)) => {
                 i += 1;
                 while let Some(Some(w)) = words.get(i) {
-                    let count = w.starts_with(|c: char| c.is_ascii_digit()) && w.chars().all(|c| c.is_ascii_digit() || ".smhd".contains(c));
+                    let count = w.starts_with(|c: char| c.is_ascii_digit())
+                        && w.chars().all(|c| c.is_ascii_digit() || ".smhd".contains(c));
                     if !(w.starts_with('-') || is_assignment(w) || count) {
                         break;
                     }
@@ -489,7 +523,10 @@ pub fn code_position(words: &[Option<&str>], current: Option<&str>) -> Option<St
     }
     if INTERPRETERS.contains(&program) {
         let code_flag = |w: &Option<&str>| {
-            matches!(w, Some("-c" | "-e" | "-E" | "-p" | "-r" | "--eval" | "--print" | "-Command" | "-command" | "eval"))
+            matches!(
+                w,
+                Some("-c" | "-e" | "-E" | "-p" | "-r" | "--eval" | "--print" | "-Command" | "-command" | "eval")
+            )
         };
         if args.last().is_some_and(code_flag) {
             return Some(format!("it is the code `{program}` runs"));
@@ -501,7 +538,8 @@ pub fn code_position(words: &[Option<&str>], current: Option<&str>) -> Option<St
     }
     if AWKS.contains(&program) {
         let program_flag = |w: &Option<&str>| matches!(w, Some("-e" | "--expression" | "-f" | "--file"));
-        if args.last().is_some_and(program_flag) || (!args.iter().any(program_flag) && !args.iter().any(|w| !option(&w)))
+        if args.last().is_some_and(program_flag)
+            || (!args.iter().any(program_flag) && !args.iter().any(|w| !option(&w)))
         {
             return Some(format!("it is the program `{program}` runs"));
         }
@@ -525,8 +563,7 @@ fn is_assignment(word: &str) -> bool {
 /// program's name nor the code of an interpreter it starts (`[sh, -c, "… {x} …"]`).
 /// `Err` has the index of the refused item.
 pub fn check_argv(argv: &[Template]) -> Result<(), (usize, TemplateError)> {
-    let words: Vec<Option<&str>> =
-        argv.iter().map(|t| (t.vars().next().is_none()).then_some(t.source())).collect();
+    let words: Vec<Option<&str>> = argv.iter().map(|t| (t.vars().next().is_none()).then_some(t.source())).collect();
     for (i, t) in argv.iter().enumerate() {
         let Some(var) = t.vars().next() else { continue };
         if let Some(why) = code_position(&words[..i], None) {
@@ -534,7 +571,10 @@ pub fn check_argv(argv: &[Template]) -> Result<(), (usize, TemplateError)> {
                 "pass it as data: an argument after the code ([sh, -c, '… \"$1\" …', sh, '{{{var}}}']), or in `env` (`X: \"{{{var}}}\"`) read from the environment inside the program"
             );
             let column = placeholder_column(t.source(), &var.to_string(), 1);
-            return Err((i, TemplateError { column, message: format!("`{{{var}}}` would be code here: {why}"), help: Some(help) }));
+            return Err((
+                i,
+                TemplateError { column, message: format!("`{{{var}}}` would be code here: {why}"), help: Some(help) },
+            ));
         }
     }
     Ok(())
@@ -569,6 +609,7 @@ mod tests {
             ("printf '%s' \"$EVALGATE_AGENT_OUTPUT\"", hostile.to_owned()),
             ("sh -c 'printf %s \"$1\"' sh {agent.output}", hostile.to_owned()),
             ("X={vars.word}; printf '%s' \"$X\"", hostile.to_owned()),
+            ("X=\"{vars.word}\" sh -c 'printf %s \"$X\"'", hostile.to_owned()),
         ] {
             let compiled = compile(script).unwrap_or_else(|e| panic!("{script}: {e:?}"));
             let (script, values) = compiled.render(&|_| hostile.to_owned());

@@ -543,3 +543,59 @@ fn a_portable_expect_stdout_string_is_an_exact_match() {
     run.expect_code(0);
     assert!(run.stdout.contains("equals: '50'") || run.stdout.contains("equals: \"50\""), "{}", run.stdout);
 }
+
+/// mcpchecker pastes `{agent.output}` into a command step's shell text; converted, the
+/// value reaches the shell as a variable the step sets, placed by the reader every `run:`
+/// string goes through (`sh -c` and `shell: bash` alike), and a paste the reader cannot
+/// place with certainty is refused at its place in the task file.
+#[test]
+fn an_answer_mcpchecker_pastes_into_shell_text_is_text_or_refused() {
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: file, path: agent.yaml}
+          taskSets: [{path: t/task.yaml}]
+        ";
+    let agent = "
+        kind: Agent
+        metadata: {name: a}
+        commands:
+          runPrompt: ./agent.sh
+        ";
+    let hostile = "x $(touch pwned1) `touch pwned2` '; touch pwned3; ' \"; touch pwned4; \"";
+    let task = r#"
+        apiVersion: mcp-eval/v1
+        kind: Task
+        metadata: {name: paste}
+        spec:
+          prompt: hi
+          verify:
+            - command: {run: "printf '%s' {agent.output} > ../plain"}
+            - command: {run: "printf '%s' \"{agent.output}\" > ../bash", shell: bash}
+        "#;
+    let test = || {
+        Test::new()
+            .file("eval.yaml", eval)
+            .file("agent.yaml", agent)
+            .write("agent.sh", &format!("#!/bin/sh\ncat <<'EOF'\n{hostile}\nEOF\n"))
+    };
+    let run = test().file("t/task.yaml", task).args(&["run", "eval.yaml"]).run();
+    run.expect_code(0);
+    for pwned in ["pwned1", "pwned2", "pwned3", "pwned4"] {
+        assert!(!run.dir.join(pwned).exists() && !run.dir.join("t").join(pwned).exists(), "{pwned} ran");
+    }
+    assert_eq!(run.read("plain").trim_end(), hostile);
+    assert_eq!(run.read("bash").trim_end(), hostile);
+
+    let heredoc =
+        task.replace(r#"{run: "printf '%s' {agent.output} > ../plain"}"#, r#"{run: "cat <<EOF\n{agent.output}\nEOF"}"#);
+    let run = test().file("t/task.yaml", &heredoc).args(&["run", "eval.yaml"]).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/spec/verify/0/command/run: `{agent.output}` stands after a heredoc"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("write `\"$EVALGATE_VALUE_1\"` instead"), "{}", run.stderr);
+}

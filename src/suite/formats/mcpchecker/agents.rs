@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::llm::provider::Provider;
 use crate::suite::formats::Problems;
 use crate::suite::formats::native_text::literal;
+use crate::template::ShellReader;
 
 /// An `AgentRef` `{type, model, path}` as a native agent (or judge).
 pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems) -> Option<Value> {
@@ -86,31 +87,36 @@ fn agent_file(file: &Value, rel: &str, problems: &mut Problems) -> Option<Value>
         problems.push((format!("{rel}#/commands/runPrompt"), "the agent needs `commands.runPrompt`".into()));
         return None;
     };
-    // The prompt and the MCP config file reach the script as "$1" and "$2", quoted.
+    // The prompt and the MCP config file reach the script as "$1" and "$2", placed by the
+    // reader every shell string goes through (`template::ShellReader`): quoted for where
+    // each stands, refused where that is not certain or where the word is code. The server
+    // arguments are spliced in as written first, so they are read where they stand.
     static ACTION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{\{-?\s*(.*?)\s*-?\}\}").expect("valid regex"));
     let server_arg = commands.get("argTemplateMcpServer").and_then(Value::as_str).unwrap_or("{{ .File }}");
-    let mut bad = Vec::new();
-    let render = |text: &str, bad: &mut Vec<String>| {
-        let mut out = String::new();
-        let mut last = 0;
-        let mut quotes = Quotes::default();
-        for c in ACTION.captures_iter(text) {
-            let whole = c.get(0).expect("a match");
-            quotes.scan(&text[last..whole.start()]);
-            out.push_str(&text[last..whole.start()]);
-            last = whole.end();
-            match &c[1] {
-                ".Prompt" | r#"printf "%q" .Prompt"# => out.push_str(&quotes.argument(1)),
-                ".File" => out.push_str(&quotes.argument(2)),
-                other => bad.push(other.to_owned()),
+    let text = run.replace("{{ .McpServerFileArgs }}", server_arg);
+    let (mut bad, mut refused_at) = (Vec::new(), Vec::new());
+    let mut script = String::new();
+    let mut last = 0;
+    let mut reader = ShellReader::default();
+    for c in ACTION.captures_iter(&text) {
+        let whole = c.get(0).expect("a match");
+        reader.read(&text[last..whole.start()]);
+        script.push_str(&text[last..whole.start()]);
+        last = whole.end();
+        let position = match &c[1] {
+            ".Prompt" | r#"printf "%q" .Prompt"# => "1",
+            ".File" => "2",
+            other => {
+                bad.push(other.to_owned());
+                continue;
             }
+        };
+        match reader.reference(position) {
+            Ok(reference) => script.push_str(&reference),
+            Err(refused) => refused_at.push(format!("`{}` {}: {}", whole.as_str(), refused.why, refused.help)),
         }
-        out.push_str(&text[last..]);
-        out
-    };
-    let servers = render(server_arg, &mut bad);
-    let script = run.replace("{{ .McpServerFileArgs }}", &servers);
-    let script = render(&script, &mut bad);
+    }
+    script.push_str(&text[last..]);
     if !bad.is_empty() {
         let message = format!(
             "`commands.runPrompt` uses {}; evalgate supplies `.Prompt` and `.McpServerFileArgs` (one MCP config file for all servers)",
@@ -119,64 +125,9 @@ fn agent_file(file: &Value, rel: &str, problems: &mut Problems) -> Option<Value>
         problems.push((format!("{rel}#/commands/runPrompt"), message));
         return None;
     }
+    if !refused_at.is_empty() {
+        problems.push((format!("{rel}#/commands/runPrompt"), refused_at.join("; ")));
+        return None;
+    }
     Some(json!({"command": ["bash", "-c", literal(&script), "agent", "{prompt}", "{mcp_config}"]}))
-}
-
-/// Where a shell command line is, quoting-wise, so a positional argument spliced into it
-/// stays exactly one argument.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Quotes {
-    #[default]
-    None,
-    Single,
-    Double,
-}
-
-impl Quotes {
-    /// Follows `text` (shell syntax: `\` escapes outside single quotes).
-    fn scan(&mut self, text: &str) {
-        let mut chars = text.chars();
-        while let Some(c) = chars.next() {
-            *self = match (*self, c) {
-                (Quotes::None | Quotes::Double, '\\') => {
-                    chars.next();
-                    *self
-                }
-                (Quotes::None, '\'') => Quotes::Single,
-                (Quotes::Single, '\'') => Quotes::None,
-                (Quotes::None, '"') => Quotes::Double,
-                (Quotes::Double, '"') => Quotes::None,
-                (state, _) => state,
-            };
-        }
-    }
-
-    /// `$n` as one argument here: quoted outside quotes, bare inside double quotes, and
-    /// out of single quotes and back (where `$n` would not expand).
-    fn argument(self, n: u8) -> String {
-        match self {
-            Quotes::None => format!("\"${n}\""),
-            Quotes::Double => format!("${n}"),
-            Quotes::Single => format!("'\"${n}\"'"),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Quotes;
-
-    #[test]
-    fn a_spliced_argument_is_one_argument_wherever_it_lands() {
-        let at = |text: &str| {
-            let mut q = Quotes::default();
-            q.scan(text);
-            q.argument(1)
-        };
-        assert_eq!(at("gemini --prompt "), "\"$1\"");
-        assert_eq!(at("gemini --prompt \""), "$1");
-        assert_eq!(at("gemini --prompt '"), "'\"$1\"'");
-        assert_eq!(at("echo \\\" x "), "\"$1\"", "an escaped quote opens nothing");
-        assert_eq!(at("echo \"it's\" "), "\"$1\"", "a single quote inside double quotes opens nothing");
-    }
 }

@@ -70,7 +70,7 @@ impl TaskCx<'_> {
 
     /// A portable `command` step.
     pub(super) fn command(&mut self, body: &Value, at: &str) -> Option<Value> {
-        let run = self.shell_template(&scalar(body.get("run")?), &format!("{at}/run"))?;
+        let (run, values) = self.shell_command(&scalar(body.get("run")?), &format!("{at}/run"))?;
         let mut step = match body.get("shell").and_then(Value::as_str) {
             Some(shell) => json!({"argv": [literal(shell), "-c", run]}),
             None => json!({"run": run}),
@@ -82,6 +82,9 @@ impl TaskCx<'_> {
         }
         if let Some(env) = self.step_env(body, at) {
             step["env"] = env;
+        }
+        for (name, value) in values {
+            step["env"][name] = json!(value);
         }
         if let Some(expect) = body.get("expect") {
             let mut native = json!({});

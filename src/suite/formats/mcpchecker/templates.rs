@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::task::{TaskCx, Version};
 use crate::suite::formats::native_text::literal;
+use crate::template::ShellReader;
 
 impl TaskCx<'_> {
     /// An mcpchecker template as a native one; `None` (with a problem) for a reference
@@ -17,15 +18,49 @@ impl TaskCx<'_> {
         self.render(text, at, false)
     }
 
-    /// A shell command: as `template`, but `${X}` is left for the shell.
-    pub(super) fn shell_template(&mut self, text: &str, at: &str) -> Option<String> {
-        self.render(text, at, true)
+    /// A shell command mcpchecker pastes values into, converted by evalgate's rule
+    /// (`template::ShellReader`): each value reaches the shell as a variable set in the
+    /// step's `env` (`EVALGATE_VALUE_N`), referred to where the script reads it with
+    /// certainty, refused (a problem here, in the mcpchecker file) where it would be misread
+    /// or run. `${X}` and braces that are no reference are the shell's, unchanged. Returns
+    /// the native script (literal text) and the variables to set.
+    pub(super) fn shell_command(&mut self, text: &str, at: &str) -> Option<(String, Vec<(String, String)>)> {
+        let (mut script, mut values) = (String::new(), Vec::<(String, String)>::new());
+        let mut reader = ShellReader::default();
+        let mut last = 0;
+        for m in REF.find_iter(text) {
+            let shell_text = &text[last..m.start()];
+            reader.read(shell_text);
+            script.push_str(&literal(shell_text));
+            last = m.end();
+            let native = self.render(m.as_str(), at, true)?;
+            if native == literal(m.as_str()) {
+                reader.read(m.as_str());
+                script.push_str(&native);
+                continue;
+            }
+            let name = match values.iter().find(|(_, v)| *v == native) {
+                Some((name, _)) => name.clone(),
+                None => {
+                    let name = format!("EVALGATE_VALUE_{}", values.len() + 1);
+                    values.push((name.clone(), native));
+                    name
+                }
+            };
+            match reader.reference(&name) {
+                Ok(reference) => script.push_str(&reference),
+                Err(refused) => {
+                    self.problem(at, format!("`{}` {}: {}", m.as_str(), refused.why, refused.help));
+                    return None;
+                }
+            }
+        }
+        reader.read(&text[last..]);
+        script.push_str(&literal(&text[last..]));
+        Some((script, values))
     }
 
     fn render(&mut self, text: &str, at: &str, shell: bool) -> Option<String> {
-        static REF: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\{([^{}]*)\}|[{}]").expect("valid regex")
-        });
         let mut out = String::new();
         let mut last = 0;
         for caps in REF.captures_iter(text) {
@@ -94,6 +129,10 @@ impl TaskCx<'_> {
         Some(out)
     }
 }
+
+/// A reference in mcpchecker text: `${X}`, `{…}`, or a lone brace.
+static REF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\{([^{}]*)\}|[{}]").expect("valid regex"));
 
 /// Whether `{inner}` names one of mcpchecker's namespaces or a loop variable.
 fn is_reference(inner: &str, locals: &[String]) -> bool {
