@@ -70,7 +70,7 @@ impl CompileGrader for RawCommand {
         let RawCommand { run, timeout, env, workdir, context, agentv } = self;
         let command = match run {
             RawCommandLine::Shell(s) => {
-                CommandLine::Shell(cx.shell(&s, Scope::AfterAgent, &path.key("run"))?)
+                CommandLine::Shell(Box::new(cx.shell(&s, Scope::AfterAgent, &path.key("run"))?))
             }
             RawCommandLine::Argv(argv) if argv.is_empty() => {
                 cx.error(&path.key("run"), "the command is empty");

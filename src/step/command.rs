@@ -84,7 +84,7 @@ impl TextCheck {
 /// Compiles the `run` keys of the step at `path`.
 pub fn compile(raw: &RawStep, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<RunAction> {
     let command = match (&raw.run, &raw.argv) {
-        (Some(run), _) => cx.shell(run, scope, &path.key("run")).map(CommandLine::Shell),
+        (Some(run), _) => cx.shell(run, scope, &path.key("run")).map(|s| CommandLine::Shell(Box::new(s))),
         (None, Some(argv)) if argv.is_empty() => {
             cx.error(&path.key("argv"), "argv is empty");
             None

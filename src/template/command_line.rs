@@ -9,7 +9,7 @@ use crate::process::ProcessSpec;
 /// A shell string run with `sh -c`, or an argv list.
 #[derive(Debug, Clone)]
 pub enum CommandLine {
-    Shell(ShellScript),
+    Shell(Box<ShellScript>),
     Argv(Vec<Template>),
 }
 
