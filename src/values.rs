@@ -51,6 +51,52 @@ impl JsonSchema for Scalar {
 
 /// `timeout: none`: a hundred years, which deadlines (an instant plus the timeout) can add
 /// without overflowing, as they could not `Duration::MAX`.
+/// A figure over a set whose members may each be unknown (a cost not reported, a latency
+/// a replay did not measure): known only when every member is. A figure taken over the
+/// known part would stand for the whole (half the costs, one local trial's latency) and
+/// pass a gate the whole would fail, so gates and comparisons take one of these, and an
+/// unknown never satisfies a gate ([`crate::results::GateCheck::measured`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Known<T> {
+    Known(T),
+    /// `unknown` of the `of` members had no value.
+    Unknown {
+        unknown: usize,
+        of: usize,
+    },
+}
+
+impl<X> Known<Vec<X>> {
+    /// Every member's value, or how many were not known.
+    pub fn all(members: impl IntoIterator<Item = Option<X>>) -> Self {
+        let (mut values, mut unknown) = (Vec::new(), 0);
+        for member in members {
+            match member {
+                Some(v) => values.push(v),
+                None => unknown += 1,
+            }
+        }
+        if unknown == 0 { Known::Known(values) } else { Known::Unknown { unknown, of: unknown + values.len() } }
+    }
+}
+
+impl<T> Known<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Known<U> {
+        match self {
+            Known::Known(v) => Known::Known(f(v)),
+            Known::Unknown { unknown, of } => Known::Unknown { unknown, of },
+        }
+    }
+
+    /// The value, forgetting how many members were unknown.
+    pub fn known(self) -> Option<T> {
+        match self {
+            Known::Known(v) => Some(v),
+            Known::Unknown { .. } => None,
+        }
+    }
+}
+
 pub const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A duration such as `30s`, `500ms` or `2m`; a bare number is seconds; `none` is no limit

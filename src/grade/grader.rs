@@ -129,6 +129,14 @@ impl Grader {
         self.check.uses()
     }
 
+    /// Whether a tool call can only fail it (`tool_not_called`, a negated `tool_called`):
+    /// it then judges the calls of every attempt of the trial, those of attempts that
+    /// errored and were run again included.
+    pub fn judges_every_attempt(&self) -> bool {
+        use super::CallEffect::{Fail, Pass};
+        matches!((self.check.a_call_can_only(), self.negate), (Some(Fail), false) | (Some(Pass), true))
+    }
+
     /// A judge grader's judge (its own, else `suite`'s), by name.
     pub fn judge<'a>(
         &'a self,

@@ -31,6 +31,22 @@ pub trait Grade {
     fn reads_output(&self) -> OutputRead {
         OutputRead::Whole
     }
+
+    /// What one more tool call can do to its verdict, when that is one thing: only fail it
+    /// (`tool_not_called`) or only pass it (`tool_called` with no maximum). A check whose
+    /// verdict only a call can fail (after `negate`) judges every attempt's calls of a trial,
+    /// the retried ones too: what an attempt did before it crashed happened
+    /// (`Grader::judges_every_attempt`). The default: neither.
+    fn a_call_can_only(&self) -> Option<CallEffect> {
+        None
+    }
+}
+
+/// What one more tool call can do to a check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEffect {
+    Fail,
+    Pass,
 }
 
 /// How a check reads the agent's output, and so which of its verdicts still hold when

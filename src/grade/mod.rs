@@ -12,7 +12,7 @@ mod registry;
 pub use crate::policy::SafetyAction;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
-pub use kind::{CompileGrader, Grade, OutputRead};
+pub use kind::{CallEffect, CompileGrader, Grade, OutputRead};
 pub use no_leak::leaked;
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).

@@ -63,6 +63,13 @@ macro_rules! graders {
                     $( $( Check::$variant(check) => check.reads_output(), )* )*
                 }
             }
+
+            pub fn a_call_can_only(&self) -> Option<$crate::grade::CallEffect> {
+                use $crate::grade::Grade;
+                match self {
+                    $( $( Check::$variant(check) => check.a_call_can_only(), )* )*
+                }
+            }
         }
     };
 }

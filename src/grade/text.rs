@@ -209,12 +209,10 @@ impl Grade for TextCheck {
         match self {
             TextCheck::StartsWith { .. } => OutputRead::Start,
             TextCheck::Contains { .. } => OutputRead::Find,
-            // A match at the end of what was kept (`done$`) may not be one at the real end.
-            TextCheck::Regex { pattern, .. } if !["$", "\\z", "\\Z"].iter().any(|end| pattern.as_str().contains(end)) => {
-                OutputRead::Find
-            }
+            // On cut output only a match that ends before the cut counts (`verdict`).
+            TextCheck::Regex { .. } => OutputRead::Find,
             TextCheck::NotContains { .. } => OutputRead::Absence,
-            TextCheck::Equals { .. } | TextCheck::EndsWith { .. } | TextCheck::Regex { .. } => OutputRead::Whole,
+            TextCheck::Equals { .. } | TextCheck::EndsWith { .. } => OutputRead::Whole,
         }
     }
 }
@@ -296,11 +294,24 @@ impl TextCheck {
             }
             // Trimmed, so `^…$` anchor to the answer rather than to a trailing newline
             // (AgentV: untrimmed, so `^Dear` fails an answer that starts with a newline).
-            TextCheck::Regex { pattern, written, untrimmed } => Graded::of(
-                pattern.is_match(if *untrimmed { output } else { output.trim() }),
-                format!("output matches {written}"),
-                format!("output does not match {written}: {:?}", shown()),
-            ),
+            TextCheck::Regex { pattern, written, untrimmed } => {
+                let found = if input.output_cut {
+                    // The capture cap cut the output: a match that reaches the end of what
+                    // was kept may be none in the whole (`\b`, `$`, a repetition that goes
+                    // on), so only one that ends before the cut counts, where every byte its
+                    // assertions read is the output's own. Its end is not the output's end,
+                    // so it is not trimmed.
+                    let text = if *untrimmed { output } else { output.trim_start() };
+                    pattern.find_iter(text).any(|m| m.end() < text.len())
+                } else {
+                    pattern.is_match(if *untrimmed { output } else { output.trim() })
+                };
+                Graded::of(
+                    found,
+                    format!("output matches {written}"),
+                    format!("output does not match {written}: {:?}", shown()),
+                )
+            }
         })
     }
 }

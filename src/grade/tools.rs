@@ -6,7 +6,7 @@ use serde_json::Value;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CompileGrader, Grade, OutputRead, GradeInput, GradeResult, Graded, JudgeCall};
+use super::{CallEffect, CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
 use crate::json::{is_subset, json_eq};
 use crate::source::{KeyPath, ValidateCx};
 use crate::trace::ToolCall;
@@ -346,6 +346,14 @@ impl Grade for ToolCheck {
     /// What it looks at is elsewhere (the output reaches it only through `{agent.output}`).
     fn reads_output(&self) -> OutputRead {
         OutputRead::Not
+    }
+
+    fn a_call_can_only(&self) -> Option<CallEffect> {
+        match self {
+            ToolCheck::NotCalled { .. } => Some(CallEffect::Fail),
+            ToolCheck::Called { max: None, .. } => Some(CallEffect::Pass),
+            _ => None,
+        }
     }
 }
 

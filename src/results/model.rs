@@ -10,6 +10,7 @@ use super::regression::{Baseline, Comparison};
 use super::verdict::GateVerdict;
 use crate::policy::{Category, PairedPolicy, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
+use crate::values::Known;
 
 pub const RESULTS_FORMAT: &str = "evalgate-results/1";
 
@@ -337,8 +338,16 @@ impl TaskResult {
 
     /// Mean latency over the trials that measured one.
     pub fn latency_ms(&self) -> Option<u64> {
-        let l: Vec<u64> = self.trials.iter().filter_map(TrialResult::measured_latency_ms).collect();
+        // Over the trials whose agent ran; one a replay answered was not measured, and a
+        // mean of the others would stand for it.
+        let ran = self.trials.iter().filter(|t| t.latency_ms.is_some());
+        let l = Known::all(ran.map(TrialResult::measured_latency_ms)).known()?;
         (!l.is_empty()).then(|| l.iter().sum::<u64>() / l.len() as u64)
+    }
+
+    /// Whether its agent ran in some trial: its latency is then a member of the run's.
+    pub fn ran_agent(&self) -> bool {
+        self.trials.iter().any(|t| t.latency_ms.is_some())
     }
 
     /// Total cost over every attempt of every trial (those retried too), judges included;
@@ -495,6 +504,10 @@ impl StepResult {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     pub tasks: usize,
@@ -516,10 +529,34 @@ pub struct Totals {
     pub cost_usd: Option<f64>,
     /// Tasks that ran without reporting a cost.
     pub tasks_without_cost: usize,
+    /// The p95 of task latencies; `None` when a task's latency is not known (a replayed
+    /// trial is not measured): a p95 of the others would stand for the whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p95_latency_ms: Option<u64>,
+    /// Tasks whose agent ran but whose latency is not known (replayed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tasks_without_latency: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
     /// Cleanup steps that failed (logged; they do not change the verdict).
     pub cleanup_failures: usize,
+}
+
+impl Totals {
+    /// The total cost, known only when every task that ran reported one.
+    pub fn cost(&self) -> Known<f64> {
+        let ran = self.tasks - self.skipped;
+        match self.tasks_without_cost {
+            0 => Known::Known(self.cost_usd.unwrap_or(0.0)),
+            unknown => Known::Unknown { unknown, of: ran },
+        }
+    }
+
+    /// The p95 task latency, known only when every task whose agent ran was measured.
+    pub fn p95(&self) -> Known<u64> {
+        match (self.p95_latency_ms, self.tasks_without_latency) {
+            (Some(p95), 0) => Known::Known(p95),
+            (_, unknown) => Known::Unknown { unknown: unknown.max(1), of: self.tasks - self.skipped },
+        }
+    }
 }

@@ -97,8 +97,8 @@ impl Baseline {
                     (t.id.clone(), task)
                 })
                 .collect(),
-            cost_usd: results.totals.cost_usd,
-            p95_latency_ms: results.totals.p95_latency_ms,
+            cost_usd: results.totals.cost().known(),
+            p95_latency_ms: results.totals.p95().known(),
             openwop_ids: false,
         }
     }
@@ -272,9 +272,9 @@ impl Comparison {
             score_drops: Vec::new(),
             score_gains: Vec::new(),
             baseline_cost_usd: baseline.cost_usd,
-            cost_usd: head.totals.cost_usd,
+            cost_usd: head.totals.cost().known(),
             baseline_p95_latency_ms: baseline.p95_latency_ms,
-            p95_latency_ms: head.totals.p95_latency_ms,
+            p95_latency_ms: head.totals.p95().known(),
             baseline_outputs: BTreeMap::new(),
         };
         for task in &ran {

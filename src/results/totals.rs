@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::model::{Phase, Status, TaskResult, Totals};
+use crate::values::Known;
 
 pub fn totals(tasks: &[TaskResult]) -> Totals {
     let count = |s: Status| tasks.iter().filter(|t| t.status == s).count();
@@ -12,8 +13,15 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
     let costs: Vec<f64> = ran.iter().filter_map(|t| t.cost_usd()).collect();
     let tokens: Vec<u64> =
         ran.iter().flat_map(|t| &t.trials).filter_map(|trial| trial.usage.as_ref()?.total_tokens()).collect();
-    let mut latencies: Vec<u64> = ran.iter().filter_map(|t| t.latency_ms()).collect();
-    latencies.sort_unstable();
+    let latencies = Known::all(ran.iter().filter(|t| t.ran_agent()).map(|t| t.latency_ms()));
+    let tasks_without_latency = match &latencies {
+        Known::Unknown { unknown, .. } => *unknown,
+        Known::Known(_) => 0,
+    };
+    let p95_latency_ms = latencies.known().and_then(|mut l| {
+        l.sort_unstable();
+        percentile(&l, 95)
+    });
     Totals {
         tasks: tasks.len(),
         passed,
@@ -25,7 +33,8 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
         pass_rate: if ran.is_empty() { 0.0 } else { passed as f64 / ran.len() as f64 },
         cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
         tasks_without_cost: ran.len() - costs.len(),
-        p95_latency_ms: percentile(&latencies, 95),
+        p95_latency_ms,
+        tasks_without_latency,
         total_tokens: (!tokens.is_empty()).then(|| tokens.iter().sum()),
         cleanup_failures: ran
             .iter()

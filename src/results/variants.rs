@@ -14,6 +14,7 @@ use super::regression::TrialCount;
 use super::verdict::GateCheck;
 use crate::policy::{ArmGate, PairedPolicy};
 use crate::stats::{self, Method, round};
+use crate::values::Known;
 
 /// The arms of the run and how each compared with the control.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -101,9 +102,11 @@ pub struct P95s {
     pub arm: u64,
 }
 
-/// The p95 of the latencies of every trial of `tasks`.
+/// The p95 of the latencies of every trial of `tasks` whose agent ran;
+/// Unknown when a trial whose agent ran was not measured (replayed).
 fn p95<'a>(tasks: impl Iterator<Item = &'a TaskResult>) -> Option<u64> {
-    let mut ms: Vec<u64> = tasks.flat_map(|t| t.trials.iter().filter_map(TrialResult::measured_latency_ms)).collect();
+    let ran = tasks.flat_map(|t| t.trials.iter().filter(|trial| trial.latency_ms.is_some()));
+    let mut ms = Known::all(ran.map(TrialResult::measured_latency_ms)).known()?;
     ms.sort_unstable();
     super::percentile(&ms, 95)
 }
@@ -193,9 +196,12 @@ impl ArmComparison {
             Difference::NoDetectableDifference
         };
         let per_trial = |t: &TaskResult| Some(t.cost_usd()? / f64::from(TrialCount::of(t).ran.max(1)));
-        let costs: Vec<(f64, f64)> = matched.iter().filter_map(|(c, a)| Some((per_trial(c)?, per_trial(a)?))).collect();
+        // Over every matched task: with one cost or latency unknown on either arm, the
+        // difference is unknown (over the others it would stand for the whole).
+        let costs = Known::all(matched.iter().map(|(c, a)| Some((per_trial(c)?, per_trial(a)?))));
         let latency = |t: &TaskResult| t.latency_ms().map(|ms| ms as f64);
-        let latencies: Vec<(f64, f64)> = matched.iter().filter_map(|(c, a)| Some((latency(c)?, latency(a)?))).collect();
+        let ran = matched.iter().filter(|(c, a)| c.ran_agent() || a.ran_agent());
+        let latencies = Known::all(ran.map(|(c, a)| Some((latency(c)?, latency(a)?))));
         ArmComparison {
             method: e.method,
             pairs: e.pairs,
@@ -207,8 +213,8 @@ impl ArmComparison {
             alpha,
             mde: e.mde.map(round),
             verdict,
-            cost_usd: MeanDifference::of(&costs, alpha),
-            latency_ms: MeanDifference::of(&latencies, alpha),
+            cost_usd: costs.known().and_then(|costs| MeanDifference::of(&costs, alpha)),
+            latency_ms: latencies.known().and_then(|latencies| MeanDifference::of(&latencies, alpha)),
             p95_latency_ms: p95(matched.iter().map(|(c, _)| *c))
                 .zip(p95(matched.iter().map(|(_, a)| *a)))
                 .map(|(control, arm)| P95s { control, arm }),

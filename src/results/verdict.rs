@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::Shard;
 use crate::exit;
+use crate::values::Known;
 
 /// One gate check: its budget, what was measured and whether it held.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -18,6 +19,24 @@ pub struct GateCheck {
 impl GateCheck {
     pub fn new(name: &str, budget: String, actual: String, passed: bool) -> GateCheck {
         GateCheck { name: name.to_owned(), budget, actual, passed }
+    }
+
+    /// A check of a figure over a set ([`Known`]): `holds` decides a known one, shown by
+    /// `show`; an unknown one fails, saying how many members were not known and `why`.
+    pub fn measured<T>(
+        name: &str,
+        budget: String,
+        value: Known<T>,
+        why: &str,
+        show: impl FnOnce(&T) -> String,
+        holds: impl FnOnce(&T) -> bool,
+    ) -> GateCheck {
+        match value {
+            Known::Known(v) => GateCheck::new(name, budget, show(&v), holds(&v)),
+            Known::Unknown { unknown, of } => {
+                GateCheck::new(name, budget, format!("unknown: {unknown} of {of} not known ({why})"), false)
+            }
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult}
 use crate::step::{run_every, run_sequence};
 use crate::suite::model::Suite;
 use crate::template::{Bindings, ServersRef};
+use crate::trace::ToolCall;
 use crate::values::NonNegative;
 
 /// After the second signal, how long running tasks get to end (their processes are
@@ -38,13 +39,28 @@ pub struct Services {
 pub trait Attempt: Send + Sync {
     /// `trial` counts from 0: trials after the first do not read the response cache (unless
     /// the agent says `cache_repeats: true`).
-    async fn attempt(&self, task_index: usize, trial: u32, cancel: &CancellationToken) -> TrialResult;
+    ///
+    /// `earlier`: the tool calls of the trial's attempts that errored and are run again in
+    /// this one. What they did happened: checks that a call can only fail judge them too.
+    async fn attempt(
+        &self,
+        task_index: usize,
+        trial: u32,
+        earlier: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> TrialResult;
 }
 
 #[async_trait::async_trait]
 impl Attempt for RunContext {
-    async fn attempt(&self, task_index: usize, trial: u32, cancel: &CancellationToken) -> TrialResult {
-        run_attempt(self, &self.suite.tasks[task_index], trial, cancel).await
+    async fn attempt(
+        &self,
+        task_index: usize,
+        trial: u32,
+        earlier: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> TrialResult {
+        run_attempt(self, &self.suite.tasks[task_index], trial, &earlier, cancel).await
     }
 }
 
@@ -303,9 +319,11 @@ impl<'a> Dispatcher<'a> {
         }
         let (ctx, tx, cancel, task_index) =
             (ctx.clone(), tx.clone(), self.stop.cancel.clone(), self.plan.tasks[index].index);
+        let earlier: Vec<ToolCall> =
+            self.states[index].retried[trial as usize].iter().flat_map(|a| a.tool_calls.iter().cloned()).collect();
         running
             .spawn(async move {
-                let result = ctx.attempt(task_index, trial, &cancel).await;
+                let result = ctx.attempt(task_index, trial, earlier, &cancel).await;
                 let _ = tx.send(Attempted { index, trial, result });
             })
             .id()

@@ -29,7 +29,13 @@ struct Scripted {
 
 #[async_trait::async_trait]
 impl Attempt for Scripted {
-    async fn attempt(&self, task_index: usize, _trial: u32, cancel: &CancellationToken) -> TrialResult {
+    async fn attempt(
+        &self,
+        task_index: usize,
+        _trial: u32,
+        _earlier: Vec<crate::trace::ToolCall>,
+        cancel: &CancellationToken,
+    ) -> TrialResult {
         let n = {
             let mut calls = self.calls.lock().unwrap();
             calls[task_index] += 1;

@@ -16,6 +16,7 @@ use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
 use crate::sut::{CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;
+use crate::trace::ToolCall;
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -183,18 +184,30 @@ pub fn display_path(path: &Path) -> String {
 
 /// One attempt of a trial: setup, agent, graders, then cleanup (always). The dispatcher
 /// decides whether an attempt that ended in an infrastructure error is run again.
-pub async fn run_attempt(ctx: &RunContext, task: &Task, trial: u32, cancel: &CancellationToken) -> TrialResult {
+pub async fn run_attempt(
+    ctx: &RunContext,
+    task: &Task,
+    trial: u32,
+    earlier: &[ToolCall],
+    cancel: &CancellationToken,
+) -> TrialResult {
     let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     let clock = std::time::Instant::now();
     // The processes of the attempt are the trial's: what they leave behind is killed at its end.
-    let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, trial, cancel)).await;
+    let (mut trial, notes) = reaper::in_trial(attempt(ctx, task, trial, earlier, cancel)).await;
     trial.notes = notes;
     trial.started_at = Some(started_at);
     trial.duration_ms = Some(clock.elapsed().as_millis() as u64);
     trial
 }
 
-async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &CancellationToken) -> TrialResult {
+async fn attempt(
+    ctx: &RunContext,
+    task: &Task,
+    trial_index: u32,
+    earlier: &[ToolCall],
+    cancel: &CancellationToken,
+) -> TrialResult {
     let mut bindings = Bindings::new(ctx.vars.clone(), &task.id);
     // A task of a protocol era talks to its server at that era.
     let servers = ctx.servers.at(task.era.as_ref(), task.arm.as_deref());
@@ -203,7 +216,7 @@ async fn attempt(ctx: &RunContext, task: &Task, trial_index: u32, cancel: &Cance
     let mut trial = TrialResult::empty();
 
     let interrupted = {
-        let body = run_body(ctx, &servers, task, trial_index, &mut bindings, &mut trial);
+        let body = run_body(ctx, &servers, task, (trial_index, earlier), &mut bindings, &mut trial);
         tokio::select! {
             () = body => false,
             () = cancel.cancelled() => true,
@@ -226,7 +239,7 @@ async fn run_body(
     ctx: &RunContext,
     servers: &crate::mcp::servers::Servers,
     task: &Task,
-    trial_index: u32,
+    (trial_index, earlier): (u32, &[ToolCall]),
     bindings: &mut Bindings,
     trial: &mut TrialResult,
 ) {
@@ -305,9 +318,25 @@ async fn run_body(
         tool_error: run.tool_error.as_deref(),
         judge: suite.judge.as_ref(),
     };
+    // A check that a call can only fail judges the calls of the trial's earlier attempts
+    // too: a destructive call made before a crash happened, whatever the retry did.
+    let every_attempt = (!earlier.is_empty()).then(|| {
+        let mut trace = run.trace.clone();
+        if let Some(calls) = trace.tool_calls.as_mut() {
+            calls.splice(0..0, earlier.iter().cloned());
+        } else {
+            trace.tool_calls = Some(earlier.to_vec());
+        }
+        trace
+    });
+    let input_every_attempt = every_attempt.as_ref().map(|trace| GradeInput { trace, ..input });
     for grader in &task.graders {
         let advisory = grader.advisory(suite.judge.as_ref()).is_some();
-        let (mut outcome, judge_calls) = grader.grade(&input).await;
+        let input = match &input_every_attempt {
+            Some(every) if grader.judges_every_attempt() => every,
+            _ => &input,
+        };
+        let (mut outcome, judge_calls) = grader.grade(input).await;
         for call in &judge_calls {
             match call.cost_usd {
                 Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
@@ -406,12 +435,19 @@ pub fn score_task(all: &[GraderResult], threshold: Option<f64>) -> (Status, f64,
     if let Some(g) = graders.iter().find(|g| g.status == Status::Error) {
         return (Status::Error, 0.0, Some(format!("grader `{}` errored: {}", g.name, g.reason)));
     }
+    // A weighted mean over weights that add up to 0 is not a score: the graders with weight
+    // are advisory, or every one was given 0. Nothing decides the task; an unweighted mean
+    // would let a grader that counts for nothing pass it.
     let weight: f64 = graders.iter().map(|g| g.weight).sum();
-    let score = if weight > 0.0 {
-        graders.iter().map(|g| g.score * g.weight).sum::<f64>() / weight
-    } else {
-        graders.iter().map(|g| g.score).sum::<f64>() / graders.len().max(1) as f64
-    };
+    if weight <= 0.0 {
+        let reason = if all.iter().any(|g| g.advisory && g.weight > 0.0) {
+            "its graders with weight ask an advisory judge (not calibrated to gate), and the others have weight 0: nothing decides its score"
+        } else {
+            "every grader of this task has weight 0: nothing decides its score"
+        };
+        return (Status::Error, 0.0, Some(reason.into()));
+    }
+    let score = graders.iter().map(|g| g.score * g.weight).sum::<f64>() / weight;
     let failed: Vec<&GraderResult> = graders.iter().copied().filter(|g| g.status != Status::Passed).collect();
     if let Some(g) = failed.iter().find(|g| g.required) {
         return (Status::Failed, 0.0, Some(format!("required grader `{}` failed: {}", g.name, g.reason)));

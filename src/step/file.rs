@@ -231,7 +231,13 @@ pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => false,
         found => found.map_err(|e| FileMiss::Unreadable(format!("cannot tell whether {shown} exists: {e}")))?,
     };
+    // Absence is an observation of whether the file exists, and of nothing else: a check
+    // of its content saw no content, so `negate` cannot make "it does not contain X" of a
+    // file that was never written.
     match (exists, expect.exists) {
+        (false, true) if !expect.content.is_empty() => {
+            return Err(FileMiss::Unobserved(format!("{shown} does not exist: its content was never there to check")));
+        }
         (false, true) => return Err(FileMiss::Unmet(format!("{shown} does not exist"))),
         (true, false) => return Err(FileMiss::Unmet(format!("{shown} exists"))),
         (false, false) => return Ok(()),

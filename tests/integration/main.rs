@@ -26,6 +26,7 @@ mod interrupt;
 mod invalid_input;
 mod judge_calibration;
 mod junit;
+mod known;
 mod llm;
 mod mcp;
 mod mcp_contracts;
