@@ -234,7 +234,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
 
 /// The file at `path`, read and removed (`NotFound`: the process wrote none).
 fn take(path: &std::path::Path) -> io::Result<Vec<u8>> {
-    let bytes = crate::files::read_untrusted(path);
+    let bytes = crate::files::read::bytes(path, crate::files::read::AGENT);
     let _ = std::fs::remove_file(path);
     bytes
 }
@@ -252,7 +252,7 @@ fn read_ready(pipes: &mut [Pipe; 2], ready: [bool; 2]) {
 /// (`Stdio::null` opens it at every spawn).
 fn dev_null() -> Stdio {
     static NULL: std::sync::LazyLock<Option<std::fs::File>> =
-        std::sync::LazyLock::new(|| std::fs::File::open("/dev/null").ok());
+        std::sync::LazyLock::new(|| crate::files::read::dev_null().ok());
     NULL.as_ref().and_then(|null| null.try_clone().ok()).map_or_else(Stdio::null, Stdio::from)
 }
 

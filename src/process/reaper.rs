@@ -14,11 +14,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, RwLock};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+
+use crate::files::read;
 
 /// The variable naming the trial and process a descendant belongs to.
 pub const OWNER_VAR: &str = "EVALGATE_OWNER";
@@ -216,7 +219,7 @@ fn children(threads: Threads) -> Vec<i32> {
         Threads::Main => main_children().into_iter().collect(),
         Threads::All => match std::fs::read_dir("/proc/self/task") {
             Ok(tasks) => {
-                tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok()).collect()
+                tasks.flatten().filter_map(|t| read::text(&t.path().join("children"), read::PROC).ok()).collect()
             }
             Err(_) => Vec::new(),
         },
@@ -230,7 +233,7 @@ fn children(threads: Threads) -> Vec<i32> {
 fn main_children() -> Option<String> {
     use std::os::unix::fs::FileExt;
     static FILE: LazyLock<Option<std::fs::File>> =
-        LazyLock::new(|| std::fs::File::open(format!("/proc/self/task/{}/children", *PID)).ok());
+        LazyLock::new(|| read::open(Path::new(&format!("/proc/self/task/{}/children", *PID)), read::PROC).ok());
     let file = FILE.as_ref()?;
     let mut list = Vec::new();
     let mut buf = [0u8; 16 * 1024];
@@ -246,7 +249,7 @@ fn main_children() -> Option<String> {
 
 /// A process's state letter and process group, from `/proc/PID/stat`.
 fn stat(pid: i32) -> Option<(char, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = read::text(Path::new(&format!("/proc/{pid}/stat")), read::PROC).ok()?;
     let mut fields = stat.rsplit_once(") ")?.1.split(' ');
     let state = fields.next()?.chars().next()?;
     let pgid = fields.nth(1)?.parse().ok()?;
@@ -254,7 +257,7 @@ fn stat(pid: i32) -> Option<(char, i32)> {
 }
 
 fn owner_of(pid: i32) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let environ = read::bytes(Path::new(&format!("/proc/{pid}/environ")), read::PROC).ok()?;
     let prefix = format!("{OWNER_VAR}=");
     environ
         .split(|b| *b == 0)
@@ -264,7 +267,7 @@ fn owner_of(pid: i32) -> Option<String> {
 
 /// "pid 123: sleep 100", the command line cut and escaped (it is the agent's to choose).
 fn describe(pid: i32) -> String {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = read::bytes(Path::new(&format!("/proc/{pid}/cmdline")), read::PROC).unwrap_or_default();
     let text = crate::excerpt::first(String::from_utf8_lossy(&cmdline).replace('\0', " ").trim(), 80);
     format!("pid {pid}: {}", text.escape_debug())
 }
