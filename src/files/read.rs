@@ -4,6 +4,8 @@
 //! the open file's size (`fstat`) before reading a byte, then reads at most that limit (a
 //! file may grow). Clippy forbids every other way to open a file for reading
 //! (`disallowed-methods` in clippy.toml): this module is the one place allowed to.
+
+// The one module that opens files for reading itself.
 #![allow(clippy::disallowed_methods)]
 
 use std::fs::File;
