@@ -106,16 +106,26 @@ pub fn through_link(link: &Path) -> std::io::Error {
     ))
 }
 
-/// Creates (or truncates) `path` for writing, refused when `path` is a symbolic link.
+/// Creates (or truncates) `path` for writing, refused when `path` is a symbolic link, or a
+/// FIFO (opened without blocking: a FIFO nothing reads would hang the open for ever).
 pub fn create_no_follow(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(truncate)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .custom_flags(flags.bits())
         .open(path)
-        .map_err(|e| if e.raw_os_error() == Some(nix::libc::ELOOP) { through_link(path) } else { e })
+        .map_err(|e| match e.raw_os_error() {
+            Some(nix::libc::ELOOP) => through_link(path),
+            Some(nix::libc::ENXIO) => std::io::Error::other("not a regular file (a FIFO)"),
+            _ => e,
+        })?;
+    if file.metadata()?.file_type().is_fifo() {
+        return Err(std::io::Error::other("not a regular file (a FIFO)"));
+    }
+    Ok(file)
 }
 
 /// A temp file in `dir` that becomes a file like any other once renamed: `0666` less the

@@ -38,6 +38,9 @@ pub fn run(on_signal: OnSignal, command: impl FnOnce(&Stop) -> Result<i32, Error
         Err(e) => return failed(&e),
     };
     let stop = Stop::default();
+    // Listening before the command starts: a signal at any moment of it is seen (the task
+    // runs in the `block_on` below; the handlers are in place from here).
+    runtime.block_on(async { listen(&stop, on_signal) });
     let (done, ended) = tokio::sync::oneshot::channel();
     let for_command = stop.clone();
     let started = std::thread::Builder::new().name("command".into()).stack_size(STACK).spawn(move || {
@@ -47,7 +50,6 @@ pub fn run(on_signal: OnSignal, command: impl FnOnce(&Stop) -> Result<i32, Error
         return failed(&Error::Internal(format!("cannot start the command's thread: {e}")));
     }
     let ended = runtime.block_on(async {
-        listen(&stop, on_signal);
         let mut ended = std::pin::pin!(ended);
         let interrupted = async {
             match on_signal {

@@ -118,7 +118,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if super::stopping() {
             return Err(io::Error::new(ErrorKind::Interrupted, "evalgate is stopping (second signal)"));
         }
-        let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()))?;
+        let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()), owner)?;
         // Opened before anything can reap it (only this thread waits for it).
         let pidfd = pidfd_open(child.id() as i32).map(Arc::new);
         let target = Target { group: Pid::from_raw(child.id() as i32), pidfd };
@@ -126,7 +126,6 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         (child, target)
     };
     let pid = child.id() as i32;
-    reaper::track_group(pid, owner);
     let exited = target.pidfd.clone();
     let mut guard = GroupGuard { target: Some(target), killed: false };
     // stdout and stderr.

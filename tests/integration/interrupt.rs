@@ -90,8 +90,13 @@ mod every_command {
     }
 
     /// SIGINT to `child`, which must end within [`ENDS_WITHIN`] with exit 4, leaving none of `pids`.
-    fn interrupt(mut child: Child, pids: &[i32]) {
-        signal(&child, Signal::SIGINT);
+    fn interrupt(child: Child, pids: &[i32]) {
+        stop_with(Signal::SIGINT, child, pids);
+    }
+
+    /// `interrupt`, with `sent`.
+    fn stop_with(sent: Signal, mut child: Child, pids: &[i32]) {
+        signal(&child, sent);
         assert_eq!(wait_exit(&mut child, ENDS_WITHIN), 4);
         for pid in pids {
             assert!(!is_running(*pid), "process {pid} outlived evalgate");
@@ -108,13 +113,16 @@ mod every_command {
         format!("evalgate: 1\nsuite: interrupt.mcp\nmcp_servers:\n{servers}tasks:\n{}", crate::common::indent(tasks, 2))
     }
 
+    /// SIGTERM (GitHub's cancel sends it after SIGINT) as SIGINT.
     #[test]
     fn check_while_an_mcp_server_starts() {
-        let test = Test::new().write("evalgate.yaml", &server_suite(&format!("  hang: {HANGING_SERVER}\n")));
-        let test = test.args(&["check"]);
-        let child = spawn(&test);
-        let server = pid_in(test.path(), "hang.pid");
-        interrupt(child, &[server]);
+        for sent in [Signal::SIGINT, Signal::SIGTERM] {
+            let test = Test::new().write("evalgate.yaml", &server_suite(&format!("  hang: {HANGING_SERVER}\n")));
+            let test = test.args(&["check"]);
+            let child = spawn(&test);
+            let server = pid_in(test.path(), "hang.pid");
+            stop_with(sent, child, &[server]);
+        }
     }
 
     #[test]
