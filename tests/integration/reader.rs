@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::common::{ECHO_AGENT, Test, suite};
 
-/// A hang is killed by `timeout`: the exit code is then 137, never the refusal's 2.
+/// A hang is killed by `timeout` (the exit is then 137, or no code at all), never the refusal's.
 const TIMEOUT: [&str; 4] = ["timeout", "-s", "KILL", "30"];
 
 fn mkfifo(path: &Path) {
@@ -48,9 +48,10 @@ fn every_file_input_that_is_a_fifo_is_refused_at_once_naming_it() {
     test_file(&test, "judged.yaml", &suite(judged, "- {id: a, prompt: hi, grade: [{type: llm, contains: ok}]}"));
     let schema = "- {id: a, prompt: hi, grade: [{type: json_schema, schema_file: schema.fifo}]}";
     test_file(&test, "schema.yaml", &suite("", schema));
+    std::fs::create_dir(test.path().join("locked")).unwrap();
     let results = "evalgate-out/results.json";
     // (the FIFO, the command line naming it)
-    let cases: [(&str, &[&str]); 12] = [
+    let cases: [(&str, &[&str]); 16] = [
         ("evalgate.fifo", &["check", "evalgate.fifo"]),
         ("labels.fifo", &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.fifo", "--results", results]),
         ("calibration.fifo", &["list", "judged.yaml"]),
@@ -63,6 +64,12 @@ fn every_file_input_that_is_a_fifo_is_refused_at_once_naming_it() {
         ("prune.fifo", &["cassettes", "prune", "--results", "prune.fifo", "--dry-run"]),
         ("baseline.fifo", &["run", "--no-github", "--baseline", "baseline.fifo", "--out", "b"]),
         ("pricing.fifo", &["run", "--no-github", "--pricing", "pricing.fifo", "--out", "p"]),
+        // Beyond the ten the issue found: the same reader, so the same answer.
+        ("head.fifo", &["compare", results, "head.fifo"]),
+        ("convert.fifo", &["convert", "convert.fifo"]),
+        ("suite.fifo", &["report", results, "--suite", "suite.fifo", "--out", "s"]),
+        // A write that would block as a read does: the out directory's lock (exit 4).
+        ("locked/.evalgate.lock", &["run", "--no-github", "--out", "locked"]),
     ];
     // Every case is tried, and every one that fails is listed.
     let mut failed = Vec::new();
@@ -71,8 +78,9 @@ fn every_file_input_that_is_a_fifo_is_refused_at_once_naming_it() {
         let run = evalgate(&test, args);
         // An error of the input (2; a run records it in its reports too), naming the file.
         let refused = format!("{fifo}: not a regular file (a FIFO)");
-        if run.code != 2 || !run.stderr.contains(&refused) {
-            let hung = if run.code == 137 { " (hung: killed by the timeout)" } else { "" };
+        let code = if fifo.starts_with("locked/") { 4 } else { 2 };
+        if run.code != code || !run.stderr.contains(&refused) {
+            let hung = if matches!(run.code, 137 | -1) { " (hung: killed by the timeout)" } else { "" };
             failed.push(format!("{args:?}: exit {}{hung}\n{}", run.code, run.stderr));
         }
     }
