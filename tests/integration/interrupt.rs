@@ -257,3 +257,31 @@ mod every_command {
         interrupt(child, &[]);
     }
 }
+
+/// `calibrate` (the A/A runs) answers a signal as `run` does: the run it is in stops with its
+/// reports, no run starts after it, exit 4, the agent killed.
+#[test]
+fn sigint_during_calibrate_stops_its_run_and_starts_no_other() {
+    use crate::trust::{signal, wait_exit};
+
+    let agent = "#!/bin/sh\necho $$ > slow.pid\nexec sleep 60\n";
+    let tasks = "  - id: a\n    prompt: slow\n    grade: [{type: contains, value: x}]\n";
+    let test = Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite("", tasks));
+    let test = test.args(&["calibrate", "--runs", "3", "--no-github"]);
+    let dir = test.path().to_owned();
+    let mut child =
+        test.command().stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(dir.join("slow.pid")).map_or(true, |pid| !pid.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the agent never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&child, Signal::SIGINT);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), 4);
+    let pid: i32 = std::fs::read_to_string(dir.join("slow.pid")).unwrap().trim().parse().unwrap();
+    assert!(!crate::common::is_running(pid), "the agent outlived evalgate");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/run-1/results.json")).unwrap()).unwrap();
+    assert_eq!(results["interrupted"], true);
+    assert!(!dir.join("evalgate-out/run-2").exists(), "a run started after the signal");
+}
