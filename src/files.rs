@@ -1,9 +1,12 @@
 //! Files written whole or not at all: a temp file beside the target, synced, then renamed,
 //! so a crash never leaves half a report, baseline or cache entry. They are created as
 //! `File::create` would (`0666` less the umask, so `0644` as a rule), not with a temp file's
-//! private `0600`: a later step running as another user reads the reports.
+//! private `0600`: a later step running as another user reads the reports. Every file evalgate
+//! reads, it reads through [`read`].
 
-use std::io::{Read, Write};
+pub mod read;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -16,46 +19,6 @@ pub struct WriteError {
 
 pub fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
     move |source| WriteError { path: path.to_owned(), source }
-}
-
-/// The most evalgate reads of a file an agent controls.
-pub const UNTRUSTED_MAX: u64 = 16 << 20;
-
-/// The bytes of `path`, a file an agent controls (its trace, a file a `file` step or grader
-/// checks): opened without blocking (a FIFO would hang the open, then the read), refused
-/// unless it is a regular file (`/dev/zero` never ends), and refused past
-/// [`UNTRUSTED_MAX`] bytes rather than read on. Blocking: call it off the runtime thread.
-pub fn read_untrusted(path: &Path) -> std::io::Result<Vec<u8>> {
-    read_regular(path, UNTRUSTED_MAX)
-}
-
-/// The bytes of the regular file `path`, refused past `max` bytes; opened as
-/// [`read_untrusted`] opens it (a FIFO or a device is refused, never waited on).
-pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind};
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let flags = nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits()).open(path)?;
-    let meta = file.metadata()?;
-    let kind = meta.file_type();
-    let not_regular = [
-        (kind.is_dir(), "a directory"),
-        (kind.is_fifo(), "a FIFO"),
-        (kind.is_char_device(), "a character device"),
-        (kind.is_block_device(), "a block device"),
-        (kind.is_socket(), "a socket"),
-    ];
-    if !kind.is_file() {
-        let what = not_regular.iter().find(|(is, _)| *is).map_or("not a file", |(_, what)| what);
-        return Err(Error::new(ErrorKind::InvalidInput, format!("not a regular file ({what})")));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max)).unwrap_or(0));
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        let message = format!("larger than {} MiB, the most evalgate reads of a file", max >> 20);
-        return Err(Error::new(ErrorKind::FileTooLarge, message));
-    }
-    Ok(bytes)
 }
 
 /// The directory `path` is in (`.` for a bare file name).
@@ -143,16 +106,26 @@ pub fn through_link(link: &Path) -> std::io::Error {
     ))
 }
 
-/// Creates (or truncates) `path` for writing, refused when `path` is a symbolic link.
+/// Creates (or truncates) `path` for writing, refused when `path` is a symbolic link, or a
+/// FIFO (opened without blocking: a FIFO nothing reads would hang the open for ever).
 pub fn create_no_follow(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(truncate)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .custom_flags(flags.bits())
         .open(path)
-        .map_err(|e| if e.raw_os_error() == Some(nix::libc::ELOOP) { through_link(path) } else { e })
+        .map_err(|e| match e.raw_os_error() {
+            Some(nix::libc::ELOOP) => through_link(path),
+            Some(nix::libc::ENXIO) => std::io::Error::other("not a regular file (a FIFO)"),
+            _ => e,
+        })?;
+    if file.metadata()?.file_type().is_fifo() {
+        return Err(std::io::Error::other("not a regular file (a FIFO)"));
+    }
+    Ok(file)
 }
 
 /// A temp file in `dir` that becomes a file like any other once renamed: `0666` less the

@@ -361,12 +361,10 @@ fn write(path: &Path, entries: &BTreeMap<String, Entry>) -> Result<(), crate::fi
     crate::files::write_atomic(path, text.as_bytes())
 }
 
-/// The most of a cassette read: a pull request controls the file.
-const MAX_FILE: u64 = 256 << 20;
-
-/// The cassette file's text: a regular file, at most [`MAX_FILE`] bytes, UTF-8.
+/// The cassette file's text: a regular file, at most `files::read::CASSETTE` bytes (a pull
+/// request controls the file), UTF-8.
 fn read(path: &Path) -> std::io::Result<String> {
-    let bytes = crate::files::read_regular(path, MAX_FILE)?;
+    let bytes = crate::files::read::bytes(path, crate::files::read::CASSETTE)?;
     String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 

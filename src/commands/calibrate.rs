@@ -154,7 +154,8 @@ impl Calibration {
 
     /// A calibration file written by `evalgate calibrate`.
     pub fn read(path: &std::path::Path) -> Result<Calibration, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::files::read::text(path, crate::files::read::TEXT)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let calibration: Calibration =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a calibration file: {e}", path.display()))?;
         if calibration.format != CALIBRATION_FORMAT {
@@ -168,7 +169,7 @@ impl Calibration {
     }
 }
 
-pub fn calibrate(args: &CalibrateArgs) -> Result<i32, Error> {
+pub fn calibrate(args: &CalibrateArgs, stop: &crate::run::signal::Stop) -> Result<i32, Error> {
     if args.run.select.suites.len() > 1 {
         return Err(Error::Usage("calibrate takes one suite".into()));
     }
@@ -184,7 +185,11 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<i32, Error> {
         run.no_github = true;
         run.reports = crate::report::writer::ReportFlags::default();
         crate::outln!("calibrate: run {i} of {} → {}", args.runs, run.out.display());
-        let code = super::run::run(&run)?;
+        let code = super::run::run(&run, stop)?;
+        if stop.signals() > 0 {
+            // The run wrote its reports as interrupted; no run after it starts.
+            return Ok(crate::exit::ABORTED);
+        }
         if code != crate::exit::SUCCESS && code != crate::exit::GATE_FAILED {
             return Err(Error::Usage(format!(
                 "calibrate: run {i} did not complete (exit {code}); see {}",

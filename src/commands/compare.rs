@@ -57,7 +57,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
 /// differ (edited, or corrupt) is refused rather than believed. Every command that reads
 /// one (`report`, `compare`, `merge`, `comment`) reads it here.
 pub fn read_results(path: &std::path::Path) -> Result<Results, Error> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read::text(path, crate::files::read::RESULTS)
         .map_err(|e| Error::Usage(format!("cannot read results file {}: {e}", path.display())))?;
     let results = crate::results::validate::parse(&text).map_err(|problems| {
         Error::Usage(format!("{} is not a valid evalgate results file:\n  {}", path.display(), problems.join("\n  ")))

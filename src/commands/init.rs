@@ -170,7 +170,7 @@ pub fn init(args: &InitArgs) -> Result<i32, Error> {
 
 /// Adds the lines of [`GITIGNORE`] that `.gitignore` lacks (creating it), keeping the rest.
 fn ignore_outputs(path: &Path) -> std::io::Result<()> {
-    let existing = match std::fs::read_to_string(path) {
+    let existing = match crate::files::read::text(path, crate::files::read::TEXT) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),

@@ -1,4 +1,5 @@
-//! One file per subcommand; `main` parses the command line and dispatches.
+//! One file per subcommand; `main` parses the command line and runs the subcommand in the
+//! frame (`frame.rs`: signals, and the processes it started killed at the end).
 
 pub mod baseline;
 pub mod calibrate;
@@ -7,6 +8,7 @@ pub mod check;
 pub mod comment;
 pub mod compare;
 pub mod convert;
+mod frame;
 pub mod init;
 pub mod judge;
 pub mod list;
@@ -22,7 +24,10 @@ use std::ffi::OsString;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
+use crate::error::Error;
 use crate::exit;
+use crate::run::signal::Stop;
+use frame::OnSignal;
 
 /// Runs the command line and returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
@@ -40,12 +45,40 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
             return exit::SUCCESS;
         }
     };
-    let outcome = match cli.command {
+    frame::run(on_signal(&cli.command), move |stop| dispatch(cli.command, stop))
+}
+
+/// How each subcommand answers a signal: `run` and `calibrate` end themselves, writing
+/// reports that say interrupted; the frame ends any other at the first signal.
+fn on_signal(command: &Command) -> OnSignal {
+    match command {
+        Command::Run(args) if !args.dry_run => OnSignal::Answers,
+        Command::Calibrate(_) => OnSignal::Answers,
+        Command::Run(_)
+        | Command::Schema(_)
+        | Command::List(_)
+        | Command::Check(_)
+        | Command::Compare(_)
+        | Command::Merge(_)
+        | Command::Report(_)
+        | Command::Convert(_)
+        | Command::Comment(_)
+        | Command::Init(_)
+        | Command::Baseline(_)
+        | Command::Mcp(_)
+        | Command::Cassettes(_)
+        | Command::Judge(_) => OnSignal::Abandoned,
+    }
+}
+
+/// Runs the subcommand, on the frame's command thread.
+fn dispatch(command: Command, stop: &Stop) -> Result<i32, Error> {
+    match command {
         Command::Schema(args) => schema::schema(&args),
         Command::List(select) => list::list(&select),
         Command::Check(select) => check::check(&select),
-        Command::Run(args) => run::run(&args),
-        Command::Calibrate(args) => calibrate::calibrate(&args),
+        Command::Run(args) => run::run(&args, stop),
+        Command::Calibrate(args) => calibrate::calibrate(&args, stop),
         Command::Compare(args) => compare::compare(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Report(args) => report::report(&args),
@@ -56,9 +89,5 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
         Command::Mcp(command) => mcp::mcp(&command),
         Command::Cassettes(command) => cassettes::cassettes(&command),
         Command::Judge(command) => judge::judge(&command),
-    };
-    outcome.unwrap_or_else(|e| {
-        crate::errln!("{}", e.render());
-        e.exit_code()
-    })
+    }
 }

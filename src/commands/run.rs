@@ -18,7 +18,6 @@ use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Selection;
-use crate::process::reaper;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
 use crate::report::terminal::{TerminalReporter, Verbosity};
 use crate::report::writer::{ClaimedDir, OutputPaths, ReportFlags};
@@ -39,7 +38,7 @@ pub use refused::refused_run;
 use regression::{RegressionPlan, plan_regression, update_baseline};
 use stopped::{not_run, record_stop, skeleton, suite_info};
 
-pub fn run(args: &RunArgs) -> Result<i32, Error> {
+pub fn run(args: &RunArgs, stop: &Stop) -> Result<i32, Error> {
     let selection = Selection::for_run(&args.select, args.shard, args.repeat, args.fail_fast);
     if args.dry_run {
         one_file_per_report(args)?;
@@ -52,34 +51,32 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         return Ok(crate::exit::SUCCESS);
     }
     let runtime = runtime()?;
-    // Escaped descendants come back to evalgate, which kills them (`process::reaper`).
-    reaper::become_subreaper();
-    let code = run_claimed(args, &selection, &runtime);
-    let killed = reaper::kill_everything();
-    if !killed.is_empty() {
-        crate::errln!("killed {} background process(es) left by the run: {}", killed.len(), killed.join("; "));
-    }
+    let code = run_claimed(args, &selection, &runtime, stop);
     // Not waiting for the blocking pool: a load abandoned at a signal may be blocked for
-    // ever (a FIFO given as the suite), and nothing else there is ours to wait for.
+    // ever, and nothing else there is ours to wait for. What the run started is killed by
+    // the frame it runs in (`commands::frame`).
     runtime.shutdown_background();
     code
 }
 
-fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::Runtime) -> Result<i32, Error> {
+fn run_claimed(
+    args: &RunArgs,
+    selection: &Selection,
+    runtime: &tokio::runtime::Runtime,
+    stop: &Stop,
+) -> Result<i32, Error> {
     // Claimed first: whatever happens next, the previous run's reports are gone and this
     // run's say how it ended.
     let claimed = match ClaimedDir::claim(&args.out) {
         Ok(claimed) => claimed,
         Err(e) => {
             let stopped = Stopped::named(args, Some(e.into()));
-            return runtime.block_on(stopped_early(args, None, stopped, &Stop::default()));
+            return runtime.block_on(stopped_early(args, None, stopped, stop));
         }
     };
-    // Signals are listened for from here to the end, in every phase: loading, the run, the
-    // reports and the PR comment.
-    let stop = Stop::default();
+    // Signals are answered from here to the end, in every phase: loading, the run, the
+    // reports and the PR comment (the frame listens for them from the start).
     runtime.block_on(async {
-        stop.listen();
         // Loading runs on the blocking pool (it may start a runtime of its own, for an MCP
         // server's `evals/list`), so a signal meanwhile stops the run here, with reports
         // that say so; what the abandoned load started is killed at the exit, with the rest.
@@ -90,8 +87,8 @@ fn run_claimed(args: &RunArgs, selection: &Selection, runtime: &tokio::runtime::
             () = stop.cancel.cancelled() => Err(Stopped::named(args, None)),
         };
         match prepared {
-            Ok(prepared) => execute(args, prepared, &claimed, &stop).await,
-            Err(stopped) => stopped_early(args, Some(&claimed), stopped, &stop).await,
+            Ok(prepared) => execute(args, prepared, &claimed, stop).await,
+            Err(stopped) => stopped_early(args, Some(&claimed), stopped, stop).await,
         }
     })
 }

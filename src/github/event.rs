@@ -24,7 +24,8 @@ pub fn current(explicit: Option<u64>) -> Option<PullRequest> {
 
 /// The event that started the workflow (`$GITHUB_EVENT_PATH`), when there is one.
 pub fn payload() -> Option<Value> {
-    let text = std::fs::read_to_string(std::env::var_os("GITHUB_EVENT_PATH")?).ok()?;
+    let path = std::path::PathBuf::from(std::env::var_os("GITHUB_EVENT_PATH")?);
+    let text = crate::files::read::text(&path, crate::files::read::EVENT).ok()?;
     serde_json::from_str(&text).ok()
 }
 

@@ -28,7 +28,7 @@ impl ResponseCache {
     /// A missing, unreadable, truncated or corrupt entry is a miss: the request is made
     /// again and `put` replaces the entry.
     pub fn get(&self, key: &str) -> Option<ChatResponse> {
-        let text = std::fs::read_to_string(self.dir.join(format!("{key}.json"))).ok()?;
+        let text = crate::files::read::text(&self.dir.join(format!("{key}.json")), crate::files::read::CACHE).ok()?;
         serde_json::from_str(&text).ok()
     }
 

@@ -237,7 +237,7 @@ fn scenario_name(file: &Path) -> String {
 
 fn read_scenario(file: &Path) -> Scenario {
     let name = scenario_name(file);
-    let checks = std::fs::read_to_string(file)
+    let checks = crate::files::read::text(file, crate::files::read::TEXT)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))
         .and_then(|text| parse_checks(&text).map_err(|e| format!("{}: {e}", file.display())));
     Scenario { name, checks }

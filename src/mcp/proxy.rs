@@ -121,11 +121,13 @@ where
     })
 }
 
-/// 128 bits from the kernel's random source, in hex.
+/// 128 bits from the system's random source (ring's, which the TLS stack uses), in hex.
 pub fn random_token() -> std::io::Result<String> {
-    use std::io::Read;
     let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    rustls::crypto::ring::default_provider()
+        .secure_random
+        .fill(&mut bytes)
+        .map_err(|_| std::io::Error::other("the system's random source failed"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

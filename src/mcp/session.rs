@@ -154,12 +154,14 @@ async fn connect_with(
                     .env(reaper::OWNER_VAR, &owner)
                     .current_dir(cwd)
                     .process_group(0);
-                let (transport, _stderr) =
-                    reaper::spawn(|| TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn(), |(t, _)| t.id())
-                        .map_err(|e| Failed::Start(McpError(format!("cannot start `{}`: {e}", command[0]))))?;
+                let (transport, _stderr) = reaper::spawn(
+                    || TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn(),
+                    |(t, _)| t.id(),
+                    &owner,
+                )
+                .map_err(|e| Failed::Start(McpError(format!("cannot start `{}`: {e}", command[0]))))?;
                 let pgid = transport.id().and_then(|id| i32::try_from(id).ok());
                 if let Some(pgid) = pgid {
-                    reaper::track_group(pgid, &owner);
                     *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(pgid);
                 }
                 let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {

@@ -69,7 +69,8 @@ impl Surface {
 
 impl Lock {
     pub fn read(path: &Path) -> Result<Lock, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::files::read::text(path, crate::files::read::TEXT)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let lock: Lock =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a tools lock file: {e}", path.display()))?;
         if lock.format != FORMAT {

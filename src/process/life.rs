@@ -118,7 +118,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         if super::stopping() {
             return Err(io::Error::new(ErrorKind::Interrupted, "evalgate is stopping (second signal)"));
         }
-        let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()))?;
+        let child = reaper::spawn(|| command.spawn(), |c| Some(c.id()), owner)?;
         // Opened before anything can reap it (only this thread waits for it).
         let pidfd = pidfd_open(child.id() as i32).map(Arc::new);
         let target = Target { group: Pid::from_raw(child.id() as i32), pidfd };
@@ -126,7 +126,6 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
         (child, target)
     };
     let pid = child.id() as i32;
-    reaper::track_group(pid, owner);
     let exited = target.pidfd.clone();
     let mut guard = GroupGuard { target: Some(target), killed: false };
     // stdout and stderr.
@@ -234,7 +233,7 @@ pub(super) fn live(spec: ProcessSpec, owner: &str, cancel: &Cancel) -> io::Resul
 
 /// The file at `path`, read and removed (`NotFound`: the process wrote none).
 fn take(path: &std::path::Path) -> io::Result<Vec<u8>> {
-    let bytes = crate::files::read_untrusted(path);
+    let bytes = crate::files::read::bytes(path, crate::files::read::AGENT);
     let _ = std::fs::remove_file(path);
     bytes
 }
@@ -252,7 +251,7 @@ fn read_ready(pipes: &mut [Pipe; 2], ready: [bool; 2]) {
 /// (`Stdio::null` opens it at every spawn).
 fn dev_null() -> Stdio {
     static NULL: std::sync::LazyLock<Option<std::fs::File>> =
-        std::sync::LazyLock::new(|| std::fs::File::open("/dev/null").ok());
+        std::sync::LazyLock::new(|| crate::files::read::dev_null().ok());
     NULL.as_ref().and_then(|null| null.try_clone().ok()).map_or_else(Stdio::null, Stdio::from)
 }
 

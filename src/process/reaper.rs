@@ -14,27 +14,32 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, RwLock};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
+use crate::files::read;
+
 /// The variable naming the trial and process a descendant belongs to.
 pub const OWNER_VAR: &str = "EVALGATE_OWNER";
 
 /// The pids evalgate started itself (the code that spawned each reaps it).
 static SPAWNED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
-/// Held (shared) from a spawn until its pid is in `SPAWNED`, and (exclusive) by the sweep
-/// that takes every process whoever it names, so that sweep never takes a process just
-/// started for an escaped one. The other sweeps need no such lock: they take only
+/// Held (shared) from a spawn until its pid is in `SPAWNED` and its group in `GROUPS`, and
+/// (exclusive) by `kill_everything`, which takes every process whoever it names: it never
+/// takes a process just started for an escaped one, nor misses one started but not yet
+/// tracked. The other sweeps need no such lock: they take only
 /// processes that name their trial or process, which a process starting elsewhere does not
 /// (before its exec it shows evalgate's own environment, and owner tokens carry
 /// evalgate's pid, so even an outer evalgate's token cannot match).
 static SPAWNING: RwLock<()> = RwLock::new(());
-/// Process groups left running on purpose (setup steps may start services, MCP servers),
-/// with the owner of the process that started each, so a second signal, the end of their
-/// trial or the end of the run can still kill them.
+/// Process groups evalgate started (each process it spawns leads one; setup steps may leave
+/// services running, MCP servers run for the whole run), with the owner of the process that
+/// started each, so a signal, the end of their trial or the end of the command can still
+/// kill them.
 static GROUPS: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -104,13 +109,23 @@ pub fn new_run_owner() -> String {
     format!("{}:-.{}", *PID, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Spawns a process with `spawn` and records its pid as evalgate's own, atomically with
-/// respect to the sweep at the end of the run (see `SPAWNING`).
-pub fn spawn<C>(spawn: impl FnOnce() -> std::io::Result<C>, pid: impl Fn(&C) -> Option<u32>) -> std::io::Result<C> {
+/// Spawns a process with `spawn` (the leader of a process group of its own) and records
+/// its pid as evalgate's own and its group as `owner`'s, atomically with respect to
+/// [`kill_everything`] (see `SPAWNING`): a process is either started after it, which a stop
+/// refuses, or killed by it, never missed in between.
+pub fn spawn<C>(
+    spawn: impl FnOnce() -> std::io::Result<C>,
+    pid: impl Fn(&C) -> Option<u32>,
+    owner: &str,
+) -> std::io::Result<C> {
     let _spawning = SPAWNING.read().unwrap_or_else(|e| e.into_inner());
+    if super::stopping() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "evalgate is stopping (a signal)"));
+    }
     let child = spawn()?;
     if let Some(id) = pid(&child).and_then(|id| i32::try_from(id).ok()) {
         lock(&SPAWNED).insert(id);
+        track_group(id, owner);
     }
     Ok(child)
 }
@@ -120,8 +135,8 @@ pub fn reaped(pid: i32) {
     lock(&SPAWNED).remove(&pid);
 }
 
-/// Records a process group left running (a setup step's, an MCP server's).
-pub fn track_group(pgid: i32, owner: &str) {
+/// Records a process group evalgate started.
+fn track_group(pgid: i32, owner: &str) {
     lock(&GROUPS).insert(pgid, owner.to_owned());
 }
 
@@ -167,7 +182,6 @@ enum Threads {
 }
 
 fn sweep_children(threads: Threads, killed_group: Option<i32>, matches: impl Fn(Option<&str>) -> bool) -> Vec<String> {
-    let _no_spawn = matches!(threads, Threads::All).then(|| SPAWNING.write().unwrap_or_else(|e| e.into_inner()));
     let mut killed = Vec::new();
     // Each round goes one generation deeper; a fork bomb is stopped by the run's end.
     for _ in 0..16 {
@@ -205,6 +219,8 @@ fn sweep_children(threads: Threads, killed_group: Option<i32>, matches: impl Fn(
 
 /// The end of the run (or a second signal): every tracked group and every escaped process.
 pub fn kill_everything() -> Vec<String> {
+    // No process starts meanwhile, and one started before is tracked by now.
+    let _no_spawn = SPAWNING.write().unwrap_or_else(|e| e.into_inner());
     let mut killed = kill_groups(|_| true);
     killed.extend(sweep_children(Threads::All, None, |_| true));
     killed
@@ -216,7 +232,7 @@ fn children(threads: Threads) -> Vec<i32> {
         Threads::Main => main_children().into_iter().collect(),
         Threads::All => match std::fs::read_dir("/proc/self/task") {
             Ok(tasks) => {
-                tasks.flatten().filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok()).collect()
+                tasks.flatten().filter_map(|t| read::text(&t.path().join("children"), read::PROC).ok()).collect()
             }
             Err(_) => Vec::new(),
         },
@@ -230,7 +246,7 @@ fn children(threads: Threads) -> Vec<i32> {
 fn main_children() -> Option<String> {
     use std::os::unix::fs::FileExt;
     static FILE: LazyLock<Option<std::fs::File>> =
-        LazyLock::new(|| std::fs::File::open(format!("/proc/self/task/{}/children", *PID)).ok());
+        LazyLock::new(|| read::open(Path::new(&format!("/proc/self/task/{}/children", *PID)), read::PROC).ok());
     let file = FILE.as_ref()?;
     let mut list = Vec::new();
     let mut buf = [0u8; 16 * 1024];
@@ -246,7 +262,7 @@ fn main_children() -> Option<String> {
 
 /// A process's state letter and process group, from `/proc/PID/stat`.
 fn stat(pid: i32) -> Option<(char, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = read::text(Path::new(&format!("/proc/{pid}/stat")), read::PROC).ok()?;
     let mut fields = stat.rsplit_once(") ")?.1.split(' ');
     let state = fields.next()?.chars().next()?;
     let pgid = fields.nth(1)?.parse().ok()?;
@@ -254,7 +270,7 @@ fn stat(pid: i32) -> Option<(char, i32)> {
 }
 
 fn owner_of(pid: i32) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let environ = read::bytes(Path::new(&format!("/proc/{pid}/environ")), read::PROC).ok()?;
     let prefix = format!("{OWNER_VAR}=");
     environ
         .split(|b| *b == 0)
@@ -264,7 +280,7 @@ fn owner_of(pid: i32) -> Option<String> {
 
 /// "pid 123: sleep 100", the command line cut and escaped (it is the agent's to choose).
 fn describe(pid: i32) -> String {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = read::bytes(Path::new(&format!("/proc/{pid}/cmdline")), read::PROC).unwrap_or_default();
     let text = crate::excerpt::first(String::from_utf8_lossy(&cmdline).replace('\0', " ").trim(), 80);
     format!("pid {pid}: {}", text.escape_debug())
 }

@@ -199,7 +199,10 @@ impl ClaimedDir {
         }
         let manifest = dir.join(MANIFEST);
         // Read as any file a pull request may have written (a FIFO, `/dev/zero`).
-        let listed = crate::files::read_untrusted(&manifest).map(String::from_utf8).ok().and_then(Result::ok);
+        let listed = crate::files::read::bytes(&manifest, crate::files::read::AGENT)
+            .map(String::from_utf8)
+            .ok()
+            .and_then(Result::ok);
         let listed = listed.unwrap_or_default();
         let defaults = REPORTS.iter().map(|r| dir.join(r.file_name())).chain([dir.join("events.jsonl")]);
         // The manifest sits in a directory a pull request may have written: only plain

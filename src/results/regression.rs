@@ -58,7 +58,7 @@ pub enum BaselineError {
 
 impl Baseline {
     pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::files::read::text(path, crate::files::read::RESULTS) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(BaselineError::Missing(path.to_owned())),
             Err(e) => return Err(BaselineError::Invalid(path.to_owned(), e.to_string())),

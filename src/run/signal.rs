@@ -1,7 +1,8 @@
 //! SIGINT and SIGTERM, as nextest handles them. The first stops dispatching and cancels
 //! running tasks, whose cleanup and `after_all` still run. The second (GitHub's cancel sends
 //! SIGINT, then SIGTERM) kills every process group at once, skips what cleanup is left, and
-//! the run writes its reports and exits 4.
+//! the run writes its reports and exits 4. `commands::frame` listens for them, for every
+//! subcommand.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -32,37 +33,15 @@ impl Stop {
         }
     }
 
-    /// Records one signal and acts on it.
+    /// Records one signal and acts on it: the first cancels, the second also kills every
+    /// process group evalgate started and refuses new ones. The frame every subcommand runs
+    /// in (`commands::frame`) listens for the signals and calls this.
     pub fn signal(&self) {
         let n = self.signals.fetch_add(1, Ordering::SeqCst) + 1;
-        if n == 1 {
-            crate::errln!("evalgate: interrupted; cancelling running tasks, running their cleanup and writing results");
-            crate::errln!("evalgate: a second signal stops everything at once");
-            self.cancel.cancel();
-        } else {
-            crate::errln!("evalgate: second signal; killing every process now and writing results");
+        if n > 1 {
             crate::process::stop_everything();
-            self.cancel.cancel();
             self.now.cancel();
         }
-    }
-
-    /// Listens for SIGINT and SIGTERM for as long as the runtime lives.
-    pub fn listen(&self) {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
-            crate::errln!("evalgate: warning: cannot listen for signals");
-            return;
-        };
-        let stop = self.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
-                stop.signal();
-            }
-        });
+        self.cancel.cancel();
     }
 }

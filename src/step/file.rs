@@ -222,7 +222,7 @@ impl FileMiss {
 }
 
 /// The file is the agent's: it is read bounded and off the runtime thread
-/// (`files::read_untrusted`), so a FIFO or `/dev/zero` is unreadable, not a hang.
+/// (`files::read`, its `AGENT` limit), so a FIFO or `/dev/zero` is unreadable, not a hang.
 pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -> Result<(), FileMiss> {
     let shown = path.display();
     // `exists()` says "no" when it cannot tell (a directory it may not search); a file
@@ -247,7 +247,7 @@ pub async fn check_file(path: &Path, expect: &FileExpect, bindings: &Bindings) -
         return Ok(());
     }
     let owned = path.to_owned();
-    let read = tokio::task::spawn_blocking(move || crate::files::read_untrusted(&owned))
+    let read = tokio::task::spawn_blocking(move || crate::files::read::bytes(&owned, crate::files::read::AGENT))
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text")));

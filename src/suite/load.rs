@@ -116,7 +116,7 @@ pub fn declared_id(path: &Path) -> Option<String> {
     }
     // A regular file only, opened without blocking: the id names the reports of a run that
     // stopped, and a FIFO given as the suite must not hang that stop.
-    let text = String::from_utf8(crate::files::read_untrusted(path).ok()?).ok()?;
+    let text = String::from_utf8(crate::files::read::bytes(path, crate::files::read::TEXT).ok()?).ok()?;
     let id = crate::yaml::from_str::<Declared>(&text).ok()?.suite;
     super::validate::is_id(&id, false).then_some(id)
 }

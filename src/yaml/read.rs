@@ -1,16 +1,16 @@
-//! Reading a file the YAML parser will parse: bounded in size, and text that is not UTF-8
-//! (a binary file, UTF-16, a stray byte) refused with the line and column where it stops
-//! being UTF-8, before the parser sees it.
+//! Reading a file the YAML parser will parse: through the one reader (`files::read`, its
+//! `TEXT` limit), and text that is not UTF-8 (a binary file, UTF-16, a stray byte) refused
+//! with the line and column where it stops being UTF-8, before the parser sees it.
 
 use std::fmt;
-use std::io::Read;
 use std::path::Path;
 
 use super::{Position, SyntaxError};
+use crate::files::read::TEXT;
 
 /// Files larger than this are refused unread: a suite is a few hundred kilobytes, and the
 /// parser's time and memory grow with the file.
-pub const MAX_FILE_BYTES: u64 = 8 << 20;
+pub const MAX_FILE_BYTES: u64 = TEXT.max;
 
 /// Why a file could not be read as YAML text.
 #[derive(Debug)]
@@ -33,15 +33,7 @@ impl fmt::Display for ReadError {
 /// The text of the file at `path`, at most [`MAX_FILE_BYTES`] long, without a UTF-8
 /// byte-order mark.
 pub fn read(path: &Path) -> Result<String, ReadError> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            // Room for the whole file at once (a read past the limit is refused below).
-            let size = file.metadata().map_or(0, |m| m.len().min(MAX_FILE_BYTES + 1));
-            bytes.reserve_exact(size as usize + 1);
-            file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)
-        })
-        .map_err(ReadError::Io)?;
+    let bytes = crate::files::read::bytes(path, TEXT).map_err(ReadError::Io)?;
     decode(bytes).map_err(ReadError::Text)
 }
 

@@ -149,7 +149,7 @@ fn escaped_daemons_of_agents_and_setup_steps_are_killed_when_their_task_ends() {
             "{pid}: {notes:?}"
         );
     }
-    assert!(!run.stderr.contains("left by the run"), "{}", run.stderr);
+    assert!(!run.stderr.contains("left behind"), "{}", run.stderr);
 }
 
 #[test]
@@ -170,7 +170,7 @@ fn a_daemon_that_clears_its_environment_is_killed_when_the_run_ends() {
         .run();
     run.expect_code(0);
     assert!(!is_running(pid(&run, "free")));
-    assert!(run.stderr.contains("killed 1 background process(es) left by the run"), "{}", run.stderr);
+    assert!(run.stderr.contains("killed 1 background process(es) left behind"), "{}", run.stderr);
 }
 
 #[test]

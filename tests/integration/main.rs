@@ -1,5 +1,8 @@
 //! Every integration test, in one binary (as `just` does): one link, one process start-up.
 
+// The tests read what evalgate wrote directly; evalgate itself reads through `files::read`.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 mod env_and_vars;
 
@@ -38,6 +41,7 @@ mod mcp_server_gate;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
+mod reader;
 mod regression;
 mod reports;
 mod scenario;

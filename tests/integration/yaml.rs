@@ -355,7 +355,7 @@ fn too_many_tasks_a_huge_file_and_thousands_of_duplicate_ids_are_refused_at_once
     let stderr = refused_at_once(huge.as_bytes());
     assert_eq!(
         first_line(&stderr),
-        "error: evalgate.yaml:1:1: the file is larger than 8 MiB, the limit for a file evalgate reads"
+        "error: cannot read suite file evalgate.yaml: larger than 8 MiB, the most evalgate reads of a suite or another text input"
     );
     let dups = "  - {id: a, prompt: x, grade: [{type: contains, value: x}]}\n".repeat(3000);
     let stderr = refused_at_once(with_head(&format!("tasks:\n{dups}")).as_bytes());

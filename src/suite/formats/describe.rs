@@ -20,7 +20,7 @@ pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec
         .map(|(pointer, message)| {
             if let Some((file, pointer)) = pointer.split_once('#') {
                 let path = Path::new(shown).parent().unwrap_or(Path::new("")).join(file);
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let text = crate::files::read::text(&path, crate::files::read::TEXT).unwrap_or_default();
                 let position = if path.extension().is_some_and(|e| e == "jsonl") {
                     jsonl_position(&text, pointer)
                 } else {

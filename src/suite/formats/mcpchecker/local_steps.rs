@@ -21,7 +21,7 @@ impl TaskCx<'_> {
             match (body.get("file").and_then(Value::as_str), body.get("inline").and_then(Value::as_str)) {
                 (Some(file), None) => {
                     let path = task_dir.join(file);
-                    let text = match std::fs::read_to_string(&path) {
+                    let text = match crate::files::read::text(&path, crate::files::read::TEXT) {
                         Ok(t) => t,
                         Err(e) => {
                             self.problem(&format!("{at}/file"), format!("cannot read {}: {e}", path.display()));

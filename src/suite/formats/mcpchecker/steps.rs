@@ -34,7 +34,7 @@ impl TaskCx<'_> {
             Some(p) if p.get("inline").is_some() => scalar(&p["inline"]),
             Some(p) if p.get("file").is_some() => {
                 let path = self.file.parent().unwrap_or(Path::new("")).join(scalar(&p["file"]));
-                match std::fs::read_to_string(&path) {
+                match crate::files::read::text(&path, crate::files::read::TEXT) {
                     Ok(text) => text,
                     Err(e) => {
                         self.problem(&format!("{at}/file"), format!("cannot read {}: {e}", path.display()));
