@@ -9,8 +9,11 @@
 //! listener's and a request with an `Origin` is refused (`proxy::not_local`), and a body over
 //! `MAX_BODY` is refused unread. The agent never holds the real key: it gets a placeholder,
 //! and the endpoint adds the real one (evalgate's `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`)
-//! to what it forwards when recording. A request the cassette does not hold in replay gets
-//! a 500 and fails the task with the miss, whatever the agent makes of it.
+//! to what it forwards when recording, only ever to that upstream: every forwarded URL is
+//! made by `upstream_url`, which keeps the upstream's scheme, host, port and path and checks
+//! them on the URL as parsed (a path the agent chose, `@host/` or `//host/`, never names
+//! the host). A request the cassette does not hold in replay gets a 500 and fails the task
+//! with the miss, whatever the agent makes of it.
 
 use std::sync::{Arc, Mutex};
 
@@ -47,7 +50,8 @@ pub struct ModelEndpoint {
 
 /// How the agent run went through the endpoint.
 pub struct Ended {
-    /// Every request it made was answered from the cassette (and it made one).
+    /// Every request it made through the endpoint was answered from the cassette (and it
+    /// made one); what it sent another way is not seen.
     pub replayed: bool,
     /// The requests the cassette did not hold, each with why.
     pub misses: Vec<String>,
@@ -191,7 +195,7 @@ async fn forward(
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| provider.default_base_url().to_owned());
     let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
-    let mut request = client.request(method, format!("{}{path}", base.trim_end_matches('/'))).body(body);
+    let mut request = client.request(method, upstream_url(&base, path)?).body(body);
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -215,6 +219,37 @@ async fn forward(
         crate::http_body::BodyError::TooLarge { cap, .. } => crate::http_body::BodyError::too_large(cap),
     })?;
     Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The URL a request for `path` (what follows `openai/v1` or `anthropic` below the secret
+/// prefix: the agent chose it) is forwarded to: the upstream `base` with `path` below its
+/// own, never a query. The one place a forwarded URL is made. Checked on the URL as parsed,
+/// as the HTTP client reads it: its scheme, host, port and user are the upstream's and its
+/// path is below the upstream's, or it is refused (`@host:port/`, `//host/`, `%2F%2Fhost`,
+/// `\\host` and `/../` are a path's text here, and refused when they would leave it).
+fn upstream_url(base: &str, path: &str) -> Result<reqwest::Url, String> {
+    let upstream = reqwest::Url::parse(base).map_err(|e| format!("the model endpoint {base:?} is not a URL: {e}"))?;
+    if upstream.cannot_be_a_base() || upstream.host().is_none() {
+        return Err(format!("the model endpoint {base:?} is not an http(s) URL"));
+    }
+    let root = upstream.path().trim_end_matches('/').to_owned();
+    let mut url = upstream.clone();
+    url.set_path(&format!("{root}/{}", path.strip_prefix('/').unwrap_or(path)));
+    url.set_query(None);
+    url.set_fragment(None);
+    let url = reqwest::Url::parse(url.as_str()).map_err(|e| format!("the forwarded path {path:?}: {e}"))?;
+    let same_origin = url.scheme() == upstream.scheme()
+        && url.host() == upstream.host()
+        && url.port_or_known_default() == upstream.port_or_known_default()
+        && url.username() == upstream.username()
+        && url.password() == upstream.password();
+    if !same_origin || !url.path().starts_with(&format!("{root}/")) || path.contains('\\') {
+        return Err(format!("the path {path:?} leaves the model endpoint: refused"));
+    }
+    if !path.is_empty() && !path.starts_with('/') {
+        return Err(format!("the path {path:?} is not below the model endpoint: refused"));
+    }
+    Ok(url)
 }
 
 fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {

@@ -96,7 +96,7 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
                 );
                 let shown = crate::run::task::display_path(&path);
                 let opened =
-                    crate::cassette::Cassette::open(&path, shown, mode).map_err(|e| Error::Usage(e.to_string()))?;
+                    crate::cassette::Cassette::open(&path, shown, mode, &suite.id).map_err(|e| Error::Usage(e.to_string()))?;
                 Some(std::sync::Arc::new(opened))
             }
             None => None,
