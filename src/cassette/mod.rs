@@ -206,14 +206,7 @@ impl Cassette {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(ReadError { name, message: e.to_string() }),
         };
-        Ok(Cassette {
-            path: path.to_owned(),
-            name,
-            mode,
-            suite: suite.to_owned(),
-            recorded,
-            run: Mutex::default(),
-        })
+        Ok(Cassette { path: path.to_owned(), name, mode, suite: suite.to_owned(), recorded, run: Mutex::default() })
     }
 
     pub fn exists(&self) -> bool {
@@ -284,9 +277,10 @@ impl Cassette {
     pub fn record(&self, slot: Slot, answer: &Value) {
         let answer = crate::redact::decoded(answer.clone());
         let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
-        let refused = run.live.get(&slot.key).and_then(|(entry, _)| {
-            refusal(&Entry { responses: vec![answer.clone()], ..entry.clone() })
-        });
+        let refused = run
+            .live
+            .get(&slot.key)
+            .and_then(|(entry, _)| refusal(&Entry { responses: vec![answer.clone()], ..entry.clone() }));
         if let Some(why) = refused {
             run.refused += 1;
             crate::errln!("warning: cassette {}: {why}", self.name);

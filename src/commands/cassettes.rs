@@ -48,8 +48,8 @@ fn prune(args: &PruneArgs) -> Result<i32, Error> {
     }
     let Some((_, used_path)) = named else { return Err(Error::Usage("no results file given".into())) };
     let path = args.cassette.clone().unwrap_or_else(|| used_path.into());
-    let cassette = Cassette::open(&path, path.display().to_string(), Mode::Replay, "")
-        .map_err(|e| Error::Usage(e.to_string()))?;
+    let cassette =
+        Cassette::open(&path, path.display().to_string(), Mode::Replay, "").map_err(|e| Error::Usage(e.to_string()))?;
     let ran: BTreeSet<&str> = runs.iter().map(|(suite, _)| suite.as_str()).collect();
     let mut stale = Vec::new();
     // Entries no given run asked, kept: per suite that uses them and was not given, how many;
@@ -121,8 +121,8 @@ fn not_whole(results: &Results) -> Option<String> {
     }
     results.tasks.iter().find_map(|task| {
         let id = &task.id;
-        let ran = matches!(task.status, Status::Passed | Status::Failed)
-            || task.not_run == Some(NotRun::ExpectedFailure);
+        let ran =
+            matches!(task.status, Status::Passed | Status::Failed) || task.not_run == Some(NotRun::ExpectedFailure);
         if !ran {
             let why = task.reason.as_deref().unwrap_or(task.status.label());
             return Some(format!("task `{id}` did not run whole ({why})"));

@@ -38,7 +38,7 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
                             c.mode,
                             &p.suite.id,
                         )
-                            .map_err(|e| Error::Usage(e.to_string()))?,
+                        .map_err(|e| Error::Usage(e.to_string()))?,
                     )),
                     None => None,
                 };

@@ -131,9 +131,15 @@ impl Redactor {
             // A stream: each event, and each field's pieces joined in order.
             let mut joined: BTreeMap<String, String> = BTreeMap::new();
             for line in text.lines() {
-                if let Some(document) = document(event(line).1) {
-                    self.hidden_in(&document, found, depth);
-                    pieces(&document, String::new(), &mut joined);
+                let (prefix, payload, _) = event(line);
+                match document(payload) {
+                    Some(document) => {
+                        self.hidden_in(&document, found, depth);
+                        pieces(&document, String::new(), &mut joined);
+                    }
+                    // An event whose data is text: the texts joined.
+                    None if !prefix.is_empty() => joined.entry(String::new()).or_default().push_str(payload),
+                    None => {}
                 }
             }
             joined.values().for_each(|whole| self.hidden_text(whole, found, depth));
@@ -249,8 +255,12 @@ mod tests {
             .iter()
             .map(|piece| format!("data: {}\n\n", json!({"choices": [{"delta": {"content": piece}}]})))
             .collect();
-        let ndjson: String =
-            ["sk-li", "ve-01234", "56789"].iter().map(|p| format!("{}\n", json!({"message": {"content": p}}))).collect();
+        let text: String = ["sk-li", "ve-01234", "56789"].iter().map(|p| format!("event: t\ndata: {p}\n\n")).collect();
+        assert_eq!(r.hidden(&json!(text)), ["[secret:KEY]"]);
+        let ndjson: String = ["sk-li", "ve-01234", "56789"]
+            .iter()
+            .map(|p| format!("{}\n", json!({"message": {"content": p}})))
+            .collect();
         for stream in [sse, ndjson] {
             let mut value = json!({"body": stream});
             r.decoded(&mut value);

@@ -260,3 +260,29 @@ fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::upstream_url;
+
+    #[test]
+    fn a_forwarded_url_keeps_the_upstreams_origin_and_path_or_is_refused() {
+        for (base, path, url) in [
+            ("https://api.openai.com/v1", "/chat/completions", "https://api.openai.com/v1/chat/completions"),
+            ("http://127.0.0.1:9/", "/v1/messages", "http://127.0.0.1:9/v1/messages"),
+            ("http://127.0.0.1:9", "//127.0.0.1:7/x", "http://127.0.0.1:9//127.0.0.1:7/x"),
+            ("http://127.0.0.1:9/v1", "/%2F%2F127.0.0.1:7/x", "http://127.0.0.1:9/v1/%2F%2F127.0.0.1:7/x"),
+        ] {
+            assert_eq!(upstream_url(base, path).unwrap().as_str(), url, "{base} {path}");
+        }
+        for (base, path) in [
+            ("http://127.0.0.1:9", "@127.0.0.1:7/v1/messages"),
+            ("http://127.0.0.1:9/v1", "@127.0.0.1:7/chat"),
+            ("http://127.0.0.1:9/v1", "/../admin"),
+            ("http://127.0.0.1:9/v1", "/%2e%2e/admin"),
+            ("http://127.0.0.1:9", "/\\\\127.0.0.1:7/x"),
+        ] {
+            assert!(upstream_url(base, path).is_err(), "{base} {path}");
+        }
+    }
+}

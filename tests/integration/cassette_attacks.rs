@@ -179,7 +179,8 @@ fn the_model_endpoint_forwards_to_its_upstream_only_whatever_path_the_agent_writ
     let test = Test::new().write("evalgate.yaml", &unindent(&suite)).write("agent.py", FORWARDING_AGENT);
     let dir = test.path();
     // Upstreams with no path of their own: where `{base}{path}` let `@host` name the host.
-    let live = [("OPENAI_BASE_URL", upstream.url()), ("ANTHROPIC_BASE_URL", upstream.url()), ("OPENAI_API_KEY", KEY.into())];
+    let live =
+        [("OPENAI_BASE_URL", upstream.url()), ("ANTHROPIC_BASE_URL", upstream.url()), ("OPENAI_API_KEY", KEY.into())];
     let live: Vec<(&str, &str)> = live.iter().map(|(k, v)| (*k, v.as_str())).collect();
     for mode in ["--record", "--record-missing"] {
         let run = evalgate_with(dir, &["run", mode], &live);
@@ -235,7 +236,10 @@ fn a_save_keeps_the_file_as_the_run_opened_it_and_what_the_run_recorded_never_a_
     let elsewhere = Test::new().write("agent.py", PLANTING_AGENT);
     let yaml = suite(elsewhere.path()).replace("Capital of France?", "Planted question");
     std::fs::write(elsewhere.path().join("evalgate.yaml"), yaml).unwrap();
-    assert_eq!(evalgate_with(elsewhere.path(), &["run", "--record", "--filter", "capital"], &live).status.code(), Some(0));
+    assert_eq!(
+        evalgate_with(elsewhere.path(), &["run", "--record", "--filter", "capital"], &live).status.code(),
+        Some(0)
+    );
     let planted = std::fs::read_to_string(elsewhere.path().join("cassettes/p.jsonl")).unwrap();
     assert!(planted.contains("Planted question"), "{planted}");
 
