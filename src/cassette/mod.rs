@@ -5,8 +5,8 @@
 //! by key, so a re-record changes only the lines of what changed. An entry is one request,
 //! as its canonical JSON (object keys sorted, secrets redacted; never a header or a key),
 //! the answers recorded for it, in the order they were asked, and the suites whose recording
-//! runs asked it. The `n`-th time a run asks
-//! the same request it gets the `n`-th answer, and never one answer twice. A run that asks
+//! runs asked it. The `n`-th time a run asks the same request it gets the `n`-th answer, and
+//! never one answer twice. A run that asks
 //! more often than the cassette has answers (a larger `repeat`) misses, as a changed
 //! request does: replayed trials are the recorded samples, one each, never copies.
 //!
