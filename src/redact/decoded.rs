@@ -12,8 +12,8 @@
 //!
 //! The decodings: JSON string escapes at any depth (JSON held in a string too), the events
 //! of a stream (`data:` lines or JSON lines) joined per field (`choices[0].delta.content`,
-//! `delta.text`, `delta.partial_json`…), percent-encoding in any mix, and base64 (standard
-//! and URL-safe, at any alignment). Not: a secret an agent that holds it encodes on purpose
+//! `delta.text`, `delta.partial_json`…), percent-encoding in any mix, `\uXXXX` and HTML's
+//! `&#…;` escapes written as text, and base64 (standard and URL-safe, at any alignment). Not: a secret an agent that holds it encodes on purpose
 //! (reversed, hex, encrypted, split over requests): no redactor finds every cipher, and an
 //! agent that holds a secret can send it anywhere.
 
@@ -154,6 +154,9 @@ impl Redactor {
                 self.hidden_text(&decoded.replace('+', " "), found, depth);
             }
         }
+        if let Some(unescaped) = unescaped(text) {
+            self.hidden_text(&unescaped, found, depth);
+        }
         for blob in base64_decoded(text) {
             self.hidden_text(&blob, found, depth);
         }
@@ -192,6 +195,27 @@ fn pieces(value: &Value, path: String, joined: &mut BTreeMap<String, String>) {
         Value::Object(map) => map.iter().for_each(|(k, v)| pieces(v, format!("{path}.{k}"), joined)),
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
+}
+
+/// `text` with its character escapes decoded, when it has any: `\uXXXX` (JSON's, written in
+/// text outside a JSON document, or a JSON document cut short) and HTML's `&#NNN;` and
+/// `&#xHH;`.
+fn unescaped(text: &str) -> Option<String> {
+    static ESCAPE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"\\u([0-9a-fA-F]{4})|&#([0-9]{1,7});|&#[xX]([0-9a-fA-F]{1,6});").expect("a valid regex")
+    });
+    if !(text.contains("\\u") || text.contains("&#")) || !ESCAPE.is_match(text) {
+        return None;
+    }
+    let decoded = ESCAPE.replace_all(text, |c: &regex::Captures<'_>| {
+        let code = match (c.get(1), c.get(2), c.get(3)) {
+            (Some(hex), _, _) | (_, _, Some(hex)) => u32::from_str_radix(hex.as_str(), 16).ok(),
+            (_, Some(decimal), _) => decimal.as_str().parse().ok(),
+            _ => None,
+        };
+        code.and_then(char::from_u32).map_or_else(|| c[0].to_owned(), String::from)
+    });
+    Some(decoded.into_owned())
 }
 
 /// What the base64 runs of `text` decode to, as text: each run at each of the four
@@ -286,5 +310,8 @@ mod tests {
             assert_eq!(r.hidden(&json!({"b": blob})), ["[secret:KEY]"], "{prefix}");
         }
         assert!(r.hidden(&json!("an ordinary answer, nothing in it: Paris 75001 %41")).is_empty());
+        // Escapes written as text, outside a JSON document: JSON's and HTML's.
+        assert_eq!(r.hidden(&json!(r"k=\u0073k-live-0123456789")), ["[secret:KEY]"]);
+        assert_eq!(r.hidden(&json!("k=&#115;k-live-&#x30;123456789")), ["[secret:KEY]"]);
     }
 }
