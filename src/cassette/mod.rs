@@ -366,11 +366,7 @@ impl Cassette {
         }
         let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
         let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(crate::files::write_error(&self.path))?;
-        }
-        let identity = identity(&self.path);
-        let mut entries = written.get(&identity).cloned().unwrap_or_else(|| self.recorded.clone());
+        let mut entries = written.get(&identity(&self.path)).cloned().unwrap_or_else(|| self.recorded.clone());
         for (key, (entry, answers)) in &run.live {
             let answers: Vec<Value> = answers.iter().flatten().cloned().collect();
             if answers.is_empty() {
@@ -397,12 +393,12 @@ impl Cassette {
         }
         let on_disk = read(&self.path).ok().and_then(|text| parse(&text).ok());
         if on_disk.as_ref() == Some(&entries) || (on_disk.is_none() && entries.is_empty() && !self.path.exists()) {
-            written.insert(identity, entries);
             return Ok(false);
         }
         let refused = write(&self.path, &self.name, &entries)?;
         entries.retain(|key, _| !refused.contains(key));
-        written.insert(identity, entries);
+        // Named once its directory exists, as every later save names it.
+        written.insert(identity(&self.path), entries);
         Ok(true)
     }
 
@@ -420,7 +416,7 @@ impl Cassette {
 static WRITTEN: LazyLock<Mutex<HashMap<PathBuf, BTreeMap<String, Entry>>>> = LazyLock::new(Mutex::default);
 
 /// `path` as one name of its file whatever the path that led to it: its directory resolved
-/// (it exists when a save asks).
+/// when it exists (it does once the file was written).
 fn identity(path: &Path) -> PathBuf {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     match (absolute.parent().and_then(|dir| dir.canonicalize().ok()), absolute.file_name()) {
