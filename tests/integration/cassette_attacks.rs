@@ -148,6 +148,7 @@ attempts = [(path, {}) for path in [
     prefix + "/anthropic/\\\\" + att + "/v1/messages",
     prefix + "/anthropic/../../" + att + "/v1/messages",
     prefix + "/anthropic/%2e%2e/%2e%2e/" + att + "/v1/messages",
+    prefix + "/anthropic/v1/redirect",
     "http://" + att + prefix + "/anthropic/v1/messages",
 ]] + [(prefix + "/anthropic/v1/messages", {"Host": att})]
 statuses = []
@@ -164,7 +165,12 @@ print(" ".join(statuses))
 #[test]
 fn the_model_endpoint_forwards_to_its_upstream_only_whatever_path_the_agent_writes() {
     let attacker = Server::start(|_| (200, "{}".into()));
-    let upstream = Server::start(|_| (200, openai("fine")));
+    // The upstream itself sends one request on to the attacker: not followed.
+    let to_attacker = format!("http://127.0.0.1:{}/v1/messages", attacker.port);
+    let upstream = Server::start_with(move |r| match r.path.ends_with("/redirect") {
+        true => Reply { status: 307, headers: vec![("location".into(), to_attacker.clone())], body: Vec::new() },
+        false => Reply::json(200, openai("fine")),
+    });
     let suite = format!(
         "
         evalgate: 1
