@@ -228,9 +228,10 @@ async fn forward(
 /// path is below the upstream's, or it is refused (`@host:port/`, `//host/`, `%2F%2Fhost`,
 /// `\\host` and `/../` are a path's text here, and refused when they would leave it).
 fn upstream_url(base: &str, path: &str) -> Result<reqwest::Url, String> {
-    let upstream = reqwest::Url::parse(base).map_err(|e| format!("the model endpoint {base:?} is not a URL: {e}"))?;
+    // The agent reads these errors: they never quote the upstream (it may hold a credential).
+    let upstream = reqwest::Url::parse(base).map_err(|e| format!("evalgate's model base URL is not a URL: {e}"))?;
     if upstream.cannot_be_a_base() || upstream.host().is_none() {
-        return Err(format!("the model endpoint {base:?} is not an http(s) URL"));
+        return Err("evalgate's model base URL is not an http(s) URL".into());
     }
     let root = upstream.path().trim_end_matches('/').to_owned();
     let mut url = upstream.clone();
