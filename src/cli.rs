@@ -78,9 +78,11 @@ pub enum CassettesCommand {
 
 #[derive(Debug, Args, Clone)]
 pub struct PruneArgs {
-    /// The results of a whole run of the suite (no --filter, --tag, --shard or --repeat).
+    /// The results of a whole run of a suite using the cassette (no --filter, --tag,
+    /// --shard or --repeat; every task run): once per suite that uses it. An entry goes only
+    /// when every suite that asked it has a whole run here that did not.
     #[arg(long, value_name = "FILE", default_value = "evalgate-out/results.json")]
-    pub results: PathBuf,
+    pub results: Vec<PathBuf>,
     /// The cassette (default: the one the results name).
     #[arg(long, value_name = "FILE")]
     pub cassette: Option<PathBuf>,

@@ -4,8 +4,9 @@
 //! A cassette is one JSON-lines file a suite, committed with it: one line an entry, sorted
 //! by key, so a re-record changes only the lines of what changed. An entry is one request,
 //! as its canonical JSON (object keys sorted, secrets redacted; never a header or a key),
-//! and the answers recorded for it, in the order they were asked: the `n`-th time a run asks
-//! the same request it gets the `n`-th answer, and never one answer twice. A run that asks
+//! the answers recorded for it, in the order they were asked, and the suites whose recording
+//! runs asked it. The `n`-th time a run asks the same request it gets the `n`-th answer, and
+//! never one answer twice. A run that asks
 //! more often than the cassette has answers (a larger `repeat`) misses, as a changed
 //! request does: replayed trials are the recorded samples, one each, never copies.
 //!
@@ -14,12 +15,21 @@
 //! request it made; `record_missing` replays what the cassette holds and asks live only for
 //! the rest. Entries the run did not ask are kept (a filtered run re-records only its tasks)
 //! and reported as unused, which `evalgate cassettes prune` reads.
+//!
+//! Recorded traffic holds no secret in any form: every entry goes through [`write`], the one
+//! place entries reach the file, which refuses an entry holding a secret in any decoding the
+//! redactor knows (`redact::hidden`: a streamed answer's events joined, JSON escapes,
+//! percent-encoding, base64); `lookup` and `record` redact on the decoded content first
+//! (`redact::decoded`), and `record` refuses such an answer the moment it is given, saying so.
+//! A save writes the entries the file held when the run opened it and those this process
+//! recorded, never what else is on the disk by then (an agent of the recording run can write
+//! to the file).
 
 mod diff;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,7 +64,7 @@ impl Mode {
 }
 
 /// One recorded request and its answers.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub key: String,
@@ -67,6 +77,10 @@ pub struct Entry {
     pub recorded: String,
     pub request: Value,
     pub responses: Vec<Value>,
+    /// The suites whose recording runs asked it (recorded or replayed): `cassettes prune`
+    /// removes it only on whole runs of every one of them.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub suites: BTreeSet<String>,
 }
 
 /// A request the cassette cannot answer.
@@ -101,6 +115,9 @@ pub struct Cassette {
     /// The path as messages and reports show it.
     pub name: String,
     pub mode: Mode,
+    /// The suite whose run this is (noted in the entries it asks).
+    suite: String,
+    /// The entries the file held when it was opened.
     recorded: BTreeMap<String, Entry>,
     run: Mutex<RunState>,
 }
@@ -112,7 +129,11 @@ struct RunState {
     /// Per key, the request and the answers asked live in this run, by index.
     live: BTreeMap<String, (Entry, Vec<Option<Value>>)>,
     replayed: u64,
+    /// Of `replayed`, those a command agent asked through its model endpoint (`http:` kinds).
+    through_endpoint: u64,
     missed: u64,
+    /// Answers not kept: they held a secret in a form no redaction of their text removes.
+    refused: u64,
 }
 
 /// What a run did with its cassette, for its results.
@@ -125,6 +146,14 @@ pub struct Usage {
     pub replayed: u64,
     pub recorded: u64,
     pub missed: u64,
+    /// Of `replayed`, the answers a command agent's model endpoint gave: only what the agent
+    /// sent through it was seen; traffic it sent another way is neither replayed nor counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub through_endpoint: u64,
+    /// Live answers not recorded: they held a secret in a form that cannot be redacted (a
+    /// streamed answer's pieces that join to it, base64 of it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused: u64,
     /// The days the replayed answers were recorded, the first and the last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_from: Option<String>,
@@ -147,8 +176,10 @@ impl Usage {
             (a, b) => return a.or(b),
         };
         a.replayed += b.replayed;
+        a.through_endpoint += b.through_endpoint;
         a.recorded += b.recorded;
         a.missed += b.missed;
+        a.refused += b.refused;
         a.recorded_from = a.recorded_from.into_iter().chain(b.recorded_from).min();
         a.recorded_to = a.recorded_to.into_iter().chain(b.recorded_to).max();
         a.models.extend(b.models);
@@ -167,15 +198,15 @@ pub struct ReadError {
 }
 
 impl Cassette {
-    /// The cassette at `path` (a missing file is an empty cassette: in replay every request
-    /// then misses, each saying so).
-    pub fn open(path: &Path, name: String, mode: Mode) -> Result<Cassette, ReadError> {
+    /// The cassette at `path`, for a run of `suite` (a missing file is an empty cassette: in
+    /// replay every request then misses, each saying so).
+    pub fn open(path: &Path, name: String, mode: Mode, suite: &str) -> Result<Cassette, ReadError> {
         let recorded = match read(path) {
             Ok(text) => parse(&text).map_err(|message| ReadError { name: name.clone(), message })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(ReadError { name, message: e.to_string() }),
         };
-        Ok(Cassette { path: path.to_owned(), name, mode, recorded, run: Mutex::default() })
+        Ok(Cassette { path: path.to_owned(), name, mode, suite: suite.to_owned(), recorded, run: Mutex::default() })
     }
 
     pub fn exists(&self) -> bool {
@@ -187,10 +218,11 @@ impl Cassette {
         &self.recorded
     }
 
-    /// What to do with `request` of `kind`: it is redacted and made canonical first, so its
-    /// key does not depend on a secret's value or on the order of its keys.
+    /// What to do with `request` of `kind`: it is redacted (on its decoded content) and made
+    /// canonical first, so its key does not depend on a secret's value or on the order of
+    /// its keys.
     pub fn lookup(&self, kind: &str, request: &Value) -> Lookup {
-        let request = canonical(&crate::redact::data(request.clone()));
+        let request = canonical(&crate::redact::decoded(request.clone()));
         let key = key_of(kind, &request);
         let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
         let asked = run.asked.entry(key.clone()).or_default();
@@ -213,6 +245,9 @@ impl Cassette {
                     });
                 }
                 run.replayed += 1;
+                if kind.starts_with("http:") {
+                    run.through_endpoint += 1;
+                }
                 Lookup::Replay(answer)
             }
             (Mode::Replay, None) => {
@@ -228,6 +263,7 @@ impl Cassette {
                     recorded: today(),
                     request,
                     responses: Vec::new(),
+                    suites: BTreeSet::new(),
                 };
                 run.live.entry(key.clone()).or_insert_with(|| (entry, Vec::new()));
                 Lookup::Live(Slot { key, index })
@@ -235,10 +271,21 @@ impl Cassette {
         }
     }
 
-    /// The live answer for `slot`, redacted before it is kept.
+    /// The live answer for `slot`, redacted on its decoded content before it is kept; not
+    /// kept (and said so) when it or its request still holds a secret in a form no
+    /// redaction of the text removes ([`refusal`]).
     pub fn record(&self, slot: Slot, answer: &Value) {
-        let answer = crate::redact::data(answer.clone());
+        let answer = crate::redact::decoded(answer.clone());
         let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+        let refused = run
+            .live
+            .get(&slot.key)
+            .and_then(|(entry, _)| refusal(&Entry { responses: vec![answer.clone()], ..entry.clone() }));
+        if let Some(why) = refused {
+            run.refused += 1;
+            crate::errln!("warning: cassette {}: {why}", self.name);
+            return;
+        }
         if let Some((_, answers)) = run.live.get_mut(&slot.key) {
             if answers.len() <= slot.index {
                 answers.resize(slot.index + 1, None);
@@ -296,8 +343,10 @@ impl Cassette {
             path: self.name.clone(),
             mode: Some(self.mode),
             replayed: run.replayed,
+            through_endpoint: run.through_endpoint,
             recorded: recorded_now,
             missed: run.missed,
+            refused: run.refused,
             recorded_from: replayed_from.iter().map(|e| e.recorded.clone()).min(),
             recorded_to: replayed_from.iter().map(|e| e.recorded.clone()).max(),
             models: models.into_iter().collect(),
@@ -305,37 +354,51 @@ impl Cassette {
         }
     }
 
-    /// Writes the cassette if this run recorded anything: the entries it asked live take
-    /// the answers it got (`record`: in place of the recorded ones; `record_missing`: after
-    /// them), every other entry is kept as it was. Written whole or not at all.
+    /// Writes the cassette after a recording run, when that changes the file: the entries it
+    /// held when the run opened it (or what this process wrote to it since: another suite of
+    /// the run shares it), the entries this run asked live with the answers it got
+    /// (`record`: in place of the recorded ones; `record_missing`: after them), and its suite
+    /// noted in every entry it asked. Nothing else on the disk by then is kept: an agent of
+    /// the run can write to the file. Written whole or not at all.
     pub fn save(&self) -> Result<bool, crate::files::WriteError> {
+        if !self.mode.live() {
+            return Ok(false);
+        }
         let run = self.run.lock().unwrap_or_else(|e| e.into_inner());
-        // Onto the file as it is now: another suite of the run may share it and have saved.
-        let now = read(&self.path).ok().and_then(|text| parse(&text).ok());
-        let mut entries = now.unwrap_or_else(|| self.recorded.clone());
-        let mut changed = false;
+        let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = written.get(&identity(&self.path)).cloned().unwrap_or_else(|| self.recorded.clone());
         for (key, (entry, answers)) in &run.live {
             let answers: Vec<Value> = answers.iter().flatten().cloned().collect();
             if answers.is_empty() {
                 continue; // every live call failed: what was recorded stays
             }
-            let kept = match (self.mode, entries.get(key)) {
+            let old = entries.get(key);
+            let kept = match (self.mode, old) {
                 (Mode::RecordMissing, Some(old)) => old.responses.clone(),
                 _ => Vec::new(),
             };
             let responses: Vec<Value> = kept.into_iter().chain(answers).collect();
             // The same answers again keep their line, date and all: a re-record's diff is
             // only what changed.
-            if entries.get(key).is_some_and(|old| old.responses == responses) {
+            if old.is_some_and(|old| old.responses == responses) {
                 continue;
             }
-            changed = true;
-            entries.insert(key.clone(), Entry { responses, ..entry.clone() });
+            let suites = old.map(|old| old.suites.clone()).unwrap_or_default();
+            entries.insert(key.clone(), Entry { responses, suites, ..entry.clone() });
         }
-        if !changed {
+        for (key, _) in run.asked.iter().filter(|(_, n)| **n > 0) {
+            if let Some(entry) = entries.get_mut(key).filter(|_| !self.suite.is_empty()) {
+                entry.suites.insert(self.suite.clone());
+            }
+        }
+        let on_disk = read(&self.path).ok().and_then(|text| parse(&text).ok());
+        if on_disk.as_ref() == Some(&entries) || (on_disk.is_none() && entries.is_empty() && !self.path.exists()) {
             return Ok(false);
         }
-        write(&self.path, &entries)?;
+        let refused = write(&self.path, &self.name, &entries)?;
+        entries.retain(|key, _| !refused.contains(key));
+        // Named once its directory exists, as every later save names it.
+        written.insert(identity(&self.path), entries);
         Ok(true)
     }
 
@@ -343,22 +406,67 @@ impl Cassette {
     pub fn prune(&self, keys: &[String]) -> Result<Vec<String>, crate::files::WriteError> {
         let mut entries = self.recorded.clone();
         let absent: Vec<String> = keys.iter().filter(|k| entries.remove(*k).is_none()).cloned().collect();
-        write(&self.path, &entries)?;
+        write(&self.path, &self.name, &entries)?;
         Ok(absent)
     }
 }
 
-/// One line an entry, in key order, written whole or not at all.
-fn write(path: &Path, entries: &BTreeMap<String, Entry>) -> Result<(), crate::files::WriteError> {
+/// Per cassette file, the entries this process last saved to it: the next save of the file
+/// (another suite of the run) starts from them.
+static WRITTEN: LazyLock<Mutex<HashMap<PathBuf, BTreeMap<String, Entry>>>> = LazyLock::new(Mutex::default);
+
+/// `path` as one name of its file whatever the path that led to it: its directory resolved
+/// when it exists (it does once the file was written).
+fn identity(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    match (absolute.parent().and_then(|dir| dir.canonicalize().ok()), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir.join(name),
+        _ => absolute,
+    }
+}
+
+/// Why `entry` may not be kept, when it may not: its request or an answer holds a secret in
+/// a decoding the redactor knows (`redact::hidden`), which no redaction of its text removes.
+fn refusal(entry: &Entry) -> Option<String> {
+    let mut hidden = crate::redact::hidden(&entry.request);
+    entry.responses.iter().for_each(|answer| hidden.extend(crate::redact::hidden(answer)));
+    hidden.sort();
+    hidden.dedup();
+    let model = entry.model.as_deref().map(|m| format!(" (model {m})")).unwrap_or_default();
+    (!hidden.is_empty()).then(|| {
+        format!(
+            "the {} request{model} with key {} is not recorded: it or its answer holds {} in a form no redaction \
+             of the text removes (split across a stream's events, or encoded); a replay of it misses",
+            entry.kind,
+            entry.key,
+            hidden.join(", ")
+        )
+    })
+}
+
+/// One line an entry, in key order, written whole or not at all: the one place entries reach
+/// the file. An entry that may not be kept ([`refusal`]) is left out, said so; their keys.
+fn write(path: &Path, name: &str, entries: &BTreeMap<String, Entry>) -> Result<Vec<String>, crate::files::WriteError> {
     let mut text = String::new();
+    let mut refused = Vec::new();
     for entry in entries.values() {
+        if let Some(why) = refusal(entry) {
+            crate::errln!("warning: cassette {name}: {why}");
+            refused.push(entry.key.clone());
+            continue;
+        }
         text.push_str(&serde_json::to_string(entry).expect("an entry serializes"));
         text.push('\n');
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(crate::files::write_error(path))?;
     }
-    crate::files::write_atomic(path, text.as_bytes())
+    crate::files::write_atomic(path, text.as_bytes())?;
+    Ok(refused)
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The cassette file's text: a regular file, at most `files::read::CASSETTE` bytes (a pull
@@ -437,7 +545,7 @@ mod tests {
     use super::*;
 
     fn cassette(mode: Mode, dir: &Path) -> Cassette {
-        Cassette::open(&dir.join("c.jsonl"), "c.jsonl".into(), mode).unwrap()
+        Cassette::open(&dir.join("c.jsonl"), "c.jsonl".into(), mode, "s").unwrap()
     }
 
     fn live(c: &Cassette, request: &Value, answer: &str) {
@@ -565,7 +673,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("c.jsonl");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay, "s").err().unwrap().to_string();
         assert!(e.contains("a FIFO"), "{e}");
         std::fs::remove_file(&fifo).unwrap();
         let c = cassette(Mode::Record, dir.path());
@@ -574,7 +682,7 @@ mod tests {
         let text = std::fs::read_to_string(&fifo).unwrap();
         let forged = text.replace(&today(), "[click](http://x)");
         std::fs::write(&fifo, forged).unwrap();
-        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        let e = Cassette::open(&fifo, "c.jsonl".into(), Mode::Replay, "s").err().unwrap().to_string();
         assert!(e.contains("line 1: `recorded` is not a date"), "{e}");
     }
 
@@ -587,7 +695,7 @@ mod tests {
         let path = dir.path().join("c.jsonl");
         let edited = std::fs::read_to_string(&path).unwrap().replace(r#""prompt":"a""#, r#""prompt":"b""#);
         std::fs::write(&path, format!("\n{edited}")).unwrap();
-        let e = Cassette::open(&path, "c.jsonl".into(), Mode::Replay).err().unwrap().to_string();
+        let e = Cassette::open(&path, "c.jsonl".into(), Mode::Replay, "s").err().unwrap().to_string();
         assert!(e.contains("line 2: key") && e.contains("is not the key of its request"), "{e}");
     }
 }

@@ -32,8 +32,13 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
                 // A replayed server is checked as the run will see it: from the cassette.
                 let cassette = match p.suite.cassettes.as_ref().filter(|c| !c.mode.live()) {
                     Some(c) => Some(std::sync::Arc::new(
-                        crate::cassette::Cassette::open(&c.path, crate::run::task::display_path(&c.path), c.mode)
-                            .map_err(|e| Error::Usage(e.to_string()))?,
+                        crate::cassette::Cassette::open(
+                            &c.path,
+                            crate::run::task::display_path(&c.path),
+                            c.mode,
+                            &p.suite.id,
+                        )
+                        .map_err(|e| Error::Usage(e.to_string()))?,
                     )),
                     None => None,
                 };

@@ -178,7 +178,7 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
         .iter()
         .map(|p| {
             let Some(c) = &p.suite.cassettes else { return Ok(None) };
-            Cassette::open(&c.path, display_path(&c.path), c.mode)
+            Cassette::open(&c.path, display_path(&c.path), c.mode, &p.suite.id)
                 .map(|c| Some(Arc::new(c)))
                 .map_err(|e| Error::Usage(e.to_string()))
         })

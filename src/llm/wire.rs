@@ -32,7 +32,21 @@ impl std::fmt::Debug for HttpSettings {
 /// endpoint forwards).
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| crate::http_body::client_builder().build().expect("a client with no options builds"))
+    CLIENT.get_or_init(|| {
+        crate::http_body::client_builder()
+            // A redirect to another origin is answered, not followed: a key goes only where
+            // it was sent (reqwest keeps `x-api-key` on a redirect to another host).
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let origin = attempt.previous().first().map(reqwest::Url::origin);
+                if attempt.previous().len() >= 10 || origin.is_some_and(|o| o != attempt.url().origin()) {
+                    attempt.stop()
+                } else {
+                    attempt.follow()
+                }
+            }))
+            .build()
+            .expect("a client with a redirect policy builds")
+    })
 }
 
 /// The most read of an answer: a completion is kilobytes, and an endless body must not

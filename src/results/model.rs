@@ -414,9 +414,11 @@ pub struct TrialResult {
     /// The agent's answers came from the response cache (cost nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
-    /// The agent's answers were replayed from the suite's cassette: the recorded samples,
-    /// one a trial, never one answer twice. Nothing was spent; its cost is what the recorded
-    /// answers cost, so cost gates hold on a replay as on the recording.
+    /// Every model request evalgate saw of this trial was answered from the suite's cassette
+    /// (the recorded samples, one a trial, never one answer twice): for a command agent,
+    /// those it sent through its model endpoint; traffic it sent another way was not seen.
+    /// Nothing was spent on them; its cost is what the recorded answers cost, so cost gates
+    /// hold on a replay as on the recording.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
     /// What the trial's processes left behind or lost: a background process killed, output

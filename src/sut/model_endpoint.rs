@@ -9,8 +9,11 @@
 //! listener's and a request with an `Origin` is refused (`proxy::not_local`), and a body over
 //! `MAX_BODY` is refused unread. The agent never holds the real key: it gets a placeholder,
 //! and the endpoint adds the real one (evalgate's `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`)
-//! to what it forwards when recording. A request the cassette does not hold in replay gets
-//! a 500 and fails the task with the miss, whatever the agent makes of it.
+//! to what it forwards when recording, only ever to that upstream: every forwarded URL is
+//! made by `upstream_url`, which keeps the upstream's scheme, host, port and path and checks
+//! them on the URL as parsed (a path the agent chose, `@host/` or `//host/`, never names
+//! the host). A request the cassette does not hold in replay gets a 500 and fails the task
+//! with the miss, whatever the agent makes of it.
 
 use std::sync::{Arc, Mutex};
 
@@ -47,7 +50,8 @@ pub struct ModelEndpoint {
 
 /// How the agent run went through the endpoint.
 pub struct Ended {
-    /// Every request it made was answered from the cassette (and it made one).
+    /// Every request it made through the endpoint was answered from the cassette (and it
+    /// made one); what it sent another way is not seen.
     pub replayed: bool,
     /// The requests the cassette did not hold, each with why.
     pub misses: Vec<String>,
@@ -191,7 +195,7 @@ async fn forward(
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| provider.default_base_url().to_owned());
     let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
-    let mut request = client.request(method, format!("{}{path}", base.trim_end_matches('/'))).body(body);
+    let mut request = client.request(method, upstream_url(&base, path)?).body(body);
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -217,6 +221,38 @@ async fn forward(
     Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
+/// The URL a request for `path` (what follows `openai/v1` or `anthropic` below the secret
+/// prefix: the agent chose it) is forwarded to: the upstream `base` with `path` below its
+/// own, never a query. The one place a forwarded URL is made. Checked on the URL as parsed,
+/// as the HTTP client reads it: its scheme, host, port and user are the upstream's and its
+/// path is below the upstream's, or it is refused (`@host:port/`, `//host/`, `%2F%2Fhost`,
+/// `\\host` and `/../` are a path's text here, and refused when they would leave it).
+fn upstream_url(base: &str, path: &str) -> Result<reqwest::Url, String> {
+    // The agent reads these errors: they never quote the upstream (it may hold a credential).
+    let upstream = reqwest::Url::parse(base).map_err(|e| format!("evalgate's model base URL is not a URL: {e}"))?;
+    if upstream.cannot_be_a_base() || upstream.host().is_none() {
+        return Err("evalgate's model base URL is not an http(s) URL".into());
+    }
+    let root = upstream.path().trim_end_matches('/').to_owned();
+    let mut url = upstream.clone();
+    url.set_path(&format!("{root}/{}", path.strip_prefix('/').unwrap_or(path)));
+    url.set_query(None);
+    url.set_fragment(None);
+    let url = reqwest::Url::parse(url.as_str()).map_err(|e| format!("the forwarded path {path:?}: {e}"))?;
+    let same_origin = url.scheme() == upstream.scheme()
+        && url.host() == upstream.host()
+        && url.port_or_known_default() == upstream.port_or_known_default()
+        && url.username() == upstream.username()
+        && url.password() == upstream.password();
+    if !same_origin || !url.path().starts_with(&format!("{root}/")) || path.contains('\\') {
+        return Err(format!("the path {path:?} leaves the model endpoint: refused"));
+    }
+    if !path.is_empty() && !path.starts_with('/') {
+        return Err(format!("the path {path:?} is not below the model endpoint: refused"));
+    }
+    Ok(url)
+}
+
 fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -224,4 +260,30 @@ fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes
         response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upstream_url;
+
+    #[test]
+    fn a_forwarded_url_keeps_the_upstreams_origin_and_path_or_is_refused() {
+        for (base, path, url) in [
+            ("https://api.openai.com/v1", "/chat/completions", "https://api.openai.com/v1/chat/completions"),
+            ("http://127.0.0.1:9/", "/v1/messages", "http://127.0.0.1:9/v1/messages"),
+            ("http://127.0.0.1:9", "//127.0.0.1:7/x", "http://127.0.0.1:9//127.0.0.1:7/x"),
+            ("http://127.0.0.1:9/v1", "/%2F%2F127.0.0.1:7/x", "http://127.0.0.1:9/v1/%2F%2F127.0.0.1:7/x"),
+        ] {
+            assert_eq!(upstream_url(base, path).unwrap().as_str(), url, "{base} {path}");
+        }
+        for (base, path) in [
+            ("http://127.0.0.1:9", "@127.0.0.1:7/v1/messages"),
+            ("http://127.0.0.1:9/v1", "@127.0.0.1:7/chat"),
+            ("http://127.0.0.1:9/v1", "/../admin"),
+            ("http://127.0.0.1:9/v1", "/%2e%2e/admin"),
+            ("http://127.0.0.1:9", "/\\\\127.0.0.1:7/x"),
+        ] {
+            assert!(upstream_url(base, path).is_err(), "{base} {path}");
+        }
+    }
 }

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 use crate::common::server::{Request, Server};
 use crate::common::{Test, unindent};
 
-const KEY: &str = "sk-cassette-secret-4f1e9a";
+pub const KEY: &str = "sk-cassette-secret-4f1e9a";
 
 fn body(r: &Request) -> Value {
     serde_json::from_str(&r.body).unwrap_or(Value::Null)
 }
 
-fn openai(text: &str) -> String {
+pub fn openai(text: &str) -> String {
     json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
@@ -91,7 +91,7 @@ fn evalgate(dir: &Path, args: &[&str], key: bool) -> std::process::Output {
     command.output().unwrap()
 }
 
-fn results(dir: &Path) -> Value {
+pub fn results(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("evalgate-out/results.json")).unwrap()).unwrap()
 }
 
@@ -256,7 +256,7 @@ const SDK_SUITE: &str = "
         grade: [{type: contains, value: Paris}]
     ";
 
-fn evalgate_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+pub fn evalgate_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
     command.current_dir(dir).args(args).env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
     for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("GITHUB_") || k.ends_with("_BASE_URL")) {

@@ -14,6 +14,7 @@ mod architecture;
 mod baseline_fetch;
 mod bounded;
 mod calibrate;
+mod cassette_attacks;
 mod cassettes;
 mod conformance;
 mod containment;

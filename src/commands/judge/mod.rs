@@ -95,8 +95,8 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
                     |c| c.path.clone(),
                 );
                 let shown = crate::run::task::display_path(&path);
-                let opened =
-                    crate::cassette::Cassette::open(&path, shown, mode).map_err(|e| Error::Usage(e.to_string()))?;
+                let opened = crate::cassette::Cassette::open(&path, shown, mode, &suite.id)
+                    .map_err(|e| Error::Usage(e.to_string()))?;
                 Some(std::sync::Arc::new(opened))
             }
             None => None,

@@ -154,10 +154,17 @@ fn cassette_line(c: &crate::cassette::Usage) -> String {
         let models = c.models.iter().map(|m| format!("`{}`", code(m))).collect::<Vec<_>>().join(", ");
         let models = if models.is_empty() { String::new() } else { format!(" (model {models})") };
         parts.push(format!(
-            "Replayed from the cassette `{}`: {} answer(s) {}{models}, $0 spent (costs shown are the recorded answers')",
+            "Replayed from the cassette `{}`: {} answer(s) {}{models}, $0 spent on them (costs shown are the recorded answers')",
             code(&c.path),
             c.replayed,
             escape(&when)
+        ));
+    }
+    if c.through_endpoint > 0 {
+        parts.push(format!(
+            "{} of them answered a command agent's requests through its model endpoint: only those were seen; \
+             requests the agent sent by another route were neither replayed nor counted",
+            c.through_endpoint
         ));
     }
     if c.recorded > 0 {
@@ -165,6 +172,12 @@ fn cassette_line(c: &crate::cassette::Usage) -> String {
     }
     if c.missed > 0 {
         parts.push(format!("{} request(s) not in the cassette: their tasks errored (never asked live)", c.missed));
+    }
+    if c.refused > 0 {
+        parts.push(format!(
+            "{} answer(s) not recorded: they held a secret in a form that cannot be redacted (a replay of them misses)",
+            c.refused
+        ));
     }
     if parts.is_empty() {
         parts.push(format!("Cassette `{}`: nothing replayed or recorded", code(&c.path)));

@@ -13,6 +13,8 @@
 //! Values shorter than `MIN_SECRET_LEN` characters are not redacted: they would match too
 //! much ordinary text. `evalgate check` warns about them.
 
+mod decoded;
+
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, Mutex, RwLock};
 
@@ -302,6 +304,20 @@ pub fn restore(value: &mut serde_json::Value) -> Vec<String> {
     left.sort();
     left.dedup();
     left
+}
+
+/// `value` redacted on its decoded content, as recorded traffic is kept: each JSON document
+/// or stream of events a string holds parsed, redacted and written again (see
+/// [`Redactor::decoded`]).
+pub fn decoded(mut value: serde_json::Value) -> serde_json::Value {
+    current().decoded(&mut value);
+    value
+}
+
+/// The placeholders of the secrets `value` still holds in any decoding the redactor knows,
+/// joined streams and base64 included (see [`Redactor::hidden`]): none, for what may be kept.
+pub fn hidden(value: &serde_json::Value) -> Vec<String> {
+    current().hidden(value)
 }
 
 /// `data` with every string redacted.
