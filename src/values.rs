@@ -55,7 +55,7 @@ impl JsonSchema for Scalar {
 /// a replay did not measure): known only when every member is. A figure taken over the
 /// known part would stand for the whole (half the costs, one local trial's latency) and
 /// pass a gate the whole would fail, so gates and comparisons take one of these, and an
-/// unknown never satisfies a gate ([`crate::results::GateCheck::measured`]).
+/// unknown never satisfies a gate (`GateCheck::measured`, in `results`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Known<T> {
     Known(T),
