@@ -404,3 +404,41 @@ pub fn points(x: f64) -> String {
 pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An interval the verdict says excludes zero is printed excluding it: the two upper
+    /// bounds in (−0.0005, 0) the audit saw print "0.0" at one decimal.
+    #[test]
+    fn a_figure_that_is_not_zero_never_prints_as_zero() {
+        assert_eq!((points(-0.06), points(0.025), points(0.0)), ("−6.0".into(), "+2.5".into(), "0.0".into()));
+        assert_eq!(points(-0.000_004), "−0.0004");
+        assert_eq!(points(-0.000_46), "−0.05");
+        assert_eq!(points(0.000_000_001), "+0.0000001");
+        // Through the headline: a regression whose bound is just below zero.
+        let test = PairedTest {
+            method: Method::PairedT,
+            pairs: 40,
+            discordant_worse: 9,
+            discordant_better: 2,
+            delta: -0.031,
+            ci_low: -0.062,
+            ci_high: -0.000_003,
+            p_value: 0.0499,
+            alpha: 0.05,
+            mde: Some(0.04),
+            adaptive: 0,
+            redesigned: 0,
+            small_suite_chance: None,
+            small_suite_unjudged: 0,
+            verdict: Verdict::Regression,
+            added: Vec::new(),
+            missing: Vec::new(),
+            not_comparable: Vec::new(),
+        };
+        let line = test.headline(&PairedPolicy::default());
+        assert!(line.contains("(90% interval −6.2 to −0.0003)"), "{line}");
+    }
+}
