@@ -264,7 +264,10 @@ impl PairedTest {
             return "no comparable task: this comparison cannot detect any drop".into();
         };
         let min_effect = policy.rule().min_effect;
-        let mut line = format!("this suite can detect drops of {} points or more (caught about three times in four)", magnitude(mde));
+        let mut line = format!(
+            "this suite can detect drops of {} points or more (caught about three times in four)",
+            magnitude(mde)
+        );
         if self.adaptive > 0 {
             line.push_str(&format!(
                 "; {} task(s) ran adaptive trials: their pass rates are read without the stopping rule's bias, \

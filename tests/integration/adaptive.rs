@@ -167,5 +167,8 @@ fn an_adaptive_tasks_score_is_its_unbiased_estimate_with_the_raw_counts_beside_i
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the same scores: no drop\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("score drop vs baseline") || String::from_utf8_lossy(&out.stderr).contains("score drop vs baseline"));
+    assert!(
+        stdout.contains("score drop vs baseline")
+            || String::from_utf8_lossy(&out.stderr).contains("score drop vs baseline")
+    );
 }

@@ -55,12 +55,7 @@ pub(crate) fn arm_rows(results: &Results, variants: &VariantsSection) -> Vec<Arm
             gate: gate_of(&results.verdict.checks, &arm.name, &variants.control),
         };
         if let Some(c) = &arm.comparison {
-            row.difference = format!(
-                "{} ({} to {})",
-                points(c.delta),
-                points(c.ci_low),
-                points(c.ci_high)
-            );
+            row.difference = format!("{} ({} to {})", points(c.delta), points(c.ci_low), points(c.ci_high));
             row.verdict = c.verdict.label().to_owned();
             row.mde = c.mde.map_or("—".into(), |m| format!("{:.1}", m * 100.0));
             row.cost = difference(c.cost_usd.as_ref(), "USD", 4);
