@@ -134,7 +134,10 @@ fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
     assert!(check(&results, "new failures vs baseline").is_none());
     let md = run.read("evalgate-out/summary.md");
     assert!(md.contains("**Paired test:** −9.0 points (90% interval −13.2 to −5.6)"), "{md}");
-    assert!(md.contains("this suite can detect drops of 6.3 points or more (80% power)"), "{md}");
+    assert!(
+        md.contains("this suite can detect drops of 6.3 points or more (caught about three times in four)"),
+        "{md}"
+    );
     assert!(run.stderr.contains("FAIL paired test vs baseline"), "{}", run.stderr);
     let junit = run.read("evalgate-out/junit.xml");
     assert!(
