@@ -130,7 +130,11 @@ impl Calibration {
         lines.push(format!("  discordance: {:.4} (mean squared per-task difference between runs)", self.discordance));
         lines.push(match self.mde {
             Some(m) => {
-                format!("  this suite can detect drops of {} points or more (80% power, α {})", pct(m), self.alpha)
+                format!(
+                    "  this suite can detect drops of {} points or more (caught about three times in four, α {})",
+                    pct(m),
+                    self.alpha
+                )
             }
             None => "  no task ran in every run: nothing to measure".into(),
         });

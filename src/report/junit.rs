@@ -126,7 +126,7 @@ fn case(suite_id: &str, task: &TaskResult) -> TestCase {
     }
     case.extra.insert("file".into(), crate::files::repo_relative(&task.file).into());
     case.extra.insert("line".into(), task.line.to_string().into());
-    case.add_property(Property::new("score", format!("{:.4}", task.score)));
+    case.add_property(Property::new("score", format!("{:.4}", task.score.get())));
     if let Some(arm) = &task.variant {
         case.add_property(Property::new("variant", arm.as_str()));
     }

@@ -157,7 +157,7 @@ impl TerminalReporter {
             Status::Error => ("ERROR", Style::new().red().bold()),
             Status::Skipped => ("SKIP ", Style::new().yellow()),
         };
-        let mut line = format!("{} {} [{:.2}] {}", self.style(style, label), task.id, task.score, timings(task));
+        let mut line = format!("{} {} [{}] {}", self.style(style, label), task.id, task.score_label(), timings(task));
         if let Some(reason) = &task.reason {
             line.push_str(&format!(": {}", excerpt(reason, 200)));
         }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::Results;
-use super::paired::{Pairing, p_value};
+use super::paired::{Pairing, SmallSuiteRule, p_value};
 use super::regression::{Baseline, TrialCount};
 use super::verdict::GateCheck;
 use crate::policy::PairedPolicy;
@@ -24,8 +24,9 @@ pub struct TaskFlags {
     /// where a task stopped depends on its outcomes, so its counts are not Fisher's table.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub untested_adaptive: usize,
-    /// Tasks that passed every trial in the baseline and fail every trial now: with too few
-    /// tasks for the paired test, these fail the gate (docs/statistics.md).
+    /// Tasks that passed every trial in the baseline and fail every trial now, of those the
+    /// small-suite rule judges (`SmallSuiteRule`): with too few tasks for the paired test,
+    /// these fail the gate (docs/statistics.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken: Vec<String>,
     /// Comparable tasks marked `golden: true`.
@@ -81,11 +82,13 @@ impl TaskFlags {
             .filter(|(_, (b, c))| b.passed == b.ran && c.passed < c.ran)
             .map(|((task, _), _)| task.id.clone())
             .collect();
+        let rule = SmallSuiteRule::new(&counts, alpha);
         let broken = pairs
             .iter()
             .zip(&counts)
-            .filter(|(_, (b, c))| b.passed == b.ran && c.passed == 0)
-            .map(|((task, _), _)| task.id.clone())
+            .zip(&rule.judged)
+            .filter(|((_, (b, c)), judged)| **judged && b.passed == b.ran && c.passed == 0)
+            .map(|(((task, _), _), _)| task.id.clone())
             .collect();
         let untested_adaptive = counts.len() - tested.len();
         TaskFlags { alpha, suspect, untested_adaptive, broken, golden: golden.len(), golden_dropped }

@@ -40,6 +40,15 @@ pub struct PairedTest {
     /// adaptive): compared on the first trials both always run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub redesigned: usize,
+    /// Below `min_tasks`: the most often, with no change, that some task the small-suite
+    /// rule judges passes every trial of the baseline and fails every trial now, for the
+    /// trials these runs made (`SmallSuiteRule`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_suite_chance: Option<f64>,
+    /// Below `min_tasks`: pairs with adaptive trials the small-suite rule does not judge
+    /// (with their designs it would fail runs with no change α of the time or more).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub small_suite_unjudged: usize,
     pub verdict: Verdict,
     /// In the candidate only: listed, not judged.
     pub added: Vec<String>,
@@ -128,6 +137,8 @@ impl PairedTest {
             }
         }
         let rule = policy.rule();
+        let counts: Vec<_> = matched.iter().map(|(task, base)| (base.trials, TrialCount::of(task))).collect();
+        let small = (e.pairs < rule.min_tasks).then(|| SmallSuiteRule::new(&counts, alpha));
         PairedTest {
             method: e.method,
             pairs: e.pairs,
@@ -141,6 +152,8 @@ impl PairedTest {
             mde: e.mde.map(round),
             adaptive,
             redesigned,
+            small_suite_chance: small.as_ref().map(|s| round(s.chance)),
+            small_suite_unjudged: small.map_or(0, |s| s.unjudged),
             verdict: stats::decide(e.pairs, e.delta, e.ci_low, e.p_value, &rule),
             added,
             missing,
@@ -188,14 +201,13 @@ impl PairedTest {
             };
             return Some(format!(
                 "inconclusive: too few tasks to tell noise from change: {} comparable task(s) ({} worse, {} better), \
-                 fewer than min_tasks {}; {fallback}. With repeat: {} or more a flaky task fails every trial after \
-                 passing every one less than α of the time; add tasks (or compare against a baseline with the same \
+                 fewer than min_tasks {}; {fallback}. {} Add tasks (or compare against a baseline with the same \
                  tasks) for a statistical verdict.",
                 self.pairs,
                 self.discordant_worse,
                 self.discordant_better,
                 rule.min_tasks,
-                repeat_for_small_suite(self.pairs, self.alpha)
+                self.small_suite_advice()
             ));
         }
         let interval = format!("the interval {} to {} points", points(self.ci_low), points(self.ci_high));
@@ -213,6 +225,38 @@ impl PairedTest {
         ))
     }
 
+    /// How often the small-suite rule fails a run with no change, for the trials these runs
+    /// made, and the trials that keep it under α.
+    fn small_suite_advice(&self) -> String {
+        let r = repeat_for_small_suite(self.pairs, self.alpha);
+        let judged = match self.small_suite_chance {
+            // Written by an earlier evalgate: its advice.
+            None => format!(
+                "With repeat: {r} or more a flaky task fails every trial after passing every one less than α of the time."
+            ),
+            Some(chance) if chance < self.alpha => format!(
+                "With these trials a flaky task fails every trial after passing every one in at most {} of runs \
+                 with no change (under α).",
+                percent(chance)
+            ),
+            Some(chance) => format!(
+                "With these trials a flaky task can fail every trial after passing every one in up to {} of runs \
+                 with no change; with {r} trials that every run makes on both sides (`repeat: {r}`, or adaptive \
+                 trials with `min: {r}`) that stays under α.",
+                percent(chance)
+            ),
+        };
+        match self.small_suite_unjudged {
+            0 => judged,
+            n => format!(
+                "{n} task(s) with adaptive trials are not judged by this rule: a task stops at its first failure, so \
+                 one failed trial is \"every trial\" and flaky tasks would fail runs with no change α of the time or \
+                 more; with {r} trials that every run makes on both sides (`repeat: {r}`, or adaptive trials with \
+                 `min: {r}`) they are. {judged}"
+            ),
+        }
+    }
+
     /// What the suite can see: "this suite can detect drops of 16 points or more", with a
     /// warning when `min_effect` is below that (the gate cannot see what it claims to guard).
     pub fn power_line(&self, policy: &PairedPolicy) -> String {
@@ -220,7 +264,10 @@ impl PairedTest {
             return "no comparable task: this comparison cannot detect any drop".into();
         };
         let min_effect = policy.rule().min_effect;
-        let mut line = format!("this suite can detect drops of {} points or more (80% power)", magnitude(mde));
+        let mut line = format!(
+            "this suite can detect drops of {} points or more (caught about three times in four)",
+            magnitude(mde)
+        );
         if self.adaptive > 0 {
             line.push_str(&format!(
                 "; {} task(s) ran adaptive trials: their pass rates are read without the stopping rule's bias, \
@@ -284,6 +331,48 @@ pub fn paired_rates(was: TrialCount, now: TrialCount) -> (PairedRates, bool) {
     }
 }
 
+/// Below `min_tasks`, the pr default fails a task that passed every trial of the baseline
+/// and fails every trial now (docs/statistics.md, "Small suites"). Which (baseline,
+/// candidate) pairs it judges, and how often it fails a run with no change: the one place
+/// both the gate's check (`TaskFlags::broken`) and the warning's advice read. Fixed trials
+/// are judged (one trial a side cannot tell flaky from broken, and the warning says which
+/// `repeat` can); pairs with adaptive trials on either side are judged only when, with
+/// their designs, they fail runs with no change less than α of the time — a task stopped
+/// at its first failure "fails every trial" with one failed trial, which no `max` helps.
+pub struct SmallSuiteRule {
+    /// Per pair, in order: judged by the rule.
+    pub judged: Vec<bool>,
+    /// The most often, with no change, that some judged pair passes every baseline trial
+    /// and fails every trial now: each task at its worst pass rate for the trials its
+    /// designs make then (`TrialCount::trials_when_all`).
+    pub chance: f64,
+    /// Pairs with adaptive trials left unjudged.
+    pub unjudged: usize,
+}
+
+impl SmallSuiteRule {
+    pub fn new(pairs: &[(TrialCount, TrialCount)], alpha: f64) -> SmallSuiteRule {
+        let adaptive = |(was, now): &&(TrialCount, TrialCount)| was.adaptive.is_some() || now.adaptive.is_some();
+        let adaptive_judged = Self::chance(pairs.iter().filter(adaptive)) < alpha;
+        let judged: Vec<bool> = pairs.iter().map(|p| adaptive_judged || !adaptive(&p)).collect();
+        let unjudged = judged.iter().filter(|j| !**j).count();
+        let chance = Self::chance(pairs.iter().zip(&judged).filter(|(_, j)| **j).map(|(p, _)| p));
+        SmallSuiteRule { judged, chance, unjudged }
+    }
+
+    fn chance<'a>(pairs: impl Iterator<Item = &'a (TrialCount, TrialCount)>) -> f64 {
+        let none = pairs.map(|(was, now)| {
+            1.0 - stats::worst_all_pass_then_all_fail(was.trials_when_all(true), now.trials_when_all(false))
+        });
+        1.0 - none.product::<f64>()
+    }
+}
+
+/// A share as a percentage: "29.9%", "0.4%".
+fn percent(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
 /// The fewest trials per task at which, over `tasks` tasks, a flaky task passing every
 /// baseline trial and failing every candidate trial happens less than `alpha` of the time:
 /// for one task that is at most (½·½)^r, at a pass rate of ½.
@@ -300,18 +389,59 @@ pub(super) fn magnitude(x: f64) -> String {
     format!("{:.1}", x.abs() * 100.0)
 }
 
-/// A pass-rate difference in points, with a real minus sign: "−6.0", "+2.5", "0.0".
-pub(super) fn points(x: f64) -> String {
+/// A pass-rate difference in points, with a real minus sign: "−6.0", "+2.5", "0.0". One
+/// decimal, or as many more as a figure that is not zero needs to show it is not (an upper
+/// bound of −0.0004 points is "−0.0004", never "0.0": the interval is seen to exclude zero
+/// when the verdict says it does). Figures are rounded to 9 decimals (`stats::round`), 7 in
+/// points.
+pub fn points(x: f64) -> String {
     let p = x * 100.0;
-    if p.abs() < 0.05 {
-        "0.0".into()
-    } else if p < 0.0 {
-        format!("−{:.1}", -p)
-    } else {
-        format!("+{p:.1}")
+    if p == 0.0 {
+        return "0.0".into();
     }
+    let decimals = (1..=7).find(|&d| (p.abs() * 10f64.powi(d)).round() >= 1.0).unwrap_or(7) as usize;
+    let sign = if p < 0.0 { "−" } else { "+" };
+    format!("{sign}{:.decimals$}", p.abs())
 }
 
 pub(super) fn p_value(p: f64) -> String {
     if p < 0.0001 { "p < 0.0001".into() } else { format!("p = {p:.4}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An interval the verdict says excludes zero is printed excluding it: the two upper
+    /// bounds in (−0.0005, 0) the audit saw print "0.0" at one decimal.
+    #[test]
+    fn a_figure_that_is_not_zero_never_prints_as_zero() {
+        assert_eq!((points(-0.06), points(0.025), points(0.0)), ("−6.0".into(), "+2.5".into(), "0.0".into()));
+        assert_eq!(points(-0.000_004), "−0.0004");
+        assert_eq!(points(-0.000_46), "−0.05");
+        assert_eq!(points(0.000_000_001), "+0.0000001");
+        // Through the headline: a regression whose bound is just below zero.
+        let test = PairedTest {
+            method: Method::PairedT,
+            pairs: 40,
+            discordant_worse: 9,
+            discordant_better: 2,
+            delta: -0.031,
+            ci_low: -0.062,
+            ci_high: -0.000_003,
+            p_value: 0.0499,
+            alpha: 0.05,
+            mde: Some(0.04),
+            adaptive: 0,
+            redesigned: 0,
+            small_suite_chance: None,
+            small_suite_unjudged: 0,
+            verdict: Verdict::Regression,
+            added: Vec::new(),
+            missing: Vec::new(),
+            not_comparable: Vec::new(),
+        };
+        let line = test.headline(&PairedPolicy::default());
+        assert!(line.contains("(90% interval −6.2 to −0.0003)"), "{line}");
+    }
 }

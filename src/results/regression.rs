@@ -81,14 +81,15 @@ impl Baseline {
         Baseline {
             run_id: results.run_id.clone(),
             suite_id: results.suite.id.clone(),
-            score: results.totals.score,
+            // The tasks' scores, not the file's total: each read the one way (`TaskScore`).
+            score: super::totals::totals(&results.tasks).score,
             tasks: results
                 .tasks
                 .iter()
                 .filter(|t| t.status != Status::Skipped)
                 .map(|t| {
                     let task = BaselineTask {
-                        score: t.score,
+                        score: t.score.get(),
                         passed: t.status == Status::Passed,
                         definition: t.definition.clone(),
                         trials: TrialCount::of(t),
@@ -196,6 +197,12 @@ impl TrialCount {
         if self.adaptive.is_some() { 1 } else { self.ran }
     }
 
+    /// The trials a run of this task's design makes when every one passes (`passes: true`)
+    /// or every one fails: a fixed design's all, an adaptive one's until it stops.
+    pub fn trials_when_all(self, passes: bool) -> u32 {
+        self.adaptive.map_or(self.ran, |d| d.trials_when_all(passes))
+    }
+
     /// Whether the two ran their trials alike: the same fixed number, or the same adaptive
     /// design. Rates of the same design are alike in distribution when nothing changed.
     pub fn same_design(self, other: TrialCount) -> bool {
@@ -287,13 +294,14 @@ impl Comparison {
                     } else if !base.passed && passed {
                         cmp.fixed.push(task.id.clone());
                     }
-                    if task.score < base.score - 1e-9 {
-                        cmp.score_drops.push((task.id.clone(), base.score, task.score));
+                    let score = task.score.get();
+                    if score < base.score - 1e-9 {
+                        cmp.score_drops.push((task.id.clone(), base.score, score));
                     }
-                    if task.score > base.score + 1e-9 {
-                        cmp.score_gains.push((task.id.clone(), base.score, task.score));
+                    if score > base.score + 1e-9 {
+                        cmp.score_gains.push((task.id.clone(), base.score, score));
                     }
-                    if ((base.passed && !passed) || task.score < base.score - 1e-9)
+                    if ((base.passed && !passed) || score < base.score - 1e-9)
                         && let Some(output) = &base.output
                     {
                         let kept = crate::excerpt::first(output, BASELINE_OUTPUT);

@@ -62,7 +62,7 @@ pub fn summary(results: &Results) -> EvalSummary {
         .filter(|t| t.status != Status::Skipped)
         .map(|t| TaskSummary {
             task_id: openwop_task_id(&t.id),
-            score: clamp(t.score),
+            score: clamp(t.score.get()),
             passed: t.status == Status::Passed,
             cost_usd: t.cost_usd().map(|c| c.max(0.0)),
             latency_ms: t.latency_ms(),

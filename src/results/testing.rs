@@ -1,6 +1,6 @@
 //! Results built by hand for unit tests of the gate and the reports.
 
-use super::model::{Results, Status, SuiteInfo, TaskResult, Totals};
+use super::model::{Results, Status, SuiteInfo, TaskResult, TaskScore, Totals};
 use super::verdict::{GateVerdict, RunOutcome};
 
 pub fn task(id: &str, status: Status) -> TaskResult {
@@ -17,8 +17,9 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         variant: None,
         definition: None,
         status,
-        score: if status == Status::Passed { 1.0 } else { 0.0 },
+        score: TaskScore::given(if status == Status::Passed { 1.0 } else { 0.0 }),
         weight: 1.0,
+        trials_passed: None,
         reason: (status != Status::Passed).then(|| status.label().to_owned()),
         not_run: None,
         duration_ms: 1,

@@ -50,7 +50,7 @@ pub fn totals(tasks: &[TaskResult]) -> Totals {
 fn score(ran: &[&TaskResult]) -> f64 {
     let weight: f64 = ran.iter().map(|t| t.weight).sum();
     if weight > 0.0 {
-        ran.iter().map(|t| if t.status == Status::Error { 0.0 } else { t.score * t.weight }).sum::<f64>() / weight
+        ran.iter().map(|t| if t.status == Status::Error { 0.0 } else { t.score.get() * t.weight }).sum::<f64>() / weight
     } else if !ran.is_empty() && ran.iter().all(|t| t.status == Status::Passed) {
         1.0
     } else {
@@ -142,7 +142,7 @@ mod tests {
     fn a_tag_is_scored_as_the_run_is_and_skipped_or_untagged_tasks_count_under_no_tag() {
         let tagged = |status, score: f64, weight: f64, tags: &[&str]| TaskResult {
             status,
-            score,
+            score: crate::results::TaskScore::given(score),
             weight,
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             ..task(Vec::new())

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::model::{RESULTS_FORMAT, Results};
+use super::model::{RESULTS_FORMAT, Results, Status, TaskScore};
 use super::totals;
 
 /// The JSON Schema of `results.json`.
@@ -35,9 +35,18 @@ pub fn parse(text: &str) -> Result<Results, Vec<String>> {
     if !problems.is_empty() {
         return Err(problems);
     }
-    let results: Results = serde_json::from_value(value).map_err(|e| vec![e.to_string()])?;
+    let mut results: Results = serde_json::from_value(value).map_err(|e| vec![e.to_string()])?;
     let problems = consistency(&results);
-    if problems.is_empty() { Ok(results) } else { Err(problems) }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    // An adaptive task's score is made from its trials, whatever the file says: an earlier
+    // evalgate wrote the raw share, which its stopping rule biases (`TaskScore`).
+    for task in results.tasks.iter_mut().filter(|t| t.adaptive.is_some() && !t.trials.is_empty()) {
+        task.score = TaskScore::of(&task.trials, task.adaptive);
+        task.trials_passed = Some(task.trials.iter().filter(|t| t.status == Status::Passed).count() as u32);
+    }
+    Ok(results)
 }
 
 /// A JSON pointer (`/tasks/3/score`) as a key path (`tasks[3].score`) before `message`.

@@ -81,11 +81,7 @@ pub fn aggregate(
     let undecided = trials.iter().filter(|t| matches!(t.status, Status::Error | Status::Skipped)).count();
     let planned = (planned as usize).max(n);
     let min_pass = task.min_pass.map_or(n, |m| (m.get() as usize * n).div_ceil(planned).clamp(1, n));
-    let score = trials
-        .iter()
-        .map(|t| if t.status == Status::Passed || t.status == Status::Failed { t.score } else { 0.0 })
-        .sum::<f64>()
-        / n as f64;
+    let score = crate::results::TaskScore::of(&trials, design);
     let status = if passed >= min_pass {
         Status::Passed
     } else if passed + undecided >= min_pass {
@@ -117,6 +113,7 @@ pub fn aggregate(
         repeat: trials.len() as u32,
         trials_planned: (trials.len() < planned).then_some(planned as u32),
         adaptive: design,
+        trials_passed: design.map(|_| passed as u32),
         min_pass: min_pass as u32,
         flaky: passed > 0 && trials.iter().any(|t| t.status == Status::Failed || t.status == Status::Error),
         // k = every trial: the unbiased estimators then reduce to "some" and "every" trial.
@@ -142,8 +139,9 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         variant: task.arm.clone(),
         definition: Some(suite.task_definition(task, task.agent.name())),
         status: Status::Skipped,
-        score: 0.0,
+        score: crate::results::TaskScore::NONE,
         weight: task.weight,
+        trials_passed: None,
         reason: Some(reason.to_owned()),
         not_run: None,
         duration_ms: 0,

@@ -98,6 +98,36 @@ impl Design {
         let (all, passed_first) = (paths[passed as usize], first[passed as usize]);
         if all > 0.0 { passed_first / all } else { naive }
     }
+
+    /// The unbiased estimate of the task's mean trial score: `passing_mean` is the mean score
+    /// of its passing trials, `failing_mean` of the others. Where a run stops depends only on
+    /// pass or fail, so given the outcomes each trial's score is drawn from its outcome's
+    /// distribution: weighing the two means by the unbiased rate keeps the estimate unbiased
+    /// (and without early stopping it is the mean of all the scores).
+    pub fn unbiased_mean(&self, passed: u32, failed: u32, passing_mean: f64, failing_mean: f64) -> f64 {
+        match (passed, failed) {
+            (0, _) => failing_mean,
+            (_, 0) => passing_mean,
+            _ => {
+                let rate = self.unbiased_rate(passed, failed);
+                rate * passing_mean + (1.0 - rate) * failing_mean
+            }
+        }
+    }
+
+    /// The trials a run of this design makes when each of them passes (`passes: true`) or
+    /// each fails: what "passed every trial" and "failed every trial" take.
+    pub fn trials_when_all(&self, passes: bool) -> u32 {
+        (1..=self.max).find(|&n| if passes { self.stops(n, 0) } else { self.stops(0, n) }).unwrap_or(self.max)
+    }
+}
+
+/// The most often, over a task's pass rate p, that a task whose rate did not change passes
+/// each of `all_pass` trials of one run and fails each of `all_fail` trials of another:
+/// `max_p p^a (1 − p)^b`, reached at `p = a / (a + b)`.
+pub fn worst_all_pass_then_all_fail(all_pass: u32, all_fail: u32) -> f64 {
+    let (a, b) = (f64::from(all_pass.max(1)), f64::from(all_fail.max(1)));
+    (a / (a + b)).powf(a) * (b / (a + b)).powf(b)
 }
 
 /// `Some(true)`: the task passes, `Some(false)`: it fails, `None`: run another trial.
@@ -172,6 +202,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The mean score is unbiased under the stopping rule too: trial scores drawn from one
+    /// distribution when the trial passes and another when it fails.
+    #[test]
+    fn the_mean_score_is_unbiased_under_the_stopping_rule() {
+        let (pass_mean, fail_mean) = (0.9, 0.3);
+        for d in [design(1, 8, 8), design(2, 8, 4), design(1, 6, 1)] {
+            for p in [0.2, 0.5, 0.8] {
+                let (mut expected, mut frontier) = (0.0, vec![(0u32, 0u32, 1.0f64)]);
+                while let Some((s, f, prob)) = frontier.pop() {
+                    if s + f > 0 && d.stops(s, f) {
+                        expected += prob * d.unbiased_mean(s, f, pass_mean, fail_mean);
+                        continue;
+                    }
+                    frontier.push((s + 1, f, prob * p));
+                    frontier.push((s, f + 1, prob * (1.0 - p)));
+                }
+                let truth = p * pass_mean + (1.0 - p) * fail_mean;
+                assert!((expected - truth).abs() < 1e-9, "{d:?} at {p}: {expected} ≠ {truth}");
+            }
+        }
+        // Without early stopping: the mean of all the scores.
+        assert!((design(4, 4, 4).unbiased_mean(3, 1, 0.8, 0.2) - (3.0 * 0.8 + 0.2) / 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn all_pass_and_all_fail_take_the_trials_the_design_runs() {
+        // Every trial must pass, up to 8: passing every trial takes 8, failing every one takes 1.
+        let auto = design(1, 8, 8);
+        assert_eq!((auto.trials_when_all(true), auto.trials_when_all(false)), (8, 1));
+        // At least 4 trials: failing every one takes the 4.
+        assert_eq!(design(4, 8, 8).trials_when_all(false), 4);
+        // p^4 (1 − p)^4 ≤ 4^−4, and p^8 (1 − p) at p = 8/9.
+        assert!((worst_all_pass_then_all_fail(4, 4) - 0.25f64.powi(4)).abs() < 1e-15);
+        assert!((worst_all_pass_then_all_fail(8, 1) - (8.0f64 / 9.0).powi(8) / 9.0).abs() < 1e-15);
     }
 
     #[test]

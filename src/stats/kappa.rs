@@ -26,7 +26,9 @@ pub struct Kappa {
     pub agreement: f64,
     /// `None` when chance agreement is 1 (both raters gave one verdict to every item).
     pub kappa: Option<f64>,
-    /// The two-sided interval at `confidence`, when κ is defined.
+    /// The two-sided interval at `confidence`, when κ is defined and one rater did not give
+    /// every item one verdict (then κ is 0 and its large-sample variance degenerates:
+    /// statsmodels prints 0, NaN or ±1e−8 by rounding; there is no interval).
     pub interval: Option<(f64, f64)>,
 }
 
@@ -71,11 +73,12 @@ impl Agreement {
         let variance = ((a + b - c) / (1.0 - expected).powi(2) / n).max(0.0);
         let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
         let half = z * variance.sqrt();
+        let constant = row.iter().chain(&col).any(|share| *share == 0.0);
         Some(Kappa {
             base_rate,
             agreement,
             kappa: Some(k),
-            interval: Some(((k - half).max(-1.0), (k + half).min(1.0))),
+            interval: (!constant).then(|| ((k - half).max(-1.0), (k + half).min(1.0))),
         })
     }
 }
@@ -118,6 +121,12 @@ mod tests {
         // 95% raw agreement that says nothing: the judge passes everything.
         let k = table([[19, 1], [0, 0]]).kappa(0.95).unwrap();
         assert_eq!(k.kappa.map(|k| k < 0.01), Some(true));
+        // One rater constant: κ is 0 (sklearn), and no interval (statsmodels: 0, NaN or
+        // ±4e−8 by rounding, tests/fixtures/stats/kappa.py), never a zero-width [0, 0].
+        for t in [[[19, 1], [0, 0]], [[15, 5], [0, 0]], [[10, 0], [5, 0]], [[0, 0], [3, 17]]] {
+            let k = table(t).kappa(0.95).unwrap();
+            assert_eq!((k.kappa, k.interval), (Some(0.0), None), "{t:?}");
+        }
         let k = table([[20, 0], [0, 0]]).kappa(0.95).unwrap();
         assert_eq!((k.kappa, k.interval), (None, None));
         assert!(Agreement::default().kappa(0.95).is_none());

@@ -15,7 +15,7 @@ mod power;
 mod special;
 mod verdict;
 
-pub use adaptive::{Design, MOST_ADAPTIVE_TRIALS, settled};
+pub use adaptive::{Design, MOST_ADAPTIVE_TRIALS, settled, worst_all_pass_then_all_fail};
 pub use binomial::{binomial_pmf, sign_midp};
 pub use fisher::{fisher_worse, holm};
 pub use interval::tango;

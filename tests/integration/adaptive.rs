@@ -126,3 +126,49 @@ fn a_fixed_baseline_against_adaptive_trials_is_compared_on_the_trials_both_ran()
     assert!(summary.contains("30 task(s) ran adaptive trials"), "{summary}");
     assert!(stderr.contains("note: 30 task(s) with adaptive trials are not tested per task"), "{stderr}");
 }
+
+/// An adaptive task's score is its unbiased estimate, everywhere it is read: stopping at the
+/// first failure, a flaky task that passed its first trial scores its passing trials' mean
+/// (here 1), not the raw share (3 of 4 = 0.75); the raw counts stand beside it in
+/// `results.json` and the terminal, and the aggregate score is the mean of the estimates. A
+/// results file written with the raw share (an earlier evalgate) is read the same way.
+#[test]
+fn an_adaptive_tasks_score_is_its_unbiased_estimate_with_the_raw_counts_beside_it() {
+    let auto_run = run("", &["run", "-j", "1", "--repeat", "auto"]);
+    let results = auto_run.results();
+    let tasks = results["tasks"].as_array().unwrap();
+    let mut stopped_early = 0;
+    for t in tasks {
+        let (passed, ran) = (t["trials_passed"].as_u64().unwrap(), t["repeat"].as_u64().unwrap());
+        let expected = if passed > 0 { 1.0 } else { 0.0 };
+        assert_eq!(t["score"].as_f64(), Some(expected), "{t}");
+        if passed > 0 && passed < ran {
+            stopped_early += 1;
+            let line = format!("[1.00 (unbiased; {passed} of {ran} trials passed)]");
+            assert!(auto_run.stderr.contains(&line), "{line}\n{}", auto_run.stderr);
+        }
+    }
+    assert!(stopped_early > 0, "a flaky task passed some trials and then failed one");
+    let mean = tasks.iter().map(|t| t["score"].as_f64().unwrap()).sum::<f64>() / tasks.len() as f64;
+    assert!((results["totals"]["score"].as_f64().unwrap() - mean).abs() < 1e-9);
+
+    // The same file with the raw shares, as an earlier evalgate wrote it: read unbiased.
+    let mut raw = results.clone();
+    for t in raw["tasks"].as_array_mut().unwrap() {
+        let share = t["trials_passed"].as_f64().unwrap() / t["repeat"].as_f64().unwrap();
+        t["score"] = share.into();
+        t.as_object_mut().unwrap().remove("trials_passed");
+    }
+    std::fs::write(auto_run.dir.join("raw.json"), raw.to_string()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&auto_run.dir)
+        .args(["compare", "evalgate-out/results.json", "raw.json", "--max-score-drop", "0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the same scores: no drop\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("score drop vs baseline")
+            || String::from_utf8_lossy(&out.stderr).contains("score drop vs baseline")
+    );
+}

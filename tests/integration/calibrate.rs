@@ -80,7 +80,10 @@ fn an_a_a_run_measures_flips_and_its_file_informs_the_power_line() {
     assert_eq!(cal["detect"], 0.05);
     for line in [
         format!("verdict flips: {:.1}% of task verdicts between two runs", rate * 100.0),
-        format!("this suite can detect drops of {:.1} points or more (80% power, α 0.05)", mde * 100.0),
+        format!(
+            "this suite can detect drops of {:.1} points or more (caught about three times in four, α 0.05)",
+            mde * 100.0
+        ),
         format!("or {needed} task(s) at 1 trial(s) each, with the same noise"),
     ] {
         assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);

@@ -134,7 +134,10 @@ fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
     assert!(check(&results, "new failures vs baseline").is_none());
     let md = run.read("evalgate-out/summary.md");
     assert!(md.contains("**Paired test:** −9.0 points (90% interval −13.2 to −5.6)"), "{md}");
-    assert!(md.contains("this suite can detect drops of 6.3 points or more (80% power)"), "{md}");
+    assert!(
+        md.contains("this suite can detect drops of 6.3 points or more (caught about three times in four)"),
+        "{md}"
+    );
     assert!(run.stderr.contains("FAIL paired test vs baseline"), "{}", run.stderr);
     let junit = run.read("evalgate-out/junit.xml");
     assert!(
@@ -177,12 +180,14 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
     // the Markdown.
     let line = "inconclusive: too few tasks to tell noise from change: 5 comparable task(s) (0 worse, 0 better), \
                 fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in \
-                the baseline fails every trial now. With repeat: 4 or more a flaky task fails every trial after \
-                passing every one less than α of the time; add tasks (or compare against a baseline with the same \
-                tasks) for a statistical verdict.";
+                the baseline fails every trial now. With these trials a flaky task can fail every trial after \
+                passing every one in up to 76.3% of runs with no change; with 4 trials that every run makes on both \
+                sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare \
+                against a baseline with the same tasks) for a statistical verdict.";
     assert!(run.stderr.contains(&format!("warning: {line}")), "{}", run.stderr);
-    // (Markdown escapes the `_` of `min_tasks`: it renders the same.)
-    assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {}", line.replace('_', "\\_"))));
+    // (Markdown escapes the `_` of `min_tasks` and the backquotes: it renders the same.)
+    let escaped = line.replace('_', "\\_").replace('`', "\\`");
+    assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {escaped}")));
     // The command line overrides the suite: release needs evidence.
     let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
     run.expect_code(1);
@@ -374,4 +379,49 @@ fn a_golden_task_that_stops_always_passing_fails_the_gate() {
     let run = eight_trials(&[], "", &golden);
     run.expect_code(0);
     assert_eq!(check(&run.results(), "golden tasks vs baseline").unwrap()["passed"], true);
+}
+
+/// Below `min_tasks` with adaptive trials: a candidate that stops at its first failure
+/// "fails every trial" with one failed trial, so the small-suite rule would fail runs of
+/// flaky tasks with no change a third of the time against a fixed-4 baseline. It does not
+/// judge those tasks and says why, with the trials that let it; with adaptive trials that
+/// always run 4 (`min: 4`), a task that broke fails the gate again.
+#[test]
+fn a_small_suite_rule_judges_adaptive_trials_only_where_it_holds() {
+    let base_suite = suite("", &ids(5), |_| "x".into());
+    let broken = failing([0]);
+    let run = candidate_of(&base_suite, &["--repeat", "4"], &[], &ids(5), &broken, "", &["--repeat", "auto"], &|_| {
+        "x".into()
+    });
+    run.expect_code(0);
+    let results = run.results();
+    assert_eq!(results["regression"]["test"]["small_suite_unjudged"], 5, "{}", results["regression"]["test"]);
+    let c = check(&results, "new failures vs baseline").unwrap();
+    assert_eq!((c["actual"].as_str(), c["passed"].as_bool()), (Some("0"), Some(true)));
+    assert!(
+        run.stderr.contains(
+            "5 task(s) with adaptive trials are not judged by this rule: a task stops at its first failure, so one \
+             failed trial is \"every trial\""
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("(`repeat: 4`, or adaptive trials with `min: 4`) they are."), "{}", run.stderr);
+    // Adaptive trials that always run 4: judged, and the broken task fails the gate.
+    let repeat = "defaults: {repeat: {min: 4, max: 8, adaptive: true}}";
+    let head_suite = |extra: &str| suite(&format!("{repeat}\n{extra}"), &ids(5), |_| "x".into());
+    let mut test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &head_suite(""));
+    let baseline = test.args(&["run", "-j", "1"]).run();
+    let base_results = baseline.read("evalgate-out/results.json");
+    test = Test::new()
+        .write("agent.sh", AGENT)
+        .write("baseline.json", &base_results)
+        .write("evalgate.yaml", &head_suite("regression: {baseline: baseline.json}"))
+        .write("fail-t0", "");
+    let run = test.args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    let results = run.results();
+    assert!(results["regression"]["test"].get("small_suite_unjudged").is_none());
+    let c = check(&results, "new failures vs baseline").unwrap();
+    assert_eq!((c["actual"].as_str(), c["passed"].as_bool()), (Some("1: t0"), Some(false)));
 }

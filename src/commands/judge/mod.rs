@@ -162,8 +162,12 @@ fn report(j: &JudgeCalibration) -> String {
         num(f.agreement),
         num(f.kappa)
     );
-    if let Some([lo, hi]) = f.kappa_interval {
-        let _ = write!(out, " [{lo:.3}, {hi:.3}] (95%)");
+    match (f.kappa, f.kappa_interval) {
+        (_, Some([lo, hi])) => {
+            let _ = write!(out, " [{lo:.3}, {hi:.3}] (95%)");
+        }
+        (Some(_), None) => out.push_str(" (interval undefined: one side gave every item one verdict)"),
+        (None, None) => {}
     }
     let c = &f.confusion;
     let _ = write!(

@@ -29,7 +29,7 @@ impl<'a> RegressionView<'a> {
         let cmp = section.comparison.as_ref();
         let mut worse: Vec<(String, Option<f64>, f64, bool)> = Vec::new();
         if let Some(cmp) = cmp {
-            let score_now = |id: &str| results.tasks.iter().find(|t| t.id == id).map_or(0.0, |t| t.score);
+            let score_now = |id: &str| results.tasks.iter().find(|t| t.id == id).map_or(0.0, |t| t.score.get());
             for id in &cmp.new_failures {
                 let base = cmp.score_drops.iter().find(|d| d.0 == *id).map(|d| d.1);
                 worse.push((id.clone(), base, score_now(id), true));

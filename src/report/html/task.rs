@@ -81,7 +81,7 @@ impl TaskView {
             line: task.line,
             agent: task.agent.clone(),
             status: task.status.label(),
-            score: task.score,
+            score: task.score.get(),
             cost: task.cost_usd(),
             latency_ms: task.latency_ms(),
             reason: task.reason.clone().filter(|r| !r.is_empty()),

@@ -209,8 +209,13 @@ fn failing_section(results: &Results, max_rows: usize, excerpts: bool) -> String
         for task in failing.iter().take(max_rows) {
             let status = if task.status == Status::Failed { "❌ failed" } else { "💥 error" };
             let reason = task.reason.as_deref().unwrap_or("");
-            let _ =
-                writeln!(md, "| `{}` | {status} | {:.2} | {} |", code(&task.id), task.score, escape(&cut(reason, 300)));
+            let _ = writeln!(
+                md,
+                "| `{}` | {status} | {} | {} |",
+                code(&task.id),
+                task.score_label(),
+                escape(&cut(reason, 300))
+            );
         }
         if failing.len() > max_rows {
             let _ = writeln!(md, "\n…and {} more failing tasks: see `results.json`.", failing.len() - max_rows);

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::code;
+use crate::results::paired::points;
 use crate::results::regression::TrialCount;
 use crate::results::variants::{Matrix, MeanDifference, VariantsSection};
 use crate::results::{GateCheck, Results, Status, TaskResult};
@@ -54,12 +55,7 @@ pub(crate) fn arm_rows(results: &Results, variants: &VariantsSection) -> Vec<Arm
             gate: gate_of(&results.verdict.checks, &arm.name, &variants.control),
         };
         if let Some(c) = &arm.comparison {
-            row.difference = format!(
-                "{} ({} to {})",
-                signed(c.delta * 100.0, 1),
-                signed(c.ci_low * 100.0, 1),
-                signed(c.ci_high * 100.0, 1)
-            );
+            row.difference = format!("{} ({} to {})", points(c.delta), points(c.ci_low), points(c.ci_high));
             row.verdict = c.verdict.label().to_owned();
             row.mde = c.mde.map_or("—".into(), |m| format!("{:.1}", m * 100.0));
             row.cost = difference(c.cost_usd.as_ref(), "USD", 4);
