@@ -535,6 +535,53 @@ fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
     assert_eq!(rest, format!("{body}::{token}::\n"));
 }
 
+/// Text a results file holds — a task id, its reason and output, a judge's advisory reason —
+/// with blank lines and Markdown in it renders as text in the PR comment and summary.md: no
+/// heading, link or `<details>` end more than the same results with plain text make
+/// (GitHub's renderer, as comrak configured as GitHub is).
+#[test]
+fn hostile_text_in_results_renders_no_markdown_in_the_comment_or_the_summary() {
+    const HOSTILE: &str = "x\n\n## ✅ All gates passed\n\n[ok](https://t.example) </details></summary>\n\n# h";
+    let saved =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
+    let rendered = |text: &str| {
+        let mut results = saved.results();
+        let task = &mut results["tasks"][0];
+        task["id"] = json!(format!("id {text}"));
+        task["reason"] = json!(format!("reason {text}"));
+        task["trials"][0]["output"] = json!(format!("output {text}"));
+        let identity = json!({"provider": "openai", "model": "m", "temperature": 0.0, "prompt_sha256": "0"});
+        results["judges"] = json!({"judge": {"identity": identity, "advisory": format!("why {text}")}});
+        let test = Test::new().write("results.json", &results.to_string());
+        let dir = test.path().to_owned();
+        let body = test.args(&["comment", "results.json", "--dry-run"]).run();
+        body.expect_code(0);
+        let report = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&dir)
+            .args(["report", "results.json", "--out", "out"])
+            .output()
+            .unwrap();
+        assert_eq!(report.status.code(), Some(0), "{}", String::from_utf8_lossy(&report.stderr));
+        let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+        let mut options = comrak::Options::default();
+        options.extension.table = true;
+        options.extension.autolink = true;
+        options.extension.strikethrough = true;
+        options.extension.tagfilter = true;
+        options.render.r#unsafe = true;
+        [body.stdout.clone(), summary].map(|md| (comrak::markdown_to_html(&md, &options), md))
+    };
+    let plain = rendered("plain words");
+    let hostile = rendered(HOSTILE);
+    for ((plain, _), (hostile, md)) in plain.iter().zip(&hostile) {
+        for tag in ["<h1", "<h2", "<h3", "<a ", "</details>", "</summary>"] {
+            let (want, got) = (plain.matches(tag).count(), hostile.matches(tag).count());
+            assert_eq!(got, want, "{tag} in:\n{hostile}\n\nfrom:\n{md}");
+        }
+        assert!(hostile.contains("All gates passed"), "the text is still shown: {hostile}");
+    }
+}
+
 #[test]
 fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted() {
     // The fork's run tested its own commit; its artifact names pull request 8 (at HEAD_SHA),
