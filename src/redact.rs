@@ -390,6 +390,7 @@ fn legacy_inert(line: Cow<'_, str>) -> Cow<'_, str> {
 }
 
 #[doc(hidden)]
+#[allow(clippy::disallowed_methods)] // `outln!`/`errln!`: the line made inert first
 pub fn print_line(stderr: bool, line: &str) {
     write_line(stderr, &stream_line(line));
 }
@@ -414,6 +415,18 @@ mod tests {
         Redactor::new(
             &secrets.iter().map(|(v, p)| Secret { value: (*v).into(), placeholder: (*p).into() }).collect::<Vec<_>>(),
         )
+    }
+
+    #[test]
+    fn no_line_of_a_stream_line_starts_a_runner_command() {
+        assert_eq!(
+            stream_line("name `a\n::error::x` and\r  ::warning::y"),
+            "name `a\n: :error::x` and\r  : :warning::y"
+        );
+        assert_eq!(stream_line("::error::at the start"), ": :error::at the start");
+        assert_eq!(stream_line("a ::b:: in a line ##[add-mask]x"), "a ::b:: in a line ## [add-mask]x");
+        assert!(matches!(stream_line("plain"), Cow::Borrowed(_)));
+        assert_eq!(command_line("::error file=a::m ##vso[x]"), "::error file=a::m ## vso[x]");
     }
 
     #[test]
