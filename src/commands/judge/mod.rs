@@ -83,7 +83,7 @@ fn same_suite(suite: &Suite, results: &Results, file: &std::path::Path) -> Resul
         .collect();
     if let Some(first) = changed.first() {
         return Err(Error::Usage(format!(
-            "{file}: task `{first}`{} ran as defined otherwise than in the suite now (another suite, or an edit since): run the suite again",
+            "{file}: task `{first}`{} ran as defined otherwise than in the suite now (another suite, an edit since, or `--var` values): run the suite again",
             match changed.len() {
                 1 => String::new(),
                 n => format!(" and {} more", n - 1),
