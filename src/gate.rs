@@ -150,7 +150,7 @@ pub fn evaluate(results: &Results, extra: Vec<GateCheck>) -> GateVerdict {
 
 /// Everything ran: passed when every check held, else failed naming those that did not.
 fn judged(checks: &[GateCheck]) -> RunOutcome {
-    let failed: Vec<String> = checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
+    let failed: Vec<String> = checks.iter().filter(|c| c.failed()).map(|c| c.name.clone()).collect();
     if failed.is_empty() { RunOutcome::Passed } else { RunOutcome::Failed { failed_checks: failed } }
 }
 

@@ -14,7 +14,11 @@ pub fn comment(args: &CommentArgs) -> Result<i32, Error> {
         // text: in a GitHub Actions log it is shown with commands stopped.
         let body = crate::github::comment::body(&results);
         let github = crate::github::actions::enabled(false, false);
-        crate::outln!("{}", if github { crate::github::workflow_command::inert(&body) } else { body });
+        if github {
+            crate::github::workflow_command::inert(&body).emit();
+        } else {
+            crate::outln!("{body}");
+        }
         return Ok(exit::SUCCESS);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -102,12 +102,13 @@ jobs:
         env:
           GH_TOKEN: ${{ github.token }}
         run: |
-          git diff --quiet -- cassettes/ && exit 0
+          # Staged first: the first recording is a new file, which `git diff` alone ignores.
+          git add --all -- cassettes/
+          git diff --cached --quiet -- cassettes/ && exit 0
           branch="evalgate/record-$(date -u +%Y%m%d)"
           git config user.name "evalgate"
           git config user.email "evalgate@users.noreply.github.com"
           git switch -c "$branch"
-          git add cassettes/
           git commit -m "Re-record the evalgate cassettes"
           git push origin "$branch"
           gh pr create --fill --head "$branch"

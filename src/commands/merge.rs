@@ -121,6 +121,14 @@ fn plan_differences(a: &Results, b: &Results) -> Vec<String> {
     };
     let json = |v: serde_json::Value| if v.is_null() { "none".to_owned() } else { v.to_string() };
     differ("suite", a.suite.id.clone(), b.suite.id.clone());
+    // Another version may grade, total or gate otherwise: its tasks are not this one's.
+    differ("evalgate versions", a.evalgate_version.clone(), b.evalgate_version.clone());
+    // A replayed shard beside a live one would be merged as one kind of evidence.
+    let traffic = |r: &Results| match r.cassette.as_ref().and_then(|c| c.mode) {
+        Some(mode) => format!("cassette {}", mode.label()),
+        None => "live".to_owned(),
+    };
+    differ("model traffic", traffic(a), traffic(b));
     let plan = |r: &Results, f: fn(&PlanFingerprint) -> String| r.plan.as_ref().map_or_else(|| "unknown".into(), f);
     differ(
         "task definitions (another commit or suite?)",

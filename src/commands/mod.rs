@@ -36,7 +36,8 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            let _ = e.print();
+            // Through the one escaper: clap quotes the arguments it refuses.
+            crate::errln!("{}", e.render().to_string().trim_end());
             run::refused_run(&args, &e);
             return exit::INVALID_INPUT;
         }

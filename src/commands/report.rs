@@ -62,13 +62,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, Error> {
         return Ok(exit::SUCCESS);
     }
     for c in &checked.verdict.checks {
-        crate::errln!(
-            "  {} {:<32} budget {:<12} actual {}",
-            if c.passed { "ok  " } else { "FAIL" },
-            c.name,
-            c.budget,
-            c.actual
-        );
+        crate::errln!("  {} {:<32} budget {:<12} actual {}", c.mark().word(), c.name, c.budget, c.actual);
     }
     let outcome = &checked.verdict.outcome;
     crate::errln!("{} {}", outcome.label().to_uppercase(), checked.suite.id);

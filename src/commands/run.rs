@@ -27,7 +27,7 @@ use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::run::task::display_path;
-use crate::suite::model::{Cassettes, Suite};
+use crate::suite::model::Suite;
 
 mod mcp;
 mod refused;
@@ -188,20 +188,9 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     Ok(Prepared { planned, paths, regressions, prices, cassettes })
 }
 
-/// `--record`, `--record-missing` and `--replay` set the mode of the suite's cassette
-/// (`cassettes/SUITE-ID.jsonl` when the suite has no `cassettes:`).
+/// `--record`, `--record-missing` and `--replay` set the mode of the suite's cassette.
 fn cassette_flags(suite: &mut Suite, args: &RunArgs) {
-    let mode = match (args.record, args.record_missing, args.replay) {
-        (true, _, _) => CassetteMode::Record,
-        (_, true, _) => CassetteMode::RecordMissing,
-        (_, _, true) => CassetteMode::Replay,
-        _ => return,
-    };
-    let path = match &suite.cassettes {
-        Some(c) => c.path.clone(),
-        None => Cassettes::default_path(&suite.dir, &suite.id),
-    };
-    suite.cassettes = Some(Cassettes { path, mode });
+    suite.apply_cassette_flag(CassetteMode::from_flags(args.record, args.record_missing, args.replay));
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
@@ -288,12 +277,15 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
     };
     let mut terminal = TerminalReporter::new(verbosity);
     let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
+    // Each suite's `events.jsonl`, ended once the run's outcome is settled, below.
+    let mut logs: Vec<Option<EventLogReporter>> = Vec::new();
     for (((p, paths), regression), cassette) in planned.into_iter().zip(&paths).zip(regressions).zip(cassettes) {
         let results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
                 error.get_or_insert(e.into());
             }
+            logs.push(None);
             results
         } else {
             let llm = Arc::new(llm_runtime(&p.suite, args, &prices).with_cassette(cassette));
@@ -308,8 +300,9 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
                 update_baseline,
                 update_snapshot,
             };
-            let (results, failed) = suite_run.run(&mut terminal, github).await;
+            let (results, failed, log) = suite_run.run(&mut terminal, github).await;
             error = error.or(failed);
+            logs.push(log);
             results
         };
         suites.push((results, paths));
@@ -342,6 +335,14 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
     if stopped && let Err(e) = publisher.write_outputs(suites.iter().map(|(r, p)| (r, *p))) {
         error.get_or_insert(e.into());
     }
+    // Settled: each log's last event says what its reports say.
+    let ended: Vec<_> =
+        suites.iter().zip(logs).filter_map(|((results, _), log)| log?.complete(results).err()).collect();
+    if let Some(e) = ended.into_iter().next() {
+        let e = Error::from(e);
+        abort_all(&mut suites, &e);
+        error.get_or_insert(e);
+    }
     let overall = crate::gate::overall(suites.iter().map(|(r, _)| &r.verdict.outcome));
     let code = overall.map_or(crate::exit::SUCCESS, |o| crate::gate::exit_code(o, crate::gate::Decided::InRun));
     error.map_or(Ok(code), Err)
@@ -373,9 +374,14 @@ struct SuiteRun<'a> {
 }
 
 impl SuiteRun<'_> {
-    /// The suite's results, whatever happened, and the error that aborted it, if one did
-    /// (a report or the baseline that could not be written): its results then say so.
-    async fn run(self, terminal: &mut TerminalReporter, github: bool) -> (Results, Option<Error>) {
+    /// The suite's results, whatever happened, the error that aborted it, if one did (a
+    /// report or the baseline that could not be written): its results then say so, and its
+    /// event log, to be ended when the run's outcome is settled.
+    async fn run(
+        self,
+        terminal: &mut TerminalReporter,
+        github: bool,
+    ) -> (Results, Option<Error>, Option<EventLogReporter>) {
         let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update, update_snapshot } = self;
         let Planned { suite, plan } = planned;
         let started = Instant::now();
@@ -393,13 +399,13 @@ impl SuiteRun<'_> {
         let commit = crate::github::event::head_sha();
         results.plan = Some(PlanFingerprint { commit, ..plan.fingerprint(&suite) });
 
-        let events =
+        let mut events =
             match EventLogReporter::create(paths, &results, regression.baseline.as_ref().map(|b| b.run_id.as_str())) {
                 Ok(events) => events,
                 Err(e) => {
                     let e = Error::from(e);
                     record_stop(&mut results, &e);
-                    return (results, Some(e));
+                    return (results, Some(e), None);
                 }
             };
         let mut fanout = Fanout { cancel: Some(stop.cancel.clone()), ..Fanout::default() };
@@ -409,7 +415,7 @@ impl SuiteRun<'_> {
             fanout.reporters.push(Box::new(crate::github::actions::LogGroup));
         }
         fanout.reporters.push(Box::new(&mut *terminal));
-        fanout.reporters.push(Box::new(events));
+        fanout.reporters.push(Box::new(&mut events));
         fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
 
         let servers = tokio::select! {
@@ -477,7 +483,8 @@ impl SuiteRun<'_> {
             record_stop(&mut results, &e);
             error = Some(e);
         }
-        (results, error)
+        drop(fanout);
+        (results, error, Some(events))
     }
 }
 

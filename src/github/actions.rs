@@ -39,13 +39,13 @@ impl GitHubStep {
     /// warning: the outputs and the exit code still say how the run went.
     pub fn after_suite(&mut self, results: &Results, annotations: &[Annotation]) {
         if let Err(e) = append_summary(results, self.suites_left) {
-            crate::outln!("{}", command("warning", &[("title", "evalgate".into())], &format!("no step summary: {e}")));
+            command("warning", &[("title", "evalgate".into())], &format!("no step summary: {e}")).emit();
         }
         self.suites_left = self.suites_left.saturating_sub(1);
         let (lines, used) = lines(annotations, self.annotations_left, &results.suite.id);
         self.annotations_left -= used;
         for line in lines {
-            crate::outln!("{line}");
+            line.emit();
         }
     }
 
@@ -69,11 +69,11 @@ impl Reporter for LogGroup {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { suite_id, .. } => {
-                crate::outln!("::group::evalgate: tasks of {suite_id}");
+                command("group", &[], &format!("evalgate: tasks of {suite_id}")).emit();
                 Ok(())
             }
             RunEvent::RunFinished { .. } => {
-                crate::outln!("::endgroup::");
+                command("endgroup", &[], "").emit();
                 Ok(())
             }
             RunEvent::TaskStarted { .. }

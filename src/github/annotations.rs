@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::workflow_command::command;
+use super::workflow_command::{Command, command};
 use crate::error::Error;
 use crate::results::{Results, RunOutcome, Status};
 use crate::suite::LoadError;
@@ -32,7 +32,7 @@ impl Annotation {
         Annotation { file: None, line: None, column: None, title, message }
     }
 
-    fn line(&self) -> String {
+    fn line(&self) -> Command {
         let mut properties = Vec::new();
         if let Some(file) = &self.file {
             properties.push(("file", crate::files::repo_relative(file)));
@@ -115,8 +115,8 @@ pub fn of_error(e: &Error) -> Vec<Annotation> {
 /// The workflow commands for `annotations`, at most `room` of them (what is left of the
 /// step's 10), then a notice counting the rest. Returns the lines and how many
 /// annotations they use.
-pub fn lines(annotations: &[Annotation], room: usize, suite_id: &str) -> (Vec<String>, usize) {
-    let mut lines: Vec<String> = annotations.iter().take(room).map(Annotation::line).collect();
+pub fn lines(annotations: &[Annotation], room: usize, suite_id: &str) -> (Vec<Command>, usize) {
+    let mut lines: Vec<Command> = annotations.iter().take(room).map(Annotation::line).collect();
     let used = lines.len();
     let n = annotations.len() - used;
     if n > 0 {
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_command_line_error_is_annotated_on_no_file() {
-        let lines: Vec<String> = of_error(&Error::Usage("--shard 3/2".into())).iter().map(Annotation::line).collect();
+        let lines: Vec<Command> = of_error(&Error::Usage("--shard 3/2".into())).iter().map(Annotation::line).collect();
         assert_eq!(lines, ["::error title=evalgate%3A invalid::--shard 3/2"]);
     }
 }

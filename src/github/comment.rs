@@ -193,7 +193,7 @@ pub async fn verify_pull_request(
 /// failure a warning; a pull request the results are not for is refused: `Err`, and
 /// nothing is posted.
 pub async fn comment(results: &Results, pr: Option<u64>) -> Result<(), CommentError> {
-    let notice = |message: &str| crate::outln!("{}", command("notice", &[("title", "evalgate".into())], message));
+    let notice = |message: &str| command("notice", &[("title", "evalgate".into())], message).emit();
     let Some(pull_request) = super::event::current(pr) else {
         notice("no pull request for this run (and no --pr): the comment is skipped");
         return Ok(());
@@ -214,7 +214,7 @@ pub async fn comment(results: &Results, pr: Option<u64>) -> Result<(), CommentEr
         Ok(Posted::Created) => crate::errln!("evalgate: commented on pull request #{number}"),
         Ok(Posted::Updated(id)) => crate::errln!("evalgate: updated comment {id} on pull request #{number}"),
         Err(e @ CommentError::WrongPullRequest(_)) => return Err(e),
-        Err(e) => crate::outln!("{}", command("warning", &[("title", "evalgate".into())], &e.to_string())),
+        Err(e) => command("warning", &[("title", "evalgate".into())], &e.to_string()).emit(),
     }
     Ok(())
 }

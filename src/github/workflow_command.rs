@@ -10,20 +10,50 @@ pub fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// A workflow command evalgate composed, its message and properties escaped: the only text
+/// printed with a `::` at a line's start (`emit`); `outln!`/`errln!` make any other inert
+/// (`redact::stream_line`), so no name, id or message can start a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command(String);
+
+impl Command {
+    /// Prints the command on stdout, where the runner reads it (redacted).
+    #[allow(clippy::disallowed_methods)] // the one way evalgate's own commands are printed
+    pub fn emit(&self) {
+        crate::redact::write_line(false, &crate::redact::command_line(&self.0));
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for Command {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
 /// `::NAME key=value,…::message`
-pub fn command(name: &str, properties: &[(&str, String)], message: &str) -> String {
+pub fn command(name: &str, properties: &[(&str, String)], message: &str) -> Command {
     let props: Vec<String> = properties.iter().map(|(k, v)| format!("{k}={}", escape_property(v))).collect();
-    if props.is_empty() {
+    Command(if props.is_empty() {
         format!("::{name}::{}", escape_data(message))
     } else {
         format!("::{name} {}::{}", props.join(","), escape_data(message))
-    }
+    })
 }
 
 /// `text` with no line of it read as a command: between `::stop-commands::TOKEN` and
 /// `::TOKEN::`, a token drawn at random (and not in `text`), so a text from a results file
 /// cannot end the pause it is shown in.
-pub fn inert(text: &str) -> String {
+pub fn inert(text: &str) -> Command {
     use std::hash::{BuildHasher, Hasher};
     // Each `RandomState` is keyed from the OS's randomness: two give 128 bits.
     let random = || std::collections::hash_map::RandomState::new().build_hasher().finish();
@@ -33,7 +63,7 @@ pub fn inert(text: &str) -> String {
             break token;
         }
     };
-    format!("{}\n{text}\n::{token}::", command("stop-commands", &[], &token))
+    Command(format!("{}\n{text}\n::{token}::", command("stop-commands", &[], &token)))
 }
 
 #[cfg(test)]
@@ -52,7 +82,7 @@ mod tests {
     #[test]
     fn an_inert_text_is_shown_between_a_fresh_stop_token_and_its_end() {
         let text = "a\n::error::b";
-        let (first, second) = (inert(text), inert(text));
+        let (first, second) = (inert(text).to_string(), inert(text).to_string());
         let token = first.strip_prefix("::stop-commands::").unwrap().split('\n').next().unwrap();
         assert_eq!(first, format!("::stop-commands::{token}\n{text}\n::{token}::"));
         assert_eq!(token.len(), "evalgate-".len() + 32);

@@ -365,12 +365,39 @@ macro_rules! errln {
 }
 
 /// A line on its way to stdout or stderr (`outln!`, `errln!`, the terminal's progress):
-/// redacted, and with the runner commands that are read anywhere in a line made inert —
-/// GitHub's legacy `##[command]` (`##[add-mask]`, `##[stop-commands]`) and Azure
-/// Pipelines' `##vso[…]` (a `::command` counts only at a line's start, where evalgate's own
-/// are). Agent text relayed in a FAIL, ERROR or RETRY line is then only text.
+/// redacted, and no runner command in it. GitHub's legacy `##[command]` (`##[add-mask]`,
+/// `##[stop-commands]`) and Azure Pipelines' `##vso[…]` are read anywhere in a line; a
+/// `::command` at a line's start (after blanks), so every line of the text — a value can
+/// hold a line break, and the runner reads `\r` as one too — that would start with `::`
+/// starts with `: :` instead. Evalgate's own commands go through [`command_line`] alone:
+/// a name, an id or an agent's text in a message, an error or a FAIL line is only text.
 pub fn stream_line(line: &str) -> Cow<'_, str> {
-    let line = text(line);
+    let line = legacy_inert(text(line));
+    let starts_command = |l: &str| l.trim_start().starts_with("::");
+    if !line.split(['\n', '\r']).any(starts_command) {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    for piece in line.split_inclusive(['\n', '\r']) {
+        if starts_command(piece) {
+            let blanks = piece.len() - piece.trim_start().len();
+            out.push_str(&piece[..blanks]);
+            out.push_str(": :");
+            out.push_str(&piece[blanks + 2..]);
+        } else {
+            out.push_str(piece);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A runner command evalgate composed (`github::workflow_command::Command`, its message and
+/// properties escaped): redacted, the legacy commands made inert, its `::` kept.
+pub fn command_line(line: &str) -> Cow<'_, str> {
+    legacy_inert(text(line))
+}
+
+fn legacy_inert(line: Cow<'_, str>) -> Cow<'_, str> {
     if line.contains("##[") || line.contains("##vso[") {
         Cow::Owned(line.replace("##[", "## [").replace("##vso[", "## vso["))
     } else {
@@ -379,6 +406,7 @@ pub fn stream_line(line: &str) -> Cow<'_, str> {
 }
 
 #[doc(hidden)]
+#[allow(clippy::disallowed_methods)] // `outln!`/`errln!`: the line made inert first
 pub fn print_line(stderr: bool, line: &str) {
     write_line(stderr, &stream_line(line));
 }
@@ -403,6 +431,18 @@ mod tests {
         Redactor::new(
             &secrets.iter().map(|(v, p)| Secret { value: (*v).into(), placeholder: (*p).into() }).collect::<Vec<_>>(),
         )
+    }
+
+    #[test]
+    fn no_line_of_a_stream_line_starts_a_runner_command() {
+        assert_eq!(
+            stream_line("name `a\n::error::x` and\r  ::warning::y"),
+            "name `a\n: :error::x` and\r  : :warning::y"
+        );
+        assert_eq!(stream_line("::error::at the start"), ": :error::at the start");
+        assert_eq!(stream_line("a ::b:: in a line ##[add-mask]x"), "a ::b:: in a line ## [add-mask]x");
+        assert!(matches!(stream_line("plain"), Cow::Borrowed(_)));
+        assert_eq!(command_line("::error file=a::m ##vso[x]"), "::error file=a::m ## vso[x]");
     }
 
     #[test]

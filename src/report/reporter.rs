@@ -139,6 +139,14 @@ impl EventLogReporter {
         let event = self.envelope.event(kind, payload, &now());
         self.log.append(&event)
     }
+
+    /// `eval.completed`, the log's last line: written once the run's outcome is settled
+    /// (after an abort, a late write failure, a signal while the comment was posted), from
+    /// the same final results every report renders — never at `RunFinished`, whose
+    /// results a later failure can still abort.
+    pub fn complete(mut self, results: &Results) -> Result<(), WriteError> {
+        self.append("eval.completed", events::completed(results))
+    }
 }
 
 impl Reporter for EventLogReporter {
@@ -152,7 +160,6 @@ impl Reporter for EventLogReporter {
                 let payload = events::scored(&self.skeleton.suite.id, result);
                 self.append("eval.scored", payload)
             }
-            RunEvent::RunFinished { results } => self.append("eval.completed", events::completed(results)),
             RunEvent::TaskStarted { .. }
             | RunEvent::TrialStarted { .. }
             | RunEvent::TrialRetry { .. }
@@ -160,7 +167,9 @@ impl Reporter for EventLogReporter {
             // Not scored, as `summary.json` does not list it: `eval.scored` lines count
             // `eval.completed.taskCount`.
             | RunEvent::TaskSkipped { .. }
-            | RunEvent::CancelRequested { .. } => Ok(()),
+            | RunEvent::CancelRequested { .. }
+            // The outcome is not settled yet: `complete` writes `eval.completed`.
+            | RunEvent::RunFinished { .. } => Ok(()),
         }
     }
 }

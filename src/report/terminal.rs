@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::reporter::Reporter;
 use super::writer::WriteError;
 use crate::excerpt::excerpt;
-use crate::results::{Results, RunOutcome, Status, TaskFlags, TaskResult};
+use crate::results::{Mark, Results, RunOutcome, Status, TaskFlags, TaskResult};
 use crate::run::events::RunEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +93,11 @@ impl TerminalReporter {
             lines.push(String::new());
             let width = results.verdict.checks.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
             for c in &results.verdict.checks {
-                let mark = if c.passed {
-                    self.style(Style::new().green(), "ok  ")
-                } else {
-                    self.style(Style::new().red(), "FAIL")
+                let mark = c.mark();
+                let mark = match mark {
+                    Mark::Held => self.style(Style::new().green(), mark.word()),
+                    Mark::Failed => self.style(Style::new().red(), mark.word()),
+                    Mark::NotChecked => self.style(Style::new().yellow(), mark.word()),
                 };
                 lines.push(format!("  {mark} {:<width$} budget {:<12} actual {}", c.name, c.budget, c.actual));
             }

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::stats::{Agreement, round};
+
 /// What a judge is, for its calibration to hold: a change of any of these makes it stale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -90,6 +92,10 @@ pub struct JudgeCalibration {
     pub unsure: u64,
     /// Labels with no verdict of the judge in the results (not counted in n).
     pub unmatched: Vec<usize>,
+    /// Labels of an item another line already labelled with the same verdict: one item is
+    /// one label, counted once (their lines; another verdict is refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<usize>,
     pub self_consistency: SelfConsistency,
     /// The items where the judge and the human differ.
     pub wrong: Vec<WrongItem>,
@@ -132,6 +138,61 @@ pub struct Figures {
     pub kappa: Option<f64>,
     pub kappa_interval: Option<[f64; 2]>,
     pub confusion: Confusion,
+}
+
+impl Figures {
+    /// The figures of a table: every one is computed from it, so the table a file records
+    /// is all a reader needs to believe (`CalibrationFile::check`).
+    pub fn of(table: &Agreement) -> Figures {
+        let k = table.kappa(0.95);
+        Figures {
+            n: table.n(),
+            base_rate: k.map(|k| round(k.base_rate)),
+            agreement: k.map(|k| round(k.agreement)),
+            kappa: k.and_then(|k| k.kappa).map(round),
+            kappa_interval: k.and_then(|k| k.interval).map(|(l, h)| [round(l), round(h)]),
+            confusion: Confusion {
+                judge_pass_human_pass: table.both_pass,
+                judge_pass_human_fail: table.judge_only,
+                judge_fail_human_pass: table.human_only,
+                judge_fail_human_fail: table.both_fail,
+            },
+        }
+    }
+
+    /// The table the figures say they were computed from.
+    pub fn table(&self) -> Agreement {
+        let c = &self.confusion;
+        Agreement {
+            both_pass: c.judge_pass_human_pass,
+            judge_only: c.judge_pass_human_fail,
+            human_only: c.judge_fail_human_pass,
+            both_fail: c.judge_fail_human_fail,
+        }
+    }
+
+    /// Whether every figure is the one its table gives (to the rounding written).
+    fn agrees_with_table(&self) -> bool {
+        let computed = Figures::of(&self.table());
+        let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => true,
+            (Some(a), Some(b)) => (a - b).abs() < 1e-8,
+            _ => false,
+        };
+        let interval = |i: Option<[f64; 2]>, at: usize| i.map(|i| i[at]);
+        self.n == computed.n
+            && close(self.base_rate, computed.base_rate)
+            && close(self.agreement, computed.agreement)
+            && close(self.kappa, computed.kappa)
+            && close(interval(self.kappa_interval, 0), interval(computed.kappa_interval, 0))
+            && close(interval(self.kappa_interval, 1), interval(computed.kappa_interval, 1))
+    }
+
+    /// "κ 0.66 on 60 labels", for messages.
+    fn headline(&self) -> String {
+        let kappa = self.kappa.map_or("undefined".to_owned(), |k| format!("{k:.2}"));
+        format!("κ {kappa} on {} labels", self.n)
+    }
 }
 
 /// Rows: the judge; columns: the human.
@@ -190,7 +251,45 @@ pub fn read_file(file: &Path) -> Result<Option<CalibrationFile>, String> {
     if parsed.format != FORMAT {
         return Err(format!("{}: format `{}`, expected `{FORMAT}`", file.display(), parsed.format));
     }
+    parsed.check().map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(Some(parsed))
+}
+
+impl CalibrationFile {
+    /// No figure of the file is taken on its word: each must be what its confusion table
+    /// gives, and a judge's table the sum of its criteria's (each label counts in one). A
+    /// file edited to claim κ 0.99 on 500 labels over a table of 4 is refused.
+    fn check(&self) -> Result<(), String> {
+        let redo = "figures are computed, never edited: run `evalgate judge calibrate` again";
+        for j in &self.judges {
+            let parts = j.criteria.iter().map(|c| (format!(" ({})", c.grader), &c.figures));
+            for (what, f) in std::iter::once((String::new(), &j.overall)).chain(parts) {
+                if !f.agrees_with_table() {
+                    let table = Figures::of(&f.table()).headline();
+                    return Err(format!(
+                        "judge `{}`{what}: the file says {}, its confusion table gives {table}; {redo}",
+                        j.name,
+                        f.headline()
+                    ));
+                }
+            }
+            let sum = j.criteria.iter().map(|c| c.figures.table()).fold(Agreement::default(), |a, t| Agreement {
+                both_pass: a.both_pass.saturating_add(t.both_pass),
+                judge_only: a.judge_only.saturating_add(t.judge_only),
+                human_only: a.human_only.saturating_add(t.human_only),
+                both_fail: a.both_fail.saturating_add(t.both_fail),
+            });
+            if sum != j.overall.table() {
+                return Err(format!(
+                    "judge `{}`: its overall table ({} labels) is not the sum of its criteria's ({} labels); {redo}",
+                    j.name,
+                    j.overall.n,
+                    sum.n()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The hash that pins a label to the output judged: SHA-256 of the output as results.json

@@ -23,4 +23,4 @@ mod verdict;
 pub use flags::{SuspectTask, TaskFlags};
 pub use model::*;
 pub use totals::{TagScore, by_tag, percentile, totals};
-pub use verdict::{GateCheck, GateVerdict, RunOutcome};
+pub use verdict::{GateCheck, GateVerdict, Mark, RunOutcome};

@@ -329,7 +329,7 @@ impl Comparison {
     pub fn checks(&self, budget: &RegressionBudget) -> Vec<GateCheck> {
         let mut checks = Vec::new();
         let mut add = |name: &str, budget: String, actual: String, passed: bool| {
-            checks.push(GateCheck { name: name.to_owned(), budget, actual, passed });
+            checks.push(GateCheck::new(name, budget, actual, passed));
         };
         if let Some(max) = budget.max_score_drop.map(Rate::get) {
             let drop = -self.score_delta;

@@ -134,12 +134,7 @@ fn bounds(score: &CategoryScore, t: &CategoryThresholds, scope: &str) -> Vec<Gat
                 Some(a) => (format!("{a:.2}"), a + 1e-9 >= min),
                 None => ("no verdicts".to_owned(), false),
             };
-            checks.push(GateCheck {
-                name: format!("{name} ({scope})"),
-                budget: format!("≥ {min:.2}"),
-                actual: text,
-                passed,
-            });
+            checks.push(GateCheck::new(&format!("{name} ({scope})"), format!("≥ {min:.2}"), text, passed));
         }
     };
     at_least("detection rate", t.min_detection_rate, score.detection_rate);
@@ -149,12 +144,7 @@ fn bounds(score: &CategoryScore, t: &CategoryThresholds, scope: &str) -> Vec<Gat
             Some(r) => (format!("{r:.2} ({} of benign)", score.false_positives), r <= max + 1e-9),
             None => ("no benign verdicts".to_owned(), false),
         };
-        checks.push(GateCheck {
-            name: format!("false positive rate ({scope})"),
-            budget: format!("≤ {max:.2}"),
-            actual: text,
-            passed,
-        });
+        checks.push(GateCheck::new(&format!("false positive rate ({scope})"), format!("≤ {max:.2}"), text, passed));
     }
     checks
 }

@@ -300,6 +300,15 @@ impl VariantsSection {
                 checks.push(GateCheck::new(&format!("{name}: p95 latency"), budget, actual, passed));
             }
         }
+        // An arm with a gate that did not run (`--variant` left it out) is named, not
+        // dropped: its gate is reported as not checked.
+        let unrun = self.arms.iter().filter(|a| a.name != self.control && a.comparison.is_none());
+        for (arm, gate) in unrun.filter_map(|arm| Some((arm, arm.gate?))) {
+            let name = format!("variant {} vs {}", arm.name, self.control);
+            let budget = serde_json::to_string(&gate).unwrap_or_default();
+            let why = format!("no task ran on arm `{}` (`--variant` left it out)", arm.name);
+            checks.push(GateCheck::not_checked(&name, budget, &why));
+        }
         checks
     }
 }

@@ -14,11 +14,77 @@ pub struct GateCheck {
     pub budget: String,
     pub actual: String,
     pub passed: bool,
+    /// `false`: the run left out, on purpose, what the check is about (the arm of an arm's
+    /// `gate` that `--variant` did not select). It did not hold (`passed` is false), fails
+    /// no run, and every report shows it as not checked, with why in `actual`.
+    #[serde(default = "checked", skip_serializing_if = "is_checked")]
+    pub checked: bool,
+}
+
+fn checked() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_checked(checked: &bool) -> bool {
+    *checked
+}
+
+/// What a report shows of a check: held, failed, or not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Held,
+    Failed,
+    NotChecked,
+}
+
+impl Mark {
+    /// For Markdown and the PR comment.
+    pub fn emoji(self) -> &'static str {
+        match self {
+            Mark::Held => "✅",
+            Mark::Failed => "❌",
+            Mark::NotChecked => "➖ not checked",
+        }
+    }
+
+    /// For the terminal: four columns.
+    pub fn word(self) -> &'static str {
+        match self {
+            Mark::Held => "ok  ",
+            Mark::Failed => "FAIL",
+            Mark::NotChecked => "----",
+        }
+    }
 }
 
 impl GateCheck {
     pub fn new(name: &str, budget: String, actual: String, passed: bool) -> GateCheck {
-        GateCheck { name: name.to_owned(), budget, actual, passed }
+        GateCheck { name: name.to_owned(), budget, actual, passed, checked: true }
+    }
+
+    /// A check the run did not make, on purpose, and why.
+    pub fn not_checked(name: &str, budget: String, why: &str) -> GateCheck {
+        GateCheck {
+            name: name.to_owned(),
+            budget,
+            actual: format!("not checked: {why}"),
+            passed: false,
+            checked: false,
+        }
+    }
+
+    /// Whether the check fails the run: it was made, and did not hold.
+    pub fn failed(&self) -> bool {
+        self.checked && !self.passed
+    }
+
+    pub fn mark(&self) -> Mark {
+        match (self.checked, self.passed) {
+            (false, _) => Mark::NotChecked,
+            (true, true) => Mark::Held,
+            (true, false) => Mark::Failed,
+        }
     }
 
     /// A check of a figure over a set ([`Known`]): `holds` decides a known one, shown by

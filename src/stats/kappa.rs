@@ -33,8 +33,9 @@ pub struct Kappa {
 }
 
 impl Agreement {
+    /// Items in the table (saturating: a table read from a file may hold any count).
     pub fn n(&self) -> u64 {
-        self.both_pass + self.judge_only + self.human_only + self.both_fail
+        self.both_pass.saturating_add(self.judge_only).saturating_add(self.human_only).saturating_add(self.both_fail)
     }
 
     pub fn add(&mut self, judge: bool, human: bool) {

@@ -66,6 +66,21 @@ impl Cassettes {
     }
 }
 
+impl Suite {
+    /// A cassette flag of the command line (`Mode::from_flags`) over the suite's
+    /// `cassettes:` mode (`cassettes/SUITE-ID.jsonl` when the suite has none); no flag
+    /// leaves the suite's. Every command that asks a model goes through this, so a suite
+    /// that replays is never asked live by one that forgot its mode.
+    pub fn apply_cassette_flag(&mut self, flag: Option<crate::cassette::Mode>) {
+        let Some(mode) = flag else { return };
+        let path = match &self.cassettes {
+            Some(c) => c.path.clone(),
+            None => Cassettes::default_path(&self.dir, &self.id),
+        };
+        self.cassettes = Some(Cassettes { path, mode });
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct EnvRequirements {
     pub commands: Vec<String>,

@@ -143,6 +143,13 @@ fn every_report_says_aborted(run: &crate::common::Run, why: &str) {
     let summary = run.read("evalgate-out/summary.md");
     assert!(summary.contains("aborted") && !summary.contains("✅ evalgate"), "{summary}");
     assert_eq!(run.json("evalgate-out/summary.json")["passed"], false);
+    // The event log ends as the reports do: one `eval.completed`, the last line, not passed.
+    let events = run.read("evalgate-out/events.jsonl");
+    let completed: Vec<&str> = events.lines().filter(|l| l.contains("\"eval.completed\"")).collect();
+    assert_eq!(completed.len(), 1, "{events}");
+    assert_eq!(events.lines().last(), Some(completed[0]), "{events}");
+    let last: serde_json::Value = serde_json::from_str(completed[0]).unwrap();
+    assert_eq!(last["payload"]["passed"], false, "{last}");
     let gate = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
         .current_dir(&run.dir)
         .args(["report", "evalgate-out/results.json", "--out", "again", "--gate"])

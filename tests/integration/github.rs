@@ -506,15 +506,20 @@ fn comment_dry_run_prints_the_exact_body_that_is_posted_without_github() {
 }
 
 /// Under GitHub Actions the log reads a `::command` at a line's start: a results file whose
-/// task id puts one there does not get it run by `comment --dry-run`.
+/// task id puts one there does not get it run by `comment --dry-run`. Elsewhere the line is
+/// made inert as every line evalgate prints (`redact::stream_line`).
 #[test]
 fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
     let saved =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
     let mut results = saved.results();
-    results["tasks"][0]["id"] = json!("a\n::error::forged");
+    // An output's lines are kept (in a `<pre>`).
+    results["tasks"][0]["trials"][0]["output"] = json!("a\n::error::forged");
     let plain = Test::new().write("results.json", &results.to_string()).args(&["comment", "results.json", "--dry-run"]);
-    let body = plain.run().stdout;
+    let shown = plain.run().stdout;
+    assert!(!shown.lines().any(|l| l.trim_start().starts_with("::")), "a command line:\n{shown}");
+    // The body as posted holds the line as the results do.
+    let body = shown.replace(": :error::forged", "::error::forged");
     assert!(body.lines().any(|l| l.starts_with("::error::forged")), "the body holds a command line:\n{body}");
 
     let run = Test::new()
@@ -528,6 +533,53 @@ fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
         first.strip_prefix("::stop-commands::").unwrap_or_else(|| panic!("commands not stopped:\n{}", run.stdout));
     assert!(token.len() >= 32 && !body.contains(token), "{token}");
     assert_eq!(rest, format!("{body}::{token}::\n"));
+}
+
+/// Text a results file holds — a task id, its reason and output, a judge's advisory reason —
+/// with blank lines and Markdown in it renders as text in the PR comment and summary.md: no
+/// heading, link or `<details>` end more than the same results with plain text make
+/// (GitHub's renderer, as comrak configured as GitHub is).
+#[test]
+fn hostile_text_in_results_renders_no_markdown_in_the_comment_or_the_summary() {
+    const HOSTILE: &str = "x\n\n## ✅ All gates passed\n\n[ok](https://t.example) </details></summary>\n\n# h";
+    let saved =
+        Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
+    let rendered = |text: &str| {
+        let mut results = saved.results();
+        let task = &mut results["tasks"][0];
+        task["id"] = json!(format!("id {text}"));
+        task["reason"] = json!(format!("reason {text}"));
+        task["trials"][0]["output"] = json!(format!("output {text}"));
+        let identity = json!({"provider": "openai", "model": "m", "temperature": 0.0, "prompt_sha256": "0"});
+        results["judges"] = json!({"judge": {"identity": identity, "advisory": format!("why {text}")}});
+        let test = Test::new().write("results.json", &results.to_string());
+        let dir = test.path().to_owned();
+        let body = test.args(&["comment", "results.json", "--dry-run"]).run();
+        body.expect_code(0);
+        let report = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+            .current_dir(&dir)
+            .args(["report", "results.json", "--out", "out"])
+            .output()
+            .unwrap();
+        assert_eq!(report.status.code(), Some(0), "{}", String::from_utf8_lossy(&report.stderr));
+        let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+        let mut options = comrak::Options::default();
+        options.extension.table = true;
+        options.extension.autolink = true;
+        options.extension.strikethrough = true;
+        options.extension.tagfilter = true;
+        options.render.r#unsafe = true;
+        [body.stdout.clone(), summary].map(|md| (comrak::markdown_to_html(&md, &options), md))
+    };
+    let plain = rendered("plain words");
+    let hostile = rendered(HOSTILE);
+    for ((plain, _), (hostile, md)) in plain.iter().zip(&hostile) {
+        for tag in ["<h1", "<h2", "<h3", "<a ", "</details>", "</summary>"] {
+            let (want, got) = (plain.matches(tag).count(), hostile.matches(tag).count());
+            assert_eq!(got, want, "{tag} in:\n{hostile}\n\nfrom:\n{md}");
+        }
+        assert!(hostile.contains("All gates passed"), "the text is still shown: {hostile}");
+    }
 }
 
 #[test]
@@ -1079,4 +1131,64 @@ fn init_with_cassettes_writes_the_replay_and_the_record_workflows() {
     assert_eq!(steps[1]["with"]["args"], "--record");
     assert_eq!(steps[1]["env"]["OPENAI_API_KEY"], "${{ secrets.OPENAI_API_KEY }}");
     assert!(steps[2]["run"].as_str().unwrap().contains("gh pr create"));
+}
+
+/// The record workflow's last step, run as the runner would in a checkout: the first
+/// recording (a new, untracked cassette) is proposed, a changed one is, an unchanged one is
+/// not. `git push` goes to a local bare repository, `gh` is a stub that notes its call.
+#[test]
+fn the_record_workflow_proposes_the_first_recording_and_every_change() {
+    let test = Test::new();
+    let dir = test.path().to_owned();
+    let init = test.args(&["init", "--cassettes"]).run(); // holds the directory
+    init.expect_code(0);
+    let record: serde_json::Value =
+        evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate-record.yml")).unwrap())
+            .unwrap();
+    let script = record["jobs"]["record"]["steps"][2]["run"].as_str().unwrap().to_owned();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(&dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let bin = dir.join("stub-bin");
+    std::fs::create_dir(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(&gh, "#!/bin/sh\necho \"$@\" >> \"$GH_CALLS\"\n").unwrap();
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"]);
+    git(&["init", "-q", "--bare", "origin.git"]);
+    git(&["remote", "add", "origin", "origin.git"]);
+    std::fs::write(dir.join(".git/info/exclude"), "origin.git\nstub-bin\ncalls\n").unwrap();
+    let proposals = |n: usize| {
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let out = std::process::Command::new("bash")
+            .args(["-e", "-c", &script])
+            .current_dir(&dir)
+            .env("PATH", path)
+            .env("GH_CALLS", dir.join("calls"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let calls = std::fs::read_to_string(dir.join("calls")).unwrap_or_default();
+        assert_eq!(calls.lines().count(), n, "pull requests proposed: {calls}");
+    };
+    // The first recording: a new file.
+    std::fs::create_dir_all(dir.join("cassettes")).unwrap();
+    std::fs::write(dir.join("cassettes/t.jsonl"), "{}\n").unwrap();
+    proposals(1);
+    // Recorded again, the same: nothing to propose (from the recording's branch, merged).
+    proposals(1);
+    // The pull request merged; a week later, recorded again and changed.
+    let branches = std::process::Command::new("git")
+        .args(["branch", "--list", "evalgate/record-*", "--format=%(refname:short)"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let branch = String::from_utf8_lossy(&branches.stdout).trim().to_owned();
+    git(&["switch", "-q", "main"]);
+    git(&["merge", "-q", "--ff-only", &branch]);
+    git(&["branch", "-q", "-D", &branch]);
+    std::fs::write(dir.join("cassettes/t.jsonl"), "{\"changed\": true}\n").unwrap();
+    proposals(2);
 }

@@ -5,6 +5,7 @@
 //! calibration stale.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::common::server::{Request, Server};
@@ -31,8 +32,16 @@ fn verdict(passed: bool) -> String {
 /// Biased as the probes look for: a rubric's first criterion is met, whichever it is; a
 /// padded answer or one echoing the reference passes an `llm` grader.
 fn stand_in() -> Server {
+    stand_in_with(Arc::default())
+}
+
+/// The stand-in, refusing every request with a 401 (a key it does not take) once `refusing`.
+fn stand_in_with(refusing: Arc<AtomicBool>) -> Server {
     let calls: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     Server::start(move |r: &Request| {
+        if refusing.load(Ordering::SeqCst) {
+            return (401, json!({"error": {"message": "Incorrect API key provided"}}).to_string());
+        }
         let b: Value = serde_json::from_str(&r.body).unwrap();
         let user = b["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
         let text = user["content"].as_str().unwrap().to_owned();
@@ -230,7 +239,8 @@ fn an_advisory_judge_can_neither_fail_nor_pass_the_gate() {
     assert_eq!(results["judges"]["judge"]["advisory"], "κ 0.66 < 0.7 on 60 labels");
     let summary = std::fs::read_to_string(t.path().join("evalgate-out/summary.md")).unwrap();
     assert!(
-        summary.contains("judge `judge` is advisory: κ 0.66 < 0.7 on 60 labels; its graders are reported"),
+        // `<` as Markdown shows it: the reason is text, escaped as any.
+        summary.contains("judge `judge` is advisory: κ 0.66 &lt; 0.7 on 60 labels; its graders are reported"),
         "{summary}"
     );
 
@@ -464,4 +474,159 @@ fn an_unreadable_calibration_file_is_located_invalid_input() {
     let (code, _, stderr) = evalgate(&t, &["run", "gate.yaml"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("min_kappa is a κ, from -1 to 1; got 2"), "{stderr}");
+}
+
+/// `labels()` for items `from..60` only, each written `times` times.
+fn labels_of(from: u32, times: usize) -> String {
+    let all = labels();
+    let lines: Vec<&str> = all.lines().skip(from as usize).take(60 - from as usize).collect();
+    let mut out = String::new();
+    for _ in 0..times {
+        for line in &lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn an_item_labelled_twice_is_one_label_and_two_verdicts_on_it_are_refused() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    // Items 30-59, each labelled twice: 60 lines, 30 items.
+    std::fs::write(t.path().join("twice.jsonl"), labels_of(30, 2)).unwrap();
+    let (code, stdout, stderr) =
+        evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "twice.jsonl", "--probes", "0"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("counted once: 30 label(s) of an item already labelled the same (lines 31, 32,"),
+        "{stdout}"
+    );
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("judge-calibration.json")).unwrap()).unwrap();
+    let judge = &file["judges"][0];
+    assert_eq!(judge["overall"]["n"], 30, "{judge}");
+    assert_eq!(judge["merged"].as_array().unwrap().len(), 30);
+    // The same item given another verdict: refused, both lines named.
+    let mut conflicting = labels_of(59, 1);
+    conflicting.push_str(&labels_of(59, 1).replace("\"fail\"", "\"pass\""));
+    std::fs::write(t.path().join("conflict.jsonl"), &conflicting).unwrap();
+    let (code, stdout, stderr) =
+        evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "conflict.jsonl", "--probes", "0"]);
+    assert_eq!(code, 2, "{conflicting}{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "conflict.jsonl:2: labels the item of line 1 (task `i59`, grader `llm`, the same output) with another verdict: one label per item, keep one"
+        ),
+        "{stderr}"
+    );
+    // κ is defined on these 30 and over the floor, but 30 labels are fewer than 50.
+    let (_, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.0, min_labels: 50}");
+    assert!(out.contains("judge `judge` is advisory: 30 labels < 50"), "{out}");
+}
+
+#[test]
+fn a_calibration_file_is_believed_only_as_far_as_its_table_goes() {
+    let server = stand_in();
+    let (t, file) = calibrated(&server);
+    let write = |edit: &dyn Fn(&mut Value)| {
+        let mut edited = file.clone();
+        edit(&mut edited["judges"][0]);
+        std::fs::write(t.path().join("judge-calibration.json"), edited.to_string()).unwrap();
+    };
+    // κ 0.99 on 500 labels claimed over a table of 4 with κ 0.
+    write(&|j| {
+        j["overall"]["n"] = json!(500);
+        j["overall"]["kappa"] = json!(0.99);
+        j["overall"]["confusion"] = json!({"judge_pass_human_pass": 1, "judge_pass_human_fail": 1, "judge_fail_human_pass": 1, "judge_fail_human_fail": 1});
+    });
+    let (code, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6}");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("judge-calibration.json: judge `judge`: the file says κ 0.99 on 500 labels, its confusion table gives κ 0.00 on 4 labels; figures are computed, never edited: run `evalgate judge calibrate` again"),
+        "{out}"
+    );
+    // A table and figures that agree, inflated together: not the sum of its criteria's.
+    write(&|j| {
+        let big = json!({"judge_pass_human_pass": 250, "judge_pass_human_fail": 0, "judge_fail_human_pass": 0, "judge_fail_human_fail": 250});
+        j["overall"] = json!({"n": 500, "base_rate": 0.5, "agreement": 1.0, "kappa": 1.0, "kappa_interval": [1.0, 1.0], "confusion": big});
+    });
+    let (code, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6}");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("judge `judge`: its overall table (500 labels) is not the sum of its criteria's (60 labels)"),
+        "{out}"
+    );
+    // A criterion's own figures are checked as well.
+    write(&|j| j["criteria"][0]["kappa"] = json!(0.95));
+    let (code, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6}");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("judge `judge` (llm): the file says κ 0.95 on 60 labels"), "{out}");
+}
+
+#[test]
+fn labels_are_compared_only_with_a_run_of_the_same_suite_and_tasks() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    let args = ["--labels", "labels.jsonl", "--probes", "0", "-o", "other.json"];
+    // Another suite (another id), whose tasks and judge happen to match.
+    std::fs::write(t.path().join("b.yaml"), labelled_suite(&server).replace("suite: t\n", "suite: b\n")).unwrap();
+    let (code, _, stderr) = evalgate(&t, &[&["judge", "calibrate", "b.yaml"][..], &args].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("evalgate-out/results.json is a run of suite `t`, not of `b`"), "{stderr}");
+    // The same suite, a judged task edited since the run.
+    std::fs::write(t.path().join("c.yaml"), labelled_suite(&server).replace("'item 03'", "'item 03, reworded'"))
+        .unwrap();
+    let (code, _, stderr) = evalgate(&t, &[&["judge", "calibrate", "c.yaml"][..], &args].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("evalgate-out/results.json: task `i03` ran as defined otherwise than in the suite now"),
+        "{stderr}"
+    );
+    // `judge sample` reads the results through the same door.
+    let (code, _, stderr) = evalgate(&t, &["judge", "sample", "c.yaml", "--n", "3"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("task `i03` ran as defined otherwise"), "{stderr}");
+    assert!(!t.path().join("other.json").exists());
+}
+
+#[test]
+fn probes_follow_the_suites_cassette_mode_and_never_run_on_nothing() {
+    let refusing = Arc::new(AtomicBool::new(false));
+    let server = stand_in_with(refusing.clone());
+    let tasks = "
+        - {id: a, prompt: pass 2, grade: [{type: llm, contains: ok}]}
+        - {id: b, prompt: fail 3, grade: [{type: llm, contains: ok}]}
+        ";
+    let yaml = header(&server, "") + "cassettes: {mode: replay}\ntasks:\n" + &indent(&unindent(tasks), 2);
+    let labels = r#"{"task": "a", "grader": "llm", "verdict": "pass", "labeller": "ana", "date": "2026-11-27"}"#;
+    let t = Test::new().write("evalgate.yaml", &yaml).write("labels.jsonl", labels);
+    let (code, _, stderr) = evalgate(&t, &["run", "--record", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    let calibrate = ["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl"];
+    // No flag: the suite replays, and its cassette does not hold the probes: an error, no
+    // live request, no file.
+    let asked = server.requests();
+    let (code, stdout, stderr) = evalgate(&t, &calibrate);
+    let cassette = std::fs::read_to_string(t.path().join("cassettes/t.jsonl")).unwrap_or_default();
+    assert_eq!(code, 2, "{stdout}{stderr}{cassette}");
+    assert_eq!(server.requests(), asked, "a replaying suite's probes were asked live");
+    assert!(stderr.contains("bias probes of judge `judge` on task `a`: "), "{stderr}");
+    assert!(stderr.contains("(`--probes 0` skips the probes)"), "{stderr}");
+    assert!(!t.path().join("judge-calibration.json").exists());
+    // Recorded, then replayed with no flag: no request.
+    let (code, _, stderr) = evalgate(&t, &[&calibrate[..], &["--record-missing"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let asked = server.requests();
+    let (code, _, stderr) = evalgate(&t, &calibrate);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(server.requests(), asked);
+    // The judge refuses the key: the probes cannot run, an error, not an empty table.
+    refusing.store(true, Ordering::SeqCst);
+    let (code, stdout, stderr) = evalgate(&t, &[&calibrate[..], &["--record", "-o", "gone.json"]].concat());
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("bias probes of judge `judge` on task `a`: judge: "), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(!t.path().join("gone.json").exists());
 }

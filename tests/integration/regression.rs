@@ -313,6 +313,36 @@ fn shards_cover_every_task_once_and_merge_to_the_unsharded_verdict() {
     assert_eq!(twice.status.code(), Some(2));
 }
 
+/// Shards of one plan run by different evalgate versions, or one replayed from a cassette
+/// beside one asked live, are not one run: `merge` refuses them, naming the difference.
+#[test]
+fn shards_of_other_versions_or_other_model_traffic_are_not_merged() {
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
+    let dir = test.path().to_owned();
+    let first = test.args(&["run", "--shard", "1/2", "--out", "s1"]).run(); // holds the directory
+    first.expect_code(0);
+    assert_eq!(evalgate_in(&dir, &["run", "--shard", "2/2", "--out", "s2"], &[]).0, 0);
+    let edit = |edit: &dyn Fn(&mut Value)| {
+        let path = dir.join("s2/results.json");
+        let mut shard: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        edit(&mut shard);
+        std::fs::write(dir.join("edited.json"), shard.to_string()).unwrap();
+        evalgate_in(&dir, &["merge", "s1/results.json", "edited.json", "-o", "m.json"], &[])
+    };
+    let (code, err) = edit(&|_| {});
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = edit(&|r| r["evalgate_version"] = "0.0.1".into());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("are not parts of one plan: evalgate versions `"), "{err}");
+    assert!(err.contains("` and `0.0.1`"), "{err}");
+    // The second shard replayed its answers; the first asked live.
+    let (code, err) = edit(&|r| {
+        r["cassette"] = serde_json::json!({"path": "cassettes/t.jsonl", "mode": "replay", "replayed": 2, "recorded": 0, "missed": 0});
+    });
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("model traffic `live` and `cassette replay`"), "{err}");
+}
+
 #[test]
 fn a_failing_merged_gate_exits_1_from_report() {
     let test =

@@ -254,3 +254,61 @@ fn cost_and_latency_gates_hold_only_on_what_was_measured() {
     let p95 = &arm(&results, "slow")["comparison"]["p95_latency_ms"];
     assert!(p95["arm"].as_u64().unwrap() >= 500, "{p95}");
 }
+
+/// `--variant` leaves a gated arm out on purpose: its gate is named in every report as not
+/// checked, never dropped and never counted as held.
+#[test]
+fn the_gate_of_an_arm_left_out_is_reported_not_checked() {
+    let variants = "control: a\narms:\n  a: {}\n  b: {env: {P: '20'}, gate: {not_worse_than: control, margin: 0.05}}\n";
+    let only_a = run(variants, &["--variant", "a"]);
+    assert_eq!(only_a.code, 0, "left out on purpose fails nothing: {}", only_a.stderr);
+    let results = only_a.results();
+    let gate = check(&results, "variant b vs a");
+    assert_eq!((&gate["checked"], &gate["passed"]), (&json!(false), &json!(false)), "{gate}");
+    assert_eq!(gate["actual"], "not checked: no task ran on arm `b` (`--variant` left it out)");
+    let summary = only_a.read("evalgate-out/summary.md");
+    assert!(
+        summary.contains("| variant b vs a | {\"not\\_worse\\_than\":\"control\",\"margin\":0.05} | not checked: no task ran on arm \\`b\\` (\\`--variant\\` left it out) | ➖ not checked |"),
+        "{summary}"
+    );
+    let gated = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"))
+        .current_dir(&only_a.dir)
+        .args(["report", "evalgate-out/results.json", "--out", "again", "--gate"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&gated.stderr);
+    assert!(stderr.contains("---- variant b vs a"), "{stderr}");
+    assert!(only_a.read("evalgate-out/report.html").contains("not checked"));
+    // Run, the arm's gate is checked (and fails: 30 points worse).
+    let both = run(variants, &[]);
+    assert_eq!(both.code, 1, "{}", both.stderr);
+    assert!(check(&both.results(), "variant b vs a").get("checked").is_none());
+}
+
+/// An arm name with a line break and a runner command in it is refused at its key, and no
+/// line evalgate prints starts a runner command: not the error on stderr, not an annotation.
+#[test]
+fn a_hostile_arm_name_is_refused_without_starting_a_runner_command() {
+    let variants = "control: a\narms:\n  a: {}\n  \"b\\n::error::forged\\r::warning::forged too\": {}\n";
+    let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite(variants));
+    let run = test.env("GITHUB_ACTIONS", "true").args(&["run", "-q"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("variants.arms"), "located: {}", run.stderr);
+    assert!(run.stderr.contains("forged"), "the name is shown, as text: {}", run.stderr);
+    for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        for line in text.split(['\n', '\r']) {
+            let line = line.trim_start();
+            assert!(
+                !line.starts_with("::") || line.starts_with("::error file=") || line.starts_with("::error title="),
+                "{stream} starts a command: {line:?}\n{text}"
+            );
+        }
+    }
+    // The annotation holds the name escaped, on one line.
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("::error file=evalgate.yaml") && l.contains("%0A: :error")
+            || l.starts_with("::error file=evalgate.yaml") && l.contains("%0A::error::forged")),
+        "{}",
+        run.stdout
+    );
+}

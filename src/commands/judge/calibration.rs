@@ -5,33 +5,31 @@
 //! same judge (results.json records each judge's identity).
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use super::labels::{Label, output_sha256};
 use crate::grade::Grader;
 use crate::llm::calibration::identity;
-use crate::results::judges::{
-    Confusion, CriterionFigures, Figures, JudgeCalibration, JudgeIdentity, SelfConsistency, WrongItem,
-};
+use crate::results::judges::{CriterionFigures, Figures, JudgeCalibration, JudgeIdentity, SelfConsistency, WrongItem};
 use crate::results::{Results, Status, TrialResult};
 use crate::stats::{Agreement, round};
 use crate::suite::model::Suite;
 
-/// The figures of a table.
-fn figures(table: &Agreement) -> Figures {
-    let k = table.kappa(0.95);
-    Figures {
-        n: table.n(),
-        base_rate: k.map(|k| round(k.base_rate)),
-        agreement: k.map(|k| round(k.agreement)),
-        kappa: k.and_then(|k| k.kappa).map(round),
-        kappa_interval: k.and_then(|k| k.interval).map(|(l, h)| [round(l), round(h)]),
-        confusion: Confusion {
-            judge_pass_human_pass: table.both_pass,
-            judge_pass_human_fail: table.judge_only,
-            judge_fail_human_pass: table.human_only,
-            judge_fail_human_fail: table.both_fail,
-        },
-    }
+/// One judged item: an output (by its hash; a trial with no output, by its number) a
+/// grader's judge gave a verdict on, or one criterion of it. The labels are counted by item,
+/// never by line: an item labelled twice is one label.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Item {
+    task: String,
+    grader: String,
+    criterion: Option<String>,
+    judged: Judged,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Judged {
+    Output(String),
+    Trial(usize),
 }
 
 /// A judged item: a grader's verdict, or one criterion's of a rubric.
@@ -64,8 +62,11 @@ pub fn calibrate(
         identity: JudgeIdentity,
         overall: Agreement,
         criteria: BTreeMap<(String, Option<String>), Agreement>,
+        /// Each item labelled: the first line, and the human's verdict.
+        items: BTreeMap<Item, (usize, Option<bool>)>,
         unsure: u64,
         unmatched: Vec<usize>,
+        merged: Vec<usize>,
         wrong: Vec<WrongItem>,
     }
     let mut judges: BTreeMap<String, Acc> = BTreeMap::new();
@@ -91,14 +92,15 @@ pub fn calibrate(
             identity,
             overall: Agreement::default(),
             criteria: BTreeMap::new(),
+            items: BTreeMap::new(),
             unsure: 0,
             unmatched: Vec::new(),
+            merged: Vec::new(),
             wrong: Vec::new(),
         });
-        let Some(human) = label.human else {
-            acc.unsure += u64::from(!label.verdict.is_empty());
-            continue;
-        };
+        if label.verdict.is_empty() {
+            continue; // not labelled yet
+        }
         let judged = results.tasks.iter().filter(|t| t.id == label.task).flat_map(|t| t.trials.iter().enumerate());
         let verdict = judged
             .filter(|(i, _)| label.trial.is_none_or(|n| n as usize == i + 1))
@@ -108,9 +110,41 @@ pub fn calibrate(
                     .as_ref()
                     .is_none_or(|h| trial.output.as_deref().map(output_sha256).as_ref() == Some(h))
             })
-            .find_map(|(_, trial)| verdict_of(trial, &label.grader, label.criterion.as_deref()));
-        let Some(judge) = verdict else {
+            .find_map(|(i, trial)| Some((i, trial, verdict_of(trial, &label.grader, label.criterion.as_deref())?)));
+        let Some((i, trial, judge)) = verdict else {
             acc.unmatched.push(label.line);
+            continue;
+        };
+        let item = Item {
+            task: label.task.clone(),
+            grader: label.grader.clone(),
+            criterion: label.criterion.clone(),
+            judged: trial.output.as_deref().map_or(Judged::Trial(i), |o| Judged::Output(output_sha256(o))),
+        };
+        // Only an item's first label is counted: a second with the same verdict is merged
+        // (and listed), one with another verdict is refused.
+        match acc.items.entry(item) {
+            Entry::Vacant(e) => {
+                e.insert((label.line, label.human));
+            }
+            Entry::Occupied(e) if e.get().1 == label.human => {
+                acc.merged.push(label.line);
+                continue;
+            }
+            Entry::Occupied(e) => {
+                let criterion = label.criterion.as_deref().map(|c| format!(", criterion `{c}`")).unwrap_or_default();
+                problems.push(format!(
+                    "{labels_file}:{}: labels the item of line {} (task `{}`, grader `{}`{criterion}, the same output) with another verdict: one label per item, keep one",
+                    label.line,
+                    e.get().0,
+                    label.task,
+                    label.grader
+                ));
+                continue;
+            }
+        }
+        let Some(human) = label.human else {
+            acc.unsure += 1;
             continue;
         };
         acc.overall.add(judge, human);
@@ -137,18 +171,19 @@ pub fn calibrate(
             self_consistency: self_consistency(suite, results, &name),
             name,
             identity: acc.identity,
-            overall: figures(&acc.overall),
+            overall: Figures::of(&acc.overall),
             criteria: acc
                 .criteria
                 .iter()
                 .map(|((grader, criterion), t)| CriterionFigures {
                     grader: grader.clone(),
                     criterion: criterion.clone(),
-                    figures: figures(t),
+                    figures: Figures::of(t),
                 })
                 .collect(),
             unsure: acc.unsure,
             unmatched: acc.unmatched,
+            merged: acc.merged,
             wrong: acc.wrong,
             probes: None,
         })

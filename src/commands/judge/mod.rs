@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::cli::{JudgeCalibrateArgs, JudgeCommand, JudgeSampleArgs};
 use crate::error::Error;
 use crate::results::Results;
-use crate::results::judges::{CalibrationFile, FORMAT, INTERVAL, JudgeCalibration, JudgeIdentity, JudgeRun};
+use crate::results::judges::{CalibrationFile, FORMAT, INTERVAL, JudgeCalibration, JudgeRun};
 use crate::suite::model::Suite;
 use calibration::calibrate;
 
@@ -34,10 +34,63 @@ pub fn judges(suite: &Suite) -> std::collections::BTreeMap<String, JudgeRun> {
         .collect()
 }
 
+/// The suite, and the results of a run of it: every judge subcommand reads them here, so
+/// none compares a judge's verdicts from another suite, another judge or other tasks.
 fn load(suite: &std::path::Path, results: &std::path::Path) -> Result<(Suite, Results), Error> {
     let suite = crate::suite::load_suite(suite, &crate::suite::LoadOptions::default())?;
-    let results = super::compare::read_results(results)?;
-    Ok((suite, results))
+    let read = super::compare::read_results(results)?;
+    same_suite(&suite, &read, results)?;
+    Ok((suite, read))
+}
+
+/// The verdicts in `results` must be this suite's judges' on this suite's tasks as they are
+/// now: the same suite id, each judge's identity as recorded, and each judged task's
+/// definition hash (the task, its agent, the judge, the servers, the variables) as when it
+/// ran. Labels bound to another suite's outputs, or a calibration bound to one judge from
+/// another's verdicts, would be a lie.
+fn same_suite(suite: &Suite, results: &Results, file: &std::path::Path) -> Result<(), Error> {
+    let file = file.display();
+    if results.suite.id != suite.id {
+        return Err(Error::Usage(format!(
+            "{file} is a run of suite `{}`, not of `{}`: give the results of a run of this suite",
+            results.suite.id, suite.id
+        )));
+    }
+    for (name, judge) in judges(suite) {
+        match results.judges.get(&name).map(|r| &r.identity) {
+            Some(identity) if *identity == judge.identity => {}
+            Some(identity) => {
+                return Err(Error::Usage(format!(
+                    "{file} was judged by another judge `{name}` ({}): run the suite again",
+                    judge.identity.changes_from(identity)
+                )));
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "{file} does not record judge `{name}` (written by an older evalgate, or another suite): run the suite again"
+                )));
+            }
+        }
+    }
+    let judged =
+        |task: &crate::suite::model::Task| task.graders.iter().any(|g| g.judge(suite.judge.as_ref()).is_some());
+    let changed: Vec<&str> = results
+        .tasks
+        .iter()
+        .filter_map(|r| Some((r, suite.tasks.iter().find(|t| t.id == r.id).filter(|t| judged(t))?)))
+        .filter(|(r, task)| r.definition.as_deref() != Some(suite.task_definition(task, &r.agent).as_str()))
+        .map(|(r, _)| r.id.as_str())
+        .collect();
+    if let Some(first) = changed.first() {
+        return Err(Error::Usage(format!(
+            "{file}: task `{first}`{} ran as defined otherwise than in the suite now (another suite, an edit since, or `--var` values): run the suite again",
+            match changed.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        )));
+    }
+    Ok(())
 }
 
 fn sample(args: &JudgeSampleArgs) -> Result<i32, Error> {
@@ -63,15 +116,12 @@ fn sample(args: &JudgeSampleArgs) -> Result<i32, Error> {
 }
 
 fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
-    let (suite, results) = load(&args.suite, &args.results)?;
+    let (mut suite, results) = load(&args.suite, &args.results)?;
     let labels = labels::read(&args.labels).map_err(Error::Usage)?;
     let labels_file = args.labels.display().to_string();
     let mut judges = calibrate(&suite, &labels, &results, &labels_file).map_err(Error::Usage)?;
     if judges.is_empty() {
         return Err(Error::Usage(format!("{labels_file} labels no judged item")));
-    }
-    for j in &judges {
-        same_judge(j, &results, &args.results)?;
     }
     if args.probes > 0 {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -80,34 +130,35 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
             .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
         let mut prices = crate::llm::pricing::PriceTable::default();
         prices.overrides.extend(suite.pricing.clone());
-        // Uncached: a probe must ask the judge, not read back its earlier answer. With a
-        // cassette flag, its calls are recorded or replayed like a run's.
-        let mode = match (args.record, args.record_missing, args.replay) {
-            (true, _, _) => Some(crate::cassette::Mode::Record),
-            (_, true, _) => Some(crate::cassette::Mode::RecordMissing),
-            (_, _, true) => Some(crate::cassette::Mode::Replay),
-            _ => None,
-        };
-        let cassette = match mode {
-            Some(mode) => {
-                let path = suite.cassettes.as_ref().map_or_else(
-                    || crate::suite::model::Cassettes::default_path(&suite.dir, &suite.id),
-                    |c| c.path.clone(),
-                );
-                let shown = crate::run::task::display_path(&path);
-                let opened = crate::cassette::Cassette::open(&path, shown, mode, &suite.id)
+        // Uncached: a probe must ask the judge, not read back its earlier answer. Its calls
+        // go through the suite's cassette as a run's do: the suite's `cassettes:` mode, or
+        // the one a flag sets.
+        suite.apply_cassette_flag(crate::cassette::Mode::from_flags(args.record, args.record_missing, args.replay));
+        let cassette = match &suite.cassettes {
+            Some(c) => {
+                let shown = crate::run::task::display_path(&c.path);
+                let opened = crate::cassette::Cassette::open(&c.path, shown, c.mode, &suite.id)
                     .map_err(|e| Error::Usage(e.to_string()))?;
                 Some(std::sync::Arc::new(opened))
             }
             None => None,
         };
         let llm = crate::llm::runtime::LlmRuntime::new(prices, None).with_cassette(cassette.clone());
+        let mut probed = Ok(());
         for j in &mut judges {
-            j.probes = Some(runtime.block_on(probes::probe(&suite, &results, &j.name, args.probes, &llm)));
+            match runtime.block_on(probes::probe(&suite, &results, &j.name, args.probes, &llm)) {
+                Ok(p) => j.probes = Some(p),
+                Err(e) => {
+                    probed = Err(Error::Usage(e));
+                    break;
+                }
+            }
         }
+        // What was recorded is kept, whether the probes ran or not.
         if let Some(cassette) = cassette {
             cassette.save()?;
         }
+        probed?;
     }
     for j in &judges {
         crate::outln!("{}", report(j));
@@ -125,26 +176,6 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
     crate::files::write_atomic(&path, json.as_bytes())?;
     crate::outln!("written to {}", path.display());
     Ok(crate::exit::SUCCESS)
-}
-
-/// The verdicts compared must be the judge's as it is now: results record each judge's
-/// identity, and a calibration bound to one judge from another's verdicts would be a lie.
-fn same_judge(j: &JudgeCalibration, results: &Results, file: &std::path::Path) -> Result<(), Error> {
-    let recorded: Option<&JudgeIdentity> = results.judges.get(&j.name).map(|r| &r.identity);
-    match recorded {
-        Some(identity) if *identity == j.identity => Ok(()),
-        Some(identity) => Err(Error::Usage(format!(
-            "{} was judged by another judge `{}` ({}): run the suite again",
-            file.display(),
-            j.name,
-            j.identity.changes_from(identity)
-        ))),
-        None => Err(Error::Usage(format!(
-            "{} does not record judge `{}` (written by an older evalgate, or another suite): run the suite again",
-            file.display(),
-            j.name
-        ))),
-    }
 }
 
 /// The judge's figures, for the terminal.
@@ -202,6 +233,15 @@ fn report(j: &JudgeCalibration) -> String {
     }
     if j.unsure > 0 || !j.unmatched.is_empty() {
         let _ = write!(out, "\n  left out: {} unsure, {} with no verdict in the results", j.unsure, j.unmatched.len());
+    }
+    if !j.merged.is_empty() {
+        let lines: Vec<String> = j.merged.iter().map(usize::to_string).collect();
+        let _ = write!(
+            out,
+            "\n  counted once: {} label(s) of an item already labelled the same (lines {})",
+            j.merged.len(),
+            lines.join(", ")
+        );
     }
     for w in j.wrong.iter().take(20) {
         let _ = write!(

@@ -46,8 +46,17 @@ impl Flips {
     }
 }
 
-/// Probes the judge `name` on the first output of up to `most` of its judged items.
-pub async fn probe(suite: &Suite, results: &Results, name: &str, most: usize, llm: &LlmRuntime) -> BiasProbes {
+/// Probes the judge `name` on the first output of up to `most` of its judged items. A probe
+/// that could not be asked (the judge unreachable, no key, a cassette that does not hold
+/// it), or no output to probe, is an error: flip rates over what happened to answer would
+/// read as a judge that does not flip.
+pub async fn probe(
+    suite: &Suite,
+    results: &Results,
+    name: &str,
+    most: usize,
+    llm: &LlmRuntime,
+) -> Result<BiasProbes, String> {
     let vars = Arc::new(suite.vars.clone());
     let mut probes = BiasProbes::default();
     let items = results.tasks.iter().filter_map(|r| Some((r, suite.tasks.iter().find(|t| t.id == r.id)?)));
@@ -56,29 +65,35 @@ pub async fn probe(suite: &Suite, results: &Results, name: &str, most: usize, ll
         let first = r.trials.iter().find(|t| t.output.is_some() && t.status != Status::Error);
         judged.filter_map(move |g| Some((task, first?, g.judge_check()?)))
     });
+    let failed = |task: &Task, e: String| {
+        format!("bias probes of judge `{name}` on task `{}`: {e} (`--probes 0` skips the probes)", task.id)
+    };
     for (task, trial, check) in items.take(most) {
         let mut bindings = Bindings::new(vars.clone(), &task.id);
         bindings.prompt = trial.prompt.clone().unwrap_or_default();
         let output = trial.output.clone().unwrap_or_default();
         bindings.agent_output = Some(output.clone());
         let ask = Asker { suite, task, bindings: &bindings, llm };
-        let Some(base) = ask.verdicts(check, &output).await else { continue };
+        let base = ask.verdicts(check, &output).await.map_err(|e| failed(task, e))?;
         probes.items += 1;
-        if let Some(reversed) = check.reversed()
-            && let Some(v) = ask.verdicts(&reversed, &output).await
-        {
+        if let Some(reversed) = check.reversed() {
+            let v = ask.verdicts(&reversed, &output).await.map_err(|e| failed(task, e))?;
             probes.position.add(&base, &v);
         }
-        if let Some(v) = ask.verdicts(check, &padded(&output)).await {
-            probes.verbosity.add(&base, &v);
-        }
-        if let Some(reference) = check.reference(&bindings)
-            && let Some(v) = ask.verdicts(check, &format!("{output}\n\nReference answer: {reference}")).await
-        {
+        let v = ask.verdicts(check, &padded(&output)).await.map_err(|e| failed(task, e))?;
+        probes.verbosity.add(&base, &v);
+        if let Some(reference) = check.reference(&bindings) {
+            let leaked = format!("{output}\n\nReference answer: {reference}");
+            let v = ask.verdicts(check, &leaked).await.map_err(|e| failed(task, e))?;
             probes.reference_leak.add(&base, &v);
         }
     }
-    probes
+    if probes.items == 0 {
+        return Err(format!(
+            "bias probes of judge `{name}`: the results hold no output it judged to probe (`--probes 0` skips the probes)"
+        ));
+    }
+    Ok(probes)
 }
 
 struct Asker<'a> {
@@ -89,8 +104,8 @@ struct Asker<'a> {
 }
 
 impl Asker<'_> {
-    /// The verdicts of `check` on `output`; none when the judge could not answer.
-    async fn verdicts(&self, check: &JudgeCheck, output: &str) -> Option<BTreeMap<String, bool>> {
+    /// The verdicts of `check` on `output`, or why the judge gave none.
+    async fn verdicts(&self, check: &JudgeCheck, output: &str) -> Result<BTreeMap<String, bool>, String> {
         let trace = Trace::default();
         let input = GradeInput {
             output,
@@ -107,6 +122,6 @@ impl Asker<'_> {
             tool_error: None,
             judge: self.suite.judge.as_ref(),
         };
-        check.grade(&input, &mut Vec::new()).await.ok().map(|g| verdicts(&g))
+        check.grade(&input, &mut Vec::new()).await.map(|g| verdicts(&g))
     }
 }

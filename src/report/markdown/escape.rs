@@ -38,9 +38,23 @@ pub(crate) fn fenced(text: &str) -> String {
     format!("{fence}text\n{text}\n{fence}")
 }
 
-/// Escapes text for a `<pre>` block: HTML and mentions, newlines kept.
+/// Escapes text for a `<pre>` block: HTML and mentions, newlines kept. Only inside `<pre>`
+/// (an HTML block that only `</pre>` ends): anywhere else a blank line in the text would end
+/// the HTML block and what follows would be Markdown (`details` composes one).
 pub(crate) fn escape_block(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{200b}")
+}
+
+/// A folded block: `<details><summary>{title} <code>{name}</code></summary>` over `body` in
+/// a `<pre>`. The name is one line (a blank line in it would end the HTML block, and the
+/// rest — `## ✅ All gates passed` — would render as a heading inside the summary); the body
+/// keeps its lines inside the `<pre>`. `title` is evalgate's own.
+pub(crate) fn details(title: &str, name: &str, body: &str) -> String {
+    let name = escape_block(name).replace(['\n', '\r'], " ");
+    format!(
+        "<details><summary>{title} <code>{name}</code></summary>\n\n<pre>{}</pre>\n</details>\n",
+        escape_block(body)
+    )
 }
 
 /// For text inside a code span (in a table cell, often): a backtick would close it and

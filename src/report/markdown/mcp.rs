@@ -9,7 +9,8 @@ use crate::results::Results;
 
 /// A server's `tools/list` lint findings, worst first.
 pub(super) fn lint_section(server: &str, lint: &crate::mcp::lint::Lint, max_rows: usize) -> String {
-    let mut md = format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), lint.protocol_version);
+    let mut md =
+        format!("### MCP tools/list lint of `{}` (protocol {})\n\n", code(server), escape(&lint.protocol_version));
     if lint.findings.is_empty() {
         md.push_str("No finding.\n\n");
         return md;
@@ -44,8 +45,14 @@ pub(super) fn eras_section(results: &Results) -> String {
             None => "⚠️ did not finish".to_owned(),
             Some(why) => format!("❌ fails: {}", escape(&cut(why, 300))),
         };
-        let _ =
-            writeln!(md, "| `{}` | {} | {}/{} | {verdict} |", code(&era.server), era.version, era.passed, era.tasks);
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {}/{} | {verdict} |",
+            code(&era.server),
+            escape(&era.version),
+            era.passed,
+            era.tasks
+        );
     }
     md.push('\n');
     md

@@ -21,7 +21,9 @@ mod regression;
 pub(crate) mod variants;
 
 pub use escape::escape;
-pub(crate) use escape::{code, escape_block, fenced};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use escape::escape_block;
+pub(crate) use escape::{code, details, fenced};
 use mcp::{drift_section, eras_section, lint_section};
 use regression::gate_table;
 pub use regression::{comparison_report, comparison_section};
@@ -67,8 +69,13 @@ pub fn render_within(results: &Results, max: usize) -> String {
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let mut md = verdict_section(results);
     md.push_str(&gate_section(&results.verdict.checks));
-    for line in crate::results::judges::advisory_lines(&results.judges) {
-        md.push_str(&format!("> {line}; its graders are reported, not gated on.\n\n"));
+    for (name, why) in results.judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?))) {
+        let _ = writeln!(
+            md,
+            "> judge `{}` is advisory: {}; its graders are reported, not gated on.\n",
+            code(name),
+            escape(why)
+        );
     }
     if let Some(section) = &results.regression {
         md.push_str(&regression_section(section, max_rows));
@@ -227,13 +234,8 @@ fn failing_section(results: &Results, max_rows: usize, excerpts: bool) -> String
                 else {
                     continue;
                 };
-                let _ = writeln!(
-                    md,
-                    "<details><summary>Output of <code>{}</code></summary>\n\n<pre>{}</pre>\n</details>\n",
-                    // Inside HTML, where Markdown's escapes would show.
-                    escape_block(&task.id),
-                    escape_block(&cut(output, OUTPUT_EXCERPT))
-                );
+                // Inside HTML, where Markdown's escapes would show.
+                let _ = writeln!(md, "{}", details("Output of", &task.id, &cut(output, OUTPUT_EXCERPT)));
             }
         }
     }

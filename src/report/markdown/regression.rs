@@ -109,7 +109,7 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
 
 /// The output of `evalgate compare`: verdict, the budget checks and the comparison.
 pub fn comparison_report(suite_id: &str, section: &RegressionSection, checks: &[GateCheck]) -> String {
-    let passed = checks.iter().all(|c| c.passed);
+    let passed = !checks.iter().any(GateCheck::failed);
     let not_judged = checks.iter().any(|c| !c.passed && c.name == crate::gate::CANDIDATE_RUN);
     let mut md = format!(
         "## {} evalgate compare: `{}` {}\n\n",
@@ -133,7 +133,7 @@ pub fn comparison_report(suite_id: &str, section: &RegressionSection, checks: &[
 pub(super) fn gate_table(checks: &[GateCheck]) -> String {
     let mut md = String::from("| check | budget | actual | |\n|---|---|---|---|\n");
     for c in checks {
-        let mark = if c.passed { "✅" } else { "❌" };
+        let mark = c.mark().emoji();
         let _ = writeln!(md, "| {} | {} | {} | {mark} |", escape(&c.name), escape(&c.budget), escape(&c.actual));
     }
     md

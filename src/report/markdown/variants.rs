@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::code;
+use super::{code, escape};
 use crate::results::paired::points;
 use crate::results::regression::TrialCount;
 use crate::results::variants::{Matrix, MeanDifference, VariantsSection};
@@ -74,8 +74,9 @@ fn arms_table(results: &Results, variants: &VariantsSection) -> String {
     for row in arm_rows(results, variants) {
         let name =
             if row.control { format!("`{}` (control)", code(&row.name)) } else { format!("`{}`", code(&row.name)) };
-        let gate =
-            row.gate.map_or(String::new(), |(passed, budget)| format!("{} {budget}", if passed { "✅" } else { "❌" }));
+        let gate = row.gate.map_or(String::new(), |(passed, budget)| {
+            format!("{} {}", if passed { "✅" } else { "❌" }, escape(&budget))
+        });
         let _ = writeln!(
             md,
             "| {name} | {} | {} | {} | {} | {} | {} | {gate} |",
