@@ -35,32 +35,7 @@ impl Redactor {
     /// serde writes JSON: the rewrite changes only what held a secret). Whether anything
     /// changed.
     pub fn decoded(&self, value: &mut Value) -> bool {
-        match value {
-            Value::String(s) => match self.decoded_text(s) {
-                Some(redacted) => {
-                    *s = redacted;
-                    true
-                }
-                None => false,
-            },
-            Value::Array(items) => items.iter_mut().fold(false, |changed, item| self.decoded(item) | changed),
-            Value::Object(map) => {
-                let mut changed = false;
-                for (key, mut v) in std::mem::take(map) {
-                    changed |= self.decoded(&mut v);
-                    let key = match self.text(&key) {
-                        Cow::Owned(redacted) => {
-                            changed = true;
-                            redacted
-                        }
-                        Cow::Borrowed(_) => key,
-                    };
-                    map.insert(key, v);
-                }
-                changed
-            }
-            Value::Null | Value::Bool(_) | Value::Number(_) => false,
-        }
+        self.walk(value, &|s| self.decoded_text(s))
     }
 
     /// `text` redacted on its decoded content, or `None` when it holds no secret it can

@@ -119,26 +119,29 @@ impl Redactor {
 
     /// Redacts every string and key of `value`; whether anything changed.
     pub fn value(&self, value: &mut serde_json::Value) -> bool {
+        self.walk(value, &|s| match self.text(s) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        })
+    }
+
+    /// Every string of `value` replaced by what `string` makes of it (`None`: unchanged),
+    /// every key redacted as text; whether anything changed.
+    fn walk(&self, value: &mut serde_json::Value, string: &dyn Fn(&str) -> Option<String>) -> bool {
         use serde_json::Value;
         match value {
-            Value::String(s) => match self.text(s) {
-                Cow::Owned(redacted) => {
+            Value::String(s) => match string(s) {
+                Some(redacted) => {
                     *s = redacted;
                     true
                 }
-                Cow::Borrowed(_) => false,
+                None => false,
             },
-            Value::Array(items) => {
-                let mut changed = false;
-                for item in items {
-                    changed |= self.value(item);
-                }
-                changed
-            }
+            Value::Array(items) => items.iter_mut().fold(false, |changed, item| self.walk(item, string) | changed),
             Value::Object(map) => {
                 let mut changed = false;
                 for (key, mut v) in std::mem::take(map) {
-                    changed |= self.value(&mut v);
+                    changed |= self.walk(&mut v, string);
                     let key = match self.text(&key) {
                         Cow::Owned(redacted) => {
                             changed = true;
