@@ -501,4 +501,17 @@ mod tests {
             (0..9).map(|i| grader(&format!("g{i}"), true, false)).chain([grader("may", false, false)]).collect();
         assert_eq!(score_task(&graders, Some(0.5)), (Status::Passed, 0.9, None));
     }
+
+    /// An advisory judge beside a `weight: 0` grader: what is left to decide has weight 0,
+    /// so nothing decides the task (it passed with score 1.0 on the weight-0 grader alone).
+    #[test]
+    fn weights_that_add_up_to_zero_decide_nothing() {
+        let judge = GraderResult { advisory: true, ..grader("judge", false, false) };
+        let unweighted = GraderResult { weight: 0.0, ..grader("format", true, false) };
+        for threshold in [None, Some(0.5)] {
+            let (status, score, reason) = score_task(&[judge.clone(), unweighted.clone()], threshold);
+            assert_eq!((status, score), (Status::Error, 0.0), "{reason:?}");
+            assert!(reason.unwrap().contains("advisory judge"));
+        }
+    }
 }
