@@ -80,6 +80,14 @@ impl ShellScript {
                 }
             }
         }
+        reader.finish().map_err(|refused| {
+            let var = template.vars().next().cloned().unwrap_or(Var::AgentOutput);
+            TemplateError {
+                column: placeholder_column(template.source(), &var.to_string(), 1),
+                message: format!("`{{{var}}}` {}", refused.why),
+                help: Some(as_data(&env_name(&var))),
+            }
+        })?;
         for var in named(&template, scope, names)? {
             if !values.contains(&var) {
                 values.push(var);
@@ -219,6 +227,14 @@ pub struct ShellReader {
     /// The last character was `(` outside quotes (`((` is arithmetic, which bash evaluates
     /// a variable's value in, as code).
     paren: bool,
+    /// The last character was a `|` outside quotes (a second makes `||`, no pipe).
+    pipe: bool,
+    /// A value was placed in the command being read, or flows into it through a pipe from
+    /// an earlier command of its pipeline.
+    value_here: bool,
+    value_piped: bool,
+    /// Why a value placed earlier becomes code through a pipe (`echo {x} | sh`).
+    piped_into_code: Option<String>,
     /// Why the text past this point cannot be read with certainty.
     lost: Option<&'static str>,
     /// The words of the command being read, as the shell sees them (`None` for one holding
@@ -260,6 +276,26 @@ impl ShellReader {
                 return;
             }
             self.char(c);
+            if self.lost.is_some() && self.value_piped && self.piped_into_code.is_none() {
+                self.piped_into_code = Some("is piped into a command evalgate cannot read with certainty".into());
+            }
+        }
+    }
+
+    /// Ends the text: `Err` when a value placed in it is piped into a program that runs its
+    /// input as code (`echo {x} | sh`, `| xargs sh -c`, `| python3`).
+    pub fn finish(&mut self) -> Result<(), Refused> {
+        if self.lost.is_none() {
+            self.end_command(false);
+        }
+        match self.piped_into_code.take() {
+            None => Ok(()),
+            Some(why) => Err(Refused {
+                why,
+                help: "pass it as data the program reads as such: an argument (`sh -c '…' sh \"$NAME\"`), or an \
+                       environment variable it reads"
+                    .into(),
+            }),
         }
     }
 
@@ -267,7 +303,7 @@ impl ShellReader {
         if self.comment {
             if c == '\n' {
                 self.comment = false;
-                self.end_command();
+                self.end_command(false);
             }
             return;
         }
@@ -301,6 +337,7 @@ impl ShellReader {
         }
         let redirecting = self.redirecting.take();
         let paren = std::mem::take(&mut self.paren);
+        let pipe = std::mem::take(&mut self.pipe);
         match (self.quoted, c) {
             (Quoted::Single, '\'') => self.quoted = Quoted::Not,
             (Quoted::Single, _) => self.in_word(c),
@@ -341,9 +378,12 @@ impl ShellReader {
             }
             (Quoted::Not, ' ' | '\t') => self.end_word(),
             (Quoted::Not, '(') if paren => self.lost = Some("after `((` (arithmetic evaluates a value as code)"),
+            // `||`: the first `|` ended a command as a pipe would; no data flows on.
+            (Quoted::Not, '|') if pipe => self.value_piped = false,
             (Quoted::Not, ';' | '&' | '|' | '(' | ')' | '\n') => {
                 self.paren = c == '(';
-                self.end_command();
+                self.pipe = c == '|';
+                self.end_command(c == '|');
             }
             (Quoted::Not, _) => self.in_word(c),
         }
@@ -362,6 +402,7 @@ impl ShellReader {
     /// A value is in the word being read: it is no program's name, and no literal
     /// argument (an assignment's `NAME=` before it still makes the word an assignment).
     fn value_in_word(&mut self) {
+        self.value_here = true;
         if !matches!(&self.word, Some(Some(text)) if is_assignment(text)) {
             self.word = Some(None);
         }
@@ -386,7 +427,16 @@ impl ShellReader {
         }
     }
 
-    fn end_command(&mut self) {
+    /// Ends the command being read; `pipe`: its output goes to the next one's input, and
+    /// with it any value placed in it.
+    fn end_command(&mut self, pipe: bool) {
+        self.end_word();
+        if self.value_piped && self.piped_into_code.is_none() {
+            let words: Vec<Option<&str>> = self.words.iter().map(|w| w.as_deref()).collect();
+            self.piped_into_code = stdin_is_code(&words);
+        }
+        self.value_piped = pipe && (self.value_piped || self.value_here);
+        self.value_here = false;
         self.word = None;
         self.redirect_target = false;
         self.words.clear();
@@ -466,6 +516,44 @@ const WRAPPERS: &[&str] = &[
 /// (`let`, `declare`, `typeset`: bash's arithmetic, which runs `a[$(…)]` in a value.)
 const COMMAND_STRINGS: &[&str] =
     &["eval", ".", "source", "trap", "watch", "ssh", "su", "script", "parallel", "let", "declare", "typeset"];
+
+/// Why a command (its `words`) runs what it reads on its input as code, when that input
+/// holds a value: a shell or interpreter given no script (`| sh`, `| python3`), `source
+/// /dev/stdin`, or `xargs` making the input a code word of its command (`| xargs sh -c`).
+fn stdin_is_code(words: &[Option<&str>]) -> Option<String> {
+    let option = |w: &&Option<&str>| w.is_some_and(|w| w.starts_with('-') && w.len() > 1);
+    let mut i = 0;
+    while let Some(Some(w)) = words.get(i) {
+        if basename(w) == "xargs" {
+            let mut j = i + 1;
+            while words.get(j).is_some_and(|w| option(&w)) {
+                j += 1;
+            }
+            // Its input becomes the next words of its command (`echo` when it has none).
+            return (j < words.len())
+                .then(|| code_position(&words[j..], None))
+                .flatten()
+                .map(|why| format!("is piped into `xargs`, where {why}"));
+        }
+        if !(is_assignment(w) || WRAPPERS.contains(&basename(w)) || option(&&Some(*w))) {
+            break;
+        }
+        i += 1;
+    }
+    let program = basename((*words.get(i)?)?);
+    let args = &words[i + 1..];
+    let operands: Vec<&str> = args.iter().filter(|w| !option(w)).map(|w| w.unwrap_or("")).collect();
+    let no_script = operands.is_empty() || operands == ["-"];
+    let code_flag = args
+        .iter()
+        .any(|w| w.is_some_and(|w| w.starts_with('-') && !w.starts_with("--") && (w.contains('c') || w.contains('e'))));
+    let runs_input = match program {
+        p if SHELLS.contains(&p) || INTERPRETERS.contains(&p) => no_script && !code_flag,
+        "." | "source" | "eval" => operands.iter().any(|o| matches!(*o, "/dev/stdin" | "-")),
+        _ => false,
+    };
+    runs_input.then(|| format!("is piped into `{program}`, which runs its input as code"))
+}
 
 /// Why a value in the word after `words` (the command's earlier words as the shell sees
 /// them, `None` for one holding a value; `current`: the text of the word before the value)
@@ -608,6 +696,8 @@ mod tests {
             ("# it's a comment\nprintf '%s' {agent.output}", hostile.to_owned()),
             ("printf '%s' \"$EVALGATE_AGENT_OUTPUT\"", hostile.to_owned()),
             ("sh -c 'printf %s \"$1\"' sh {agent.output}", hostile.to_owned()),
+            ("printf '%s' {agent.output} | sh -c 'cat' || sh -c 'exit 1'", hostile.to_owned()),
+            ("printf '%s' {agent.output} | cat | xargs -0 printf '%s'", hostile.to_owned()),
             ("X={vars.word}; printf '%s' \"$X\"", hostile.to_owned()),
             ("X=\"{vars.word}\" sh -c 'printf %s \"$X\"'", hostile.to_owned()),
         ] {
@@ -654,6 +744,11 @@ mod tests {
             ("((x = {agent.output}))", "arithmetic"),
             ("[[ {agent.output} -eq 1 ]]", "arithmetic"),
             ("declare -i n={agent.output}", "command line"),
+            ("echo {agent.output} | sh", "piped into `sh`"),
+            ("printf '%s' \"{agent.output}\" | tr a b | bash -s", "piped into `bash`"),
+            ("echo {agent.output} | xargs -0 sh -c", "piped into `xargs`"),
+            ("echo {agent.output} | python3 -", "piped into `python3`"),
+            ("echo {agent.output} | $(cat runner)", "cannot read with certainty"),
             ("echo \\{agent.output}", "follows a `\\`"),
             ("echo ${agent.output}x$EVALGATE_VAR_nope", "names no variable"),
         ] {

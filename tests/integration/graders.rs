@@ -694,6 +694,7 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
       - {type: command, run: "sh -c \"echo {agent.output} | grep -qv DROP\""}
       - {type: command, run: "eval test {vars.word} = x"}
       - {type: command, run: [bash, -c, "echo {agent.output} | grep -qv DROP"]}
+      - {type: command, run: "echo {agent.output} | tr -d x | sh"}
 "##,
             ),
         )
@@ -707,6 +708,7 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
         ("tasks[0].grade[2].run", "it is the script `sh -c` runs", "read `EVALGATE_AGENT_OUTPUT` from"),
         ("tasks[0].grade[3].run", "`eval` runs its words as a command line", "read `EVALGATE_VAR_word` from"),
         ("tasks[0].grade[4].run[2]", "it is the script `bash -c` runs", "[sh, -c, '… \"$1\" …', sh, '{agent.output}']"),
+        ("tasks[0].grade[5].run", "is piped into `sh`, which runs its input as code", "read `EVALGATE_AGENT_OUTPUT` from"),
     ] {
         let at = stderr.find(&format!("{line}: ")).unwrap_or_else(|| panic!("{line} not refused:\n{stderr}"));
         let rest = &stderr[at..];
@@ -714,5 +716,5 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
         assert!(rest[..end].contains(message), "{line}: {message}\n{stderr}");
         assert!(rest[..end].contains(write), "{line}: {write}\n{stderr}");
     }
-    assert!(stderr.contains("5 errors in the suite"), "{stderr}");
+    assert!(stderr.contains("6 errors in the suite"), "{stderr}");
 }

@@ -117,6 +117,10 @@ fn agent_file(file: &Value, rel: &str, problems: &mut Problems) -> Option<Value>
         }
     }
     script.push_str(&text[last..]);
+    reader.read(&text[last..]);
+    if let Err(refused) = reader.finish() {
+        refused_at.push(format!("the prompt {}: {}", refused.why, refused.help));
+    }
     if !bad.is_empty() {
         let message = format!(
             "`commands.runPrompt` uses {}; evalgate supplies `.Prompt` and `.McpServerFileArgs` (one MCP config file for all servers)",

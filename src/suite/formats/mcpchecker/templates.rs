@@ -57,6 +57,10 @@ impl TaskCx<'_> {
         }
         reader.read(&text[last..]);
         script.push_str(&literal(&text[last..]));
+        if let Err(refused) = reader.finish() {
+            self.problem(at, format!("a value {}: {}", refused.why, refused.help));
+            return None;
+        }
         Some((script, values))
     }
 
