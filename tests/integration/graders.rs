@@ -708,7 +708,11 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
         ("tasks[0].grade[2].run", "it is the script `sh -c` runs", "read `EVALGATE_AGENT_OUTPUT` from"),
         ("tasks[0].grade[3].run", "`eval` runs its words as a command line", "read `EVALGATE_VAR_word` from"),
         ("tasks[0].grade[4].run[2]", "it is the script `bash -c` runs", "[sh, -c, '… \"$1\" …', sh, '{agent.output}']"),
-        ("tasks[0].grade[5].run", "is piped into `sh`, which runs its input as code", "read `EVALGATE_AGENT_OUTPUT` from"),
+        (
+            "tasks[0].grade[5].run",
+            "is piped into `sh`, which runs its input as code",
+            "read `EVALGATE_AGENT_OUTPUT` from",
+        ),
     ] {
         let at = stderr.find(&format!("{line}: ")).unwrap_or_else(|| panic!("{line} not refused:\n{stderr}"));
         let rest = &stderr[at..];
