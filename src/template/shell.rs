@@ -235,12 +235,23 @@ pub struct ShellReader {
     value_piped: bool,
     /// Why a value placed earlier becomes code through a pipe (`echo {x} | sh`).
     piped_into_code: Option<String>,
+    /// In a `$(…)`: its text is read by a reader of its own up to the `)` that closes it,
+    /// and the reading goes on after it where it was.
+    subst: Option<Box<Substitution>>,
     /// Why the text past this point cannot be read with certainty.
     lost: Option<&'static str>,
     /// The words of the command being read, as the shell sees them (`None` for one holding
     /// a value), and the word being read.
     words: Vec<Option<String>>,
     word: Option<Option<String>>,
+}
+
+/// A `$(…)` being read: its own reader, the parentheses it opened, whether nothing was read.
+#[derive(Default)]
+struct Substitution {
+    reader: ShellReader,
+    depth: u32,
+    read_any: bool,
 }
 
 /// Why a value cannot be placed where a [`ShellReader`] is, and what to write instead.
@@ -300,6 +311,35 @@ impl ShellReader {
     }
 
     fn char(&mut self, c: char) {
+        if let Some(sub) = self.subst.as_mut() {
+            let inner = &sub.reader;
+            let top = inner.quoted == Quoted::Not
+                && !inner.escaped
+                && !inner.comment
+                && !inner.dollar
+                && inner.braced.is_none()
+                && inner.subst.is_none();
+            match c {
+                ')' if top && sub.depth == 0 => {
+                    self.subst = None;
+                    return self.in_word(c);
+                }
+                '(' if top && !sub.read_any => {
+                    return self.lost = Some("after a `$((…))` (arithmetic evaluates a value as code)");
+                }
+                '(' if top => sub.depth += 1,
+                ')' if top => sub.depth -= 1,
+                _ => {}
+            }
+            sub.read_any = true;
+            sub.reader.char(c);
+            // A `case` pattern's `)` would close the substitution early: not read.
+            let case = sub.reader.words.first().is_some_and(|w| w.as_deref() == Some("case"));
+            if sub.reader.lost.is_some() || case {
+                self.lost = Some("after a `$(…)` whose text it cannot read with certainty");
+            }
+            return;
+        }
         if self.comment {
             if c == '\n' {
                 self.comment = false;
@@ -326,7 +366,10 @@ impl ShellReader {
         }
         if std::mem::take(&mut self.dollar) {
             match c {
-                '(' => return self.lost = Some("after a `$(…)`"),
+                '(' => {
+                    self.subst = Some(Box::default());
+                    return self.in_word(c);
+                }
                 '{' => {
                     self.braced = Some(String::new());
                     return self.in_word(c);
@@ -450,6 +493,9 @@ impl ShellReader {
         if self.escaped || self.dollar || self.braced.is_some() {
             return Err("follows a `\\` or a `$`, which would change how it is read".into());
         }
+        if self.subst.is_some() {
+            return Err("stands inside a `$(…)`, where evalgate does not place values".into());
+        }
         Ok(if self.comment { Quoted::Not } else { self.quoted })
     }
 
@@ -541,6 +587,9 @@ fn stdin_is_code(words: &[Option<&str>]) -> Option<String> {
         i += 1;
     }
     let program = basename((*words.get(i)?)?);
+    if program.contains('$') {
+        return Some(format!("is piped into `{program}`, a command known only when it runs"));
+    }
     let args = &words[i + 1..];
     let operands: Vec<&str> = args.iter().filter(|w| !option(w)).map(|w| w.unwrap_or("")).collect();
     let no_script = operands.is_empty() || operands == ["-"];
@@ -585,6 +634,9 @@ pub fn code_position(words: &[Option<&str>], current: Option<&str>) -> Option<St
     let Some(program) = words[i].map(basename) else {
         return Some("its command's name holds a value".to_owned());
     };
+    if program.contains('$') {
+        return Some(format!("its command's name, `{program}`, is known only when it runs"));
+    }
     let args = &words[i + 1..];
     let option = |w: &&Option<&str>| w.is_some_and(|w| w.starts_with('-') && w.len() > 1);
     if COMMAND_STRINGS.contains(&program) {
@@ -698,6 +750,8 @@ mod tests {
             ("sh -c 'printf %s \"$1\"' sh {agent.output}", hostile.to_owned()),
             ("printf '%s' {agent.output} | sh -c 'cat' || sh -c 'exit 1'", hostile.to_owned()),
             ("printf '%s' {agent.output} | cat | xargs -0 printf '%s'", hostile.to_owned()),
+            ("x=\"$(printf '%s' \")(\")\"; test \"$x\" = ')(' && printf '%s' {agent.output}", hostile.to_owned()),
+            ("test \"$(echo $(echo a))\" = a && printf '%s' \"{agent.output}\"", hostile.to_owned()),
             ("X={vars.word}; printf '%s' \"$X\"", hostile.to_owned()),
             ("X=\"{vars.word}\" sh -c 'printf %s \"$X\"'", hostile.to_owned()),
         ] {
@@ -727,7 +781,9 @@ mod tests {
         for (script, why) in [
             ("cat <<EOF\n{agent.output}\nEOF", "heredoc"),
             ("cat <<'EOF'\nit's {agent.output}\nEOF", "heredoc"),
-            ("x=\"$(echo 'a' {agent.output})\"", "$(…)"),
+            ("x=\"$(echo 'a' {agent.output})\"", "inside a `$(…)`"),
+            ("echo $(case x in a) echo ;; esac) {agent.output}", "after a `$(…)`"),
+            ("echo $((1 + 2)) {agent.output}", "arithmetic"),
             ("x=`echo {agent.output}`", "backtick"),
             ("echo ${A:-'x'} {agent.output}", "${…}"),
             ("sh -c \"echo {agent.output}\"", "sh -c"),
@@ -748,7 +804,8 @@ mod tests {
             ("printf '%s' \"{agent.output}\" | tr a b | bash -s", "piped into `bash`"),
             ("echo {agent.output} | xargs -0 sh -c", "piped into `xargs`"),
             ("echo {agent.output} | python3 -", "piped into `python3`"),
-            ("echo {agent.output} | $(cat runner)", "cannot read with certainty"),
+            ("echo {agent.output} | $(cat runner)", "known only when it runs"),
+            ("$RUNNER {agent.output}", "known only when it runs"),
             ("echo \\{agent.output}", "follows a `\\`"),
             ("echo ${agent.output}x$EVALGATE_VAR_nope", "names no variable"),
         ] {

@@ -704,7 +704,7 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
     let stderr = &run.stderr;
     for (line, message, write) in [
         ("tasks[0].grade[0].run", "stands after a heredoc (`<<`)", "write `\"$EVALGATE_AGENT_OUTPUT\"` instead"),
-        ("tasks[0].grade[1].run", "stands after a `$(…)`", "write `\"$EVALGATE_AGENT_OUTPUT\"` instead"),
+        ("tasks[0].grade[1].run", "stands inside a `$(…)`", "write `$EVALGATE_AGENT_OUTPUT` instead"),
         ("tasks[0].grade[2].run", "it is the script `sh -c` runs", "read `EVALGATE_AGENT_OUTPUT` from"),
         ("tasks[0].grade[3].run", "`eval` runs its words as a command line", "read `EVALGATE_VAR_word` from"),
         ("tasks[0].grade[4].run[2]", "it is the script `bash -c` runs", "[sh, -c, '… \"$1\" …', sh, '{agent.output}']"),
