@@ -7,6 +7,7 @@ pub mod judges;
 mod model;
 pub mod paired;
 pub mod regression;
+mod score;
 pub mod scorecard;
 #[cfg(test)]
 mod simulation;
@@ -22,5 +23,6 @@ mod verdict;
 
 pub use flags::{SuspectTask, TaskFlags};
 pub use model::*;
-pub use totals::{TagScore, by_tag, percentile, totals};
+pub use score::TaskScore;
+pub use totals::{TagScore, Totals, by_tag, percentile, totals};
 pub use verdict::{GateCheck, GateVerdict, Mark, RunOutcome};

@@ -7,6 +7,8 @@ use serde_json::Value;
 use super::flags::TaskFlags;
 use super::paired::PairedTest;
 use super::regression::{Baseline, Comparison};
+use super::score::TaskScore;
+use super::totals::Totals;
 use super::verdict::GateVerdict;
 use crate::policy::{Category, PairedPolicy, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
@@ -289,53 +291,6 @@ fn one() -> u32 {
     1
 }
 
-/// A task's score, one value with its trial design, the one every reader takes (the
-/// aggregate score, `pass_score`, the score budgets, the reports): the mean of its trials'
-/// scores for fixed trials (an error counting 0), and for adaptive trials the estimate their
-/// stopping rule leaves unbiased (`Design::unbiased_mean`). The raw mean of a task stopped at
-/// its first failure is biased — a task passing 80% of the time reads 0.61 — and no reader
-/// can take it for the score: it is made only from the trials and their design
-/// ([`TaskScore::of`]), and read from a file, an adaptive task's score is made again from its
-/// trials (`validate::parse`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, PartialOrd, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(transparent)]
-pub struct TaskScore(#[schemars(range(min = 0.0, max = 1.0))] f64);
-
-impl TaskScore {
-    /// A task that did not run, or was decided without a trial.
-    pub const NONE: TaskScore = TaskScore(0.0);
-
-    /// The score of `trials` run under `design` (`None`: fixed trials).
-    pub fn of(trials: &[TrialResult], design: Option<crate::stats::Design>) -> TaskScore {
-        let counted = |t: &TrialResult| if matches!(t.status, Status::Passed | Status::Failed) { t.score } else { 0.0 };
-        let Some(design) = design else {
-            return TaskScore(trials.iter().map(counted).sum::<f64>() / trials.len().max(1) as f64);
-        };
-        let ran = trials.iter().filter(|t| t.status != Status::Skipped);
-        let (passing, failing): (Vec<&TrialResult>, Vec<&TrialResult>) = ran.partition(|t| t.status == Status::Passed);
-        let mean = |v: &[&TrialResult]| v.iter().map(|t| counted(t)).sum::<f64>() / v.len().max(1) as f64;
-        let estimate = design.unbiased_mean(passing.len() as u32, failing.len() as u32, mean(&passing), mean(&failing));
-        TaskScore(estimate.clamp(0.0, 1.0))
-    }
-
-    /// A score set by hand, for tests of what reads it.
-    #[cfg(test)]
-    pub fn given(score: f64) -> TaskScore {
-        TaskScore(score)
-    }
-
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
-impl std::fmt::Display for TaskScore {
-    /// As the reports print a score: "0.75".
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:.2}", self.0)
-    }
-}
-
 impl TrialResult {
     /// A trial with nothing in it yet: an error until something decides otherwise.
     pub fn empty() -> TrialResult {
@@ -563,63 +518,6 @@ impl StepResult {
         match &self.id {
             Some(id) => format!("{phase} step {} (`{id}`)", self.index + 1),
             None => format!("{phase} step {}", self.index + 1),
-        }
-    }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Totals {
-    pub tasks: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub errors: usize,
-    pub skipped: usize,
-    /// Tasks with both passing and failing trials.
-    #[serde(default)]
-    pub flaky: usize,
-    /// Weighted mean of task scores over tasks that ran (errors count as 0).
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub score: f64,
-    /// passed / tasks that ran.
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub pass_rate: f64,
-    /// Sum of reported costs; `None` when no task reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-    /// Tasks that ran without reporting a cost.
-    pub tasks_without_cost: usize,
-    /// The p95 of task latencies; `None` when a task's latency is not known (a replayed
-    /// trial is not measured): a p95 of the others would stand for the whole.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p95_latency_ms: Option<u64>,
-    /// Tasks whose agent ran but whose latency is not known (replayed).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub tasks_without_latency: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_tokens: Option<u64>,
-    /// Cleanup steps that failed (logged; they do not change the verdict).
-    pub cleanup_failures: usize,
-}
-
-impl Totals {
-    /// The total cost, known only when every task that ran reported one.
-    pub fn cost(&self) -> Known<f64> {
-        let ran = self.tasks - self.skipped;
-        match self.tasks_without_cost {
-            0 => Known::Known(self.cost_usd.unwrap_or(0.0)),
-            unknown => Known::Unknown { unknown, of: ran },
-        }
-    }
-
-    /// The p95 task latency, known only when every task whose agent ran was measured.
-    pub fn p95(&self) -> Known<u64> {
-        match (self.p95_latency_ms, self.tasks_without_latency) {
-            (Some(p95), 0) => Known::Known(p95),
-            (_, unknown) => Known::Unknown { unknown: unknown.max(1), of: self.tasks - self.skipped },
         }
     }
 }

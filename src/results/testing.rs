@@ -1,6 +1,8 @@
 //! Results built by hand for unit tests of the gate and the reports.
 
-use super::model::{Results, Status, SuiteInfo, TaskResult, TaskScore, Totals};
+use super::model::{Results, Status, SuiteInfo, TaskResult};
+use super::score::TaskScore;
+use super::totals::Totals;
 use super::verdict::{GateVerdict, RunOutcome};
 
 pub fn task(id: &str, status: Status) -> TaskResult {

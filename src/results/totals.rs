@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Phase, Status, TaskResult, Totals};
+use serde::{Deserialize, Serialize};
+
+use super::model::{Phase, Status, TaskResult};
 use crate::values::Known;
 
 pub fn totals(tasks: &[TaskResult]) -> Totals {
@@ -94,6 +96,63 @@ pub fn percentile(sorted: &[u64], p: u32) -> Option<u64> {
     }
     let rank = (f64::from(p) / 100.0 * sorted.len() as f64).ceil() as usize;
     Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Totals {
+    pub tasks: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    /// Tasks with both passing and failing trials.
+    #[serde(default)]
+    pub flaky: usize,
+    /// Weighted mean of task scores over tasks that ran (errors count as 0).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub score: f64,
+    /// passed / tasks that ran.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub pass_rate: f64,
+    /// Sum of reported costs; `None` when no task reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Tasks that ran without reporting a cost.
+    pub tasks_without_cost: usize,
+    /// The p95 of task latencies; `None` when a task's latency is not known (a replayed
+    /// trial is not measured): a p95 of the others would stand for the whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_latency_ms: Option<u64>,
+    /// Tasks whose agent ran but whose latency is not known (replayed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tasks_without_latency: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Cleanup steps that failed (logged; they do not change the verdict).
+    pub cleanup_failures: usize,
+}
+
+impl Totals {
+    /// The total cost, known only when every task that ran reported one.
+    pub fn cost(&self) -> Known<f64> {
+        let ran = self.tasks - self.skipped;
+        match self.tasks_without_cost {
+            0 => Known::Known(self.cost_usd.unwrap_or(0.0)),
+            unknown => Known::Unknown { unknown, of: ran },
+        }
+    }
+
+    /// The p95 task latency, known only when every task whose agent ran was measured.
+    pub fn p95(&self) -> Known<u64> {
+        match (self.p95_latency_ms, self.tasks_without_latency) {
+            (Some(p95), 0) => Known::Known(p95),
+            (_, unknown) => Known::Unknown { unknown: unknown.max(1), of: self.tasks - self.skipped },
+        }
+    }
 }
 
 #[cfg(test)]

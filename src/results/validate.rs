@@ -7,7 +7,8 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::model::{RESULTS_FORMAT, Results, Status, TaskScore};
+use super::model::{RESULTS_FORMAT, Results, Status};
+use super::score::TaskScore;
 use super::totals;
 
 /// The JSON Schema of `results.json`.
