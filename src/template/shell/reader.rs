@@ -45,12 +45,13 @@ pub struct ShellReader {
     paren: bool,
     /// The last character was a `|` outside quotes (a second makes `||`, no pipe).
     pipe: bool,
-    /// A value was placed in the command being read, or flows into it through a pipe from
-    /// an earlier command of its pipeline.
-    value_here: bool,
-    value_piped: bool,
-    /// Why a value placed earlier becomes code through a pipe (`echo {x} | sh`).
-    piped_into_code: Option<String>,
+    /// The variable of a value placed in the command being read, and of one that flows
+    /// into it through a pipe from an earlier command of its pipeline.
+    value_here: Option<String>,
+    value_piped: Option<String>,
+    /// Why a value placed earlier becomes code through a pipe (`echo {x} | sh`), and its
+    /// variable.
+    piped_into_code: Option<(String, String)>,
     /// In a `$(…)`: its text is read by a reader of its own up to the `)` that closes it,
     /// and the reading goes on after it where it was.
     subst: Option<Box<Substitution>>,
@@ -76,6 +77,9 @@ pub struct Refused {
     /// Completes "`{agent.output}` …".
     pub why: String,
     pub help: String,
+    /// The variable of the value refused when the refusal came after it was placed (piped
+    /// into `sh`); `None` for the value just asked for.
+    pub value: Option<String>,
 }
 
 impl ShellReader {
@@ -87,12 +91,14 @@ impl ShellReader {
             Ok(Quoted::Not) => format!("\"${{{name}}}\""),
             Ok(Quoted::Double) => format!("${{{name}}}"),
             Ok(Quoted::Single) => format!("'\"${{{name}}}\"'"),
-            Err(why) => return Err(Refused { why, help: format!("write `{}` instead", self.suggestion(name)) }),
+            Err(why) => {
+                return Err(Refused { why, help: format!("write `{}` instead", self.suggestion(name)), value: None });
+            }
         };
         if let Some(why) = self.code_position() {
-            return Err(Refused { why: format!("would be code here: {why}"), help: as_data(name) });
+            return Err(Refused { why: format!("would be code here: {why}"), help: as_data(name), value: None });
         }
-        self.value_in_word();
+        self.value_in_word(name);
         Ok(reference)
     }
 
@@ -103,8 +109,9 @@ impl ShellReader {
                 return;
             }
             self.char(c);
-            if self.lost.is_some() && self.value_piped && self.piped_into_code.is_none() {
-                self.piped_into_code = Some("is piped into a command evalgate cannot read with certainty".into());
+            if let (Some(_), Some(name), None) = (self.lost, &self.value_piped, &self.piped_into_code) {
+                let why = "is piped into a command evalgate cannot read with certainty".to_owned();
+                self.piped_into_code = Some((why, name.clone()));
             }
         }
     }
@@ -117,12 +124,7 @@ impl ShellReader {
         }
         match self.piped_into_code.take() {
             None => Ok(()),
-            Some(why) => Err(Refused {
-                why,
-                help: "pass it as data the program reads as such: an argument (`sh -c '…' sh \"$NAME\"`), or an \
-                       environment variable it reads"
-                    .into(),
-            }),
+            Some((why, name)) => Err(Refused { why, help: as_data(&name), value: Some(name) }),
         }
     }
 
@@ -238,7 +240,7 @@ impl ShellReader {
             (Quoted::Not, ' ' | '\t') => self.end_word(),
             (Quoted::Not, '(') if paren => self.lost = Some("after `((` (arithmetic evaluates a value as code)"),
             // `||`: the first `|` ended a command as a pipe would; no data flows on.
-            (Quoted::Not, '|') if pipe => self.value_piped = false,
+            (Quoted::Not, '|') if pipe => self.value_piped = None,
             (Quoted::Not, ';' | '&' | '|' | '(' | ')' | '\n') => {
                 self.paren = c == '(';
                 self.pipe = c == '|';
@@ -260,8 +262,8 @@ impl ShellReader {
 
     /// A value is in the word being read: it is no program's name, and no literal
     /// argument (an assignment's `NAME=` before it still makes the word an assignment).
-    fn value_in_word(&mut self) {
-        self.value_here = true;
+    fn value_in_word(&mut self, name: &str) {
+        self.value_here = Some(name.to_owned());
         if !matches!(&self.word, Some(Some(text)) if is_assignment(text)) {
             self.word = Some(None);
         }
@@ -290,12 +292,12 @@ impl ShellReader {
     /// with it any value placed in it.
     fn end_command(&mut self, pipe: bool) {
         self.end_word();
-        if self.value_piped && self.piped_into_code.is_none() {
+        if let (Some(name), None) = (&self.value_piped, &self.piped_into_code) {
             let words: Vec<Option<&str>> = self.words.iter().map(|w| w.as_deref()).collect();
-            self.piped_into_code = stdin_is_code(&words);
+            self.piped_into_code = stdin_is_code(&words).map(|why| (why, name.clone()));
         }
-        self.value_piped = pipe && (self.value_piped || self.value_here);
-        self.value_here = false;
+        let here = self.value_here.take();
+        self.value_piped = if pipe { here.or(self.value_piped.take()) } else { None };
         self.word = None;
         self.redirect_target = false;
         self.words.clear();

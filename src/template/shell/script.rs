@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::reader::{ShellReader, as_data};
+use super::reader::ShellReader;
 use crate::template::language::{Names, Scope, Segment, Template, TemplateError, Var};
 
 /// The environment variable a value reaches a shell as.
@@ -70,11 +70,13 @@ impl ShellScript {
             }
         }
         reader.finish().map_err(|refused| {
-            let var = template.vars().next().cloned().unwrap_or(Var::AgentOutput);
+            // The value piped on: the placeholder whose variable it is.
+            let var = values.iter().find(|v| refused.value.as_deref() == Some(env_name(v).as_str()));
+            let var = var.map(ToString::to_string).unwrap_or_default();
             TemplateError {
-                column: placeholder_column(template.source(), &var.to_string(), 1),
+                column: placeholder_column(template.source(), &var, 1),
                 message: format!("`{{{var}}}` {}", refused.why),
-                help: Some(as_data(&env_name(&var))),
+                help: Some(refused.help),
             }
         })?;
         for var in named(&template, scope, names)? {
@@ -255,6 +257,7 @@ mod tests {
             ("[[ {agent.output} -eq 1 ]]", "arithmetic"),
             ("declare -i n={agent.output}", "command line"),
             ("echo {agent.output} | sh", "piped into `sh`"),
+            ("test -n {vars.word} && echo {agent.output} | sh", "`{agent.output}` is piped into `sh`"),
             ("printf '%s' \"{agent.output}\" | tr a b | bash -s", "piped into `bash`"),
             ("echo {agent.output} | xargs -0 sh -c", "piped into `xargs`"),
             ("echo {agent.output} | python3 -", "piped into `python3`"),
