@@ -46,7 +46,7 @@ case "$platform" in
     exit 1
     ;;
   *)
-    say "no prebuilt evalgate for $platform; install from source: cargo install --locked evalgate"
+    say "no prebuilt evalgate for $platform; install from source: cargo install --locked --git https://github.com/evalgate/evalgate --tag $tag"
     exit 3
     ;;
 esac

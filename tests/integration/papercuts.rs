@@ -125,3 +125,21 @@ fn a_latency_budget_on_a_tiny_baseline_warns_and_the_floor_passes_it() {
     assert!(check["actual"].as_str().unwrap().contains(" ms → "), "{check}");
     assert!(!head(", min_latency_increase_ms: 5000", &["check"]).stderr.contains("min_latency_increase_ms (a rise"));
 }
+
+/// The README's `run` options paragraph names every flag `run --help` lists, and the README
+/// installs nothing from a registry that does not hold evalgate.
+#[test]
+fn the_readme_lists_every_run_flag_and_installs_from_a_source_that_exists() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("`run` options:").expect("the README's `run` options paragraph");
+    let options = &readme[start..start + readme[start..].find("\n\n").unwrap()];
+    let help = Test::new().args(&["run", "--help"]).run();
+    help.expect_code(0);
+    let flag = regex::Regex::new(r"^\s+(?:-\w, )?(--[a-z][a-z-]*)").unwrap();
+    let flags: Vec<&str> =
+        help.stdout.lines().filter_map(|l| flag.captures(l)).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert!(flags.len() > 30, "{}", help.stdout);
+    let missing: Vec<&&str> = flags.iter().filter(|f| **f != "--help" && !options.contains(&format!("`{f}"))).collect();
+    assert!(missing.is_empty(), "the README's `run` options miss {missing:?}");
+    assert!(!readme.contains("cargo install --locked evalgate "), "evalgate is on no registry");
+}
