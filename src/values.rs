@@ -49,8 +49,6 @@ impl JsonSchema for Scalar {
     }
 }
 
-/// `timeout: none`: a hundred years, which deadlines (an instant plus the timeout) can add
-/// without overflowing, as they could not `Duration::MAX`.
 /// A figure over a set whose members may each be unknown (a cost not reported, a latency
 /// a replay did not measure): known only when every member is. A figure taken over the
 /// known part would stand for the whole (half the costs, one local trial's latency) and
@@ -97,6 +95,8 @@ impl<T> Known<T> {
     }
 }
 
+/// `timeout: none`: a hundred years, which deadlines (an instant plus the timeout) can add
+/// without overflowing, as they could not `Duration::MAX`.
 pub const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A duration such as `30s`, `500ms` or `2m`; a bare number is seconds; `none` is no limit

@@ -146,11 +146,13 @@ impl Totals {
         }
     }
 
-    /// The p95 task latency, known only when every task whose agent ran was measured.
+    /// The p95 task latency, known only when every task whose agent ran was measured; with
+    /// no agent run at all there is nothing to take it of (`Unknown { unknown: 0, of: 0 }`).
     pub fn p95(&self) -> Known<u64> {
         match (self.p95_latency_ms, self.tasks_without_latency) {
             (Some(p95), 0) => Known::Known(p95),
-            (_, unknown) => Known::Unknown { unknown: unknown.max(1), of: self.tasks - self.skipped },
+            (None, 0) => Known::Unknown { unknown: 0, of: 0 },
+            (_, unknown) => Known::Unknown { unknown, of: self.tasks - self.skipped },
         }
     }
 }
@@ -218,6 +220,18 @@ mod tests {
         assert_eq!(by_tag(&tasks), [row("core", 2, 1, 0.75), row("edge", 2, 0, 0.0)]);
         let core: Vec<TaskResult> = tasks[..2].to_vec();
         assert_eq!(by_tag(&core)[0].score, totals(&core).score, "the run's own rule");
+    }
+
+    #[test]
+    fn a_p95_with_no_agent_run_is_unknown_over_nothing_and_fails_its_gate_saying_so() {
+        let mut setup_failed = TrialResult::empty();
+        setup_failed.latency_ms = None;
+        let t = totals(&[task(vec![setup_failed])]);
+        assert_eq!(t.p95(), crate::values::Known::Unknown { unknown: 0, of: 0 });
+        let check =
+            crate::results::GateCheck::measured("p95", "≤ 1 ms".into(), t.p95(), "why", |p| format!("{p}"), |_| true);
+        assert!(!check.passed && check.actual == "unknown: nothing was measured", "{check:?}");
+        assert_eq!(totals(&[task(vec![attempt(None, None)])]).p95(), crate::values::Known::Known(5));
     }
 
     #[test]

@@ -99,6 +99,7 @@ impl GateCheck {
     ) -> GateCheck {
         match value {
             Known::Known(v) => GateCheck::new(name, budget, show(&v), holds(&v)),
+            Known::Unknown { of: 0, .. } => GateCheck::new(name, budget, "unknown: nothing was measured".into(), false),
             Known::Unknown { unknown, of } => {
                 GateCheck::new(name, budget, format!("unknown: {unknown} of {of} not known ({why})"), false)
             }
