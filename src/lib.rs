@@ -32,6 +32,7 @@ pub mod commands;
 pub mod error;
 pub mod excerpt;
 pub mod exit;
+pub mod extension;
 pub mod files;
 /// The fuzz targets' bodies (`fuzz/`), with the `fuzzing` feature; replayed by `cargo test`.
 #[cfg(any(test, feature = "fuzzing"))]
