@@ -13,6 +13,9 @@ pub struct Uses<'a> {
     pub templates: Vec<&'a Template>,
     /// MCP tools called, as `(server, tool)`.
     pub mcp_tools: Vec<(&'a str, &'a str)>,
+    /// Extension operations called, checked against the running extension's manifest at
+    /// preflight.
+    pub extension_calls: Vec<crate::extension::params::Call<'a>>,
     pub judges: Vec<Judge<'a>>,
     /// Templates whose rendered values are secrets (never to be shown).
     pub secrets: Vec<Secret<'a>>,
@@ -140,18 +143,33 @@ impl<'a> Uses<'a> {
         Uses { non_empty: needles.iter().map(|t| (*t, what)).collect(), ..Uses::templates(needles) }
     }
 
-    /// Adds what `other` uses to this.
+    /// Adds what `other` uses to this. `other` is taken apart whole, so a new kind of use
+    /// does not compile until it is added here too.
     pub fn and(mut self, other: Uses<'a>) -> Self {
-        append(&mut self.templates, other.templates);
-        append(&mut self.mcp_tools, other.mcp_tools);
-        append(&mut self.judges, other.judges);
-        append(&mut self.secrets, other.secrets);
-        append(&mut self.secret_env, other.secret_env);
-        append(&mut self.non_empty, other.non_empty);
-        append(&mut self.named_env, other.named_env);
-        append(&mut self.programs, other.programs);
-        append(&mut self.tool_names, other.tool_names);
-        append(&mut self.offered, other.offered);
+        let Uses {
+            templates,
+            mcp_tools,
+            extension_calls,
+            judges,
+            secrets,
+            secret_env,
+            named_env,
+            non_empty,
+            programs,
+            tool_names,
+            offered,
+        } = other;
+        append(&mut self.templates, templates);
+        append(&mut self.mcp_tools, mcp_tools);
+        append(&mut self.extension_calls, extension_calls);
+        append(&mut self.judges, judges);
+        append(&mut self.secrets, secrets);
+        append(&mut self.secret_env, secret_env);
+        append(&mut self.non_empty, non_empty);
+        append(&mut self.named_env, named_env);
+        append(&mut self.programs, programs);
+        append(&mut self.tool_names, tool_names);
+        append(&mut self.offered, offered);
         self
     }
 

@@ -11,3 +11,23 @@ pub mod protocol;
 pub use host::{Executed, Extension, HostError, Launch};
 pub use package::Package;
 pub use protocol::{Manifest, Outcome};
+
+/// The run's extensions, started once after preflight, by the name the suite gives each.
+#[derive(Debug, Default)]
+pub struct Running {
+    pub by_name: std::collections::BTreeMap<String, Extension>,
+}
+
+impl Running {
+    pub fn get(&self, name: &str) -> Option<&Extension> {
+        self.by_name.get(name)
+    }
+
+    /// Shuts every extension down (each asked, then its group killed), whatever the run's
+    /// outcome.
+    pub async fn shutdown(&self) {
+        for extension in self.by_name.values() {
+            extension.shutdown().await;
+        }
+    }
+}

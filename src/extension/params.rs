@@ -4,7 +4,32 @@
 use serde_json::Value;
 
 use crate::source::unknown;
-use crate::template::JsonTemplate;
+
+/// An operation a step calls, as the suite wrote it: what preflight checks against the
+/// running extension's manifest.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub name: &'a str,
+    pub operation: &'a str,
+    /// The arguments as written, a placeholder's string as its source.
+    pub written: &'a Value,
+    /// The JSON pointers (below the arguments) of strings that hold a placeholder.
+    pub templated: &'a [String],
+}
+
+/// What is wrong with `call` against `manifest`, found before any agent runs: an operation
+/// it does not list, arguments as written that its schema refuses.
+pub fn preflight(call: &Call, manifest: &super::Manifest) -> Vec<String> {
+    let Some(operation) = manifest.operations.get(call.operation) else {
+        let known = unknown(call.operation, manifest.operations.keys().map(String::as_str));
+        let help = known.help("it has", "its manifest lists no operation");
+        return vec![format!("`{}` has no operation `{}`: {help}", call.name, call.operation)];
+    };
+    match check_written(&operation.params, call.written, call.templated) {
+        Ok(problems) => problems.iter().map(|p| format!("`{}.{}` {}", call.name, call.operation, p)).collect(),
+        Err(e) => vec![format!("`{}.{}`: {e}", call.name, call.operation)],
+    }
+}
 
 /// A problem with the arguments: where (a JSON pointer below `args`, empty for the whole)
 /// and what.
@@ -14,21 +39,19 @@ pub struct Mismatch {
     pub message: String,
 }
 
-/// The arguments as written against `schema`. A string holding a placeholder is known only
-/// when the step runs, so a problem at or below one is left to [`check_rendered`]; a missing
-/// required argument, an unknown one the schema forbids and a literal of the wrong type are
-/// found now.
-pub fn check_written(schema: &Value, args: &JsonTemplate) -> Result<Vec<Mismatch>, String> {
-    let mut templated = Vec::new();
-    let written = written(args, String::new(), &mut templated);
+/// The arguments as written against `schema`. `templated` are the pointers of strings that
+/// hold a placeholder, known only when the step runs, so a problem at or below one is left
+/// to [`check_rendered`]; a missing required argument, an unknown one the schema forbids and
+/// a literal of the wrong type are found now.
+pub fn check_written(schema: &Value, written: &Value, templated: &[String]) -> Result<Vec<Mismatch>, String> {
     let validator = jsonschema::validator_for(schema).map_err(|e| format!("its params schema is not valid: {e}"))?;
     let problems = validator
-        .iter_errors(&written)
+        .iter_errors(written)
         .filter(|e| {
             let at = e.instance_path().to_string();
             !templated.iter().any(|t| at == *t || at.starts_with(&format!("{t}/")))
         })
-        .map(|e| mismatch(schema, &e.instance_path().to_string(), &e.to_string(), &written))
+        .map(|e| mismatch(schema, &e.instance_path().to_string(), &e.to_string(), written))
         .collect();
     Ok(problems)
 }
@@ -59,6 +82,12 @@ fn mismatch(schema: &Value, at: &str, message: &str, args: &Value) -> Mismatch {
     Mismatch { at: at.to_owned(), message }
 }
 
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "args{}: {}", self.at.replace('/', "."), self.message)
+    }
+}
+
 /// The sub-schema for the object at `pointer`, following `properties` only.
 fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
     pointer
@@ -67,37 +96,11 @@ fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
         .try_fold(schema, |s, key| s.get("properties")?.get(key.replace("~1", "/").replace("~0", "~")))
 }
 
-/// The arguments as a JSON value, a placeholder's string as written; the pointers of those.
-fn written(args: &JsonTemplate, at: String, templated: &mut Vec<String>) -> Value {
-    match args {
-        JsonTemplate::Literal(v) => v.clone(),
-        JsonTemplate::String(t) => {
-            if t.vars().next().is_some() {
-                templated.push(at);
-            }
-            Value::String(t.source().to_owned())
-        }
-        JsonTemplate::Array(items) => {
-            Value::Array(items.iter().enumerate().map(|(i, v)| written(v, format!("{at}/{i}"), templated)).collect())
-        }
-        JsonTemplate::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| {
-                    let key = k.replace('~', "~0").replace('/', "~1");
-                    (k.clone(), written(v, format!("{at}/{key}"), templated))
-                })
-                .collect(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::template::Template;
 
     fn schema() -> Value {
         json!({
@@ -108,29 +111,20 @@ mod tests {
         })
     }
 
-    fn templated(text: &str) -> JsonTemplate {
-        let names = crate::template::Names::default();
-        JsonTemplate::String(Template::parse(text, crate::template::Scope::Task, names).unwrap())
-    }
-
     #[test]
     fn written_args_are_checked_where_they_are_known() {
-        let args = JsonTemplate::Object(vec![
-            ("namespce".into(), JsonTemplate::Literal(json!("default"))),
-            ("replicas".into(), JsonTemplate::Literal(json!("three"))),
-        ]);
-        let problems = check_written(&schema(), &args).unwrap();
+        let problems = check_written(&schema(), &json!({"namespce": "default", "replicas": "three"}), &[]).unwrap();
         let text: Vec<String> = problems.iter().map(|p| format!("{} {}", p.at, p.message)).collect();
         assert!(text.iter().any(|t| t.starts_with(" \"file\" is a required property")), "{text:?}");
         assert!(text.iter().any(|t| t.contains("did you mean `namespace`?")), "{text:?}");
         assert!(text.iter().any(|t| t.starts_with("/replicas ")), "{text:?}");
         // A placeholder's type is known only once rendered.
-        let args = JsonTemplate::Object(vec![
-            ("file".into(), JsonTemplate::Literal(json!("x.yaml"))),
-            ("replicas".into(), templated("{env.COUNT}")),
-        ]);
-        assert_eq!(check_written(&schema(), &args).unwrap(), []);
+        let args = json!({"file": "x.yaml", "replicas": "{env.COUNT}"});
+        assert_eq!(check_written(&schema(), &args, &["/replicas".into()]).unwrap(), []);
+        assert_eq!(check_written(&schema(), &args, &[]).unwrap()[0].at, "/replicas");
         assert_eq!(check_rendered(&schema(), &json!({"file": "x.yaml", "replicas": "3"})).unwrap()[0].at, "/replicas");
-        assert!(check_written(&json!({"type": 12}), &args).unwrap_err().starts_with("its params schema is not valid"));
+        assert!(
+            check_written(&json!({"type": 12}), &args, &[]).unwrap_err().starts_with("its params schema is not valid")
+        );
     }
 }

@@ -28,6 +28,8 @@ pub struct ValidateCx<'a> {
     pub has_judge: bool,
     /// Names of the suite's MCP servers.
     pub mcp_servers: Vec<String>,
+    /// The suite's `extensions`, by name.
+    pub extensions: Vec<String>,
     /// Imported tasks, by index in `tasks`: the file (relative to the suite) and line.
     pub task_origins: HashMap<usize, (String, usize)>,
     pub diagnostics: Vec<Diagnostic>,
@@ -46,6 +48,7 @@ impl<'a> ValidateCx<'a> {
             locals: Vec::new(),
             has_judge: false,
             mcp_servers: Vec::new(),
+            extensions: Vec::new(),
             task_origins: HashMap::new(),
             diagnostics: Vec::new(),
         }
@@ -114,6 +117,18 @@ impl<'a> ValidateCx<'a> {
         let help = super::unknown(name, self.mcp_servers.iter().map(String::as_str))
             .help("servers", "the suite defines no `mcp_servers`");
         self.error(path, format!("unknown MCP server `{name}`")).help = Some(help);
+        false
+    }
+
+    /// Whether `name` is one of the suite's extensions; if not, an error at `path` says so,
+    /// with a "did you mean".
+    pub fn known_extension(&mut self, path: &KeyPath, name: &str) -> bool {
+        if self.extensions.iter().any(|s| s == name) {
+            return true;
+        }
+        let help = super::unknown(name, self.extensions.iter().map(String::as_str))
+            .help("extensions", "the suite defines no `extensions`");
+        self.error(path, format!("unknown extension `{name}`")).help = Some(help);
         false
     }
 

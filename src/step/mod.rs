@@ -47,6 +47,10 @@ registry::steps! {
         /// Passes when one of these steps passes (tried in order).
         any_of => AnyOf(RawAnyOf),
     }
+    mod extension {
+        /// Run an operation of one of the suite's `extensions`: `{name, operation, args}`.
+        extension => Extension(RawExtensionCall),
+    }
     mod group {
         /// Steps with their own setup and cleanup: `{setup, steps, cleanup}`.
         group => Group(RawGroup),

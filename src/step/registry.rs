@@ -164,6 +164,7 @@ pub(super) mod tests {
         let mut cx = ValidateCx::new(Path::new("suite.yaml"), ".".into(), "", Box::new(Nowhere));
         cx.vars.insert("name".into(), "x".into());
         cx.mcp_servers.push("fs".into());
+        cx.extensions.push("fx".into());
         let raw: RawStep = serde_json::from_value(keys).unwrap();
         let step = compile_step(&mut cx, &raw, &KeyPath::root("s"), Scope::Task);
         match step {
@@ -184,6 +185,7 @@ pub(super) mod tests {
             (json!({"foreach": {"var": "x", "in": [1], "steps": [{"run": "echo {x}"}]}}), "foreach"),
             (json!({"any_of": [{"run": "true"}]}), "any_of"),
             (json!({"group": {"steps": [{"run": "true"}]}}), "group"),
+            (json!({"extension": {"name": "fx", "operation": "write", "args": {"path": "{vars.name}"}}}), "extension"),
         ];
         for (keys, kind) in kinds {
             assert_eq!(compile(keys).unwrap().action.kind(), kind);
@@ -202,6 +204,20 @@ pub(super) mod tests {
             compile(json!({"argv": ["a"], "any_of": []})).unwrap_err(),
             ["s: a step does one thing, but this one has argv and any_of"]
         );
+    }
+
+    #[test]
+    fn an_extension_step_names_a_suite_extension_and_keeps_its_args_as_written() {
+        let [unknown] = &compile(json!({"extension": {"name": "fz", "operation": "write"}})).unwrap_err()[..] else {
+            panic!("one error")
+        };
+        assert_eq!(unknown, "s.extension.name: unknown extension `fz`");
+        let args = json!({"a": ["{env.HOME}", 1, "{vars.name}"], "b/c": "{task.id}"});
+        let step = compile(json!({"extension": {"name": "fx", "operation": "write", "args": args}})).unwrap();
+        let [call] = &step.uses().extension_calls[..] else { panic!("one call") };
+        assert_eq!((call.name, call.operation), ("fx", "write"));
+        assert_eq!(call.templated, ["/a/0", "/b~1c"], "a suite var is known at load");
+        assert_eq!(call.written, &json!({"a": ["{env.HOME}", 1, "x"], "b/c": "{task.id}"}));
     }
 
     #[test]

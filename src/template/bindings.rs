@@ -25,6 +25,8 @@ pub struct Bindings {
     pub locals: Vec<(String, String)>,
     /// The run's MCP servers, for `mcp` steps and graders.
     pub servers: Option<ServersRef>,
+    /// The run's extensions, for `extension` steps.
+    pub extensions: Option<Arc<crate::extension::Running>>,
 }
 
 /// A render that asked for step outputs that were never captured (their step did not run
@@ -64,6 +66,7 @@ impl Bindings {
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
             servers: None,
+            extensions: None,
         }
     }
 
