@@ -67,13 +67,45 @@ pub enum Mix {
     Realistic,
     /// Every task flaky: between 50% and 95%.
     Flaky,
+    /// Mostly stable: 60% always pass, 5% never, the rest between 50% and 95% (the most
+    /// skewed per-task differences under a drop: most tasks can only lose).
+    AlwaysPass,
 }
+
+/// The mixes the size under skew is measured on (docs/statistics.md, docs/variants.md).
+pub const MIXES: [Mix; 3] = [Mix::Realistic, Mix::Flaky, Mix::AlwaysPass];
 
 impl Mix {
     pub fn rates(self, rng: &mut fastrand::Rng, tasks: usize) -> Vec<f64> {
         match self {
             Mix::Realistic => pass_rates(rng, tasks),
             Mix::Flaky => (0..tasks).map(|_| 0.5 + 0.45 * rng.f64()).collect(),
+            Mix::AlwaysPass => (0..tasks)
+                .map(|_| match rng.f64() {
+                    u if u < 0.6 => 1.0,
+                    u if u < 0.65 => 0.0,
+                    _ => 0.5 + 0.45 * rng.f64(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The share of tasks that can drop (those not always failing): a drop of
+    /// `margin / can_drop()` on each of them makes the suite exactly `margin` worse on
+    /// average, where a uniform shift clipped at 0 makes it less.
+    pub fn can_drop(self) -> f64 {
+        match self {
+            Mix::Realistic => 0.9,
+            Mix::Flaky => 1.0,
+            Mix::AlwaysPass => 0.95,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Mix::Realistic => "the mix (¼ always pass, ⅒ never)",
+            Mix::Flaky => "all flaky",
+            Mix::AlwaysPass => "mostly stable (60% always pass, 5% never)",
         }
     }
 }
@@ -169,7 +201,8 @@ pub fn run(suite: &Suite, rates: &[f64], arm: Arm, rng: &mut fastrand::Rng) -> R
 
 /// `runs` comparisons of `base` against `head` on suites of `tasks` tasks; the candidate's
 /// pass rates are the baseline's minus `drop / 0.9` (floored at 0): a tenth of the tasks
-/// never pass and cannot drop, so the suite's mean rate drops by about `drop`.
+/// never pass and cannot drop, so the suite's mean rate drops by `drop` on average
+/// (`Mix::can_drop`).
 pub fn measure(tasks: usize, base: Arm, head: Arm, drop: f64, runs: usize, seed: u64) -> Measured {
     let section = RegressionSection { statistics: PairedPolicy::default(), ..RegressionSection::default() };
     measure_with(tasks, Mix::Realistic, base, head, drop, &section, runs, seed)
@@ -197,7 +230,7 @@ pub fn measure_with(
         let rates = mix.rates(&mut rng, tasks);
         let base_run = run(&suite, &rates, base, &mut rng);
         let baseline = Baseline::from_results(&base_run);
-        let lower: Vec<f64> = rates.iter().map(|p| (p - drop / 0.9).max(0.0)).collect();
+        let lower: Vec<f64> = rates.iter().map(|p| (p - drop / mix.can_drop()).max(0.0)).collect();
         let mut candidate = run(&suite, &lower, head, &mut rng);
         candidate.regression = Some(section.clone());
         finalize(&mut candidate, Some(&baseline));
@@ -236,6 +269,12 @@ pub fn a_a_grid() -> Vec<(usize, Arm, Arm)> {
     }
     grid
 }
+
+/// The worst rates docs/statistics.md states for release mode's non-inferiority on a
+/// candidate exactly `margin` worse (nominal 5%), per mix in `MIXES`' order: 5,000–10,000
+/// runs a cell over 20–200 tasks × 2–8 trials.
+#[cfg(test)]
+const RELEASE_WORST: [f64; 3] = [0.051, 0.052, 0.058];
 
 /// Repetitions per cell: 300 here (a Monte Carlo error of about 1.3 points at 5%);
 /// `EVALGATE_SIM_RUNS` raises it (scripts/bench-statistics.sh).
@@ -326,19 +365,28 @@ mod tests {
     }
 
     /// Release mode on skewed per-task differences: a candidate exactly `margin` (5 points)
-    /// worse is called non-inferior at most 5.7% of the time (nominal 5%; 20 tasks × 3
-    /// trials, 20,000 runs: docs/statistics.md), asserted within two Monte Carlo errors.
+    /// worse on average (a drop on the tasks that can drop, `Mix::can_drop`) is called
+    /// non-inferior at most the worst rate docs/statistics.md states for its mix (nominal 5%;
+    /// 5,000–10,000 runs a cell over 20–200 tasks × 2–8 trials), in cells where it was high,
+    /// asserted within two Monte Carlo errors; the printed p-value agrees with the verdict.
+    /// Before the small-sample variance (`stats::paired::small_sample_se`) the realistic mix
+    /// reached 5.7% at 20 tasks × 3 trials.
     #[test]
     fn release_non_inferiority_on_skewed_tasks_holds_its_stated_size() {
         let release = RegressionSection {
             statistics: PairedPolicy { mode: Some(crate::stats::Mode::Release), ..PairedPolicy::default() },
             ..RegressionSection::default()
         };
-        for (tasks, repeat) in [(20, 3), (50, 2)] {
+        let cells = [
+            (Mix::Realistic, 20, 3, RELEASE_WORST[0]),
+            (Mix::Flaky, 40, 2, RELEASE_WORST[1]),
+            (Mix::AlwaysPass, 40, 2, RELEASE_WORST[2]),
+        ];
+        for (i, (mix, tasks, repeat, stated)) in cells.into_iter().enumerate() {
             let arm = Arm::fixed(repeat);
-            let m = measure_with(tasks, Mix::Realistic, arm, arm, 0.05, &release, runs(), 4490 + tasks as u64);
+            let m = measure_with(tasks, mix, arm, arm, 0.05, &release, runs(), 4490 + i as u64);
             let rate = m.rate(m.non_inferior);
-            assert!(rate <= 0.057 + 2.0 * m.error(0.057), "{tasks} × {repeat}: {rate}");
+            assert!(rate <= stated + 2.0 * m.error(stated), "{} {tasks} × {repeat}: {rate}", mix.label());
             assert_eq!(m.inconsistent, 0);
         }
     }
@@ -495,24 +543,35 @@ mod tests {
         }
     }
 
+    /// docs/statistics.md's release-mode figures on skewed mixes: `EVALGATE_SIM_RUNS=1000
+    /// cargo nextest run --lib --run-ignored only -E 'test(print_issue_44_release)'
+    /// --no-capture`.
     #[test]
     #[ignore = "a benchmark"]
     fn print_issue_44_release() {
         let runs = runs();
-        crate::errln!("3. release mode: a candidate exactly `margin` (5 points) worse called non_inferior (α 5%)");
+        crate::errln!(
+            "3. release mode: a candidate exactly `margin` (5 points) worse called non_inferior (α 5%), an identical one (power)"
+        );
         let release = RegressionSection {
             statistics: PairedPolicy { mode: Some(crate::stats::Mode::Release), ..PairedPolicy::default() },
             ..RegressionSection::default()
         };
-        for tasks in [20, 50, 100, 200] {
-            for repeat in [2, 3, 8] {
-                let arm = Arm::fixed(repeat);
-                let m = measure_with(tasks, Mix::Realistic, arm, arm, 0.05, &release, runs, 4470 + tasks as u64);
-                crate::errln!(
-                    "  {tasks:>3} tasks × {repeat}: non_inferior {:5.2}% ± {:.2}",
-                    100.0 * m.rate(m.non_inferior),
-                    100.0 * m.error(0.05)
-                );
+        for mix in MIXES {
+            crate::errln!("{}", mix.label());
+            for tasks in [20, 50, 100, 200] {
+                for repeat in [1, 2, 3, 8] {
+                    let arm = Arm::fixed(repeat);
+                    let seed = 4470 + tasks as u64 * 10 + u64::from(repeat);
+                    let at = measure_with(tasks, mix, arm, arm, 0.05, &release, runs, seed);
+                    let same = measure_with(tasks, mix, arm, arm, 0.0, &release, runs, seed + 1);
+                    crate::errln!(
+                        "  {tasks:>3} tasks × {repeat}: at margin non_inferior {:5.2}% ± {:.2}; identical non_inferior {:5.1}%",
+                        100.0 * at.rate(at.non_inferior),
+                        100.0 * at.error(0.05),
+                        100.0 * same.rate(same.non_inferior)
+                    );
+                }
             }
         }
     }

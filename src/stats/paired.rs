@@ -33,7 +33,7 @@ pub enum Method {
     #[serde(rename = "paired-bootstrap")]
     PairedBootstrap,
     /// Repeated or adaptive trials: the paired t-interval and t-test on the per-task
-    /// differences.
+    /// differences, with the small-sample (HC3) variance of their mean.
     #[serde(rename = "paired-t")]
     PairedT,
 }
@@ -97,7 +97,7 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
     }
     let df = (n - 1) as f64;
     let t = student_t_quantile(1.0 - alpha, df);
-    let mut se = (diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / df / n as f64).sqrt();
+    let mut se = small_sample_se(&diffs, mean);
     if se == 0.0 {
         // Every task moved alike (most often: none moved). No spread is no proof of none: the
         // interval keeps the width of n × trials pairs of which none changed (Tango's bound
@@ -115,6 +115,19 @@ pub fn estimate(pairs: &[PairedRates], alpha: f64) -> Estimate {
         p_value: student_t_cdf(mean / se, df),
         ..base
     }
+}
+
+/// The standard error of the mean per-task difference, inflated for few tasks: the
+/// HC3 variance of a mean (MacKinnon & White 1985), `Σ(d − d̄)² / (n − 1)²`, which is the
+/// t's `s²/n` times `n/(n − 1)`. Where a quarter of the tasks always pass and can only lose,
+/// the differences are skewed and a sample with few losses has both a high mean and a small
+/// spread, so the plain t let an arm exactly `margin` worse pass non-inferiority 3.2% of the
+/// time at 20 tasks × 2 trials (nominal 2.5%), 2.4% with the inflation, which fades as tasks
+/// grow; 20 tasks of which 60% always pass stay above (3.9%, now 3.3%): docs/variants.md,
+/// "Skewed per-task differences", gives the grid and the alternatives measured. One
+/// function for the regression gate and for variants, as `estimate` is.
+fn small_sample_se(diffs: &[f64], mean: f64) -> f64 {
+    diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>().sqrt() / (diffs.len() - 1) as f64
 }
 
 /// The mean squared per-task difference (for one trial a side: the share that changed).
@@ -215,23 +228,24 @@ mod tests {
 
     #[test]
     fn repeated_trials_use_the_t_interval_and_its_p_value() {
-        // reference.py `paired_t`: the same 40 differences, scipy's t.
+        // reference.py `paired_t_hc3`: the same 40 differences, scipy's t with the HC3
+        // standard error Σ(d − d̄)²^½ / (n − 1) (scipy's `sem` times √(n/(n − 1))).
         let diffs: Vec<(f64, f64)> =
             (0..40).map(|i| (0.5, 0.5 + f64::from((-1i32).pow(i) * (i % 5) as i32) / 4.0 - 0.1)).collect();
         let e = estimate(&repeated(&diffs, 4), 0.05);
         assert_eq!(e.method, Method::PairedT);
         assert!((e.delta + 0.1).abs() < 1e-12);
         assert!(
-            (e.ci_low + 0.26521559853024146).abs() < 1e-9 && (e.ci_high - 0.06521559853024135).abs() < 1e-9,
+            (e.ci_low + 0.2673203406878659).abs() < 1e-9 && (e.ci_high - 0.06732034068786581).abs() < 1e-9,
             "{e:?}"
         );
-        assert!((e.p_value - 0.157053121365117).abs() < 1e-9);
-        // Few tasks: the same t, no bootstrap (scipy: ttest_1samp(alternative='less')).
+        assert!((e.p_value - 0.16007678680409237).abs() < 1e-9);
+        // Few tasks: the same t, no bootstrap (reference.py, the same HC3 standard error).
         let few = [(1.0, 0.25), (0.75, 0.5), (1.0, 1.0), (0.5, 0.25), (1.0, 0.75), (0.0, 0.25)];
         let e = estimate(&repeated(&few, 4), 0.05);
         assert_eq!((e.method, e.worse, e.better), (Method::PairedT, 4, 1));
-        assert!((e.p_value - 0.09259941388532969).abs() < 1e-9, "{e:?}");
-        assert!((e.ci_high - 0.06502175801625695).abs() < 1e-9, "{e:?}");
+        assert!((e.p_value - 0.10993057471633473).abs() < 1e-9, "{e:?}");
+        assert!((e.ci_high - 0.0911121661487784).abs() < 1e-9, "{e:?}");
         assert!(e.ci_low <= e.delta && e.delta <= e.ci_high, "{e:?}");
     }
 
@@ -314,6 +328,45 @@ mod tests {
         for m in 1..=most {
             let midp: f64 = (0..=m).filter(|&b| sign_midp(b, m - b) <= alpha).map(|b| binomial_pmf(b, m, 0.5)).sum();
             assert!(conditional[m as usize] <= midp + 1e-12);
+        }
+    }
+
+    /// Non-inferiority on skewed per-task differences, through `estimate` alone so that 10,000
+    /// runs a cell are cheap: an arm exactly `margin` worse (each task that can drop drops by
+    /// `margin / share that can drop`) passes `not_worse_than` (the lower bound at α/2 = 2.5%
+    /// above −margin) at most the rate docs/variants.md states, within two Monte Carlo
+    /// errors, in the cells where the plain t was most liberal: the mix (a quarter always
+    /// pass, a tenth never) at 20 tasks × 2 trials, margin 0.10, where it now holds its
+    /// nominal 2.5% (the plain t 3.2%, now 2.4%), and the mostly stable mix (60% always pass,
+    /// 5% never) there, still above it (3.9%, now 3.3%: stated 3.4%).
+    #[test]
+    fn non_inferiority_on_skewed_differences_holds_its_size() {
+        let mut rng = fastrand::Rng::with_seed(44);
+        let runs = 10_000;
+        // (share always passing, share never passing, the rate stated for the cell)
+        for (always, never, stated) in [(0.25, 0.1, 0.025), (0.6, 0.05, 0.034)] {
+            let (tasks, trials, margin) = (20, 2u32, 0.10);
+            let drop = margin / (1.0 - never);
+            let mut passed = 0;
+            for _ in 0..runs {
+                let pairs: Vec<PairedRates> = (0..tasks)
+                    .map(|_| {
+                        let p = match rng.f64() {
+                            u if u < always => 1.0,
+                            u if u < always + never => 0.0,
+                            _ => 0.5 + 0.45 * rng.f64(),
+                        };
+                        let mut draw =
+                            |p: f64| (0..trials).filter(|_| rng.f64() < p).count() as f64 / f64::from(trials);
+                        let (baseline, candidate) = (draw(p), draw((p - drop).max(0.0)));
+                        PairedRates { baseline, candidate, single: false, trials }
+                    })
+                    .collect();
+                passed += usize::from(estimate(&pairs, 0.025).ci_low > -margin + 1e-9);
+            }
+            let rate = passed as f64 / f64::from(runs);
+            let error = (stated * (1.0 - stated) / f64::from(runs)).sqrt();
+            assert!(rate <= stated + 2.0 * error, "{always} always pass: {rate}");
         }
     }
 
