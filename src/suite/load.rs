@@ -26,6 +26,17 @@ pub const MAX_TASKS: usize = 10_000;
 pub struct LoadOptions {
     /// `--var KEY=VALUE` overrides.
     pub vars: Vec<(String, String)>,
+    /// A suite with no tasks loads: what `mcp tools|snapshot|diff` need is its servers, and
+    /// a server's tools are listed before the first task is written. Every other command
+    /// refuses such a suite.
+    pub servers_only: bool,
+}
+
+impl LoadOptions {
+    /// The options of a command that needs only the suite's MCP servers.
+    pub fn servers_only() -> LoadOptions {
+        LoadOptions { servers_only: true, ..LoadOptions::default() }
+    }
 }
 
 /// Loads and validates the native suite at `path`.

@@ -113,7 +113,8 @@ pub struct ToolCallSpec {
 #[derive(Debug, Clone)]
 pub struct McpServer {
     pub name: String,
-    pub command: Option<Vec<String>>,
+    /// stdio: the argv, `{vars.X}` bound; `{env.X}` is rendered when it starts.
+    pub command: Option<Vec<Template>>,
     pub env: Vec<(String, Template)>,
     pub cwd: PathBuf,
     pub url: Option<Template>,
@@ -157,7 +158,7 @@ impl McpServer {
         };
         match (&self.command, &self.url) {
             (Some(command), _) => Endpoint::Stdio {
-                command: command.clone(),
+                command: command.iter().map(|t| t.render(&env)).collect(),
                 env: self.env.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
                 cwd: self.cwd.clone(),
             },

@@ -4,7 +4,7 @@ use super::super::model::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, McpS
 use super::super::raw::RawAgent;
 use crate::llm::spec::llm_spec;
 use crate::source::{KeyPath, ValidateCx};
-use crate::template::Scope;
+use crate::template::{Scope, Template};
 
 pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
     let path = KeyPath::root("agents").key(name);
@@ -40,15 +40,7 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
     if let Some((key, _)) = model_keys.into_iter().find(|(_, set)| *set) {
         cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
-    if command.is_empty() {
-        cx.error(&path.key("command"), "the command is empty");
-    }
-    let command = cx.argv(command, Scope::Agent, &path.key("command"));
-    if let Some(first) = &command.as_ref().and_then(|c| c.first().cloned())
-        && first.vars().next().is_some()
-    {
-        cx.error(&path.key("command").index(0), "the program name cannot use variables");
-    }
+    let command = command_argv(cx, command, Scope::Agent, &path.key("command"));
     let env = cx.env_templates(&raw.env, Scope::Agent, &path.key("env"));
     Some(Agent::Command(CommandAgent {
         name: name.to_owned(),
@@ -69,6 +61,20 @@ pub(in crate::suite) fn mcp_server(
     mcp_server_at(cx, name, raw, &KeyPath::root("mcp_servers").key(name))
 }
 
+/// A program's argv as written at `path` (an agent's or an MCP server's `command`): not
+/// empty, compiled as an argv list (no value is the program or code it runs; `{vars.X}`
+/// bound), and the program's name uses no variable.
+fn command_argv(cx: &mut ValidateCx, command: &[String], scope: Scope, path: &KeyPath) -> Option<Vec<Template>> {
+    if command.is_empty() {
+        cx.error(path, "the command is empty");
+    }
+    let argv = cx.argv(command, scope, path);
+    if argv.as_ref().and_then(|a| a.first()).is_some_and(|program| program.vars().next().is_some()) {
+        cx.error(&path.index(0), "the program name cannot use variables");
+    }
+    argv
+}
+
 /// The server `name` as written at `path` (the suite's, or an arm's replacement).
 pub(super) fn mcp_server_at(
     cx: &mut ValidateCx,
@@ -77,13 +83,10 @@ pub(super) fn mcp_server_at(
     path: &KeyPath,
 ) -> Option<McpServer> {
     let path = path.clone();
-    let url = match (&raw.command, &raw.url) {
-        (Some(c), None) if c.is_empty() => {
-            cx.error(&path.key("command"), "the command is empty");
-            return None;
-        }
-        (Some(_), None) => None,
-        (None, Some(url)) => Some(cx.template(url, Scope::Hook, &path.key("url"))?),
+    let (command, url) = match (&raw.command, &raw.url) {
+        // Rendered as an agent's command is: `{vars.X}` at load, `{env.X}` when it starts.
+        (Some(c), None) => (Some(command_argv(cx, c, Scope::Hook, &path.key("command"))?), None),
+        (None, Some(url)) => (None, Some(cx.template(url, Scope::Hook, &path.key("url"))?)),
         _ => {
             cx.error(&path, "an MCP server has either `command` (stdio) or `url` (streamable HTTP)");
             return None;
@@ -112,7 +115,7 @@ pub(super) fn mcp_server_at(
     };
     Some(McpServer {
         name: name.to_owned(),
-        command: raw.command.clone(),
+        command,
         env: cx.env_templates(&raw.env, Scope::Hook, &path.key("env")),
         cwd: raw.cwd.as_ref().map_or_else(|| cx.dir.clone(), |c| cx.resolve_path(c)),
         url,

@@ -95,7 +95,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     no_preflight(cx, &raw.hooks.after_all, &hooks.key("after_all"));
 
     // A suite may gate an MCP server on conformance alone.
-    if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
+    if raw.tasks.is_empty() && !options.servers_only && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
         cx.error(&KeyPath::root("tasks"), "the suite has no tasks");
     }
     let variants = match (&raw.variants, raw_agents) {
