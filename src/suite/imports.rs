@@ -59,7 +59,7 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
         }
-        let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.provider.is_some());
+        let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.model.provider.is_some());
         let documents = match (&import.path, listing) {
             (Some(pattern), _) => import_files(cx, &path, pattern),
             (None, Some(list)) => live_evals(raw, cx, &path, import.server.as_deref().unwrap_or_default(), list),

@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::model::{Level, Mode};
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
-use crate::llm::provider::Provider;
 pub use crate::llm::spec::RawJudge;
+use crate::llm::spec::embeds_model;
 use crate::llm::types::MessageRole;
 use crate::policy::{Category, RegressionPolicy, Severity, Thresholds};
 pub use crate::step::{RawHooks, RawStep};
@@ -184,58 +184,31 @@ impl RawEnv {
     }
 }
 
-/// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
-/// model reached through a provider (`provider` + `model`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawAgent {
-    /// argv; may use `{prompt}` and `{prompt_file}`.
-    pub command: Option<Vec<String>>,
-    /// Write the prompt to the agent's stdin.
-    #[serde(default)]
-    pub stdin: bool,
-    /// Environment variables of the command; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// The command's working directory, relative to the suite (default: the suite's directory).
-    pub workdir: Option<String>,
-    /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
-    pub timeout: Option<RawDuration>,
-    /// Turns of the tool-calling loop (scenario level, default 8).
-    pub max_turns: Option<NonZeroU32>,
-    /// MCP servers whose tools the model is offered (invocation and scenario levels).
-    pub mcp: Option<Vec<String>>,
-    /// The model's provider.
-    pub provider: Option<Provider>,
-    /// The model name, as the provider spells it.
-    pub model: Option<String>,
-    /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
-    pub base_url: Option<String>,
-    /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
-    pub api_key_env: Option<String>,
-    /// Sampling temperature, 0 to 2 (default: the provider's).
-    pub temperature: Option<f64>,
-    /// Most tokens of one completion.
-    pub max_tokens: Option<u32>,
-    /// Sampling seed, where the provider supports one.
-    pub seed: Option<u64>,
-    /// The system prompt.
-    pub system: Option<String>,
-    /// Extra HTTP headers of every request; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Most requests in flight at once to this endpoint (default 32); fewer while it answers 429/503.
-    pub max_concurrency: Option<NonZeroU32>,
-    /// Retries of 429, 5xx and timeouts (default 2).
-    pub retries: Option<u32>,
-    /// Cache responses on disk (judges always do unless --no-cache).
-    pub cache: Option<bool>,
-    /// With `cache: true`, serve a repeated task's trials after the first from the cache as
-    /// well (default false: cached repeats are not independent trials).
-    pub cache_repeats: Option<bool>,
-}
-
-crate::llm::spec::llm_fields!(RawAgent);
+crate::llm::spec::model_keys!(embeds_model! {
+    /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
+    /// model reached through a provider (`provider` + `model`).
+    pub struct RawAgent read as RawAgentWritten = "RawAgentWritten" {
+        /// argv; may use `{prompt}` and `{prompt_file}`.
+        pub command: Option<Vec<String>>,
+        /// Write the prompt to the agent's stdin.
+        #[serde(default)]
+        pub stdin: bool,
+        /// Environment variables of the command; values may use `{env.NAME}`.
+        #[serde(default)]
+        pub env: BTreeMap<String, String>,
+        /// The command's working directory, relative to the suite (default: the suite's directory).
+        pub workdir: Option<String>,
+        /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
+        pub timeout: Option<RawDuration>,
+        /// Turns of the tool-calling loop (scenario level, default 8).
+        pub max_turns: Option<NonZeroU32>,
+        /// MCP servers whose tools the model is offered (invocation and scenario levels).
+        pub mcp: Option<Vec<String>>,
+        /// With `cache: true`, serve a repeated task's trials after the first from the cache as
+        /// well (default false: cached repeats are not independent trials).
+        pub cache_repeats: Option<bool>,
+    }
+});
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -499,19 +472,18 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::{RawAgent, RawJudge};
+    use crate::llm::spec::RawModel;
 
     fn keys_of<T: schemars::JsonSchema>() -> BTreeSet<String> {
         let schema = schemars::schema_for!(T);
         schema.get("properties").and_then(serde_json::Value::as_object).unwrap().keys().cloned().collect()
     }
 
-    /// The model keys are written in `RawJudge`, in `RawAgent` and in `RawLlmFields`; a key
-    /// added to one and not the others fails here (a command agent's check that it was
-    /// given none of them reads the same list).
+    /// The model keys are written once (`llm::spec::model_keys!`); agents and judges read
+    /// them all, beside their own.
     #[test]
     fn agents_and_judges_have_the_same_model_keys() {
-        let judge: RawJudge = serde_json::from_str("{}").unwrap();
-        let model: BTreeSet<String> = judge.llm().keys().iter().map(|(k, _)| (*k).to_owned()).collect();
+        let model: BTreeSet<String> = RawModel::KEYS.iter().map(|k| (*k).to_owned()).collect();
         let judge_only = ["timeout", "calibration"];
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));

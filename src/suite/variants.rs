@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::raw::{RawAgent, RawMcpServer};
+use crate::llm::spec::RawModel;
 pub use crate::policy::ArmGate;
 use crate::results::variants::{ArmSection, VariantsSection};
 use crate::source::{KeyPath, ValidateCx, unknown};
@@ -31,8 +32,9 @@ pub struct RawVariants {
 pub struct RawArm {
     /// Run every task that has an agent with this one of the suite's `agents`.
     pub agent: Option<String>,
-    /// Over every model agent of the suite: the model and its parameters.
-    pub model: Option<RawModelOverride>,
+    /// Over every model agent of the suite: any model key (the model, its parameters, its
+    /// provider and endpoint); `headers` entry by entry.
+    pub model: Option<RawModel>,
     /// Over the suite's `vars` (each must be one of them; `--var` does not change an arm's).
     #[serde(default)]
     pub vars: BTreeMap<String, Scalar>,
@@ -44,22 +46,6 @@ pub struct RawArm {
     pub env: BTreeMap<String, String>,
     /// Gate this arm against the control arm.
     pub gate: Option<ArmGate>,
-}
-
-/// A model agent's keys an arm may change.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawModelOverride {
-    /// The model name, as the provider spells it.
-    pub model: Option<String>,
-    /// Sampling temperature, 0 to 2.
-    pub temperature: Option<f64>,
-    /// Most tokens of one completion.
-    pub max_tokens: Option<u32>,
-    /// Sampling seed.
-    pub seed: Option<u64>,
-    /// The system prompt.
-    pub system: Option<String>,
 }
 
 /// The validated `variants:`.
@@ -215,13 +201,7 @@ fn arm_inputs(
     }
     for agent in arm_agents.values_mut() {
         match &arm.model {
-            Some(m) if is_model(agent) => {
-                agent.model = m.model.clone().or(agent.model.take());
-                agent.temperature = m.temperature.or(agent.temperature);
-                agent.max_tokens = m.max_tokens.or(agent.max_tokens);
-                agent.seed = m.seed.or(agent.seed);
-                agent.system = m.system.clone().or(agent.system.take());
-            }
+            Some(m) if is_model(agent) => agent.model = m.clone().over(std::mem::take(&mut agent.model)),
             _ if !is_model(agent) => agent.env.extend(arm.env.clone()),
             _ => {}
         }

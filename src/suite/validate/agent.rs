@@ -13,17 +13,17 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
         cx.known_mcp_server(&path.key("mcp").index(i), server);
     }
     let Some(command) = &raw.command else {
-        if raw.provider.is_none() {
+        if raw.model.provider.is_none() {
             cx.error(&path, "an agent needs `command` (a CLI) or `provider` and `model` (a model)");
             return None;
         }
         if raw.stdin || !raw.env.is_empty() || raw.workdir.is_some() {
             cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
         }
-        if raw.cache_repeats == Some(true) && raw.cache != Some(true) {
+        if raw.cache_repeats == Some(true) && raw.model.cache != Some(true) {
             cx.error(&path.key("cache_repeats"), "`cache_repeats` needs `cache: true`");
         }
-        let spec = llm_spec(cx, &raw.llm(), &path);
+        let spec = llm_spec(cx, &raw.model, raw.timeout, &path);
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
@@ -32,12 +32,12 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
             mcp,
         }));
     };
-    let model_keys = raw
-        .llm()
-        .keys()
-        .into_iter()
-        .chain([("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]);
-    if let Some((key, _)) = model_keys.into_iter().find(|(_, set)| *set) {
+    let model_keys = raw.model.given().into_iter().chain(
+        [("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]
+            .into_iter()
+            .filter_map(|(key, given)| given.then_some(key)),
+    );
+    if let Some(key) = model_keys.into_iter().next() {
         cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));
     }
     let command = command_argv(cx, command, Scope::Agent, &path.key("command"));
