@@ -621,3 +621,33 @@ fn a_suite_with_no_tasks_lists_its_servers_tools_and_does_not_run() {
     run.expect_code(2);
     assert!(run.stderr.contains("tasks: the suite has no tasks"), "{}", run.stderr);
 }
+
+/// A live `evals/list` import is a stage after the suite is read: `mcp tools`, which needs
+/// only the servers, lists the tools without asking the server for its evals (this one
+/// would answer after 120 s).
+#[test]
+fn mcp_tools_does_not_list_a_live_imports_evals() {
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          evals: {command: [python3, '<fixtures>/evals_server.py', --slow-evals]}
+        agents:
+          bot: {provider: openai, model: m, mcp: [evals]}
+        imports:
+          - {format: mcp-evals, server: evals, agent: bot}
+        ",
+    );
+    let started = std::time::Instant::now();
+    let tools = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .env("EVALS_SERVER_LOG", "requests.jsonl")
+        .args(&["mcp", "tools"])
+        .run();
+    tools.expect_code(0);
+    assert!(tools.stdout.contains("\n  add\n"), "{}", tools.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let log = std::fs::read_to_string(tools.dir.join("requests.jsonl")).unwrap_or_default();
+    assert!(log.contains("tools/list") && !log.contains("evals/list"), "{log}");
+}
