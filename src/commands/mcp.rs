@@ -18,7 +18,7 @@ pub fn mcp(command: &McpCommand) -> Result<i32, Error> {
         McpCommand::Diff(d) => (&d.servers, drift),
     };
     let (path, names) = args.suite_and_servers();
-    let suite = crate::suite::load_suite(&path, &crate::suite::LoadOptions::default())?;
+    let suite = crate::suite::load_suite(&path, &crate::suite::LoadOptions::servers_only())?;
     for name in names {
         if !suite.mcp_servers.contains_key(name) {
             let known: Vec<&str> = suite.mcp_servers.keys().map(String::as_str).collect();

@@ -75,7 +75,7 @@ pub fn install_redactor(suites: &[SuiteUses<'_>]) -> Vec<Secret> {
 /// suite is; a selection that matches nothing anywhere is invalid.
 pub fn load_and_plan(select: &SelectArgs, selection: &Selection) -> Result<Vec<Planned>, Error> {
     let files = if select.suites.is_empty() { vec![PathBuf::from("evalgate.yaml")] } else { select.suites.clone() };
-    let options = LoadOptions { vars: select.vars.clone() };
+    let options = LoadOptions { vars: select.vars.clone(), ..LoadOptions::default() };
     let mut suites = Vec::new();
     let mut diagnostics = Vec::new();
     for file in files {

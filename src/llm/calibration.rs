@@ -127,7 +127,7 @@ pub fn calibrated(cx: &mut ValidateCx, spec: &LlmSpec, raw: &RawCalibration, pat
 
 /// A judge's model and, with `calibration`, its policy and its calibration file's verdict.
 pub fn judge_spec(cx: &mut ValidateCx, raw: &crate::llm::spec::RawJudge, path: &KeyPath) -> Option<LlmSpec> {
-    let mut spec = crate::llm::spec::llm_spec(cx, &raw.llm(), path)?;
+    let mut spec = crate::llm::spec::llm_spec(cx, &raw.model, raw.timeout, path)?;
     if let Some(c) = &raw.calibration {
         spec.calibration = Some(Box::new(calibrated(cx, &spec, c, path)?));
     }

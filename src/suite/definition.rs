@@ -11,7 +11,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::model::{Suite, Task};
 use crate::yaml::Document;
 
 /// Task keys that do not change what a trial measures.
@@ -89,15 +88,16 @@ impl std::fmt::Debug for TaskSource {
     }
 }
 
-impl Suite {
-    /// The definition hash of `task` run by the agent named `agent` (16 hex digits): of the
-    /// canonical JSON `{"agent":…,"judge":…,"mcp_servers":…,"task":…,"timeout":…,"vars":…}`.
-    pub fn task_definition(&self, task: &Task, agent: &str) -> String {
-        let mut own = task.source.json();
+impl DefinitionContext {
+    /// The definition hash of the task written as `source` run by the agent named `agent`
+    /// (16 hex digits): of the canonical JSON
+    /// `{"agent":…,"judge":…,"mcp_servers":…,"task":…,"timeout":…,"vars":…}`.
+    pub fn task_definition(&self, source: &TaskSource, agent: &str) -> String {
+        let mut own = source.json();
         if let Value::Object(map) = &mut own {
             map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
         }
-        let context = &self.definition_context;
+        let context = self;
         let mut text = String::from(r#"{"agent":"#);
         text.push_str(context.agents.get(agent).map_or("null", String::as_str));
         text.push_str(&context.before_task);

@@ -7,7 +7,6 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::formats;
-use super::load::with_sources;
 use super::raw::RawSuite;
 use crate::source::{KeyPath, Locate, ValidateCx, unknown};
 use crate::yaml::{Document, ReadError};
@@ -36,20 +35,38 @@ impl Origins {
     }
 }
 
-/// Appends what every `imports` entry brings: tasks (each recording where it came from),
-/// environment requirements and hooks.
-pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
-    let imports = std::mem::take(&mut raw.imports);
+/// Which `imports` entries a pass expands: the files, read with the suite, or the evals a
+/// live MCP server lists (`evals/list`), which starts the server and so runs as a stage of
+/// its own after the suite and its files are read (and not at all for a command that needs
+/// only the suite's servers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ImportStage {
+    Files,
+    LiveListings,
+}
+
+/// Appends what every `imports` entry of `stage` brings: tasks (each recording where it
+/// came from), environment requirements and hooks.
+pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx, stage: ImportStage) {
+    let imports = match stage {
+        ImportStage::Files => raw.imports.clone(),
+        ImportStage::LiveListings => std::mem::take(&mut raw.imports),
+    };
     let mut origins = Origins::default();
     for (i, import) in imports.iter().enumerate() {
         let path = KeyPath::root("imports").index(i);
-        let Some(format) = formats::by_import_name(&import.format) else {
+        let format = formats::by_import_name(&import.format);
+        let listing = format.and_then(|f| f.server_listing());
+        let live = listing.is_some() && import.path.is_none();
+        if live != (stage == ImportStage::LiveListings) {
+            continue;
+        }
+        let Some(format) = format else {
             let d = cx.error(&path.key("format"), format!("unknown import format `{}`", import.format));
             d.help = Some(format!("supported: {}", formats::import_names()));
             continue;
         };
         let agent = import.agent.clone().or_else(|| raw.defaults.agent.clone());
-        let listing = format.server_listing();
         if listing.is_some() && import.server.is_none() {
             let message = format!("an {} import needs `server`: the MCP server the evals are about", import.format);
             cx.error(&path, message);
@@ -59,7 +76,7 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
             cx.error(&path, "an import needs `agent` (or `defaults.agent`) to run its tasks");
             continue;
         }
-        let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.provider.is_some());
+        let model_agent = agent.as_ref().and_then(|a| raw.agents.get(a)).is_some_and(|a| a.model.provider.is_some());
         let documents = match (&import.path, listing) {
             (Some(pattern), _) => import_files(cx, &path, pattern),
             (None, Some(list)) => live_evals(raw, cx, &path, import.server.as_deref().unwrap_or_default(), list),
@@ -94,7 +111,7 @@ pub(super) fn expand_imports(raw: &mut RawSuite, cx: &mut ValidateCx) {
                 }
             };
             let imported = match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-                Ok(s) => with_sources(s, std::mem::take(&mut converted.suite)),
+                Ok(s) => s.with_sources(std::mem::take(&mut converted.suite)),
                 Err(e) => {
                     cx.error(&path.key("path"), format!("{shown}: {e}"));
                     continue;
@@ -191,7 +208,7 @@ fn live_evals(
         d.help = unknown(server, raw.mcp_servers.keys().map(String::as_str)).suggestion();
         return Vec::new();
     };
-    let Some(spec) = super::validate::mcp_server(cx, server, spec) else { return Vec::new() };
+    let Some(spec) = super::mcp_server::mcp_server(cx, server, spec) else { return Vec::new() };
     match list(&spec.endpoint()) {
         Ok(doc) => vec![(cx.dir.join(cx.file.file_name().unwrap_or_default()), None, doc)],
         Err(e) => {

@@ -7,26 +7,19 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::assemble::{LoadOptions, validate};
 use super::definition::TaskSource;
 use super::formats;
-use super::imports::{Origins, expand_imports};
+use super::imports::{ImportStage, Origins, expand_imports};
 use super::load_error::LoadError;
 use super::model::Suite;
 use super::raw::{GRADER_COMMON_KEYS, RawAgent, RawGrader, RawGraderCommon, RawGraderKind, RawStep, RawSuite, RawTask};
-use super::validate::validate;
 use crate::source::{Diagnostic, KeyPath, Locate, Nowhere, ValidateCx, unknown};
 use crate::yaml::{Document, Node, NodeDeserializer, ReadError, Value};
 
 /// Tasks one suite may hold, imports included: each becomes work, reports and rows, so a
 /// suite far past any real one is refused before any of that is done.
 pub const MAX_TASKS: usize = 10_000;
-
-/// Options that come from the command line rather than the file.
-#[derive(Debug, Default, Clone)]
-pub struct LoadOptions {
-    /// `--var KEY=VALUE` overrides.
-    pub vars: Vec<(String, String)>,
-}
 
 /// Loads and validates the native suite at `path`.
 pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError> {
@@ -69,9 +62,16 @@ pub fn load_suite(path: &Path, options: &LoadOptions) -> Result<Suite, LoadError
     };
     // Values that were wrong are already reported; the rest is validated with them, so
     // every problem is listed at once. Imports that failed leave tasks out: not validated.
+    let before = cx.diagnostics.len();
     let raw = raw.and_then(|mut raw| {
-        let before = cx.diagnostics.len();
-        expand_imports(&mut raw, &mut cx);
+        expand_imports(&mut raw, &mut cx, ImportStage::Files);
+        (cx.diagnostics.len() == before).then_some(raw)
+    });
+    // The suite and its files are read; only now is a server started to list its evals.
+    let raw = raw.and_then(|mut raw| {
+        if !options.servers_only {
+            expand_imports(&mut raw, &mut cx, ImportStage::LiveListings);
+        }
         (cx.diagnostics.len() == before && within_task_limit(&mut cx, raw.tasks.len())).then_some(raw)
     });
     let read_errors = cx.diagnostics.len();
@@ -118,7 +118,7 @@ pub fn declared_id(path: &Path) -> Option<String> {
     // stopped, and a FIFO given as the suite must not hang that stop.
     let text = String::from_utf8(crate::files::read::bytes(path, crate::files::read::TEXT).ok()?).ok()?;
     let id = crate::yaml::from_str::<Declared>(&text).ok()?.suite;
-    super::validate::is_id(&id, false).then_some(id)
+    super::ids::is_id(&id, false).then_some(id)
 }
 
 /// Whether `n` tasks are within [`MAX_TASKS`]; checked on the parsed file before its tasks
@@ -225,21 +225,7 @@ fn parse_grader(cx: &mut ValidateCx, node: Node, path: &KeyPath) -> Option<RawGr
     Some(RawGrader { common: common?, kind: kind? })
 }
 
-/// Keeps the suite and each task as written (JSON): what a task's definition hash is made of
-/// (`suite::definition`). Only a suite that parsed needs them; a broken one never runs.
-/// Each task's JSON moves to its task, so the suite's keeps `tasks: null` (not a second copy
-/// of every task).
-pub(super) fn with_sources(mut raw: RawSuite, mut json: serde_json::Value) -> RawSuite {
-    if let Some(serde_json::Value::Array(tasks)) = json.get_mut("tasks").map(serde_json::Value::take) {
-        for (task, source) in raw.tasks.iter_mut().zip(tasks) {
-            task.source = TaskSource::Json(source);
-        }
-    }
-    raw.source = json;
-    raw
-}
-
-/// [`with_sources`] for a native suite: each task is read from the parsed file when its
+/// [`RawSuite::with_sources`] for a native suite: each task is read from the parsed file when its
 /// definition is asked for (item `index` of its `tasks`), and the suite's JSON is everything
 /// but `tasks`.
 fn written_sources(mut raw: RawSuite, doc: &Arc<Document>) -> RawSuite {
@@ -290,7 +276,7 @@ fn foreign(doc: &Document, cx: &mut ValidateCx) -> Option<Result<RawSuite, super
     // Key paths in later errors are the converted suite's (as `evalgate convert` prints it).
     cx.forget_positions();
     match serde_json::from_value::<RawSuite>(converted.suite.clone()) {
-        Ok(raw) => Some(Ok(with_sources(raw, converted.suite))),
+        Ok(raw) => Some(Ok(raw.with_sources(converted.suite))),
         Err(e) => Some(Err(cx.diagnostic_at(
             &KeyPath::default(),
             None,

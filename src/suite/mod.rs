@@ -1,18 +1,27 @@
-//! Suites: the native format, its loading and validation, and the validated model.
+//! Suites: the native format, one file a concept (its form as written, compiled form and
+//! checks: `agent`, `mcp_server`, `mcp_auth`, `tasks`, `trials`, `variants`, `definition`),
+//! the two aggregates (`raw::RawSuite`, `model::Suite`), reading (`load`, `imports`) and
+//! compiling (`assemble`); `formats/` for the foreign formats.
 
+mod agent;
+mod assemble;
 mod definition;
 pub mod formats;
+mod ids;
 mod imports;
 mod load;
 mod load_error;
 pub mod mcp_auth;
+mod mcp_server;
 pub mod model;
 pub mod raw;
+mod tasks;
+mod trials;
 pub mod uses;
-mod validate;
 pub mod variants;
 
 pub use crate::source::{Diagnostic, ValidateCx};
+pub use assemble::LoadOptions;
 pub use definition::TaskSource;
-pub use load::{LoadOptions, declared_id, load_suite};
+pub use load::{declared_id, load_suite};
 pub use load_error::LoadError;

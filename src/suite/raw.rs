@@ -1,20 +1,24 @@
-//! The native suite format as written (`evalgate: 1`): serde structs that mirror the YAML,
-//! reject unknown keys and generate the JSON Schema. Validation into the model is separate.
+//! The native suite format as written (`evalgate: 1`): the aggregate `RawSuite`, whose
+//! parts are declared with their concepts (`agent.rs`, `mcp_server.rs`, `tasks.rs`,
+//! `trials.rs`, `variants.rs`), and the suite's own small keys. Serde structs that mirror
+//! the YAML, reject unknown keys and generate the JSON Schema; `assemble.rs` compiles them.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::model::{Level, Mode};
+pub use super::agent::RawAgent;
+use super::definition::TaskSource;
+pub use super::mcp_server::{RawDrift, RawMcpServer};
+pub use super::tasks::{RawCall, RawCallExpect, RawFixtures, RawMessage, RawTask, RawToolResponse};
+pub use super::trials::{RawAdaptive, RawRepeat};
 pub use crate::grade::{GRADER_COMMON_KEYS, RawGrader, RawGraderCommon, RawGraderKind, SafetyAction};
-use crate::llm::provider::Provider;
 pub use crate::llm::spec::RawJudge;
-use crate::llm::types::MessageRole;
-use crate::policy::{Category, RegressionPolicy, Severity, Thresholds};
+use crate::policy::{RegressionPolicy, Thresholds};
 pub use crate::step::{RawHooks, RawStep};
-use crate::values::{NonNegative, Rate};
+use crate::values::display_as_written;
 pub use crate::values::{RawDuration, Scalar};
 
 /// The JSON Schema of the format, for editors.
@@ -102,6 +106,18 @@ pub struct RawSuite {
     pub source: serde_json::Value,
 }
 
+/// What a suite measures: `golden` answers, `rubric` judgements, `adversarial` attacks (adds
+/// the scorecard), `regression` against a baseline, or `live-shadow` traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Golden,
+    Rubric,
+    Adversarial,
+    Regression,
+    LiveShadow,
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCassettes {
@@ -184,161 +200,6 @@ impl RawEnv {
     }
 }
 
-/// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
-/// model reached through a provider (`provider` + `model`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawAgent {
-    /// argv; may use `{prompt}` and `{prompt_file}`.
-    pub command: Option<Vec<String>>,
-    /// Write the prompt to the agent's stdin.
-    #[serde(default)]
-    pub stdin: bool,
-    /// Environment variables of the command; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// The command's working directory, relative to the suite (default: the suite's directory).
-    pub workdir: Option<String>,
-    /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
-    pub timeout: Option<RawDuration>,
-    /// Turns of the tool-calling loop (scenario level, default 8).
-    pub max_turns: Option<NonZeroU32>,
-    /// MCP servers whose tools the model is offered (invocation and scenario levels).
-    pub mcp: Option<Vec<String>>,
-    /// The model's provider.
-    pub provider: Option<Provider>,
-    /// The model name, as the provider spells it.
-    pub model: Option<String>,
-    /// Default: $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the official endpoint.
-    pub base_url: Option<String>,
-    /// The environment variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
-    pub api_key_env: Option<String>,
-    /// Sampling temperature, 0 to 2 (default: the provider's).
-    pub temperature: Option<f64>,
-    /// Most tokens of one completion.
-    pub max_tokens: Option<u32>,
-    /// Sampling seed, where the provider supports one.
-    pub seed: Option<u64>,
-    /// The system prompt.
-    pub system: Option<String>,
-    /// Extra HTTP headers of every request; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Most requests in flight at once to this endpoint (default 32); fewer while it answers 429/503.
-    pub max_concurrency: Option<NonZeroU32>,
-    /// Retries of 429, 5xx and timeouts (default 2).
-    pub retries: Option<u32>,
-    /// Cache responses on disk (judges always do unless --no-cache).
-    pub cache: Option<bool>,
-    /// With `cache: true`, serve a repeated task's trials after the first from the cache as
-    /// well (default false: cached repeats are not independent trials).
-    pub cache_repeats: Option<bool>,
-}
-
-crate::llm::spec::llm_fields!(RawAgent);
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawMcpServer {
-    /// stdio: the server's argv.
-    pub command: Option<Vec<String>>,
-    /// stdio: environment variables of the server; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// stdio: the server's working directory, relative to the suite.
-    pub cwd: Option<String>,
-    /// Streamable HTTP: the endpoint, e.g. http://127.0.0.1:3001/mcp.
-    pub url: Option<String>,
-    /// Streamable HTTP: headers of every request; values may use `{env.NAME}`.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Streamable HTTP: OAuth without a browser, for CI: evalgate fetches an access token
-    /// (`client_credentials`) and sends it on every request.
-    pub auth: Option<super::mcp_auth::RawAuth>,
-    /// Tools annotated `destructiveHint: true` (and tools the server does not list) may be
-    /// called: by execution-level tasks, steps, graders and agents. Default false: they are
-    /// not offered to agents and every call to one is refused.
-    #[serde(default)]
-    pub allow_side_effects: bool,
-    /// Its handshake, `tools/list` and `tools/call` results go through the suite's cassette:
-    /// recorded with `--record`, replayed without starting it (docs/cassettes.md).
-    #[serde(default)]
-    pub cassette: bool,
-    /// A tools lock file (`evalgate mcp snapshot`), relative to the suite: the run compares
-    /// the server's live tool surface with it and gates on the drift (`--update-snapshot`
-    /// rewrites it).
-    pub snapshot: Option<String>,
-    /// How much drift from `snapshot` fails the gate.
-    #[serde(default)]
-    pub drift: RawDrift,
-    /// The MCP protocol versions to speak: `auto` (default: `server/discover`, falling back
-    /// to `initialize`), one version (`2025-11-25`), or a list: every task that uses the
-    /// server then runs once per version (`task@2025-11-25`), reported per version.
-    pub protocol: Option<crate::mcp::protocol::RawProtocol>,
-    /// Hold the server's `tools/list` to the spec, as a gate check (on `run` and `check`):
-    /// valid JSON Schemas of objects, unique names that follow the name rules, the
-    /// 2026-07-28 cache hints, and annotation heuristics (a tool whose name or description
-    /// says it writes, deletes or sends should be annotated so).
-    pub lint: Option<crate::mcp::lint::RawLint>,
-    /// Gate on the official MCP conformance suite (`@modelcontextprotocol/conformance`).
-    pub conformance: Option<crate::mcp::conformance::RawConformance>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawDrift {
-    /// The least class of change that fails: `breaking` (default: a tool or parameter
-    /// removed, a parameter made required, a type narrowed, an output field removed),
-    /// `review` (also a description or annotation changed, a tool added) or `never`.
-    #[serde(default)]
-    pub fail_on: crate::mcp::surface::FailOn,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawFixtures {
-    /// Responses to the tool calls they match, in order of preference.
-    #[serde(default)]
-    pub tool_responses: Vec<RawToolResponse>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawToolResponse {
-    /// `server.tool` (or `tool`).
-    pub tool: String,
-    /// Matches calls whose arguments contain these.
-    pub arguments: Option<serde_json::Value>,
-    /// The tool result: `{content: [...], structuredContent?, isError?}`, or any value (sent as JSON text).
-    pub response: serde_json::Value,
-}
-
-/// `level: execution`: one `tools/call` with fixed arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawCall {
-    /// The MCP server (a key of `mcp_servers`).
-    pub server: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The call's arguments.
-    #[serde(default)]
-    pub arguments: serde_json::Map<String, serde_json::Value>,
-    /// What the call must return.
-    #[serde(default)]
-    pub expect: RawCallExpect,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawCallExpect {
-    /// `true`: the tool must return a tool error (`isError: true`), and the graders grade its
-    /// message as the output (a result that is not an error fails the task). Default false:
-    /// a tool error is data the graders see, and says so in their reasons.
-    #[serde(default)]
-    pub is_error: bool,
-}
-
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDefaults {
@@ -354,171 +215,20 @@ pub struct RawDefaults {
     pub min_pass: Option<NonZeroU32>,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawTask {
-    /// Task id: `[a-z0-9][a-z0-9._-]*`, unique in the suite.
-    pub id: String,
-    /// What the task checks, shown in reports.
-    pub description: Option<String>,
-    /// Labels that `--tag` selects by.
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// Where untrusted text entered (adversarial tasks).
-    pub category: Option<Category>,
-    /// The severity of a finding when the task fails (default high).
-    pub severity: Option<Severity>,
-    /// Agent name (default: `defaults.agent`).
-    pub agent: Option<String>,
-    /// How the system under test is exercised (default `agent`).
-    pub level: Option<Level>,
-    /// The tool call of an execution-level task.
-    pub call: Option<RawCall>,
-    /// Canned tool responses that replace live calls in a scenario.
-    pub fixtures: Option<RawFixtures>,
-    /// A tool call no fixture matches is an error.
-    #[serde(default)]
-    pub fixtures_only: bool,
-    /// What the agent is asked; may use `{vars.NAME}`, `{env.NAME}` and setup outputs.
-    pub prompt: Option<String>,
-    /// A conversation instead of a `prompt` (given to command agents as JSON).
-    pub messages: Option<Vec<RawMessage>>,
-    /// Steps run before the agent.
-    #[serde(default)]
-    pub setup: Vec<RawStep>,
-    /// How the answer is graded: the task's score is the graders' weighted mean.
-    #[serde(default)]
-    pub grade: Vec<RawGrader>,
-    /// Steps run after grading, whatever happened.
-    #[serde(default)]
-    pub cleanup: Vec<RawStep>,
-    /// Pass when the weighted score reaches this (required graders must still pass).
-    pub threshold: Option<Rate>,
-    /// The task's weight in the aggregate score (default 1).
-    pub weight: Option<NonNegative>,
-    /// How long the task may run (default: the agent's, then `defaults.timeout`, else 5m).
-    pub timeout: Option<RawDuration>,
-    /// Trials (default: `defaults.repeat`, else 1), or `{min, max, adaptive: true}`: start
-    /// with `min` and add trials only while pass/fail against `min_pass` is unsettled.
-    pub repeat: Option<RawRepeat>,
-    /// Trials that must pass (default: all).
-    pub min_pass: Option<NonZeroU32>,
-    /// Against a baseline: when every trial passed there and not every trial passes now, the
-    /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
-    #[serde(default)]
-    pub golden: bool,
-    /// The task as written, for its definition hash.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub source: super::definition::TaskSource,
-}
+display_as_written!(Mode);
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawMessage {
-    /// Who speaks.
-    pub role: MessageRole,
-    /// What is said; may use variables as the prompt does.
-    pub content: String,
-}
-
-/// `repeat: N`, or adaptive trials: `{min: 1, max: 8, adaptive: true}`.
-#[derive(Debug, Clone, Copy, JsonSchema)]
-#[serde(untagged)]
-pub enum RawRepeat {
-    Count(NonZeroU32),
-    Adaptive(RawAdaptive),
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawAdaptive {
-    /// Trials every task runs (default 1).
-    #[serde(default = "one")]
-    pub min: NonZeroU32,
-    /// Trials at most; `min_pass` counts out of these.
-    pub max: NonZeroU32,
-    /// Must be true: add trials only while the task's verdict is unsettled.
-    pub adaptive: bool,
-}
-
-fn one() -> NonZeroU32 {
-    NonZeroU32::MIN
-}
-
-/// One message for either form, rather than serde's "did not match any variant".
-impl<'de> Deserialize<'de> for RawRepeat {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        const EXPECTED: &str = "expected a number of trials (1 or more) or {min, max, adaptive: true}";
-        match serde_json::Value::deserialize(deserializer)? {
-            serde_json::Value::Number(n) => n
-                .as_u64()
-                .and_then(|n| u32::try_from(n).ok())
-                .and_then(NonZeroU32::new)
-                .map(RawRepeat::Count)
-                .ok_or_else(|| D::Error::custom(format!("{EXPECTED}, got {n}"))),
-            map @ serde_json::Value::Object(_) => {
-                let adaptive: RawAdaptive =
-                    serde_json::from_value(map).map_err(|e| D::Error::custom(format!("{e} ({EXPECTED})")))?;
-                if !adaptive.adaptive {
-                    return Err(D::Error::custom("`{min, max}` trials need `adaptive: true` (else write `repeat: N`)"));
-                }
-                if adaptive.min > adaptive.max {
-                    return Err(D::Error::custom(format!(
-                        "`min` ({}) is more than `max` ({})",
-                        adaptive.min, adaptive.max
-                    )));
-                }
-                if adaptive.max.get() > crate::stats::MOST_ADAPTIVE_TRIALS {
-                    return Err(D::Error::custom(format!(
-                        "`max` ({}) is more than {} adaptive trials",
-                        adaptive.max,
-                        crate::stats::MOST_ADAPTIVE_TRIALS
-                    )));
-                }
-                Ok(RawRepeat::Adaptive(adaptive))
+impl RawSuite {
+    /// Keeps the suite and each task as written (JSON): what a task's definition hash is made of
+    /// (`suite::definition`). Only a suite that parsed needs them; a broken one never runs.
+    /// Each task's JSON moves to its task, so the suite's keeps `tasks: null` (not a second copy
+    /// of every task).
+    pub(super) fn with_sources(mut self, mut json: serde_json::Value) -> RawSuite {
+        if let Some(serde_json::Value::Array(tasks)) = json.get_mut("tasks").map(serde_json::Value::take) {
+            for (task, source) in self.tasks.iter_mut().zip(tasks) {
+                task.source = TaskSource::Json(source);
             }
-            other => Err(D::Error::custom(format!("{EXPECTED}, got {other}"))),
         }
-    }
-}
-
-impl RawRepeat {
-    /// The trials at most, and the trials to start with when adaptive.
-    pub fn split(self) -> (NonZeroU32, Option<NonZeroU32>) {
-        match self {
-            RawRepeat::Count(n) => (n, None),
-            RawRepeat::Adaptive(a) => (a.max, a.adaptive.then_some(a.min.min(a.max))),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use super::{RawAgent, RawJudge};
-
-    fn keys_of<T: schemars::JsonSchema>() -> BTreeSet<String> {
-        let schema = schemars::schema_for!(T);
-        schema.get("properties").and_then(serde_json::Value::as_object).unwrap().keys().cloned().collect()
-    }
-
-    /// The model keys are written in `RawJudge`, in `RawAgent` and in `RawLlmFields`; a key
-    /// added to one and not the others fails here (a command agent's check that it was
-    /// given none of them reads the same list).
-    #[test]
-    fn agents_and_judges_have_the_same_model_keys() {
-        let judge: RawJudge = serde_json::from_str("{}").unwrap();
-        let model: BTreeSet<String> = judge.llm().keys().iter().map(|(k, _)| (*k).to_owned()).collect();
-        let judge_only = ["timeout", "calibration"];
-        let mut expected = model.clone();
-        expected.extend(judge_only.map(String::from));
-        assert_eq!(keys_of::<RawJudge>(), expected);
-        let agent_only = ["command", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
-        let mut expected = model;
-        expected.extend(agent_only.map(String::from));
-        assert_eq!(keys_of::<RawAgent>(), expected);
+        self.source = json;
+        self
     }
 }

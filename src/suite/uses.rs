@@ -74,16 +74,13 @@ fn model_uses(spec: &LlmSpec) -> Uses<'_> {
 }
 
 fn server_uses(server: &McpServer) -> Uses<'_> {
-    let mut uses =
-        Uses::templates(server.url.iter().chain(server.env.iter().map(|(_, t)| t))).and(Uses::headers(&server.headers));
+    let argv = server.command.iter().flatten();
+    let mut uses = Uses::templates(server.url.iter().chain(argv).chain(server.env.iter().map(|(_, t)| t)))
+        .and(Uses::headers(&server.headers));
     // Looked up with the agents' programs, not only when the servers start after preflight.
     let program = server.command.iter().flatten().next();
     uses.programs = program
-        .map(|p| Program {
-            what: "MCP server command",
-            command: ProgramCommand::Literal(p),
-            workdir: Some(&server.cwd),
-        })
+        .map(|p| Program { what: "MCP server command", command: ProgramCommand::Argv0(p), workdir: Some(&server.cwd) })
         .into_iter()
         .collect();
     match &server.auth {

@@ -9,9 +9,13 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::raw::{RawAgent, RawMcpServer};
+use super::agent::{Agent, RawAgent, compile_agents};
+use super::definition::TaskSource;
+use super::ids::is_id;
+use super::mcp_server::{McpServer, RawMcpServer, mcp_server_at};
+use super::tasks::{Level, RawTask, Task, TaskDefaults, compile_tasks};
+use crate::llm::spec::RawModel;
 pub use crate::policy::ArmGate;
-use crate::results::variants::{ArmSection, VariantsSection};
 use crate::source::{KeyPath, ValidateCx, unknown};
 use crate::values::Scalar;
 
@@ -31,8 +35,9 @@ pub struct RawVariants {
 pub struct RawArm {
     /// Run every task that has an agent with this one of the suite's `agents`.
     pub agent: Option<String>,
-    /// Over every model agent of the suite: the model and its parameters.
-    pub model: Option<RawModelOverride>,
+    /// Over every model agent of the suite: any model key (the model, its parameters, its
+    /// provider and endpoint); `headers` entry by entry.
+    pub model: Option<RawModel>,
     /// Over the suite's `vars` (each must be one of them; `--var` does not change an arm's).
     #[serde(default)]
     pub vars: BTreeMap<String, Scalar>,
@@ -44,22 +49,6 @@ pub struct RawArm {
     pub env: BTreeMap<String, String>,
     /// Gate this arm against the control arm.
     pub gate: Option<ArmGate>,
-}
-
-/// A model agent's keys an arm may change.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawModelOverride {
-    /// The model name, as the provider spells it.
-    pub model: Option<String>,
-    /// Sampling temperature, 0 to 2.
-    pub temperature: Option<f64>,
-    /// Most tokens of one completion.
-    pub max_tokens: Option<u32>,
-    /// Sampling seed.
-    pub seed: Option<u64>,
-    /// The system prompt.
-    pub system: Option<String>,
 }
 
 /// The validated `variants:`.
@@ -79,20 +68,6 @@ pub struct Arm {
 impl Variants {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.arms.iter().map(|a| a.name.as_str())
-    }
-
-    /// What `results.json` records of the arms before they are compared: the paired test's
-    /// settings are the suite's `regression` statistics.
-    pub fn section(&self, regression: Option<&super::model::RegressionConfig>) -> VariantsSection {
-        VariantsSection {
-            control: self.control.clone(),
-            statistics: regression.map(|r| r.paired).unwrap_or_default(),
-            arms: self
-                .arms
-                .iter()
-                .map(|a| ArmSection { name: a.name.clone(), gate: a.gate, comparison: None })
-                .collect(),
-        }
     }
 }
 
@@ -134,7 +109,7 @@ pub fn compile(
     let mut inputs = Vec::new();
     for (name, arm) in &raw.arms {
         let path = arms_path.key(name);
-        if !super::validate::is_id(name, false) {
+        if !is_id(name, false) {
             cx.error(&path, format!("invalid arm name `{name}`: use lowercase letters, digits, `.` and `-`"));
         }
         if let Some(gate) = &arm.gate {
@@ -215,13 +190,7 @@ fn arm_inputs(
     }
     for agent in arm_agents.values_mut() {
         match &arm.model {
-            Some(m) if is_model(agent) => {
-                agent.model = m.model.clone().or(agent.model.take());
-                agent.temperature = m.temperature.or(agent.temperature);
-                agent.max_tokens = m.max_tokens.or(agent.max_tokens);
-                agent.seed = m.seed.or(agent.seed);
-                agent.system = m.system.clone().or(agent.system.take());
-            }
+            Some(m) if is_model(agent) => agent.model = m.clone().over(std::mem::take(&mut agent.model)),
             _ if !is_model(agent) => agent.env.extend(arm.env.clone()),
             _ => {}
         }
@@ -239,7 +208,7 @@ fn arm_inputs(
 /// The arms' tasks (each arm's in suite order) in one list, task by task: `a@x`, `a@y`,
 /// `b@x`, `b@y`, so reports read each task's arms side by side and the plan starts them
 /// together.
-pub fn interleave(arms: Vec<Vec<super::model::Task>>) -> Vec<super::model::Task> {
+pub fn interleave(arms: Vec<Vec<Task>>) -> Vec<Task> {
     let mut arms: Vec<_> = arms.into_iter().map(Vec::into_iter).collect();
     let mut tasks = Vec::new();
     loop {
@@ -249,6 +218,78 @@ pub fn interleave(arms: Vec<Vec<super::model::Task>>) -> Vec<super::model::Task>
             return tasks;
         }
     }
+}
+
+/// One arm's tasks (`TASK@ARM`), compiled with its variables, agents and servers (`cx.vars`
+/// is the arm's already), and the servers it replaces.
+pub(super) fn arm_tasks(
+    cx: &mut ValidateCx,
+    arm: &ArmInputs,
+    raw_tasks: &[RawTask],
+    defaults: &TaskDefaults,
+    hook_outputs: &BTreeMap<String, std::collections::BTreeSet<String>>,
+    suite_servers: &BTreeMap<String, McpServer>,
+) -> (Vec<Task>, Vec<McpServer>) {
+    let arm_path = KeyPath::root("variants").key("arms").key(&arm.name);
+    let mut servers = suite_servers.clone();
+    let mut replaced = Vec::new();
+    let lists = |s: &McpServer| !s.protocol.eras().is_empty();
+    for (name, raw) in &arm.mcp_servers {
+        let path = arm_path.key("mcp_servers").key(name);
+        if suite_servers.values().any(lists) {
+            cx.error(
+                &path,
+                "an arm cannot replace a server in a suite whose servers have a protocol list (not supported yet)",
+            );
+            continue;
+        }
+        if let Some(mut server) = mcp_server_at(cx, name, raw, &path) {
+            if lists(&server) {
+                cx.error(&path.key("protocol"), "an arm's server runs at one protocol version, not a list");
+            }
+            server.arm = Some(arm.name.clone());
+            replaced.push(server.clone());
+            servers.insert(name.clone(), server);
+        }
+    }
+    let agents = compile_agents(cx, arm.agents.clone());
+    let arm_defaults = TaskDefaults { agents: &agents, ..*defaults };
+    let mut tasks = compile_tasks(cx, raw_tasks.to_vec(), &arm_defaults, hook_outputs, &servers);
+    let agent = arm.agent.as_ref().and_then(|a| agents.get(a));
+    for task in &mut tasks {
+        task.id = format!("{}@{}", task.id, arm.name);
+        task.arm = Some(arm.name.clone());
+        // The arm's overrides are part of what its tasks measure.
+        let mut json = task.source.json();
+        if let serde_json::Value::Object(map) = &mut json {
+            map.insert("variant".into(), arm.written.clone());
+        }
+        task.source = TaskSource::Json(json);
+        if let Some(agent) = agent.filter(|_| !matches!(*task.agent, Agent::Call(_))) {
+            if matches!(task.level, Level::Invocation | Level::Scenario) && !matches!(**agent, Agent::Llm(_)) {
+                cx.error(
+                    &arm_path.key("agent"),
+                    format!(
+                        "`{}` is a command agent, but task `{}` needs a model agent (level {})",
+                        agent.name(),
+                        task.id,
+                        task.level
+                    ),
+                );
+            }
+            task.agent = agent.clone();
+        }
+    }
+    (tasks, replaced)
+}
+
+/// Drops the diagnostics after `from` that repeat one already recorded: each arm compiles
+/// the suite's tasks and agents again, and their problems are reported once.
+pub(super) fn dedup_diagnostics(cx: &mut ValidateCx, from: usize) {
+    let mut seen: rustc_hash::FxHashSet<(String, String)> =
+        cx.diagnostics[..from].iter().map(|d| (d.key_path.clone(), d.message.clone())).collect();
+    let later = cx.diagnostics.split_off(from);
+    cx.diagnostics.extend(later.into_iter().filter(|d| seen.insert((d.key_path.clone(), d.message.clone()))));
 }
 
 #[cfg(test)]

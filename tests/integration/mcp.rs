@@ -551,3 +551,103 @@ fn the_recording_proxy_serves_only_its_agent_refuses_oversized_requests_and_keep
     let run = Test::new().write("agent.py", HOSTILE_MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(0);
 }
+
+/// `{vars.X}` in a stdio server's `command` is rendered as in an agent's command (a `--var`
+/// overrides it), `{env.X}` when the server starts; a value is never code: not the program,
+/// nor the script an interpreter runs, each refused at its line as in an agent's command.
+#[test]
+fn a_servers_command_renders_its_variables_as_an_agents_does() {
+    let yaml = |script: &str| {
+        mcp_suite(
+            "
+            evalgate: 1
+            suite: t
+            vars: {script: '<fixtures>/fixture_server.py', release: '--release=1'}
+            mcp_servers:
+              fx: {command: [<python>, <script>, '{vars.release}', '{env.FIXTURE_FLAG}']}
+            tasks:
+              - id: add
+                level: execution
+                call: {server: fx, tool: add, arguments: {a: 1, b: 1}}
+                grade: [{type: contains, value: '3'}]
+            ",
+        )
+        .replace("<script>", script)
+    };
+    let run = |yaml: &str, args: &[&str]| {
+        Test::new().write("evalgate.yaml", yaml).env("FIXTURE_FLAG", "--quiet").args(args).run()
+    };
+    let written = yaml(&mcp_suite("'<fixtures>/fixture_server.py'"));
+    // The next release's `add` is off by one: 1 + 1 is 3 only when `{vars.release}` reached it.
+    run(&written, &["run", "--var", "release=--release=2"]).expect_code(0);
+    let first = run(&written, &["run"]);
+    first.expect_code(1);
+    assert_eq!(first.task("add")["status"], "failed", "{}", first.stderr);
+
+    let code = run(&yaml("'{vars.script}'"), &["check"]);
+    code.expect_code(2);
+    assert!(code.stderr.contains("evalgate.yaml:5:"), "{}", code.stderr);
+    assert!(code.stderr.contains("mcp_servers.fx.command[1]: `{vars.script}` would be code here"), "{}", code.stderr);
+    let program = yaml("x").replace(&python(), "'{vars.script}'");
+    let refused = run(&program, &["check"]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("evalgate.yaml:5:") && refused.stderr.contains("mcp_servers.fx.command[0]"),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// `mcp tools` and `mcp snapshot` list a server's tools before the suite has a task; `run`
+/// still refuses a suite with none, at `tasks`.
+#[test]
+fn a_suite_with_no_tasks_lists_its_servers_tools_and_does_not_run() {
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          fx: {command: [<python>, '<fixtures>/fixture_server.py']}
+        ",
+    );
+    let tools = Test::new().write("evalgate.yaml", &yaml).args(&["mcp", "tools"]).run();
+    tools.expect_code(0);
+    assert!(tools.stdout.contains("\n  add\n"), "{}", tools.stdout);
+    let snapshot = Test::new().write("evalgate.yaml", &yaml).args(&["mcp", "snapshot"]).run();
+    snapshot.expect_code(0);
+    let lock: serde_json::Value = serde_json::from_str(&snapshot.stdout).unwrap();
+    assert!(lock["servers"]["fx"]["tools"].get("add").is_some(), "{}", snapshot.stdout);
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("tasks: the suite has no tasks"), "{}", run.stderr);
+}
+
+/// A live `evals/list` import is a stage after the suite is read: `mcp tools`, which needs
+/// only the servers, lists the tools without asking the server for its evals (this one
+/// would answer after 120 s).
+#[test]
+fn mcp_tools_does_not_list_a_live_imports_evals() {
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          evals: {command: [python3, '<fixtures>/evals_server.py', --slow-evals]}
+        agents:
+          bot: {provider: openai, model: m, mcp: [evals]}
+        imports:
+          - {format: mcp-evals, server: evals, agent: bot}
+        ",
+    );
+    let started = std::time::Instant::now();
+    let tools = Test::new()
+        .write("evalgate.yaml", &yaml)
+        .env("EVALS_SERVER_LOG", "requests.jsonl")
+        .args(&["mcp", "tools"])
+        .run();
+    tools.expect_code(0);
+    assert!(tools.stdout.contains("\n  add\n"), "{}", tools.stdout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let log = std::fs::read_to_string(tools.dir.join("requests.jsonl")).unwrap_or_default();
+    assert!(log.contains("tools/list") && !log.contains("evals/list"), "{log}");
+}

@@ -1,22 +1,38 @@
-//! Raw suite → validated model. Checks what serde cannot (ids, names, ranges, templates,
-//! paths) and records every problem rather than stopping at the first.
+//! The raw suite compiled into the suite: the suite's own keys checked, then each concept
+//! compiled by its file (agents, MCP servers, hooks, tasks, variant arms), every problem
+//! recorded rather than stopping at the first.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-mod agent;
-mod task;
-
-pub(super) use agent::mcp_server;
-use agent::{mcp_server_at, validate_agent};
-use task::{TaskDefaults, Trials, check_trials, no_preflight, task_eras, validate_task};
-
-use super::load::LoadOptions;
-use super::model::{Agent, Cassettes, EnvRequirements, Level, McpServer, RegressionConfig, Suite, Task};
-use super::raw::{RawAgent, RawSuite, RawTask};
+use super::agent::compile_agents;
+use super::ids::{is_id, is_semver};
+use super::mcp_server::{McpServer, mcp_server};
+use super::model::{Cassettes, EnvRequirements, RegressionConfig, Suite};
+use super::raw::RawSuite;
+use super::tasks::{TaskDefaults, compile_tasks, no_preflight};
+use super::trials::{Trials, check_trials};
+use super::variants::{arm_tasks, dedup_diagnostics};
 use crate::source::{KeyPath, ValidateCx};
 use crate::step::compile_steps;
 use crate::template::Scope;
+
+/// Options that come from the command line rather than the file.
+#[derive(Debug, Default, Clone)]
+pub struct LoadOptions {
+    /// `--var KEY=VALUE` overrides.
+    pub vars: Vec<(String, String)>,
+    /// A suite with no tasks loads: what `mcp tools|snapshot|diff` need is its servers, and
+    /// a server's tools are listed before the first task is written. Every other command
+    /// refuses such a suite.
+    pub servers_only: bool,
+}
+
+impl LoadOptions {
+    /// The options of a command that needs only the suite's MCP servers.
+    pub fn servers_only() -> LoadOptions {
+        LoadOptions { servers_only: true, ..LoadOptions::default() }
+    }
+}
 
 pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Option<Suite> {
     if raw.evalgate != 1 {
@@ -95,7 +111,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     no_preflight(cx, &raw.hooks.after_all, &hooks.key("after_all"));
 
     // A suite may gate an MCP server on conformance alone.
-    if raw.tasks.is_empty() && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
+    if raw.tasks.is_empty() && !options.servers_only && raw.mcp_servers.values().all(|s| s.conformance.is_none()) {
         cx.error(&KeyPath::root("tasks"), "the suite has no tasks");
     }
     let variants = match (&raw.variants, raw_agents) {
@@ -157,150 +173,11 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     })
 }
 
-fn compile_agents(cx: &mut ValidateCx, raw: BTreeMap<String, RawAgent>) -> BTreeMap<String, Arc<Agent>> {
-    raw.into_iter()
-        .filter_map(|(name, agent)| {
-            let agent = validate_agent(cx, &name, agent)?;
-            Some((name, Arc::new(agent)))
-        })
-        .collect()
-}
-
-/// The tasks as written, validated in order; a task that uses a server with a protocol
-/// list once per era.
-fn compile_tasks(
-    cx: &mut ValidateCx,
-    raw_tasks: Vec<RawTask>,
-    defaults: &TaskDefaults,
-    hook_outputs: &BTreeMap<String, std::collections::BTreeSet<String>>,
-    mcp_servers: &BTreeMap<String, McpServer>,
-) -> Vec<Task> {
-    let mut seen = rustc_hash::FxHashSet::default();
-    let mut tasks = Vec::with_capacity(raw_tasks.len());
-    let any_eras = mcp_servers.values().any(|s| !s.protocol.eras().is_empty());
-    for (i, task) in raw_tasks.into_iter().enumerate() {
-        let path = KeyPath::root("tasks").index(i);
-        if !seen.insert(task.id.clone()) {
-            cx.error(&path.key("id"), format!("duplicate task id `{}`", task.id));
-        }
-        cx.step_outputs.clone_from(hook_outputs);
-        let origin = cx.task_origins.get(&i).cloned();
-        // Only a suite with a protocol list needs a second copy of a task as written.
-        let copy = any_eras.then(|| task.clone());
-        let Some(mut task) = validate_task(cx, task, &path, defaults) else {
-            continue;
-        };
-        task.origin = origin;
-        let (Some(copy), Some((server, eras))) = (copy, task_eras(cx, &task, mcp_servers, &path)) else {
-            tasks.push(task);
-            continue;
-        };
-        // The task runs once per era of its server's protocol list, as `id@era`.
-        for era in eras {
-            cx.step_outputs.clone_from(hook_outputs);
-            let Some(mut copy) = validate_task(cx, copy.clone(), &path, defaults) else {
-                break;
-            };
-            copy.id = format!("{}@{era}", task.id);
-            copy.origin.clone_from(&task.origin);
-            copy.era = Some(crate::mcp::protocol::TaskEra { server: server.clone(), version: era });
-            tasks.push(copy);
-        }
-    }
-
-    tasks
-}
-
-/// One arm's tasks (`TASK@ARM`), compiled with its variables, agents and servers (`cx.vars`
-/// is the arm's already), and the servers it replaces.
-fn arm_tasks(
-    cx: &mut ValidateCx,
-    arm: &super::variants::ArmInputs,
-    raw_tasks: &[RawTask],
-    defaults: &TaskDefaults,
-    hook_outputs: &BTreeMap<String, std::collections::BTreeSet<String>>,
-    suite_servers: &BTreeMap<String, McpServer>,
-) -> (Vec<Task>, Vec<McpServer>) {
-    let arm_path = KeyPath::root("variants").key("arms").key(&arm.name);
-    let mut servers = suite_servers.clone();
-    let mut replaced = Vec::new();
-    let lists = |s: &McpServer| !s.protocol.eras().is_empty();
-    for (name, raw) in &arm.mcp_servers {
-        let path = arm_path.key("mcp_servers").key(name);
-        if suite_servers.values().any(lists) {
-            cx.error(
-                &path,
-                "an arm cannot replace a server in a suite whose servers have a protocol list (not supported yet)",
-            );
-            continue;
-        }
-        if let Some(mut server) = mcp_server_at(cx, name, raw, &path) {
-            if lists(&server) {
-                cx.error(&path.key("protocol"), "an arm's server runs at one protocol version, not a list");
-            }
-            server.arm = Some(arm.name.clone());
-            replaced.push(server.clone());
-            servers.insert(name.clone(), server);
-        }
-    }
-    let agents = compile_agents(cx, arm.agents.clone());
-    let arm_defaults = TaskDefaults { agents: &agents, ..*defaults };
-    let mut tasks = compile_tasks(cx, raw_tasks.to_vec(), &arm_defaults, hook_outputs, &servers);
-    let agent = arm.agent.as_ref().and_then(|a| agents.get(a));
-    for task in &mut tasks {
-        task.id = format!("{}@{}", task.id, arm.name);
-        task.arm = Some(arm.name.clone());
-        // The arm's overrides are part of what its tasks measure.
-        let mut json = task.source.json();
-        if let serde_json::Value::Object(map) = &mut json {
-            map.insert("variant".into(), arm.written.clone());
-        }
-        task.source = super::definition::TaskSource::Json(json);
-        if let Some(agent) = agent.filter(|_| !matches!(*task.agent, Agent::Call(_))) {
-            if matches!(task.level, Level::Invocation | Level::Scenario) && !matches!(**agent, Agent::Llm(_)) {
-                cx.error(
-                    &arm_path.key("agent"),
-                    format!(
-                        "`{}` is a command agent, but task `{}` needs a model agent (level {})",
-                        agent.name(),
-                        task.id,
-                        task.level
-                    ),
-                );
-            }
-            task.agent = agent.clone();
-        }
-    }
-    (tasks, replaced)
-}
-
-/// Drops the diagnostics after `from` that repeat one already recorded: each arm compiles
-/// the suite's tasks and agents again, and their problems are reported once.
-fn dedup_diagnostics(cx: &mut ValidateCx, from: usize) {
-    let mut seen: rustc_hash::FxHashSet<(String, String)> =
-        cx.diagnostics[..from].iter().map(|d| (d.key_path.clone(), d.message.clone())).collect();
-    let later = cx.diagnostics.split_off(from);
-    cx.diagnostics.extend(later.into_iter().filter(|d| seen.insert((d.key_path.clone(), d.message.clone()))));
-}
-
-pub(super) fn is_id(id: &str, allow_underscore: bool) -> bool {
-    let mut chars = id.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || (allow_underscore && c == '_')
-        })
-}
-
-fn is_semver(v: &str) -> bool {
-    let parts: Vec<&str> = v.split('.').collect();
-    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
-    use super::super::{LoadError, LoadOptions, load_suite};
+    use crate::suite::{LoadError, LoadOptions, load_suite};
 
     /// Every error points at the line of the key it names: a key path the position lookup
     /// misses (a wrong key, a list counted wrong) would leave it without one.

@@ -1,0 +1,209 @@
+//! Agents: a command (any CLI that takes a prompt and prints an answer) or a model behind
+//! a provider; as written, compiled, and checked (for the suite and for a variant arm).
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::llm::spec::{LlmSpec, embeds_model, llm_spec};
+use crate::source::{KeyPath, ValidateCx};
+use crate::template::{Scope, Template};
+use crate::values::RawDuration;
+
+crate::llm::spec::model_keys!(embeds_model! {
+    /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
+    /// model reached through a provider (`provider` + `model`).
+    pub struct RawAgent read as RawAgentWritten = "RawAgentWritten" {
+        /// argv; may use `{prompt}` and `{prompt_file}`.
+        pub command: Option<Vec<String>>,
+        /// Write the prompt to the agent's stdin.
+        #[serde(default)]
+        pub stdin: bool,
+        /// Environment variables of the command; values may use `{env.NAME}`.
+        #[serde(default)]
+        pub env: BTreeMap<String, String>,
+        /// The command's working directory, relative to the suite (default: the suite's directory).
+        pub workdir: Option<String>,
+        /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
+        pub timeout: Option<RawDuration>,
+        /// Turns of the tool-calling loop (scenario level, default 8).
+        pub max_turns: Option<NonZeroU32>,
+        /// MCP servers whose tools the model is offered (invocation and scenario levels).
+        pub mcp: Option<Vec<String>>,
+        /// With `cache: true`, serve a repeated task's trials after the first from the cache as
+        /// well (default false: cached repeats are not independent trials).
+        pub cache_repeats: Option<bool>,
+    }
+});
+
+/// A system under test.
+#[derive(Debug)]
+pub enum Agent {
+    Command(CommandAgent),
+    Llm(LlmAgent),
+    /// An execution-level task's one `tools/call`.
+    Call(ToolCallSpec),
+}
+
+impl Agent {
+    pub fn name(&self) -> &str {
+        match self {
+            Agent::Command(a) => &a.name,
+            Agent::Llm(a) => &a.name,
+            Agent::Call(c) => &c.name,
+        }
+    }
+
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            Agent::Command(a) => a.timeout,
+            Agent::Llm(a) => a.spec.timeout,
+            Agent::Call(_) => None,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ToolCallSpec {
+    pub server: String,
+    pub tool: String,
+    /// Strings are templates, rendered for each trial.
+    pub arguments: crate::template::JsonTemplate,
+    /// `server.tool`, shown as the agent.
+    pub name: String,
+    /// `call.expect.is_error`: the tool must return a tool error.
+    pub expect_error: bool,
+}
+
+#[derive(Debug)]
+pub struct CommandAgent {
+    pub name: String,
+    /// MCP servers reached through evalgate's recording proxy.
+    pub mcp: Vec<String>,
+    pub command: Vec<Template>,
+    pub stdin: bool,
+    pub env: Vec<(String, Template)>,
+    pub workdir: PathBuf,
+    pub timeout: Option<Duration>,
+}
+
+/// The built-in model agent.
+#[derive(Debug)]
+pub struct LlmAgent {
+    pub name: String,
+    pub spec: LlmSpec,
+    pub max_turns: NonZeroU32,
+    /// With `cache: true`, trials after a task's first are served from the cache too.
+    pub cache_repeats: bool,
+    /// MCP servers whose tools the model is offered.
+    pub mcp: Vec<String>,
+}
+
+/// Turns of a model agent's tool-calling loop when it sets no `max_turns`.
+pub const DEFAULT_MAX_TURNS: NonZeroU32 = NonZeroU32::new(8).unwrap();
+
+pub(super) fn compile_agents(cx: &mut ValidateCx, raw: BTreeMap<String, RawAgent>) -> BTreeMap<String, Arc<Agent>> {
+    raw.into_iter()
+        .filter_map(|(name, agent)| {
+            let agent = validate_agent(cx, &name, agent)?;
+            Some((name, Arc::new(agent)))
+        })
+        .collect()
+}
+
+pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> Option<Agent> {
+    let path = KeyPath::root("agents").key(name);
+    let mcp = raw.mcp.clone().unwrap_or_default();
+    for (i, server) in mcp.iter().enumerate() {
+        cx.known_mcp_server(&path.key("mcp").index(i), server);
+    }
+    let Some(command) = &raw.command else {
+        if raw.model.provider.is_none() {
+            cx.error(&path, "an agent needs `command` (a CLI) or `provider` and `model` (a model)");
+            return None;
+        }
+        if raw.stdin || !raw.env.is_empty() || raw.workdir.is_some() {
+            cx.error(&path, "`stdin`, `env` and `workdir` belong to command agents");
+        }
+        if raw.cache_repeats == Some(true) && raw.model.cache != Some(true) {
+            cx.error(&path.key("cache_repeats"), "`cache_repeats` needs `cache: true`");
+        }
+        let spec = llm_spec(cx, &raw.model, raw.timeout, &path);
+        return Some(Agent::Llm(LlmAgent {
+            name: name.to_owned(),
+            spec: spec?,
+            max_turns: raw.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            cache_repeats: raw.cache_repeats.unwrap_or(false),
+            mcp,
+        }));
+    };
+    let model_keys = raw.model.given().into_iter().chain(
+        [("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]
+            .into_iter()
+            .filter_map(|(key, given)| given.then_some(key)),
+    );
+    if let Some(key) = model_keys.into_iter().next() {
+        cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));
+    }
+    let command = command_argv(cx, command, Scope::Agent, &path.key("command"));
+    let env = cx.env_templates(&raw.env, Scope::Agent, &path.key("env"));
+    Some(Agent::Command(CommandAgent {
+        name: name.to_owned(),
+        mcp,
+        command: command?,
+        stdin: raw.stdin,
+        env,
+        workdir: raw.workdir.map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(&w)),
+        timeout: raw.timeout.map(|d| d.0),
+    }))
+}
+
+/// A program's argv as written at `path` (an agent's or an MCP server's `command`): not
+/// empty, compiled as an argv list (no value is the program or code it runs; `{vars.X}`
+/// bound), and the program's name uses no variable.
+pub(super) fn command_argv(
+    cx: &mut ValidateCx,
+    command: &[String],
+    scope: Scope,
+    path: &KeyPath,
+) -> Option<Vec<Template>> {
+    if command.is_empty() {
+        cx.error(path, "the command is empty");
+    }
+    let argv = cx.argv(command, scope, path);
+    if argv.as_ref().and_then(|a| a.first()).is_some_and(|program| program.vars().next().is_some()) {
+        cx.error(&path.index(0), "the program name cannot use variables");
+    }
+    argv
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::RawAgent;
+    use crate::llm::spec::RawJudge;
+    use crate::llm::spec::RawModel;
+
+    fn keys_of<T: schemars::JsonSchema>() -> BTreeSet<String> {
+        let schema = schemars::schema_for!(T);
+        schema.get("properties").and_then(serde_json::Value::as_object).unwrap().keys().cloned().collect()
+    }
+
+    /// The model keys are written once (`llm::spec::model_keys!`); agents and judges read
+    /// them all, beside their own.
+    #[test]
+    fn agents_and_judges_have_the_same_model_keys() {
+        let model: BTreeSet<String> = RawModel::KEYS.iter().map(|k| (*k).to_owned()).collect();
+        let judge_only = ["timeout", "calibration"];
+        let mut expected = model.clone();
+        expected.extend(judge_only.map(String::from));
+        assert_eq!(keys_of::<RawJudge>(), expected);
+        let agent_only = ["command", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
+        let mut expected = model;
+        expected.extend(agent_only.map(String::from));
+        assert_eq!(keys_of::<RawAgent>(), expected);
+    }
+}
