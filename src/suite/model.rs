@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use super::agent::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, ToolCallSpec};
+pub use super::extensions::ExtensionSpec;
 pub use super::mcp_server::McpServer;
 pub use super::raw::Mode;
 pub use super::tasks::{DEFAULT_TASK_TIMEOUT, Level, Prompt, Task};
@@ -32,6 +33,8 @@ pub struct Suite {
     pub agents: BTreeMap<String, Arc<Agent>>,
     /// With `variants`, an arm's replacement of a server is here too, as `NAME@ARM`.
     pub mcp_servers: BTreeMap<String, McpServer>,
+    /// `extensions`, by name.
+    pub extensions: BTreeMap<String, ExtensionSpec>,
     /// `variants:`: the arms each task runs on (its id then ends in `@ARM`).
     pub variants: Option<Variants>,
     /// The default judge of `rubric` and `llm` graders.

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use super::agent::RawAgent;
+pub use super::extensions::{RawExtension, RawPin};
 use super::definition::TaskSource;
 pub use super::mcp_server::{RawDrift, RawMcpServer};
 pub use super::tasks::{RawCall, RawCallExpect, RawFixtures, RawMessage, RawTask, RawToolResponse};
@@ -74,6 +75,10 @@ pub struct RawSuite {
     /// MCP servers, started once per run: stdio (`command`) or streamable HTTP (`url`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, RawMcpServer>,
+    /// Extensions, started once per run: binaries whose operations steps call as
+    /// `extension: {name, operation, args}` (mcpchecker's extension protocol).
+    #[serde(default)]
+    pub extensions: BTreeMap<String, RawExtension>,
     /// The default judge of `rubric` and `llm` graders.
     pub judge: Option<RawJudge>,
     /// Token prices by model or model prefix (USD per million tokens), over the built-in table.
