@@ -2,7 +2,9 @@
 //! OpenAI-compatible and Anthropic-compatible HTTP endpoint on 127.0.0.1 that answers from
 //! the cassette, or asks the real endpoint and records (`--record`). The agent reaches it
 //! through the variables its SDK reads (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), so any CLI
-//! that calls a model itself is recorded and replayed like evalgate's own model agents.
+//! that calls a model itself is recorded and replayed like evalgate's own model agents. What
+//! it knows of each provider (its path here, its SDK's variables, its headers) is the
+//! provider's (`Provider`'s methods): every provider is served, none is named here.
 //!
 //! One endpoint serves one agent run. Only that run may call it: every path starts with a
 //! secret of its own (in the base URLs handed to the agent), the `Host` must be the
@@ -58,9 +60,13 @@ pub struct Ended {
 }
 
 impl ModelEndpoint {
-    /// The variables [`ModelEndpoint::env`] sets, which the agent's own `env` does not override.
-    pub const SETS: [&str; 5] =
-        ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "EVALGATE_MODEL_ENDPOINT"];
+    /// evalgate's own variable naming the endpoint (below it, each provider's path).
+    const OWN: &str = "EVALGATE_MODEL_ENDPOINT";
+
+    /// Whether [`ModelEndpoint::env`] sets `name`: the agent's own `env` does not override it.
+    pub fn sets(name: &str) -> bool {
+        name == Self::OWN || Provider::ALL.iter().any(|p| name == p.base_url_env() || name == p.default_api_key_env())
+    }
 
     pub async fn start(cassette: Arc<Cassette>) -> std::io::Result<ModelEndpoint> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
@@ -91,13 +97,9 @@ impl ModelEndpoint {
     /// for the endpoint.
     pub fn env(&self) -> Vec<(String, String)> {
         let base = format!("http://127.0.0.1:{}/{}", self.port, self.token);
-        vec![
-            ("OPENAI_BASE_URL".into(), format!("{base}/openai/v1")),
-            ("ANTHROPIC_BASE_URL".into(), format!("{base}/anthropic")),
-            ("OPENAI_API_KEY".into(), PLACEHOLDER_KEY.into()),
-            ("ANTHROPIC_API_KEY".into(), PLACEHOLDER_KEY.into()),
-            ("EVALGATE_MODEL_ENDPOINT".into(), base),
-        ]
+        let urls = Provider::ALL.map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
+        let keys = Provider::ALL.map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
+        urls.into_iter().chain(keys).chain([(Self::OWN.to_owned(), base)]).collect()
     }
 
     pub fn stop(self) -> Ended {
@@ -113,7 +115,8 @@ impl Drop for ModelEndpoint {
     }
 }
 
-/// One request: `openai/v1/...` or `anthropic/...` below the secret prefix.
+/// One request: a provider's `endpoint_path` (`openai/v1/...`, `anthropic/...`) below the
+/// secret prefix.
 async fn answer(
     request: Request<Incoming>,
     rest: &str,
@@ -127,7 +130,7 @@ async fn answer(
         .iter()
         .filter(|(name, _)| {
             let name = name.as_str();
-            name == "content-type" || name.starts_with("anthropic-") || name.starts_with("openai-")
+            name == "content-type" || Provider::ALL.iter().any(|p| name.starts_with(p.header_prefix()))
         })
         .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
         .collect();
@@ -173,15 +176,13 @@ async fn answer(
     }
 }
 
+/// The provider whose `endpoint_path` starts `rest`, and the path below it.
 fn route(rest: &str) -> Option<(Provider, &str)> {
-    if let Some(path) = rest.strip_prefix("openai/v1") {
-        return Some((Provider::OpenAi, path));
-    }
-    rest.strip_prefix("anthropic").map(|path| (Provider::Anthropic, path))
+    Provider::ALL.into_iter().find_map(|p| rest.strip_prefix(p.endpoint_path()).map(|path| (p, path)))
 }
 
-/// The request asked of the real endpoint (evalgate's `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`,
-/// else the official one), with evalgate's key.
+/// The request asked of the real endpoint (evalgate's own `base_url_env`, else the official
+/// one), with evalgate's key.
 async fn forward(
     provider: Provider,
     method: &str,
@@ -221,7 +222,7 @@ async fn forward(
     Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// The URL a request for `path` (what follows `openai/v1` or `anthropic` below the secret
+/// The URL a request for `path` (what follows the provider's `endpoint_path` below the secret
 /// prefix: the agent chose it) is forwarded to: the upstream `base` with `path` below its
 /// own, never a query. The one place a forwarded URL is made. Checked on the URL as parsed,
 /// as the HTTP client reads it: its scheme, host, port and user are the upstream's and its
