@@ -64,17 +64,6 @@ impl Mode {
     pub const fn live(self) -> bool {
         !matches!(self, Mode::Replay)
     }
-
-    /// The mode `--record`, `--record-missing` or `--replay` asks for (`None`: no flag, the
-    /// suite's `cassettes:` mode stands).
-    pub const fn from_flags(record: bool, record_missing: bool, replay: bool) -> Option<Mode> {
-        match (record, record_missing, replay) {
-            (true, _, _) => Some(Mode::Record),
-            (_, true, _) => Some(Mode::RecordMissing),
-            (_, _, true) => Some(Mode::Replay),
-            _ => None,
-        }
-    }
 }
 
 /// One recorded request and its answers.

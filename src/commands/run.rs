@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan, uses_of};
-use crate::cassette::{Cassette, Mode as CassetteMode};
+use crate::cassette::Cassette;
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::finalize;
@@ -43,10 +43,11 @@ pub fn run(args: &RunArgs, stop: &Stop) -> Result<i32, Error> {
     if args.dry_run {
         one_file_per_report(args)?;
         let mut planned = load_and_plan(&args.select, &selection)?;
-        planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
-        let uses = uses_of(&planned);
-        install_redactor(&uses);
-        preflight_all(&uses)?;
+        install_redactor(&uses_of(&planned));
+        for p in &mut planned {
+            super::cassettes::open(&mut p.suite, args.cassette)?;
+        }
+        preflight_all(&uses_of(&planned))?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
     }
@@ -156,13 +157,15 @@ impl Stopped {
 fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     one_file_per_report(args).map_err(|e| Stopped::named(args, Some(e)))?;
     let mut planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, Some(e)))?;
-    planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
     // The redactor and the runner's masks first, before anything can print a secret.
-    let uses = uses_of(&planned);
-    let secrets = install_redactor(&uses);
+    let secrets = install_redactor(&uses_of(&planned));
     if crate::github::actions::enabled(args.github, args.no_github) {
         crate::github::masks::add_masks(&secrets);
     }
+    // Each suite's cassette, read, its mode decided (preflight reads it: a replay needs no key).
+    let cassettes: Result<Vec<_>, _> =
+        planned.iter_mut().map(|p| super::cassettes::open(&mut p.suite, args.cassette)).collect();
+    let cassettes = cassettes.map_err(|e| Stopped::loaded(&planned, e))?;
     let stopped = |e| Stopped::loaded(&planned, e);
     // A report that could not be written (a directory in its place, a read-only or missing
     // directory) stops the run before anything runs: exit 4, as a write error at the end.
@@ -174,23 +177,8 @@ fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
     let regressions =
         planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
-    let cassettes = planned
-        .iter()
-        .map(|p| {
-            let Some(c) = &p.suite.cassettes else { return Ok(None) };
-            Cassette::open(&c.path, display_path(&c.path), c.mode, &p.suite.id)
-                .map(|c| Some(Arc::new(c)))
-                .map_err(|e| Error::Usage(e.to_string()))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(stopped)?;
-    preflight_all(&uses).map_err(stopped)?;
+    preflight_all(&uses_of(&planned)).map_err(stopped)?;
     Ok(Prepared { planned, paths, regressions, prices, cassettes })
-}
-
-/// `--record`, `--record-missing` and `--replay` set the mode of the suite's cassette.
-fn cassette_flags(suite: &mut Suite, args: &RunArgs) {
-    suite.apply_cassette_flag(CassetteMode::from_flags(args.record, args.record_missing, args.replay));
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
