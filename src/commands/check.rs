@@ -30,7 +30,8 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
         runtime()?.block_on(async {
             for p in &mut planned {
                 // A replayed server is checked as the run will see it: from the cassette.
-                let cassette = super::cassettes::open(&mut p.suite, CassetteFlags::default())?.filter(|c| !c.mode.live());
+                let cassette =
+                    super::cassettes::open(&mut p.suite, CassetteFlags::default())?.filter(|c| !c.mode.live());
                 let servers = crate::preflight::start_servers(&p.suite, cassette.as_ref())
                     .await
                     .map_err(|e| Error::Preflight(vec![e]))?;

@@ -125,7 +125,10 @@ mod tests {
     fn no_endpoint_path_starts_another() {
         for a in Provider::ALL {
             for b in Provider::ALL.into_iter().filter(|b| *b != a) {
-                assert!(!format!("{}/", b.endpoint_path()).starts_with(&format!("{}/", a.endpoint_path())), "{a:?} {b:?}");
+                assert!(
+                    !format!("{}/", b.endpoint_path()).starts_with(&format!("{}/", a.endpoint_path())),
+                    "{a:?} {b:?}"
+                );
                 assert_ne!(a.base_url_env(), b.base_url_env());
                 assert_ne!(a.default_api_key_env(), b.default_api_key_env());
             }

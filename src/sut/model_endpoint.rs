@@ -22,10 +22,11 @@ use std::sync::{Arc, Mutex};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use crate::cassette::{Cassette, Lookup};
+use crate::cassette::{Cassette, Door, Miss, Passed, Traffic};
 use crate::llm::provider::Provider;
 use crate::mcp::proxy::{not_local, random_token, serve_local, status_only};
 use crate::redact::Secret;
@@ -142,20 +143,15 @@ async fn answer(
     let text = String::from_utf8_lossy(&body);
     // A JSON body is keyed as JSON (the order of its keys does not matter), anything else as text.
     let keyed = serde_json::from_str::<Value>(&text).unwrap_or_else(|_| Value::String(text.to_string()));
-    let kind = format!("http:{}", provider.label());
     let key_request = json!({"method": method, "path": path, "body": keyed});
     seen.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
-    match cassette.lookup(&kind, &key_request) {
-        Lookup::Replay(recorded) => {
-            seen.lock().unwrap_or_else(|e| e.into_inner()).replayed += 1;
-            respond(
-                recorded["status"].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
-                recorded["content_type"].as_str().unwrap_or("application/json"),
-                recorded["body"].as_str().unwrap_or_default().to_owned(),
-            )
+    let live = || async { forward(provider, &method, path, &forwarded, body).await.map_err(Refused::Upstream) };
+    match crate::cassette::pass(cassette, &EndpointDoor(provider), &key_request, live).await {
+        Ok(Passed { answer, replayed }) => {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).replayed += u32::from(replayed);
+            respond(answer.status, &answer.content_type, answer.body)
         }
-        Lookup::Miss(miss) => {
-            let message = miss.message;
+        Err(Refused::Miss(message)) => {
             seen.lock().unwrap_or_else(|e| e.into_inner()).misses.push(message.clone());
             respond(
                 500,
@@ -163,16 +159,54 @@ async fn answer(
                 json!({"error": {"type": "cassette_miss", "message": message}}).to_string(),
             )
         }
-        Lookup::Live(slot) => match forward(provider, &method, path, &forwarded, body).await {
-            Ok((status, content_type, text)) => {
-                // Errors pass through unrecorded: a 429 recorded would be replayed for ever.
-                if status < 400 {
-                    cassette.record(slot, &json!({"status": status, "content_type": content_type, "body": text}));
-                }
-                respond(status, &content_type, text)
-            }
-            Err(e) => respond(502, "application/json", json!({"error": {"message": e}}).to_string()),
-        },
+        Err(Refused::Upstream(e)) => respond(502, "application/json", json!({"error": {"message": e}}).to_string()),
+    }
+}
+
+/// The door of a command agent's own model calls, by the provider its path named.
+struct EndpointDoor(Provider);
+
+impl Door for EndpointDoor {
+    fn traffic(&self) -> Traffic {
+        Traffic::Endpoint(self.0.label())
+    }
+
+    /// Errors pass through unrecorded: a 429 recorded would be replayed for ever.
+    fn keeps(&self, recorded: &Value) -> bool {
+        recorded["status"].as_u64().is_some_and(|status| status < 400)
+    }
+}
+
+/// An answer as the endpoint records and replays it: the upstream's status, content type
+/// and body text.
+#[derive(Serialize, Deserialize)]
+struct Answer {
+    #[serde(default = "ok")]
+    status: u16,
+    #[serde(default = "json_type")]
+    content_type: String,
+    #[serde(default)]
+    body: String,
+}
+
+fn ok() -> u16 {
+    200
+}
+
+fn json_type() -> String {
+    "application/json".into()
+}
+
+/// Why a request got no answer: the cassette did not hold it (a 500, and the task fails),
+/// or the upstream could not be asked (a 502).
+enum Refused {
+    Miss(String),
+    Upstream(String),
+}
+
+impl From<Miss> for Refused {
+    fn from(miss: Miss) -> Self {
+        Refused::Miss(miss.message)
     }
 }
 
@@ -189,7 +223,7 @@ async fn forward(
     path: &str,
     headers: &[(String, String)],
     body: Bytes,
-) -> Result<(u16, String, String), String> {
+) -> Result<Answer, String> {
     let client = crate::llm::client();
     let base = std::env::var(provider.base_url_env())
         .ok()
@@ -219,7 +253,7 @@ async fn forward(
         crate::http_body::BodyError::Read(e) => crate::llm::describe_reqwest(&e),
         crate::http_body::BodyError::TooLarge { cap, .. } => crate::http_body::BodyError::too_large(cap),
     })?;
-    Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Answer { status, content_type, body: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
 /// The URL a request for `path` (what follows the provider's `endpoint_path` below the secret
