@@ -299,7 +299,19 @@ fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes
 
 #[cfg(test)]
 mod tests {
-    use super::upstream_url;
+    use super::{ModelEndpoint, Provider, route, upstream_url};
+
+    /// A provider the endpoint does not serve compiles, passes its own tests and 404s
+    /// through the endpoint: every provider is routed below its own path, and its SDK's
+    /// variables are the endpoint's, which the agent's `env` does not override.
+    #[test]
+    fn every_provider_is_served_below_its_own_path_with_its_sdks_variables() {
+        for p in Provider::ALL {
+            assert_eq!(route(&format!("{}/chat", p.endpoint_path())), Some((p, "/chat")), "{p:?}");
+            assert!(ModelEndpoint::sets(p.base_url_env()) && ModelEndpoint::sets(p.default_api_key_env()), "{p:?}");
+        }
+        assert!(route("mistral/v1/chat").is_none() && !ModelEndpoint::sets("HOME"));
+    }
 
     #[test]
     fn a_forwarded_url_keeps_the_upstreams_origin_and_path_or_is_refused() {
