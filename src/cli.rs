@@ -136,15 +136,9 @@ pub struct JudgeCalibrateArgs {
     /// results: 3 more live judge calls each, uncached; 0 skips them.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub probes: usize,
-    /// The probes' judge calls through the suite's cassette: asked live and recorded.
-    #[arg(long, group = "probe_cassette")]
-    pub record: bool,
-    /// The probes' judge calls replayed from the suite's cassette; only what it lacks live.
-    #[arg(long, group = "probe_cassette")]
-    pub record_missing: bool,
-    /// The probes' judge calls replayed from the suite's cassette (no key, no network).
-    #[arg(long, group = "probe_cassette")]
-    pub replay: bool,
+    /// The probes' judge calls go through the suite's cassette as a run's do.
+    #[command(flatten)]
+    pub cassette: CassetteFlags,
 }
 
 #[derive(Debug, Subcommand, Clone)]
@@ -383,20 +377,43 @@ pub struct RunArgs {
     /// Do not read or write the model response cache (.evalgate/cache/).
     #[arg(long)]
     pub no_cache: bool,
-    /// Ask every model request live and record the answers in the suite's cassette
-    /// (`cassettes:`, else cassettes/SUITE-ID.jsonl).
-    #[arg(long, group = "cassette")]
-    pub record: bool,
-    /// Replay what the cassette holds and record only what it does not.
-    #[arg(long, group = "cassette")]
-    pub record_missing: bool,
-    /// Answer every model request from the cassette; one it does not hold fails its task
-    /// (never a live call).
-    #[arg(long, group = "cassette")]
-    pub replay: bool,
+    #[command(flatten)]
+    pub cassette: CassetteFlags,
     /// Token prices (YAML or JSON: MODEL_OR_PREFIX: {input_per_mtok, output_per_mtok, ...}), over the suite's.
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+}
+
+/// `--record`, `--record-missing`, `--replay`: the mode of the suite's cassette, over its
+/// `cassettes:` mode. One struct, flattened into every command that asks a model (`run`,
+/// `calibrate`, `judge calibrate`), read by one function (`commands::cassettes::open`).
+#[derive(Debug, Args, Clone, Copy, Default)]
+#[group(id = "cassette", multiple = false)]
+pub struct CassetteFlags {
+    /// Ask every model request live and record the answers in the suite's cassette
+    /// (`cassettes:`, else cassettes/SUITE-ID.jsonl).
+    #[arg(long)]
+    pub record: bool,
+    /// Replay what the cassette holds and record only what it does not.
+    #[arg(long)]
+    pub record_missing: bool,
+    /// Answer every model request from the cassette; one it does not hold fails its task
+    /// (never a live call).
+    #[arg(long)]
+    pub replay: bool,
+}
+
+impl CassetteFlags {
+    /// The mode a flag asks for (`None`: no flag, the suite's `cassettes:` mode stands).
+    pub const fn mode(self) -> Option<crate::cassette::Mode> {
+        use crate::cassette::Mode;
+        match (self.record, self.record_missing, self.replay) {
+            (true, _, _) => Some(Mode::Record),
+            (_, true, _) => Some(Mode::RecordMissing),
+            (_, _, true) => Some(Mode::Replay),
+            _ => None,
+        }
+    }
 }
 
 /// `--repeat N` or `--repeat auto`.

@@ -8,7 +8,7 @@ use std::sync::{LazyLock, Mutex};
 
 use serde_json::Value;
 
-use super::{Entry, canonical, key_of};
+use super::entry::{Entry, canonical, key_of};
 
 /// Per cassette file, the entries this process last saved to it: the next save of the file
 /// (another suite of the run) starts from them.

@@ -3,14 +3,35 @@
 //! only by running it (an answer decides the next request), so the runs' results say which
 //! entries they used, and each entry names the suites whose recording runs asked it: an
 //! entry goes only when every one of those suites' whole runs is given and none asked it.
+//!
+//! And [`open`]: the suite's cassette as every command that asks a model opens it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::cassette::{Cassette, Mode};
-use crate::cli::{CassettesCommand, PruneArgs};
+use crate::cli::{CassetteFlags, CassettesCommand, PruneArgs};
 use crate::commands::compare::read_results;
 use crate::error::Error;
 use crate::results::{NotRun, Results, Status};
+use crate::run::task::display_path;
+use crate::suite::model::Suite;
+
+/// The suite's cassette, read, with its mode decided: a flag of the command line over the
+/// suite's `cassettes:` mode, set on the suite too (preflight reads it there: a replayed
+/// run needs no key). `None`: the suite has no cassette and no flag asks for one. The one
+/// place a command line's cassette flags are read and a suite's cassette is opened.
+pub fn open(suite: &mut Suite, flags: CassetteFlags) -> Result<Option<Arc<Cassette>>, Error> {
+    suite.apply_cassette_flag(flags.mode());
+    let Some(c) = &suite.cassettes else { return Ok(None) };
+    read(&c.path, c.mode, &suite.id).map(|c| Some(Arc::new(c)))
+}
+
+/// The cassette file at `path`, for a run of `suite` in `mode`; named in messages as shown.
+fn read(path: &Path, mode: Mode, suite: &str) -> Result<Cassette, Error> {
+    Cassette::open(path, display_path(path), mode, suite).map_err(|e| Error::Usage(e.to_string()))
+}
 
 pub fn cassettes(command: &CassettesCommand) -> Result<i32, Error> {
     match command {
@@ -48,8 +69,7 @@ fn prune(args: &PruneArgs) -> Result<i32, Error> {
     }
     let Some((_, used_path)) = named else { return Err(Error::Usage("no results file given".into())) };
     let path = args.cassette.clone().unwrap_or_else(|| used_path.into());
-    let cassette =
-        Cassette::open(&path, path.display().to_string(), Mode::Replay, "").map_err(|e| Error::Usage(e.to_string()))?;
+    let cassette = read(&path, Mode::Replay, "")?;
     let ran: BTreeSet<&str> = runs.iter().map(|(suite, _)| suite.as_str()).collect();
     let mut stale = Vec::new();
     // Entries no given run asked, kept: per suite that uses them and was not given, how many;

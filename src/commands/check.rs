@@ -1,7 +1,7 @@
 //! `evalgate check`: validation and preflight (MCP servers started and stopped); no task runs.
 
 use super::suites::{install_redactor, load_and_plan, preflight_all, selection, uses_of};
-use crate::cli::SelectArgs;
+use crate::cli::{CassetteFlags, SelectArgs};
 use crate::error::{Error, runtime};
 use crate::exit;
 use crate::llm::pricing::PriceTable;
@@ -10,7 +10,7 @@ use crate::run::task::display_path;
 use crate::suite::model::{Agent, Suite};
 
 pub fn check(select: &SelectArgs) -> Result<i32, Error> {
-    let planned = load_and_plan(select, &selection(select))?;
+    let mut planned = load_and_plan(select, &selection(select))?;
     let uses = uses_of(&planned);
     for secret in install_redactor(&uses).iter().filter(|s| s.is_too_short()) {
         crate::errln!(
@@ -28,20 +28,10 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
     let mut lint_failed = false;
     if planned.iter().any(|p| !p.suite.mcp_servers.is_empty()) {
         runtime()?.block_on(async {
-            for p in &planned {
+            for p in &mut planned {
                 // A replayed server is checked as the run will see it: from the cassette.
-                let cassette = match p.suite.cassettes.as_ref().filter(|c| !c.mode.live()) {
-                    Some(c) => Some(std::sync::Arc::new(
-                        crate::cassette::Cassette::open(
-                            &c.path,
-                            crate::run::task::display_path(&c.path),
-                            c.mode,
-                            &p.suite.id,
-                        )
-                        .map_err(|e| Error::Usage(e.to_string()))?,
-                    )),
-                    None => None,
-                };
+                let cassette =
+                    super::cassettes::open(&mut p.suite, CassetteFlags::default())?.filter(|c| !c.mode.live());
                 let servers = crate::preflight::start_servers(&p.suite, cassette.as_ref())
                     .await
                     .map_err(|e| Error::Preflight(vec![e]))?;

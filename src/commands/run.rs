@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, print_plan, uses_of};
-use crate::cassette::{Cassette, Mode as CassetteMode};
+use crate::cassette::Cassette;
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
 use crate::gate::finalize;
@@ -17,9 +17,8 @@ use crate::github::publisher::Publisher;
 use crate::llm::cache::ResponseCache;
 use crate::llm::pricing::{Price, PriceTable};
 use crate::llm::runtime::LlmRuntime;
-use crate::plan::Selection;
 use crate::report::reporter::{EventLogReporter, Fanout, FileReports};
-use crate::report::terminal::{TerminalReporter, Verbosity};
+use crate::report::terminal::TerminalReporter;
 use crate::report::writer::{ClaimedDir, OutputPaths, ReportFlags};
 use crate::results::{PlanFingerprint, Results, SuiteInfo};
 use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
@@ -29,29 +28,32 @@ use crate::run::signal::Stop;
 use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
+mod config;
 mod mcp;
 mod refused;
 mod regression;
 mod stopped;
 
+use config::RunConfig;
 pub use refused::refused_run;
 use regression::{RegressionPlan, plan_regression, update_baseline};
 use stopped::{not_run, record_stop, skeleton, suite_info};
 
 pub fn run(args: &RunArgs, stop: &Stop) -> Result<i32, Error> {
-    let selection = Selection::for_run(&args.select, args.shard, args.repeat, args.fail_fast);
-    if args.dry_run {
-        one_file_per_report(args)?;
-        let mut planned = load_and_plan(&args.select, &selection)?;
-        planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
-        let uses = uses_of(&planned);
-        install_redactor(&uses);
-        preflight_all(&uses)?;
+    let config = RunConfig::new(args);
+    if config.dry_run {
+        one_file_per_report(&config)?;
+        let mut planned = load_and_plan(&config.select, &config.selection)?;
+        install_redactor(&uses_of(&planned));
+        for p in &mut planned {
+            super::cassettes::open(&mut p.suite, config.cassette)?;
+        }
+        preflight_all(&uses_of(&planned))?;
         planned.iter().for_each(print_plan);
         return Ok(crate::exit::SUCCESS);
     }
     let runtime = runtime()?;
-    let code = run_claimed(args, &selection, &runtime, stop);
+    let code = run_claimed(&config, &runtime, stop);
     // Not waiting for the blocking pool: a load abandoned at a signal may be blocked for
     // ever, and nothing else there is ours to wait for. What the run started is killed by
     // the frame it runs in (`commands::frame`).
@@ -59,19 +61,14 @@ pub fn run(args: &RunArgs, stop: &Stop) -> Result<i32, Error> {
     code
 }
 
-fn run_claimed(
-    args: &RunArgs,
-    selection: &Selection,
-    runtime: &tokio::runtime::Runtime,
-    stop: &Stop,
-) -> Result<i32, Error> {
+fn run_claimed(config: &RunConfig, runtime: &tokio::runtime::Runtime, stop: &Stop) -> Result<i32, Error> {
     // Claimed first: whatever happens next, the previous run's reports are gone and this
     // run's say how it ended.
-    let claimed = match ClaimedDir::claim(&args.out) {
+    let claimed = match ClaimedDir::claim(&config.out) {
         Ok(claimed) => claimed,
         Err(e) => {
-            let stopped = Stopped::named(args, Some(e.into()));
-            return runtime.block_on(stopped_early(args, None, stopped, stop));
+            let stopped = Stopped::named(config, Some(e.into()));
+            return runtime.block_on(stopped_early(config, None, stopped, stop));
         }
     };
     // Signals are answered from here to the end, in every phase: loading, the run, the
@@ -80,22 +77,22 @@ fn run_claimed(
         // Loading runs on the blocking pool (it may start a runtime of its own, for an MCP
         // server's `evals/list`), so a signal meanwhile stops the run here, with reports
         // that say so; what the abandoned load started is killed at the exit, with the rest.
-        let (owned_args, owned_selection) = (args.clone(), selection.clone());
-        let loading = tokio::task::spawn_blocking(move || prepare(&owned_args, &owned_selection));
+        let owned = config.clone();
+        let loading = tokio::task::spawn_blocking(move || prepare(&owned));
         let prepared = tokio::select! {
-            loaded = loading => loaded.unwrap_or_else(|e| Err(Stopped::named(args, Some(Error::Internal(e.to_string()))))),
-            () = stop.cancel.cancelled() => Err(Stopped::named(args, None)),
+            loaded = loading => loaded.unwrap_or_else(|e| Err(Stopped::named(config, Some(Error::Internal(e.to_string()))))),
+            () = stop.cancel.cancelled() => Err(Stopped::named(config, None)),
         };
         match prepared {
-            Ok(prepared) => execute(args, prepared, &claimed, stop).await,
-            Err(stopped) => stopped_early(args, Some(&claimed), stopped, stop).await,
+            Ok(prepared) => execute(config, prepared, &claimed, stop).await,
+            Err(stopped) => stopped_early(config, Some(&claimed), stopped, stop).await,
         }
     })
 }
 
 /// `--junit`, `--markdown`, `--json` and `--html` name one file: with several suites they cannot.
-fn one_file_per_report(args: &RunArgs) -> Result<(), Error> {
-    if args.select.suites.len() > 1 && args.reports.any() {
+fn one_file_per_report(config: &RunConfig) -> Result<(), Error> {
+    if config.select.suites.len() > 1 && config.reports.any() {
         return Err(Error::Usage(format!(
             "{} name one file; with several suites, reports go to OUT/SUITE-ID/",
             ReportFlags::NAMES
@@ -126,11 +123,11 @@ impl Stopped {
     /// Before the suites loaded: each is known by its file and the id the file declares
     /// (`evalgate` when it cannot be read), so its reports and its PR comment are the ones
     /// a run of it wrote before.
-    fn named(args: &RunArgs, error: Option<Error>) -> Stopped {
-        let files = if args.select.suites.is_empty() {
+    fn named(config: &RunConfig, error: Option<Error>) -> Stopped {
+        let files = if config.select.suites.is_empty() {
             vec![PathBuf::from("evalgate.yaml")]
         } else {
-            args.select.suites.clone()
+            config.select.suites.clone()
         };
         let mut suites: Vec<SuiteInfo> = Vec::new();
         for file in files {
@@ -153,58 +150,45 @@ impl Stopped {
     }
 }
 
-fn prepare(args: &RunArgs, selection: &Selection) -> Result<Prepared, Stopped> {
-    one_file_per_report(args).map_err(|e| Stopped::named(args, Some(e)))?;
-    let mut planned = load_and_plan(&args.select, selection).map_err(|e| Stopped::named(args, Some(e)))?;
-    planned.iter_mut().for_each(|p| cassette_flags(&mut p.suite, args));
+fn prepare(config: &RunConfig) -> Result<Prepared, Stopped> {
+    one_file_per_report(config).map_err(|e| Stopped::named(config, Some(e)))?;
+    let mut planned = load_and_plan(&config.select, &config.selection).map_err(|e| Stopped::named(config, Some(e)))?;
     // The redactor and the runner's masks first, before anything can print a secret.
-    let uses = uses_of(&planned);
-    let secrets = install_redactor(&uses);
-    if crate::github::actions::enabled(args.github, args.no_github) {
+    let secrets = install_redactor(&uses_of(&planned));
+    if config.github {
         crate::github::masks::add_masks(&secrets);
     }
+    // Each suite's cassette, read, its mode decided (preflight reads it: a replay needs no key).
+    let cassettes: Result<Vec<_>, _> =
+        planned.iter_mut().map(|p| super::cassettes::open(&mut p.suite, config.cassette)).collect();
+    let cassettes = cassettes.map_err(|e| Stopped::loaded(&planned, e))?;
     let stopped = |e| Stopped::loaded(&planned, e);
     // A report that could not be written (a directory in its place, a read-only or missing
     // directory) stops the run before anything runs: exit 4, as a write error at the end.
-    let paths = paths_of(args, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
+    let paths = paths_of(config, &planned.iter().map(|p| p.suite.id.as_str()).collect::<Vec<_>>());
     if let Some(clash) = paths.iter().find_map(OutputPaths::clash) {
         return Err(stopped(Error::Usage(clash)));
     }
     paths.iter().try_for_each(OutputPaths::prepare).map_err(|e| stopped(e.into()))?;
     let regressions =
-        planned.iter().map(|p| plan_regression(&p.suite, args)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
-    let prices = read_prices(args.pricing.as_deref()).map_err(stopped)?;
-    let cassettes = planned
-        .iter()
-        .map(|p| {
-            let Some(c) = &p.suite.cassettes else { return Ok(None) };
-            Cassette::open(&c.path, display_path(&c.path), c.mode, &p.suite.id)
-                .map(|c| Some(Arc::new(c)))
-                .map_err(|e| Error::Usage(e.to_string()))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(stopped)?;
-    preflight_all(&uses).map_err(stopped)?;
+        planned.iter().map(|p| plan_regression(&p.suite, config)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
+    let prices = read_prices(config.pricing.as_deref()).map_err(stopped)?;
+    preflight_all(&uses_of(&planned)).map_err(stopped)?;
     Ok(Prepared { planned, paths, regressions, prices, cassettes })
-}
-
-/// `--record`, `--record-missing` and `--replay` set the mode of the suite's cassette.
-fn cassette_flags(suite: &mut Suite, args: &RunArgs) {
-    suite.apply_cassette_flag(CassetteMode::from_flags(args.record, args.record_missing, args.replay));
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
 /// not be claimed): each suite's reports, when the directory is ours, and what GitHub shows
 /// of it say why. The error's own problems are annotated where they are, once.
 async fn stopped_early(
-    args: &RunArgs,
+    config: &RunConfig,
     claimed: Option<&ClaimedDir>,
     stopped: Stopped,
     stop: &Stop,
 ) -> Result<i32, Error> {
     let Stopped { error, suites } = stopped;
     let mut results: Vec<Results> = suites.into_iter().map(|s| not_run(s, error.as_ref())).collect();
-    let paths = paths_of(args, &results.iter().map(|r| r.suite.id.as_str()).collect::<Vec<_>>());
+    let paths = paths_of(config, &results.iter().map(|r| r.suite.id.as_str()).collect::<Vec<_>>());
     // The stop's own error stays the one reported (the gate's precedence: invalid and
     // preflight before aborted); a report that cannot be written as well is a warning.
     let written = claimed.map_or(Ok(()), |claimed| {
@@ -218,9 +202,7 @@ async fn stopped_early(
     if let Err(e) = written {
         crate::errln!("warning: {e}");
     }
-    let mut publisher =
-        Publisher::new(crate::github::actions::enabled(args.github, args.no_github), args.comment, results.len())
-            .stopped_by(stop.clone());
+    let mut publisher = Publisher::new(config.github, config.comment, results.len()).stopped_by(stop.clone());
     if let Err(e) = publisher.write_outputs(results.iter().zip(&paths)) {
         crate::errln!("warning: {e}");
     }
@@ -239,43 +221,38 @@ async fn stopped_early(
 }
 
 /// Where each suite's reports go: `--out` itself for one suite, `OUT/SUITE-ID/` for several.
-fn paths_of(args: &RunArgs, suite_ids: &[&str]) -> Vec<OutputPaths> {
+fn paths_of(config: &RunConfig, suite_ids: &[&str]) -> Vec<OutputPaths> {
     let several = suite_ids.len() > 1;
     suite_ids
         .iter()
         .map(|id| match several {
-            true => OutputPaths::new(&args.out.join(id), &ReportFlags::default()),
-            false => OutputPaths::new(&args.out, &args.reports),
+            true => OutputPaths::new(&config.out.join(id), &ReportFlags::default()),
+            false => OutputPaths::new(&config.out, &config.reports),
         })
-        .map(|paths| paths.within(&args.out))
+        .map(|paths| paths.within(&config.out))
         .collect()
 }
 
-async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
+async fn execute(config: &RunConfig, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
     let Prepared { planned, paths, regressions, prices, cassettes } = prepared;
-    let github = crate::github::actions::enabled(args.github, args.no_github);
-    let mut publisher = Publisher::new(github, args.comment, planned.len()).stopped_by(stop.clone());
+    let github = config.github;
+    let mut publisher = Publisher::new(github, config.comment, planned.len()).stopped_by(stop.clone());
     // The first error aborts the run: the suites after it do not start.
     let mut error: Option<Error> = claimed.record(&paths.iter().collect::<Vec<_>>()).err().map(Error::from);
-    let jobs = match args.jobs {
+    let jobs = match config.jobs {
         Some(n) => Concurrency::jobs(n as usize),
         None => Concurrency::for_cores(std::thread::available_parallelism().map_or(1, usize::from)),
     };
     let (limit, allowed) = crate::process::tasks_within_open_file_limit();
     // The defaults fit themselves to the limit silently; an explicit `-j` is answered.
-    if args.jobs.is_some() && jobs.total > allowed {
+    if config.jobs.is_some() && jobs.total > allowed {
         crate::errln!(
             "the open-file limit ({limit}) allows {allowed} task(s) at once: running {allowed}, not {} (raise it with `ulimit -n`)",
             jobs.total
         );
     }
     let jobs = jobs.within(allowed);
-    let verbosity = match (args.select.quiet, args.select.verbose) {
-        (true, _) => Verbosity::Quiet,
-        (_, true) => Verbosity::Verbose,
-        _ => Verbosity::Normal,
-    };
-    let mut terminal = TerminalReporter::new(verbosity);
+    let mut terminal = TerminalReporter::new(config.verbosity);
     let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
     // Each suite's `events.jsonl`, ended once the run's outcome is settled, below.
     let mut logs: Vec<Option<EventLogReporter>> = Vec::new();
@@ -288,8 +265,8 @@ async fn execute(args: &RunArgs, prepared: Prepared, claimed: &ClaimedDir, stop:
             logs.push(None);
             results
         } else {
-            let llm = Arc::new(llm_runtime(&p.suite, args, &prices).with_cassette(cassette));
-            let (update_baseline, update_snapshot) = (args.update_baseline, args.update_snapshot);
+            let llm = Arc::new(llm_runtime(&p.suite, config, &prices).with_cassette(cassette));
+            let (update_baseline, update_snapshot) = (config.update_baseline, config.update_snapshot);
             let suite_run = SuiteRun {
                 planned: p,
                 paths,
@@ -498,10 +475,10 @@ fn read_prices(path: Option<&std::path::Path>) -> Result<BTreeMap<String, Price>
 
 /// Prices (built-in, then the suite's, then `--pricing`) and the response cache under the
 /// suite's `.evalgate/cache/` (unless `--no-cache`).
-fn llm_runtime(suite: &Suite, args: &RunArgs, price_file: &BTreeMap<String, Price>) -> LlmRuntime {
+fn llm_runtime(suite: &Suite, config: &RunConfig, price_file: &BTreeMap<String, Price>) -> LlmRuntime {
     let mut prices = PriceTable::default();
     prices.overrides.extend(suite.pricing.clone());
     prices.overrides.extend(price_file.clone());
-    let cache = (!args.no_cache).then(|| ResponseCache { dir: suite.dir.join(".evalgate").join("cache") });
+    let cache = config.cache.then(|| ResponseCache { dir: suite.dir.join(".evalgate").join("cache") });
     LlmRuntime::new(prices, cache)
 }

@@ -1,6 +1,8 @@
 //! The model providers evalgate speaks to, and everything it knows about each: its name in
-//! a suite, its endpoint and key conventions, and the wire protocol it speaks. Adding a
-//! provider is a variant here (and its arms below) plus its wire file.
+//! a suite, its endpoint and key conventions, the wire protocol it speaks, and where the
+//! cassette's model endpoint (`sut/model_endpoint.rs`) serves it to a command agent. Adding a
+//! provider is a variant here (and its arms below: the compiler lists each) plus its wire
+//! file; nothing else names a provider.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -75,6 +77,25 @@ impl Provider {
         }
     }
 
+    /// Where the cassette's model endpoint serves the provider, below its secret prefix: the
+    /// agent's SDK is handed `http://127.0.0.1:PORT/SECRET/{endpoint_path}` as its base URL
+    /// ([`Provider::base_url_env`]), and its requests come back below it.
+    pub const fn endpoint_path(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai/v1",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+
+    /// The prefix of the provider's own request headers (API version, betas), which the
+    /// model endpoint forwards upstream when it records; no other header is forwarded.
+    pub const fn header_prefix(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai-",
+            Provider::Anthropic => "anthropic-",
+        }
+    }
+
     /// A client speaking the provider's wire protocol.
     pub fn client(self, http: HttpSettings) -> Box<dyn LlmClient> {
         match self {
@@ -96,5 +117,21 @@ mod tests {
         }
         assert_eq!(Provider::from_label("open_ai"), None);
         assert_eq!(Provider::labels(), "openai, anthropic");
+    }
+
+    /// The endpoint routes a request by the first path that starts it: one provider's path
+    /// may not start another's, or the second would never be reached.
+    #[test]
+    fn no_endpoint_path_starts_another() {
+        for a in Provider::ALL {
+            for b in Provider::ALL.into_iter().filter(|b| *b != a) {
+                assert!(
+                    !format!("{}/", b.endpoint_path()).starts_with(&format!("{}/", a.endpoint_path())),
+                    "{a:?} {b:?}"
+                );
+                assert_ne!(a.base_url_env(), b.base_url_env());
+                assert_ne!(a.default_api_key_env(), b.default_api_key_env());
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::pricing::PriceTable;
 use super::retry::Retrying;
 use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
-use crate::cassette::{Cassette, Lookup};
+use crate::cassette::{Cassette, Door, Miss, Traffic};
 use crate::llm::spec::LlmSpec;
 use crate::template::Var;
 
@@ -88,24 +88,12 @@ impl LlmRuntime {
         base_url: String,
         request: &ChatRequest,
     ) -> Result<Completion, LlmError> {
-        let provider = spec.provider.label();
         let as_json = serde_json::to_value(request).expect("a request serializes");
-        match cassette.lookup(provider, &as_json) {
-            Lookup::Replay(answer) => {
-                let response: ChatResponse = serde_json::from_value(answer).map_err(|e| LlmError::Cassette {
-                    message: format!("cassette {}: a recorded {provider} answer is not one: {e}", cassette.name),
-                })?;
-                // Priced as the answer was: a cost gate (a budget, an arm's cost) must not
-                // pass on a replay's $0; what the run spent is the cassette's line.
-                Ok(Completion { replayed: true, ..self.priced(spec, response) })
-            }
-            Lookup::Miss(miss) => Err(LlmError::Cassette { message: miss.message }),
-            Lookup::Live(slot) => {
-                let response = self.client(spec, base_url).complete(request).await?;
-                cassette.record(slot, &serde_json::to_value(&response).expect("a response serializes"));
-                Ok(self.priced(spec, response))
-            }
-        }
+        let live = || async { self.client(spec, base_url).complete(request).await };
+        let passed = crate::cassette::pass(cassette, &ModelDoor(spec.provider), &as_json, live).await?;
+        // A replay is priced as the answer was: a cost gate (a budget, an arm's cost) must
+        // not pass on a replay's $0; what the run spent is the cassette's line.
+        Ok(Completion { replayed: passed.replayed, ..self.priced(spec, passed.answer) })
     }
 
     fn priced(&self, spec: &LlmSpec, response: ChatResponse) -> Completion {
@@ -135,6 +123,21 @@ impl LlmRuntime {
                 Arc::new(Retrying { inner: spec.provider.client(http), retries: spec.retries, patience: timeout })
             })
             .clone()
+    }
+}
+
+/// The door of evalgate's own model requests (its model agents' and judges'), by provider.
+struct ModelDoor(super::provider::Provider);
+
+impl Door for ModelDoor {
+    fn traffic(&self) -> Traffic {
+        Traffic::Model(self.0.label())
+    }
+}
+
+impl From<Miss> for LlmError {
+    fn from(miss: Miss) -> Self {
+        LlmError::Cassette { message: miss.message }
     }
 }
 

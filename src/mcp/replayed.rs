@@ -10,11 +10,32 @@ use serde_json::{Value, json};
 
 use super::servers::CallError;
 use super::session::{McpError, McpSession, ServerInfo, ToolList};
-use crate::cassette::{Cassette, Lookup};
+use crate::cassette::{Cassette, Door, Miss, Traffic, pass};
 
-/// The kind of a server's entries in the cassette: `mcp:NAME`.
-fn kind(server: &str) -> String {
-    format!("mcp:{server}")
+/// The door of a server's traffic: `mcp:NAME` in the cassette.
+struct ServerDoor<'a>(&'a str);
+
+impl Door for ServerDoor<'_> {
+    fn traffic(&self) -> Traffic {
+        Traffic::Mcp(self.0.to_owned())
+    }
+}
+
+impl From<Miss> for McpError {
+    fn from(miss: Miss) -> Self {
+        McpError(miss.message)
+    }
+}
+
+impl From<Miss> for CallError {
+    fn from(miss: Miss) -> Self {
+        CallError::Failed(miss.into())
+    }
+}
+
+/// The handshake's request: the server's info at `era`.
+fn handshake(era: Option<&str>) -> Value {
+    json!({"method": "initialize", "era": era})
 }
 
 /// A server answered from the cassette: nothing is started, nothing is asked live.
@@ -26,21 +47,20 @@ pub struct ReplayedSession {
 
 impl ReplayedSession {
     /// The handshake as recorded at `era`: a miss means the server was never recorded.
-    pub fn open(server: &str, era: Option<&str>, cassette: Arc<Cassette>) -> Result<ReplayedSession, McpError> {
-        let info = replay(&cassette, server, &json!({"method": "initialize", "era": era}))?;
-        let info =
-            serde_json::from_value(info).map_err(|e| McpError(format!("a recorded handshake is not one: {e}")))?;
+    pub async fn open(server: &str, era: Option<&str>, cassette: Arc<Cassette>) -> Result<ReplayedSession, McpError> {
+        let info = replay(&cassette, server, &handshake(era)).await?;
         Ok(ReplayedSession { server: server.to_owned(), cassette, info })
     }
 }
 
-fn replay(cassette: &Cassette, server: &str, request: &Value) -> Result<Value, McpError> {
-    match cassette.lookup(&kind(server), request) {
-        Lookup::Replay(answer) => Ok(answer),
-        Lookup::Miss(miss) => Err(McpError(miss.message)),
-        // Only a replaying cassette opens a replayed session.
-        Lookup::Live(_) => Err(McpError(format!("server `{server}` is replayed, yet its cassette records"))),
-    }
+/// `request` answered from the cassette, never asked live.
+async fn replay<T>(cassette: &Cassette, server: &str, request: &Value) -> Result<T, McpError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    // Only a replaying cassette opens a replayed session.
+    let live = || async { Err(McpError(format!("server `{server}` is replayed, yet its cassette records"))) };
+    Ok(pass(cassette, &ServerDoor(server), request, live).await?.answer)
 }
 
 #[async_trait::async_trait]
@@ -50,13 +70,12 @@ impl McpSession for ReplayedSession {
     }
 
     async fn list_tools(&self) -> Result<ToolList, McpError> {
-        let list = replay(&self.cassette, &self.server, &json!({"method": "tools/list"}))?;
-        serde_json::from_value(list).map_err(|e| McpError(format!("a recorded tools/list is not one: {e}")))
+        replay(&self.cassette, &self.server, &json!({"method": "tools/list"})).await
     }
 
     async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
         let request = json!({"method": "tools/call", "name": name, "arguments": arguments});
-        Ok(replay(&self.cassette, &self.server, &request)?)
+        Ok(replay(&self.cassette, &self.server, &request).await?)
     }
 
     async fn request(&self, method: &str, _params: Value) -> Result<Value, McpError> {
@@ -76,32 +95,15 @@ pub struct RecordingSession {
 
 impl RecordingSession {
     /// Wraps `inner`, recording its handshake at `era` now.
-    pub fn new(server: &str, era: Option<&str>, cassette: Arc<Cassette>, inner: Arc<dyn McpSession>) -> Self {
-        if let Lookup::Live(slot) = cassette.lookup(&kind(server), &json!({"method": "initialize", "era": era})) {
-            cassette.record(slot, &serde_json::to_value(inner.info()).expect("server info serializes"));
-        }
-        RecordingSession { server: server.to_owned(), cassette, inner }
-    }
-
-    async fn through<T, E>(
-        &self,
-        request: Value,
-        live: impl std::future::Future<Output = Result<T, E>>,
-        read: impl Fn(Value) -> Result<T, E>,
-    ) -> Result<T, E>
-    where
-        T: serde::Serialize,
-    {
-        match self.cassette.lookup(&kind(&self.server), &request) {
-            Lookup::Replay(answer) => read(answer),
-            Lookup::Live(slot) => {
-                let answer = live.await?;
-                self.cassette.record(slot, &serde_json::to_value(&answer).expect("an answer serializes"));
-                Ok(answer)
-            }
-            // A recording cassette never misses.
-            Lookup::Miss(_) => live.await,
-        }
+    pub async fn new(
+        server: &str,
+        era: Option<&str>,
+        cassette: Arc<Cassette>,
+        inner: Arc<dyn McpSession>,
+    ) -> Result<Self, McpError> {
+        let live = || async { Ok::<_, McpError>(inner.info()) };
+        pass(&cassette, &ServerDoor(server), &handshake(era), live).await?;
+        Ok(RecordingSession { server: server.to_owned(), cassette, inner })
     }
 }
 
@@ -112,14 +114,14 @@ impl McpSession for RecordingSession {
     }
 
     async fn list_tools(&self) -> Result<ToolList, McpError> {
-        let read =
-            |v| serde_json::from_value(v).map_err(|e| McpError(format!("a recorded tools/list is not one: {e}")));
-        self.through(json!({"method": "tools/list"}), self.inner.list_tools(), read).await
+        let live = || self.inner.list_tools();
+        Ok(pass(&self.cassette, &ServerDoor(&self.server), &json!({"method": "tools/list"}), live).await?.answer)
     }
 
     async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
         let request = json!({"method": "tools/call", "name": name, "arguments": arguments.clone()});
-        self.through(request, self.inner.call_tool(name, arguments), Ok).await
+        let live = || self.inner.call_tool(name, arguments);
+        Ok(pass(&self.cassette, &ServerDoor(&self.server), &request, live).await?.answer)
     }
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {

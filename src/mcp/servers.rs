@@ -385,11 +385,11 @@ async fn open(
     cassette: Option<&Arc<Cassette>>,
 ) -> Result<Arc<dyn McpSession>, McpError> {
     if let Some(cassette) = cassette.filter(|c| !c.mode.live()) {
-        return Ok(Arc::new(ReplayedSession::open(name, era, cassette.clone())?));
+        return Ok(Arc::new(ReplayedSession::open(name, era, cassette.clone()).await?));
     }
     let live: Arc<dyn McpSession> = Arc::new(connect(endpoint, era, START_TIMEOUT).await?);
     Ok(match cassette {
-        Some(cassette) => Arc::new(RecordingSession::new(name, era, cassette.clone(), live)),
+        Some(cassette) => Arc::new(RecordingSession::new(name, era, cassette.clone(), live).await?),
         None => live,
     })
 }

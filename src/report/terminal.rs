@@ -12,6 +12,12 @@ use crate::excerpt::excerpt;
 use crate::results::{Mark, Results, RunOutcome, Status, TaskFlags, TaskResult};
 use crate::run::events::RunEvent;
 
+/// How much of a task's reason its line shows: a failure's reason is a grader's summary; an
+/// error's is all there is to go on (a cassette miss names the request, the nearest recorded
+/// one and where the two part), so it is shown up to its difference.
+const REASON: usize = 200;
+const ERROR_REASON: usize = 600;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verbosity {
     Quiet,
@@ -35,7 +41,7 @@ impl Reporter for TerminalReporter {
                 }
             }
             RunEvent::TrialRetry { index: _, trial, attempt, reason } if self.verbosity == Verbosity::Verbose => {
-                self.line(format!("RETRY trial {} (attempt {attempt}): {}", trial + 1, excerpt(reason, 200)));
+                self.line(format!("RETRY trial {} (attempt {attempt}): {}", trial + 1, excerpt(reason, REASON)));
             }
             RunEvent::TaskFinished { result, .. } | RunEvent::TaskSkipped { result, .. } => self.task_done(result),
             RunEvent::RunFinished { results } => self.summary(results),
@@ -160,7 +166,8 @@ impl TerminalReporter {
         };
         let mut line = format!("{} {} [{}] {}", self.style(style, label), task.id, task.score_label(), timings(task));
         if let Some(reason) = &task.reason {
-            line.push_str(&format!(": {}", excerpt(reason, 200)));
+            let max = if task.status == Status::Error { ERROR_REASON } else { REASON };
+            line.push_str(&format!(": {}", excerpt(reason, max)));
         }
         if self.verbosity == Verbosity::Verbose {
             for g in task.last_trial().map(|t| t.graders.as_slice()).unwrap_or_default() {

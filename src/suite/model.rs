@@ -54,7 +54,7 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// A cassette flag of the command line (`Mode::from_flags`) over the suite's
+    /// A cassette flag of the command line (`cli::CassetteFlags::mode`) over the suite's
     /// `cassettes:` mode (`cassettes/SUITE-ID.jsonl` when the suite has none); no flag
     /// leaves the suite's. Every command that asks a model goes through this, so a suite
     /// that replays is never asked live by one that forgot its mode.

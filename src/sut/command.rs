@@ -113,8 +113,7 @@ impl SystemUnderTest for CommandSut<'_> {
         let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
         // The endpoint's variables over the agent's own: its model calls must not go around it.
         spec.env = endpoint.as_ref().map(ModelEndpoint::env).unwrap_or_default();
-        spec.env
-            .extend(env.into_iter().filter(|(k, _)| endpoint.is_none() || !ModelEndpoint::SETS.contains(&k.as_str())));
+        spec.env.extend(env.into_iter().filter(|(k, _)| endpoint.is_none() || !ModelEndpoint::sets(k)));
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
         if let Some(config) = &bindings.mcp_config {

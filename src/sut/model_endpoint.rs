@@ -2,7 +2,9 @@
 //! OpenAI-compatible and Anthropic-compatible HTTP endpoint on 127.0.0.1 that answers from
 //! the cassette, or asks the real endpoint and records (`--record`). The agent reaches it
 //! through the variables its SDK reads (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), so any CLI
-//! that calls a model itself is recorded and replayed like evalgate's own model agents.
+//! that calls a model itself is recorded and replayed like evalgate's own model agents. What
+//! it knows of each provider (its path here, its SDK's variables, its headers) is the
+//! provider's (`Provider`'s methods): every provider is served, none is named here.
 //!
 //! One endpoint serves one agent run. Only that run may call it: every path starts with a
 //! secret of its own (in the base URLs handed to the agent), the `Host` must be the
@@ -20,10 +22,11 @@ use std::sync::{Arc, Mutex};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use crate::cassette::{Cassette, Lookup};
+use crate::cassette::{Cassette, Door, Miss, Passed, Traffic};
 use crate::llm::provider::Provider;
 use crate::mcp::proxy::{not_local, random_token, serve_local, status_only};
 use crate::redact::Secret;
@@ -58,9 +61,13 @@ pub struct Ended {
 }
 
 impl ModelEndpoint {
-    /// The variables [`ModelEndpoint::env`] sets, which the agent's own `env` does not override.
-    pub const SETS: [&str; 5] =
-        ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "EVALGATE_MODEL_ENDPOINT"];
+    /// evalgate's own variable naming the endpoint (below it, each provider's path).
+    const OWN: &str = "EVALGATE_MODEL_ENDPOINT";
+
+    /// Whether [`ModelEndpoint::env`] sets `name`: the agent's own `env` does not override it.
+    pub fn sets(name: &str) -> bool {
+        name == Self::OWN || Provider::ALL.iter().any(|p| name == p.base_url_env() || name == p.default_api_key_env())
+    }
 
     pub async fn start(cassette: Arc<Cassette>) -> std::io::Result<ModelEndpoint> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
@@ -91,13 +98,9 @@ impl ModelEndpoint {
     /// for the endpoint.
     pub fn env(&self) -> Vec<(String, String)> {
         let base = format!("http://127.0.0.1:{}/{}", self.port, self.token);
-        vec![
-            ("OPENAI_BASE_URL".into(), format!("{base}/openai/v1")),
-            ("ANTHROPIC_BASE_URL".into(), format!("{base}/anthropic")),
-            ("OPENAI_API_KEY".into(), PLACEHOLDER_KEY.into()),
-            ("ANTHROPIC_API_KEY".into(), PLACEHOLDER_KEY.into()),
-            ("EVALGATE_MODEL_ENDPOINT".into(), base),
-        ]
+        let urls = Provider::ALL.map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
+        let keys = Provider::ALL.map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
+        urls.into_iter().chain(keys).chain([(Self::OWN.to_owned(), base)]).collect()
     }
 
     pub fn stop(self) -> Ended {
@@ -113,7 +116,8 @@ impl Drop for ModelEndpoint {
     }
 }
 
-/// One request: `openai/v1/...` or `anthropic/...` below the secret prefix.
+/// One request: a provider's `endpoint_path` (`openai/v1/...`, `anthropic/...`) below the
+/// secret prefix.
 async fn answer(
     request: Request<Incoming>,
     rest: &str,
@@ -127,7 +131,7 @@ async fn answer(
         .iter()
         .filter(|(name, _)| {
             let name = name.as_str();
-            name == "content-type" || name.starts_with("anthropic-") || name.starts_with("openai-")
+            name == "content-type" || Provider::ALL.iter().any(|p| name.starts_with(p.header_prefix()))
         })
         .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
         .collect();
@@ -139,20 +143,15 @@ async fn answer(
     let text = String::from_utf8_lossy(&body);
     // A JSON body is keyed as JSON (the order of its keys does not matter), anything else as text.
     let keyed = serde_json::from_str::<Value>(&text).unwrap_or_else(|_| Value::String(text.to_string()));
-    let kind = format!("http:{}", provider.label());
     let key_request = json!({"method": method, "path": path, "body": keyed});
     seen.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
-    match cassette.lookup(&kind, &key_request) {
-        Lookup::Replay(recorded) => {
-            seen.lock().unwrap_or_else(|e| e.into_inner()).replayed += 1;
-            respond(
-                recorded["status"].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(200),
-                recorded["content_type"].as_str().unwrap_or("application/json"),
-                recorded["body"].as_str().unwrap_or_default().to_owned(),
-            )
+    let live = || async { forward(provider, &method, path, &forwarded, body).await.map_err(Refused::Upstream) };
+    match crate::cassette::pass(cassette, &EndpointDoor(provider), &key_request, live).await {
+        Ok(Passed { answer, replayed }) => {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).replayed += u32::from(replayed);
+            respond(answer.status, &answer.content_type, answer.body)
         }
-        Lookup::Miss(miss) => {
-            let message = miss.message;
+        Err(Refused::Miss(message)) => {
             seen.lock().unwrap_or_else(|e| e.into_inner()).misses.push(message.clone());
             respond(
                 500,
@@ -160,35 +159,71 @@ async fn answer(
                 json!({"error": {"type": "cassette_miss", "message": message}}).to_string(),
             )
         }
-        Lookup::Live(slot) => match forward(provider, &method, path, &forwarded, body).await {
-            Ok((status, content_type, text)) => {
-                // Errors pass through unrecorded: a 429 recorded would be replayed for ever.
-                if status < 400 {
-                    cassette.record(slot, &json!({"status": status, "content_type": content_type, "body": text}));
-                }
-                respond(status, &content_type, text)
-            }
-            Err(e) => respond(502, "application/json", json!({"error": {"message": e}}).to_string()),
-        },
+        Err(Refused::Upstream(e)) => respond(502, "application/json", json!({"error": {"message": e}}).to_string()),
     }
 }
 
+/// The door of a command agent's own model calls, by the provider its path named.
+struct EndpointDoor(Provider);
+
+impl Door for EndpointDoor {
+    fn traffic(&self) -> Traffic {
+        Traffic::Endpoint(self.0.label())
+    }
+
+    /// Errors pass through unrecorded: a 429 recorded would be replayed for ever.
+    fn keeps(&self, recorded: &Value) -> bool {
+        recorded["status"].as_u64().is_some_and(|status| status < 400)
+    }
+}
+
+/// An answer as the endpoint records and replays it: the upstream's status, content type
+/// and body text.
+#[derive(Serialize, Deserialize)]
+struct Answer {
+    #[serde(default = "ok")]
+    status: u16,
+    #[serde(default = "json_type")]
+    content_type: String,
+    #[serde(default)]
+    body: String,
+}
+
+fn ok() -> u16 {
+    200
+}
+
+fn json_type() -> String {
+    "application/json".into()
+}
+
+/// Why a request got no answer: the cassette did not hold it (a 500, and the task fails),
+/// or the upstream could not be asked (a 502).
+enum Refused {
+    Miss(String),
+    Upstream(String),
+}
+
+impl From<Miss> for Refused {
+    fn from(miss: Miss) -> Self {
+        Refused::Miss(miss.message)
+    }
+}
+
+/// The provider whose `endpoint_path` starts `rest`, and the path below it.
 fn route(rest: &str) -> Option<(Provider, &str)> {
-    if let Some(path) = rest.strip_prefix("openai/v1") {
-        return Some((Provider::OpenAi, path));
-    }
-    rest.strip_prefix("anthropic").map(|path| (Provider::Anthropic, path))
+    Provider::ALL.into_iter().find_map(|p| rest.strip_prefix(p.endpoint_path()).map(|path| (p, path)))
 }
 
-/// The request asked of the real endpoint (evalgate's `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`,
-/// else the official one), with evalgate's key.
+/// The request asked of the real endpoint (evalgate's own `base_url_env`, else the official
+/// one), with evalgate's key.
 async fn forward(
     provider: Provider,
     method: &str,
     path: &str,
     headers: &[(String, String)],
     body: Bytes,
-) -> Result<(u16, String, String), String> {
+) -> Result<Answer, String> {
     let client = crate::llm::client();
     let base = std::env::var(provider.base_url_env())
         .ok()
@@ -218,10 +253,10 @@ async fn forward(
         crate::http_body::BodyError::Read(e) => crate::llm::describe_reqwest(&e),
         crate::http_body::BodyError::TooLarge { cap, .. } => crate::http_body::BodyError::too_large(cap),
     })?;
-    Ok((status, content_type, String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Answer { status, content_type, body: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
-/// The URL a request for `path` (what follows `openai/v1` or `anthropic` below the secret
+/// The URL a request for `path` (what follows the provider's `endpoint_path` below the secret
 /// prefix: the agent chose it) is forwarded to: the upstream `base` with `path` below its
 /// own, never a query. The one place a forwarded URL is made. Checked on the URL as parsed,
 /// as the HTTP client reads it: its scheme, host, port and user are the upstream's and its
@@ -264,7 +299,19 @@ fn respond(status: u16, content_type: &str, body: String) -> Response<Full<Bytes
 
 #[cfg(test)]
 mod tests {
-    use super::upstream_url;
+    use super::{ModelEndpoint, Provider, route, upstream_url};
+
+    /// A provider the endpoint does not serve compiles, passes its own tests and 404s
+    /// through the endpoint: every provider is routed below its own path, and its SDK's
+    /// variables are the endpoint's, which the agent's `env` does not override.
+    #[test]
+    fn every_provider_is_served_below_its_own_path_with_its_sdks_variables() {
+        for p in Provider::ALL {
+            assert_eq!(route(&format!("{}/chat", p.endpoint_path())), Some((p, "/chat")), "{p:?}");
+            assert!(ModelEndpoint::sets(p.base_url_env()) && ModelEndpoint::sets(p.default_api_key_env()), "{p:?}");
+        }
+        assert!(route("mistral/v1/chat").is_none() && !ModelEndpoint::sets("HOME"));
+    }
 
     #[test]
     fn a_forwarded_url_keeps_the_upstreams_origin_and_path_or_is_refused() {

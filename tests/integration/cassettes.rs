@@ -175,6 +175,33 @@ fn a_changed_prompt_is_a_miss_naming_the_nearest_request_and_what_changed() {
     );
 }
 
+/// A long prompt changed near its end: the miss shows where the two part, with context on
+/// both sides, in results.json and on the terminal's line of the task (not the shared start,
+/// twice, nor a line cut before the difference).
+#[test]
+fn a_long_prompt_changed_late_misses_showing_where_the_two_part() {
+    let server = stand_in();
+    let long = "You are a careful assistant who answers in one word. ".repeat(30);
+    let yaml = unindent(SUITE)
+        .replace("<url>", &server.url())
+        .replace("prompt: Capital of France?", &format!("prompt: {long}Capital of France?"));
+    let test = Test::new().write("evalgate.yaml", &yaml);
+    let dir = test.path();
+    assert_eq!(evalgate(dir, &["run", "--record", "--filter", "capital"], true).status.code(), Some(0));
+    std::fs::write(dir.join("evalgate.yaml"), yaml.replace("Capital of France?\n", "Capital of Spain?\n")).unwrap();
+    let replayed = evalgate(dir, &["run", "--replay", "--filter", "capital"], true);
+    assert_ne!(replayed.status.code(), Some(0));
+    let at = long.chars().count() + "Capital of ".len() + 1;
+    let shown = format!(
+        r#"recorded "…swers in one word. Capital of France?", now "…swers in one word. Capital of Spain?" (they part at character {at})"#
+    );
+    let reason = results(dir)["tasks"][0]["reason"].as_str().unwrap().to_owned();
+    assert!(reason.contains(&shown), "{reason}");
+    let terminal = String::from_utf8_lossy(&replayed.stdout).into_owned() + &String::from_utf8_lossy(&replayed.stderr);
+    let line = terminal.lines().find(|l| l.contains("ERROR") && l.contains("capital")).unwrap_or_default();
+    assert!(line.contains(&shown), "{terminal}");
+}
+
 #[test]
 fn replayed_repeats_are_the_recorded_samples_never_copies() {
     let server = stand_in();

@@ -133,16 +133,7 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
         // Uncached: a probe must ask the judge, not read back its earlier answer. Its calls
         // go through the suite's cassette as a run's do: the suite's `cassettes:` mode, or
         // the one a flag sets.
-        suite.apply_cassette_flag(crate::cassette::Mode::from_flags(args.record, args.record_missing, args.replay));
-        let cassette = match &suite.cassettes {
-            Some(c) => {
-                let shown = crate::run::task::display_path(&c.path);
-                let opened = crate::cassette::Cassette::open(&c.path, shown, c.mode, &suite.id)
-                    .map_err(|e| Error::Usage(e.to_string()))?;
-                Some(std::sync::Arc::new(opened))
-            }
-            None => None,
-        };
+        let cassette = crate::commands::cassettes::open(&mut suite, args.cassette)?;
         let llm = crate::llm::runtime::LlmRuntime::new(prices, None).with_cassette(cassette.clone());
         let mut probed = Ok(());
         for j in &mut judges {

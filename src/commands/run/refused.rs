@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{Stopped, stopped_early};
+use super::{RunConfig, Stopped, stopped_early};
 use crate::cli::{Cli, RunArgs};
 use crate::error::{Error, runtime};
 use crate::report::writer::ClaimedDir;
@@ -29,7 +29,7 @@ pub fn refused_run(args: &[OsString], e: &clap::Error) {
     let Ok(run_args) = RunArgs::from_arg_matches(matches) else { return };
     let rendered = e.render().to_string();
     let first = rendered.lines().next().unwrap_or_default();
-    refused(&run_args, first.strip_prefix("error: ").unwrap_or(first).to_owned());
+    refused(&RunConfig::new(&run_args), first.strip_prefix("error: ").unwrap_or(first).to_owned());
 }
 
 /// `args` without the argument `e` refused: an option of `run` with its value (`--shard 3/2`,
@@ -68,14 +68,14 @@ fn without_refused(cli: &clap::Command, args: &[OsString], e: &clap::Error) -> O
 
 /// A run whose command line was refused before it was parsed (`commands::main` has printed
 /// why): claimed and reported as invalid like any run stopped before it ran.
-fn refused(args: &RunArgs, reason: String) {
+fn refused(config: &RunConfig, reason: String) {
     let Ok(runtime) = runtime() else { return };
-    let claimed = ClaimedDir::claim(&args.out).ok();
+    let claimed = ClaimedDir::claim(&config.out).ok();
     // `Err` is the refusal itself, already printed.
     let _ = runtime.block_on(stopped_early(
-        args,
+        config,
         claimed.as_ref(),
-        Stopped::named(args, Some(Error::Usage(reason))),
+        Stopped::named(config, Some(Error::Usage(reason))),
         &crate::run::signal::Stop::default(),
     ));
 }

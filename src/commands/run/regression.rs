@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::RunArgs;
+use super::RunConfig;
 use crate::error::Error;
 use crate::github::baseline as github;
 use crate::report::pretty_json;
@@ -23,10 +23,10 @@ pub(super) struct RegressionPlan {
 /// Resolves the baseline (`--baseline` over `regression.baseline`) and loads it before
 /// anything runs: a missing file is a warning (a failed check with `required: true`); an
 /// unreadable one, or one for another suite, is invalid input.
-pub(super) fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<RegressionPlan, Error> {
+pub(super) fn plan_regression(suite: &Suite, run: &RunConfig) -> Result<RegressionPlan, Error> {
     let config = suite.regression.as_ref();
-    let path = args.baseline.clone().or_else(|| config.and_then(|c| c.baseline.clone()));
-    if args.update_baseline && path.is_none() {
+    let path = run.baseline.clone().or_else(|| config.and_then(|c| c.baseline.clone()));
+    if run.update_baseline && path.is_none() {
         return Err(Error::Usage(format!(
             "--update-baseline needs a baseline path: --baseline FILE or `regression.baseline` in {}",
             suite.file.display()
@@ -35,13 +35,13 @@ pub(super) fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<Regressio
     let Some(mut path) = path else {
         return Ok(RegressionPlan { section: None, baseline: None, path: None });
     };
-    let mut written = args.baseline.as_ref().map_or_else(
+    let mut written = run.baseline.as_ref().map_or_else(
         || config.and_then(|c| c.baseline_written.clone()).unwrap_or_default(),
         |p| p.display().to_string(),
     );
     let mut unavailable = None;
     if written == github::SOURCE {
-        if args.update_baseline {
+        if run.update_baseline {
             return Err(Error::Usage(format!(
                 "--update-baseline writes a file; `{}` is fetched (the action uploads the new results)",
                 github::SOURCE
@@ -63,7 +63,7 @@ pub(super) fn plan_regression(suite: &Suite, args: &RunArgs) -> Result<Regressio
         baseline: Some(written),
         required: config.is_some_and(|c| c.required),
         budget: config.map(|c| c.budget).unwrap_or_default(),
-        statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(args.paired),
+        statistics: config.map(|c| c.paired).unwrap_or_default().overridden_by(run.paired),
         deselected: Vec::new(),
         comparison: None,
         compared_with: None,
