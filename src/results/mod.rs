@@ -9,16 +9,12 @@ pub mod paired;
 pub mod regression;
 mod score;
 pub mod scorecard;
-#[cfg(test)]
-mod simulation;
 pub mod summary;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod testing;
 mod totals;
 pub mod validate;
 pub mod variants;
-#[cfg(test)]
-mod variants_simulation;
 mod verdict;
 
 pub use flags::{SuspectTask, TaskFlags};

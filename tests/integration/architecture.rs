@@ -23,8 +23,13 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
             let first = relative.components().next().unwrap().as_os_str().to_string_lossy();
             let module = first.trim_end_matches(".rs").to_owned();
             let text = std::fs::read_to_string(&path).unwrap();
-            // Test modules may reach anywhere; only the shipped code is layered.
-            let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+            // Test modules may reach anywhere; only the shipped code is layered. The cut is at
+            // the attribute on a line of its own: `#[cfg(test)]` in a comment cuts nothing.
+            let shipped = text
+                .lines()
+                .take_while(|line| line.trim() != "#[cfg(test)]")
+                .flat_map(|line| [line, "\n"])
+                .collect::<String>();
             let uses = graph.entry(module.clone()).or_default();
             for (i, _) in shipped.match_indices("crate::") {
                 let name: String =

@@ -1,7 +1,7 @@
 //! `variants:` through the binary: arms of command agents, of models against the stand-in
 //! server and of two releases of an MCP server; the comparison with the control, the arms'
 //! gates and the reports (docs/variants.md). The size and power of the comparison are
-//! measured by the seeded simulation in `src/results/variants_simulation.rs`.
+//! measured by the seeded simulation in `src/simulation/variant_arms.rs`.
 
 use crate::common::server::Server;
 use crate::common::{Test, indent, unindent};

@@ -5,8 +5,8 @@
 //! `gate::finalize`. The fast test below runs in `cargo test`; `scripts/bench-statistics.sh`
 //! runs the same with more repetitions and prints the table docs/statistics.md quotes.
 //!
-//! Test code: `results/mod.rs` compiles it only under #[cfg(test)], so it may reach the gate
-//! and the run above `results` (tests/integration/architecture.rs layers shipped code only).
+//! Test code (`lib.rs` compiles `simulation` only for tests), at the top of the layer table
+//! since it drives the gate, the plan and the run.
 
 use std::num::NonZeroU32;
 

@@ -1,11 +1,11 @@
 //! A seeded simulation of the comparison of arms through the real code, as
-//! `simulation.rs` does for the regression gate: two arms' trials drawn for tasks of known
+//! `regression_gate.rs` does for the regression gate: two arms' trials drawn for tasks of known
 //! pass rates (the control's, and the arm's shifted by `shift`), aggregated by the run's
 //! `aggregate`, compared and gated by `VariantsSection` (docs/variants.md, "Size and power").
 //! `EVALGATE_SIM_RUNS` sets the repetitions; the ignored test prints the table.
 
-use super::simulation::{Arm, Measured, pass_rates, run, suite};
-use super::variants::{ArmSection, Difference, VariantsSection};
+use super::regression_gate::{Arm, Measured, pass_rates, run, suite};
+use crate::results::variants::{ArmSection, Difference, VariantsSection};
 use crate::policy::{ArmGate, Control, PairedPolicy};
 use crate::results::TaskResult;
 
@@ -31,7 +31,7 @@ impl ArmsMeasured {
 }
 
 /// The arm's tasks (`id@name`, `variant: name`) of one simulated run.
-fn arm_tasks(run: super::Results, name: &str) -> Vec<TaskResult> {
+fn arm_tasks(run: crate::results::Results, name: &str) -> Vec<TaskResult> {
     run.tasks
         .into_iter()
         .map(|mut t| {
@@ -83,7 +83,7 @@ pub const BETTER: ArmGate = ArmGate { not_worse_than: None, better_than: Some(Co
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::simulation::runs;
+    use crate::simulation::regression_gate::runs;
 
     /// A/A: identical arms are called different (better or worse) at most α = 5% of the
     /// time (plus two Monte Carlo errors), with one trial and with several; `better_than`
@@ -156,7 +156,7 @@ mod tests {
     #[ignore = "a benchmark"]
     fn print_the_variants_table() {
         let runs = runs();
-        crate::errln!("{runs} runs a cell; α = 0.05 (two-sided), pass rates as simulation.rs draws them");
+        crate::errln!("{runs} runs a cell; α = 0.05 (two-sided), pass rates as regression_gate.rs draws them");
         for (tasks, repeat) in [(20, 1), (20, 3), (40, 3), (100, 1), (100, 3)] {
             let aa = measure(tasks, repeat, 0.0, BETTER, runs, 70);
             let p10 = measure(tasks, repeat, 0.10, BETTER, runs, 71);
