@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cassette::{Cassette, Mode};
 use crate::cli::{CassettesCommand, PruneArgs};
-use crate::commands::compare::read_results;
+use crate::commands::results_file::read_results;
 use crate::error::Error;
 use crate::results::{NotRun, Results, Status};
 

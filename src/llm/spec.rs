@@ -35,7 +35,7 @@ pub struct LlmSpec {
     pub cache: bool,
     pub timeout: Option<Duration>,
     /// A judge's `calibration` (docs/llm.md "Calibrating a judge").
-    pub calibration: Option<Box<crate::llm::calibration::Calibrated>>,
+    pub calibration: Option<Box<crate::llm::judge_calibration::Calibrated>>,
 }
 
 /// A judge model (same keys as a model agent). The keys are repeated rather than
@@ -72,7 +72,7 @@ pub struct RawJudge {
     pub cache: Option<bool>,
     /// Gate only when calibrated against human labels (`evalgate judge calibrate`): `required`,
     /// or `{file, min_kappa, min_labels, required}`. Without it the judge gates, as before.
-    pub calibration: Option<crate::llm::calibration::RawCalibration>,
+    pub calibration: Option<crate::llm::judge_calibration::RawCalibration>,
 }
 
 /// The model keys agents and judges share, gathered for validation.

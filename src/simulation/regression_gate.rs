@@ -13,10 +13,10 @@ use std::num::NonZeroU32;
 use crate::gate::{finalize, regression_checks};
 use crate::plan::{AUTO_MAX_TRIALS, PlannedTask};
 use crate::policy::PairedPolicy;
-use crate::results::regression::Baseline;
+use crate::results::baseline_comparison::Baseline;
 use crate::results::testing::results;
 use crate::results::{RegressionSection, Results, Status, TaskResult, TrialResult};
-use crate::run::task::aggregate;
+use crate::run::task_attempt::aggregate;
 use crate::stats::Verdict;
 use crate::suite::model::Suite;
 

@@ -5,9 +5,9 @@
 //! `EVALGATE_SIM_RUNS` sets the repetitions; the ignored test prints the table.
 
 use super::regression_gate::{Arm, Measured, pass_rates, run, suite};
-use crate::results::variants::{ArmSection, Difference, VariantsSection};
 use crate::policy::{ArmGate, Control, PairedPolicy};
 use crate::results::TaskResult;
+use crate::results::arm_comparison::{ArmSection, Difference, VariantsSection};
 
 /// How often, over `runs` runs of `tasks` tasks with `repeat` trials, the arm was called
 /// better or worse, and the gate `gate` held.

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::raw::{RawAgent, RawMcpServer};
 pub use crate::policy::ArmGate;
-use crate::results::variants::{ArmSection, VariantsSection};
+use crate::results::arm_comparison::{ArmSection, VariantsSection};
 use crate::source::{KeyPath, ValidateCx, unknown};
 use crate::values::Scalar;
 

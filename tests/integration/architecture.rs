@@ -127,3 +127,20 @@ fn the_documented_layers_are_the_import_order() {
     assert!(layers.len() > 10, "the table was not read: {layers:?}");
     assert!(wrong.is_empty(), "docs/architecture.md's module table against the code:\n{}", wrong.join("\n"));
 }
+
+/// Every ```rust block of docs/architecture.md's recipes says where it goes, and the place is
+/// there (a new file that does not exist yet, a line that holds its anchor once):
+/// `scripts/check-recipes.py --list` applies them to a copy of the tree. `scripts/test.sh` runs
+/// it without `--list`, which builds the copy and runs its unit tests.
+#[test]
+fn every_recipe_block_has_its_place_in_the_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/check-recipes.py"))
+        .arg("--list")
+        .output()
+        .expect("python3 runs scripts/check-recipes.py");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(" recipe blocks applied"), "{stdout}");
+}
