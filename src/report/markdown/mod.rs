@@ -4,12 +4,12 @@
 
 mod baseline_sections;
 mod escape;
+mod markdown_summary;
 mod mcp_sections;
-mod summary;
 pub(crate) mod variant_sections;
 pub use baseline_sections::{comparison_report, comparison_section};
 pub(crate) use escape::code;
 pub use escape::escape;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use escape::{escape_block, fenced};
-pub use summary::*;
+pub use markdown_summary::*;
