@@ -273,6 +273,7 @@ fn missing_tasks_fail_unless_filtered_and_changed_ones_are_not_compared() {
     // A run filtered to some tasks does not miss the others (t11 was removed from the suite,
     // not filtered: it stays missing).
     let run = with(&["--filter", "t1*"]);
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 1 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 25.0% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(1);
     assert_eq!(run.results()["regression"]["test"]["missing"], json!(["t11"]));
     let whole = suite("regression: {baseline: baseline.json}", &ids(12), |_| "x".into());
