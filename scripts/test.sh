@@ -43,6 +43,10 @@ export INSTA_UPDATE=no
 if command -v cargo-nextest >/dev/null; then
   cargo nextest run --locked --all-targets --no-fail-fast
   cargo test --locked --doc
+  # docs/architecture.md's recipes, followed on a copy of the tree: it builds and its unit
+  # tests pass (scripts/check-recipes.py).
+  python3 scripts/check-recipes.py
 else
   cargo test --locked --all-targets --no-fail-fast
+  python3 scripts/check-recipes.py
 fi

@@ -194,10 +194,10 @@ pub enum BaselineCommand {
 #[derive(Debug, Args, Clone)]
 pub struct FetchArgs {
     /// Where to extract the artifact's results.json files.
-    #[arg(short, long, value_name = "DIR", default_value = crate::github::baseline::DEFAULT_DIR)]
+    #[arg(short, long, value_name = "DIR", default_value = crate::github::baseline_artifact::DEFAULT_DIR)]
     pub output: PathBuf,
     /// The artifact's name (what the action uploads).
-    #[arg(long, value_name = "NAME", default_value = crate::github::baseline::ARTIFACT)]
+    #[arg(long, value_name = "NAME", default_value = crate::github::baseline_artifact::ARTIFACT)]
     pub artifact: String,
     /// Look on this branch when no run on the base commit has one (default: the base branch).
     #[arg(long, value_name = "BRANCH")]

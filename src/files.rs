@@ -4,7 +4,10 @@
 //! private `0600`: a later step running as another user reads the reports. Every file evalgate
 //! reads, it reads through [`read`].
 
+mod display;
 pub mod read;
+
+pub use display::display_path;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

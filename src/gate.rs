@@ -6,8 +6,8 @@
 use crate::exit;
 use crate::mcp::surface::{Change, Class, Drift, FailOn};
 use crate::policy::{RegressionTest, Thresholds, UnknownCost};
-use crate::results::paired::PairedTest;
-use crate::results::regression::{Baseline, Comparison};
+use crate::results::baseline_comparison::{Baseline, Comparison};
+use crate::results::paired_rates::PairedTest;
 use crate::results::scorecard::{checks, scorecard};
 use crate::results::{
     GateCheck, GateVerdict, NotRun, RegressionSection, Results, RunOutcome, Status, TaskFlags, Totals, totals,

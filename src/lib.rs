@@ -52,6 +52,9 @@ pub mod redact;
 pub mod report;
 pub mod results;
 pub mod run;
+/// Seeded simulations of the gate and of the arms through the real code (test code).
+#[cfg(test)]
+mod simulation;
 pub mod source;
 pub mod stats;
 pub mod step;

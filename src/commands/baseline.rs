@@ -3,7 +3,7 @@
 use crate::cli::{BaselineCommand, FetchArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::github::baseline::{DEFAULT_MAX_AGE, fetch_blocking};
+use crate::github::baseline_artifact::{DEFAULT_MAX_AGE, fetch_blocking};
 
 pub fn baseline(command: &BaselineCommand) -> Result<i32, Error> {
     match command {

@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use crate::cassette::{Cassette, Mode};
 use crate::cli::{CassetteFlags, CassettesCommand, PruneArgs};
-use crate::commands::compare::read_results;
+use crate::commands::results_file::read_results;
 use crate::error::Error;
 use crate::results::{NotRun, Results, Status};
-use crate::run::task::display_path;
+use crate::files::display_path;
 use crate::suite::model::Suite;
 
 /// The suite's cassette, read, with its mode decided: a flag of the command line over the

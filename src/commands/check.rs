@@ -4,9 +4,9 @@ use super::suites::{install_redactor, load_and_plan, preflight_all, selection, u
 use crate::cli::{CassetteFlags, SelectArgs};
 use crate::error::{Error, runtime};
 use crate::exit;
+use crate::files::display_path;
 use crate::llm::pricing::PriceTable;
-use crate::results::regression::Baseline;
-use crate::run::task::display_path;
+use crate::results::baseline_comparison::Baseline;
 use crate::suite::model::{Agent, Suite};
 
 pub fn check(select: &SelectArgs) -> Result<i32, Error> {

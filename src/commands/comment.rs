@@ -1,7 +1,7 @@
 //! `evalgate comment RESULTS`: the sticky PR comment from a results file (`--dry-run`: its
 //! body, printed).
 
-use super::compare::read_results;
+use super::results_file::read_results;
 use crate::cli::CommentArgs;
 use crate::error::Error;
 use crate::exit;
@@ -12,7 +12,7 @@ pub fn comment(args: &CommentArgs) -> Result<i32, Error> {
         // The body `comment` posts, built by the same function, redacted as it is. The
         // runner reads a `::command` at a line's start, and the body holds a results file's
         // text: in a GitHub Actions log it is shown with commands stopped.
-        let body = crate::github::comment::body(&results);
+        let body = crate::github::pr_comment::body(&results);
         let github = crate::github::actions::enabled(false, false);
         if github {
             crate::github::workflow_command::inert(&body).emit();
@@ -27,6 +27,6 @@ pub fn comment(args: &CommentArgs) -> Result<i32, Error> {
         .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
     // Commenting reports, it never gates: `report --gate` is for the verdict. A pull request
     // the results are not for is another matter: nothing is posted, and the step fails.
-    runtime.block_on(crate::github::comment::comment(&results, args.pr)).map_err(|e| Error::Usage(e.to_string()))?;
+    runtime.block_on(crate::github::pr_comment::comment(&results, args.pr)).map_err(|e| Error::Usage(e.to_string()))?;
     Ok(exit::SUCCESS)
 }

@@ -1,16 +1,16 @@
 //! `evalgate compare BASE HEAD`: the regression report between two results files, gated.
 
+use super::results_file::read_results;
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::exit;
-use crate::gate::{Decided, comparison_verdict, exit_code, regate};
-use crate::github::baseline as github;
+use crate::gate::{Decided, comparison_verdict, exit_code};
+use crate::github::baseline_artifact as github;
 use crate::policy::RegressionTest;
 use crate::report::markdown;
 use crate::report::writer::write_atomic;
-use crate::results::Results;
-use crate::results::paired::PairedTest;
-use crate::results::regression::{Baseline, Comparison};
+use crate::results::baseline_comparison::{Baseline, Comparison};
+use crate::results::paired_rates::PairedTest;
 
 pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
     let head = read_results(&args.head)?;
@@ -50,29 +50,4 @@ pub fn compare(args: &CompareArgs) -> Result<i32, Error> {
         write_atomic(path, text.as_bytes())?;
     }
     Ok(exit_code(&verdict.outcome, Decided::OnFile))
-}
-
-/// A results file, checked against the schema and for agreeing with its own tasks: the
-/// verdict and totals are worked out again from the tasks, and a file whose recorded ones
-/// differ (edited, or corrupt) is refused rather than believed. Every command that reads
-/// one (`report`, `compare`, `merge`, `comment`) reads it here.
-pub fn read_results(path: &std::path::Path) -> Result<Results, Error> {
-    let text = crate::files::read::text(path, crate::files::read::RESULTS)
-        .map_err(|e| Error::Usage(format!("cannot read results file {}: {e}", path.display())))?;
-    let results = crate::results::validate::parse(&text).map_err(|problems| {
-        Error::Usage(format!("{} is not a valid evalgate results file:\n  {}", path.display(), problems.join("\n  ")))
-    })?;
-    let mut checked = results.clone();
-    regate(&mut checked);
-    if checked.verdict != results.verdict || checked.totals != results.totals {
-        return Err(Error::Usage(format!(
-            "{} does not agree with its own tasks: it records the outcome `{}`, its tasks give `{}`{}; \
-             was it edited? Run the suite again",
-            path.display(),
-            results.verdict.outcome.label(),
-            checked.verdict.outcome.label(),
-            checked.verdict.outcome.detail().map(|d| format!(" ({d})")).unwrap_or_default(),
-        )));
-    }
-    Ok(results)
 }

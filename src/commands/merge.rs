@@ -4,13 +4,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::compare::read_results;
+use super::results_file::read_results;
 use crate::cli::MergeArgs;
 use crate::error::Error;
 use crate::exit;
 use crate::gate::finalize;
 use crate::report::writer::write_atomic;
-use crate::results::regression::Baseline;
+use crate::results::baseline_comparison::Baseline;
 use crate::results::{PlanFingerprint, Results, Shard};
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
@@ -198,7 +198,7 @@ fn baseline_of(results: &crate::results::Results) -> Option<Baseline> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::regression::Baseline;
+    use crate::results::baseline_comparison::Baseline;
     use crate::results::{RegressionSection, Status, testing};
 
     fn part(selection: &[&str]) -> Results {

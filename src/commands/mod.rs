@@ -2,93 +2,22 @@
 //! frame (`frame.rs`: signals, and the processes it started killed at the end).
 
 pub mod baseline;
-pub mod calibrate;
 pub mod cassettes;
 pub mod check;
 pub mod comment;
 pub mod compare;
 pub mod convert;
+mod dispatch;
 mod frame;
 pub mod init;
 pub mod judge;
 pub mod list;
 pub mod mcp;
 pub mod merge;
+pub mod noise_study;
 pub mod report;
+mod results_file;
 pub mod run;
 pub mod schema;
 mod suites;
-
-use std::ffi::OsString;
-
-use clap::Parser;
-
-use crate::cli::{Cli, Command};
-use crate::error::Error;
-use crate::exit;
-use crate::run::signal::Stop;
-use frame::OnSignal;
-
-/// Runs the command line and returns the process exit code.
-pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
-    crate::process::keep_private();
-    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
-        Err(e) if e.use_stderr() => {
-            // Through the one escaper: clap quotes the arguments it refuses.
-            crate::errln!("{}", e.render().to_string().trim_end());
-            run::refused_run(&args, &e);
-            return exit::INVALID_INPUT;
-        }
-        Err(e) => {
-            let _ = e.print();
-            return exit::SUCCESS;
-        }
-    };
-    frame::run(on_signal(&cli.command), move |stop| dispatch(cli.command, stop))
-}
-
-/// How each subcommand answers a signal: `run` and `calibrate` end themselves, writing
-/// reports that say interrupted; the frame ends any other at the first signal.
-fn on_signal(command: &Command) -> OnSignal {
-    match command {
-        Command::Run(args) if !args.dry_run => OnSignal::Answers,
-        Command::Calibrate(_) => OnSignal::Answers,
-        Command::Run(_)
-        | Command::Schema(_)
-        | Command::List(_)
-        | Command::Check(_)
-        | Command::Compare(_)
-        | Command::Merge(_)
-        | Command::Report(_)
-        | Command::Convert(_)
-        | Command::Comment(_)
-        | Command::Init(_)
-        | Command::Baseline(_)
-        | Command::Mcp(_)
-        | Command::Cassettes(_)
-        | Command::Judge(_) => OnSignal::Abandoned,
-    }
-}
-
-/// Runs the subcommand, on the frame's command thread.
-fn dispatch(command: Command, stop: &Stop) -> Result<i32, Error> {
-    match command {
-        Command::Schema(args) => schema::schema(&args),
-        Command::List(select) => list::list(&select),
-        Command::Check(select) => check::check(&select),
-        Command::Run(args) => run::run(&args, stop),
-        Command::Calibrate(args) => calibrate::calibrate(&args, stop),
-        Command::Compare(args) => compare::compare(&args),
-        Command::Merge(args) => merge::merge(&args),
-        Command::Report(args) => report::report(&args),
-        Command::Convert(args) => convert::convert(&args),
-        Command::Comment(args) => comment::comment(&args),
-        Command::Init(args) => init::init(&args),
-        Command::Baseline(command) => baseline::baseline(&command),
-        Command::Mcp(command) => mcp::mcp(&command),
-        Command::Cassettes(command) => cassettes::cassettes(&command),
-        Command::Judge(command) => judge::judge(&command),
-    }
-}
+pub use dispatch::main;

@@ -1,7 +1,7 @@
 //! `evalgate report RESULTS`: every report rendered again from a results file; `--gate`
 //! exits with its outcome (`read_results` has shown the file agrees with its own tasks).
 
-use super::compare::read_results;
+use super::results_file::read_results;
 use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::exit;

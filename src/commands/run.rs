@@ -11,6 +11,7 @@ use super::suites::{Planned, install_redactor, load_and_plan, preflight_all, pri
 use crate::cassette::Cassette;
 use crate::cli::RunArgs;
 use crate::error::{Error, runtime};
+use crate::files::display_path;
 use crate::gate::finalize;
 use crate::github::annotations;
 use crate::github::publisher::Publisher;
@@ -25,7 +26,6 @@ use crate::run::dispatcher::{Dispatched, Dispatcher, EventSink, Services};
 use crate::run::events::RunEvent;
 use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
-use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
 mod config;

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use crate::cli::SelectArgs;
 use crate::error::Error;
+use crate::files::display_path;
 use crate::plan::{Plan, PlanError, Selection, plan};
 use crate::preflight::{PreflightError, preflight};
 use crate::redact::Secret;
 use crate::results::Shard;
-use crate::run::task::display_path;
 use crate::source::{Diagnostic, Locate, Nowhere, ValidateCx};
 use crate::suite::model::Suite;
 use crate::suite::uses::{Place, suite_uses};

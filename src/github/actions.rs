@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::action_outputs::StepOutputs;
 use super::annotations::{Annotation, MAX_ANNOTATIONS, lines};
-use super::outputs::StepOutputs;
 use super::step_summary::append_summary;
 use super::workflow_command::command;
 use crate::report::reporter::Reporter;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::comment::{Comment, CommentError, CommentSink, PER_PAGE};
 use super::event::PullRequest;
+use super::pr_comment::{Comment, CommentError, CommentSink, PER_PAGE};
 
 pub struct GitHubApi {
     client: octocrab::Octocrab,
@@ -102,7 +102,7 @@ struct ViewerAnswer {
 
 #[derive(serde::Deserialize)]
 struct ViewerData {
-    viewer: super::comment::Author,
+    viewer: super::pr_comment::Author,
 }
 
 /// `{"head": {"sha": …}}` of a pull request.

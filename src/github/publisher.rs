@@ -64,7 +64,7 @@ impl Publisher {
                     }
                 }
                 // Without `--pr` the pull request is the event's own: never refused.
-                _ = super::comment::comment(results, None) => {}
+                _ = super::pr_comment::comment(results, None) => {}
             }
         }
         if let Some(step) = &mut self.step {

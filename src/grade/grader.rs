@@ -152,7 +152,7 @@ impl Grader {
     pub fn advisory<'a>(
         &'a self,
         suite: Option<&'a crate::llm::spec::LlmSpec>,
-    ) -> Option<&'a crate::llm::calibration::Calibrated> {
+    ) -> Option<&'a crate::llm::judge_calibration::Calibrated> {
         let (_, spec) = self.judge(suite)?;
         spec.calibration.as_deref().filter(|c| c.advisory.is_some())
     }

@@ -194,7 +194,7 @@ impl JudgeCheck {
         judge: Option<RawJudge>,
     ) -> Option<Self> {
         let judge = match judge {
-            Some(j) => Some(crate::llm::calibration::judge_spec(cx, &j, &path.key("judge"))?),
+            Some(j) => Some(crate::llm::judge_calibration::judge_spec(cx, &j, &path.key("judge"))?),
             None => {
                 if !cx.has_judge {
                     cx.error(path, "this grader needs a judge: set `judge` at the top of the suite or on the grader");
@@ -213,7 +213,7 @@ impl Grade for JudgeCheck {
         let (user, schema) = self.ask(input)?;
         let mut request = ChatRequest {
             model: spec.model.clone(),
-            system: Some(crate::llm::calibration::JUDGE_SYSTEM.into()),
+            system: Some(crate::llm::judge_calibration::JUDGE_SYSTEM.into()),
             messages: vec![ChatMessage::text(Role::User, user)],
             tools: vec![ToolDef {
                 name: "record_verdict".into(),

@@ -3,16 +3,15 @@
 
 mod command_context;
 mod grader;
+mod grader_kind;
+mod grader_registry;
 mod input;
 mod js_regex;
-mod kind;
 mod needle;
-mod registry;
-
 pub use crate::policy::SafetyAction;
 pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
+pub use grader_kind::{CallEffect, CompileGrader, Grade, OutputRead};
 pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
-pub use kind::{CallEffect, CompileGrader, Grade, OutputRead};
 pub use no_leak::leaked;
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
@@ -20,7 +19,7 @@ pub use no_leak::leaked;
 pub(crate) use command::read_reply as read_command_reply;
 pub use judge::JudgeCheck;
 
-registry::graders! {
+grader_registry::graders! {
     mod text {
         "equals" => Equals(RawEquals),
         "contains" => Contains(RawContains),

@@ -3,8 +3,8 @@
 
 pub mod anthropic;
 pub mod cache;
-pub mod calibration;
 pub mod client;
+pub mod judge_calibration;
 pub mod limiter;
 pub mod openai;
 pub mod pricing;

@@ -35,7 +35,7 @@ pub struct LlmSpec {
     pub cache: bool,
     pub timeout: Option<Duration>,
     /// A judge's `calibration` (docs/llm.md "Calibrating a judge").
-    pub calibration: Option<Box<crate::llm::calibration::Calibrated>>,
+    pub calibration: Option<Box<crate::llm::judge_calibration::Calibrated>>,
 }
 
 /// Every model key, written once, handed to the macro `$then` after `$head`: [`RawModel`]
@@ -199,7 +199,7 @@ model_keys!(embeds_model! {
         pub timeout: Option<RawDuration>,
         /// Gate only when calibrated against human labels (`evalgate judge calibrate`): `required`,
         /// or `{file, min_kappa, min_labels, required}`. Without it the judge gates, as before.
-        pub calibration: Option<crate::llm::calibration::RawCalibration>,
+        pub calibration: Option<crate::llm::judge_calibration::RawCalibration>,
     }
 });
 

@@ -4,13 +4,13 @@
 
 mod adversarial;
 mod extend;
-mod paired;
-mod regression;
+mod paired_policy;
+mod regression_budget;
 mod thresholds;
 mod variant;
 
 pub use adversarial::{AdversarialThresholds, Category, CategoryThresholds, SafetyAction, Severity};
-pub use paired::{PairedPolicy, RegressionTest};
-pub use regression::{RegressionBudget, RegressionPolicy};
+pub use paired_policy::{PairedPolicy, RegressionTest};
+pub use regression_budget::{RegressionBudget, RegressionPolicy};
 pub use thresholds::{Thresholds, UnknownCost};
 pub use variant::{ArmGate, Control, DEFAULT_MARGIN};

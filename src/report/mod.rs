@@ -2,13 +2,16 @@
 //! [`REPORTS`]; `writer` is the one place that puts them into files; `terminal` and
 //! `events` follow the run as it goes.
 
-pub mod events;
+pub mod event_log;
 pub mod html;
+mod json_reports;
 pub mod junit;
 pub mod markdown;
 pub mod reporter;
 pub mod terminal;
 pub mod writer;
+
+pub use json_reports::{ResultsJson, SummaryJson, pretty_json};
 
 use crate::results::Results;
 
@@ -33,32 +36,3 @@ pub trait Report: Sync {
 /// Every file report, in the order they are written (`results.json` first: the others can
 /// be rendered again from it).
 pub static REPORTS: &[&dyn Report] = &[&ResultsJson, &SummaryJson, &junit::Junit, &markdown::Markdown, &html::Html];
-
-/// `results.json`: everything the run found.
-pub struct ResultsJson;
-
-impl Report for ResultsJson {
-    fn file_name(&self) -> &'static str {
-        "results.json"
-    }
-    fn render(&self, results: &Results) -> String {
-        pretty_json(results)
-    }
-}
-
-/// `summary.json`: the OpenWOP `EvalSummary`.
-pub struct SummaryJson;
-
-impl Report for SummaryJson {
-    fn file_name(&self) -> &'static str {
-        "summary.json"
-    }
-    fn render(&self, results: &Results) -> String {
-        pretty_json(&crate::results::summary::summary(results))
-    }
-}
-
-/// Pretty JSON with a final newline (a results file must never fail to serialize).
-pub fn pretty_json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize: {e}\"}}")) + "\n"
-}

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::events;
+use super::event_log;
 use super::writer::{EventLog, OutputPaths, WriteError};
 use crate::gate::regate;
 use crate::results::{Results, TaskResult};
@@ -118,7 +118,7 @@ pub fn now() -> String {
 /// `events.jsonl`: OpenWOP events, one line flushed per event.
 pub struct EventLogReporter {
     log: EventLog,
-    envelope: events::Envelope,
+    envelope: event_log::Envelope,
     /// The run's results before any task: suite, run id, modes.
     skeleton: Results,
     baseline_run_id: Option<String>,
@@ -129,7 +129,7 @@ impl EventLogReporter {
         paths.unlinked(&paths.events)?;
         Ok(EventLogReporter {
             log: EventLog::create(&paths.events)?,
-            envelope: events::Envelope { run_id: skeleton.run_id.clone(), sequence: 0 },
+            envelope: event_log::Envelope { run_id: skeleton.run_id.clone(), sequence: 0 },
             skeleton: skeleton.clone(),
             baseline_run_id: baseline_run_id.map(str::to_owned),
         })
@@ -145,7 +145,7 @@ impl EventLogReporter {
     /// the same final results every report renders — never at `RunFinished`, whose
     /// results a later failure can still abort.
     pub fn complete(mut self, results: &Results) -> Result<(), WriteError> {
-        self.append("eval.completed", events::completed(results))
+        self.append("eval.completed", event_log::completed(results))
     }
 }
 
@@ -153,11 +153,11 @@ impl Reporter for EventLogReporter {
     fn handle(&mut self, event: &RunEvent) -> Result<(), WriteError> {
         match event {
             RunEvent::RunStarted { tasks, .. } => {
-                let payload = events::started(&self.skeleton, *tasks, self.baseline_run_id.as_deref());
+                let payload = event_log::started(&self.skeleton, *tasks, self.baseline_run_id.as_deref());
                 self.append("eval.started", payload)
             }
             RunEvent::TaskFinished { result, .. } => {
-                let payload = events::scored(&self.skeleton.suite.id, result);
+                let payload = event_log::scored(&self.skeleton.suite.id, result);
                 self.append("eval.scored", payload)
             }
             RunEvent::TaskStarted { .. }

@@ -1,7 +1,7 @@
 //! Per protocol era: how the tasks of a server with a protocol list did at each version
 //! ("`fx` passes on 2025-11-25; fails on 2026-07-28: …").
 
-use super::model::{Results, Status};
+use super::run_results::{Results, Status};
 
 /// One server's tasks at one protocol version.
 #[derive(Debug, Clone, PartialEq)]

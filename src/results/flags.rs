@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Results;
-use super::paired::{Pairing, SmallSuiteRule, p_value};
-use super::regression::{Baseline, TrialCount};
-use super::verdict::GateCheck;
+use super::baseline_comparison::{Baseline, TrialCount};
+use super::paired_rates::{Pairing, SmallSuiteRule, p_value};
+use super::run_outcome::GateCheck;
+use super::run_results::Results;
 use crate::policy::PairedPolicy;
 use crate::stats::round;
 use crate::stats::{fisher_worse, holm};

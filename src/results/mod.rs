@@ -1,28 +1,24 @@
 //! Results of a run: the model written to `results.json`, aggregates, the OpenWOP summary.
 
-pub mod conformance;
+pub mod arm_comparison;
+pub mod baseline_comparison;
+pub mod conformance_tasks;
 pub mod eras;
 mod flags;
 pub mod judges;
-mod model;
-pub mod paired;
-pub mod regression;
+pub mod paired_rates;
+mod run_outcome;
+mod run_results;
 mod score;
 pub mod scorecard;
-#[cfg(test)]
-mod simulation;
 pub mod summary;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod testing;
 mod totals;
 pub mod validate;
-pub mod variants;
-#[cfg(test)]
-mod variants_simulation;
-mod verdict;
 
 pub use flags::{SuspectTask, TaskFlags};
-pub use model::*;
+pub use run_outcome::{GateCheck, GateVerdict, Mark, RunOutcome};
+pub use run_results::*;
 pub use score::TaskScore;
 pub use totals::{TagScore, Totals, by_tag, percentile, totals};
-pub use verdict::{GateCheck, GateVerdict, Mark, RunOutcome};

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Status, TrialResult};
+use super::run_results::{Status, TrialResult};
 
 /// A task's score, one value with its trial design, the one every reader takes (the
 /// aggregate score, `pass_score`, the score budgets, the reports): the mean of its trials'

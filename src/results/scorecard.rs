@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Status, TaskResult};
-use super::verdict::GateCheck;
+use super::run_outcome::GateCheck;
+use super::run_results::{Status, TaskResult};
 use crate::policy::{AdversarialThresholds, Category, CategoryThresholds, SafetyAction};
 use crate::values::Rate;
 

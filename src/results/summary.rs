@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::model::{Results, Status};
+use super::run_results::{Results, Status};
 use crate::policy::Severity;
 
 #[derive(Debug, Serialize)]

@@ -1,9 +1,9 @@
 //! Results built by hand for unit tests of the gate and the reports.
 
-use super::model::{Results, Status, SuiteInfo, TaskResult};
+use super::run_outcome::{GateVerdict, RunOutcome};
+use super::run_results::{Results, Status, SuiteInfo, TaskResult};
 use super::score::TaskScore;
 use super::totals::Totals;
-use super::verdict::{GateVerdict, RunOutcome};
 
 pub fn task(id: &str, status: Status) -> TaskResult {
     TaskResult {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Phase, Status, TaskResult};
+use super::run_results::{Phase, Status, TaskResult};
 use crate::values::Known;
 
 pub fn totals(tasks: &[TaskResult]) -> Totals {

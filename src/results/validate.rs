@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::model::{RESULTS_FORMAT, Results, Status};
+use super::run_results::{RESULTS_FORMAT, Results, Status};
 use super::score::TaskScore;
 use super::totals;
 

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::RunEvent;
 use super::lanes::{Concurrency, Lane, Lanes};
 use super::signal::Stop;
-use super::task::{RunContext, agent_for, aggregate, run_attempt, skipped, skipped_trial};
+use super::task_attempt::{RunContext, agent_for, aggregate, run_attempt, skipped, skipped_trial};
 use crate::llm::runtime::LlmRuntime;
 use crate::plan::Plan;
 use crate::results::{NotRun, Phase, Status, StepResult, TaskResult, TrialResult};

@@ -4,4 +4,4 @@ pub mod dispatcher;
 pub mod events;
 pub mod lanes;
 pub mod signal;
-pub mod task;
+pub mod task_attempt;

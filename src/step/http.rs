@@ -7,7 +7,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
+use super::text_expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
 use crate::template::JsonTemplate;
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};

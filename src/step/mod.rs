@@ -2,36 +2,36 @@
 //! request, call an MCP tool, touch a file, or wait, loop, branch and group other steps.
 //! One file a kind, all listed once below; `sequence` runs lists of them.
 
-mod compile;
+mod compiled_step;
 mod env;
-mod expect;
 mod kind;
 mod leaf;
 mod outputs;
-mod registry;
 mod sequence;
+mod step_registry;
+mod text_expect;
 
-pub use compile::{Step, compile_steps};
+pub use compiled_step::{Step, compile_steps};
 pub use env::StepEnv;
-pub use expect::{ContentCheck, JsonExpect, RawBodyExpect, RawJsonChecks, RawJsonExpect};
-pub use file::{FileExpect, FileMiss, RawFileExpect, check_file};
+pub use file_step::{FileExpect, FileMiss, RawFileExpect, check_file};
 pub use http::{HttpRequest, RawHttp, send};
 pub use kind::{CompileStep, RunStep};
 pub use leaf::Leaf;
-pub use mcp::{McpAction, RawMcpCall, call as call_tool};
+pub use mcp_step::{McpAction, RawMcpCall, call as call_tool};
 pub use outputs::{Captures, OutputSpec, RawOutput};
 pub use sequence::{RawHooks, run_cleanup, run_every, run_sequence};
+pub use text_expect::{ContentCheck, JsonExpect, RawBodyExpect, RawJsonChecks, RawJsonExpect};
 
-registry::steps! {
+step_registry::steps! {
     mod http {
         /// Send an HTTP request: `{url, method, headers, body | json, expect: {status, body}}`.
         http => Http(RawHttp),
     }
-    mod mcp {
+    mod mcp_step {
         /// Call an MCP tool: `{server, tool, arguments, expect}`.
         mcp => Mcp(RawMcpCall),
     }
-    mod file {
+    mod file_step {
         /// Create, remove or check a file: `{path, content | absent, mode, expect}`.
         file => File(RawFileStep),
     }

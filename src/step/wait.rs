@@ -8,7 +8,7 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::sequence::{fail, run_step};
-use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compile::compile_step};
+use super::{CompileStep, Leaf, RawStep, RunStep, Step, StepEnv, compiled_step::compile_step};
 use crate::results::{Status, StepResult};
 use crate::source::{KeyPath, ValidateCx};
 use crate::template::{Bindings, Scope};
@@ -119,7 +119,7 @@ mod tests {
     use tokio::time::Instant;
 
     use crate::results::{Phase, StepResult};
-    use crate::step::registry::tests::compile;
+    use crate::step::step_registry::tests::compile;
     use crate::step::run_sequence;
     use crate::template::Bindings;
 

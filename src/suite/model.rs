@@ -15,7 +15,7 @@ pub use super::tasks::{DEFAULT_TASK_TIMEOUT, Level, Prompt, Task};
 use super::variants::Variants;
 use crate::llm::spec::LlmSpec;
 use crate::policy::{RegressionBudget, Thresholds};
-use crate::results::variants::{ArmSection, VariantsSection};
+use crate::results::arm_comparison::{ArmSection, VariantsSection};
 use crate::step::Step;
 
 #[derive(Debug)]

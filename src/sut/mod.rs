@@ -1,6 +1,6 @@
 //! Systems under test: what a task runs and what it answered.
 
-mod command;
+mod command_agent;
 mod llm_agent;
 mod mcp_call;
 mod model_endpoint;
@@ -8,7 +8,7 @@ mod model_endpoint;
 use std::time::Duration;
 
 pub use crate::trace::{ToolCall, Trace, Usage};
-pub use command::CommandSut;
+pub use command_agent::CommandSut;
 pub use llm_agent::LlmSut;
 pub use mcp_call::McpCallSut;
 

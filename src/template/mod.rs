@@ -4,12 +4,12 @@
 mod bindings;
 mod command_line;
 mod compile;
-mod json;
+mod json_template;
 mod language;
 mod shell;
 
 pub use bindings::{Bindings, Missing, ServersRef};
 pub use command_line::CommandLine;
-pub use json::JsonTemplate;
+pub use json_template::JsonTemplate;
 pub use language::{Names, Scope, Template, TemplateError, Var, escape};
 pub use shell::{Refused, ShellReader, ShellScript, check_argv, env_name};

@@ -39,6 +39,7 @@ fn suite(defaults: &str) -> String {
     format!("evalgate: 1\nsuite: t\nagents: {{bot: {{command: [./agent.sh]}}}}\n{defaults}tasks:\n{tasks}")
 }
 
+#[track_caller]
 fn run(defaults: &str, args: &[&str]) -> Run {
     let run = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite(defaults)).args(args).run();
     assert!(run.code <= 1, "{}", run.stderr);
@@ -145,7 +146,7 @@ fn an_adaptive_tasks_score_is_its_unbiased_estimate_with_the_raw_counts_beside_i
         if passed > 0 && passed < ran {
             stopped_early += 1;
             let line = format!("[1.00 (unbiased; {passed} of {ran} trials passed)]");
-            assert!(auto_run.stderr.contains(&line), "{line}\n{}", auto_run.stderr);
+            assert!(auto_run.stderr_has(&line), "{line}\n{}", auto_run.stderr);
         }
     }
     assert!(stopped_early > 0, "a flaky task passed some trials and then failed one");

@@ -51,6 +51,7 @@ fn guard_suite(thresholds: &str) -> String {
     )
 }
 
+#[track_caller]
 fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("guard.sh", GUARD).write("evalgate.yaml", yaml).args(&["run"]).run()
 }
@@ -112,8 +113,8 @@ fn an_unknown_category_is_a_load_error_with_a_suggestion() {
     let yaml = guard_suite("").replace("category: tool-result-injection", "category: tool-result-injections");
     let run = run(&yaml);
     run.expect_code(2);
-    assert!(run.stderr.contains("tasks[3].category: unknown category `tool-result-injections`"), "{}", run.stderr);
-    assert!(run.stderr.contains("did you mean `tool-result-injection`?"), "{}", run.stderr);
+    assert!(run.stderr_has("tasks[3].category: unknown category `tool-result-injections`"), "{}", run.stderr);
+    assert!(run.stderr_has("did you mean `tool-result-injection`?"), "{}", run.stderr);
 }
 
 #[test]

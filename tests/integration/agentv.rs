@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 const KEY: &str = "sk-test-key";
 
 /// `evalgate convert` of an eval file with this text.
+#[track_caller]
 fn convert(eval: &str) -> crate::common::Run {
     Test::new().file("e.eval.yaml", eval).args(&["convert", "e.eval.yaml"]).run()
 }
@@ -118,7 +119,7 @@ fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
         .args(&["run"])
         .run();
     run.expect_code(3);
-    assert!(run.stderr.contains("no_such_module_xyz"), "{}", run.stderr);
+    assert!(run.stderr_has("no_such_module_xyz"), "{}", run.stderr);
 }
 
 #[test]
@@ -153,12 +154,8 @@ fn convert_prints_a_suite_that_gives_the_same_verdicts() {
 fn run_alone_or_with_unsupported_features_says_what_and_where() {
     let run = with_fixtures().args(&["run", "evals/refund.eval.yaml"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("names its target in .agentv/targets.yaml"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("imports: [{format: agentv, path: evals/refund.eval.yaml, agent: NAME}]"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("names its target in .agentv/targets.yaml"), "{}", run.stderr);
+    assert!(run.stderr_has("imports: [{format: agentv, path: evals/refund.eval.yaml, agent: NAME}]"), "{}", run.stderr);
 
     let eval = "
         workspace:
@@ -252,9 +249,9 @@ fn deprecated_4x_spellings_are_read_and_errors_point_at_them() {
     let broken = eval.replace("{type: equals, value: ok}", "{type: field-accuracy}").replace("input: second", "");
     let run = convert(&broken);
     run.expect_code(2);
-    assert!(run.stderr.contains("e.eval.yaml:7:36: /eval_cases/0/assert/2/type"), "{}", run.stderr);
+    assert!(run.stderr_has("e.eval.yaml:7:36: /eval_cases/0/assert/2/type"), "{}", run.stderr);
     // A missing key is reported at the test that lacks it.
-    assert!(run.stderr.contains("e.eval.yaml:8:5: /eval_cases/1/input: a test needs `input`"), "{}", run.stderr);
+    assert!(run.stderr_has("e.eval.yaml:8:5: /eval_cases/1/input: a test needs `input`"), "{}", run.stderr);
 }
 
 /// An eval whose code grader checks AgentV's whole payload (tests/fixtures/agentv/evals/
@@ -347,11 +344,7 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
 
     let run = convert(&eval.replace("strategy: pass_at_k", "strategy: mean"));
     run.expect_code(2);
-    assert!(
-        run.stderr.contains("/execution/trials/strategy: trial strategy `mean` is not supported"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("/execution/trials/strategy: trial strategy `mean` is not supported"), "{}", run.stderr);
     let turns = "
         tests:
           - id: a
@@ -362,7 +355,7 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
         ";
     let run = convert(turns);
     run.expect_code(2);
-    assert!(run.stderr.contains("e.eval.yaml:3:5: /tests/0/mode: multi-turn conversations"), "{}", run.stderr);
+    assert!(run.stderr_has("e.eval.yaml:3:5: /tests/0/mode: multi-turn conversations"), "{}", run.stderr);
 }
 
 #[test]
@@ -453,7 +446,7 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
     // A problem in a test of the external list is reported at its line in that file.
     let run = test(eval, &cases.replace("\"criteria\": \"x\"", "\"turns\": []")).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("cases.jsonl:1:30: /0/turns: multi-turn"), "{}", run.stderr);
+    assert!(run.stderr_has("cases.jsonl:1:30: /0/turns: multi-turn"), "{}", run.stderr);
 }
 
 #[test]
@@ -473,6 +466,7 @@ fn an_agentv_5_file_gets_one_error() {
         eval.push_str(&unindent(test).replace("<i>", &i.to_string()));
     }
     let run = convert(&eval);
+    run.expect_messages("error: invalid AgentV EVAL.yaml:\n  e.eval.yaml:1:1: /: AgentV 5.x is not supported (4.x is): this file is a 5.x eval, by its top-level `providers`; write it in the 4.x format (AgentV v4.42.4) or run it with AgentV\n");
     run.expect_code(2);
     assert_eq!(run.stderr.matches("AgentV 5.x is not supported (4.x is)").count(), 1, "{}", run.stderr);
     assert!(run.stderr.lines().count() < 8, "{}", run.stderr);
@@ -503,7 +497,7 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
             ",
         )
         .args(&["check"])
-        .run();
+        .expect_messages("error: evals/e.eval.yaml:5:1: this task's converted `grade[0].pattern`: the JavaScript regex /([a/ cannot be matched as AgentV matches it: a class `[` is not closed\n  help: `evalgate convert` prints the task as converted\n1 error in the suite; nothing ran\n").run();
     run.expect_code(2);
     assert!(
         run.stderr
@@ -511,7 +505,7 @@ fn a_problem_in_an_imported_task_is_reported_in_the_file_that_holds_it() {
         "{}",
         run.stderr
     );
-    assert!(!run.stderr.contains("tasks[1]"), "no key the user never wrote: {}", run.stderr);
+    assert!(run.stderr_lacks("tasks[1]"), "no key the user never wrote: {}", run.stderr);
 }
 
 /// A `file` content block reaches a command agent as AgentV's `cli` target gets it, a
@@ -538,7 +532,7 @@ fn a_file_content_block_is_a_reference_to_the_file_and_a_missing_one_is_refused(
     let missing = convert(eval);
     missing.expect_code(2);
     assert!(
-        missing.stderr.contains("/tests/0/input/0/content: cannot find the file `docs/policy.md` beside the eval file"),
+        missing.stderr_has("/tests/0/input/0/content: cannot find the file `docs/policy.md` beside the eval file"),
         "{}",
         missing.stderr
     );

@@ -23,8 +23,13 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
             let first = relative.components().next().unwrap().as_os_str().to_string_lossy();
             let module = first.trim_end_matches(".rs").to_owned();
             let text = std::fs::read_to_string(&path).unwrap();
-            // Test modules may reach anywhere; only the shipped code is layered.
-            let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+            // Test modules may reach anywhere; only the shipped code is layered. The cut is at
+            // the attribute on a line of its own: `#[cfg(test)]` in a comment cuts nothing.
+            let shipped = text
+                .lines()
+                .take_while(|line| line.trim() != "#[cfg(test)]")
+                .flat_map(|line| [line, "\n"])
+                .collect::<String>();
             let uses = graph.entry(module.clone()).or_default();
             for (i, _) in shipped.match_indices("crate::") {
                 let name: String =
@@ -121,4 +126,21 @@ fn the_documented_layers_are_the_import_order() {
     }
     assert!(layers.len() > 10, "the table was not read: {layers:?}");
     assert!(wrong.is_empty(), "docs/architecture.md's module table against the code:\n{}", wrong.join("\n"));
+}
+
+/// Every ```rust block of docs/architecture.md's recipes says where it goes, and the place is
+/// there (a new file that does not exist yet, a line that holds its anchor once):
+/// `scripts/check-recipes.py --list` applies them to a copy of the tree. `scripts/test.sh` runs
+/// it without `--list`, which builds the copy and runs its unit tests.
+#[test]
+fn every_recipe_block_has_its_place_in_the_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/check-recipes.py"))
+        .arg("--list")
+        .output()
+        .expect("python3 runs scripts/check-recipes.py");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(" recipe blocks applied"), "{stdout}");
 }

@@ -128,6 +128,7 @@ fn api(fake: Fake, storage: &Server) -> Server {
 
 /// A pull request's run of `args` under GitHub Actions, pointed at the mock API.
 /// `files` are written beside the suite (`fail-T` makes task T fail).
+#[track_caller]
 fn on_pull_request(api: &Server, suite_extra: &str, files: &[(&str, &str)], args: &[&str]) -> Run {
     pull_request(api, suite_extra, files).args(args).run()
 }
@@ -152,8 +153,8 @@ fn pull_request(api: &Server, suite_extra: &str, files: &[(&str, &str)]) -> Test
 }
 
 fn assert_no_token(run: &Run, storage: &Server) {
-    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN), "{}\n{}", run.stdout, run.stderr);
-    assert!(!run.stdout.contains("s3cr3t") && !run.stderr.contains("s3cr3t"), "the signed URL was printed");
+    assert!(!run.stdout.contains(TOKEN) && run.stderr_lacks(TOKEN), "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("s3cr3t") && run.stderr_lacks("s3cr3t"), "the signed URL was printed");
     for request in storage.received() {
         assert_eq!(request.header("authorization"), None, "the token went to the storage host");
     }
@@ -169,13 +170,14 @@ fn a_pull_request_is_gated_against_the_run_on_its_base_commit() {
 
     let passing = on_pull_request(&api, "", &[], &["run", "--baseline", "github:base"]);
     passing.expect_code(0);
-    assert!(passing.stderr.contains("main@1a2b3c4, 3 days old (run 11, on the base commit)"), "{}", passing.stderr);
+    assert!(passing.stderr_has("main@1a2b3c4, 3 days old (run 11, on the base commit)"), "{}", passing.stderr);
     let results = passing.results();
     assert!(results["regression"]["comparison"].is_object(), "{results}");
     assert_eq!(results["regression"]["baseline"], "github:base: main@1a2b3c4, 3 days old (run 11, on the base commit)");
 
     // Two tasks that passed on the base now fail: the regression gate says so.
     let worse = on_pull_request(&api, "", &[("fail-t0", ""), ("fail-t1", "")], &["run", "--baseline", "github:base"]);
+    worse.expect_messages("baseline: main@1a2b3c4, 3 days old (run 11, on the base commit)\n  warning: inconclusive: too few tasks to tell noise from change: 4 comparable task(s) (2 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 68.4% of runs with no change; with 4 trials that every run makes on both sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     worse.expect_code(1);
     let summary = worse.read("evalgate-out/summary.md");
     assert!(summary.contains("Baseline from the base branch: main@"), "{summary}");
@@ -189,7 +191,7 @@ fn a_pull_request_is_gated_against_the_run_on_its_base_commit() {
     let compare = on_pull_request(&api, "", &[("head.json", &head)], &["compare", "github:base", "head.json"]);
     compare.expect_code(1);
     assert!(
-        compare.stdout.contains("t0") && compare.stderr.contains("baseline: main@1a2b3c4"),
+        compare.stdout.contains("t0") && compare.stderr_has("baseline: main@1a2b3c4"),
         "{}\n{}",
         compare.stdout,
         compare.stderr
@@ -252,6 +254,7 @@ fn no_baseline_anywhere_fails_fetch_and_skips_or_fails_the_regression_gate_as_co
     let api = api(Fake::default(), &storage);
 
     let fetch = on_pull_request(&api, "", &[], &["baseline", "fetch"]);
+    fetch.expect_messages("error: no baseline: no successful run of workflow `evals.yml` with an unexpired `evalgate-results` artifact (head_sha=1a2b3c4d5e6f70819293a4b5c6d7e8f901234567, head_sha=0123456789abcdef0123456789abcdef01234567, branch=main)\n");
     fetch.expect_code(3);
     assert!(
         fetch
@@ -263,9 +266,10 @@ fn no_baseline_anywhere_fails_fetch_and_skips_or_fails_the_regression_gate_as_co
 
     let skipped = on_pull_request(&api, "", &[], &["run", "--baseline", "github:base"]);
     skipped.expect_code(0);
-    assert!(skipped.stderr.contains("the regression gate is skipped"), "{}", skipped.stderr);
+    assert!(skipped.stderr_has("the regression gate is skipped"), "{}", skipped.stderr);
 
     let required = on_pull_request(&api, "regression: {baseline: 'github:base', required: true}", &[], &["run"]);
+    required.expect_messages("warning: no baseline from github:base: no successful run of workflow `evals.yml` with an unexpired `evalgate-results` artifact (head_sha=1a2b3c4d5e6f70819293a4b5c6d7e8f901234567, head_sha=0123456789abcdef0123456789abcdef01234567, branch=main); the regression gate fails\n");
     required.expect_code(1);
     assert!(required.read("evalgate-out/summary.md").contains("no baseline from github:base"));
 }
@@ -276,7 +280,7 @@ fn a_forbidden_token_names_the_permission_it_needs() {
     let api = api(Fake { refuse: Some(403), ..Fake::default() }, &storage);
     let fetch = on_pull_request(&api, "", &[], &["baseline", "fetch"]);
     fetch.expect_code(3);
-    assert!(fetch.stderr.contains("HTTP 403 (the job's token needs `actions: read`)"), "{}", fetch.stderr);
+    assert!(fetch.stderr_has("HTTP 403 (the job's token needs `actions: read`)"), "{}", fetch.stderr);
     assert_no_token(&fetch, &storage);
 }
 
@@ -288,6 +292,7 @@ fn an_old_baseline_is_used_with_a_warning_naming_its_age() {
     fake.artifacts.insert(11, vec![artifact(501, false)]);
     let api = api(fake, &storage);
     let run = on_pull_request(&api, "", &[], &["run", "--baseline", "github:base"]);
+    run.expect_messages("baseline: main@1a2b3c4, 10 days old (run 11, on the base commit)\nwarning: the baseline (main@1a2b3c4, 10 days old (run 11, on the base commit)) is older than regression.max_baseline_age (7days)\n  warning: inconclusive: too few tasks to tell noise from change: 4 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 68.4% of runs with no change; with 4 trials that every run makes on both sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(0);
     assert!(
         run.stderr
@@ -296,8 +301,9 @@ fn an_old_baseline_is_used_with_a_warning_naming_its_age() {
         run.stderr
     );
     let allowed = on_pull_request(&api, "regression: {baseline: 'github:base', max_baseline_age: 30d}", &[], &["run"]);
+    allowed.expect_messages("baseline: main@1a2b3c4, 10 days old (run 11, on the base commit)\n  warning: inconclusive: too few tasks to tell noise from change: 4 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 68.4% of runs with no change; with 4 trials that every run makes on both sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     allowed.expect_code(0);
-    assert!(!allowed.stderr.contains("older than"), "{}", allowed.stderr);
+    assert!(allowed.stderr_lacks("older than"), "{}", allowed.stderr);
 }
 
 fn one_run_with(archive: Vec<u8>) -> (Server, Server) {
@@ -317,7 +323,7 @@ fn fetch_never_deletes_a_directory_it_did_not_create() {
     let files = [("project/main.rs", "fn main() {}"), ("project/results.json", "mine")];
     let run = on_pull_request(&api, "", &files, &["baseline", "fetch", "-o", "project"]);
     run.expect_code(3);
-    assert!(run.stderr.contains("project is there and is not a baseline evalgate fetched"), "{}", run.stderr);
+    assert!(run.stderr_has("project is there and is not a baseline evalgate fetched"), "{}", run.stderr);
     assert_eq!(run.read("project/main.rs"), "fn main() {}");
     assert_eq!(run.read("project/results.json"), "mine");
 
@@ -342,7 +348,7 @@ fn an_archive_that_inflates_too_far_is_refused() {
     let (api, _storage) = one_run_with(bytes);
     let run = on_pull_request(&api, "", &[], &["baseline", "fetch", "-o", "base"]);
     run.expect_code(3);
-    assert!(run.stderr.contains("the most evalgate extracts"), "{}", run.stderr);
+    assert!(run.stderr_has("the most evalgate extracts"), "{}", run.stderr);
     assert!(!run.dir.join("base").exists());
     let left: Vec<_> = std::fs::read_dir(&run.dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".evalgate-baseline")), "{left:?}");

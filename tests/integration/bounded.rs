@@ -166,11 +166,7 @@ fn a_tools_list_that_loops_or_never_ends_is_an_error_naming_it() {
             .args(&["mcp", "tools"])
             .run_via(&["timeout", "-s", "KILL", "120"]);
         run.expect_code(3);
-        assert!(
-            run.stderr.contains(&format!("MCP server `evals` did not start: {expected}")),
-            "{flag}: {}",
-            run.stderr
-        );
+        assert!(run.stderr_has(&format!("MCP server `evals` did not start: {expected}")), "{flag}: {}", run.stderr);
     }
 }
 
@@ -276,7 +272,7 @@ fn a_suite_file_that_is_a_fifo_is_refused_at_once_and_the_run_reported_invalid()
     nix::unistd::mkfifo(&test.path().join("evalgate.yaml"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let run = test.run_via(&["timeout", "-s", "KILL", "60"]);
     run.expect_code(2);
-    assert!(run.stderr.contains("cannot read suite file evalgate.yaml: not a regular file (a FIFO)"), "{}", run.stderr);
+    assert!(run.stderr_has("cannot read suite file evalgate.yaml: not a regular file (a FIFO)"), "{}", run.stderr);
     let results = run.results();
     assert_eq!(results["verdict"]["outcome"]["status"], "invalid", "{}", results["verdict"]);
 }

@@ -129,5 +129,5 @@ fn a_noise_file_that_is_not_a_calibration_is_invalid_input() {
         .args(&["run"])
         .run();
     run.expect_code(2);
-    assert!(run.stderr.contains("regression.noise: ") && run.stderr.contains("noise.json"), "{}", run.stderr);
+    assert!(run.stderr_has("regression.noise: ") && run.stderr_has("noise.json"), "{}", run.stderr);
 }

@@ -56,6 +56,11 @@ fn the_real_conformance_suite_runs_against_a_live_server_and_gates_on_its_checks
         conformance_command()
     );
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_messages(
+        r#"
+            MCP conformance of `everything`: 1 unexpected failure(s) (conformance/dns-rebinding-protection/localhost-host-rebinding-rejected)
+        "#,
+    );
     run.expect_code(1);
     let statuses = |run: &crate::common::Run| crate::common::sorted_statuses(&run.results());
     assert_eq!(
@@ -115,6 +120,11 @@ fn the_real_conformance_suite_runs_against_a_live_server_and_gates_on_its_checks
     );
     let run =
         Test::new().write("conformance-baseline.yml", &baseline).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_messages(
+        r#"
+            MCP conformance of `everything`: 13 of 32 checks passed, 19 expected failure(s)
+        "#,
+    );
     let _ = server.kill();
     let _ = server.wait();
     run.expect_code(0);
@@ -153,6 +163,11 @@ fn a_recorded_run_is_judged_with_expected_unexpected_stale_and_unreadable_checks
     let yaml =
         recorded_suite(&format!("{{results: '{}', expected_failures: [tools-call-image, ping]}}", recorded.display()));
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_messages(
+        r#"
+            MCP conformance of `everything`: 2 not run or unreadable (conformance/log-only, conformance/odd-status/future-check); 1 unexpected failure(s) (conformance/dns-rebinding-protection/localhost-host-rebinding-rejected); 1 stale expected failure(s) (ping)
+        "#,
+    );
     run.expect_code(1);
     assert_eq!(
         crate::common::sorted_statuses(&run.results()),
@@ -208,6 +223,11 @@ fn a_recorded_run_is_judged_with_expected_unexpected_stale_and_unreadable_checks
         .write("evalgate.yaml", &recorded_suite(&format!("{{results: '{}'}}", file.display())))
         .args(&["run"])
         .run();
+    run.expect_messages(
+        r#"
+            MCP conformance of `everything`: 1 of 1 checks passed, 0 expected failure(s)
+        "#,
+    );
     run.expect_code(0);
     assert_eq!(run.task("conformance/server-initialize/server-initialize")["status"], "passed");
 }
@@ -225,9 +245,24 @@ fn a_conformance_run_that_cannot_start_or_writes_nothing_is_an_error_never_a_pas
         .write("evalgate.yaml", &suite("{command: [./quiet.sh]}"))
         .args(&["run"])
         .run();
+    silent.expect_messages(
+        r#"
+            MCP conformance of `everything`: 1 not run or unreadable (conformance)
+        "#,
+    );
     let missing = Test::new().write("evalgate.yaml", &suite("{command: [./no-such-tool]}")).args(&["run"]).run();
+    missing.expect_messages(
+        r#"
+            MCP conformance of `everything`: 1 not run or unreadable (conformance)
+        "#,
+    );
     let empty =
         Test::new().write("empty/.keep", "").write("evalgate.yaml", &suite("{results: empty}")).args(&["run"]).run();
+    empty.expect_messages(
+        r#"
+            MCP conformance of `everything`: 1 not run or unreadable (conformance)
+        "#,
+    );
     let _ = server.kill();
     let _ = server.wait();
     silent.expect_code(1);
@@ -257,7 +292,7 @@ fn conformance_mistakes_are_load_errors() {
         "mcp_servers.remote.conformance.expected_failures_file: cannot read ",
         "missing.yml: No such file or directory",
     ] {
-        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
 }
 

@@ -149,7 +149,7 @@ fn escaped_daemons_of_agents_and_setup_steps_are_killed_when_their_task_ends() {
             "{pid}: {notes:?}"
         );
     }
-    assert!(!run.stderr.contains("left behind"), "{}", run.stderr);
+    assert!(run.stderr_lacks("left behind"), "{}", run.stderr);
 }
 
 #[test]
@@ -170,7 +170,7 @@ fn a_daemon_that_clears_its_environment_is_killed_when_the_run_ends() {
         .run();
     run.expect_code(0);
     assert!(!is_running(pid(&run, "free")));
-    assert!(run.stderr.contains("killed 1 background process(es) left behind"), "{}", run.stderr);
+    assert!(run.stderr_has("killed 1 background process(es) left behind"), "{}", run.stderr);
 }
 
 #[test]
@@ -192,6 +192,8 @@ fn a_daemon_holding_stdout_open_is_a_recorded_leak_not_a_hang() {
         )
         .args(&["run", "evals.yaml"])
         .run();
+    // The pid varies from run to run.
+    run.expect_stderr_contains(&["killed 1 background process(es) left behind: pid ", ": sleep 60\n"]);
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     run.expect_code(0);
     let notes = notes(&run, "t");
@@ -295,6 +297,9 @@ fn a_low_open_file_limit_slows_the_run_instead_of_failing_tasks() {
         .write("agent.sh", "#!/bin/sh\nprintf '%s\\n' \"$1\"\n")
         .write("evals.yaml", &agent_suite("30s", &tasks))
         .args(&["run", "evals.yaml", "-j", "64", "--quiet"])
+        .expect_messages(
+            "the open-file limit (64) allows 1 task(s) at once: running 1, not 64 (raise it with `ulimit -n`)\n",
+        )
         .run_via(&["sh", "-c", "ulimit -n 64 && exec \"$0\" \"$@\""]);
     run.expect_code(0);
     assert_eq!(run.stderr.matches("the open-file limit (64) allows").count(), 1, "{}", run.stderr);

@@ -33,6 +33,7 @@ tasks:
 const ALL: [&str; 6] =
     ["EG_T_KEY", "EG_T_JUDGE_HEADER", "EG_T_AGENT_HEADER", "EG_T_EXPECTED", "EG_T_STEP_TOKEN", "EG_T_CANARY"];
 
+#[track_caller]
 fn run_with(env: &[(&str, &str)]) -> crate::common::Run {
     let mut test = Test::new().write("agent.sh", MARKER_AGENT).write("evalgate.yaml", suite());
     for (k, v) in env {
@@ -44,6 +45,7 @@ fn run_with(env: &[(&str, &str)]) -> crate::common::Run {
 #[test]
 fn an_unset_env_var_anywhere_fails_preflight_naming_it_and_where_it_is_used() {
     let run = run_with(&[("EG_T_KEY", "sk-test-000000")]);
+    run.expect_messages("preflight failed for evalgate.yaml: 5 missing\n  - environment variable `EG_T_AGENT_HEADER`: is not set (used by agent `model`)\n  - environment variable `EG_T_CANARY`: is not set (used by task `step`)\n  - environment variable `EG_T_EXPECTED`: is not set (used by task `grade`)\n  - environment variable `EG_T_JUDGE_HEADER`: is not set (used by the judge)\n  - environment variable `EG_T_STEP_TOKEN`: is not set (used by task `step`)\nnothing ran\n");
     run.expect_code(3);
     for (name, place) in [
         ("EG_T_JUDGE_HEADER", "the judge"),
@@ -69,12 +71,8 @@ fn a_set_but_empty_value_that_makes_a_check_vacuous_fails_preflight() {
     env.extend([("EG_T_EXPECTED", ""), ("EG_T_CANARY", "  ")]);
     let run = run_with(&env);
     run.expect_code(3);
-    assert!(
-        run.stderr.contains("`EG_T_EXPECTED`: is set but empty: a `contains` value in task `grade`"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("`EG_T_CANARY`: is set but empty: a canary in task `step`"), "{}", run.stderr);
+    assert!(run.stderr_has("`EG_T_EXPECTED`: is set but empty: a `contains` value in task `grade`"), "{}", run.stderr);
+    assert!(run.stderr_has("`EG_T_CANARY`: is set but empty: a canary in task `step`"), "{}", run.stderr);
     // An empty header is not vacuous: only the two checks are named.
     assert_eq!(run.stderr.matches("is set but empty").count(), 2, "{}", run.stderr);
     assert!(!run.dir.join("ran.marker").exists());
@@ -124,9 +122,9 @@ tasks:
     run.expect_code(2);
     let env = "error: evalgate.yaml:5:32: agents.a.model: a model name may use only `{vars.X}`, constants of the run: \
                `{env.MODEL}` is known later";
-    assert!(run.stderr.contains(env), "{}", run.stderr);
+    assert!(run.stderr_has(env), "{}", run.stderr);
     let empty = "error: evalgate.yaml:6:32: agents.b.model: a model needs `model`: this one is empty";
-    assert!(run.stderr.contains(empty), "{}", run.stderr);
+    assert!(run.stderr_has(empty), "{}", run.stderr);
 }
 
 #[test]
@@ -152,9 +150,9 @@ tasks:
     let unknown = yaml.replace("{vars.who}", "{vars.nope}");
     let run = Test::new().write("evalgate.yaml", &unknown).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("unknown variable `{vars.nope}`"), "{}", run.stderr);
-    assert!(run.stderr.contains("tasks[0].call.arguments.message"), "{}", run.stderr);
-    assert!(run.stderr.contains("evalgate.yaml:9"), "located at its line: {}", run.stderr);
+    assert!(run.stderr_has("unknown variable `{vars.nope}`"), "{}", run.stderr);
+    assert!(run.stderr_has("tasks[0].call.arguments.message"), "{}", run.stderr);
+    assert!(run.stderr_has("evalgate.yaml:9"), "located at its line: {}", run.stderr);
 }
 
 #[test]
@@ -176,6 +174,6 @@ fn check_warns_about_a_secret_too_short_to_redact_without_printing_it() {
         .args(&["check"])
         .run();
     run.expect_code(0);
-    assert!(run.stderr.contains("warning: [secret:EG_S_PIN] is shorter than 6 characters"), "{}", run.stderr);
-    assert!(!run.stderr.contains("4711"), "{}", run.stderr);
+    assert!(run.stderr_has("warning: [secret:EG_S_PIN] is shorter than 6 characters"), "{}", run.stderr);
+    assert!(run.stderr_lacks("4711"), "{}", run.stderr);
 }

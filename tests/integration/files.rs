@@ -43,7 +43,7 @@ fn a_report_path_that_cannot_be_written_stops_the_run_before_any_agent() {
         std::fs::write(&path, "").unwrap();
         let run = test.args(args).run();
         run.expect_code(4);
-        assert!(run.stderr.contains(message), "{args:?}: expected {message:?} in\n{}", run.stderr);
+        assert!(run.stderr_has(message), "{args:?}: expected {message:?} in\n{}", run.stderr);
         assert!(!run.dir.join("ran.marker").exists(), "{args:?}: an agent ran before the report path was checked");
     }
 }
@@ -165,8 +165,8 @@ fn a_report_write_that_fails_at_the_end_aborts_the_run_and_every_report_says_so(
         "#!/bin/sh\nrm -f evalgate-out/junit.xml; mkdir -p evalgate-out/junit.xml/keep\nprintf '%s\\n' \"$1\"\n";
     let run = Test::new().write("evalgate.yaml", &suite("", &tasks(2))).write("agent.sh", agent).args(&["run"]).run();
     run.expect_code(4);
-    assert!(run.stderr.contains("cannot write evalgate-out/junit.xml"), "{}", run.stderr);
-    assert!(run.stderr.contains("\nABORTED test.evals.demo\n"), "the terminal's last word:\n{}", run.stderr);
+    assert!(run.stderr_has("cannot write evalgate-out/junit.xml"), "{}", run.stderr);
+    assert!(run.stderr_has("\nABORTED test.evals.demo\n"), "the terminal's last word:\n{}", run.stderr);
     every_report_says_aborted(&run, "cannot write evalgate-out/junit.xml");
 }
 
@@ -180,6 +180,13 @@ fn step_outputs_that_cannot_be_written_abort_the_run_and_every_report_says_so() 
         .env("GITHUB_OUTPUT", output.to_str().unwrap())
         .args(&["run", "--github"])
         .run();
+    run.expect_messages(
+        r#"
+            evalgate: cannot write [DIR]/output-dir: Is a directory (os error 21); the run is aborted
+            ABORTED test.evals.demo
+            error: cannot write [DIR]/output-dir: Is a directory (os error 21)
+        "#,
+    );
     run.expect_code(4);
     every_report_says_aborted(&run, "output-dir");
     // The step summary is published after the outputs were settled: it says aborted too.
@@ -235,7 +242,7 @@ fn links_in_the_out_directory_never_reach_outside_it() {
         plant(&out);
         let run = test.args(&["run", "a.yaml", "b.yaml"]).run();
         run.expect_code(4);
-        assert!(run.stderr.contains(link), "expected {link:?} in\n{}", run.stderr);
+        assert!(run.stderr_has(link), "expected {link:?} in\n{}", run.stderr);
         assert!(!run.dir.join("ran.marker").exists(), "{link}: an agent ran");
         let mut left: Vec<String> = std::fs::read_dir(run.dir.join("elsewhere"))
             .unwrap()
@@ -271,7 +278,7 @@ fn a_link_an_agent_makes_mid_run_is_not_written_through() {
         .args(&["run", "a.yaml", "b.yaml"])
         .run();
     assert_ne!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("evalgate-out/test.evals.b is a symbolic link"), "{}", run.stderr);
+    assert!(run.stderr_has("evalgate-out/test.evals.b is a symbolic link"), "{}", run.stderr);
     let left: Vec<_> = std::fs::read_dir(run.dir.join("elsewhere")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["keep"], "a report was written through the link");
 }

@@ -99,12 +99,12 @@ fn run_directly_says_what_is_missing_and_how_to_supply_it() {
     let run = Test::new().write("suite.json", SUITE).args(&["run", "suite.json"]).run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains("this OpenWOP AgentEvalSuite does not say how to run the agent under test"),
+        run.stderr_has("this OpenWOP AgentEvalSuite does not say how to run the agent under test"),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("imports: [{format: openwop, path: suite.json, agent: NAME}]"), "{}", run.stderr);
-    assert!(run.stderr.contains("evalgate convert suite.json"), "{}", run.stderr);
+    assert!(run.stderr_has("imports: [{format: openwop, path: suite.json, agent: NAME}]"), "{}", run.stderr);
+    assert!(run.stderr_has("evalgate convert suite.json"), "{}", run.stderr);
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn invalid_openwop_suites_list_every_problem() {
         "/tasks/2/fixtures/memorySeed: `memorySeed` is not supported",
         "/tasks/0/expected/rubric/0: Additional properties are not allowed ('note' was unexpected)",
     ] {
-        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
 }
 

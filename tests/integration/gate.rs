@@ -204,6 +204,12 @@ fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
     );
     let test = || Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml);
     let run = test().args(&["run", "--filter", "nothing-*"]).run();
+    run.expect_messages(
+        r#"
+            error: no task of test.evals.demo (evalgate.yaml) matches --filter nothing-*
+              help: task ids: alpha
+        "#,
+    );
     run.expect_code(2);
     assert_eq!(
         run.stderr,
@@ -212,6 +218,12 @@ fn a_selection_of_nothing_is_invalid_and_names_what_exists() {
     assert_eq!(run.results()["verdict"]["outcome"]["status"], "invalid");
     assert_eq!(run.results()["verdict"]["passed"], false);
     let tag = test().args(&["list", "--tag", "smok"]).run();
+    tag.expect_messages(
+        r#"
+            error: no task of test.evals.demo (evalgate.yaml) matches --tag smok
+              help: did you mean `--tag smoke`?
+        "#,
+    );
     tag.expect_code(2);
     assert!(tag.stderr.ends_with("--tag smok\n  help: did you mean `--tag smoke`?\n"), "{}", tag.stderr);
 }
@@ -288,6 +300,11 @@ fn dry_run_and_check_run_nothing() {
         ),
     );
     let check = test.args(&["check"]).run();
+    check.expect_messages(
+        r#"
+            ok: test.evals.demo (evalgate.yaml): 1 task(s), 1 agent(s); preflight passed
+        "#,
+    );
     check.expect_code(0);
     assert!(!check.dir.join("ran").exists());
 }
@@ -367,6 +384,9 @@ echo ok
         )
         .args(&["run", "-j", "1"])
         .run();
+    run.expect_messages(
+        "  1 planned task(s) did not run (`after`: not run: the cost budget (thresholds.max_cost_usd) is spent)\n",
+    );
     run.expect_code(1);
     let spend = run.task("spend");
     assert_eq!((spend["status"].as_str(), spend["attempts"].as_u64()), (Some("passed"), Some(2)), "{spend}");

@@ -80,7 +80,7 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
     // Masks come first, before anything could print a value.
     let first_two: Vec<&str> = run.stdout.lines().take(2).collect();
     assert_eq!(first_two, ["::add-mask::greeting-token-42", "::add-mask::hunter2-very-secret"], "{}", run.stdout);
-    assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+    assert!(run.stderr_lacks("hunter2"), "{}", run.stderr);
     assert_eq!(run.stdout.matches("hunter2-very-secret").count(), 1, "{}", run.stdout);
 
     let group = run.stdout.find("::group::evalgate: tasks of test.evals.demo").expect("a group");
@@ -151,10 +151,10 @@ fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     assert_eq!(errors.len(), 10);
     assert!(errors[0].starts_with("::error file=evalgate.yaml,line=7,title=t0 (failed)::"), "{}", errors[0]);
     assert!(
-        run.stdout
+        run.stdout.clone()
             .contains("::notice::2 more problems of test.evals.demo are not annotated (the runner shows 10 a step); see the step summary"),
         "{}",
-        run.stdout
+        run.stdout.clone()
     );
 
     let off = Test::new()
@@ -224,6 +224,13 @@ fn several_sharded_suites_exit_0_and_never_read_passed() {
         .env("GITHUB_OUTPUT", path_str(&output))
         .args(&["run", "--github", "a.yaml", "b.yaml", "--shard", "2/2"])
         .run();
+    run.expect_messages(
+        r#"
+            note: shard 2 of 2 of test.evals.a has no task
+              shard 2 of 2: the gate is decided on the merged results (`evalgate merge`, then `evalgate report --gate`)
+              shard 2 of 2: the gate is decided on the merged results (`evalgate merge`, then `evalgate report --gate`)
+        "#,
+    );
     run.expect_code(0);
     let outputs = outputs(&run.read("output.txt"));
     assert_eq!((outputs["passed"].as_str(), outputs["outcome"].as_str()), ("false", "deferred\ndeferred"));
@@ -317,6 +324,7 @@ pub(crate) fn bodies(api: &Server, verb: &str) -> Vec<String> {
 }
 
 /// Runs a suite with `--comment`, as in a pull_request workflow, against the mock API.
+#[track_caller]
 fn run_with_comment(api: &Server, tasks: &str) -> Run {
     let test = Test::new()
         .write("agent.sh", ECHO_AGENT)
@@ -333,7 +341,7 @@ fn run_with_comment(api: &Server, tasks: &str) -> Run {
 }
 
 fn assert_token_not_printed(run: &Run) {
-    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN), "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains(TOKEN) && run.stderr_lacks(TOKEN), "{}\n{}", run.stdout, run.stderr);
 }
 
 #[test]
@@ -341,12 +349,12 @@ fn the_first_run_creates_the_comment_and_the_second_updates_the_same_one() {
     let api = github(5, vec![json!({"id": 1, "body": "LGTM"})]);
     let first = run_with_comment(&api, PASSING);
     first.expect_code(0);
-    assert!(first.stderr.contains("evalgate: commented on pull request #5"), "{}", first.stderr);
+    assert!(first.stderr_has("evalgate: commented on pull request #5"), "{}", first.stderr);
 
     // GitHub now lists the comment the first run created.
     let second = run_with_comment(&api, PASSING);
     second.expect_code(0);
-    assert!(second.stderr.contains("evalgate: updated comment 2 on pull request #5"), "{}", second.stderr);
+    assert!(second.stderr_has("evalgate: updated comment 2 on pull request #5"), "{}", second.stderr);
 
     let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
     let expected = [&*list, &create, &list, "POST /graphql", "PATCH /repos/acme/bot/issues/comments/2"];
@@ -368,6 +376,7 @@ fn the_marker_is_found_on_the_second_page_of_comments() {
     comments.push(ours(777, "<!-- evalgate:test.evals.demo -->\nold"));
     let api = github(5, comments);
     let run = run_with_comment(&api, PASSING);
+    run.expect_messages("evalgate: updated comment 777 on pull request #5\n");
     run.expect_code(0);
     let expected = [
         format!("GET {COMMENTS}?per_page=100&page=1"),
@@ -406,6 +415,7 @@ fn a_long_body_is_cut_under_the_limit_with_the_verdict_kept() {
         .map(|i| format!("  - id: task-{i}-with-a-long-name-to-fill-the-comment-body\n    prompt: x\n    grade: [{{type: contains, value: \"{}\"}}]\n", "y".repeat(60)))
         .collect();
     let run = run_with_comment(&api, &tasks);
+    run.expect_messages("evalgate: commented on pull request #5\n");
     run.expect_code(1);
     assert_eq!(calls(&api), [format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}")]);
     let body = &bodies(&api, "POST")[0];
@@ -421,7 +431,7 @@ fn a_comment_someone_else_wrote_with_the_marker_is_left_alone_and_ours_is_create
     let api = github(5, vec![json!({"id": 3, "body": forged, "user": {"login": "mallory"}})]);
     let run = run_with_comment(&api, FAILING);
     run.expect_code(1);
-    assert!(run.stderr.contains("evalgate: commented on pull request #5"), "{}", run.stderr);
+    assert!(run.stderr_has("evalgate: commented on pull request #5"), "{}", run.stderr);
     let list = format!("GET {COMMENTS}?per_page=100&page=1");
     assert_eq!(
         calls(&api),
@@ -433,6 +443,7 @@ fn a_comment_someone_else_wrote_with_the_marker_is_left_alone_and_ours_is_create
 
 /// A saved results file of a failing run, and `evalgate comment results.json ARGS` on it in
 /// a `workflow_run` job (the fork-safe flow) whose event says the run tested `tested`.
+#[track_caller]
 fn comment_from_workflow_run(api: &Server, edit: impl FnOnce(&mut Value), tested: &str, args: &[&str]) -> Run {
     let saved =
         Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("", FAILING)).args(&["run"]).run();
@@ -455,6 +466,7 @@ fn comment_from_workflow_run(api: &Server, edit: impl FnOnce(&mut Value), tested
 fn the_comment_subcommand_posts_a_saved_results_file_and_never_gates() {
     let api = github(8, Vec::new());
     let run = comment_from_workflow_run(&api, |_| {}, HEAD_SHA, &["--pr", "8"]);
+    run.expect_messages("evalgate: commented on pull request #8\n");
     run.expect_code(0);
     let comments = "/repos/acme/bot/issues/8/comments";
     let expected = [
@@ -474,6 +486,7 @@ fn comment_dry_run_prints_the_exact_body_that_is_posted_without_github() {
     let leak = |r: &mut Value| r["tasks"][0]["reason"] = json!(format!("echoed {TOKEN}"));
     let api = github(8, Vec::new());
     let posted = comment_from_workflow_run(&api, leak, HEAD_SHA, &["--pr", "8"]);
+    posted.expect_messages("evalgate: commented on pull request #8\n");
     posted.expect_code(0);
     let body = bodies(&api, "POST").pop().expect("a comment posted");
     assert!(body.contains(r"echoed \[secret:GITHUB\_TOKEN\]"), "{body}");
@@ -495,7 +508,7 @@ fn comment_dry_run_prints_the_exact_body_that_is_posted_without_github() {
         run.expect_code(0);
         assert_eq!(run.stderr, "", "{args:?}");
         assert_token_not_printed(&run);
-        run.stdout
+        run.stdout.clone()
     };
     let results = posted.read("results.json");
     assert_eq!(dry_run(&results, &["--dry-run"], Some(TOKEN)), format!("{body}\n"));
@@ -516,7 +529,7 @@ fn comment_dry_run_under_github_actions_stops_commands_around_the_body() {
     // An output's lines are kept (in a `<pre>`).
     results["tasks"][0]["trials"][0]["output"] = json!("a\n::error::forged");
     let plain = Test::new().write("results.json", &results.to_string()).args(&["comment", "results.json", "--dry-run"]);
-    let shown = plain.run().stdout;
+    let shown = plain.run().stdout.clone();
     assert!(!shown.lines().any(|l| l.trim_start().starts_with("::")), "a command line:\n{shown}");
     // The body as posted holds the line as the results do.
     let body = shown.replace(": :error::forged", "::error::forged");
@@ -589,6 +602,7 @@ fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted(
     let api = github(8, vec![ours(2, "<!-- evalgate:test.evals.demo -->\n## ❌ evalgate: failed")]);
     let fork = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     let run = comment_from_workflow_run(&api, |r| r["plan"]["commit"] = json!(HEAD_SHA), fork, &["--pr", "8"]);
+    run.expect_messages("error: the comment on pull request #8 is refused: its head is 0123456789abcdef0123456789abcdef01234567, but the workflow run tested aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
     run.expect_code(2);
     assert_eq!(
         run.stderr.trim(),
@@ -602,7 +616,7 @@ fn a_fork_artifact_naming_another_pull_request_is_refused_and_nothing_is_posted(
     let api = github(8, Vec::new());
     let run = comment_from_workflow_run(&api, |r| r["plan"]["commit"] = json!(fork), HEAD_SHA, &["--pr", "8"]);
     run.expect_code(2);
-    assert!(run.stderr.contains("but the results were produced for aaaaaaa"), "{}", run.stderr);
+    assert!(run.stderr_has("but the results were produced for aaaaaaa"), "{}", run.stderr);
     assert_eq!(calls(&api), ["GET /repos/acme/bot/pulls/8"]);
 }
 
@@ -616,6 +630,7 @@ fn a_hostile_results_file_cannot_push_the_comment_over_githubs_limit() {
         }
     };
     let run = comment_from_workflow_run(&api, huge, HEAD_SHA, &["--pr", "8"]);
+    run.expect_messages("evalgate: commented on pull request #8\n");
     run.expect_code(0);
     let body = &bodies(&api, "POST")[0];
     assert!(body.chars().count() <= 65_536, "{} characters", body.chars().count());
@@ -678,11 +693,13 @@ impl ActionRun {
 /// `evalgate run --comment ARGS` as the Action runs it on a pull_request event: under
 /// GitHub Actions, with the step summary, the outputs and the event in temp files, against
 /// the mock API. `files` are written into the workspace first.
+#[track_caller]
 fn action_run(api: &Server, files: &[(&str, &str)], args: &[&str]) -> ActionRun {
     action_run_with(api, files, args, &[])
 }
 
 /// `action_run` with more environment variables.
+#[track_caller]
 pub(crate) fn action_run_with(api: &Server, files: &[(&str, &str)], args: &[&str], env: &[(&str, &str)]) -> ActionRun {
     let event = json!({"pull_request": {"number": 5, "head": {"sha": HEAD_SHA}}}).to_string();
     let mut test = Test::new()
@@ -727,6 +744,7 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
     let api = github(5, Vec::new());
     let green = suite("", PASSING);
     let first = action_run(&api, &[("evalgate.yaml", &green)], &[]);
+    first.run.expect_messages("evalgate: commented on pull request #5\n");
     first.run.expect_code(0);
     assert_eq!(first.outputs["passed"], "true");
     let created = last_body(&api);
@@ -739,6 +757,7 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
     // The same suite, now needing a variable the runner does not have: exit 3.
     let missing = green.replace("agents:", &format!("env: {{required_env: [{UNSET}]}}\nagents:"));
     let preflight = action_run(&api, &[("evalgate.yaml", &missing)], &[]);
+    preflight.run.expect_messages("evalgate: updated comment 1 on pull request #5\npreflight failed for evalgate.yaml: 1 missing\n  - environment variable `EVALGATE_TEST_SURELY_UNSET`: is not set (used by `env.required_env`)\nnothing ran\n");
     preflight.run.expect_code(3);
     let (list, create) = (format!("GET {COMMENTS}?per_page=100&page=1"), format!("POST {COMMENTS}"));
     let update = "PATCH /repos/acme/bot/issues/comments/1";
@@ -768,6 +787,7 @@ fn a_run_stopped_by_preflight_or_an_invalid_suite_updates_the_green_comment_and_
 
     // A key misspelled: exit 2, annotated on its line.
     let invalid = action_run(&api, &[("evalgate.yaml", &green.replace("prompt: hello", "promt: hello"))], &[]);
+    invalid.run.expect_messages("evalgate: updated comment 1 on pull request #5\nerror: evalgate.yaml:8:5: tasks[0].promt: unknown key `promt`\n  |\n8 |     promt: hello\n  |     ^\n  help: did you mean `prompt`?\n1 error in the suite; nothing ran\n");
     invalid.run.expect_code(2);
     assert_eq!(calls(&api)[5..], [&*list, "POST /graphql", update]);
     let body = last_body(&api);
@@ -790,6 +810,11 @@ fn a_server_that_does_not_start_updates_the_comment_and_the_runner_files_too() {
     let api = github(5, vec![ours(9, "<!-- evalgate:test.evals.demo -->\n## ✅ evalgate: passed")]);
     let broken = suite("mcp_servers:\n  calc: {command: [sh, -c, 'exit 1']}", PASSING);
     let run = action_run(&api, &[("evalgate.yaml", &broken)], &[]);
+    // How the dying server's pipe fails (closed, or a broken pipe) depends on timing.
+    run.run.expect_stderr_contains(&[
+        "  preflight failed for evalgate.yaml: 1 missing\n  - MCP server `calc`: did not start: handshake failed: ",
+        "\nnothing ran\nevalgate: updated comment 9 on pull request #5\n",
+    ]);
     run.run.expect_code(3);
     assert_eq!(calls(&api)[1..], ["POST /graphql", "PATCH /repos/acme/bot/issues/comments/9"]);
     let body = last_body(&api);
@@ -810,6 +835,11 @@ fn an_aborted_run_says_aborted_in_the_comment_the_outputs_and_the_summary() {
     let files = [("evalgate.yaml", suite("", PASSING)), ("blocker", String::new())];
     let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let before = action_run(&api, &files, &["--junit", "blocker/junit.xml"]);
+    // The temp file's name is random: the lines are pinned up to it.
+    before.run.expect_stderr_contains(&[
+        "warning: cannot write blocker/junit.xml: Not a directory (os error 20) at path \"[DIR]/blocker/.tmp",
+        "\"\nevalgate: updated comment 9 on pull request #5\nerror: cannot write blocker: File exists (os error 17)\n",
+    ]);
     before.run.expect_code(4);
     let body = last_body(&api);
     assert!(body.contains("## ⚠️ evalgate: `test.evals.demo` aborted"), "{body}");
@@ -827,6 +857,10 @@ fn an_aborted_run_says_aborted_in_the_comment_the_outputs_and_the_summary() {
     // The out directory taken away while the task runs: its reports cannot be written.
     let agent = "#!/bin/sh\nrm -rf evalgate-out && touch evalgate-out\nprintf '%s\\n' \"$1\"\n";
     let during = action_run(&api, &[("evalgate.yaml", &suite("", PASSING)), ("agent.sh", agent)], &[]);
+    during.run.expect_stderr_contains(&[
+        "ABORTED test.evals.demo\nwarning: cannot write evalgate-out/results.json: Not a directory (os error 20) at path \"[DIR]/evalgate-out/.tmp",
+        "\"\nevalgate: updated comment 9 on pull request #5\nerror: cannot write evalgate-out/results.json: Not a directory (os error 20) at path \"[DIR]/evalgate-out/.tmp",
+    ]);
     during.run.expect_code(4);
     assert!(last_body(&api).contains("## ⚠️ evalgate: `test.evals.demo` aborted"), "{}", last_body(&api));
     assert_eq!(during.outputs["passed"], "false");
@@ -841,6 +875,7 @@ fn with_several_suites_a_stop_updates_each_suites_comment() {
     let a = suite("", PASSING).replace("test.evals.demo", "test.evals.a");
     let b = suite(&format!("env: {{required_env: [{UNSET}]}}"), PASSING).replace("test.evals.demo", "test.evals.b");
     let run = action_run(&api, &[("a.yaml", &a), ("b.yaml", &b)], &["a.yaml", "b.yaml"]);
+    run.run.expect_messages("evalgate: commented on pull request #5\nevalgate: commented on pull request #5\npreflight failed for b.yaml: 1 missing\n  - environment variable `EVALGATE_TEST_SURELY_UNSET`: is not set (used by `env.required_env`)\nnothing ran\n");
     run.run.expect_code(3);
     let created = bodies(&api, "POST");
     assert_eq!(created.len(), 2);
@@ -1071,6 +1106,15 @@ fn init_writes_a_working_suite_and_a_workflow_and_never_overwrites() {
     let test = Test::new();
     let dir = test.path().to_owned();
     let init = test.args(&["init"]).run();
+    init.expect_messages(
+        r#"
+            wrote evalgate.yaml
+            wrote evals/agent.sh
+            wrote .github/workflows/evalgate.yml
+            added evalgate-out/ and .evalgate/cache/ to .gitignore
+            next: `evalgate run`, then point agents.bot.command at your agent
+        "#,
+    );
     init.expect_code(0);
     for f in ["evalgate.yaml", "evals/agent.sh", ".github/workflows/evalgate.yml"] {
         assert!(dir.join(f).exists(), "{f}");
@@ -1117,6 +1161,16 @@ fn init_with_cassettes_writes_the_replay_and_the_record_workflows() {
     let test = Test::new();
     let dir = test.path().to_owned();
     let init = test.args(&["init", "--cassettes"]).run();
+    init.expect_messages(
+        r#"
+            wrote evalgate.yaml
+            wrote evals/agent.sh
+            wrote .github/workflows/evalgate.yml
+            wrote .github/workflows/evalgate-record.yml
+            added evalgate-out/ and .evalgate/cache/ to .gitignore
+            next: `evalgate run`, then point agents.bot.command at your agent
+        "#,
+    );
     init.expect_code(0);
     let read = |f: &str| -> serde_json::Value {
         evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
@@ -1140,7 +1194,7 @@ fn init_with_cassettes_writes_the_replay_and_the_record_workflows() {
 fn the_record_workflow_proposes_the_first_recording_and_every_change() {
     let test = Test::new();
     let dir = test.path().to_owned();
-    let init = test.args(&["init", "--cassettes"]).run(); // holds the directory
+    let init = test.args(&["init", "--cassettes"]).expect_messages("wrote evalgate.yaml\nwrote evals/agent.sh\nwrote .github/workflows/evalgate.yml\nwrote .github/workflows/evalgate-record.yml\nadded evalgate-out/ and .evalgate/cache/ to .gitignore\nnext: `evalgate run`, then point agents.bot.command at your agent\n").run(); // holds the directory
     init.expect_code(0);
     let record: serde_json::Value =
         evalgate::yaml::from_str(&std::fs::read_to_string(dir.join(".github/workflows/evalgate-record.yml")).unwrap())

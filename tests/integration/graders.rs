@@ -386,9 +386,9 @@ fn an_empty_text_to_look_for_is_a_load_error_at_its_line() {
         "evalgate.yaml:18:80: tasks[0].grade[8].infer.refusal_pattern: is empty: an empty pattern matches every output, so the check would not test the agent".into(),
         "evalgate.yaml:19:28: tasks[0].grade[9].exact: is only whitespace, so the check would not test the agent".into(),
     ] {
-        assert!(run.stderr.contains(&format!("error: {line}\n")), "missing {line:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(&format!("error: {line}\n")), "missing {line:?} in:\n{}", run.stderr);
     }
-    assert!(run.stderr.contains("10 errors in the suite"), "{}", run.stderr);
+    assert!(run.stderr_has("10 errors in the suite"), "{}", run.stderr);
 }
 
 #[test]
@@ -699,7 +699,7 @@ fn a_placeholder_a_shell_would_misread_or_run_is_refused_where_it_is_written() {
             ),
         )
         .args(&["check", "--var", "word=w"])
-        .run();
+        .expect_messages("error: evalgate.yaml:10:30: tasks[0].grade[0].run: `{agent.output}` stands after a heredoc (`<<`), where evalgate cannot be certain how the shell reads it\n   |\n10 |       - {type: command, run: \"# it's fine\\n! grep -q 'DROP TABLE' <<'EOF'\\n{agent.output}\\nEOF\"}\n   |                              ^\n  help: write `\"$EVALGATE_AGENT_OUTPUT\"` instead\nerror: evalgate.yaml:11:30: tasks[0].grade[1].run: `{agent.output}` stands inside a `$(…)`, where evalgate does not place values\n   |\n11 |       - {type: command, run: \"x=\\\"$(echo 'it''s' {agent.output})\\\"; test -n \\\"$x\\\"\"}\n   |                              ^\n  help: write `$EVALGATE_AGENT_OUTPUT` instead\nerror: evalgate.yaml:12:30: tasks[0].grade[2].run: `{agent.output}` would be code here: it is the script `sh -c` runs\n   |\n12 |       - {type: command, run: \"sh -c \\\"echo {agent.output} | grep -qv DROP\\\"\"}\n   |                              ^\n  help: pass it as data: an argument after the code (`sh -c '… \"$1\" …' sh \"$EVALGATE_AGENT_OUTPUT\"`), or read `EVALGATE_AGENT_OUTPUT` from the environment inside the program (`os.environ`, `process.env`, a single-quoted `sh -c` script)\nerror: evalgate.yaml:13:41: tasks[0].grade[3].run: `{vars.word}` would be code here: `eval` runs its words as a command line\n   |\n13 |       - {type: command, run: \"eval test {vars.word} = x\"}\n   |                                         ^\n  help: pass it as data: an argument after the code (`sh -c '… \"$1\" …' sh \"$EVALGATE_VAR_word\"`), or read `EVALGATE_VAR_word` from the environment inside the program (`os.environ`, `process.env`, a single-quoted `sh -c` script)\nerror: evalgate.yaml:14:47: tasks[0].grade[4].run[2]: `{agent.output}` would be code here: it is the script `bash -c` runs\n   |\n14 |       - {type: command, run: [bash, -c, \"echo {agent.output} | grep -qv DROP\"]}\n   |                                               ^\n  help: pass it as data: an argument after the code ([sh, -c, '… \"$1\" …', sh, '{agent.output}']), or in `env` (`X: \"{agent.output}\"`) read from the environment inside the program\nerror: evalgate.yaml:15:36: tasks[0].grade[5].run: `{agent.output}` is piped into `sh`, which runs its input as code\n   |\n15 |       - {type: command, run: \"echo {agent.output} | tr -d x | sh\"}\n   |                                    ^\n  help: pass it as data: an argument after the code (`sh -c '… \"$1\" …' sh \"$EVALGATE_AGENT_OUTPUT\"`), or read `EVALGATE_AGENT_OUTPUT` from the environment inside the program (`os.environ`, `process.env`, a single-quoted `sh -c` script)\n6 errors in the suite; nothing ran\n").run();
     run.expect_code(2);
     let stderr = &run.stderr;
     for (line, message, write) in [

@@ -242,6 +242,7 @@ fn the_step_summary_and_the_comment_link_to_the_report_when_its_url_is_given() {
     )];
     let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let run = crate::github::action_run_with(&api, &files, &[], &[("EVALGATE_REPORT_URL", url)]);
+    run.run.expect_messages("evalgate: commented on pull request #5\n");
     run.run.expect_code(1);
     assert!(run.summary.contains(&link), "{}", run.summary);
     let body = crate::github::last_body(&api);
@@ -249,6 +250,7 @@ fn the_step_summary_and_the_comment_link_to_the_report_when_its_url_is_given() {
 
     let api = crate::github::github(5, Vec::new());
     let run = crate::github::action_run_with(&api, &files, &[], &[("EVALGATE_REPORT_URL", "javascript:alert(1)")]);
+    run.run.expect_messages("evalgate: commented on pull request #5\n");
     assert!(!run.summary.contains("HTML report") && !run.summary.contains("javascript:"), "{}", run.summary);
     assert!(!crate::github::last_body(&api).contains("javascript:"));
 }

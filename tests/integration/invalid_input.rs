@@ -16,6 +16,15 @@ fn invalid_yaml_is_reported_with_line_and_column() {
         )
         .args(&["run"])
         .run();
+    run.expect_messages(
+        r#"
+            error: evalgate.yaml:5:11: invalid YAML: illegal placement of ':' indicator
+              |
+            5 |     prompt: x
+              |           ^
+            1 error in the suite; nothing ran
+        "#,
+    );
     run.expect_code(2);
     assert!(run.stderr.starts_with("error: evalgate.yaml:5:11: invalid YAML:"), "{}", run.stderr);
     // Nothing ran, and the reports say so (never an older run's green report).
@@ -170,7 +179,7 @@ fn values_of_the_wrong_kind_are_rejected_as_they_are_read_with_the_allowed_value
             ",
         )
         .args(&["check"])
-        .run();
+        .expect_messages("error: evalgate.yaml:3:9: modes[0]: unknown mode `adversarail`\n  |\n3 | modes: [adversarail]\n  |         ^\n  help: did you mean `adversarial`?\nerror: evalgate.yaml:5:43: agents.bot.max_concurrency: invalid value: integer `0`, expected a nonzero u32\n  |\n5 |   bot: {command: [echo], max_concurrency: 0}\n  |                                           ^\nerror: evalgate.yaml:7:20: tasks[0].level: unknown level `scenery`\n  |\n7 |   - {id: a, level: scenery, prompt: x, grade: [{type: contains, value: x}]}\n  |                    ^\n  help: did you mean `scenario`?\nerror: evalgate.yaml:8:23: tasks[1].severity: unknown severity `hihg`\n  |\n8 |   - {id: b, severity: hihg, prompt: x, grade: [{type: contains, value: x, weight: -1}]}\n  |                       ^\n  help: did you mean `high`?\nerror: evalgate.yaml:8:83: tasks[1].grade[0].weight: must be 0 or more, got -1\n  |\n8 |   - {id: b, severity: hihg, prompt: x, grade: [{type: contains, value: x, weight: -1}]}\n  |                                                                                   ^\nerror: evalgate.yaml:9:21: tasks[2].repeat: expected a number of trials (1 or more) or {min, max, adaptive: true}, got 0\n  |\n9 |   - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}\n  |                     ^\nerror: evalgate.yaml:9:35: tasks[2].threshold: must be between 0 and 1, got 1.5\n  |\n9 |   - {id: c, repeat: 0, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}\n  |                                   ^\nerror: evalgate.yaml:10:24: tasks[3].threshold: must be between 0 and 1, got 1.5\n   |\n10 |   - {id: d, threshold: 1.5, prompt: x, grade: [{type: contains, value: x}]}\n   |                        ^\n8 errors in the suite; nothing ran\n").run();
     run.expect_code(2);
     let expected = "\
 error: evalgate.yaml:3:9: modes[0]: unknown mode `adversarail`
@@ -292,34 +301,43 @@ fn templates_reject_near_misses_and_out_of_scope_variables_and_leave_shell_brace
         .run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains("tasks[0].prompt: `{agent.output}` is only available in graders and cleanup steps"),
+        run.stderr_has("tasks[0].prompt: `{agent.output}` is only available in graders and cleanup steps"),
         "{}",
         run.stderr
     );
-    assert!(!run.stderr.contains("setup[0]"), "awk's braces are shell text: {}", run.stderr);
-    assert!(run.stderr.contains("tasks[0].setup[1].run: unknown variable `{var.x}`"), "{}", run.stderr);
-    assert!(run.stderr.contains("help: did you mean `{vars.x}`?"), "{}", run.stderr);
+    assert!(run.stderr_lacks("setup[0]"), "awk's braces are shell text: {}", run.stderr);
+    assert!(run.stderr_has("tasks[0].setup[1].run: unknown variable `{var.x}`"), "{}", run.stderr);
+    assert!(run.stderr_has("help: did you mean `{vars.x}`?"), "{}", run.stderr);
 }
 
 #[test]
 fn a_missing_suite_file_is_invalid_input() {
     let run = Test::new().args(&["run"]).run();
+    run.expect_messages(
+        r#"
+            error: cannot read suite file evalgate.yaml: No such file or directory (os error 2)
+        "#,
+    );
     run.expect_code(2);
     assert!(run.stderr.starts_with("error: cannot read suite file evalgate.yaml:"), "{}", run.stderr);
 }
 
 #[test]
 fn bad_command_lines_exit_2() {
-    Test::new().args(&["run", "--bogus"]).run().expect_code(2);
-    Test::new().args(&["run", "--var", "novalue"]).run().expect_code(2);
-    Test::new().args(&["run", "-j", "0"]).run().expect_code(2);
+    Test::new().args(&["run", "--bogus"]).expect_messages("error: unexpected argument '--bogus' found\n  tip: to pass '--bogus' as a value, use '-- --bogus'\nUsage: evalgate run [OPTIONS] [SUITE]...\nFor more information, try '--help'.\n").run().expect_code(2);
+    Test::new().args(&["run", "--var", "novalue"]).expect_messages("error: invalid value 'novalue' for '--var <KEY=VALUE>': expected KEY=VALUE, got `novalue`\nFor more information, try '--help'.\n").run().expect_code(2);
+    Test::new()
+        .args(&["run", "-j", "0"])
+        .expect_messages("error: invalid value '0' for '--jobs <N>': 0 is not in 1..=4294967295\nFor more information, try '--help'.\n")
+        .run()
+        .expect_code(2);
     let run = Test::new()
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("", ONE_TASK))
         .args(&["run", "--agent", "bto"])
         .run();
     run.expect_code(2);
-    assert!(run.stderr.contains("did you mean `bot`?"), "{}", run.stderr);
+    assert!(run.stderr_has("did you mean `bot`?"), "{}", run.stderr);
 }
 
 /// A model key on a command agent would be ignored: every one of them is refused, naming it.
@@ -343,7 +361,7 @@ fn a_command_agent_with_a_model_key_is_refused() {
         run.expect_code(2);
         let name = key.split(':').next().unwrap();
         let expected = format!("agents.bot.{name}: `{name}` belongs to model agents, and this one has a `command`");
-        assert!(run.stderr.contains(&expected), "{key}: {}", run.stderr);
+        assert!(run.stderr_has(&expected), "{key}: {}", run.stderr);
     }
 }
 
@@ -365,6 +383,15 @@ fn two_suites_with_one_id_are_invalid_before_anything_runs() {
         .write("b.yaml", &suite("", ONE_TASK))
         .args(&["run", "a.yaml", "b.yaml"])
         .run();
+    run.expect_messages(
+        r#"
+            error: b.yaml:2:8: suite: `test.evals.demo` is also the id of a.yaml: each suite of a run needs its own id (its reports go to OUT/test.evals.demo/)
+              |
+            2 | suite: test.evals.demo
+              |        ^
+            1 error in the suite; nothing ran
+        "#,
+    );
     run.expect_code(2);
     let expected =
         "error: b.yaml:2:8: suite: `test.evals.demo` is also the id of a.yaml: each suite of a run needs its own id";
@@ -377,6 +404,15 @@ fn two_suites_with_one_id_are_invalid_before_anything_runs() {
         .write("b.yaml", &suite("", ONE_TASK))
         .args(&["check", "a.yaml", "b.yaml"])
         .run();
+    check.expect_messages(
+        r#"
+            error: b.yaml:2:8: suite: `test.evals.demo` is also the id of a.yaml: each suite of a run needs its own id (its reports go to OUT/test.evals.demo/)
+              |
+            2 | suite: test.evals.demo
+              |        ^
+            1 error in the suite; nothing ran
+        "#,
+    );
     check.expect_code(2);
     assert!(check.stderr.starts_with(expected), "{}", check.stderr);
 }
@@ -392,8 +428,8 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
         let run =
             Test::new().write("agent.sh", MARKING_AGENT).write("evalgate.yaml", &suite("", ONE_TASK)).args(&args).run();
         run.expect_code(2);
-        assert!(run.stderr.contains("would both be written to"), "{args:?}: {}", run.stderr);
-        assert!(run.stderr.contains("give each report its own path"), "{}", run.stderr);
+        assert!(run.stderr_has("would both be written to"), "{args:?}: {}", run.stderr);
+        assert!(run.stderr_has("give each report its own path"), "{}", run.stderr);
         assert!(!run.dir.join("ran").exists(), "nothing runs");
     }
     let run = Test::new()
@@ -401,6 +437,11 @@ fn two_reports_named_to_one_file_are_invalid_before_anything_runs() {
         .write("evalgate.yaml", &suite("", ONE_TASK))
         .args(&["run", "--markdown", "evalgate-out/results.json"])
         .run();
+    run.expect_messages(
+        r#"
+            error: results.json and summary.md would both be written to evalgate-out/results.json: give each report its own path (--junit, --markdown, --json and --html)
+        "#,
+    );
     assert!(
         run.stderr.starts_with("error: results.json and summary.md would both be written to evalgate-out/results.json"),
         "{}",
@@ -438,7 +479,7 @@ fn a_command_line_value_clap_refuses_is_reported_as_an_invalid_run() {
             .args(&args)
             .run();
         run.expect_code(2);
-        assert!(run.stderr.starts_with(&format!("error: {reason}")), "{bad:?}: {}", run.stderr);
+        assert!(run.take_stderr().starts_with(&format!("error: {reason}")), "{bad:?}: {}", run.stderr);
         assert!(!run.dir.join("ran").exists(), "{bad:?}: nothing runs");
         let results = run.json("out/results.json");
         assert_eq!(results["verdict"]["outcome"]["status"], "invalid", "{bad:?}");
@@ -580,7 +621,7 @@ fn a_pathological_regex_is_refused_at_load_naming_the_limit() {
         let line = format!(
             "{path}: the regular expression compiles to more than 1 MiB, the limit; repetitions such as `(a{{1000}}){{1000}}` multiply its size"
         );
-        assert!(run.stderr.contains(&line), "missing {line:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(&line), "missing {line:?} in:\n{}", run.stderr);
     }
 }
 

@@ -47,6 +47,7 @@ fn suite(server: &Server, extra: &str, tasks: &str) -> String {
 const JUDGE: &str =
     "judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}";
 
+#[track_caller]
 fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
 }
@@ -168,7 +169,7 @@ fn negative_or_non_finite_prices_are_invalid_input() {
             .args(&["run", "--pricing", "prices.yaml"])
             .run();
         run.expect_code(2);
-        assert!(run.stderr.contains(&format!("invalid pricing file prices.yaml: {why}")), "{prices}: {}", run.stderr);
+        assert!(run.stderr_has(&format!("invalid pricing file prices.yaml: {why}")), "{prices}: {}", run.stderr);
     }
 }
 
@@ -525,6 +526,9 @@ fn the_cost_budget_stops_dispatch() {
     );
     // Each answer costs $0.15 (1M input tokens of gpt-4o-mini); the budget is $0.20.
     let run = run(&suite(&server, "thresholds: {max_cost_usd: 0.2}", &tasks));
+    run.expect_messages(
+        "  2 planned task(s) did not run (`t2`: not run: the cost budget (thresholds.max_cost_usd) is spent)\n",
+    );
     run.expect_code(1);
     let totals = &run.results()["totals"];
     assert_eq!(totals["skipped"], 2, "{totals}");
@@ -548,7 +552,7 @@ fn the_api_key_never_reaches_an_output() {
     for file in ["results.json", "summary.json", "events.jsonl", "junit.xml", "summary.md"] {
         assert!(!run.read(&format!("evalgate-out/{file}")).contains(KEY), "{file} contains the key");
     }
-    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+    assert!(!run.stdout.contains(KEY) && run.stderr_lacks(KEY));
 }
 
 #[test]
@@ -566,7 +570,7 @@ fn a_missing_api_key_fails_preflight_by_name() {
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(3);
     assert!(
-        run.stderr.contains("- API key `EVALGATE_TEST_KEY`: is not set (agent `bot`, openai gpt-4o-mini)"),
+        run.stderr_has("- API key `EVALGATE_TEST_KEY`: is not set (agent `bot`, openai gpt-4o-mini)"),
         "{}",
         run.stderr
     );
@@ -759,7 +763,7 @@ fn cache_repeats_without_cache_is_invalid() {
     .replace("timeout: 2s}", "timeout: 2s, cache_repeats: true}");
     let run = run(&yaml);
     run.expect_code(2);
-    assert!(run.stderr.contains("agents.bot.cache_repeats: `cache_repeats` needs `cache: true`"), "{}", run.stderr);
+    assert!(run.stderr_has("agents.bot.cache_repeats: `cache_repeats` needs `cache: true`"), "{}", run.stderr);
 }
 
 #[test]

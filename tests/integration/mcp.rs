@@ -230,7 +230,7 @@ fn a_destructive_tool_is_refused_without_allow_side_effects() {
     );
     let refused = fixture(Test::new()).write("evalgate.yaml", &yaml).args(&["run"]).run();
     refused.expect_code(3);
-    assert!(refused.stderr.contains("is annotated destructiveHint: calling it is refused unless `mcp_servers.fx.allow_side_effects: true` (task `wipe`)"), "{}", refused.stderr);
+    assert!(refused.stderr_has("is annotated destructiveHint: calling it is refused unless `mcp_servers.fx.allow_side_effects: true` (task `wipe`)"), "{}", refused.stderr);
     let allowed = fixture(Test::new())
         .write("evalgate.yaml", &yaml.replace("fixture_server.py]}", "fixture_server.py], allow_side_effects: true}"))
         .args(&["run"])

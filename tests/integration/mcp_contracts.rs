@@ -230,6 +230,7 @@ fn a_snapshot_gates_the_drift_of_a_servers_tool_surface() {
 fn the_html_report_has_a_row_per_protocol_version() {
     let yaml = shop_suite(", protocol: [2025-06-18, 2025-11-25]", PLAIN_TASK);
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_messages("  MCP protocol: `shop` passes on 2025-06-18; passes on 2025-11-25\n");
     run.expect_code(0);
     let html = run.read("evalgate-out/report.html");
     let section = html.split("<section id=\"mcp-eras\">").nth(1).and_then(|s| s.split("</section>").next());

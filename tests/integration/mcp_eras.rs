@@ -70,11 +70,11 @@ fn a_protocol_list_runs_each_task_once_per_era_and_reports_each_era() {
     assert!(run.results()["tasks"].as_array().unwrap().iter().all(|t| t["id"].as_str().unwrap().contains('@')));
 
     assert!(
-        run.stderr.contains("MCP protocol: `everything` passes on 2025-03-26; passes on 2025-11-25; fails on 2026-07-28 (0/1 passed): did not start at it: handshake at protocol 2026-07-28 failed"),
+        run.stderr_has("MCP protocol: `everything` passes on 2025-03-26; passes on 2025-11-25; fails on 2026-07-28 (0/1 passed): did not start at it: handshake at protocol 2026-07-28 failed"),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains(
+    assert!(run.stderr_has(
         "MCP protocol: `fx` passes on 2024-11-05; passes on 2025-06-18; passes on 2025-11-25; passes on 2026-07-28"
     ));
     let md = run.read("evalgate-out/summary.md");
@@ -145,7 +145,7 @@ fn auto_speaks_the_newest_era_a_server_knows_and_a_pinned_version_is_held_to() {
     let run = Test::new().write("evalgate.yaml", &pinned).args(&["run"]).run();
     run.expect_code(3);
     assert!(
-        run.stderr.contains("MCP server `everything`: did not start: handshake at protocol 2026-07-28 failed: the server does not know `server/discover`"),
+        run.stderr_has("MCP server `everything`: did not start: handshake at protocol 2026-07-28 failed: the server does not know `server/discover`"),
         "{}",
         run.stderr
     );
@@ -183,6 +183,7 @@ fn over_http_each_era_sends_its_version_header_and_2026_07_28_names_the_method()
             grade: [{type: contains, value: version}]
         ";
     let run = test.suite(&yaml.replace("<port>", &port.to_string())).args(&["run"]).run();
+    run.expect_messages("  MCP protocol: `fx` passes on 2025-06-18; passes on 2025-11-25; passes on 2026-07-28\n");
     let _ = server.kill();
     let _ = server.wait();
     run.expect_code(0);
@@ -230,7 +231,7 @@ fn protocol_mistakes_are_load_errors_at_their_line() {
         let yaml = mcp_suite(suite).replace("<fx>", fx).replace("<gx>", gx);
         let run = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
         run.expect_code(2);
-        assert!(run.stderr.contains(message), "{message}\n{}", run.stderr);
-        assert!(run.stderr.contains(at), "{at}\n{}", run.stderr);
+        assert!(run.stderr_has(message), "{message}\n{}", run.stderr);
+        assert!(run.stderr_has(at), "{at}\n{}", run.stderr);
     }
 }

@@ -68,8 +68,8 @@ fn a_tools_list_that_breaks_the_spec_fails_the_gate_with_each_finding() {
     // `check` runs nothing, and fails on the same findings.
     let check = Test::new().write("evalgate.yaml", &yaml).args(&["check"]).run();
     check.expect_code(1);
-    assert!(check.stderr.contains("error: MCP server `shop` tools/list: `plain`: is listed twice"), "{}", check.stderr);
-    assert!(check.stderr.contains("warning: MCP server `shop` tools/list: `delete_record`: its name says `delete`"));
+    assert!(check.stderr_has("error: MCP server `shop` tools/list: `plain`: is listed twice"), "{}", check.stderr);
+    assert!(check.stderr_has("warning: MCP server `shop` tools/list: `delete_record`: its name says `delete`"));
 
     // `fail_on: never` lists them and passes; without LINT=1, and without calling tools with
     // invalid input (which `quote` does not validate), the same server is clean.
@@ -92,6 +92,7 @@ fn each_era_is_linted_and_the_python_sdk_answers_invalid_input_with_tool_errors(
         .write("evalgate.yaml", &yaml)
         .args(&["run"])
         .run();
+    run.expect_messages("  MCP protocol: `fx` passes on 2025-06-18; passes on 2026-07-28\n");
     run.expect_code(0);
     let lints = &run.results()["mcp_lint"];
     for era in ["2025-06-18", "2026-07-28"] {

@@ -138,6 +138,7 @@ fn a_server_behind_oauth_is_reached_with_a_client_credentials_token_no_output_sh
         &[],
         &[("EG_CLIENT_ID", CLIENT_ID), ("EG_CLIENT_SECRET", CLIENT_SECRET)],
     );
+    run.run.expect_messages("evalgate: commented on pull request #5\n");
     run.run.expect_code(0);
 
     // One grant, at server start: client_secret_basic, the scope, and the server as resource.
@@ -224,13 +225,13 @@ fn token_endpoint_errors_and_unset_credentials_stop_the_run_at_preflight() {
         .run();
     run.expect_code(3);
     assert!(
-        run.stderr.contains(&format!(
+        run.stderr_has(&format!(
             "MCP server `secured`: did not start: the token endpoint {token_url} refused the client-credentials grant: HTTP 401 Unauthorized: invalid_client: Client authentication failed"
         )),
         "{}",
         run.stderr
     );
-    assert!(!run.stderr.contains(wrong) && !run.stdout.contains(wrong), "{}", run.stderr);
+    assert!(run.stderr_lacks(wrong) && !run.stdout.contains(wrong), "{}", run.stderr);
     let grant = &tokens.received()[0];
     assert_eq!(grant.header("authorization"), None, "client_secret_post sends no Basic credentials");
     let fields = form(&grant.body);
@@ -241,7 +242,7 @@ fn token_endpoint_errors_and_unset_credentials_stop_the_run_at_preflight() {
     let run = Test::new().write("evalgate.yaml", &yaml).env("EG_CLIENT_ID", CLIENT_ID).args(&["run"]).run();
     run.expect_code(3);
     assert!(
-        run.stderr.contains("environment variable `EG_CLIENT_SECRET`: is not set (used by MCP server `secured`)"),
+        run.stderr_has("environment variable `EG_CLIENT_SECRET`: is not set (used by MCP server `secured`)"),
         "{}",
         run.stderr
     );
@@ -264,7 +265,7 @@ fn a_server_that_answers_401_names_its_resource_metadata_and_how_to_authenticate
         "give it a pre-issued token with `headers: {Authorization: \"Bearer {env.MCP_TOKEN}\"}`".to_owned(),
         "`auth: {client_credentials: {token_url, client_id_env, client_secret_env}}`".to_owned(),
     ] {
-        assert!(run.stderr.contains(&expected), "{expected}\nnot in:\n{}", run.stderr);
+        assert!(run.stderr_has(&expected), "{expected}\nnot in:\n{}", run.stderr);
     }
 
     // A pre-issued token the server refuses: the same challenge, and what to check.
@@ -275,9 +276,9 @@ fn a_server_that_answers_401_names_its_resource_metadata_and_how_to_authenticate
         .args(&["run"])
         .run();
     run.expect_code(3);
-    assert!(run.stderr.contains(&format!("protected resource metadata: {metadata}")), "{}", run.stderr);
-    assert!(run.stderr.contains("the server refused the credentials evalgate sent"), "{}", run.stderr);
-    assert!(!run.stderr.contains("expired-token-6a7b8c"), "{}", run.stderr);
+    assert!(run.stderr_has(&format!("protected resource metadata: {metadata}")), "{}", run.stderr);
+    assert!(run.stderr_has("the server refused the credentials evalgate sent"), "{}", run.stderr);
+    assert!(run.stderr_lacks("expired-token-6a7b8c"), "{}", run.stderr);
 
     // With the right pre-issued token the same server works.
     let run = Test::new()
@@ -318,6 +319,6 @@ fn auth_belongs_to_http_servers_without_an_authorization_header() {
         "evalgate.yaml:13:44: mcp_servers.values.auth.client_credentials.token_url: `a.test/token` is not an http(s) URL",
         "evalgate.yaml:13:75: mcp_servers.values.auth.client_credentials.client_id_env: `sk-live-123` is not an environment variable name: write the variable's name (letters, digits and `_`), not its value",
     ] {
-        assert!(run.stderr.contains(expected), "{expected}\nnot in:\n{}", run.stderr);
+        assert!(run.stderr_has(expected), "{expected}\nnot in:\n{}", run.stderr);
     }
 }

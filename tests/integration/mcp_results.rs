@@ -8,6 +8,7 @@ use crate::mcp::mcp_suite;
 
 /// Runs `tasks` (a block, which may name the fixtures as `mcp_suite` does) against the fixture
 /// server `fx` and server-filesystem `files`.
+#[track_caller]
 fn run(tasks: &str) -> Run {
     let header = "
         evalgate: 1

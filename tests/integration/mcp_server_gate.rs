@@ -39,12 +39,13 @@ fn the_example_server_passes_its_gate_on_both_eras() {
         assert!(call.get("violation").is_none(), "{call}");
     }
     assert_eq!(check(&results, "tool surface of `shop` vs tools.lock.json")["actual"], "no change");
-    assert!(run.stderr.contains("MCP protocol: `shop` passes on 2025-11-25; passes on 2026-07-28"), "{}", run.stderr);
+    assert!(run.stderr_has("MCP protocol: `shop` passes on 2025-11-25; passes on 2026-07-28"), "{}", run.stderr);
 }
 
 #[test]
 fn a_careless_release_fails_on_its_drift_until_the_snapshot_is_updated() {
     let run = example().env("SHOP_RELEASE", "2").args(&["run"]).run();
+    run.expect_messages("  MCP protocol: `shop` fails on 2025-11-25 (1/3 passed): `quote-bread@2025-11-25`: `json` failed: the tool returned an error: Error executing tool quote: 1 validation error for quoteArguments currency   Field required [type=missing, input_value={'item': 'bread', 'qty': 2}, input_type=d… (and 1 more); fails on 2026-07-28 (1/3 passed): `quote-bread@2026-07-28`: `json` failed: the tool returned an error: Error executing tool quote: 1 validation error for quoteArguments currency   Field required [type=missing, input_value={'item': 'bread', 'qty': 2}, input_type=d… (and 1 more)\n");
     run.expect_code(1);
     let results = run.results();
     let drift = check(&results, "tool surface of `shop` vs tools.lock.json");
@@ -57,6 +58,7 @@ fn a_careless_release_fails_on_its_drift_until_the_snapshot_is_updated() {
 
     // Accepting the change on purpose rewrites the lock; the drift check then passes.
     let run = example().env("SHOP_RELEASE", "2").args(&["run", "--update-snapshot"]).run();
+    run.expect_messages("  MCP protocol: `shop` fails on 2025-11-25 (1/3 passed): `quote-bread@2025-11-25`: `json` failed: the tool returned an error: Error executing tool quote: 1 validation error for quoteArguments currency   Field required [type=missing, input_value={'item': 'bread', 'qty': 2}, input_type=d… (and 1 more); fails on 2026-07-28 (1/3 passed): `quote-bread@2026-07-28`: `json` failed: the tool returned an error: Error executing tool quote: 1 validation error for quoteArguments currency   Field required [type=missing, input_value={'item': 'bread', 'qty': 2}, input_type=d… (and 1 more)\n");
     let lock: serde_json::Value = serde_json::from_str(&run.read("tools.lock.json")).unwrap();
     assert!(lock["servers"]["shop"]["tools"].get("list_items").is_none());
     assert_eq!(check(&run.results(), "tool surface of `shop` vs tools.lock.json")["passed"], true);

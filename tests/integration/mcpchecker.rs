@@ -95,6 +95,7 @@ const EVAL_VERDICTS: [(&str, &str); 5] = [
     ("portable-flow", "passed"),
 ];
 
+#[track_caller]
 fn run_in(test: Test, server: &Server, args: &[&str]) -> crate::common::Run {
     test.env("PATH", &path_with_servers())
         .env("OPENAI_BASE_URL", &format!("{}/v1", server.url()))
@@ -231,8 +232,8 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
     // A task alone does not say which agent runs it.
     let run = with_fixtures().args(&["run", "tasks/greet-file/task.yaml"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("an mcpchecker task does not say which agent runs it"), "{}", run.stderr);
-    assert!(run.stderr.contains("imports: [{format: mcpchecker, path: tasks/greet-file/task.yaml, agent: NAME}]"));
+    assert!(run.stderr_has("an mcpchecker task does not say which agent runs it"), "{}", run.stderr);
+    assert!(run.stderr_has("imports: [{format: mcpchecker, path: tasks/greet-file/task.yaml, agent: NAME}]"));
 
     let ext = "
         kind: Task
@@ -247,7 +248,7 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
     let run = Test::new().file("task.yaml", ext).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains(
+        run.stderr_has(
             "/spec/setup/0/k8s.create: extensions are not supported: step `k8s.create` calls extension `kubernetes`"
         ),
         "{}",
@@ -262,7 +263,7 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
         ";
     let run = Test::new().file("task.yaml", old).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("unknown apiVersion `gevals/v1alpha2` (gevals was renamed"), "{}", run.stderr);
+    assert!(run.stderr_has("unknown apiVersion `gevals/v1alpha2` (gevals was renamed"), "{}", run.stderr);
 
     let eval = "
         kind: Eval
@@ -275,16 +276,8 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
         ";
     let run = with_fixtures().file("eval.yaml", eval).args(&["run", "eval.yaml"]).run();
     run.expect_code(2);
-    assert!(
-        run.stderr.contains("/config/agent: `builtin.claude-code` (an ACP agent) is not supported"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("`resourcesRead` is not supported: evalgate records tool calls only"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("/config/agent: `builtin.claude-code` (an ACP agent) is not supported"), "{}", run.stderr);
+    assert!(run.stderr_has("`resourcesRead` is not supported: evalgate records tool calls only"), "{}", run.stderr);
 }
 
 #[test]
@@ -326,11 +319,7 @@ fn an_agent_file_runs_its_run_prompt_command_with_the_prompt_and_mcp_config() {
     // Only `.Prompt` and `.McpServerFileArgs` are supplied; anything else is named.
     let run = run_with(agent);
     run.expect_code(2);
-    assert!(
-        run.stderr.contains("`commands.runPrompt` uses `{{ .McpServerFileArgs | printf \"%s\" }}`"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("`commands.runPrompt` uses `{{ .McpServerFileArgs | printf \"%s\" }}`"), "{}", run.stderr);
 
     let agent = r#"
         kind: Agent
@@ -445,8 +434,8 @@ fn an_error_in_a_task_file_points_into_that_file() {
     let run = run_in(with_fixtures().write("tasks/portable/task.yaml", &broken), &server, &["check", "eval.yaml"]);
     run.expect_code(2);
     let expected = format!("tasks/portable/task.yaml:{line}:");
-    assert!(run.stderr.contains(&expected), "{expected} in:\n{}", run.stderr);
-    assert!(run.stderr.contains("/spec/verify/1/file/path: unknown reference `{nope.x}`"), "{}", run.stderr);
+    assert!(run.stderr_has(&expected), "{expected} in:\n{}", run.stderr);
+    assert!(run.stderr_has("/spec/verify/1/file/path: unknown reference `{nope.x}`"), "{}", run.stderr);
 }
 
 #[test]
@@ -518,7 +507,7 @@ fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is
     // A whole-phase cleanup limit has no native twin: refused where it is written.
     let run = test(agent, mcp, &limited.replace("{timeout: 2m}", "{timeout: 2m, cleanupTimeout: 1m}"));
     run.expect_code(2);
-    assert!(run.stderr.contains("eval.yaml:6:36: /config/defaultTaskLimits/cleanupTimeout"), "{}", run.stderr);
+    assert!(run.stderr_has("eval.yaml:6:36: /config/defaultTaskLimits/cleanupTimeout"), "{}", run.stderr);
 }
 
 #[test]
@@ -535,7 +524,7 @@ fn a_portable_expect_stdout_string_is_an_exact_match() {
         "#;
     let run = Test::new().file("task.yaml", task).args(&["convert", "task.yaml"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("/spec/verify/1/command/expect/stdout/equal: unknown key `equal`"), "{}", run.stderr);
+    assert!(run.stderr_has("/spec/verify/1/command/expect/stdout/equal: unknown key `equal`"), "{}", run.stderr);
     let run = Test::new()
         .file("task.yaml", &task.replace("{equal: \"50\"}", "{contains: \"5\"}"))
         .args(&["convert", "task.yaml"])
@@ -592,10 +581,6 @@ fn an_answer_mcpchecker_pastes_into_shell_text_is_text_or_refused() {
         task.replace(r#"{run: "printf '%s' {agent.output} > ../plain"}"#, r#"{run: "cat <<EOF\n{agent.output}\nEOF"}"#);
     let run = test().file("t/task.yaml", &heredoc).args(&["run", "eval.yaml"]).run();
     run.expect_code(2);
-    assert!(
-        run.stderr.contains("/spec/verify/0/command/run: `{agent.output}` stands after a heredoc"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("write `\"$EVALGATE_VALUE_1\"` instead"), "{}", run.stderr);
+    assert!(run.stderr_has("/spec/verify/0/command/run: `{agent.output}` stands after a heredoc"), "{}", run.stderr);
+    assert!(run.stderr_has("write `\"$EVALGATE_VALUE_1\"` instead"), "{}", run.stderr);
 }

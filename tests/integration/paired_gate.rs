@@ -36,6 +36,7 @@ fn failing(ids: impl IntoIterator<Item = usize>) -> Vec<(String, String)> {
 
 /// Runs the baseline (`n` tasks, `base` files), then the candidate (`head_ids`, `head` files,
 /// `extra` in the suite, `args` after `run`) against it.
+#[track_caller]
 fn candidate(
     n: usize,
     base: &[(String, String)],
@@ -50,6 +51,7 @@ fn candidate(
 /// [`candidate`] with the baseline's suite and extra arguments given, and the candidate's
 /// prompts (or any more keys of a task) from `prompt_of`.
 #[allow(clippy::too_many_arguments)]
+#[track_caller]
 fn candidate_of(
     base_suite: &str,
     base_args: &[&str],
@@ -138,7 +140,7 @@ fn a_clear_regression_fails_with_the_numbers_and_noise_alone_cannot() {
         md.contains("this suite can detect drops of 6.3 points or more (caught about three times in four)"),
         "{md}"
     );
-    assert!(run.stderr.contains("FAIL paired test vs baseline"), "{}", run.stderr);
+    assert!(run.stderr_has("FAIL paired test vs baseline"), "{}", run.stderr);
     let junit = run.read("evalgate-out/junit.xml");
     assert!(
         junit.contains(r#"<property name="paired_test" value="−9.0 points (90% interval −13.2 to −5.6)"#),
@@ -184,18 +186,14 @@ fn too_few_tasks_are_inconclusive_passing_in_pr_and_failing_in_release() {
                 passing every one in up to 76.3% of runs with no change; with 4 trials that every run makes on both \
                 sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare \
                 against a baseline with the same tasks) for a statistical verdict.";
-    assert!(run.stderr.contains(&format!("warning: {line}")), "{}", run.stderr);
+    assert!(run.stderr_has(&format!("warning: {line}")), "{}", run.stderr);
     // (Markdown escapes the `_` of `min_tasks` and the backquotes: it renders the same.)
     let escaped = line.replace('_', "\\_").replace('`', "\\`");
     assert!(run.read("evalgate-out/summary.md").contains(&format!("> ⚠️ {escaped}")));
     // The command line overrides the suite: release needs evidence.
     let run = candidate(5, &[], &ids(5), &[], "", &["--regression-mode", "release"]);
     run.expect_code(1);
-    assert!(
-        run.stderr.contains("fewer than min_tasks 10; the gate fails: a release needs evidence."),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("fewer than min_tasks 10; the gate fails: a release needs evidence."), "{}", run.stderr);
     assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["paired test vs baseline"]));
     // And `min_tasks` from the suite lowers the bar.
     let run = candidate(5, &[], &ids(5), &[], ", min_tasks: 5", &[]);
@@ -208,6 +206,7 @@ fn release_names_a_suite_too_small_to_rule_out_the_margin() {
     // 20 tasks, one worse and one better: nothing moved, but 20 tasks cannot show "at most 5
     // points worse".
     let run = candidate(20, &failing([0]), &ids(20), &failing([1]), ", mode: release", &[]);
+    run.expect_messages("  warning: inconclusive: this suite can only detect drops of 31.0 points, more than the margin of 5.0 points, so the interval −15.7 to +15.7 points cannot rule out a drop beyond the margin; the gate fails. Add tasks or trials per task (`repeat`), or run `evalgate calibrate` to see how many are needed (docs/statistics.md).\n");
     run.expect_code(1);
     let test = &run.results()["regression"]["test"];
     assert_eq!(test["verdict"], "inconclusive");
@@ -274,6 +273,7 @@ fn missing_tasks_fail_unless_filtered_and_changed_ones_are_not_compared() {
     // A run filtered to some tasks does not miss the others (t11 was removed from the suite,
     // not filtered: it stays missing).
     let run = with(&["--filter", "t1*"]);
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 1 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 25.0% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(1);
     assert_eq!(run.results()["regression"]["test"]["missing"], json!(["t11"]));
     let whole = suite("regression: {baseline: baseline.json}", &ids(12), |_| "x".into());
@@ -283,6 +283,7 @@ fn missing_tasks_fail_unless_filtered_and_changed_ones_are_not_compared() {
         .write("evalgate.yaml", &whole)
         .args(&["run", "-j", "1", "--filter", "t1*"])
         .run();
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 3 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 57.8% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(0);
     let test = &run.results()["regression"]["test"];
     assert_eq!((test["missing"].clone(), test["pairs"].clone()), (json!([]), json!(3)));
@@ -323,6 +324,7 @@ fn repeated_trials_are_compared_task_by_task() {
 }
 
 /// 12 tasks of 8 trials each on both sides.
+#[track_caller]
 fn eight_trials(head: &[(String, String)], extra: &str, prompt_of: &dyn Fn(&str) -> String) -> Run {
     let base = suite("", &ids(12), |_| "x".into());
     candidate_of(&base, &["--repeat", "8"], &[], &ids(12), head, extra, &["--repeat", "8"], prompt_of)
@@ -352,11 +354,12 @@ fn a_task_worse_beyond_chance_is_listed_as_suspect_and_gates_only_when_asked() {
     assert!((t0["p_holm"].as_f64().unwrap() - 12.0 / 12870.0).abs() < 1e-9, "{t0}");
     let line =
         "1 suspect task(s) (Fisher's exact test per task, Holm-corrected, α 0.05): t0 8/8 → 0/8 (Holm p = 0.0009)";
-    assert!(run.stderr.contains(&format!("suspect: {line}")), "{}", run.stderr);
+    assert!(run.stderr_has(&format!("suspect: {line}")), "{}", run.stderr);
     assert!(run.read("evalgate-out/summary.md").contains(&format!("**Suspect:** {line}")));
     assert!(check(&results, "suspect tasks vs baseline").is_none());
     // The policy key makes it gate.
     let run = eight_trials(&failing([0]), ", gate_on_suspect: true", &|_| "x".into());
+    run.expect_messages("  suspect: 1 suspect task(s) (Fisher's exact test per task, Holm-corrected, α 0.05): t0 8/8 → 0/8 (Holm p = 0.0009)\n");
     run.expect_code(1);
     assert_eq!(run.results()["verdict"]["outcome"]["failed_checks"], json!(["suspect tasks vs baseline"]));
     assert_eq!(check(&run.results(), "suspect tasks vs baseline").unwrap()["actual"], "1: t0");
@@ -400,14 +403,14 @@ fn a_small_suite_rule_judges_adaptive_trials_only_where_it_holds() {
     let c = check(&results, "new failures vs baseline").unwrap();
     assert_eq!((c["actual"].as_str(), c["passed"].as_bool()), (Some("0"), Some(true)));
     assert!(
-        run.stderr.contains(
+        run.stderr_has(
             "5 task(s) with adaptive trials are not judged by this rule: a task stops at its first failure, so one \
              failed trial is \"every trial\""
         ),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("(`repeat: 4`, or adaptive trials with `min: 4`) they are."), "{}", run.stderr);
+    assert!(run.stderr_has("(`repeat: 4`, or adaptive trials with `min: 4`) they are."), "{}", run.stderr);
     // Adaptive trials that always run 4: judged, and the broken task fails the gate.
     let repeat = "defaults: {repeat: {min: 4, max: 8, adaptive: true}}";
     let head_suite = |extra: &str| suite(&format!("{repeat}\n{extra}"), &ids(5), |_| "x".into());
@@ -420,6 +423,7 @@ fn a_small_suite_rule_judges_adaptive_trials_only_where_it_holds() {
         .write("evalgate.yaml", &head_suite("regression: {baseline: baseline.json}"))
         .write("fail-t0", "");
     let run = test.args(&["run", "-j", "1"]).run();
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 5 comparable task(s) (1 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task fails every trial after passing every one in at most 0.2% of runs with no change (under α). Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n  note: 5 task(s) with adaptive trials are not tested per task for suspect drops (where a task stops depends on its outcomes)\n");
     run.expect_code(1);
     let results = run.results();
     assert!(results["regression"]["test"].get("small_suite_unjudged").is_none());

@@ -21,7 +21,7 @@ fn the_task_line_labels_agent_latency_and_total_time_and_counts_one_error() {
     let line = run.stderr.lines().find(|l| l.starts_with("PASS  greets")).expect("a task line");
     let re = regex::Regex::new(r"^PASS  greets \[1\.00\] agent \d+ ms · total (\d+ ms|\d+\.\d s)$").unwrap();
     assert!(re.is_match(line), "{line}");
-    assert!(run.stderr.contains("1/2 passed, 0 failed, 1 error, 0 skipped"), "{}", run.stderr);
+    assert!(run.stderr_has("1/2 passed, 0 failed, 1 error, 0 skipped"), "{}", run.stderr);
 }
 
 #[test]
@@ -61,6 +61,12 @@ fn an_unknown_cost_says_how_to_report_it_and_check_warns_first() {
         "unknown for 1 task: report cost from the agent (usage.cost_usd, or token usage with a known price) or set thresholds.unknown_cost: ignore"
     );
     let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).args(&["check"]).run();
+    run.expect_messages(
+        r#"
+            warning: test.evals.demo: thresholds.max_cost_usd is set, but no agent is known to report cost: a command agent reports it by writing {"usage": {"cost_usd": …}} (or tokens and a model with a known price) to $EVALGATE_TRACE; an llm agent needs a priced model (`pricing:`); else set thresholds.unknown_cost: ignore
+            ok: test.evals.demo (evalgate.yaml): 1 task(s), 1 agent(s); preflight passed
+        "#,
+    );
     run.expect_code(0);
     assert!(
         run.stderr
@@ -84,8 +90,14 @@ fn an_unknown_cost_says_how_to_report_it_and_check_warns_first() {
         .file("evalgate.yaml", priced)
         .env("OPENAI_API_KEY", "sk-test-0123456789abcdef")
         .args(&["check"])
+        .expect_messages("ok: test.evals.demo (evalgate.yaml): 1 task(s), 1 agent(s); preflight passed\n")
         .run();
-    assert!(!run.stderr.contains("no agent is known to report cost"), "{}", run.stderr);
+    run.expect_messages(
+        r#"
+            ok: test.evals.demo (evalgate.yaml): 1 task(s), 1 agent(s); preflight passed
+        "#,
+    );
+    assert!(run.stderr_lacks("no agent is known to report cost"), "{}", run.stderr);
 }
 
 #[test]
@@ -106,8 +118,8 @@ fn a_latency_budget_on_a_tiny_baseline_warns_and_the_floor_passes_it() {
     };
     let run = head("", &["check"]);
     assert!(
-        run.stderr.contains("regression.max_p95_latency_increase_pct: 10 is measured on a baseline p95 of")
-            && run.stderr.contains("set regression.min_latency_increase_ms"),
+        run.stderr_has("regression.max_p95_latency_increase_pct: 10 is measured on a baseline p95 of")
+            && run.stderr_has("set regression.min_latency_increase_ms"),
         "{}",
         run.stderr
     );
@@ -123,7 +135,7 @@ fn a_latency_budget_on_a_tiny_baseline_warns_and_the_floor_passes_it() {
         .unwrap();
     assert_eq!(check["budget"], "≤ 10% or ≤ 5000 ms");
     assert!(check["actual"].as_str().unwrap().contains(" ms → "), "{check}");
-    assert!(!head(", min_latency_increase_ms: 5000", &["check"]).stderr.contains("min_latency_increase_ms (a rise"));
+    assert!(!head(", min_latency_increase_ms: 5000", &["check"]).stderr_has("min_latency_increase_ms (a rise"));
 }
 
 /// The README's `run` options paragraph names every flag `run --help` lists, and the README

@@ -31,6 +31,7 @@ fn suite_yaml(extra: &str, ids: &[&str]) -> String {
 }
 
 /// Runs the suite once to make `baseline.json`, then applies `change` and runs again.
+#[track_caller]
 fn baseline_then(extra: &str, ids: &[&str], change: &[(&str, &str)], head_ids: &[&str]) -> crate::common::Run {
     let base = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", ids)).args(&["run"]).run();
     base.expect_code(0);
@@ -58,6 +59,7 @@ fn check<'a>(results: &'a Value, name: &str) -> &'a Value {
 fn a_task_that_passed_and_now_fails_fails_the_gate_by_name() {
     let extra = "thresholds: {pass_score: 0.5}\nregression: {baseline: baseline.json, max_new_failures: 0}";
     let run = baseline_then(extra, &["a", "b", "c"], &[("fail-b", "")], &["a", "b", "c"]);
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 3 comparable task(s) (1 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 57.8% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(1);
     let results = run.results();
     assert_eq!(check(&results, "aggregate score")["passed"], true);
@@ -77,6 +79,7 @@ fn a_task_that_passed_and_now_fails_fails_the_gate_by_name() {
 fn a_score_drop_inside_the_budget_passes() {
     let extra = "thresholds: {pass_score: 0.5}\nregression: {baseline: baseline.json, max_score_drop: 0.5, max_new_failures: 1}";
     let run = baseline_then(extra, &["a", "b", "c"], &[("fail-b", "")], &["a", "b", "c"]);
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 3 comparable task(s) (1 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 57.8% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(0);
     assert_eq!(check(&run.results(), "score drop vs baseline")["actual"], "0.33 (1.00 → 0.67)");
 }
@@ -85,6 +88,7 @@ fn a_score_drop_inside_the_budget_passes() {
 fn cost_and_latency_increases_over_budget_fail() {
     let extra = "regression: {baseline: baseline.json, max_cost_increase_pct: 50, max_p95_latency_increase_pct: 50}";
     let run = baseline_then(extra, &["a", "b"], &[("cost", "0.01"), ("slow", "")], &["a", "b"]);
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 2 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 43.8% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     run.expect_code(1);
     let results = run.results();
     let cost = check(&results, "cost increase vs baseline");
@@ -113,16 +117,17 @@ fn a_missing_baseline_warns_unless_required() {
         .args(&["run"])
         .run();
     run.expect_code(0);
-    assert!(
-        run.stderr.contains("warning: baseline") && run.stderr.contains("the regression gate is skipped"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr_has("warning: baseline") && run.stderr_has("the regression gate is skipped"), "{}", run.stderr);
     let run = Test::new()
         .write("agent.sh", AGENT)
         .write("evalgate.yaml", &suite_yaml("regression: {baseline: .evalgate/baseline.json, required: true}", &["a"]))
         .args(&["run"])
         .run();
+    run.expect_messages(
+        r#"
+            warning: baseline [DIR]/.evalgate/baseline.json does not exist; the regression gate fails
+        "#,
+    );
     run.expect_code(1);
     assert_eq!(check(&run.results(), "baseline")["passed"], false);
 }
@@ -142,7 +147,7 @@ fn a_baseline_of_another_suite_is_an_error() {
         .run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains("baseline baseline.json is for suite `other.evals.x`, not `test.evals.reg`"),
+        run.stderr_has("baseline baseline.json is for suite `other.evals.x`, not `test.evals.reg`"),
         "{}",
         run.stderr
     );
@@ -209,6 +214,12 @@ fn update_baseline_writes_the_results_after_a_passing_run() {
         .write("evalgate.yaml", &suite_yaml("regression: {baseline: .evalgate/baseline.json}", &["a"]))
         .args(&["run", "--update-baseline"])
         .run();
+    run.expect_messages(
+        r#"
+            warning: baseline [DIR]/.evalgate/baseline.json does not exist; the regression gate is skipped
+            baseline updated: [DIR]/.evalgate/baseline.json
+        "#,
+    );
     run.expect_code(0);
     let baseline = run.json(".evalgate/baseline.json");
     assert_eq!(baseline["format"], "evalgate-results/1");
@@ -218,6 +229,11 @@ fn update_baseline_writes_the_results_after_a_passing_run() {
         .write("evalgate.yaml", &suite_yaml("", &["a"]))
         .args(&["run", "--update-baseline"])
         .run();
+    run.expect_messages(
+        r#"
+            error: --update-baseline needs a baseline path: --baseline FILE or `regression.baseline` in evalgate.yaml
+        "#,
+    );
     run.expect_code(2);
 }
 
@@ -319,7 +335,7 @@ fn shards_cover_every_task_once_and_merge_to_the_unsharded_verdict() {
 fn shards_of_other_versions_or_other_model_traffic_are_not_merged() {
     let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite_yaml("", &["a", "b"]));
     let dir = test.path().to_owned();
-    let first = test.args(&["run", "--shard", "1/2", "--out", "s1"]).run(); // holds the directory
+    let first = test.args(&["run", "--shard", "1/2", "--out", "s1"]).expect_messages("  shard 1 of 2: the gate is decided on the merged results (`evalgate merge`, then `evalgate report --gate`)\n").run(); // holds the directory
     first.expect_code(0);
     assert_eq!(evalgate_in(&dir, &["run", "--shard", "2/2", "--out", "s2"], &[]).0, 0);
     let edit = |edit: &dyn Fn(&mut Value)| {
@@ -350,8 +366,8 @@ fn a_failing_merged_gate_exits_1_from_report() {
     let dir = test.path().to_owned();
     let shard = test.args(&["run", "--shard", "1/2", "--out", "s1"]).run();
     shard.expect_code(0);
-    assert!(shard.stderr.contains("DEFERRED test.evals.reg"), "{}", shard.stderr);
-    assert!(shard.stderr.contains("shard 1 of 2: the gate is decided on the merged results"), "{}", shard.stderr);
+    assert!(shard.stderr_has("DEFERRED test.evals.reg"), "{}", shard.stderr);
+    assert!(shard.stderr_has("shard 1 of 2: the gate is decided on the merged results"), "{}", shard.stderr);
     let evalgate = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_evalgate")).current_dir(&dir).args(args).output().unwrap()
     };
@@ -407,6 +423,7 @@ fn a_merge_keeps_the_shards_regression_verdict_when_the_baseline_is_not_there() 
     // Only the regression check fails: 3 of 4 tasks pass the threshold.
     let extra = "thresholds: {pass_score: 0.7}\nregression: {baseline: baseline.json, max_new_failures: 0}";
     let head = baseline_then(extra, &ids, &[("fail-c", "")], &ids);
+    head.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 4 comparable task(s) (1 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 68.4% of runs with no change; with 4 trials that every run makes on both sides (`repeat: 4`, or adaptive trials with `min: 4`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     head.expect_code(1);
     let dir = head.dir.clone();
     let full = head.results();
@@ -493,7 +510,7 @@ fn more_required_passes_than_trials_is_invalid_never_fewer() {
     let run = Test::new().write("evalgate.yaml", yaml).args(&["check"]).run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains(
+        run.stderr_has(
             "evalgate.yaml:8:15: tasks[0].min_pass: `min_pass` (2) is more than the task's 1 trial(s); set `repeat`"
         ),
         "{}",
@@ -518,6 +535,11 @@ fn more_required_passes_than_trials_is_invalid_never_fewer() {
             grade: [{type: contains, value: right}]
         ";
     let run = Test::new().file("evalgate.yaml", yaml).args(&["run", "--repeat", "1"]).run();
+    run.expect_messages(
+        r#"
+            error: --repeat 1 is fewer trials than these tasks must pass (`min_pass`): two (2)
+        "#,
+    );
     run.expect_code(2);
     assert_eq!(run.stderr, "error: --repeat 1 is fewer trials than these tasks must pass (`min_pass`): two (2)\n");
 }

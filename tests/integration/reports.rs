@@ -6,6 +6,7 @@ use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 /// A suite with one task of each outcome: passed, failed, error, and (with --fail-fast -j1
 /// not used here) everything else through the other tests.
+#[track_caller]
 fn mixed() -> crate::common::Run {
     let agent = "#!/bin/sh\ncase \"$1\" in\n  crash*) echo 'fatal: model unavailable' >&2; exit 2;;\n  *) printf '%s\\n' \"$1\";;\nesac\n";
     let tasks = r#"
@@ -222,6 +223,7 @@ fn events_jsonl_is_valid_upstream_openwop_and_meets_its_conformance_rules() {
         .write("baseline.json", &baseline)
         .args(&["run", "--baseline", "baseline.json"])
         .run();
+    run.expect_messages("  warning: inconclusive: too few tasks to tell noise from change: 3 comparable task(s) (0 worse, 0 better), fewer than min_tasks 10; the gate passes with this warning unless a task that passed every trial in the baseline fails every trial now. With these trials a flaky task can fail every trial after passing every one in up to 57.8% of runs with no change; with 3 trials that every run makes on both sides (`repeat: 3`, or adaptive trials with `min: 3`) that stays under α. Add tasks (or compare against a baseline with the same tasks) for a statistical verdict.\n");
     let events: Vec<serde_json::Value> =
         run.read("evalgate-out/events.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let run_id = run.results()["run_id"].as_str().unwrap().to_owned();

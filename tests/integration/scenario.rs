@@ -41,6 +41,7 @@ fn suite(server: &Server, extra: &str, tasks: &str) -> String {
 const JUDGE: &str =
     "judge: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY}";
 
+#[track_caller]
 fn run(yaml: &str) -> crate::common::Run {
     Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
 }
@@ -216,7 +217,7 @@ fn scenario_levels_need_a_model_agent() {
         ";
     let run = Test::new().file("evalgate.yaml", yaml).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("tasks[0].level: the `scenario` level needs a model agent"), "{}", run.stderr);
+    assert!(run.stderr_has("tasks[0].level: the `scenario` level needs a model agent"), "{}", run.stderr);
 }
 
 #[test]
@@ -294,7 +295,7 @@ fn mcp_evals_from_a_file_run_at_every_level() {
         .run();
     run.expect_code(2);
     assert!(
-        run.stderr.contains("evals.json:7:51: /evals/2/gradingType: a scenario cannot be graded by `exact-match`"),
+        run.stderr_has("evals.json:7:51: /evals/2/gradingType: a scenario cannot be graded by `exact-match`"),
         "{}",
         run.stderr
     );
@@ -361,29 +362,29 @@ fn mcp_evals_listed_live_by_the_server_follow_every_page() {
     let run =
         Test::new().write("evalgate.yaml", &yaml(", --no-evals")).env("EVALGATE_TEST_KEY", KEY).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("imports[0].server: cannot read the evals of MCP server `evals`"), "{}", run.stderr);
-    assert!(run.stderr.contains("Method not found"), "{}", run.stderr);
+    assert!(run.stderr_has("imports[0].server: cannot read the evals of MCP server `evals`"), "{}", run.stderr);
+    assert!(run.stderr_has("Method not found"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("(the server does not advertise the `io.github.evalgate/evals` extension)"),
+        run.stderr_has("(the server does not advertise the `io.github.evalgate/evals` extension)"),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("save them as JSON and set `path`"), "{}", run.stderr);
+    assert!(run.stderr_has("save them as JSON and set `path`"), "{}", run.stderr);
 
     let run =
         Test::new().write("evalgate.yaml", &yaml(", --invalid")).env("EVALGATE_TEST_KEY", KEY).args(&["check"]).run();
     run.expect_code(2);
     let expected =
         "imports[0].server: evals/list of `evals`: /evals/2/gradingType: a scenario cannot be graded by `exact-match`";
-    assert!(run.stderr.contains(expected), "{}", run.stderr);
+    assert!(run.stderr_has(expected), "{}", run.stderr);
 }
 
 #[test]
 fn mcp_evals_run_directly_say_what_is_missing_and_convert_to_the_same_results() {
     let direct = Test::new().write("evals.json", MCP_EVALS).args(&["run", "evals.json"]).run();
     direct.expect_code(2);
-    assert!(direct.stderr.contains("MCP evals do not say how to reach their server"), "{}", direct.stderr);
-    assert!(direct.stderr.contains("imports: [{format: mcp-evals, path: evals.json, server: NAME, agent: NAME}]"));
+    assert!(direct.stderr_has("MCP evals do not say how to reach their server"), "{}", direct.stderr);
+    assert!(direct.stderr_has("imports: [{format: mcp-evals, path: evals.json, server: NAME, agent: NAME}]"));
 
     let server = Server::start(|r| {
         let b = body(r);

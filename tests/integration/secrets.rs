@@ -82,6 +82,7 @@ fn no_secret_the_run_uses_reaches_any_output_file_log_or_comment() {
         &[],
         &[("EG_SECRET", ENV_SECRET), ("EG_GRADE", GRADE_SECRET), ("OPENAI_API_KEY", API_KEY), ("EG_PEM", PEM)],
     );
+    run.run.expect_messages("evalgate: commented on pull request #5\n");
     run.run.expect_code(1);
 
     let mut sinks: Vec<(String, String)> = files(&run.run.dir.join("evalgate-out"));

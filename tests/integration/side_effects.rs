@@ -219,10 +219,10 @@ fn steps_and_graders_that_call_a_destructive_tool_are_preflight_errors() {
         format!("- MCP tool `files.edit_file`: {unless} (task `t`)"),
         format!("- MCP tool `files.write_file`: {unless} (task `t`)"),
     ] {
-        assert!(run.stderr.contains(&expected), "missing {expected:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(&expected), "missing {expected:?} in:\n{}", run.stderr);
     }
     // The non-destructive setup step is not reported, and nothing ran.
-    assert!(!run.stderr.contains("create_directory"), "{}", run.stderr);
+    assert!(run.stderr_lacks("create_directory"), "{}", run.stderr);
     assert_eq!(run.read("notes.txt"), "original");
     assert!(!run.dir.join("made").exists());
 

@@ -7,6 +7,7 @@ use crate::common::server::{Server, closed_port};
 use crate::common::{ECHO_AGENT, Test, suite, unindent};
 use serde_json::Value;
 
+#[track_caller]
 fn run_suite(extra: &str, tasks: &str) -> crate::common::Run {
     Test::new()
         .write("agent.sh", ECHO_AGENT)
@@ -374,8 +375,8 @@ fn a_failing_before_all_hook_errors_every_task_or_fails_preflight() {
     run.expect_code(3);
     assert_eq!(run.task("a")["status"], "skipped");
     assert_eq!(run.task("a")["not_run"], "preflight");
-    assert!(run.stderr.contains("PREFLIGHT FAILED test.evals.demo"), "{}", run.stderr);
-    assert!(run.stderr.contains("\n  before_all step 1 failed: exit 1"), "{}", run.stderr);
+    assert!(run.stderr_has("PREFLIGHT FAILED test.evals.demo"), "{}", run.stderr);
+    assert!(run.stderr_has("\n  before_all step 1 failed: exit 1"), "{}", run.stderr);
     assert_eq!(run.results()["verdict"]["outcome"]["status"], "preflight_failed");
     assert!(run.dir.join("after").exists());
 }
@@ -408,7 +409,7 @@ fn step_mistakes_are_load_errors() {
         "tasks[0].prompt: `{steps.nss.outputs.name}` refers to no earlier step `nss`",
         "help: did you mean `{steps.ns.outputs.name}`?",
     ] {
-        assert!(run.stderr.contains(expected), "missing {expected:?} in:\n{}", run.stderr);
+        assert!(run.stderr_has(expected), "missing {expected:?} in:\n{}", run.stderr);
     }
 }
 
@@ -417,8 +418,12 @@ fn the_rollout_example_passes_and_catches_a_sloppy_agent() {
     // One test runs both, in turn: they share the example's pid file.
     let example = std::fs::canonicalize("examples/rollout/evalgate.yaml").unwrap();
     let run = Test::new().args(&["run", example.to_str().unwrap()]).run();
+    // The group id varies from run to run.
+    run.expect_stderr_contains(&["killed 1 background process(es) left behind: process group "]);
     run.expect_code(0);
     let sloppy = Test::new().args(&["run", example.to_str().unwrap(), "--agent", "sloppy"]).run();
+    // The group id varies from run to run.
+    sloppy.expect_stderr_contains(&["killed 1 background process(es) left behind: process group "]);
     sloppy.expect_code(1);
     assert_eq!(
         sloppy.task("deploy-web")["reason"],
@@ -445,6 +450,16 @@ fn an_http_method_is_one_of_the_known_ones_in_any_case() {
         )
     };
     let run = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite("fetch")).args(&["check"]).run();
+    run.expect_messages(
+        r#"
+            error: evalgate.yaml:10:53: tasks[0].setup[0].http.method: unknown method `fetch`
+               |
+            10 |       - http: {url: 'http://127.0.0.1:9/x', method: fetch}
+               |                                                     ^
+              help: expected one of: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
+            1 error in the suite; nothing ran
+        "#,
+    );
     run.expect_code(2);
     assert_eq!(
         run.stderr,
@@ -454,6 +469,7 @@ fn an_http_method_is_one_of_the_known_ones_in_any_case() {
         .write("agent.sh", ECHO_AGENT)
         .write("evalgate.yaml", &suite("post"))
         .args(&["check"])
+        .expect_messages("ok: test.evals.demo (evalgate.yaml): 1 task(s), 1 agent(s); preflight passed\n")
         .run()
         .expect_code(0);
 }

@@ -1,7 +1,7 @@
 //! `variants:` through the binary: arms of command agents, of models against the stand-in
 //! server and of two releases of an MCP server; the comparison with the control, the arms'
 //! gates and the reports (docs/variants.md). The size and power of the comparison are
-//! measured by the seeded simulation in `src/results/variants_simulation.rs`.
+//! measured by the seeded simulation in `src/simulation/variant_arms.rs`.
 
 use crate::common::server::Server;
 use crate::common::{Test, indent, unindent};
@@ -32,6 +32,7 @@ fn suite(variants: &str) -> String {
     unindent(header) + "variants:\n" + &indent(variants, 2) + "tasks:\n" + &indent(&tasks, 2)
 }
 
+#[track_caller]
 fn run(variants: &str, args: &[&str]) -> crate::common::Run {
     let mut full = vec!["run", "-q"];
     full.extend(args);
@@ -121,18 +122,18 @@ fn variant_selects_arms_beside_the_control_and_an_unknown_one_is_refused() {
     let unknown = run(variants, &["--variant", "bb"]);
     assert_eq!(unknown.code, 2);
     assert!(
-        unknown.stderr.contains("--variant bb: no such arm in evalgate.yaml (`variants.arms`); did you mean `b`?"),
+        unknown.stderr_has("--variant bb: no such arm in evalgate.yaml (`variants.arms`); did you mean `b`?"),
         "{}",
         unknown.stderr
     );
     let bad = run("control: z\narms:\n  a: {}\n  b: {vars: {nope: x}}\n", &[]);
     assert_eq!(bad.code, 2);
     assert!(
-        bad.stderr.contains("variants.control") && bad.stderr.contains("the control `z` is not one of the arms"),
+        bad.stderr_has("variants.control") && bad.stderr_has("the control `z` is not one of the arms"),
         "{}",
         bad.stderr
     );
-    assert!(bad.stderr.contains("variants.arms.b.vars.nope"), "{}", bad.stderr);
+    assert!(bad.stderr_has("variants.arms.b.vars.nope"), "{}", bad.stderr);
 }
 
 #[test]
@@ -293,8 +294,8 @@ fn a_hostile_arm_name_is_refused_without_starting_a_runner_command() {
     let test = Test::new().write("agent.sh", AGENT).write("evalgate.yaml", &suite(variants));
     let run = test.env("GITHUB_ACTIONS", "true").args(&["run", "-q"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("variants.arms"), "located: {}", run.stderr);
-    assert!(run.stderr.contains("forged"), "the name is shown, as text: {}", run.stderr);
+    assert!(run.stderr_has("variants.arms"), "located: {}", run.stderr);
+    assert!(run.stderr_has("forged"), "the name is shown, as text: {}", run.stderr);
     for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         for line in text.split(['\n', '\r']) {
             let line = line.trim_start();

@@ -4,6 +4,7 @@
 use crate::common::{ECHO_AGENT, Run, Test, unindent};
 
 /// Runs `check` on the suite `yaml`, written as an indented block; it must fail (exit 2).
+#[track_caller]
 fn check(yaml: &str) -> Run {
     let run = Test::new().write("agent.sh", ECHO_AGENT).suite(yaml).args(&["check"]).run();
     run.expect_code(2);
@@ -12,7 +13,7 @@ fn check(yaml: &str) -> Run {
 
 /// Runs `check` on `yaml` as `evalgate.yaml` and returns its stderr (exit 2 expected).
 fn check_fails(yaml: &str) -> String {
-    check(yaml).stderr
+    check(yaml).take_stderr()
 }
 
 #[test]
@@ -202,7 +203,7 @@ fn refused_at_once(bytes: &[u8]) -> String {
     let run = test.args(&["check"]).run();
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
     run.expect_code(2);
-    run.stderr
+    run.take_stderr()
 }
 
 /// A suite's first five lines: the agent `bot`, every task's.

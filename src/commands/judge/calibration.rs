@@ -9,7 +9,7 @@ use std::collections::btree_map::Entry;
 
 use super::labels::{Label, output_sha256};
 use crate::grade::Grader;
-use crate::llm::calibration::identity;
+use crate::llm::judge_calibration::identity;
 use crate::results::judges::{CriterionFigures, Figures, JudgeCalibration, JudgeIdentity, SelfConsistency, WrongItem};
 use crate::results::{Results, Status, TrialResult};
 use crate::stats::{Agreement, round};

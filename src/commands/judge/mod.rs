@@ -29,7 +29,7 @@ pub fn judges(suite: &Suite) -> std::collections::BTreeMap<String, JudgeRun> {
         .filter_map(|g| g.judge(suite.judge.as_ref()))
         .map(|(name, spec)| {
             let advisory = spec.calibration.as_ref().and_then(|c| c.advisory.clone());
-            (name.to_owned(), JudgeRun { identity: crate::llm::calibration::identity(spec), advisory })
+            (name.to_owned(), JudgeRun { identity: crate::llm::judge_calibration::identity(spec), advisory })
         })
         .collect()
 }
@@ -38,7 +38,7 @@ pub fn judges(suite: &Suite) -> std::collections::BTreeMap<String, JudgeRun> {
 /// none compares a judge's verdicts from another suite, another judge or other tasks.
 fn load(suite: &std::path::Path, results: &std::path::Path) -> Result<(Suite, Results), Error> {
     let suite = crate::suite::load_suite(suite, &crate::suite::LoadOptions::default())?;
-    let read = super::compare::read_results(results)?;
+    let read = super::results_file::read_results(results)?;
     same_suite(&suite, &read, results)?;
     Ok((suite, read))
 }
@@ -162,7 +162,7 @@ fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
         interval: INTERVAL.into(),
         judges,
     };
-    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::llm::calibration::DEFAULT_FILE));
+    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::llm::judge_calibration::DEFAULT_FILE));
     let json = crate::redact::text(&crate::report::pretty_json(&file)).into_owned();
     crate::files::write_atomic(&path, json.as_bytes())?;
     crate::outln!("written to {}", path.display());

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::files::display_path;
 use crate::mcp::servers::Servers;
 use crate::results::Results;
-use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
 /// Before the tasks: every started instance's handshake, and the drift and lint checks the
@@ -34,10 +34,10 @@ fn drift(suite: &Suite, servers: &Servers, update: bool) -> BTreeMap<String, cra
 /// its recorded run read), as tasks, and what they came to for the gate.
 pub(super) async fn conformance(
     suite: &Suite,
-) -> (Vec<crate::results::TaskResult>, BTreeMap<String, crate::results::conformance::ConformanceRun>) {
+) -> (Vec<crate::results::TaskResult>, BTreeMap<String, crate::results::conformance_tasks::ConformanceRun>) {
     use crate::mcp::conformance::{Source, read, run};
     use crate::mcp::session::Endpoint;
-    use crate::results::conformance::{TaskSite, judge};
+    use crate::results::conformance_tasks::{TaskSite, judge};
     let several = suite.mcp_servers.values().filter(|s| s.conformance.is_some()).count() > 1;
     let (mut tasks, mut runs) = (Vec::new(), BTreeMap::new());
     for (name, spec) in &suite.mcp_servers {

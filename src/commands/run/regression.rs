@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use super::RunConfig;
 use crate::error::Error;
-use crate::github::baseline as github;
+use crate::github::baseline_artifact as github;
 use crate::report::pretty_json;
 use crate::report::writer::{WriteError, write_atomic};
-use crate::results::regression::{Baseline, BaselineError};
+use crate::results::baseline_comparison::{Baseline, BaselineError};
 use crate::results::{RegressionSection, Results};
 use crate::suite::model::Suite;
 
@@ -71,7 +71,7 @@ pub(super) fn plan_regression(suite: &Suite, run: &RunConfig) -> Result<Regressi
         flags: None,
         noise: match config.and_then(|c| c.noise.as_deref()) {
             Some(file) => Some(
-                crate::commands::calibrate::Calibration::read(file)
+                crate::commands::noise_study::Calibration::read(file)
                     .map_err(|e| Error::Usage(format!("regression.noise: {e}")))?
                     .discordance,
             ),

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::error::Error;
+use crate::files::display_path;
 use crate::gate::regate;
 use crate::report::reporter::now;
 use crate::results::{GateVerdict, RESULTS_FORMAT, Results, RunOutcome, SuiteInfo, Totals};
-use crate::run::task::display_path;
 use crate::suite::model::Suite;
 
 /// The results of a suite that did not run: stopped by `error`, or (`None`) by a signal

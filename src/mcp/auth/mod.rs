@@ -3,10 +3,10 @@
 //! before it expires, and a clear error when a server answers 401 with a
 //! `WWW-Authenticate` challenge (RFC 9728).
 
+mod authorized_client;
 mod challenge;
-mod client;
 mod grant;
 
+pub use authorized_client::AuthorizedClient;
 pub use challenge::refused;
-pub use client::AuthorizedClient;
 pub use grant::{ClientAuth, ClientCredentials};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::results::regression::Comparison;
+use crate::results::baseline_comparison::Comparison;
 use crate::results::scorecard::Scorecard;
 use crate::results::{RegressionSection, Results};
 
@@ -174,7 +174,7 @@ impl ScorecardView {
 #[derive(Serialize)]
 pub(super) struct VariantsView {
     control: String,
-    arms: Vec<crate::report::markdown::variants::ArmRow>,
+    arms: Vec<crate::report::markdown::variant_sections::ArmRow>,
     columns: Vec<String>,
     rows: Vec<VariantRow>,
     differing: usize,
@@ -198,12 +198,12 @@ struct VariantCell {
 
 impl VariantsView {
     pub(super) fn new(
-        variants: &crate::results::variants::VariantsSection,
+        variants: &crate::results::arm_comparison::VariantsSection,
         results: &Results,
         cutter: &super::Cutter,
     ) -> Self {
-        use crate::results::regression::TrialCount;
-        let matrix = crate::results::variants::Matrix::new(variants, &results.tasks);
+        use crate::results::baseline_comparison::TrialCount;
+        let matrix = crate::results::arm_comparison::Matrix::new(variants, &results.tasks);
         let rows: Vec<VariantRow> = matrix
             .rows
             .iter()
@@ -232,7 +232,7 @@ impl VariantsView {
             .collect();
         VariantsView {
             control: variants.control.clone(),
-            arms: crate::report::markdown::variants::arm_rows(results, variants),
+            arms: crate::report::markdown::variant_sections::arm_rows(results, variants),
             columns: matrix.arms.iter().map(|a| (*a).to_owned()).collect(),
             differing: rows.iter().filter(|r| r.differs).count(),
             rows,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{Cutter, Text};
-use crate::results::regression::Comparison;
+use crate::results::baseline_comparison::Comparison;
 use crate::results::{Phase, StepResult, TaskResult, TrialResult};
 use crate::trace::ToolCall;
 

@@ -3,13 +3,18 @@
 //! YAML is written as it reads, an indented block that [`unindent`] takes back to column 0:
 //! `Test::new().write("agent.sh", ECHO_AGENT).suite("\n    evalgate: 1\n    …").args(&["check"]).run()`,
 //! then `run.expect_code(2).expect_stderr("…")` pins the whole of stderr (the test directory
-//! shown as `[DIR]`) where the message is ours; `contains` is left for text that is not ours
-//! (a parser's, a duration).
+//! shown as `[DIR]`) where the message is ours; `expect_stderr_contains` is left for text that
+//! is not ours (a parser's, a duration, a live server's). A run whose test says nothing about
+//! its stderr must have printed nothing but the run's progress (the terminal reporter's line a
+//! task, its gate table and verdict line, whose timings and order vary): dropping a `Run`
+//! asserts it (after `just`'s `Test`, whose expected stderr is empty unless given), so a new
+//! warning or error cannot go unseen. `expect_messages` pins the rest exactly.
 
 #![allow(dead_code)]
 
 pub mod server;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,19 +22,29 @@ pub struct Test {
     pub dir: tempfile::TempDir,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// What stderr holds besides progress, checked when it runs ([`Test::expect_messages`]).
+    messages: Option<String>,
 }
 
+/// A finished run. Its stderr holds nothing but progress unless the test says what it expects
+/// ([`Run::expect_stderr`], [`Run::expect_messages`], [`Run::expect_stderr_contains`],
+/// [`Run::stderr_has`]): `Drop` checks.
 pub struct Run {
     pub code: i32,
     pub stdout: String,
+    /// Read it for messages; a check of its text goes through the methods that say so.
     pub stderr: String,
     pub dir: PathBuf,
+    /// The test said what it expects of stderr.
+    stderr_expected: Cell<bool>,
+    /// Where the test ran it, for `EVALGATE_BLESS_STDERR`.
+    at: &'static std::panic::Location<'static>,
     _keep: tempfile::TempDir,
 }
 
 impl Test {
     pub fn new() -> Self {
-        Test { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), env: Vec::new() }
+        Test { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), env: Vec::new(), messages: None }
     }
 
     pub fn path(&self) -> &Path {
@@ -68,6 +83,13 @@ impl Test {
         self
     }
 
+    /// What stderr must hold besides progress, asserted as it runs (as [`Run::expect_messages`]),
+    /// for a run the test does not keep.
+    pub fn expect_messages(mut self, expected: &str) -> Self {
+        self.messages = Some(expected.to_owned());
+        self
+    }
+
     pub fn command(&self) -> Command {
         self.command_via(&[])
     }
@@ -97,20 +119,29 @@ impl Test {
         cmd
     }
 
+    #[track_caller]
     pub fn run(self) -> Run {
         self.run_via(&[])
     }
 
     /// Runs evalgate through `prefix` (see `command_via`).
+    #[track_caller]
     pub fn run_via(self, prefix: &[&str]) -> Run {
         let Output { status, stdout, stderr } = self.command_via(prefix).output().expect("run evalgate");
-        Run {
+        let messages = self.messages.clone();
+        let run = Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
             dir: self.dir.path().to_owned(),
+            stderr_expected: Cell::new(false),
+            at: std::panic::Location::caller(),
             _keep: self.dir,
+        };
+        if let Some(expected) = messages {
+            run.expect_messages(&expected);
         }
+        run
     }
 }
 
@@ -148,7 +179,62 @@ impl Run {
     /// Asserts the whole of stderr: `expected` is [`unindent`]ed, the test directory shows as `[DIR]`.
     #[track_caller]
     pub fn expect_stderr(&self, expected: &str) -> &Self {
+        self.stderr_expected.set(true);
         expect_text("stderr", &self.normalized(&self.stderr), &unindent(expected));
+        self
+    }
+
+    /// Asserts stderr without the run's progress lines ([`progress_line`]) exactly: the
+    /// warnings and errors a run printed beside its progress. `expected` written as an indented
+    /// block (starting with a newline) is [`unindent`]ed; a text whose every line is indented
+    /// (a note under the verdict) is written as a plain string, taken as it is.
+    #[track_caller]
+    pub fn expect_messages(&self, expected: &str) -> &Self {
+        self.stderr_expected.set(true);
+        let expected = if expected.starts_with('\n') { unindent(expected) } else { expected.to_owned() };
+        expect_text("stderr besides progress", &self.messages(), &expected);
+        self
+    }
+
+    /// Stderr without the run's progress lines, the test directory as `[DIR]`.
+    fn messages(&self) -> String {
+        self.normalized(&self.stderr).split_inclusive('\n').filter(|line| !progress_line(line)).collect()
+    }
+
+    /// Asserts that stderr holds each of `needles`: for text that is not ours (a parser's, a
+    /// live server's, a duration). Ours is pinned whole with [`Run::expect_stderr`].
+    #[track_caller]
+    pub fn expect_stderr_contains(&self, needles: &[&str]) -> &Self {
+        self.stderr_expected.set(true);
+        for needle in needles {
+            assert!(self.normalized(&self.stderr).contains(needle), "stderr lacks {needle:?}:\n{}", self.stderr);
+        }
+        self
+    }
+
+    /// Whether stderr holds `needle`, for a test that asserts on it in its own way; it
+    /// counts as saying what stderr holds.
+    pub fn stderr_has(&self, needle: &str) -> bool {
+        self.stderr_expected.set(true);
+        self.stderr.contains(needle)
+    }
+
+    /// Whether stderr lacks `needle` (a secret, a key the user never wrote). Saying what stderr
+    /// must not hold is not saying what it holds: the rest is still checked on drop.
+    pub fn stderr_lacks(&self, needle: &str) -> bool {
+        !self.stderr.contains(needle)
+    }
+
+    /// Stderr, for a test that checks it itself (a helper returning it to its callers).
+    pub fn take_stderr(&self) -> String {
+        self.stderr_expected.set(true);
+        self.stderr.clone()
+    }
+
+    /// Stderr is left unchecked: for a run the test reads only for its side effects and whose
+    /// stderr depends on the machine (a live server, timing). Say why at the call.
+    pub fn any_stderr(&self) -> &Self {
+        self.stderr_expected.set(true);
         self
     }
 
@@ -163,6 +249,38 @@ impl Run {
         let canonical = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
         text.replace(&canonical.display().to_string(), "[DIR]").replace(&self.dir.display().to_string(), "[DIR]")
     }
+}
+
+impl Drop for Run {
+    /// A test that said nothing about stderr expects it empty.
+    fn drop(&mut self) {
+        if self.stderr_expected.get() || std::thread::panicking() {
+            return;
+        }
+        // `EVALGATE_BLESS_STDERR=FILE`: note what was printed where, for pinning it.
+        if let Some(file) = std::env::var_os("EVALGATE_BLESS_STDERR") {
+            use std::io::Write;
+            let line = serde_json::json!({"file": self.at.file(), "line": self.at.line(), "stderr": self.messages()});
+            let mut out = std::fs::OpenOptions::new().create(true).append(true).open(file).unwrap();
+            out.write_all(format!("{line}\n").as_bytes()).unwrap();
+            return;
+        }
+        expect_text("stderr besides progress (the test expects none)", &self.messages(), "");
+    }
+}
+
+/// A line of the run's progress on stderr, which a test need not pin: `Running SUITE: N
+/// task(s)`, a task's `PASS  id [score] agent 5 ms · total 9 ms` (timings vary, and the order
+/// tasks finish in), the gate table's `  ok   …` / `  FAIL …` rows, the verdict line (`PASSED`,
+/// `FAILED`, `INCOMPLETE`, … `SUITE: 1/2 passed, …, score 0.50 in 0.1s`), and blank lines.
+fn progress_line(line: &str) -> bool {
+    static PROGRESS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(Running .+: \d+ task\(s\)|(PASS|FAIL|ERROR|SKIP)\s+\S+ \[.*|  (ok|FAIL)\s+.*|[A-Z][A-Z ]* \S+: \d+/\d+ passed.*|)$",
+        )
+        .unwrap()
+    });
+    PROGRESS.is_match(line.trim_end_matches('\n'))
 }
 
 /// Fails showing both texts as they print and the first line where they part.
@@ -281,7 +399,51 @@ pub fn owned_pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 fn printed(stderr: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let stderr = stderr.replace("DIR", &dir.path().display().to_string());
-    Run { code: 0, stdout: String::new(), stderr, dir: dir.path().to_owned(), _keep: dir }
+    Run {
+        code: 0,
+        stdout: String::new(),
+        stderr,
+        dir: dir.path().to_owned(),
+        stderr_expected: Cell::new(false),
+        at: std::panic::Location::caller(),
+        _keep: dir,
+    }
+}
+
+#[test]
+#[should_panic(expected = "stderr besides progress (the test expects none) differs from line 1")]
+fn a_run_whose_test_says_nothing_of_stderr_expects_none() {
+    let run = printed("warning: something new\n");
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn a_run_that_printed_only_progress_needs_no_check() {
+    printed("");
+    printed(
+        "Running t: 1 task(s)\nPASS  a [1.00] agent 5 ms · total 9 ms\n\n  ok   tasks run  budget ≥ 1  actual 1\nPASSED t: 1/1 passed, 0 failed\n",
+    );
+}
+
+#[test]
+#[should_panic(expected = "stderr besides progress (the test expects none) differs from line 1")]
+fn a_warning_among_the_progress_is_not_progress() {
+    printed("Running t: 1 task(s)\nwarning: the baseline is old\nPASS  a [1.00] agent 5 ms\n");
+}
+
+#[test]
+fn expect_messages_pins_what_is_not_progress() {
+    printed("Running t: 1 task(s)\nwarning: DIR/x is old\nPASS  a [1.00] agent 5 ms\n").expect_messages(
+        "
+        warning: [DIR]/x is old
+        ",
+    );
+}
+
+#[test]
+#[should_panic(expected = "stderr lacks \"help\"")]
+fn expect_stderr_contains_fails_on_a_missing_piece() {
+    printed("error: x\n").expect_stderr_contains(&["error", "help"]);
 }
 
 #[test]

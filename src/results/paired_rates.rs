@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Results, Status, TaskResult};
-use super::regression::{Baseline, BaselineTask, TrialCount};
+use super::baseline_comparison::{Baseline, BaselineTask, TrialCount};
+use super::run_outcome::GateCheck;
+use super::run_results::{Results, Status, TaskResult};
 use super::summary::openwop_task_id;
-use super::verdict::GateCheck;
 use crate::policy::PairedPolicy;
 use crate::stats::{self, Method, Mode, PairedRates, Verdict};
 

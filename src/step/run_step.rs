@@ -9,7 +9,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::expect::regex;
+use super::text_expect::regex;
 use super::{Captures, Leaf, RawStep, RunStep, StepEnv};
 use crate::excerpt::excerpt;
 use crate::process::run_process;

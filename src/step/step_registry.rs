@@ -6,12 +6,12 @@
 //!
 //! `run` steps are the exception: their keys (`run`/`argv`, `env`, `workdir`, `expect`)
 //! sit at the step's top level, so they are declared here with the common keys (a
-//! flattened struct would lose the key path of every error inside it); `command.rs` holds
+//! flattened struct would lose the key path of every error inside it); `run_step.rs` holds
 //! the rest of the kind.
 
 macro_rules! steps {
     ($( mod $module:ident { $( $(#[$attr:meta])* $key:ident => $variant:ident($raw:ident), )* } )*) => {
-        mod command;
+        mod run_step;
         $( mod $module; )*
 
         #[doc = concat!("One step: exactly one action key (`run`/`argv`", $( $( ", `", stringify!($key), "`", )* )*
@@ -54,7 +54,7 @@ macro_rules! steps {
             /// `run`/`argv` only.
             pub workdir: Option<String>,
             /// `run`/`argv` only.
-            pub expect: Option<command::RawRunExpect>,
+            pub expect: Option<run_step::RawRunExpect>,
 
             $( $( $(#[$attr])* pub $key: Option<Box<$module::$raw>>, )* )*
         }
@@ -62,7 +62,7 @@ macro_rules! steps {
         /// What a compiled step does.
         #[derive(Debug)]
         pub enum Action {
-            Run(command::RunAction),
+            Run(run_step::RunAction),
             $( $( $variant(Box<<$module::$raw as $crate::step::CompileStep>::Action>), )* )*
         }
 
@@ -89,7 +89,7 @@ macro_rules! steps {
                 $( $( if self.$key.is_some() {
                     return <$module::$raw as CompileStep>::CAPTURES;
                 } )* )*
-                command::CAPTURES
+                run_step::CAPTURES
             }
 
             /// Compiles the action of a step that sets exactly one action key; `path` is the step's.
@@ -99,7 +99,7 @@ macro_rules! steps {
                     let at = path.key(stringify!($key));
                     return raw.compile(cx, &at, scope).map(|action| Action::$variant(Box::new(action)));
                 } )* )*
-                command::compile(self, cx, path, scope).map(Action::Run)
+                run_step::compile(self, cx, path, scope).map(Action::Run)
             }
         }
 
@@ -115,7 +115,7 @@ macro_rules! steps {
             fn own_timeout(&self) -> bool {
                 use $crate::step::RunStep;
                 match self {
-                    Action::Run(_) => <command::RunAction as RunStep>::OWN_TIMEOUT,
+                    Action::Run(_) => <run_step::RunAction as RunStep>::OWN_TIMEOUT,
                     $( $( Action::$variant(_) => <<$module::$raw as $crate::step::CompileStep>::Action as RunStep>::OWN_TIMEOUT, )* )*
                 }
             }
@@ -154,7 +154,7 @@ pub(super) mod tests {
     use serde_json::json;
 
     use crate::source::{KeyPath, Nowhere, ValidateCx};
-    use crate::step::compile::compile_step;
+    use crate::step::compiled_step::compile_step;
     use crate::step::{RawStep, Step};
     use crate::template::Scope;
 

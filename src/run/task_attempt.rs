@@ -2,7 +2,9 @@
 //! infrastructure errors. Failures are data in the `TaskResult`, never `Err`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::files::display_path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -163,20 +165,6 @@ fn task_file(suite: &Suite, task: &Task) -> String {
     match &task.origin {
         Some((file, _)) => display_path(&suite.dir.join(file)),
         None => display_path(&suite.file),
-    }
-}
-
-pub fn display_path(path: &Path) -> String {
-    // evalgate never changes directory: the working directory is read once, not per task.
-    static CWD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let cwd = CWD.get_or_init(|| std::env::current_dir().ok());
-    let abs = match cwd {
-        Some(cwd) if path.is_relative() => cwd.join(path),
-        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
-    };
-    match cwd.as_deref().and_then(|c| abs.strip_prefix(c).ok()) {
-        Some(rel) => rel.display().to_string(),
-        None => path.display().to_string(),
     }
 }
 

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Status, TaskResult, TrialResult};
-use super::paired::{magnitude, paired_rates, points};
-use super::regression::TrialCount;
-use super::verdict::GateCheck;
+use super::baseline_comparison::TrialCount;
+use super::paired_rates::{magnitude, paired_rates, points};
+use super::run_outcome::GateCheck;
+use super::run_results::{Status, TaskResult, TrialResult};
 use crate::policy::{ArmGate, PairedPolicy};
 use crate::stats::{self, Method, round};
 use crate::values::Known;

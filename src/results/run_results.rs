@@ -4,12 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::baseline_comparison::{Baseline, Comparison};
 use super::flags::TaskFlags;
-use super::paired::PairedTest;
-use super::regression::{Baseline, Comparison};
+use super::paired_rates::PairedTest;
+use super::run_outcome::GateVerdict;
 use super::score::TaskScore;
 use super::totals::Totals;
-use super::verdict::GateVerdict;
 use crate::policy::{Category, PairedPolicy, RegressionBudget, Severity, Thresholds};
 use crate::trace::{ToolCall, Usage};
 use crate::values::Known;
@@ -32,7 +32,7 @@ pub struct Results {
     pub regression: Option<RegressionSection>,
     /// `variants`: the arms, each compared with the control.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variants: Option<super::variants::VariantsSection>,
+    pub variants: Option<super::arm_comparison::VariantsSection>,
     /// `--shard K/N`: this file holds one shard's tasks; the gate belongs to the merged results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
@@ -76,7 +76,7 @@ pub struct Results {
     /// Servers with `conformance`: what the official conformance suite's checks came to
     /// (each check is also a task, `conformance/SCENARIO/CHECK`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub mcp_conformance: std::collections::BTreeMap<String, super::conformance::ConformanceRun>,
+    pub mcp_conformance: std::collections::BTreeMap<String, super::conformance_tasks::ConformanceRun>,
     /// The judges the graders asked, by name (`judge`: the suite's): their identity, and
     /// why one was advisory (docs/llm.md "Calibrating a judge").
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

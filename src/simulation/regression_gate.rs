@@ -5,18 +5,18 @@
 //! `gate::finalize`. The fast test below runs in `cargo test`; `scripts/bench-statistics.sh`
 //! runs the same with more repetitions and prints the table docs/statistics.md quotes.
 //!
-//! Test code: `results/mod.rs` compiles it only under #[cfg(test)], so it may reach the gate
-//! and the run above `results` (tests/integration/architecture.rs layers shipped code only).
+//! Test code (`lib.rs` compiles `simulation` only for tests), at the top of the layer table
+//! since it drives the gate, the plan and the run.
 
 use std::num::NonZeroU32;
 
 use crate::gate::{finalize, regression_checks};
 use crate::plan::{AUTO_MAX_TRIALS, PlannedTask};
 use crate::policy::PairedPolicy;
-use crate::results::regression::Baseline;
+use crate::results::baseline_comparison::Baseline;
 use crate::results::testing::results;
 use crate::results::{RegressionSection, Results, Status, TaskResult, TrialResult};
-use crate::run::task::aggregate;
+use crate::run::task_attempt::aggregate;
 use crate::stats::Verdict;
 use crate::suite::model::Suite;
 

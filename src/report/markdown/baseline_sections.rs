@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{code, escape};
-use crate::results::regression::Comparison;
+use crate::results::baseline_comparison::Comparison;
 use crate::results::{GateCheck, RegressionSection};
 
 /// "Compared with baseline": the paired test's verdict in one line and what the suite can
@@ -37,7 +37,8 @@ pub fn comparison_section(section: &RegressionSection, cmp: &Comparison, max_row
         }
     }
     // A fetched baseline says where it came from: the commit and its age.
-    let fetched = section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::regression::GITHUB_BASE));
+    let fetched =
+        section.baseline.as_deref().and_then(|b| b.strip_prefix(crate::results::baseline_comparison::GITHUB_BASE));
     if let Some(from) = fetched {
         let _ = writeln!(md, "Baseline from the base branch{}  ", escape(from));
     }

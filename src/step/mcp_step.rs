@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
+use super::text_expect::{ContentCheck, RawBodyExpect, content_failures, content_templates};
 use crate::template::JsonTemplate;
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};

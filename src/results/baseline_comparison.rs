@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Results, Status, TaskResult};
+use super::run_outcome::GateCheck;
+use super::run_results::{Results, Status, TaskResult};
 use super::summary::openwop_task_id;
-use super::verdict::GateCheck;
 use crate::policy::RegressionBudget;
 use crate::stats::Design;
 use crate::values::{NonNegative, Rate};

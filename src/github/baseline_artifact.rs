@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use crate::http_body::{BodyError, read_capped};
 
 /// The `--baseline` value that means "fetch it from GitHub".
-pub use crate::results::regression::GITHUB_BASE as SOURCE;
+pub use crate::results::baseline_comparison::GITHUB_BASE as SOURCE;
 /// The artifact the action uploads and `baseline fetch` looks for.
 pub const ARTIFACT: &str = "evalgate-results";
 /// Where a fetched baseline is extracted, relative to the working directory.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Shard;
+use super::run_results::Shard;
 use crate::exit;
 use crate::values::Known;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::expect::{ContentCheck, RawJsonChecks, content_checks, content_failures, content_templates};
+use super::text_expect::{ContentCheck, RawJsonChecks, content_checks, content_failures, content_templates};
 use super::{CompileStep, Leaf, RunStep, StepEnv};
 use crate::results::StepResult;
 use crate::source::{KeyPath, ValidateCx};

@@ -11,7 +11,7 @@ macro_rules! graders {
         /// A grader's own keys; `type` selects which.
         #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
         #[serde(tag = "type")]
-        #[schemars(transform = $crate::grade::registry::describe_type)]
+        #[schemars(transform = $crate::grade::grader_registry::describe_type)]
         pub enum RawGraderKind {
             $( $( $(#[$attr])* #[serde(rename = $name)] $variant($module::$raw), )* )*
         }

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::extend::{extend, extend_schema};
-use super::paired::PairedPolicy;
+use super::paired_policy::PairedPolicy;
 use crate::values::{NonNegative, Rate, RawDuration};
 
 /// Budgets against the baseline; an unset budget is unbounded.

@@ -1,13 +1,13 @@
 //! A seeded simulation of the comparison of arms through the real code, as
-//! `simulation.rs` does for the regression gate: two arms' trials drawn for tasks of known
+//! `regression_gate.rs` does for the regression gate: two arms' trials drawn for tasks of known
 //! pass rates (the control's, and the arm's shifted by `shift`), aggregated by the run's
 //! `aggregate`, compared and gated by `VariantsSection` (docs/variants.md, "Size and power").
 //! `EVALGATE_SIM_RUNS` sets the repetitions; the ignored test prints the table.
 
-use super::simulation::{Arm, Measured, Mix, run, suite};
-use super::variants::{ArmSection, Difference, VariantsSection};
+use super::regression_gate::{Arm, Measured, Mix, run, suite};
 use crate::policy::{ArmGate, Control, PairedPolicy};
 use crate::results::TaskResult;
+use crate::results::arm_comparison::{ArmSection, Difference, VariantsSection};
 
 /// How often, over `runs` runs of `tasks` tasks with `repeat` trials, the arm was called
 /// better or worse, and the gate `gate` held.
@@ -31,7 +31,7 @@ impl ArmsMeasured {
 }
 
 /// The arm's tasks (`id@name`, `variant: name`) of one simulated run.
-fn arm_tasks(run: super::Results, name: &str) -> Vec<TaskResult> {
+fn arm_tasks(run: crate::results::Results, name: &str) -> Vec<TaskResult> {
     run.tasks
         .into_iter()
         .map(|mut t| {
@@ -104,7 +104,7 @@ const A_A_WORST: f64 = 0.052;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::simulation::{MIXES, runs};
+    use crate::simulation::regression_gate::{MIXES, runs};
 
     /// A/A: identical arms are called different (better or worse) at most α = 5% of the
     /// time (plus two Monte Carlo errors), with one trial and with several; `better_than`
@@ -192,7 +192,7 @@ mod tests {
     #[ignore = "a benchmark"]
     fn print_the_variants_table() {
         let runs = runs();
-        crate::errln!("{runs} runs a cell; α = 0.05 (two-sided), pass rates as simulation.rs draws them");
+        crate::errln!("{runs} runs a cell; α = 0.05 (two-sided), pass rates as regression_gate.rs draws them");
         for (tasks, repeat) in [(20, 1), (20, 3), (40, 3), (100, 1), (100, 3)] {
             let aa = measure(tasks, repeat, 0.0, BETTER, runs, 70);
             let p10 = measure(tasks, repeat, 0.10, BETTER, runs, 71);

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::read_results;
+use super::results_file::read_results;
 use crate::cli::CalibrateArgs;
 use crate::error::Error;
-use crate::results::regression::TrialCount;
+use crate::results::baseline_comparison::TrialCount;
 use crate::results::{Results, Status};
 use crate::stats::{min_detectable_drop, repeat_to_detect, tasks_to_detect};
 

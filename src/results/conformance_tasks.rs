@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{NotRun, Status, TaskResult, TrialResult};
-use super::verdict::GateCheck;
+use super::run_outcome::GateCheck;
+use super::run_results::{NotRun, Status, TaskResult, TrialResult};
 use crate::mcp::conformance::{Check, CheckStatus, Scenario};
 
 /// What a server's conformance run found, for its gate check (`results.json`: `mcp_conformance`).

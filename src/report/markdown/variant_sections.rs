@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::{code, escape};
-use crate::results::paired::points;
-use crate::results::regression::TrialCount;
-use crate::results::variants::{Matrix, MeanDifference, VariantsSection};
+use crate::results::arm_comparison::{Matrix, MeanDifference, VariantsSection};
+use crate::results::baseline_comparison::TrialCount;
+use crate::results::paired_rates::points;
 use crate::results::{GateCheck, Results, Status, TaskResult};
 
 /// Both sections, or nothing for a run without variants.
@@ -169,8 +169,8 @@ fn mark(status: Status) -> &'static str {
 #[cfg(test)]
 mod tests {
     use crate::policy::{ArmGate, Control, PairedPolicy};
+    use crate::results::arm_comparison::{ArmSection, VariantsSection};
     use crate::results::testing::{results, task};
-    use crate::results::variants::{ArmSection, VariantsSection};
     use crate::results::{Status, TaskResult};
 
     fn on(arm: &str, id: &str, status: Status) -> TaskResult {
