@@ -193,14 +193,14 @@ struct VariantCell {
     id: String,
     status: &'static str,
     trials: String,
-    output: Option<super::Text>,
+    output: Option<super::cutter::Text>,
 }
 
 impl VariantsView {
     pub(super) fn new(
         variants: &crate::results::variants::VariantsSection,
         results: &Results,
-        cutter: &super::Cutter,
+        cutter: &super::cutter::Cutter,
     ) -> Self {
         use crate::results::regression::TrialCount;
         let matrix = crate::results::variants::Matrix::new(variants, &results.tasks);

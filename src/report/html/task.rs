@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Cutter, Text};
+use super::cutter::{Cutter, Text};
 use crate::results::regression::Comparison;
 use crate::results::{Phase, StepResult, TaskResult, TrialResult};
 use crate::trace::ToolCall;
