@@ -243,6 +243,15 @@ fn an_advisory_judge_can_neither_fail_nor_pass_the_gate() {
         summary.contains("judge `judge` is advisory: κ 0.66 &lt; 0.7 on 60 labels; its graders are reported"),
         "{summary}"
     );
+    // Every report says what it means and how the judge comes to gate: the terminal, the
+    // summary and the HTML report (where a reader of a red run looks).
+    let how = "to let it gate, label the items of `evalgate judge sample` and run `evalgate judge calibrate`";
+    assert!(out.contains(how) && summary.contains(how), "{out}\n{summary}");
+    let html = std::fs::read_to_string(t.path().join("evalgate-out/report.html")).unwrap();
+    assert!(
+        html.contains("judge <code>judge</code> is advisory: κ 0.66 &lt; 0.7 on 60 labels; its graders are reported, not gated on, and a task only they grade is an error; to let it gate, label the items of <code>evalgate judge sample</code>"),
+        "{html}"
+    );
 
     // Too few labels.
     let (_, out, _) = gate(&t, &server, ", calibration: {min_kappa: 0.6, min_labels: 100}");

@@ -106,6 +106,8 @@ struct View<'a> {
     cost: String,
     checks: &'a [GateCheck],
     incomplete: &'a [String],
+    /// Each judge that may not gate, why, and how it comes to (as the terminal says it).
+    advisory: Vec<String>,
     charts: Vec<super::charts::Chart>,
     regression: Option<RegressionView<'a>>,
     variants: Option<sections::VariantsView>,
@@ -150,6 +152,7 @@ impl<'a> View<'a> {
             cost: crate::report::markdown::cost(t),
             checks: &results.verdict.checks,
             incomplete: &results.incomplete,
+            advisory: crate::results::judges::advisory_lines(&results.judges),
             charts: super::charts::all(results),
             regression: results.regression.as_ref().map(|r| RegressionView::new(r, results)),
             variants: results.variants.as_ref().map(|v| sections::VariantsView::new(v, results, &cutter)),
