@@ -54,8 +54,9 @@ pub(super) fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
         }
         probed?;
     }
+    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::llm::calibration::DEFAULT_FILE));
     for j in &judges {
-        crate::outln!("{}", report(j));
+        crate::outln!("{}", report(j, &path));
     }
     let file = CalibrationFile {
         format: FORMAT.into(),
@@ -65,15 +66,17 @@ pub(super) fn run_calibrate(args: &JudgeCalibrateArgs) -> Result<i32, Error> {
         interval: INTERVAL.into(),
         judges,
     };
-    let path = args.output.clone().unwrap_or_else(|| suite.dir.join(crate::llm::calibration::DEFAULT_FILE));
     let json = crate::redact::text(&crate::report::pretty_json(&file)).into_owned();
     crate::files::write_atomic(&path, json.as_bytes())?;
     crate::outln!("written to {}", path.display());
     Ok(crate::exit::SUCCESS)
 }
 
-/// The judge's figures, for the terminal.
-fn report(j: &JudgeCalibration) -> String {
+/// The items of a judge's wrong verdicts the terminal lists; the file holds them all.
+const WRONG_SHOWN: usize = 20;
+
+/// The judge's figures, for the terminal; `file` is where all of them are written.
+fn report(j: &JudgeCalibration, file: &std::path::Path) -> String {
     let f = &j.overall;
     let num = |x: Option<f64>| x.map_or("—".to_owned(), |x| format!("{x:.3}"));
     let mut out = format!(
@@ -137,7 +140,7 @@ fn report(j: &JudgeCalibration) -> String {
             lines.join(", ")
         );
     }
-    for w in j.wrong.iter().take(20) {
+    for w in j.wrong.iter().take(WRONG_SHOWN) {
         let _ = write!(
             out,
             "\n  wrong (line {}): {} / {}{}: judge {}, human {}",
@@ -148,6 +151,9 @@ fn report(j: &JudgeCalibration) -> String {
             w.judge,
             w.human
         );
+    }
+    if let Some(more) = j.wrong.len().checked_sub(WRONG_SHOWN).filter(|n| *n > 0) {
+        let _ = write!(out, "\n  … and {more} more wrong (all {} are in {}, `wrong`)", j.wrong.len(), file.display());
     }
     out
 }
