@@ -165,7 +165,7 @@ impl Progress<'_> {
     fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let step = (self.calls / 10).max(1);
-        if done % step == 0 || done == self.calls {
+        if done.is_multiple_of(step) || done == self.calls {
             crate::errln!("bias probes of judge `{}`: {done} of {} calls done", self.judge, self.calls);
         }
     }
