@@ -86,6 +86,7 @@ pub async fn start_servers(suite: &Suite, cassette: Option<&Arc<Cassette>>) -> R
         }
         named_tools(&uses, &servers, place, &mut misses);
     }
+    call_arguments(suite, &servers, &mut misses);
     if misses.is_empty() {
         Ok(servers)
     } else {
@@ -128,6 +129,44 @@ fn named_tools(uses: &Uses<'_>, servers: &Servers, place: Place<'_>, misses: &mu
         let Some(server) = servers.by_name.get(server_name) else { continue };
         if !server.tools.iter().any(|t| t.name == tool) {
             misses.push(unknown_tool(server_name, server, tool, place));
+        }
+    }
+}
+
+/// Each task `call`'s arguments against its tool's input schema (`mcp::tool_arguments`),
+/// located at their file, key path and line: a renamed parameter the server would drop.
+fn call_arguments(suite: &Suite, servers: &Servers, misses: &mut Vec<Miss>) {
+    for task in &suite.tasks {
+        let Agent::Call(call) = &*task.agent else { continue };
+        let Some(tool) = servers.by_name.get(&call.server).and_then(|s| s.tools.iter().find(|t| t.name == call.tool))
+        else {
+            continue;
+        };
+        let (path, line) = &call.arguments_at;
+        // An imported task is located in its own file, at the task's line.
+        let (file, line) = match &task.origin {
+            Some((file, task_line)) => (file.clone(), Some(*task_line)),
+            None => (suite.file.display().to_string(), *line),
+        };
+        let at = match line {
+            Some(line) => format!("{file}:{line}: {path}"),
+            None => format!("{file}: {path}"),
+        };
+        let crate::template::JsonTemplate::Object(fields) = &call.arguments else { continue };
+        // A value is known now when no template is in it.
+        let arguments: Vec<(&str, Option<serde_json::Value>)> = fields
+            .iter()
+            .map(|(k, v)| {
+                let known = v.templates().iter().all(|t| t.vars().next().is_none());
+                (k.as_str(), known.then(|| v.render(&|_| String::new())))
+            })
+            .collect();
+        for problem in crate::mcp::tool_arguments::problems(&tool.input_schema, &arguments) {
+            let miss = Miss { kind: "MCP tool arguments", name: call.name.clone(), detail: format!("{at}: {problem}") };
+            // A task of several arms or eras is one `call` in the file: one miss.
+            if !misses.contains(&miss) {
+                misses.push(miss);
+            }
         }
     }
 }

@@ -1,12 +1,12 @@
 //! `::error` annotations, so what went wrong shows on the pull request's diff: on the line
 //! of each failing or erroring task, on the line of each problem in an invalid suite, on
-//! the suite file for a preflight miss or a run that stopped.
+//! the suite file for a preflight miss, a run that stopped, and each gate check that failed.
 
 use std::path::Path;
 
 use super::workflow_command::{Command, command};
 use crate::error::Error;
-use crate::results::{Results, RunOutcome, Status};
+use crate::results::{GateCheck, Results, RunOutcome, Status};
 use crate::suite::LoadError;
 
 /// The runner shows 10 error annotations a step; the rest are counted in one notice.
@@ -45,19 +45,28 @@ impl Annotation {
 }
 
 /// What a suite's results have to show: why the run stopped, when it did not run as
-/// planned (on the suite file: the results know no line), then each failing and erroring
-/// task on its line, in suite order (the first failures are the ones a reader meets first).
+/// planned, or else each gate check that failed it (on the suite file: the results know no
+/// line), then each failing and erroring task on its line, in suite order (the first
+/// failures are the ones a reader meets first). Every check that fails a run is annotated
+/// here, whatever it checks (tool-surface drift, lint, a variant's gate, a budget), so a red
+/// step never comes without one.
 pub fn of_results(results: &Results) -> Vec<Annotation> {
     let outcome = &results.verdict.outcome;
-    let stopped = match outcome {
-        RunOutcome::Passed | RunOutcome::Failed { .. } | RunOutcome::Deferred { .. } => None,
+    let suite = Path::new(&results.suite.file);
+    let stopped: Vec<Annotation> = match outcome {
+        RunOutcome::Passed | RunOutcome::Deferred { .. } => Vec::new(),
+        RunOutcome::Failed { .. } => {
+            results.verdict.checks.iter().filter(|c| c.failed()).map(|c| of_check(suite, c)).collect()
+        }
         RunOutcome::Interrupted { .. }
         | RunOutcome::PreflightFailed { .. }
         | RunOutcome::Invalid { .. }
         | RunOutcome::Aborted { .. }
-        | RunOutcome::Incomplete { .. } => outcome.detail().map(|detail| {
-            Annotation::on(Path::new(&results.suite.file), format!("evalgate: {}", outcome.label()), detail)
-        }),
+        | RunOutcome::Incomplete { .. } => outcome
+            .detail()
+            .map(|detail| Annotation::on(suite, format!("evalgate: {}", outcome.label()), detail))
+            .into_iter()
+            .collect(),
     };
     let tasks = results.tasks.iter().filter(|t| matches!(t.status, Status::Failed | Status::Error)).map(|t| {
         let kind = if t.status == Status::Failed { "failed" } else { "error" };
@@ -70,6 +79,15 @@ pub fn of_results(results: &Results) -> Vec<Annotation> {
         }
     });
     stopped.into_iter().chain(tasks).collect()
+}
+
+/// A gate check that failed, on the suite file: its name, what was measured, and its budget.
+fn of_check(suite: &Path, check: &GateCheck) -> Annotation {
+    Annotation::on(
+        suite,
+        format!("evalgate: gate check `{}` failed", check.name),
+        format!("{}: {} (budget: {})", check.name, check.actual, check.budget),
+    )
 }
 
 /// What stopped a run before any suite ran, where it is: each problem of an invalid suite
@@ -142,8 +160,9 @@ mod tests {
         let mut results = testing::results(vec![testing::task("t", Status::Failed)]);
         crate::gate::regate(&mut results);
         let tasks = of_results(&results);
-        assert_eq!(tasks.len(), 1);
-        assert_eq!(tasks[0].title, "t (failed)");
+        // The check the task failed, then the task.
+        let titles: Vec<&str> = tasks.iter().map(|a| a.title.as_str()).collect();
+        assert_eq!(titles, ["evalgate: gate check `failing tasks` failed", "t (failed)"]);
         results.preflight_failure = Some("no jq".into());
         crate::gate::regate(&mut results);
         let stopped = of_results(&results);
@@ -154,7 +173,7 @@ mod tests {
             title: "evalgate: preflight failed".into(),
             message: "no jq".into(),
         };
-        assert_eq!(stopped, [first, tasks[0].clone()]);
+        assert_eq!(stopped, [first, tasks[1].clone()]);
         assert_eq!(stopped[0].line(), "::error file=evalgate.yaml,title=evalgate%3A preflight failed::no jq");
     }
 

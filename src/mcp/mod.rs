@@ -11,3 +11,4 @@ pub mod replayed;
 pub mod servers;
 pub mod session;
 pub mod surface;
+pub mod tool_arguments;

@@ -280,9 +280,19 @@ impl VariantsSection {
             if let Some(pct) = gate.max_cost_increase_pct.map(crate::values::NonNegative::get) {
                 let budget = format!("cost per trial ≤ {pct}% above the control's ({confidence:.1}% confidence)");
                 let (actual, passed) = match c.cost_usd.and_then(|d| Some((d, d.ci_high?))) {
-                    Some((d, high)) => (
-                        format!("{:+.6} USD (interval up to {high:+.6}) on {:.6} USD", d.delta, d.control),
+                    // In the budget's unit, a percentage of the control's cost, when it has one.
+                    Some((d, high)) if d.control > 0.0 => (
+                        format!(
+                            "{:+.1}% (interval up to {:+.1}%) of the control's {:.6} USD",
+                            d.delta / d.control * 100.0,
+                            high / d.control * 100.0,
+                            d.control
+                        ),
                         high <= d.control * pct / 100.0 + 1e-12,
+                    ),
+                    Some((d, high)) => (
+                        format!("{:+.6} USD (interval up to {high:+.6}) on a control that cost nothing", d.delta),
+                        high <= 1e-12,
                     ),
                     None => ("unknown: a cost not reported on both arms, or fewer than two tasks".into(), false),
                 };

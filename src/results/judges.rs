@@ -57,10 +57,17 @@ pub struct JudgeRun {
     pub advisory: Option<String>,
 }
 
-/// The summary's lines: "judge `judge` is advisory: κ 0.41 < 0.7 on 52 labels".
+/// What an advisory judge means for the run, and how it comes to gate: every report says it
+/// after why the judge is advisory (docs/llm.md "Adopting calibration").
+pub const ADVISORY_HINT: &str = "its graders are reported, not gated on, and a task only they grade is an error; \
+to let it gate, label the items of `evalgate judge sample` and run `evalgate judge calibrate` \
+(docs/llm.md, \"Adopting calibration\")";
+
+/// The summary's lines, one a judge that may not gate: "judge `judge` is advisory: κ 0.41 <
+/// 0.7 on 52 labels; its graders are reported, …" (the terminal's and the HTML report's).
 pub fn advisory_lines(judges: &BTreeMap<String, JudgeRun>) -> Vec<String> {
     let advisory = judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?)));
-    advisory.map(|(name, why)| format!("judge `{name}` is advisory: {why}")).collect()
+    advisory.map(|(name, why)| format!("judge `{name}` is advisory: {why}; {ADVISORY_HINT}")).collect()
 }
 
 pub const FORMAT: &str = "evalgate-judge-calibration/1";

@@ -75,6 +75,9 @@ pub struct ToolCallSpec {
     pub name: String,
     /// `call.expect.is_error`: the tool must return a tool error.
     pub expect_error: bool,
+    /// Where `arguments` are written: their key path and line, for preflight's check of
+    /// them against the tool's input schema.
+    pub arguments_at: (crate::source::KeyPath, Option<usize>),
 }
 
 #[derive(Debug)]

@@ -406,7 +406,9 @@ fn task_call(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &KeyPath) -
                 cx.error(&path.key("agent"), "an execution-level task calls a tool; it has no agent");
             }
             let arguments = serde_json::Value::Object(call.arguments.clone());
-            let arguments = JsonTemplate::compile(cx, &arguments, Scope::Task, &path.key("call").key("arguments"));
+            let at = path.key("call").key("arguments");
+            let arguments_at = (at.clone(), cx.value_position(&at).map(|p| p.line));
+            let arguments = JsonTemplate::compile(cx, &arguments, Scope::Task, &at);
             arguments.map(|arguments| {
                 Arc::new(Agent::Call(ToolCallSpec {
                     server: call.server.clone(),
@@ -414,6 +416,7 @@ fn task_call(cx: &mut ValidateCx, raw: &RawTask, level: Level, path: &KeyPath) -
                     arguments,
                     name: format!("{}.{}", call.server, call.tool),
                     expect_error: call.expect.is_error,
+                    arguments_at,
                 }))
             })
         }

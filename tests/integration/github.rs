@@ -85,13 +85,15 @@ fn under_github_actions_the_run_appends_the_summary_writes_outputs_annotates_and
 
     let group = run.stdout.find("::group::evalgate: tasks of test.evals.demo").expect("a group");
     let end = run.stdout.find("::endgroup::").expect("the group ends");
-    let annotation = run.stdout.lines().find(|l| l.starts_with("::error ")).expect("an annotation");
+    let annotation =
+        run.stdout.lines().find(|l| l.starts_with("::error file=evals/evalgate.yaml,line=")).expect("an annotation");
     assert!(group < end && end < run.stdout.find(annotation).unwrap());
     assert_eq!(
         annotation,
         "::error file=evals/evalgate.yaml,line=10,title=bad (failed)::`contains` failed: output does not contain \"zzz\""
     );
-    assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 1);
+    // The task, and the gate check it failed.
+    assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 2);
 
     let summary = run.read("runner/summary.md");
     assert!(summary.starts_with("previous step's summary\n## ❌ evalgate: `test.evals.demo` failed"), "{summary}");
@@ -131,6 +133,69 @@ fn the_log_group_ends_before_the_gate_table_and_verdict() {
     assert!(end < at("FAILED test.evals.demo"), "the verdict is folded away:\n{}", run.stdout);
 }
 
+/// Each failing gate check of `run`'s results.json, with the one annotation it has.
+fn annotated_checks(run: &Run) -> Vec<(String, String)> {
+    let results = run.results();
+    let failed: Vec<String> = results["verdict"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["passed"] == false && c.get("checked") != Some(&Value::Bool(false)))
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!failed.is_empty(), "the run failed on a check:\n{}", run.stdout);
+    let errors: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::error ")).collect();
+    failed
+        .into_iter()
+        .map(|name| {
+            let title = format!("title=evalgate%3A gate check `{name}` failed::");
+            let on: Vec<&&str> = errors.iter().filter(|l| l.contains(&title)).collect();
+            assert_eq!(on.len(), 1, "one annotation for check `{name}`:\n{}", run.stdout);
+            (name, (*on[0]).to_owned())
+        })
+        .collect()
+}
+
+/// A run that fails on a check no task explains (a server's lint, a variant's gate) still
+/// shows the pull request why: every failing check is annotated, on the suite file.
+#[test]
+fn every_failing_gate_check_is_annotated_whatever_it_checks() {
+    let liar = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/lying_server.py");
+    let lint = format!(
+        "evalgate: 1\nsuite: t\nmcp_servers:\n  shop: {{command: [python3, '{}'], env: {{LINT: '1'}}, protocol: 2025-11-25, lint: {{invalid_input: true}}}}\n\
+         tasks:\n  - id: plain\n    level: execution\n    call: {{server: shop, tool: plain}}\n    grade: [{{type: json, path: x, equals: y}}]\n",
+        liar.display()
+    );
+    let run = Test::new().write("evalgate.yaml", &lint).args(&["run", "--github"]).run();
+    run.expect_code(1);
+    assert_eq!(run.task("plain")["status"], "passed", "no task fails: only the lint does");
+    let checks = annotated_checks(&run);
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert!(
+        checks[0].1.starts_with("::error file=evalgate.yaml,title=evalgate%3A gate check `tools/list lint of `shop`` failed::tools/list lint of `shop`: "),
+        "{}",
+        checks[0].1
+    );
+
+    // A variant's gate: an arm that passes fewer tasks than the control by more than the margin.
+    let tasks: String = (0..12)
+        .map(|i| format!("  - {{id: t{i}, prompt: '{i}', grade: [{{type: contains, value: '{i}'}}]}}\n"))
+        .collect();
+    let variants = format!(
+        "evalgate: 1\nsuite: v\nagents:\n  sh: {{command: [sh, -c, 'if [ \"$1\" -lt \"$P\" ]; then echo \"$1\"; fi', sh, '{{prompt}}'], env: {{P: '99'}}}}\n\
+         defaults: {{agent: sh}}\nvariants:\n  control: base\n  arms:\n    base: {{}}\n    worse: {{env: {{P: '2'}}, gate: {{not_worse_than: control, margin: 0.05}}}}\n\
+         thresholds: {{pass_score: 0}}\ntasks:\n{tasks}"
+    );
+    let run = Test::new().write("evalgate.yaml", &variants).args(&["run", "--github"]).run();
+    run.expect_code(1);
+    let checks = annotated_checks(&run);
+    let names: Vec<&str> = checks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["variant worse vs base"], "{}", run.stdout);
+    // The gate's annotation comes before the tasks' (the runner shows the first 10).
+    let errors: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::error ")).collect();
+    assert_eq!(errors[0], checks[0].1, "{errors:?}");
+}
+
 #[test]
 fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     let tasks: String = numbered(
@@ -149,10 +214,14 @@ fn annotations_are_capped_at_ten_then_one_notice_counts_the_rest() {
     run.expect_code(1);
     let errors: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::error ")).collect();
     assert_eq!(errors.len(), 10);
-    assert!(errors[0].starts_with("::error file=evalgate.yaml,line=7,title=t0 (failed)::"), "{}", errors[0]);
+    assert_eq!(
+        errors[0],
+        "::error file=evalgate.yaml,title=evalgate%3A gate check `failing tasks` failed::failing tasks: 12 (budget: 0)"
+    );
+    assert!(errors[1].starts_with("::error file=evalgate.yaml,line=7,title=t0 (failed)::"), "{}", errors[1]);
     assert!(
         run.stdout.clone()
-            .contains("::notice::2 more problems of test.evals.demo are not annotated (the runner shows 10 a step); see the step summary"),
+            .contains("::notice::3 more problems of test.evals.demo are not annotated (the runner shows 10 a step); see the step summary"),
         "{}",
         run.stdout.clone()
     );
@@ -204,8 +273,9 @@ fn several_suites_share_one_set_of_outputs_that_is_never_greener_than_one_of_the
     assert!(summary.contains("## ❌ evalgate: `test.evals.c` failed"), "{summary}");
     // The runner shows 10 error annotations a step, whatever the number of suites.
     assert_eq!(run.stdout.lines().filter(|l| l.starts_with("::error ")).count(), 10);
-    assert!(run.stdout.contains("::notice::2 more problems of test.evals.b are not annotated"));
-    assert!(run.stdout.contains("::notice::1 more problem of test.evals.c is not annotated"));
+    // Each suite's failing check and its tasks: 13 of b's, 2 of c's.
+    assert!(run.stdout.contains("::notice::3 more problems of test.evals.b are not annotated"));
+    assert!(run.stdout.contains("::notice::2 more problems of test.evals.c are not annotated"));
 }
 
 #[test]

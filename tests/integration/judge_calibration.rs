@@ -5,7 +5,7 @@
 //! calibration stale.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::common::server::{Request, Server};
@@ -37,8 +37,13 @@ fn stand_in() -> Server {
 
 /// The stand-in, refusing every request with a 401 (a key it does not take) once `refusing`.
 fn stand_in_with(refusing: Arc<AtomicBool>) -> Server {
+    Server::start(scripted(refusing))
+}
+
+/// The stand-in's answers (see [`stand_in`]).
+fn scripted(refusing: Arc<AtomicBool>) -> impl Fn(&Request) -> (u16, String) + Send + Sync + 'static {
     let calls: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    Server::start(move |r: &Request| {
+    move |r: &Request| {
         if refusing.load(Ordering::SeqCst) {
             return (401, json!({"error": {"message": "Incorrect API key provided"}}).to_string());
         }
@@ -75,7 +80,7 @@ fn stand_in_with(refusing: Arc<AtomicBool>) -> Server {
             _ => false,
         };
         (200, verdict(passed))
-    })
+    }
 }
 
 fn header(server: &Server, judge_extra: &str) -> String {
@@ -242,6 +247,15 @@ fn an_advisory_judge_can_neither_fail_nor_pass_the_gate() {
         // `<` as Markdown shows it: the reason is text, escaped as any.
         summary.contains("judge `judge` is advisory: κ 0.66 &lt; 0.7 on 60 labels; its graders are reported"),
         "{summary}"
+    );
+    // Every report says what it means and how the judge comes to gate: the terminal, the
+    // summary and the HTML report (where a reader of a red run looks).
+    let how = "to let it gate, label the items of `evalgate judge sample` and run `evalgate judge calibrate`";
+    assert!(out.contains(how) && summary.contains(how), "{out}\n{summary}");
+    let html = std::fs::read_to_string(t.path().join("evalgate-out/report.html")).unwrap();
+    assert!(
+        html.contains("judge <code>judge</code> is advisory: κ 0.66 &lt; 0.7 on 60 labels; its graders are reported, not gated on, and a task only they grade is an error; to let it gate, label the items of <code>evalgate judge sample</code>"),
+        "{html}"
     );
 
     // Too few labels.
@@ -439,6 +453,10 @@ fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
         "{stdout}"
     );
 
+    // Progress on stderr: the calls, then how many are answered.
+    assert!(stderr.contains("bias probes of judge `judge`: 12 calls on 4 outputs"), "{stderr}");
+    assert!(stderr.contains("bias probes of judge `judge`: 12 of 12 calls done"), "{stderr}");
+
     // Recorded once, the probes replay from the suite's cassette: the same flip rates, no call.
     let probe_args = ["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl", "-o", "probes.json"];
     let (code, _, stderr) = evalgate(&t, &[&probe_args[..], &["--record"]].concat());
@@ -459,6 +477,39 @@ fn bias_probes_report_the_flip_rates_of_a_biased_judge() {
     assert_eq!(code, 0);
     let none: Value = serde_json::from_str(&std::fs::read_to_string(t.path().join("none.json")).unwrap()).unwrap();
     assert!(none["judges"][0].get("probes").is_none());
+}
+
+/// The probes are asked at once, as many at a time as the judge's `max_concurrency` allows
+/// and no more (a slow judge answered one call at a time made calibrate take a minute).
+#[test]
+fn bias_probes_are_asked_concurrently_within_the_judges_limit() {
+    let (in_flight, most, probing) =
+        (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let answer = scripted(Arc::default());
+    let (counted, seen, on) = (in_flight.clone(), most.clone(), probing.clone());
+    let server = Server::start(move |r: &Request| {
+        if !on.load(Ordering::SeqCst) {
+            return answer(r);
+        }
+        let now = counted.fetch_add(1, Ordering::SeqCst) + 1;
+        seen.fetch_max(now, Ordering::SeqCst);
+        // Slow enough that calls asked at once overlap.
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        counted.fetch_sub(1, Ordering::SeqCst);
+        answer(r)
+    });
+    let tasks: String =
+        (0..6).map(|i| format!("- {{id: t{i}, prompt: 'fail {i}', grade: [{{type: llm, contains: ok}}]}}\n")).collect();
+    let yaml = header(&server, ", max_concurrency: 4") + "tasks:\n" + &indent(&tasks, 2);
+    let labels = r#"{"task": "t0", "grader": "llm", "verdict": "fail", "labeller": "ana", "date": "2026-11-27"}"#;
+    let t = Test::new().write("evalgate.yaml", &yaml).write("labels.jsonl", labels);
+    let (code, _, stderr) = evalgate(&t, &["run", "evalgate.yaml"]);
+    assert_eq!(code, 1, "{stderr}");
+    probing.store(true, Ordering::SeqCst);
+    let (code, stdout, stderr) = evalgate(&t, &["judge", "calibrate", "evalgate.yaml", "--labels", "labels.jsonl"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("bias probes of judge `judge`: 18 of 18 calls done"), "{stderr}");
+    assert_eq!(most.load(Ordering::SeqCst), 4, "calls in flight at once, at most the judge's max_concurrency");
 }
 
 #[test]

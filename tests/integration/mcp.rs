@@ -100,6 +100,53 @@ fn execution_level_calls_on_stdio_servers() {
     );
 }
 
+/// A `call`'s arguments are held to the tool's input schema at preflight: a renamed
+/// parameter (server-everything's `get-sum` takes `a` and `b`; `echo` takes `message`) is a
+/// miss naming the file, key path and line and the schema's names, and nothing runs.
+#[test]
+fn a_calls_renamed_parameter_fails_preflight_with_the_schemas_names() {
+    let yaml = mcp_suite(
+        "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        tasks:
+          - id: echo
+            level: execution
+            call: {server: everything, tool: echo, arguments: {mesage: hi}}
+            grade: [{type: contains, value: hi}]
+          - id: sum
+            level: execution
+            call:
+              server: everything
+              tool: get-sum
+              arguments: {a: 2, b: forty}
+            grade: [{type: contains, value: '42'}]
+          - id: templated
+            level: execution
+            call: {server: everything, tool: echo, arguments: {message: '{vars.word}'}}
+            grade: [{type: contains, value: hi}]
+        vars: {word: hi}
+        ",
+    );
+    let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
+    run.expect_code(3);
+    let expected = [
+        "  - MCP tool arguments `everything.echo`: evalgate.yaml:8: tasks[0].call.arguments: the tool has no parameter `mesage`; did you mean `message`?",
+    ];
+    for line in expected {
+        assert!(run.stderr.lines().any(|l| l == line), "{line}\n{}", run.stderr);
+    }
+    assert!(
+        run.stderr.contains("MCP tool arguments `everything.get-sum`: evalgate.yaml:15: tasks[1].call.arguments: `b`: \"forty\" is not of type \"number\""),
+        "{}",
+        run.stderr
+    );
+    // A template's value is not known before the run: checked by name only.
+    assert_eq!(run.stderr.matches("MCP tool arguments").count(), 2, "{}", run.stderr);
+}
+
 /// Starts server-everything over streamable HTTP and waits until it listens.
 pub(crate) fn everything_http() -> (Child, u16) {
     let port = crate::common::server::closed_port();

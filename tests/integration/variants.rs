@@ -181,6 +181,9 @@ tasks:
     assert_eq!(models, ["cheap-model", "cheap-model", "good-model", "good-model"]);
     // A tenth of the price: the cost budget (no increase at all) holds.
     assert_eq!(check(&results, "variant cheap vs good: cost")["passed"], true);
+    // In the budget's unit: a percentage of the control's cost, not USD beside a % budget.
+    let actual = check(&results, "variant cheap vs good: cost")["actual"].as_str().unwrap().to_owned();
+    assert!(actual.starts_with("-90.0% (interval up to ") && actual.contains("%) of the control's "), "{actual}");
     let cheap = &arm(&results, "cheap")["comparison"];
     assert!(cheap["cost_usd"]["delta"].as_f64().unwrap() < 0.0, "{cheap}");
     assert_eq!(cheap["verdict"], "inconclusive", "one task is below min_tasks");

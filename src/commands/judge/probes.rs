@@ -5,6 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 
 use crate::grade::{Grade, GradeInput, Graded, JudgeCheck};
 use crate::llm::runtime::LlmRuntime;
@@ -46,10 +50,12 @@ impl Flips {
     }
 }
 
-/// Probes the judge `name` on the first output of up to `most` of its judged items. A probe
-/// that could not be asked (the judge unreachable, no key, a cassette that does not hold
-/// it), or no output to probe, is an error: flip rates over what happened to answer would
-/// read as a judge that does not flip.
+/// Probes the judge `name` on the first output of up to `most` of its judged items. Every
+/// call is asked at once: the judge's client holds them to its `max_concurrency` and its
+/// rate-limit headers (`llm::limiter`), as a run's calls are; progress goes to stderr. A
+/// probe that could not be asked (the judge unreachable, no key, a cassette that does not
+/// hold it), or no output to probe, is an error: flip rates over what happened to answer
+/// would read as a judge that does not flip.
 pub async fn probe(
     suite: &Suite,
     results: &Results,
@@ -58,42 +64,111 @@ pub async fn probe(
     llm: &LlmRuntime,
 ) -> Result<BiasProbes, String> {
     let vars = Arc::new(suite.vars.clone());
-    let mut probes = BiasProbes::default();
     let items = results.tasks.iter().filter_map(|r| Some((r, suite.tasks.iter().find(|t| t.id == r.id)?)));
     let items = items.flat_map(|(r, task)| {
         let judged = task.graders.iter().filter(|g| g.judge(suite.judge.as_ref()).is_some_and(|(n, _)| n == name));
         let first = r.trials.iter().find(|t| t.output.is_some() && t.status != Status::Error);
         judged.filter_map(move |g| Some((task, first?, g.judge_check()?)))
     });
-    let failed = |task: &Task, e: String| {
-        format!("bias probes of judge `{name}` on task `{}`: {e} (`--probes 0` skips the probes)", task.id)
-    };
-    for (task, trial, check) in items.take(most) {
-        let mut bindings = Bindings::new(vars.clone(), &task.id);
-        bindings.prompt = trial.prompt.clone().unwrap_or_default();
-        let output = trial.output.clone().unwrap_or_default();
-        bindings.agent_output = Some(output.clone());
-        let ask = Asker { suite, task, bindings: &bindings, llm };
-        let base = ask.verdicts(check, &output).await.map_err(|e| failed(task, e))?;
-        probes.items += 1;
-        if let Some(reversed) = check.reversed() {
-            let v = ask.verdicts(&reversed, &output).await.map_err(|e| failed(task, e))?;
-            probes.position.add(&base, &v);
-        }
-        let v = ask.verdicts(check, &padded(&output)).await.map_err(|e| failed(task, e))?;
-        probes.verbosity.add(&base, &v);
-        if let Some(reference) = check.reference(&bindings) {
-            let leaked = format!("{output}\n\nReference answer: {reference}");
-            let v = ask.verdicts(check, &leaked).await.map_err(|e| failed(task, e))?;
-            probes.reference_leak.add(&base, &v);
-        }
-    }
-    if probes.items == 0 {
+    let items: Vec<Item> = items
+        .take(most)
+        .map(|(task, trial, check)| {
+            let mut bindings = Bindings::new(vars.clone(), &task.id);
+            bindings.prompt = trial.prompt.clone().unwrap_or_default();
+            let output = trial.output.clone().unwrap_or_default();
+            bindings.agent_output = Some(output.clone());
+            let leaked = check.reference(&bindings).map(|r| format!("{output}\n\nReference answer: {r}"));
+            Item {
+                task,
+                reversed: check.reversed(),
+                check: check.clone(),
+                padded: padded(&output),
+                output,
+                leaked,
+                bindings,
+            }
+        })
+        .collect();
+    if items.is_empty() {
         return Err(format!(
             "bias probes of judge `{name}`: the results hold no output it judged to probe (`--probes 0` skips the probes)"
         ));
     }
+    let calls = items.iter().map(|i| 2 + usize::from(i.reversed.is_some()) + usize::from(i.leaked.is_some())).sum();
+    let progress = Progress { judge: name, calls, done: AtomicUsize::new(0) };
+    crate::errln!("bias probes of judge `{name}`: {calls} calls on {} outputs", items.len());
+    let progress = &progress;
+    let mut asked: FuturesUnordered<_> =
+        items.iter().enumerate().map(|(i, item)| async move { (i, item.ask(suite, llm, progress).await) }).collect();
+    let mut answers = Vec::with_capacity(items.len());
+    while let Some(answered) = asked.next().await {
+        answers.push(answered);
+    }
+    // In suite order, so the probe named when one could not be asked is always the same.
+    answers.sort_by_key(|(i, _)| *i);
+    let mut probes = BiasProbes::default();
+    for (i, answered) in answers {
+        let [base, position, verbosity, leak] = answered.map_err(|e| {
+            format!("bias probes of judge `{name}` on task `{}`: {e} (`--probes 0` skips the probes)", items[i].task.id)
+        })?;
+        let base = base.expect("every item asks the base verdict");
+        probes.items += 1;
+        let probed =
+            [(&mut probes.position, position), (&mut probes.verbosity, verbosity), (&mut probes.reference_leak, leak)];
+        for (flips, verdicts) in probed {
+            if let Some(verdicts) = verdicts {
+                flips.add(&base, &verdicts);
+            }
+        }
+    }
     Ok(probes)
+}
+
+/// One judged output to probe, with each changed form of it.
+struct Item<'a> {
+    task: &'a Task,
+    check: JudgeCheck,
+    /// The rubric's criteria reversed (a rubric of two or more).
+    reversed: Option<JudgeCheck>,
+    output: String,
+    padded: String,
+    /// The output with the reference after it (a check with a reference).
+    leaked: Option<String>,
+    bindings: Bindings,
+}
+
+/// Verdicts per criterion, or none where the probe does not apply.
+type Answered = Result<[Option<BTreeMap<String, bool>>; 4], String>;
+
+impl Item<'_> {
+    /// The base verdicts and each probe's, asked at once.
+    async fn ask(&self, suite: &Suite, llm: &LlmRuntime, progress: &Progress<'_>) -> Answered {
+        let ask = Asker { suite, task: self.task, bindings: &self.bindings, llm };
+        let (base, position, verbosity, leak) = tokio::join!(
+            ask.counted(Some(&self.check), Some(&self.output), progress),
+            ask.counted(self.reversed.as_ref(), Some(&self.output), progress),
+            ask.counted(Some(&self.check), Some(&self.padded), progress),
+            ask.counted(Some(&self.check), self.leaked.as_deref(), progress),
+        );
+        Ok([base?, position?, verbosity?, leak?])
+    }
+}
+
+/// The probe calls done so far (answered or not), on stderr: about every tenth of them, and the last.
+struct Progress<'a> {
+    judge: &'a str,
+    calls: usize,
+    done: AtomicUsize,
+}
+
+impl Progress<'_> {
+    fn tick(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let step = (self.calls / 10).max(1);
+        if done.is_multiple_of(step) || done == self.calls {
+            crate::errln!("bias probes of judge `{}`: {done} of {} calls done", self.judge, self.calls);
+        }
+    }
 }
 
 struct Asker<'a> {
@@ -104,6 +179,20 @@ struct Asker<'a> {
 }
 
 impl Asker<'_> {
+    /// The verdicts of `check` on `output` counted in `progress`, or none when the probe
+    /// does not apply (no check or no output for it).
+    async fn counted(
+        &self,
+        check: Option<&JudgeCheck>,
+        output: Option<&str>,
+        progress: &Progress<'_>,
+    ) -> Result<Option<BTreeMap<String, bool>>, String> {
+        let (Some(check), Some(output)) = (check, output) else { return Ok(None) };
+        let verdicts = self.verdicts(check, output).await;
+        progress.tick();
+        verdicts.map(Some)
+    }
+
     /// The verdicts of `check` on `output`, or why the judge gave none.
     async fn verdicts(&self, check: &JudgeCheck, output: &str) -> Result<BTreeMap<String, bool>, String> {
         let trace = Trace::default();

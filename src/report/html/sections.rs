@@ -193,14 +193,14 @@ struct VariantCell {
     id: String,
     status: &'static str,
     trials: String,
-    output: Option<super::Text>,
+    output: Option<super::cutter::Text>,
 }
 
 impl VariantsView {
     pub(super) fn new(
         variants: &crate::results::arm_comparison::VariantsSection,
         results: &Results,
-        cutter: &super::Cutter,
+        cutter: &super::cutter::Cutter,
     ) -> Self {
         use crate::results::baseline_comparison::TrialCount;
         let matrix = crate::results::arm_comparison::Matrix::new(variants, &results.tasks);

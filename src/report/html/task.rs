@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Cutter, Text};
+use super::cutter::{Cutter, Text};
 use crate::results::baseline_comparison::Comparison;
 use crate::results::{Phase, StepResult, TaskResult, TrialResult};
 use crate::trace::ToolCall;

@@ -62,9 +62,10 @@ fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     for (name, why) in results.judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?))) {
         let _ = writeln!(
             md,
-            "> judge `{}` is advisory: {}; its graders are reported, not gated on.\n",
+            "> judge `{}` is advisory: {}; {}.\n",
             code(name),
-            escape(why)
+            escape(why),
+            crate::results::judges::ADVISORY_HINT
         );
     }
     if let Some(section) = &results.regression {
