@@ -14,8 +14,8 @@ use crate::cassette::{Cassette, Mode};
 use crate::cli::{CassetteFlags, CassettesCommand, PruneArgs};
 use crate::commands::results_file::read_results;
 use crate::error::Error;
-use crate::results::{NotRun, Results, Status};
 use crate::files::display_path;
+use crate::results::{NotRun, Results, Status};
 use crate::suite::model::Suite;
 
 /// The suite's cassette, read, with its mode decided: a flag of the command line over the

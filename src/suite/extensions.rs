@@ -87,11 +87,8 @@ fn extension(cx: &mut ValidateCx, name: &str, raw: &RawExtension) -> Option<Exte
         }
     }
     let config = JsonTemplate::compile(cx, &Value::Object(raw.config.clone()), Scope::Hook, &path.key("config"));
-    let env: Vec<Option<(String, Template)>> = raw
-        .env
-        .iter()
-        .map(|(k, v)| Some((k.clone(), cx.template(v, Scope::Hook, &path.key("env").key(k))?)))
-        .collect();
+    let env: Vec<Option<(String, Template)>> =
+        raw.env.iter().map(|(k, v)| Some((k.clone(), cx.template(v, Scope::Hook, &path.key("env").key(k))?))).collect();
     Some(ExtensionSpec {
         name: name.to_owned(),
         package: package?,

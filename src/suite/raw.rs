@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use super::agent::RawAgent;
-pub use super::extensions::{RawExtension, RawPin};
 use super::definition::TaskSource;
+pub use super::extensions::{RawExtension, RawPin};
 pub use super::mcp_server::{RawDrift, RawMcpServer};
 pub use super::tasks::{RawCall, RawCallExpect, RawFixtures, RawMessage, RawTask, RawToolResponse};
 pub use super::trials::{RawAdaptive, RawRepeat};

@@ -633,16 +633,12 @@ fn a_servers_command_renders_its_variables_as_an_agents_does() {
 
     let code = run(&yaml("'{vars.script}'"), &["check"]);
     code.expect_code(2);
-    assert!(code.stderr.contains("evalgate.yaml:5:"), "{}", code.stderr);
-    assert!(code.stderr.contains("mcp_servers.fx.command[1]: `{vars.script}` would be code here"), "{}", code.stderr);
+    code.expect_stderr_contains(&["evalgate.yaml:5:", "mcp_servers.fx.command[1]: `{vars.script}` would be code here"]);
     let program = yaml("x").replace(&python(), "'{vars.script}'");
     let refused = run(&program, &["check"]);
     refused.expect_code(2);
-    assert!(
-        refused.stderr.contains("evalgate.yaml:5:") && refused.stderr.contains("mcp_servers.fx.command[0]"),
-        "{}",
-        refused.stderr
-    );
+    refused
+        .expect_stderr_contains(&["evalgate.yaml:5:", "mcp_servers.fx.command[0]: `{vars.script}` would be code here"]);
 }
 
 /// `mcp tools` and `mcp snapshot` list a server's tools before the suite has a task; `run`
@@ -666,7 +662,7 @@ fn a_suite_with_no_tasks_lists_its_servers_tools_and_does_not_run() {
     assert!(lock["servers"]["fx"]["tools"].get("add").is_some(), "{}", snapshot.stdout);
     let run = Test::new().write("evalgate.yaml", &yaml).args(&["run"]).run();
     run.expect_code(2);
-    assert!(run.stderr.contains("tasks: the suite has no tasks"), "{}", run.stderr);
+    run.expect_messages("error: evalgate.yaml: tasks: the suite has no tasks\n1 error in the suite; nothing ran\n");
 }
 
 /// A live `evals/list` import is a stage after the suite is read: `mcp tools`, which needs
