@@ -85,6 +85,8 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
     let mut origins = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut commands: Vec<String> = Vec::new();
+    let declared = config.get("extensions").and_then(Value::as_object);
+    let mut extensions = Map::new();
     for (i, set) in config.get("taskSets").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let at = format!("/config/taskSets/{i}");
         if set.get("source").is_some() {
@@ -141,6 +143,36 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
                                 t["level"] = json!("scenario");
                             }
                             commands.extend(needs.commands);
+                            let mut need = |name: &str, package: Option<&str>, problems: &mut Problems| {
+                                match (declared.and_then(|d| d.get(name)), package) {
+                                    (Some(spec), None) => {
+                                        extensions.insert(name.to_owned(), extension(spec));
+                                    }
+                                    (None, Some(package)) => match extensions.get(name) {
+                                        Some(had) if had["package"] != package => problems.push((
+                                            format!("{shown}#/spec/imports"),
+                                            format!("`{name}` imports `{package}`, but another task imports {} as `{name}`", had["package"]),
+                                        )),
+                                        _ => {
+                                            extensions.insert(name.to_owned(), json!({"package": package}));
+                                        }
+                                    },
+                                    (Some(_), Some(_)) => problems.push((
+                                        format!("{shown}#/spec/imports"),
+                                        format!("`{name}` is both imported by the task and declared in config.extensions: rename one with `as`"),
+                                    )),
+                                    (None, None) => problems.push((
+                                        format!("{shown}#/spec/requires"),
+                                        format!("the task requires extension `{name}`, which config.extensions does not declare"),
+                                    )),
+                                }
+                            };
+                            for name in &needs.extensions {
+                                need(name, None, &mut problems);
+                            }
+                            for (name, package) in &needs.imported {
+                                need(name, Some(package), &mut problems);
+                            }
                             index.insert(key, tasks.len());
                             tasks.push(t);
                             origins.push(Origin { file: file.clone(), at: "metadata.name".into(), line: None });
@@ -169,8 +201,23 @@ pub(super) fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems
     if !commands.is_empty() {
         suite["env"] = json!({"required_commands": commands});
     }
+    if !extensions.is_empty() {
+        suite["extensions"] = Value::Object(extensions);
+    }
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
+}
+
+/// A `config.extensions` entry as a native one: `package`, `config` and `env` (whose
+/// `{env.X}` mcpchecker expands as evalgate does), and `sha256` where the file pins one.
+fn extension(spec: &Value) -> Value {
+    let mut native = json!({"package": spec.get("package").cloned().unwrap_or(Value::Null)});
+    for key in ["config", "env", "sha256"] {
+        if let Some(value) = spec.get(key) {
+            native[key] = value.clone();
+        }
+    }
+    native
 }
 
 /// Whether a task's `metadata.labels` has every `key: value` of the selector.

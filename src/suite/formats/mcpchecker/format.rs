@@ -59,6 +59,14 @@ fn task_file(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if !needs.commands.is_empty() {
         suite["env"] = json!({"required_commands": needs.commands});
     }
+    // Extensions the task imports by package, and placeholders for those its eval.yaml
+    // would declare (`requires`), to point at the real binaries.
+    let mut extensions: Map<String, Value> =
+        needs.extensions.iter().map(|e| (e.clone(), json!({"package": format!("./{e}-extension")}))).collect();
+    extensions.extend(needs.imported.iter().map(|(name, package)| (name.clone(), json!({"package": package}))));
+    if !extensions.is_empty() {
+        suite["extensions"] = Value::Object(extensions);
+    }
     suite["tasks"] = json!([task]);
     Ok(Converted { suite, origins: vec![Origin { file: cx.file.to_owned(), at: "metadata.name".into(), line: None }] })
 }

@@ -121,10 +121,10 @@ impl TaskCx<'_> {
                         let server = server.clone();
                         self.mcp(body, &at, &server, op, dotted, phase)?
                     }
-                    Some(Alias::Extension(ext)) => {
-                        let message = format!("extensions are not supported: step `{dotted}` calls extension `{ext}`");
-                        self.problem(&at, message);
-                        return None;
+                    Some(Alias::Extension(name)) => {
+                        // mcpchecker sends an extension's arguments as written (no templates).
+                        let args = super::templates::literal_json(body);
+                        json!({"extension": {"name": name, "operation": op, "args": args}})
                     }
                     None => {
                         let message =

@@ -16,6 +16,10 @@ pub(super) struct Needs {
     pub(super) servers: Vec<String>,
     pub(super) commands: Vec<String>,
     pub(super) judge: bool,
+    /// Extensions its `requires` names (declared by the eval's `config.extensions`).
+    pub(super) extensions: Vec<String>,
+    /// Extensions its `imports` bring, as `(as, package)`.
+    pub(super) imported: Vec<(String, String)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -111,6 +115,7 @@ pub(super) fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, N
             needs.servers.push(server.to_owned());
         } else if let Some(ext) = r.get("extension").and_then(Value::as_str) {
             cx.aliases.insert(alias(ext), Alias::Extension(ext.to_owned()));
+            needs.extensions.push(ext.to_owned());
         } else if let Some(command) = r.get("command").and_then(Value::as_str) {
             needs.commands.push(command.to_owned());
         } else {
@@ -120,7 +125,10 @@ pub(super) fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, N
     for (i, import) in spec.get("imports").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let package = import.get("package").and_then(Value::as_str).unwrap_or_default();
         match import.get("as").and_then(Value::as_str) {
-            Some(alias) => cx.aliases.insert(alias.to_owned(), Alias::Extension(package.to_owned())),
+            Some(alias) => {
+                needs.imported.push((alias.to_owned(), package.to_owned()));
+                cx.aliases.insert(alias.to_owned(), Alias::Extension(alias.to_owned()))
+            }
             None => {
                 cx.problems.push((format!("{base}/imports/{i}"), "an import needs `as`".into()));
                 None
