@@ -95,6 +95,79 @@ pub async fn start_servers(suite: &Suite, cassette: Option<&Arc<Cassette>>) -> R
     }
 }
 
+/// How long an extension has to start and send its manifest.
+const EXTENSION_START: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Starts the suite's extensions (each binary found, and a pinned one verified, first) and
+/// checks every operation a step calls against its manifest: an operation it does not list
+/// and arguments as written that its schema refuses are reported before anything runs. The
+/// extensions stay up for the run; on a miss every one started is shut down.
+pub async fn start_extensions(suite: &Suite) -> Result<crate::extension::Running, PreflightError> {
+    use crate::extension::{Extension, Launch, package, params};
+    let mut running = crate::extension::Running::default();
+    if suite.extensions.is_empty() {
+        return Ok(running);
+    }
+    let file = suite.file.display().to_string();
+    let miss = |name: &str, detail: String| Miss { kind: "extension", name: name.to_owned(), detail };
+    let private = tempfile::Builder::new().prefix("evalgate-extensions-").tempdir().map_err(|e| PreflightError {
+        file: file.clone(),
+        misses: vec![miss("*", format!("cannot create a private directory for the binaries: {e}"))],
+    })?;
+    let cache = package::cache_dir();
+    let env = |v: &Var| match v {
+        Var::Env(name) => std::env::var(name).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let mut misses = Vec::new();
+    for (name, spec) in &suite.extensions {
+        let pin = match &spec.sha256 {
+            Some(Err(why)) => {
+                misses.push(miss(name, why.clone()));
+                continue;
+            }
+            Some(Ok(sum)) => Some(sum.as_str()),
+            None => None,
+        };
+        let program = match package::resolve(&spec.package, pin, &cache, private.path()) {
+            Ok(program) => program,
+            Err(why) => {
+                misses.push(miss(name, format!("{} ({why})", spec.written)));
+                continue;
+            }
+        };
+        let launch = Launch {
+            alias: name.clone(),
+            program,
+            env: spec.env.iter().map(|(k, t)| (k.clone(), t.render(&env))).collect(),
+            cwd: spec.dir.clone(),
+            config: spec.config.render(&env),
+        };
+        match Extension::start(&launch, EXTENSION_START).await {
+            Ok(extension) => {
+                running.by_name.insert(name.clone(), extension);
+            }
+            Err(e) => misses.push(miss(name, format!("did not start: {e}"))),
+        }
+    }
+    for (place, uses) in suite_uses(suite) {
+        for call in &uses.extension_calls {
+            let Some(extension) = running.get(call.name) else { continue };
+            for problem in params::preflight(call, &extension.manifest) {
+                let name = format!("{}.{}", call.name, call.operation);
+                misses.push(Miss { kind: "extension operation", name, detail: format!("{problem} ({place})") });
+            }
+        }
+    }
+    if misses.is_empty() {
+        running.private = Some(private);
+        Ok(running)
+    } else {
+        running.shutdown().await;
+        Err(PreflightError { file, misses })
+    }
+}
+
 /// The tools named (not called) where `uses` are, each found in its server's list (named as
 /// `server.tool` or with `server:`); a bare name is looked for in the servers a model agent
 /// is offered (`Uses::offered`), whose only tools they are. Only calling a tool can be

@@ -49,6 +49,17 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
             Ok::<(), Error>(())
         })?;
     }
+    // Extensions start, and every operation a step calls is checked against its manifest.
+    if planned.iter().any(|p| !p.suite.extensions.is_empty()) {
+        runtime()?.block_on(async {
+            for p in &planned {
+                let extensions =
+                    crate::preflight::start_extensions(&p.suite).await.map_err(|e| Error::Preflight(vec![e]))?;
+                extensions.shutdown().await;
+            }
+            Ok::<(), Error>(())
+        })?;
+    }
     if lint_failed {
         crate::errln!("the tools/list lint failed (`mcp_servers.NAME.lint`); nothing ran");
         return Ok(exit::GATE_FAILED);

@@ -396,15 +396,25 @@ impl SuiteRun<'_> {
         fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
 
         let servers = tokio::select! {
-            servers = crate::preflight::start_servers(&suite, llm.cassette.as_ref()) => Some(servers),
+            servers = async {
+                let servers = crate::preflight::start_servers(&suite, llm.cassette.as_ref()).await?;
+                match crate::preflight::start_extensions(&suite).await {
+                    Ok(extensions) => Ok((servers, extensions)),
+                    Err(e) => {
+                        servers.close().await;
+                        Err(e)
+                    }
+                }
+            } => Some(servers),
             () = stop.cancel.cancelled() => None,
         };
         let mut conformance_tasks = Vec::new();
         let dispatched = match servers {
-            Some(Ok(servers)) => {
+            Some(Ok((servers, extensions))) => {
                 let servers = Arc::new(servers);
+                let extensions = Arc::new(extensions);
                 mcp::record_servers(&mut results, &suite, &servers, update_snapshot).await;
-                let services = Services { llm: llm.clone(), servers: servers.clone() };
+                let services = Services { llm: llm.clone(), servers: servers.clone(), extensions: extensions.clone() };
                 let dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
                 // After the tasks, on the servers they used; a sharded run has the
@@ -419,6 +429,7 @@ impl SuiteRun<'_> {
                     }
                 }
                 servers.close().await;
+                extensions.shutdown().await;
                 dispatched
             }
             // The terminal's summary shows the reason, under PREFLIGHT FAILED.

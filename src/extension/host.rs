@@ -226,7 +226,14 @@ impl Extension {
                 conn.stdin.write_all(line.as_bytes()).await.map_err(|e| format!("cannot write to it: {e}"))?;
                 conn.stdin.flush().await.map_err(|e| format!("cannot write to it: {e}"))?;
                 loop {
-                    let line = read_line(&mut conn.stdout).await?;
+                    // The extension's exit ends the wait even when a child it left holds stdout.
+                    let line = tokio::select! {
+                        line = read_line(&mut conn.stdout) => line?,
+                        status = conn.child.wait() => {
+                            let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+                            return Err(format!("exited ({status})"));
+                        }
+                    };
                     match answer_to(&line, id)? {
                         Message::Log(log) => logs.push(log),
                         Message::Other => {}

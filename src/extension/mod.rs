@@ -16,6 +16,8 @@ pub use protocol::{Manifest, Outcome};
 #[derive(Debug, Default)]
 pub struct Running {
     pub by_name: std::collections::BTreeMap<String, Extension>,
+    /// Where the verified copies of pinned binaries are, for as long as they run.
+    pub private: Option<tempfile::TempDir>,
 }
 
 impl Running {

@@ -23,11 +23,11 @@ pub fn preflight(call: &Call, manifest: &super::Manifest) -> Vec<String> {
     let Some(operation) = manifest.operations.get(call.operation) else {
         let known = unknown(call.operation, manifest.operations.keys().map(String::as_str));
         let help = known.help("it has", "its manifest lists no operation");
-        return vec![format!("`{}` has no operation `{}`: {help}", call.name, call.operation)];
+        return vec![format!("its manifest has no operation `{}`: {help}", call.operation)];
     };
     match check_written(&operation.params, call.written, call.templated) {
-        Ok(problems) => problems.iter().map(|p| format!("`{}.{}` {}", call.name, call.operation, p)).collect(),
-        Err(e) => vec![format!("`{}.{}`: {e}", call.name, call.operation)],
+        Ok(problems) => problems.iter().map(ToString::to_string).collect(),
+        Err(e) => vec![e],
     }
 }
 
@@ -51,7 +51,7 @@ pub fn check_written(schema: &Value, written: &Value, templated: &[String]) -> R
             let at = e.instance_path().to_string();
             !templated.iter().any(|t| at == *t || at.starts_with(&format!("{t}/")))
         })
-        .map(|e| mismatch(schema, &e.instance_path().to_string(), &e.to_string(), written))
+        .map(|e| mismatch(schema, &e))
         .collect();
     Ok(problems)
 }
@@ -59,27 +59,24 @@ pub fn check_written(schema: &Value, written: &Value, templated: &[String]) -> R
 /// The rendered arguments against `schema`: what the extension will be sent.
 pub fn check_rendered(schema: &Value, args: &Value) -> Result<Vec<Mismatch>, String> {
     let validator = jsonschema::validator_for(schema).map_err(|e| format!("its params schema is not valid: {e}"))?;
-    Ok(validator
-        .iter_errors(args)
-        .map(|e| mismatch(schema, &e.instance_path().to_string(), &e.to_string(), args))
-        .collect())
+    Ok(validator.iter_errors(args).map(|e| mismatch(schema, &e)).collect())
 }
 
 /// A schema error as a `Mismatch`; an argument the schema does not allow gets the name it
 /// was probably meant to be.
-fn mismatch(schema: &Value, at: &str, message: &str, args: &Value) -> Mismatch {
-    let mut message = message.to_owned();
-    let object = args.pointer(at).and_then(Value::as_object);
-    let allowed = schema_at(schema, at).and_then(|s| s.get("properties")).and_then(Value::as_object);
-    if let (Some(object), Some(allowed)) = (object, allowed) {
-        let strays = object.keys().filter(|k| !allowed.contains_key(*k));
-        for key in strays {
-            if let Some(suggestion) = unknown(key, allowed.keys().map(String::as_str)).suggestion() {
+fn mismatch(schema: &Value, error: &jsonschema::ValidationError<'_>) -> Mismatch {
+    let at = error.instance_path().to_string();
+    let mut message = error.to_string();
+    if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
+        let allowed = schema_at(schema, &at).and_then(|s| s.get("properties")).and_then(Value::as_object);
+        for key in unexpected {
+            let known = allowed.into_iter().flat_map(|a| a.keys().map(String::as_str));
+            if let Some(suggestion) = unknown(key, known).suggestion() {
                 message += &format!(" (`{key}`: {suggestion})");
             }
         }
     }
-    Mismatch { at: at.to_owned(), message }
+    Mismatch { at, message }
 }
 
 impl std::fmt::Display for Mismatch {

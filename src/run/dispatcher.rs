@@ -31,6 +31,7 @@ const STOP_GRACE: Duration = Duration::from_millis(750);
 pub struct Services {
     pub llm: Arc<LlmRuntime>,
     pub servers: Arc<crate::mcp::servers::Servers>,
+    pub extensions: Arc<crate::extension::Running>,
 }
 
 /// Runs one attempt of a trial of the task at `task_index` (into `suite.tasks`): the real
@@ -147,7 +148,7 @@ impl<'a> Dispatcher<'a> {
 
     /// Runs `before_all`, the plan and `after_all`.
     pub async fn run(mut self, services: Services) -> Dispatched {
-        let Services { llm, servers } = services;
+        let Services { llm, servers, extensions } = services;
         let suite = self.suite.clone();
         self.sink.event(RunEvent::RunStarted { suite_id: suite.id.clone(), tasks: self.plan.tasks.len() });
         let mut out = Dispatched::default();
@@ -164,6 +165,7 @@ impl<'a> Dispatcher<'a> {
         let vars = Arc::new(suite.vars.clone());
         let mut hook_bindings = Bindings::new(vars.clone(), "");
         hook_bindings.servers = Some(ServersRef(servers.clone()));
+        hook_bindings.extensions = Some(extensions.clone());
         let before = tokio::select! {
             r = run_sequence(&suite.before_all, &suite.dir, Phase::BeforeAll, &mut hook_bindings, &mut out.hooks) => Some(r),
             () = self.stop.cancel.cancelled() => None,
@@ -188,6 +190,7 @@ impl<'a> Dispatcher<'a> {
             scratch_dir: scratch.path().to_owned(),
             llm,
             servers,
+            extensions,
             agent_override: self.plan.agent.clone(),
         });
         self.trials(&ctx).await;

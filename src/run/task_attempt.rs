@@ -35,6 +35,8 @@ pub struct RunContext {
     pub llm: Arc<LlmRuntime>,
     /// The run's MCP servers.
     pub servers: Arc<crate::mcp::servers::Servers>,
+    /// The run's extensions.
+    pub extensions: Arc<crate::extension::Running>,
     /// `--agent`: replaces the agent of every task that has one.
     pub agent_override: Option<Arc<Agent>>,
 }
@@ -198,6 +200,7 @@ async fn attempt(
     // A task of a protocol era talks to its server at that era.
     let servers = ctx.servers.at(task.era.as_ref(), task.arm.as_deref());
     bindings.servers = Some(crate::template::ServersRef(servers.clone()));
+    bindings.extensions = Some(ctx.extensions.clone());
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult::empty();
 

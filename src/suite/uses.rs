@@ -15,6 +15,7 @@ use crate::uses::{Program, ProgramCommand, SecretKind, Uses, render_static};
 pub enum Place<'a> {
     Agent(&'a str),
     McpServer(&'a str),
+    Extension(&'a str),
     Judge,
     Hooks,
     Task(&'a str),
@@ -25,6 +26,7 @@ impl std::fmt::Display for Place<'_> {
         match self {
             Place::Agent(name) => write!(f, "agent `{name}`"),
             Place::McpServer(name) => write!(f, "MCP server `{name}`"),
+            Place::Extension(name) => write!(f, "extension `{name}`"),
             Place::Judge => f.write_str("the judge"),
             Place::Hooks => f.write_str("hooks"),
             Place::Task(id) => write!(f, "task `{id}`"),
@@ -40,6 +42,10 @@ pub fn suite_uses(suite: &Suite) -> Vec<(Place<'_>, Uses<'_>)> {
     }
     for server in suite.mcp_servers.values() {
         all.push((Place::McpServer(&server.name), server_uses(server)));
+    }
+    for (name, extension) in &suite.extensions {
+        let env = extension.env.iter().map(|(_, t)| t);
+        all.push((Place::Extension(name), Uses::templates(extension.config.templates().into_iter().chain(env))));
     }
     if let Some(judge) = &suite.judge {
         all.push((Place::Judge, model_uses(judge)));

@@ -5,6 +5,7 @@
 
 mod common;
 mod env_and_vars;
+mod extensions;
 
 mod adaptive;
 mod adversarial;

@@ -1,0 +1,200 @@
+//! Extensions through the binary: a fixture speaking mcpchecker's extension protocol
+//! (tests/fixtures/extension/files-ext) as setup, verify and cleanup steps; preflight's
+//! check of operations and arguments; a crash, a wrong checksum and a leaked child never
+//! pass; an mcpchecker eval using one.
+
+use crate::common::{ECHO_AGENT, Test, is_running, suite};
+
+fn fixture() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extension/files-ext").display().to_string()
+}
+
+/// The suite's `extensions:` block: the fixture, its shutdown marker in `shutdown.log`.
+fn extensions(extra: &str) -> String {
+    format!(
+        "extensions:\n  files:\n    package: '{}'\n    env: {{FILES_EXT_SHUTDOWN: shutdown.log}}\n{extra}",
+        fixture()
+    )
+}
+
+#[test]
+fn operations_set_up_verify_and_clean_up_a_task_and_the_extension_is_shut_down() {
+    let tasks = "
+        - id: t
+          setup:
+            - id: w
+              extension: {name: files, operation: write, args: {path: note.txt, content: 'hello {task.id}'}}
+              outputs: {bytes: '{response.json.bytes}'}
+          prompt: 'wrote {steps.w.outputs.bytes} bytes'
+          grade:
+            - {type: contains, value: wrote 7 bytes}
+            - type: steps
+              steps: [{extension: {name: files, operation: exists, args: {path: note.txt, contains: hello t}}}]
+            - type: steps
+              steps: [{extension: {name: files, operation: agent, args: {text: '7 bytes'}}}]
+          cleanup:
+            - extension: {name: files, operation: write, args: {path: cleaned.txt, content: x}}
+        - id: missing
+          prompt: x
+          grade:
+            - type: steps
+              steps: [{extension: {name: files, operation: exists, args: {path: absent.txt}}}]
+        ";
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(&extensions(""), tasks));
+    let dir = test.path().to_owned();
+    let run = test.args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    assert_eq!(run.task("t")["status"], "passed", "{}", run.task("t"));
+    let setup = &run.task("t")["trials"][0]["steps"][0];
+    assert_eq!(setup["action"], r#"files.write {"path":"note.txt","content":"hello t"}"#);
+    assert_eq!(setup["stderr"], "[info] writing note.txt\n", "the operation's logs are its step's");
+    assert!(dir.join("cleaned.txt").exists(), "cleanup ran its operation");
+    // An operation that says it failed fails its check, with the extension's reason.
+    let missing = run.task("missing");
+    assert_eq!(missing["status"], "failed", "{missing}");
+    assert!(missing.to_string().contains("files.exists failed: absent.txt does not exist"), "{missing}");
+    assert_eq!(std::fs::read_to_string(dir.join("shutdown.log")).unwrap(), "shutdown\n", "asked to shut down once");
+    run.any_stderr();
+}
+
+#[test]
+fn preflight_checks_each_operation_and_its_arguments_against_the_manifest_before_any_agent_runs() {
+    let tasks = "
+        - id: t
+          setup:
+            - extension: {name: files, operation: wirte, args: {path: a, content: b}}
+          prompt: x
+          grade:
+            - type: steps
+              steps: [{extension: {name: files, operation: exists, args: {pth: a}}}]
+        ";
+    let agent = "#!/bin/sh\ntouch agent-ran\nprintf '%s\\n' \"$1\"\n";
+    let test = Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite(&extensions(""), tasks));
+    let dir = test.path().to_owned();
+    let run = test.args(&["run"]).run();
+    run.expect_code(3);
+    run.expect_messages(
+        "  preflight failed for evalgate.yaml: 3 missing
+  - extension operation `files.wirte`: its manifest has no operation `wirte`: did you mean `write`? (task `t`)
+  - extension operation `files.exists`: args: Additional properties are not allowed ('pth' was unexpected) (`pth`: did you mean `path`?) (task `t`)
+  - extension operation `files.exists`: args: \"path\" is a required property (task `t`)
+nothing ran
+",
+    );
+    assert!(!dir.join("agent-ran").exists());
+    assert!(dir.join("shutdown.log").exists(), "the extension was shut down");
+}
+
+#[test]
+fn a_crash_is_an_error_naming_the_extension_with_its_stderr_redacted_and_a_leaked_child_is_killed() {
+    let tasks = "
+        - id: spawns
+          setup:
+            - extension: {name: files, operation: misbehave, args: {how: spawn}}
+          prompt: x
+          grade: [{type: contains, value: x}]
+        - id: crashes
+          setup:
+            - extension: {name: files, operation: misbehave, args: {how: crash}}
+          prompt: x
+          grade: [{type: contains, value: x}]
+        - id: after
+          setup:
+            - extension: {name: files, operation: write, args: {path: a, content: b}}
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
+    let secret = "tok-3a91c7e2f0b84d55";
+    let yaml = suite(&extensions("    config: {token: '{env.EXT_TOKEN}'}\n"), tasks);
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).env("EXT_TOKEN", secret);
+    let dir = test.path().to_owned();
+    let run = test.args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    assert_eq!(run.task("spawns")["status"], "passed");
+    let crashed = run.task("crashes");
+    assert_eq!(crashed["status"], "error", "a crash is never a pass: {crashed}");
+    let why = crashed.to_string();
+    assert!(why.contains("files.misbehave: extension `files` exited"), "{why}");
+    assert!(why.contains("panic: the cluster is gone"), "its stderr's tail: {why}");
+    assert!(why.contains("token is [secret:EXT_TOKEN]"), "redacted: {why}");
+    // Every later call is refused: the extension's state is unknown.
+    assert_eq!(run.task("after")["status"], "error");
+    assert!(run.task("after").to_string().contains("was stopped earlier"));
+    let everything = std::fs::read_dir(dir.join("evalgate-out")).unwrap();
+    for file in everything.flatten() {
+        let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+        assert!(!text.contains(secret), "{} holds the token", file.path().display());
+    }
+    assert!(run.stderr_lacks(secret));
+    let child: i32 = std::fs::read_to_string(dir.join("child.pid")).unwrap().trim().parse().unwrap();
+    assert!(!is_running(child), "the extension's child outlived the run");
+    run.any_stderr();
+}
+
+#[test]
+fn a_pinned_binary_that_changed_never_runs() {
+    let tasks = "
+        - id: t
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
+    let wrong = "0".repeat(64);
+    let yaml = suite(&extensions(&format!("    sha256: 'sha256:{wrong}'\n")), tasks);
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml);
+    let dir = test.path().to_owned();
+    let run = test.args(&["run"]).run();
+    run.expect_code(3);
+    assert!(run.stderr_has("has SHA-256 ") && run.stderr_has(&format!("not the pinned {wrong}: refused")));
+    assert!(!dir.join("shutdown.log").exists(), "the binary never started");
+    // A release reference is looked for in the cache, never fetched.
+    let release = suite(
+        "extensions:\n  k8s: {package: 'https://github.com/mcpchecker/kubernetes-extension@v0.0.2', sha256: '{wrong}'}\n"
+            .replace("{wrong}", &wrong)
+            .as_str(),
+        tasks,
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &release)
+        .env("EVALGATE_EXTENSIONS", cache.path().to_str().unwrap())
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    assert!(run.stderr_has("it is not in the extension cache: put the release's"), "{}", run.stderr);
+    assert!(run.stderr_has("github.com/mcpchecker/kubernetes-extension/v0.0.2/kubernetes-extension"));
+}
+
+#[test]
+fn an_unknown_extension_name_is_a_load_error_at_its_line() {
+    let tasks = "
+        - id: t
+          setup:
+            - extension: {name: fils, operation: write}
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
+    let run = Test::new().write("evalgate.yaml", &suite(&extensions(""), tasks)).args(&["check"]).run();
+    run.expect_code(2);
+    assert!(run.stderr_has("tasks[0].setup[0].extension.name: unknown extension `fils`"), "{}", run.stderr);
+    assert!(run.stderr_has("did you mean `files`?"), "{}", run.stderr);
+}
+
+#[test]
+fn an_mcpchecker_eval_runs_its_extension_operations() {
+    let eval = format!(
+        "kind: Eval\nmetadata: {{name: ext}}\nconfig:\n  agent: {{type: file, path: agent.yaml}}\n  extensions:\n    files:\n      package: '{}'\n  taskSets:\n    - glob: tasks/*.yaml\n",
+        fixture()
+    );
+    let agent = "kind: Agent\nmetadata: {name: echo}\ncommands:\n  runPrompt: ./agent.sh {prompt}\n";
+    let task = "kind: Task\napiVersion: mcpchecker/v1alpha2\nmetadata: {name: writes}\nspec:\n  requires:\n    - {extension: files, as: fs}\n  setup:\n    - fs.write: {path: seeded.txt, content: seeded}\n  prompt: {inline: hello}\n  verify:\n    - fs.exists: {path: seeded.txt, contains: seeded}\n";
+    let test = Test::new()
+        .write("eval.yaml", &eval)
+        .write("agent.yaml", agent)
+        .write("agent.sh", ECHO_AGENT)
+        .write("tasks/writes.yaml", task);
+    let run = test.args(&["run", "eval.yaml"]).run();
+    run.expect_code(0);
+    assert_eq!(run.task("writes")["status"], "passed", "{}", run.task("writes"));
+    run.any_stderr();
+}
