@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::protocol::{Context, Log, Manifest, Outcome, PROTOCOL_VERSION};
+use super::messages::{Context, Log, Manifest, Outcome, PROTOCOL_VERSION};
 use crate::excerpt::excerpt;
 use crate::process::reaper;
 

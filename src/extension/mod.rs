@@ -4,13 +4,13 @@
 //! `params` checks an operation's arguments against its manifest.
 
 pub mod host;
+pub mod messages;
 pub mod package;
 pub mod params;
-pub mod protocol;
 
 pub use host::{Executed, Extension, HostError, Launch};
+pub use messages::{Manifest, Outcome};
 pub use package::Package;
-pub use protocol::{Manifest, Outcome};
 
 /// The run's extensions, started once after preflight, by the name the suite gives each.
 #[derive(Debug, Default)]

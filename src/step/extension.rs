@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::leaf::Response;
 use super::{Captures, CompileStep, Leaf, RunStep, StepEnv};
-use crate::extension::protocol::{AgentContext, Context, go_duration};
+use crate::extension::messages::{AgentContext, Context, go_duration};
 use crate::extension::params;
 use crate::results::{Phase, StepResult};
 use crate::source::{KeyPath, ValidateCx};

@@ -79,7 +79,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     let mcp_servers: BTreeMap<String, McpServer> =
         raw.mcp_servers.iter().filter_map(|(name, s)| Some((name.clone(), mcp_server(cx, name, s)?))).collect();
     cx.mcp_servers = raw.mcp_servers.keys().cloned().collect();
-    let extensions = super::extensions::compile_extensions(cx, &raw.extensions);
+    let extensions = super::extension_config::compile_extensions(cx, &raw.extensions);
     let judge =
         raw.judge.as_ref().and_then(|j| crate::llm::judge_calibration::judge_spec(cx, j, &KeyPath::root("judge")));
     cx.has_judge = raw.judge.is_some();

@@ -1,12 +1,12 @@
 //! Suites: the native format, one file a concept (its form as written, compiled form and
-//! checks: `agent`, `mcp_server`, `mcp_auth`, `extensions`, `tasks`, `trials`, `variants`, `definition`),
+//! checks: `agent`, `mcp_server`, `mcp_auth`, `extension_config`, `tasks`, `trials`, `variants`, `definition`),
 //! the two aggregates (`raw::RawSuite`, `model::Suite`), reading (`load`, `imports`) and
 //! compiling (`assemble`); `formats/` for the foreign formats.
 
 mod agent;
 mod assemble;
 mod definition;
-mod extensions;
+mod extension_config;
 pub mod formats;
 mod ids;
 mod imports;

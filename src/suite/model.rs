@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use super::agent::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, ToolCallSpec};
-pub use super::extensions::ExtensionSpec;
+pub use super::extension_config::ExtensionSpec;
 pub use super::mcp_server::McpServer;
 pub use super::raw::Mode;
 pub use super::tasks::{DEFAULT_TASK_TIMEOUT, Level, Prompt, Task};

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::agent::RawAgent;
 use super::definition::TaskSource;
-pub use super::extensions::{RawExtension, RawPin};
+pub use super::extension_config::{RawExtension, RawPin};
 pub use super::mcp_server::{RawDrift, RawMcpServer};
 pub use super::tasks::{RawCall, RawCallExpect, RawFixtures, RawMessage, RawTask, RawToolResponse};
 pub use super::trials::{RawAdaptive, RawRepeat};
