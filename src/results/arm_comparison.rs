@@ -271,7 +271,8 @@ impl VariantsSection {
             };
             if let Some((budget, passed)) = score {
                 let actual = if enough {
-                    c.headline()
+                    let todo = if passed { None } else { what_to_do(c, gate.not_worse_than.map(|_| gate.margin())) };
+                    c.headline() + &todo.map_or(String::new(), |t| format!("; {t}"))
                 } else {
                     format!("inconclusive: {} task(s) on both arms, fewer than min_tasks {min_tasks}", c.pairs)
                 };
@@ -323,6 +324,31 @@ impl VariantsSection {
     }
 }
 
+/// What would settle a score gate that failed only for want of evidence: the difference
+/// seen is on the passing side (above −`margin` for `not_worse_than`, above zero for
+/// `better_than`, `margin` `None`) but the interval reaches past it. The interval's
+/// half-width falls about as 1/√tasks, so the tasks that bring it within reach, at the same
+/// trials per task (more trials narrow it too, as far as the noise is in the trials), or
+/// the margin the interval already clears. `None` when the difference seen itself fails:
+/// more of the same evidence would not help.
+fn what_to_do(c: &ArmComparison, margin: Option<f64>) -> Option<String> {
+    let bound = margin.map_or(0.0, |m| -m);
+    let half = c.delta - c.ci_low;
+    let room = c.delta - bound;
+    if room <= 1e-9 || half <= 0.0 || c.pairs < 2 {
+        return None;
+    }
+    let tasks = (c.pairs as f64 * (half / room).powi(2)).ceil() as usize;
+    let mut todo = format!(
+        "the difference seen would hold, but the interval is too wide: about {tasks} tasks (now {}) would narrow it enough, or more trials a task (`--repeat`)",
+        c.pairs
+    );
+    if margin.is_some() {
+        todo += &format!(", or a margin wider than {} points", magnitude(c.ci_low.min(0.0)));
+    }
+    Some(todo)
+}
+
 /// Tasks × arms, for the reports: a row per task as written, a cell per arm that ran.
 pub struct Matrix<'a> {
     pub arms: Vec<&'a str>,
@@ -360,5 +386,44 @@ impl<'a> Matrix<'a> {
             .collect();
         rows.sort_by_key(|(order, row)| (!row.differs, *order));
         Matrix { arms, rows: rows.into_iter().map(|(_, row)| row).collect() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compared(delta: f64, ci_low: f64, pairs: usize) -> ArmComparison {
+        ArmComparison {
+            method: Method::McnemarMidp,
+            pairs,
+            worse: 0,
+            better: 0,
+            delta,
+            ci_low,
+            ci_high: delta + (delta - ci_low),
+            alpha: 0.05,
+            mde: None,
+            verdict: Difference::NoDetectableDifference,
+            cost_usd: None,
+            latency_ms: None,
+            p95_latency_ms: None,
+            unpaired: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_gate_short_of_evidence_says_how_many_tasks_or_what_margin_would_settle_it() {
+        // −2 points seen, interval down to −12, margin 5: the half-width 10 must come within
+        // 3 points, so 20 × (10/3)² = 222.2… → 223 tasks; the interval clears a 12-point margin.
+        let todo = what_to_do(&compared(-0.02, -0.12, 20), Some(0.05)).unwrap();
+        assert!(todo.contains("about 223 tasks (now 20)"), "{todo}");
+        assert!(todo.ends_with("or a margin wider than 12.0 points"), "{todo}");
+        // `better_than`: +4 seen, interval from −2: 6/4 → 20 × 2.25 = 45 tasks; no margin.
+        let todo = what_to_do(&compared(0.04, -0.02, 20), None).unwrap();
+        assert!(todo.contains("about 45 tasks") && !todo.contains("margin"), "{todo}");
+        // The difference seen fails on its own: more of the same would not help.
+        assert_eq!(what_to_do(&compared(-0.08, -0.15, 20), Some(0.05)), None);
+        assert_eq!(what_to_do(&compared(-0.01, -0.2, 1), Some(0.05)), None);
     }
 }
