@@ -98,6 +98,26 @@ fn non_inferiority_passes_and_fails_where_it_should() {
     assert_eq!(worse.code, 1, "{}", worse.stderr);
     let results = worse.results();
     assert_eq!(results["verdict"]["outcome"]["failed_checks"], json!(["variant b vs a"]));
+    // The arms chart: in points as the tables are, its margin drawn, each figure written past
+    // its interval (not over it), the axis spanning what is drawn.
+    let html = worse.read("evalgate-out/report.html");
+    let chart = &html[html.find(r#"id="chart-arms""#).unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.contains(r#"class="mark margin""#) && chart.contains("<title>margin −5.0 points</title>"), "{chart}");
+    assert!(chart.contains("dashed: a `not_worse_than` gate"), "{chart}");
+    let delta = results["variants"]["arms"][1]["comparison"]["delta"].as_f64().unwrap();
+    assert!(chart.contains(&format!(r#"class="value">−{:.1}</text>"#, -delta * 100.0)), "{delta} {chart}");
+    let number = |attr: &str, from: &str| -> f64 {
+        let at = from.find(attr).unwrap() + attr.len();
+        from[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let whisker_end = number(r#"x2=""#, &chart[chart.find(r#"class="whisker""#).unwrap()..]);
+    let value_x = number(r#"x=""#, &chart[chart.find(r#"class="value""#).unwrap() - 40..]);
+    assert!(value_x > whisker_end, "the figure {value_x} is over the interval ending at {whisker_end}");
+    assert!(
+        chart.contains("points</text>") && !chart.contains("−100.0 points"),
+        "the axis spans what is drawn: {chart}"
+    );
     // The same agent: no worse by 20 points, shown; by 2 points, 40 tasks cannot show it.
     let same = "control: a\narms:\n  a: {}\n  b: {gate: {not_worse_than: control, margin: MARGIN}}\n";
     let wide = run(&same.replace("MARGIN", "0.2"), &[]);

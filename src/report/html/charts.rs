@@ -142,29 +142,97 @@ fn score_change(results: &Results) -> Option<Chart> {
     Some(Chart { id: "chart-change", title: "Score change vs baseline", caption, svg })
 }
 
-/// `variants`: each arm's difference in pass rate from the control, with its interval.
+/// `variants`: each arm's difference in pass rate from the control, in points as the tables
+/// give it, with its interval and, for a `not_worse_than` gate, its margin as a dashed line.
+/// The axis spans what is drawn (the intervals and margins, rounded up to 5 points), not
+/// −100..100, so a few points' difference is seen; the figure is written past the end of
+/// the interval, never over it.
 fn arms(results: &Results) -> Option<Chart> {
     let variants = results.variants.as_ref()?;
-    let rows: Vec<Diverging> = variants
+    let rows: Vec<(&str, &crate::results::arm_comparison::ArmComparison, Option<f64>)> = variants
         .arms
         .iter()
-        .filter_map(|a| Some((a.name.clone(), a.comparison.as_ref()?)))
-        .map(|(name, c)| (name, c.delta, Some((c.ci_low, c.ci_high))))
+        .filter_map(|a| {
+            let margin = a.gate.filter(|g| g.not_worse_than.is_some()).map(|g| g.margin());
+            Some((a.name.as_str(), a.comparison.as_ref()?, margin))
+        })
+        .take(MAX_BARS)
         .collect();
     if rows.is_empty() {
         return None;
     }
+    let reach = rows
+        .iter()
+        .flat_map(|(_, c, m)| [c.ci_low.abs(), c.ci_high.abs(), c.delta.abs(), m.unwrap_or(0.0)])
+        .fold(0.0_f64, f64::max);
+    let span = ((reach * 100.0 / 5.0).ceil().max(1.0) * 5.0).min(100.0) / 100.0;
+    let (width, row) = (640.0, 30.0);
+    let (left, right) = (LABEL, width - 70.0);
+    let mid = (left + right) / 2.0;
+    let x = |v: f64| mid + v.clamp(-span, span) / span * (right - left) / 2.0;
+    let h = rows.len() as f64 * row + 28.0;
+    let mut svg = svg_open(width, h, "Arms against the control");
+    let _ = write!(svg, r#"<line class="axis-line" x1="{mid:.1}" x2="{mid:.1}" y1="0" y2="{:.1}"/>"#, h - 20.0);
+    for (v, anchor) in [(-span, "start"), (0.0, "middle"), (span, "end")] {
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" class="axis" text-anchor="{anchor}">{} points</text>"#,
+            x(v),
+            h - 6.0,
+            crate::results::paired_rates::points(v)
+        );
+    }
+    for (i, (name, c, margin)) in rows.iter().enumerate() {
+        let y = i as f64 * row + 6.0;
+        let yc = y + row / 2.0 - 3.0;
+        let (x0, x1) = (x(c.delta.min(0.0)), x(c.delta.max(0.0)));
+        let class = if c.delta < 0.0 { "bar down" } else { "bar up" };
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}<title>{}</title></text><rect class="{class}" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/>"#,
+            left - 6.0,
+            yc + 4.0,
+            escape(&short(name)),
+            escape(name),
+            yc - 6.0,
+            x1 - x0,
+            12.0,
+        );
+        let (lo, hi) = (x(c.ci_low), x(c.ci_high));
+        let _ = write!(
+            svg,
+            r#"<line class="whisker" x1="{lo:.1}" x2="{hi:.1}" y1="{yc:.1}" y2="{yc:.1}"/><line class="whisker" x1="{lo:.1}" x2="{lo:.1}" y1="{:.1}" y2="{:.1}"/><line class="whisker" x1="{hi:.1}" x2="{hi:.1}" y1="{:.1}" y2="{:.1}"/>"#,
+            yc - 5.0,
+            yc + 5.0,
+            yc - 5.0,
+            yc + 5.0,
+        );
+        if let Some(m) = margin {
+            let xm = x(-m);
+            let _ = write!(
+                svg,
+                r#"<line class="mark margin" x1="{xm:.1}" x2="{xm:.1}" y1="{:.1}" y2="{:.1}"><title>margin −{:.1} points</title></line>"#,
+                y,
+                y + row - 4.0,
+                m * 100.0
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" class="value">{}</text>"#,
+            hi.max(x1) + 6.0,
+            yc + 4.0,
+            crate::results::paired_rates::points(c.delta)
+        );
+    }
+    svg.push_str("</svg>");
     let caption = format!(
-        "pass rate of each arm − the control {}'s, with its {:.0}% interval",
+        "pass rate of each arm − the control {}'s, in points, with its {:.0}% interval{}",
         variants.control,
-        (1.0 - variants.statistics.alpha()) * 100.0
+        (1.0 - variants.statistics.alpha()) * 100.0,
+        if rows.iter().any(|r| r.2.is_some()) { "; dashed: a `not_worse_than` gate's margin" } else { "" }
     );
-    Some(Chart {
-        id: "chart-arms",
-        title: "Arms against the control",
-        caption,
-        svg: diverging(&rows, "Arms against the control"),
-    })
+    Some(Chart { id: "chart-arms", title: "Arms against the control", caption, svg })
 }
 
 /// A bar of [`diverging`]: its label, value and interval.
