@@ -555,7 +555,13 @@ path = urllib.parse.urlparse(url).path.encode()
 host = b"Host: 127.0.0.1:%d\r\n" % port
 call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}'
 def post(target, headers):
-    return raw(b"POST " + target + b" HTTP/1.1\r\n" + headers + b"Content-Length: %d\r\n\r\n" % len(call) + call)
+    # A connection that closed before any status line (seen once in 20 runs on a loaded
+    # machine) is asked again: the status, when there is one, is what is checked.
+    for _ in range(3):
+        reply = raw(b"POST " + target + b" HTTP/1.1\r\n" + headers + b"Content-Length: %d\r\n\r\n" % len(call) + call)
+        if reply != "closed":
+            break
+    return reply
 json_type = b"Content-Type: application/json\r\n"
 # Only the agent the proxy was started for, which knows its path, reaches a tool.
 print("no token:", post(b"/mcp", host + json_type))
