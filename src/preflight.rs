@@ -115,10 +115,7 @@ pub async fn start_extensions(suite: &Suite) -> Result<crate::extension::Running
         misses: vec![miss("*", format!("cannot create a private directory for the binaries: {e}"))],
     })?;
     let cache = package::cache_dir();
-    let env = |v: &Var| match v {
-        Var::Env(name) => std::env::var(name).unwrap_or_default(),
-        _ => String::new(),
-    };
+    let env = crate::template::env_only;
     let mut misses = Vec::new();
     for (name, spec) in &suite.extensions {
         let pin = match &spec.sha256 {

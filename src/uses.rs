@@ -214,8 +214,5 @@ pub fn render_static(template: &Template) -> Option<String> {
     if template.vars().any(|v| !matches!(v, Var::Env(_))) {
         return None;
     }
-    Some(template.render(&|v| match v {
-        Var::Env(name) => std::env::var(name).unwrap_or_default(),
-        _ => String::new(),
-    }))
+    Some(template.render(&crate::template::env_only))
 }

@@ -14,7 +14,7 @@ use super::types::{ChatRequest, ChatResponse};
 use super::wire::HttpSettings;
 use crate::cassette::{Cassette, Door, Miss, Traffic};
 use crate::llm::spec::LlmSpec;
-use crate::template::Var;
+use crate::template::env_only;
 
 /// A model request's time limit when the agent or judge sets none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -151,13 +151,4 @@ pub fn base_url(spec: &LlmSpec) -> String {
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| provider.default_base_url().to_owned())
-}
-
-/// Model settings are rendered once per run: only `{env.X}` (and `{vars.X}` is resolved
-/// at load) make sense there.
-fn env_only(var: &Var) -> String {
-    match var {
-        Var::Env(name) => std::env::var(name).unwrap_or_default(),
-        _ => String::new(),
-    }
 }

@@ -110,10 +110,7 @@ impl McpServer {
     /// How to reach it, with `{env.X}` rendered (an unset variable renders empty).
     pub fn endpoint(&self) -> crate::mcp::session::Endpoint {
         use crate::mcp::session::Endpoint;
-        let env = |v: &crate::template::Var| match v {
-            crate::template::Var::Env(n) => std::env::var(n).unwrap_or_default(),
-            _ => String::new(),
-        };
+        let env = crate::template::env_only;
         match (&self.command, &self.url) {
             (Some(command), _) => Endpoint::Stdio {
                 command: command.iter().map(|t| t.render(&env)).collect(),

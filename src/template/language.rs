@@ -224,6 +224,16 @@ impl Template {
     }
 }
 
+/// The lookup of a template rendered once, outside any task (a model's settings, a server's
+/// or an extension's command and environment): `{env.X}` is read (empty when unset) and
+/// nothing else has a value (`{vars.X}` is bound at load).
+pub fn env_only(var: &Var) -> String {
+    match var {
+        Var::Env(name) => std::env::var(name).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
 fn err(index: usize, message: &str, help: Option<String>) -> TemplateError {
     TemplateError { column: index + 1, message: message.to_owned(), help }
 }

@@ -11,5 +11,5 @@ mod shell;
 pub use bindings::{Bindings, Missing, ServersRef};
 pub use command_line::CommandLine;
 pub use json_template::JsonTemplate;
-pub use language::{Names, Scope, Template, TemplateError, Var, escape};
+pub use language::{Names, Scope, Template, TemplateError, Var, env_only, escape};
 pub use shell::{Refused, ShellReader, ShellScript, check_argv, env_name};
