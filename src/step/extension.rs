@@ -53,8 +53,7 @@ impl CompileStep for RawExtensionCall {
     fn compile(&self, cx: &mut ValidateCx, path: &KeyPath, scope: Scope) -> Option<ExtensionCall> {
         cx.known_extension(&path.key("name"), &self.name);
         let args = JsonTemplate::compile(cx, &Value::Object(self.args.clone()), scope, &path.key("args"))?;
-        let mut templated = Vec::new();
-        let written = written(&args, String::new(), &mut templated);
+        let (written, templated) = args.as_known();
         Some(ExtensionCall {
             name: self.name.clone(),
             operation: self.operation.clone(),
@@ -167,28 +166,5 @@ fn phase(phase: Phase, bindings: &Bindings) -> &'static str {
         Phase::Cleanup | Phase::AfterAll => "cleanup",
         _ if bindings.agent_output.is_some() => "verify",
         _ => "setup",
-    }
-}
-
-/// The arguments as they are known at load: a string with a placeholder as its source
-/// (its pointer pushed to `templated`), every other value as it will be sent (suite `vars`
-/// bound).
-fn written(args: &JsonTemplate, at: String, templated: &mut Vec<String>) -> Value {
-    match args {
-        JsonTemplate::Literal(v) => v.clone(),
-        JsonTemplate::String(t) if t.vars().next().is_some() => {
-            templated.push(at);
-            Value::String(t.source().to_owned())
-        }
-        JsonTemplate::String(t) => Value::String(t.render(&|_| String::new())),
-        JsonTemplate::Array(items) => {
-            Value::Array(items.iter().enumerate().map(|(i, v)| written(v, format!("{at}/{i}"), templated)).collect())
-        }
-        JsonTemplate::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.clone(), written(v, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), templated)))
-                .collect(),
-        ),
     }
 }

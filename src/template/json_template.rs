@@ -49,6 +49,39 @@ impl JsonTemplate {
         }
     }
 
+    /// The value as it is known at load, for checks made before any task runs: a string
+    /// holding a placeholder as its source (its JSON pointer in the second part: its value
+    /// is known only when rendered), every other value as it will be sent (suite `vars`
+    /// bound).
+    pub fn as_known(&self) -> (Value, Vec<String>) {
+        let mut templated = Vec::new();
+        let value = self.known_at(String::new(), &mut templated);
+        (value, templated)
+    }
+
+    fn known_at(&self, at: String, templated: &mut Vec<String>) -> Value {
+        match self {
+            JsonTemplate::Literal(v) => v.clone(),
+            JsonTemplate::String(t) if t.vars().next().is_some() => {
+                templated.push(at);
+                Value::String(t.source().to_owned())
+            }
+            JsonTemplate::String(t) => Value::String(t.render(&|_| String::new())),
+            JsonTemplate::Array(items) => Value::Array(
+                items.iter().enumerate().map(|(i, v)| v.known_at(format!("{at}/{i}"), templated)).collect(),
+            ),
+            JsonTemplate::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| {
+                        let pointer = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                        (k.clone(), v.known_at(pointer, templated))
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
     pub fn templates(&self) -> Vec<&Template> {
         match self {
             JsonTemplate::Literal(_) => Vec::new(),
