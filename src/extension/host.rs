@@ -105,13 +105,7 @@ impl Extension {
         let conn = Conn { child, stdin, stdout: BufReader::new(stdout), next_id: 1 };
         let mut extension = Extension {
             alias: alias.clone(),
-            manifest: Manifest {
-                name: String::new(),
-                version: String::new(),
-                protocol_version: String::new(),
-                description: None,
-                operations: BTreeMap::new(),
-            },
+            manifest: Manifest::default(),
             conn: tokio::sync::Mutex::new(Some(conn)),
             stopped: Mutex::new(None),
             stderr,
@@ -369,7 +363,7 @@ mod tests {
     }
 
     fn context(dir: &std::path::Path) -> Context {
-        Context { workdir: dir.display().to_string(), phase: "setup", env: BTreeMap::new(), timeout: None, agent: None }
+        Context { workdir: dir.display().to_string(), phase: "setup", timeout: None, agent: None }
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub const PROTOCOL_VERSION: &str = "0.0.1";
 
 /// What `initialize` answers: the extension and the operations it offers.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     pub name: String,
@@ -36,8 +36,6 @@ pub struct Context {
     pub workdir: String,
     /// `setup`, `verify` or `cleanup`.
     pub phase: &'static str,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
     /// The step's bound, as a Go duration (`30s`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,

@@ -131,7 +131,6 @@ async fn call(action: &ExtensionCall, timeout: Duration, env: StepEnv<'_>, bindi
     let context = Context {
         workdir: env.dir.display().to_string(),
         phase,
-        env: Default::default(),
         timeout: Some(go_duration(timeout)),
         agent: bindings
             .agent_output
@@ -153,7 +152,9 @@ async fn call(action: &ExtensionCall, timeout: Duration, env: StepEnv<'_>, bindi
     let body = serde_json::to_string(&outcome.outputs).unwrap_or_default();
     leaf.response = Some(Response { status: 0, headers: Default::default(), body });
     if !outcome.success {
+        // The extension's text, bounded as every reason is (its message is the step's stdout).
         let why = outcome.error.or(outcome.message).unwrap_or_else(|| "it did not say why".into());
+        let why = crate::excerpt::excerpt(&why, 400);
         leaf.failure = Some(format!("{}.{} failed: {why}", action.name, action.operation));
     }
     leaf

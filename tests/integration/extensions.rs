@@ -34,13 +34,20 @@ fn operations_set_up_verify_and_clean_up_a_task_and_the_extension_is_shut_down()
               steps: [{extension: {name: files, operation: agent, args: {text: '7 bytes'}}}]
           cleanup:
             - extension: {name: files, operation: write, args: {path: cleaned.txt, content: x}}
+        - id: long
+          setup: [{file: {path: big.txt, content: 'LONG'}}]
+          prompt: x
+          grade:
+            - type: steps
+              steps: [{extension: {name: files, operation: exists, args: {path: big.txt, contains: y}}}]
         - id: missing
           prompt: x
           grade:
             - type: steps
               steps: [{extension: {name: files, operation: exists, args: {path: absent.txt}}}]
         ";
-    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(&extensions(""), tasks));
+    let tasks = tasks.replace("LONG", &"x".repeat(5000));
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(&extensions(""), &tasks));
     let dir = test.path().to_owned();
     let run = test.args(&["run", "-j", "1"]).run();
     run.expect_code(1);
@@ -53,6 +60,9 @@ fn operations_set_up_verify_and_clean_up_a_task_and_the_extension_is_shut_down()
     let missing = run.task("missing");
     assert_eq!(missing["status"], "failed", "{missing}");
     assert!(missing.to_string().contains("files.exists failed: absent.txt does not exist"), "{missing}");
+    // An extension's reason is bounded as every reason is.
+    let long = run.task("long")["reason"].as_str().unwrap().to_owned();
+    assert!(long.contains("files.exists failed: big.txt holds 'xxx") && long.chars().count() < 700, "{long}");
     assert_eq!(std::fs::read_to_string(dir.join("shutdown.log")).unwrap(), "shutdown\n", "asked to shut down once");
     run.any_stderr();
 }
