@@ -130,9 +130,9 @@ impl Extension {
         }
     }
 
-    /// Runs one operation. A timeout, a crash, a line that is not JSON-RPC or an answer that
-    /// is not an outcome stops the extension (its state is unknown) and is an error; so is
-    /// any later call to it.
+    /// Runs one operation. A timeout, a crash or a line that is not JSON-RPC stops the
+    /// extension (its state is unknown) and is an error, and so is any later call to it; a
+    /// JSON-RPC error or an answer that is not an outcome is an error of this call only.
     pub async fn execute(
         &self,
         operation: &str,

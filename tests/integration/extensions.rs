@@ -186,7 +186,13 @@ fn an_unknown_extension_name_is_a_load_error_at_its_line() {
         ";
     let run = Test::new().write("evalgate.yaml", &suite(&extensions(""), tasks)).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr_has("tasks[0].setup[0].extension.name: unknown extension `fils`"), "{}", run.stderr);
+    let line = suite(&extensions(""), tasks).lines().position(|l| l.contains("name: fils")).unwrap() + 1;
+    let at = format!("evalgate.yaml:{line}:");
+    assert!(
+        run.stderr_has(&at) && run.stderr_has("tasks[0].setup[0].extension.name: unknown extension `fils`"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr_has("did you mean `files`?"), "{}", run.stderr);
 }
 
