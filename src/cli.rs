@@ -111,7 +111,7 @@ pub struct JudgeSampleArgs {
     #[arg(long, value_name = "FILE", default_value = "evalgate-out/results.json")]
     pub results: PathBuf,
     /// Items to sample.
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    #[arg(long, value_name = "N", default_value_t = crate::results::judge_sample::DEFAULT_SAMPLE)]
     pub n: usize,
     /// Write the labels file here instead of stdout.
     #[arg(short, long, value_name = "FILE")]

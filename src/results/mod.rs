@@ -5,6 +5,7 @@ pub mod baseline_comparison;
 pub mod conformance_tasks;
 pub mod eras;
 mod flags;
+pub mod judge_sample;
 pub mod judges;
 pub mod paired_rates;
 mod run_outcome;

@@ -5,12 +5,15 @@
 // a search, choosing a status, sorting and opening a task.
 //
 //   node check.mjs REPORT.html [--search TEXT] [--screenshot OUT.png [--open TASK] [--full-page]]
-//                  [--width N --height N] [--label OUT.jsonl]
+//                  [--width N --height N] [--label OUT.jsonl] [--offered] [--import FILE]
 //
 // --label: the labelling mode, as a labeller uses it: export refused before a name is typed;
 // then every task opened by its button, the first judged item disagreed with (with a note),
 // the second unsure, the rest agreed with, and "Export labels" clicked; the download is
-// saved to OUT.jsonl.
+// saved to OUT.jsonl; then the page is reloaded and what it resumed is read.
+// --offered: the judged items offered (the stratified sample) after "Open tasks to label",
+// and how many with "every judged item" ticked.
+// --import: FILE chosen in "Import labels"; the message and the count after it.
 //
 // Used by tests/integration/html.rs and scripts/bench-html.sh; it never downloads a browser.
 import { chromium } from "playwright-core";
@@ -184,6 +187,48 @@ try {
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-labels")]);
     await download.saveAs(resolve(labels));
     out.labelling.message = await text("label-msg");
+    // A reload resumes from this browser's storage.
+    await page.reload({ waitUntil: "load" });
+    out.labelling.resumed = {
+      labelled: await text("labelled"),
+      message: await text("label-msg"),
+      labeller: await page.inputValue("#labeller"),
+      verdicts: await page.$$eval("tr.label", (rs) => rs.map((r) => r.dataset.verdict || "")),
+      notes: await page.$$eval("tr.label input.note", (ns) => ns.map((n) => n.value)),
+    };
+  }
+
+  if (args.includes("--offered")) {
+    await page.reload({ waitUntil: "load" });
+    await page.click("#open-to-label");
+    const offered = () =>
+      page.$$eval("tr.label", (rs) =>
+        rs
+          .filter((r) => !r.hidden && !r.closest(".detail").hidden)
+          .map((r) => [r.dataset.task, r.dataset.grader, r.dataset.criterion ?? null, Number(r.dataset.trial)])
+      );
+    out.offered = { items: await offered(), count: await page.textContent("#labelable") };
+    await page.check("#label-every");
+    out.offered.every = {
+      count: await page.textContent("#labelable"),
+      items: await page.$$eval("tr.label", (rs) => rs.filter((r) => !r.hidden).length),
+    };
+  }
+
+  const imported = opt("--import");
+  if (imported) {
+    await page.reload({ waitUntil: "load" });
+    const before = await page.textContent("#label-msg");
+    await page.setInputFiles("#import-labels", resolve(imported));
+    await page.waitForFunction((b) => document.getElementById("label-msg").textContent !== b, before);
+    out.imported = {
+      message: await page.textContent("#label-msg"),
+      labelled: await page.textContent("#labelled"),
+      labeller: await page.inputValue("#labeller"),
+      rows: await page.$$eval("tr.label", (rs) =>
+        rs.map((r) => [r.dataset.task, Number(r.dataset.trial), r.dataset.judge, r.dataset.verdict || ""])
+      ),
+    };
   }
 
   out.titleAfter = await page.title();

@@ -385,6 +385,12 @@ fn the_reports_labelling_mode_exports_labels_that_calibrate_reads() {
     assert_eq!((&l["labelable"], &l["before"], &l["rows"]), (&json!("3"), &json!("0"), &json!(3)), "{l}");
     assert_eq!(l["refused"], "Type your name first: every label records its labeller.");
     assert_eq!((&l["after"], &l["message"]), (&json!("3"), &json!("3 labels exported.")), "{l}");
+    // A reload resumes every label, note and the labeller from this browser.
+    let r = &l["resumed"];
+    assert_eq!((&r["labelled"], &r["labeller"]), (&json!("3"), &json!("ana")), "{r}");
+    assert_eq!(r["message"], "3 labels resumed from this browser.");
+    assert_eq!(r["verdicts"], json!(["disagree", "unsure", "agree"]), "{r}");
+    assert_eq!(r["notes"], json!(["too lenient", "", ""]), "{r}");
 
     let lines: Vec<Value> =
         std::fs::read_to_string(&exported).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -418,6 +424,85 @@ fn the_reports_labelling_mode_exports_labels_that_calibrate_reads() {
     assert_eq!((&judge["overall"]["n"], &judge["unsure"]), (&json!(2), &json!(1)), "{judge}");
     assert_eq!(judge["wrong"][0]["criterion"], "polite");
     assert_eq!(judge["wrong"][0]["note"], "too lenient");
+}
+
+#[test]
+fn the_report_offers_the_sample_judge_sample_picks_and_imports_a_labels_file() {
+    let server = stand_in();
+    let (t, _) = calibrated(&server);
+    // 62 judged items (64 judged trials: `steady` and `fickle` gave one output twice): the
+    // default sample of 60 leaves two out.
+    let (code, _, stderr) = evalgate(&t, &["judge", "sample", "evalgate.yaml", "-o", "sample.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    let sample: Vec<Value> = std::fs::read_to_string(t.path().join("sample.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(sample.len(), 60);
+    let key = |l: &Value| json!([l["task"], l["grader"], l["criterion"], l["trial"]]);
+    let mut picked: Vec<Value> = sample.iter().map(key).collect();
+    picked.sort_by_key(Value::to_string);
+
+    // The sample filled in, every way a line may be: agree, a pass/fail verdict, a hostile
+    // note; plus a line of another suite's task and one that is not JSON.
+    let mut file = String::new();
+    for (i, l) in sample.iter().enumerate() {
+        let mut l = l.clone();
+        l["verdict"] = match i {
+            0 => "fail".into(),
+            1 => "pass".into(),
+            _ => "agree".into(),
+        };
+        l["labeller"] = "bo".into();
+        if i == 2 {
+            l["note"] = "<img src=x onerror=\"window.__pwned=1\">".into();
+        }
+        file += &(l.to_string() + "\n");
+    }
+    file += "{\"task\": \"nope\", \"grader\": \"llm\", \"trial\": 1, \"verdict\": \"agree\"}\nnot json\n";
+    std::fs::write(t.path().join("filled.jsonl"), file).unwrap();
+
+    let report = t.path().join("evalgate-out/report.html");
+    let seen =
+        crate::html::browse(&report, &["--offered", "--import", t.path().join("filled.jsonl").to_str().unwrap()]);
+    assert_eq!((&seen["consoleErrors"], &seen["pageErrors"]), (&json!([]), &json!([])), "{seen:#}");
+    let o = &seen["offered"];
+    let mut offered: Vec<Value> = o["items"].as_array().unwrap().clone();
+    offered.sort_by_key(Value::to_string);
+    assert_eq!(offered, picked, "the report offers exactly the items `judge sample` picks");
+    assert_eq!(o["count"], "60");
+    assert_eq!((&o["every"]["count"], &o["every"]["items"]), (&json!("64"), &json!(64)), "{o}");
+
+    let i = &seen["imported"];
+    assert_eq!(i["message"], "60 labels imported, 1 match no item of this report, 1 unreadable.", "{i}");
+    assert_eq!((&i["labelled"], &i["labeller"]), (&json!("60"), &json!("bo")), "{i}");
+    assert_eq!(seen["pwnedAfter"], Value::Null, "a note is text, never markup");
+    // Each row of a labelled item holds the human's verdict as agree or disagree with the
+    // verdict the judge gave that row (`fickle`'s two trials: one of each); the rest are empty.
+    let human = |i: usize| match i {
+        0 => "fail".to_owned(),
+        1 => "pass".to_owned(),
+        _ => sample[i]["judge"].as_str().unwrap().to_owned(),
+    };
+    let humans: HashMap<&str, String> =
+        sample.iter().enumerate().map(|(i, l)| (l["task"].as_str().unwrap(), human(i))).collect();
+    let rows = i["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 64);
+    for row in rows {
+        let (task, judge, verdict) = (row[0].as_str().unwrap(), row[2].as_str().unwrap(), row[3].as_str().unwrap());
+        let expected = match humans.get(task) {
+            Some(h) if h == judge => "agree",
+            Some(_) => "disagree",
+            None => "",
+        };
+        assert_eq!(verdict, expected, "{row}");
+    }
+    assert!(
+        rows.iter().any(|r| r[0] == "fickle" && r[3] == "agree")
+            && rows.iter().any(|r| r[0] == "fickle" && r[3] == "disagree"),
+        "{rows:?}"
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `evalgate judge sample` and `evalgate judge calibrate` (docs/llm.md "Calibrating a judge"):
-//! the labels file (`labels.rs`), the figures (`calibration.rs`), the sample (`sample.rs`),
+//! the labels file (`labels.rs`), the figures (`calibration.rs`), the sample (`results::judge_sample`),
 //! the bias probes (`probes.rs`), the suite and run they read (`judged_run.rs`), and each
 //! subcommand (`judge_sample.rs`, `judge_calibrate.rs`).
 
@@ -9,7 +9,6 @@ mod judge_sample;
 mod judged_run;
 mod labels;
 mod probes;
-mod sample;
 
 use crate::cli::JudgeCommand;
 use crate::error::Error;

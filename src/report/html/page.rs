@@ -11,7 +11,8 @@ use sha2::Digest as _;
 
 use super::cutter::Cutter;
 use super::sections::{self, DriftView, EraView, RegressionView, ScorecardView};
-use super::task::{StepView, TaskView};
+use super::task::{LabelView, StepView, TaskView};
+use crate::results::judge_sample::{DEFAULT_SAMPLE, judge_sample};
 use crate::results::{GateCheck, Results, RunOutcome};
 
 const TEMPLATE: &str = include_str!("report.html");
@@ -119,6 +120,8 @@ struct View<'a> {
     tasks: Vec<TaskView>,
     /// Judged items a reader may label (labelling mode).
     labelable: usize,
+    /// Those of them in the stratified sample, offered first.
+    sampled: usize,
     text_cap: usize,
 }
 
@@ -135,7 +138,11 @@ impl<'a> View<'a> {
         let cutter = Cutter::for_results(results);
         let baseline = results.regression.as_ref().and_then(|r| r.comparison.as_ref());
         let tags: BTreeSet<&str> = results.tasks.iter().flat_map(|t| t.tags.iter().map(String::as_str)).collect();
-        let tasks: Vec<TaskView> = results.tasks.iter().map(|t| TaskView::new(t, baseline, &cutter)).collect();
+        let mut tasks: Vec<TaskView> = results.tasks.iter().map(|t| TaskView::new(t, baseline, &cutter)).collect();
+        // Labelling offers first the items `evalgate judge sample` would pick.
+        let sample = judge_sample(results, DEFAULT_SAMPLE, |_, g| LabelView::judged(g));
+        let sample: BTreeSet<_> = sample.iter().map(|s| (s.task, s.grader, s.criterion.as_deref(), s.trial)).collect();
+        let sampled = tasks.iter_mut().map(|t| t.mark_sampled(&sample)).sum();
         View {
             csp: &CSP,
             style: STYLE,
@@ -162,6 +169,7 @@ impl<'a> View<'a> {
             eras: crate::results::eras::eras(results).into_iter().map(EraView::new).collect(),
             tags: tags.into_iter().collect(),
             labelable: tasks.iter().map(TaskView::labels).sum(),
+            sampled,
             tasks,
             text_cap: cutter.cap,
         }

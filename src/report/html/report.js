@@ -82,23 +82,152 @@
   follow();
 
   // Labelling mode: a verdict per judged item, exported as a labels file (JSON lines) that
-  // `evalgate judge calibrate` reads. Nothing leaves the page but the download.
+  // `evalgate judge calibrate` reads. The stratified sample `evalgate judge sample` picks is
+  // offered first. Labels are kept in this browser (localStorage, keyed by the suite and the
+  // run) so a reload resumes, and a labels file can be imported. Nothing leaves the page but
+  // the download; what storage or a file holds is read as data, never as markup.
   var labelling = document.getElementById("labelling");
   if (!labelling) return;
   var rows = Array.prototype.slice.call(table.querySelectorAll("tr.label"));
   var labelled = document.getElementById("labelled"), msg = document.getElementById("label-msg");
-  var labeller = document.getElementById("labeller");
+  var labeller = document.getElementById("labeller"), every = document.getElementById("label-every");
+  var offeredCount = document.getElementById("labelable");
+  var store = "evalgate-labels|" + labelling.dataset.store;
+  var VERDICTS = { agree: true, disagree: true, unsure: true };
+
+  function itemKey(d) {
+    return [d.task, d.grader, d.criterion === undefined ? "" : d.criterion, d.trial].join("\u001f");
+  }
+  function note(row) {
+    return row.querySelector("input.note");
+  }
+  function offered(row) {
+    return every.checked || row.dataset.sample !== undefined;
+  }
+  function count() {
+    var shown = rows.filter(offered);
+    offeredCount.textContent = shown.length;
+    labelled.textContent = shown.filter(function (r) { return r.dataset.verdict; }).length;
+  }
+  function show() {
+    rows.forEach(function (r) { r.hidden = !offered(r); });
+    table.querySelectorAll(".labels-block").forEach(function (b) {
+      b.hidden = !b.querySelector("tr.label:not([hidden])");
+    });
+    count();
+  }
+  function set(row, verdict) {
+    if (verdict) row.dataset.verdict = verdict;
+    else delete row.dataset.verdict;
+    row.querySelectorAll("button.lab").forEach(function (x) {
+      x.setAttribute("aria-pressed", x.dataset.v === row.dataset.verdict ? "true" : "false");
+    });
+  }
+  function save() {
+    var saved = { labeller: labeller.value, items: {} };
+    rows.forEach(function (r) {
+      if (r.dataset.verdict || note(r).value) saved.items[itemKey(r.dataset)] = { verdict: r.dataset.verdict || "", note: note(r).value };
+    });
+    try {
+      localStorage.setItem(store, JSON.stringify(saved));
+    } catch (e) {
+      msg.textContent = "This browser keeps no labels: export them before closing the page.";
+    }
+  }
+  function resume() {
+    var saved = null;
+    try {
+      saved = JSON.parse(localStorage.getItem(store) || "null");
+    } catch (e) {}
+    if (!saved || typeof saved !== "object") return;
+    if (typeof saved.labeller === "string") labeller.value = saved.labeller;
+    var items = saved.items && typeof saved.items === "object" ? saved.items : {}, n = 0;
+    rows.forEach(function (r) {
+      var s = Object.prototype.hasOwnProperty.call(items, itemKey(r.dataset)) ? items[itemKey(r.dataset)] : null;
+      if (!s || typeof s !== "object") return;
+      if (VERDICTS[s.verdict] === true) {
+        set(r, s.verdict);
+        n++;
+      }
+      if (typeof s.note === "string") note(r).value = s.note;
+    });
+    if (n) msg.textContent = n + " labels resumed from this browser.";
+  }
+
   table.addEventListener("click", function (e) {
     var b = e.target.closest && e.target.closest("button.lab");
     if (!b) return;
     var row = b.closest("tr.label");
-    if (row.dataset.verdict === b.dataset.v) delete row.dataset.verdict;
-    else row.dataset.verdict = b.dataset.v;
-    row.querySelectorAll("button.lab").forEach(function (x) {
-      x.setAttribute("aria-pressed", x.dataset.v === row.dataset.verdict ? "true" : "false");
-    });
-    labelled.textContent = rows.filter(function (r) { return r.dataset.verdict; }).length;
+    set(row, row.dataset.verdict === b.dataset.v ? null : b.dataset.v);
+    save();
+    count();
   });
+  table.addEventListener("input", function (e) {
+    if (e.target.classList.contains("note")) save();
+  });
+  labeller.addEventListener("input", save);
+  every.addEventListener("change", show);
+  document.getElementById("open-to-label").addEventListener("click", function () {
+    bodies.forEach(function (b) {
+      var todo = Array.prototype.some.call(b.querySelectorAll("tr.label"), function (r) { return offered(r) && !r.dataset.verdict; });
+      if (todo) {
+        b.hidden = false;
+        open(b, true);
+      }
+    });
+  });
+
+  // A labels file (as exported here or filled from `judge sample`): each line's verdict goes
+  // to the items it names (by output hash, else by trial), as agree or disagree with the
+  // verdict the judge gave each.
+  var importer = document.getElementById("import-labels");
+  importer.addEventListener("change", function () {
+    var file = importer.files[0];
+    if (!file) return;
+    var reader = new FileReader();
+    reader.onload = function () {
+      var applied = 0, unmatched = 0, unreadable = 0, blank = 0;
+      String(reader.result).split("\n").forEach(function (line) {
+        if (!line.trim()) return;
+        var l = null;
+        try {
+          l = JSON.parse(line);
+        } catch (e) {}
+        if (!l || typeof l !== "object" || typeof l.verdict !== "string") return unreadable++;
+        if (!l.verdict) return blank++;
+        var matches = rows.filter(function (r) {
+          var d = r.dataset;
+          var same = d.task === l.task && d.grader === l.grader && (d.criterion === undefined ? l.criterion == null : d.criterion === l.criterion);
+          return same && (l.output_sha256 ? d.sha === l.output_sha256 : l.trial != null && String(l.trial) === d.trial);
+        });
+        if (!matches.length) return unmatched++;
+        // The human's verdict, then agree or disagree with each item's own judge verdict
+        // (one output judged twice may have been given both).
+        var human = l.verdict === "agree" || l.verdict === "disagree"
+          ? (l.judge === "pass" || l.judge === "fail" ? ((l.judge === "pass") === (l.verdict === "agree") ? "pass" : "fail") : null)
+          : l.verdict;
+        if (human !== "pass" && human !== "fail" && human !== "unsure") return unreadable++;
+        matches.forEach(function (r) {
+          set(r, human === "unsure" ? "unsure" : human === r.dataset.judge ? "agree" : "disagree");
+          if (typeof l.note === "string") note(r).value = l.note;
+        });
+        applied++;
+        if (!labeller.value && typeof l.labeller === "string") labeller.value = l.labeller;
+      });
+      save();
+      count();
+      var parts = [applied + " labels imported"];
+      if (unmatched) parts.push(unmatched + " match no item of this report");
+      if (blank) parts.push(blank + " not labelled yet");
+      if (unreadable) parts.push(unreadable + " unreadable");
+      msg.textContent = parts.join(", ") + ".";
+    };
+    reader.readAsText(file);
+    importer.value = "";
+  });
+
+  resume();
+  show();
   document.getElementById("export-labels").addEventListener("click", function () {
     var who = labeller.value.trim();
     if (!who) {

@@ -1,6 +1,8 @@
 //! A task as the HTML report shows it: its trials, each with the prompt, the trace, the
 //! output, the graders and the steps, every long text cut by the report's `Cutter`.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use super::cutter::{Cutter, Text};
@@ -40,6 +42,20 @@ impl TaskView {
     /// Its judged items a reader may label.
     pub(super) fn labels(&self) -> usize {
         self.trials.iter().map(|t| t.labels.len()).sum()
+    }
+
+    /// Marks its items in `sample` (task, grader, criterion, trial) as the ones offered first;
+    /// how many it marked.
+    pub(super) fn mark_sampled(&mut self, sample: &BTreeSet<(&str, &str, Option<&str>, u32)>) -> usize {
+        let mut marked = 0;
+        for trial in &mut self.trials {
+            for l in &mut trial.labels {
+                l.sampled =
+                    sample.contains(&(self.id.as_str(), l.grader.as_str(), l.criterion.as_deref(), trial.n as u32));
+                marked += usize::from(l.sampled);
+            }
+        }
+        marked
     }
 }
 
@@ -288,13 +304,21 @@ pub(super) struct LabelView {
     grader: String,
     criterion: Option<String>,
     judge: &'static str,
+    /// In the stratified sample `evalgate judge sample` picks: offered first.
+    sampled: bool,
 }
 
 impl LabelView {
+    /// Whether a grader's verdicts are a judge's (what a reader may label).
+    pub(super) fn judged(g: &crate::results::GraderResult) -> bool {
+        matches!(g.kind.as_str(), "rubric" | "llm")
+    }
+
     fn of(g: &crate::results::GraderResult) -> Vec<LabelView> {
         let word = |b: bool| if b { "pass" } else { "fail" };
         match (g.kind.as_str(), g.status) {
             (_, crate::results::Status::Error) => Vec::new(),
+            _ if !Self::judged(g) => Vec::new(),
             ("rubric", _) => {
                 let criteria = g.evidence.as_ref().and_then(serde_json::Value::as_array).into_iter().flatten();
                 criteria
@@ -303,6 +327,7 @@ impl LabelView {
                             grader: g.name.clone(),
                             criterion: Some(c.get("criterion")?.as_str()?.to_owned()),
                             judge: word(c.get("met")?.as_bool()?),
+                            sampled: false,
                         })
                     })
                     .collect()
@@ -311,6 +336,7 @@ impl LabelView {
                 grader: g.name.clone(),
                 criterion: None,
                 judge: word(status == crate::results::Status::Passed),
+                sampled: false,
             }],
             _ => Vec::new(),
         }
