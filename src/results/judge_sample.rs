@@ -30,6 +30,9 @@ pub struct Sampled<'a> {
 type Stratum<'a> = (&'a str, Option<String>, bool);
 /// Task, grader, criterion and the output's hash: one item, however many trials gave it.
 type ItemKey<'a> = (&'a str, &'a str, Option<String>, String);
+/// How easy an item looks (lower is harder): not given both verdicts, the distance of its
+/// score from 0.5, not flaky.
+type Ease = (bool, u64, bool);
 
 /// Up to `n` judged items of `results`; `judged(task, grader)` says whether a grader's
 /// verdicts are a judge's.
@@ -39,9 +42,7 @@ pub fn judge_sample<'a>(
     judged: impl Fn(&str, &GraderResult) -> bool,
 ) -> Vec<Sampled<'a>> {
     let mut verdicts: BTreeMap<ItemKey<'a>, BTreeSet<bool>> = BTreeMap::new();
-    // Each item with how easy it looks (lower is harder): not given both verdicts, distance
-    // of its score from 0.5, not flaky.
-    let mut items: Vec<(Sampled<'a>, (bool, u64, bool))> = Vec::new();
+    let mut items: Vec<(Sampled<'a>, Ease)> = Vec::new();
     for task in &results.tasks {
         // The task's graders in their order, each once.
         let mut graders: Vec<&GraderResult> = Vec::new();
@@ -86,7 +87,7 @@ pub fn judge_sample<'a>(
     // One item per (task, grader, criterion, output): the same output twice is one label.
     let mut seen = BTreeSet::new();
     items.retain(|(s, _)| seen.insert((s.task, s.grader, s.criterion.clone(), s.output_sha256.clone())));
-    let mut strata: BTreeMap<Stratum<'a>, Vec<(Sampled<'a>, (bool, u64, bool))>> = BTreeMap::new();
+    let mut strata: BTreeMap<Stratum<'a>, Vec<(Sampled<'a>, Ease)>> = BTreeMap::new();
     for (item, mut ease) in items {
         let key = (item.task, item.grader, item.criterion.clone(), item.output_sha256.clone());
         ease.0 = verdicts.get(&key).is_none_or(|v| v.len() < 2);
