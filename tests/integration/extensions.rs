@@ -214,3 +214,87 @@ fn an_mcpchecker_eval_runs_its_extension_operations() {
     assert_eq!(run.task("writes")["status"], "passed", "{}", run.task("writes"));
     run.any_stderr();
 }
+
+/// The corpus: the extension tasks mcpchecker and kubernetes-extension publish, verbatim,
+/// run against a fake of the Kubernetes extension with its manifest
+/// (tests/fixtures/extension/kubernetes/README.md), found as a pinned release in the cache.
+#[test]
+fn the_published_kubernetes_extension_tasks_load_and_run_against_its_fake() {
+    use sha2::Digest as _;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extension/kubernetes");
+    let test = Test::new();
+    let dir = test.path().to_owned();
+    crate::common::copy_dir(&root, &dir);
+    let fake = std::fs::read(root.join("kubernetes-fake")).unwrap();
+    let sha = format!("sha256:{:x}", sha2::Sha256::digest(&fake));
+    for file in ["eval.yaml", "readme-eval.yaml"] {
+        let eval = std::fs::read_to_string(dir.join(file)).unwrap().replace("{sha256}", &sha);
+        std::fs::write(dir.join(file), eval).unwrap();
+    }
+    // The release, as `mcpchecker` would have downloaded it, in evalgate's cache.
+    let cache = dir.join("cache/github.com/mcpchecker/kubernetes-extension/v0.0.2");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::copy(root.join("kubernetes-fake"), cache.join("kubernetes-extension")).unwrap();
+    // `~/.kube/config`, as the eval names it.
+    std::fs::create_dir_all(dir.join(".kube")).unwrap();
+    let kubeconfig = r#"{"apiVersion": "v1", "kind": "Config", "current-context": "kind-dev",
+        "contexts": [{"name": "kind-dev"}, {"name": "prod"}]}"#;
+    std::fs::write(dir.join(".kube/config"), kubeconfig).unwrap();
+    let home = dir.to_str().unwrap().to_owned();
+    let cache = dir.join("cache").to_str().unwrap().to_owned();
+
+    // The README's tasks say `gevals/v1alpha2`, which mcpchecker itself no longer reads
+    // (pkg/util/meta.go): refused, located, with the rename to make.
+    let check = Test::new().args(&["check", &format!("{home}/readme-eval.yaml")]).env("HOME", &home).run();
+    check.expect_code(2);
+    for task in ["create-nginx-pod", "list-helm-releases"] {
+        let at = format!(
+            "tasks/readme/{task}.yaml:2:1: /apiVersion: unknown apiVersion `gevals/v1alpha2` (gevals was renamed: use mcpchecker/…)"
+        );
+        assert!(check.stderr_has(&at), "{}", check.stderr);
+    }
+    for task in ["create-nginx-pod", "list-helm-releases"] {
+        let path = dir.join(format!("tasks/readme/{task}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap().replace("gevals/v1alpha2", "mcpchecker/v1alpha2");
+        std::fs::write(path, text).unwrap();
+    }
+    for file in ["eval.yaml", "readme-eval.yaml"] {
+        let check = Test::new().args(&["check", &format!("{home}/{file}")]).env("HOME", &home);
+        let check = check.env("EVALGATE_EXTENSIONS", &cache).run();
+        check.expect_code(0);
+        check.any_stderr();
+    }
+
+    let run =
+        test.env("HOME", &home).env("EVALGATE_EXTENSIONS", &cache).args(&["run", "-j", "1", "readme-eval.yaml"]).run();
+    run.expect_code(0);
+    run.any_stderr();
+    let ids: Vec<String> = crate::common::sorted_statuses(&run.results()).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, ["create-nginx-pod", "list-helm-releases"]);
+    for id in &ids {
+        assert_eq!(run.task(id)["status"], "passed", "{}", run.task(id));
+    }
+    // Setup ran before the agent (the release it installed is listed), verify waited on the
+    // pod the agent made, and cleanup undid everything setup made.
+    let helm = run.task("list-helm-releases");
+    assert!(helm["trials"][0]["output"].as_str().unwrap().contains("test-nginx (helm-test)"), "{helm}");
+    let steps = run.task("create-nginx-pod")["trials"][0]["graders"].to_string();
+    assert!(steps.contains("Pod/web-server condition Ready=True"), "{steps}");
+    let cluster = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".kube/config.cluster.json")).unwrap()).unwrap()
+    };
+    assert_eq!(cluster(), serde_json::json!({"resources": [], "releases": []}), "cleanup left {}", cluster());
+
+    // mcpchecker's example task, through its alias (`requires: [{extension: kubernetes, as: k8s}]`).
+    let run = Test::new()
+        .env("HOME", &home)
+        .env("EVALGATE_EXTENSIONS", &cache)
+        .args(&["run", &format!("{home}/eval.yaml"), "--out", &format!("{home}/out-example")])
+        .run();
+    run.expect_code(0);
+    run.any_stderr();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out-example/results.json")).unwrap()).unwrap();
+    assert_eq!(crate::common::sorted_statuses(&results), [("create-nginx-pod".to_owned(), "passed".to_owned())]);
+    assert_eq!(cluster(), serde_json::json!({"resources": [], "releases": []}), "cleanup left {}", cluster());
+}
