@@ -298,3 +298,67 @@ fn the_published_kubernetes_extension_tasks_load_and_run_against_its_fake() {
     assert_eq!(crate::common::sorted_statuses(&results), [("create-nginx-pod".to_owned(), "passed".to_owned())]);
     assert_eq!(cluster(), serde_json::json!({"resources": [], "releases": []}), "cleanup left {}", cluster());
 }
+
+/// mcpchecker finds an extension step's outputs by its step type (`{steps.ALIAS.OP.KEY}`, in a
+/// script's `env`, a judge's template): converted, the step captures each key read of it.
+#[test]
+fn an_mcpchecker_task_reads_an_extension_steps_outputs_by_its_type() {
+    let eval = format!(
+        "kind: Eval\nmetadata: {{name: ext}}\nconfig:\n  agent: {{type: file, path: agent.yaml}}\n  extensions:\n    files:\n      package: '{}'\n  taskSets:\n    - glob: tasks/*.yaml\n",
+        fixture()
+    );
+    let agent = "kind: Agent\nmetadata: {name: echo}\ncommands:\n  runPrompt: ./agent.sh \"{{ .Prompt }}\"\n";
+    let task = "
+        kind: Task
+        apiVersion: mcpchecker/v1alpha2
+        metadata: {name: reads-outputs}
+        spec:
+          requires: [{extension: files, as: fs}]
+          setup:
+            - fs.write: {path: first.txt, content: abc}
+            - fs.write: {path: second.txt, content: abcdefgh}
+          prompt: {inline: hello}
+          verify:
+            - script:
+                inline: 'test \"$BYTES\" = 8 && test \"$PHASE\" = setup'
+                env: {BYTES: '{steps.fs.write.bytes}', PHASE: '{steps.fs.write.phase}'}
+          cleanup:
+            - script:
+                inline: 'echo \"$BYTES\" > cleanup-saw.txt'
+                env: {BYTES: '{steps.fs.write.bytes}'}
+        ";
+    let test = Test::new()
+        .write("eval.yaml", &eval)
+        .write("agent.yaml", agent)
+        .write("agent.sh", ECHO_AGENT)
+        .write("tasks/t.yaml", &crate::common::unindent(task));
+    let dir = test.path().to_owned();
+    // The last `fs.write` of setup is the one its type names; each key read is captured.
+    let converted = Test::new().args(&["convert", dir.join("eval.yaml").to_str().unwrap()]).run();
+    converted.expect_code(0);
+    converted.any_stderr();
+    let declared =
+        "id: fs-2\n    outputs:\n      bytes: \"{response.json.bytes}\"\n      phase: \"{response.json.phase}\"";
+    assert!(converted.stdout.contains(declared), "{}", converted.stdout);
+    assert!(
+        converted.stdout.contains("id: fs-1\n  - extension"),
+        "no output is read of the first: {}",
+        converted.stdout
+    );
+    let run = test.args(&["run", "eval.yaml"]).run();
+    run.expect_code(0);
+    run.any_stderr();
+    assert_eq!(run.task("reads-outputs")["status"], "passed", "{}", run.task("reads-outputs"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tasks/cleanup-saw.txt")).unwrap(),
+        "8\n",
+        "cleanup reads setup's outputs"
+    );
+
+    // A key the operation does not answer is never read as empty: the grader errors.
+    let wrong = std::fs::read_to_string(dir.join("tasks/t.yaml")).unwrap().replace("write.phase", "write.nope");
+    std::fs::write(dir.join("tasks/t.yaml"), wrong).unwrap();
+    let run = Test::new().args(&["run", dir.join("eval.yaml").to_str().unwrap()]).run();
+    run.any_stderr();
+    assert_eq!(run.task("reads-outputs")["status"], "error", "{}", run.task("reads-outputs"));
+}

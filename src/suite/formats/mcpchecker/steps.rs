@@ -124,7 +124,15 @@ impl TaskCx<'_> {
                     Some(Alias::Extension(name)) => {
                         // mcpchecker sends an extension's arguments as written (no templates).
                         let args = super::templates::literal_json(body);
-                        json!({"extension": {"name": name, "operation": op, "args": args}})
+                        let mut step = json!({"extension": {"name": name, "operation": op, "args": args}});
+                        if phase == Phase::Setup && self.version != Version::Portable {
+                            // Its outputs are found by step type, as an MCP step's are.
+                            let id = format!("{}-{}", task_id(alias), self.outputs_by_type.len() + 1);
+                            self.outputs_by_type.insert(dotted.to_owned(), id.clone());
+                            self.extension_outputs.insert(id.clone(), Default::default());
+                            step["id"] = json!(id);
+                        }
+                        step
                     }
                     None => {
                         let message =

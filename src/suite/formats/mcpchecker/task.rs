@@ -1,7 +1,7 @@
 //! A `kind: Task` file's header (version, `requires`, `imports`, `env`, metadata) and the
 //! state its steps are converted with; the steps themselves are in `steps`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -50,8 +50,13 @@ pub(super) struct TaskCx<'a> {
     pub(super) version: Version,
     pub(super) name: String,
     pub(super) aliases: HashMap<String, Alias>,
-    /// v1alpha2 outputs are found by step type: the native id of the last MCP setup step of each.
+    /// v1alpha2 outputs are found by step type: the native id of the last MCP or extension
+    /// setup step of each.
     pub(super) outputs_by_type: HashMap<String, String>,
+    /// The outputs each extension setup step (by native id) is read for. mcpchecker keeps
+    /// whatever map an operation answers; a native step declares what it captures, so each
+    /// key a template reads is declared on its step once the task is converted.
+    pub(super) extension_outputs: HashMap<String, BTreeSet<String>>,
     /// Portable `spec.env`, as native templates.
     pub(super) env: Vec<(String, String)>,
     /// Foreach variables in reach.
@@ -89,6 +94,7 @@ pub(super) fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, N
         name: name.to_owned(),
         aliases: HashMap::new(),
         outputs_by_type: HashMap::new(),
+        extension_outputs: HashMap::new(),
         env: Vec::new(),
         locals: Vec::new(),
         judge: false,
@@ -192,8 +198,28 @@ pub(super) fn task(doc: &Value, file: &Path, rel_dir: &Path) -> Result<(Value, N
     if !cleanup.is_empty() {
         task["cleanup"] = json!(cleanup);
     }
+    if let Some(setup) = task.get_mut("setup") {
+        declare_outputs(setup, &cx.extension_outputs);
+    }
     needs.judge = cx.judge;
     if cx.problems.is_empty() { Ok((task, needs)) } else { Err(cx.problems) }
+}
+
+/// Declares on each extension step below `steps` (nested ones too) the outputs read of it:
+/// `NAME: "{response.json.NAME}"`, the operation's `outputs` being the step's response.
+fn declare_outputs(steps: &mut Value, read: &HashMap<String, BTreeSet<String>>) {
+    match steps {
+        Value::Array(items) => items.iter_mut().for_each(|s| declare_outputs(s, read)),
+        Value::Object(step) => {
+            let keys = step.get("id").and_then(Value::as_str).and_then(|id| read.get(id));
+            if let Some(keys) = keys.filter(|k| !k.is_empty() && step.contains_key("extension")) {
+                let outputs = keys.iter().map(|k| (k.clone(), json!(format!("{{response.json.{k}}}"))));
+                step.insert("outputs".into(), Value::Object(outputs.collect()));
+            }
+            step.values_mut().for_each(|v| declare_outputs(v, read));
+        }
+        _ => {}
+    }
 }
 
 /// A v1alpha1 `steps` block in v1alpha2 shape.

@@ -108,13 +108,17 @@ impl TaskCx<'_> {
                 Some(("steps", rest)) if self.version == Version::Portable => format!("{{steps.{rest}}}"),
                 Some(("steps", rest)) => {
                     let found = rest.rsplit_once('.').and_then(|(kind, key)| {
-                        self.outputs_by_type.get(kind).map(|id| format!("{{steps.{id}.outputs.{key}}}"))
+                        let id = self.outputs_by_type.get(kind)?;
+                        if let Some(read) = self.extension_outputs.get_mut(id) {
+                            read.insert(key.to_owned());
+                        }
+                        Some(format!("{{steps.{id}.outputs.{key}}}"))
                     });
                     match found {
                         Some(reference) => reference,
                         None => {
                             let message = format!(
-                                "`{{{inner}}}` refers to no earlier MCP tool step in setup (only those have outputs here)"
+                                "`{{{inner}}}` refers to no earlier MCP tool or extension step in setup (only those have outputs here)"
                             );
                             self.problem(at, message);
                             return None;
