@@ -143,6 +143,8 @@ pub async fn start_extensions(suite: &Suite) -> Result<crate::extension::Running
         match Extension::start(&launch, EXTENSION_START).await {
             Ok(extension) => {
                 running.by_name.insert(name.clone(), extension);
+                let verified = pin.map(|sum| format!("sha256:{}", sum.strip_prefix("sha256:").unwrap_or(sum)));
+                running.packages.insert(name.clone(), (spec.written.clone(), verified));
             }
             Err(e) => misses.push(miss(name, format!("did not start: {e}"))),
         }

@@ -430,6 +430,7 @@ impl SuiteRun<'_> {
                 }
                 servers.close().await;
                 extensions.shutdown().await;
+                results.extensions = extensions.infos();
                 dispatched
             }
             // The terminal's summary shows the reason, under PREFLIGHT FAILED.

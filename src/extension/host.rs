@@ -161,6 +161,11 @@ impl Extension {
         self.kill().await;
     }
 
+    /// Why it was stopped before the run's end, if it was.
+    pub fn stopped(&self) -> Option<String> {
+        self.stopped.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// The last of what the extension wrote to stderr, redacted.
     pub fn stderr_tail(&self) -> String {
         let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -66,6 +66,9 @@ pub struct Results {
     /// The MCP servers the run used: negotiated protocol version and server info.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::session::ServerInfo>,
+    /// The extensions the run used: manifest, package, checksum, the end of their stderr.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extensions: std::collections::BTreeMap<String, crate::extension::ExtensionInfo>,
     /// Servers with a `snapshot`: how their tool surface drifted from it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mcp_drift: std::collections::BTreeMap<String, crate::mcp::surface::Drift>,

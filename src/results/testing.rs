@@ -65,6 +65,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: Default::default(),
+        extensions: Default::default(),
         mcp_drift: Default::default(),
         judges: Default::default(),
         mcp_lint: Default::default(),

@@ -4,6 +4,7 @@
 //! pass; an mcpchecker eval using one.
 
 use crate::common::{ECHO_AGENT, Test, is_running, suite};
+use serde_json::json;
 
 fn fixture() -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extension/files-ext").display().to_string()
@@ -130,6 +131,25 @@ fn a_crash_is_an_error_naming_the_extension_with_its_stderr_redacted_and_a_leake
     // Every later call is refused: the extension's state is unknown.
     assert_eq!(run.task("after")["status"], "error");
     assert!(run.task("after").to_string().contains("was stopped earlier"));
+    // results.json and the HTML report record the extension, why it stopped and its log,
+    // redacted.
+    let record = &run.results()["extensions"]["files"];
+    assert_eq!(
+        (&record["name"], &record["version"], &record["protocol_version"]),
+        (&json!("files"), &json!("0.1.0"), &json!("0.0.1")),
+        "{record}"
+    );
+    assert_eq!(record["operations"], json!(["agent", "exists", "misbehave", "sleep", "write"]));
+    assert_eq!(record["package"], fixture());
+    assert!(record["stopped"].as_str().unwrap().contains("files.misbehave: extension `files` exited"), "{record}");
+    let log = record["stderr"].as_str().unwrap();
+    assert!(
+        log.contains("token is [secret:EXT_TOKEN]\ngot execute") && log.ends_with("panic: the cluster is gone"),
+        "{log}"
+    );
+    let html = crate::html::unescape(&std::fs::read_to_string(dir.join("evalgate-out/report.html")).unwrap());
+    assert!(html.contains("<section id=\"extensions\"><h2>Extensions</h2>"), "{html}");
+    assert!(html.contains("panic: the cluster is gone") && html.contains("files 0.1.0"));
     let everything = std::fs::read_dir(dir.join("evalgate-out")).unwrap();
     for file in everything.flatten() {
         let text = std::fs::read_to_string(file.path()).unwrap_or_default();

@@ -58,6 +58,7 @@ pub(super) fn skeleton(suite: SuiteInfo) -> Results {
         incomplete: Vec::new(),
         hooks: Vec::new(),
         mcp_servers: BTreeMap::new(),
+        extensions: BTreeMap::new(),
         mcp_drift: BTreeMap::new(),
         judges: BTreeMap::new(),
         mcp_lint: BTreeMap::new(),

@@ -114,6 +114,7 @@ struct View<'a> {
     variants: Option<sections::VariantsView>,
     scorecard: Option<ScorecardView>,
     hooks: Vec<StepView>,
+    extensions: Vec<ExtensionView<'a>>,
     drift: Vec<DriftView<'a>>,
     eras: Vec<EraView>,
     tags: Vec<&'a str>,
@@ -165,6 +166,7 @@ impl<'a> View<'a> {
             variants: results.variants.as_ref().map(|v| sections::VariantsView::new(v, results, &cutter)),
             scorecard: results.scorecard.as_ref().map(ScorecardView::new),
             hooks: results.hooks.iter().flat_map(|s| StepView::flat(s, 0, &cutter)).collect(),
+            extensions: results.extensions.iter().map(|(alias, x)| ExtensionView::new(alias, x, &cutter)).collect(),
             drift: results.mcp_drift.iter().map(|(server, drift)| DriftView::new(server, drift)).collect(),
             eras: crate::results::eras::eras(results).into_iter().map(EraView::new).collect(),
             tags: tags.into_iter().collect(),
@@ -172,6 +174,36 @@ impl<'a> View<'a> {
             sampled,
             tasks,
             text_cap: cutter.cap,
+        }
+    }
+}
+
+/// An extension the run used, its stderr cut as every text is.
+#[derive(Serialize)]
+struct ExtensionView<'a> {
+    alias: &'a str,
+    name: &'a str,
+    version: &'a str,
+    protocol_version: &'a str,
+    operations: usize,
+    package: &'a str,
+    sha256: Option<&'a str>,
+    stopped: Option<&'a str>,
+    stderr: Option<super::cutter::Text>,
+}
+
+impl<'a> ExtensionView<'a> {
+    fn new(alias: &'a str, x: &'a crate::extension::ExtensionInfo, cutter: &Cutter) -> Self {
+        ExtensionView {
+            alias,
+            name: &x.name,
+            version: &x.version,
+            protocol_version: &x.protocol_version,
+            operations: x.operations.len(),
+            package: &x.package,
+            sha256: x.sha256.as_deref(),
+            stopped: x.stopped.as_deref(),
+            stderr: cutter.opt(Some(&x.stderr)),
         }
     }
 }
