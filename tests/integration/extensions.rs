@@ -382,3 +382,100 @@ fn an_mcpchecker_task_reads_an_extension_steps_outputs_by_its_type() {
     run.any_stderr();
     assert_eq!(run.task("reads-outputs")["status"], "error", "{}", run.task("reads-outputs"));
 }
+
+/// Cleanup runs whatever happened: after an extension's failure (every step, last first, a
+/// failing one not stopping the rest) and after SIGINT (the extension still up for it, then
+/// shut down).
+#[test]
+fn cleanup_runs_after_an_extension_failure_and_after_sigint() {
+    use nix::sys::signal::{Signal, kill};
+    use std::time::{Duration, Instant};
+    let tasks = "
+        - id: fails
+          setup:
+            - extension: {name: files, operation: misbehave, args: {how: error}}
+          prompt: x
+          grade: [{type: contains, value: x}]
+          cleanup:
+            - extension: {name: files, operation: write, args: {path: first.txt, content: '1'}}
+            - extension: {name: files, operation: exists, args: {path: missing.txt}}
+            - run: ls > order.txt
+        ";
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &suite(&extensions(""), tasks));
+    let dir = test.path().to_owned();
+    let run = test.args(&["run"]).run();
+    run.expect_code(1);
+    run.any_stderr();
+    let task = run.task("fails");
+    assert_eq!(task["status"], "error", "{task}");
+    assert!(task["reason"].as_str().unwrap().contains("invalid params: how"), "{task}");
+    let order = std::fs::read_to_string(dir.join("order.txt")).unwrap();
+    assert!(!order.contains("first.txt"), "cleanup runs last first: {order}");
+    assert!(dir.join("first.txt").exists(), "a failing cleanup step does not stop the rest");
+    let cleanup: Vec<String> = task["trials"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["phase"] == "cleanup")
+        .map(|s| s["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(cleanup, ["passed", "failed", "passed"], "{task}");
+
+    let agent = "#!/bin/sh\necho $$ > agent.pid\nexec sleep 60\n";
+    let tasks = "
+        - id: hangs
+          prompt: x
+          grade: [{type: contains, value: x}]
+          cleanup:
+            - extension: {name: files, operation: write, args: {path: cleaned.txt, content: '{task.id}'}}
+        ";
+    let test =
+        Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite(&extensions(""), tasks)).args(&["run"]);
+    let dir = test.path().to_owned();
+    let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(dir.join("agent.pid")).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the agent never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "evalgate did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(4));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("cleaned.txt")).unwrap(),
+        "hangs",
+        "the interrupted task's cleanup ran"
+    );
+    assert!(dir.join("shutdown.log").exists(), "the extension was shut down after it");
+}
+
+/// The example extension docs/extensions.md walks through (examples/extension/) sets up and
+/// grades its task, and fails an answer without the order number.
+#[test]
+fn the_example_extension_sets_up_and_grades_its_task() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/extension");
+    let test = Test::new();
+    crate::common::copy_dir(&root, test.path());
+    let dir = test.path().to_owned();
+    let run = test.args(&["run", "evalgate.yaml"]).run();
+    run.expect_code(0);
+    run.any_stderr();
+    let record = &run.results()["extensions"]["notes"];
+    assert_eq!((&record["name"], &record["version"]), (&json!("notes"), &json!("1.0.0")), "{record}");
+    assert!(!dir.join("order.note").exists(), "cleanup removed the notes");
+
+    let forgetful = std::fs::read_to_string(dir.join("evalgate.yaml")).unwrap().replace("the order is 4411", "done");
+    std::fs::write(dir.join("evalgate.yaml"), forgetful).unwrap();
+    let run = Test::new().args(&["run", dir.join("evalgate.yaml").to_str().unwrap()]).run();
+    run.expect_code(1);
+    run.any_stderr();
+    let task = run.task("keeps-the-order-number");
+    assert_eq!(task["status"], "failed", "{task}");
+    assert!(task.to_string().contains("note answer holds"), "{task}");
+}
