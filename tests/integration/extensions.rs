@@ -479,3 +479,76 @@ fn the_example_extension_sets_up_and_grades_its_task() {
     assert_eq!(task["status"], "failed", "{task}");
     assert!(task.to_string().contains("note answer holds"), "{task}");
 }
+
+/// An extension that floods, answers too much, writes a line past the bound, leaks a secret,
+/// hangs or has no manifest: bounded, redacted, an error where it is one, never a pass.
+#[test]
+fn a_misbehaving_extension_is_bounded_redacted_and_never_a_pass() {
+    let secret = "tok-77c0a1d94e2b6f03";
+    let step = |how: &str| {
+        format!("\n          setup: [{{extension: {{name: files, operation: misbehave, args: {{how: {how}}}}}}}]")
+    };
+    let tasks: String = ["flood", "oversized", "secret", "huge"]
+        .iter()
+        .map(|how| {
+            format!(
+                "\n        - id: {how}{}\n          prompt: x\n          grade: [{{type: contains, value: x}}]",
+                step(how)
+            )
+        })
+        .collect();
+    let yaml = suite(&extensions("    config: {token: '{env.EXT_TOKEN}'}\n"), &crate::common::unindent(&tasks));
+    let test = Test::new().write("agent.sh", ECHO_AGENT).write("evalgate.yaml", &yaml).env("EXT_TOKEN", secret);
+    let dir = test.path().to_owned();
+    let run = test.args(&["run", "-j", "1"]).run();
+    run.expect_code(1);
+    run.any_stderr();
+    let status = |id: &str| run.task(id)["status"].as_str().unwrap().to_owned();
+    assert_eq!(status("flood"), "passed", "{}", run.task("flood"));
+    assert_eq!(status("oversized"), "passed");
+    assert_eq!(status("secret"), "error", "{}", run.task("secret"));
+    assert_eq!(status("huge"), "error");
+    assert!(run.task("huge").to_string().contains("4 MiB"), "{}", run.task("huge"));
+    let results = std::fs::metadata(dir.join("evalgate-out/results.json")).unwrap().len();
+    assert!(results < 2 << 20, "20 MB of logs and a 3 MiB output are cut: results.json is {results} bytes");
+    for file in std::fs::read_dir(dir.join("evalgate-out")).unwrap().flatten() {
+        let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+        assert!(!text.contains(secret), "{} holds the token", file.path().display());
+    }
+    assert!(run.task("secret").to_string().contains("rejected token [secret:EXT_TOKEN]"), "{}", run.task("secret"));
+    assert!(run.stderr_lacks(secret));
+
+    // A hang past the step's timeout.
+    let tasks = "
+        - id: hangs
+          setup: [{extension: {name: files, operation: sleep, args: {seconds: 30}}, timeout: 1s}]
+          prompt: x
+          grade: [{type: contains, value: x}]
+        ";
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite(&extensions(""), tasks))
+        .args(&["run"])
+        .run();
+    run.expect_code(1);
+    run.any_stderr();
+    let hang = run.task("hangs");
+    assert_eq!(hang["status"], "error", "{hang}");
+    assert!(
+        hang["reason"].as_str().unwrap().contains("files.sleep: extension `files` did not answer within 3s"),
+        "{hang}"
+    );
+
+    // No manifest: a preflight failure naming it, nothing runs.
+    let run = Test::new()
+        .write("agent.sh", ECHO_AGENT)
+        .write("evalgate.yaml", &suite(&extensions("    config: {no_manifest: true}\n"), tasks))
+        .args(&["run"])
+        .run();
+    run.expect_code(3);
+    assert!(
+        run.stderr_has("extension `files`: did not start: extension `files`: its manifest is not one"),
+        "{}",
+        run.stderr
+    );
+}
