@@ -388,8 +388,6 @@ fn an_mcpchecker_task_reads_an_extension_steps_outputs_by_its_type() {
 /// shut down).
 #[test]
 fn cleanup_runs_after_an_extension_failure_and_after_sigint() {
-    use nix::sys::signal::{Signal, kill};
-    use std::time::{Duration, Instant};
     let tasks = "
         - id: fails
           setup:
@@ -433,20 +431,9 @@ fn cleanup_runs_after_an_extension_failure_and_after_sigint() {
         Test::new().write("agent.sh", agent).write("evalgate.yaml", &suite(&extensions(""), tasks)).args(&["run"]);
     let dir = test.path().to_owned();
     let mut child = test.command().stderr(std::process::Stdio::null()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(dir.join("agent.pid")).map_or(true, |p| !p.ends_with('\n')) {
-        assert!(Instant::now() < deadline, "the agent never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "evalgate did not stop after SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(4));
+    crate::interrupt::every_command::pid_in(&dir, "agent.pid");
+    crate::trust::signal(&child, nix::sys::signal::Signal::SIGINT);
+    assert_eq!(crate::trust::wait_exit(&mut child, std::time::Duration::from_secs(30)), 4);
     assert_eq!(
         std::fs::read_to_string(dir.join("cleaned.txt")).unwrap(),
         "hangs",

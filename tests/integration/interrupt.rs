@@ -49,7 +49,7 @@ fn sigint_mid_run_exits_4_and_keeps_finished_tasks() {
 /// Issue 43, section 3: every subcommand runs in one signal frame (`commands::frame`). A
 /// SIGINT in the middle of any phase ends it within seconds with exit 4, and every process
 /// it started is gone.
-mod every_command {
+pub(crate) mod every_command {
     use std::path::Path;
     use std::process::{Child, Stdio};
     use std::sync::Arc;
@@ -73,7 +73,7 @@ mod every_command {
     const HANGING_SERVER: &str = r#"{command: [sh, -c, 'echo $$ > hang.pid; exec sleep 600']}"#;
 
     /// The pid written to `file` below `dir`, once it is written whole.
-    fn pid_in(dir: &Path, file: &str) -> i32 {
+    pub(crate) fn pid_in(dir: &Path, file: &str) -> i32 {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
