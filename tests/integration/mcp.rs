@@ -597,7 +597,10 @@ fn the_recording_proxy_serves_only_its_agent_refuses_oversized_requests_and_keep
         ",
     );
     let run = Test::new().write("agent.py", HOSTILE_MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
-    run.expect_code(0);
+    // The graders' reasons cut the agent's output: on a failure, show all of it (this test
+    // failed once on a loaded machine, and the cut hid which probe).
+    let output = run.task("t")["trials"][0]["output"].clone();
+    assert_eq!(run.code, 0, "the agent's whole output: {output}\nstderr: {}", run.stderr);
 }
 
 /// `{vars.X}` in a stdio server's `command` is rendered as in an agent's command (a `--var`
