@@ -156,7 +156,7 @@ pub struct ChangedSince {
     /// Why every task ran (no base, an expired or unreadable one, an audit mismatch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub everything: Option<String>,
-    /// The tasks that ran, each with why (`changed: file:grade.py`, `new`, …).
+    /// The tasks that ran, each with why (`changed: file:grade.py`, `new`, the audit, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ran: BTreeMap<String, String>,
     /// The tasks carried forward.
@@ -180,7 +180,7 @@ impl ChangedSince {
         format!(
             "--changed-since {}: ran {} changed task(s), carried {}{from} (audit re-ran {} at {:.0}%)",
             self.base,
-            self.ran.len(),
+            self.ran.len().saturating_sub(self.audited.len()),
             self.carried.len(),
             self.audited.len(),
             self.audit_rate * 100.0

@@ -113,6 +113,9 @@ pub(super) fn split(
     let sample = changes::audit_sample(carried.iter().map(|(_, c)| c.id()), audit_rate, audit_seed);
     let (audit, carried): (Vec<_>, Vec<_>) = carried.into_iter().partition(|(_, c)| sample.contains(c.id()));
     section.audited = audit.iter().map(|(_, c)| c.id().to_owned()).collect();
+    for id in &section.audited {
+        section.ran.insert(id.clone(), "the audit: a carried verdict checked".to_owned());
+    }
     section.carried = carried.iter().map(|(_, c)| c.id().to_owned()).collect();
     let audited: Vec<(String, Status)> = audit.iter().map(|(_, c)| (c.id().to_owned(), c.status())).collect();
     plan.tasks.retain(|p| !section.carried.contains(&id(p)));
@@ -125,7 +128,7 @@ impl Split {
     /// records why.
     pub(super) fn audit(&mut self, fresh: &[TaskResult], plan: &Plan) -> Option<Plan> {
         let found = changes::mismatches(self.audited.iter().map(|(id, s)| (id.as_str(), *s)), fresh);
-        if found.is_empty() || self.carried.is_empty() {
+        if found.is_empty() {
             return None;
         }
         let listed: Vec<String> =
@@ -133,6 +136,9 @@ impl Split {
         let why = format!("the audit found a stale carry: {}; every carried task runs", listed.join(", "));
         crate::errln!("--changed-since: {why}");
         self.section.everything = Some(why);
+        if self.carried.is_empty() {
+            return None;
+        }
         let rest: Vec<PlannedTask> = self.carried.drain(..).map(|(planned, _)| planned).collect();
         for id in std::mem::take(&mut self.section.carried) {
             self.section.ran.insert(id, "the audit found a stale carry".to_owned());
