@@ -98,7 +98,13 @@ fn incomplete_fingerprints(suite: &Suite) {
         incomplete.len()
     );
     for (task, print) in incomplete {
-        crate::errln!("  {} ({}:{}): {}", task.id, display_path(&suite.file), task.position.line, print.incomplete.join("; "));
+        crate::errln!(
+            "  {} ({}:{}): {}",
+            task.id,
+            display_path(&suite.file),
+            task.position.line,
+            print.incomplete.join("; ")
+        );
     }
 }
 

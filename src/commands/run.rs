@@ -369,8 +369,18 @@ impl SuiteRun<'_> {
         terminal: &mut TerminalReporter,
         github: bool,
     ) -> (Results, Option<Error>, Option<EventLogReporter>) {
-        let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update, update_snapshot, base, changed } =
-            self;
+        let SuiteRun {
+            planned,
+            paths,
+            regression,
+            llm,
+            stop,
+            jobs,
+            update_baseline: update,
+            update_snapshot,
+            base,
+            changed,
+        } = self;
         let Planned { suite, mut plan } = planned;
         let started = Instant::now();
         let suite = Arc::new(suite);
@@ -388,7 +398,10 @@ impl SuiteRun<'_> {
         results.plan = Some(PlanFingerprint { commit: commit.clone(), ..plan.fingerprint(&suite) });
         // Every planned task's fingerprint, recorded on its result; with `--changed-since`,
         // the tasks whose fingerprint the base run shares are carried, not planned.
-        let replayed = llm.cassette.as_deref().filter(|_| suite.cassettes.as_ref().is_some_and(|c| c.mode != crate::cassette::Mode::Record));
+        let replayed = llm
+            .cassette
+            .as_deref()
+            .filter(|_| suite.cassettes.as_ref().is_some_and(|c| c.mode != crate::cassette::Mode::Record));
         let indices: Vec<usize> = plan.tasks.iter().map(|t| t.index).collect();
         let prints: BTreeMap<String, crate::results::carry::TaskFingerprint> = indices
             .iter()
@@ -444,9 +457,11 @@ impl SuiteRun<'_> {
                 // A stale carry the audit found: every carried task runs after all.
                 let rerun = split.as_mut().and_then(|s| s.audit(&dispatched.tasks, &plan));
                 if let Some(rerun) = rerun.filter(|_| !stop.cancel.is_cancelled()) {
-                    let services = Services { llm: llm.clone(), servers: servers.clone(), extensions: extensions.clone() };
+                    let services =
+                        Services { llm: llm.clone(), servers: servers.clone(), extensions: extensions.clone() };
                     let mut after = changed::After { sink: &mut fanout, by: plan.tasks.len() };
-                    let again = Dispatcher::new(suite.clone(), &rerun, jobs, stop.clone(), &mut after).run(services).await;
+                    let again =
+                        Dispatcher::new(suite.clone(), &rerun, jobs, stop.clone(), &mut after).run(services).await;
                     dispatched.tasks.extend(again.tasks);
                     dispatched.hooks.extend(again.hooks);
                     dispatched.interrupted |= again.interrupted;
@@ -479,7 +494,8 @@ impl SuiteRun<'_> {
             if !results.tasks.is_empty() || plan.tasks.is_empty() {
                 results.tasks.extend(split.carried());
             }
-            let order: BTreeMap<&str, usize> = suite.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
+            let order: BTreeMap<&str, usize> =
+                suite.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
             results.tasks.sort_by_key(|t| order.get(t.id.as_str()).copied().unwrap_or(usize::MAX));
             results.changed_since = Some(split.section.clone());
         }

@@ -140,7 +140,13 @@ fn looks_like_path(word: &str) -> bool {
 /// model (a command agent: every model endpoint entry, as the cassette does not say which
 /// agent asked), of the judges it asks and of the servers it reaches that go through the
 /// cassette.
-fn cassette_entries(cassette: &Cassette, task: &Task, uses: &crate::uses::Uses<'_>, servers: &std::collections::BTreeSet<&str>, suite: &Suite) -> String {
+fn cassette_entries(
+    cassette: &Cassette,
+    task: &Task,
+    uses: &crate::uses::Uses<'_>,
+    servers: &std::collections::BTreeSet<&str>,
+    suite: &Suite,
+) -> String {
     let mut models: Vec<(&str, &str)> = uses.own_judges().map(|j| (j.provider.label(), j.model.as_str())).collect();
     if let Agent::Llm(agent) = &*task.agent {
         models.push((agent.spec.provider.label(), &agent.spec.model));

@@ -140,7 +140,12 @@ impl TerminalReporter {
             let carried = results.tasks.iter().filter_map(|t| Some((t, t.carried.as_ref()?)));
             for (task, from) in carried.filter(|_| self.verbosity == Verbosity::Verbose) {
                 let label = self.style(Style::new().cyan(), "CARRY");
-                lines.push(format!("  {label} {} {}: from {}", task.status.label(), task.id, from.label(&results.started_at)));
+                lines.push(format!(
+                    "  {label} {} {}: from {}",
+                    task.status.label(),
+                    task.id,
+                    from.label(&results.started_at)
+                ));
             }
         }
         for line in crate::results::judges::advisory_lines(&results.judges) {

@@ -230,7 +230,8 @@ mod tests {
     #[test]
     fn a_change_names_the_inputs_that_differ() {
         let a = TaskFingerprint::new(BTreeMap::from([("task".into(), "1".into()), ("env".into(), "A".into())]), vec![]);
-        let b = TaskFingerprint::new(BTreeMap::from([("task".into(), "2".into()), ("file:x".into(), "f".into())]), vec![]);
+        let b =
+            TaskFingerprint::new(BTreeMap::from([("task".into(), "2".into()), ("file:x".into(), "f".into())]), vec![]);
         assert_eq!(b.changed_since(&a), ["env", "file:x", "task"]);
         assert!(a.changed_since(&a.clone()).is_empty());
     }

@@ -77,7 +77,10 @@ mod tests {
             let want = documented(n, stale, rate);
             let got = catch_rate(n, stale, rate, runs, &mut rng);
             let se = (want * (1.0 - want) / f64::from(runs)).sqrt().max(1e-3);
-            assert!((got - want).abs() < 4.0 * se, "n {n}, stale {stale}, rate {rate}: caught {got}, documented {want}");
+            assert!(
+                (got - want).abs() < 4.0 * se,
+                "n {n}, stale {stale}, rate {rate}: caught {got}, documented {want}"
+            );
         }
         // One stale carry among 200 at the default 10%: caught one run in ten.
         assert!((documented(200, 1, 0.1) - 0.1).abs() < 1e-12);

@@ -14,7 +14,8 @@ use sha2::{Digest, Sha256};
 use crate::yaml::Document;
 
 /// Task keys that do not change what a trial measures.
-const IGNORED_TASK_KEYS: [&str; 8] = ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden", "inputs"];
+const IGNORED_TASK_KEYS: [&str; 8] =
+    ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden", "inputs"];
 
 /// The suite's part of every definition (what of the suite as written a task's outcome
 /// depends on) as canonical JSON, written once: every task's hash reuses it.

@@ -134,14 +134,31 @@ fn each_kind_of_edit_runs_exactly_the_tasks_it_affects() {
         ("an agent's argv", with("--mode, fast", "--mode, slow"), &["c3", "c4"]),
         ("an env var added to an agent", with("cmd: {command", "cmd: {env: {EXTRA: x}, command"), &["c1", "c2"]),
         ("an MCP server's version", with("--release=1", "--release=3"), &["x1"]),
-        ("an MCP server's source", vec![("fx_server.py", Some(format!("{}\n# patched\n", read(d, "fx_server.py"))))], &["x1"]),
-        ("a cassette entry", vec![("cassettes/changed.jsonl", Some(cassette.replace(&gpt4o_entry, &edited_entry)))], &["m2"]),
+        (
+            "an MCP server's source",
+            vec![("fx_server.py", Some(format!("{}\n# patched\n", read(d, "fx_server.py"))))],
+            &["x1"],
+        ),
+        (
+            "a cassette entry",
+            vec![("cassettes/changed.jsonl", Some(cassette.replace(&gpt4o_entry, &edited_entry)))],
+            &["m2"],
+        ),
         ("a schema file", vec![("schema.json", Some(r#"{"type": "object"}"#.into()))], &["c3"]),
         ("a variable's value", with("greeting: hello", "greeting: hi"), &["c1"]),
         ("an agent's script", vec![("agent.sh", Some(format!("{AGENT}# v2\n")))], &["c1", "c2"]),
         ("a task's trials", with("id: c3, agent: cmd2,", "id: c3, repeat: 2, agent: cmd2,"), &["c3"]),
         ("an inline grader", with("value: '5'}]}\n  - {id: y1", "value: '5 '}]}\n  - {id: y1"), &["x1"]),
-        ("a task added", vec![("evalgate.yaml", Some(format!("{suite}  - {{id: c5, agent: cmd, prompt: five, grade: [{{type: contains, value: five}}]}}\n")))], &["c5"]),
+        (
+            "a task added",
+            vec![(
+                "evalgate.yaml",
+                Some(format!(
+                    "{suite}  - {{id: c5, agent: cmd, prompt: five, grade: [{{type: contains, value: five}}]}}\n"
+                )),
+            )],
+            &["c5"],
+        ),
         ("docs only", vec![("README.md", Some("# the evals, reworded\n".into()))], &[]),
     ];
     let mut failures = Vec::new();
@@ -193,7 +210,10 @@ fn a_docs_only_change_runs_nothing_and_a_missing_base_runs_everything() {
     for task in results["tasks"].as_array().unwrap() {
         assert_eq!(task["status"], "passed");
         assert_eq!(task["carried"]["run_id"], base["run_id"], "{task}");
-        assert_eq!(task["trials"], base["tasks"].as_array().unwrap().iter().find(|t| t["id"] == task["id"]).unwrap()["trials"]);
+        assert_eq!(
+            task["trials"],
+            base["tasks"].as_array().unwrap().iter().find(|t| t["id"] == task["id"]).unwrap()["trials"]
+        );
     }
     assert_eq!(results["changed_since"]["carried"].as_array().unwrap().len(), ALL.len());
     // Green only with the evidence: a carried pass whose trials show a failure runs.
@@ -214,7 +234,10 @@ fn a_docs_only_change_runs_nothing_and_a_missing_base_runs_everything() {
     assert_eq!(ran.len(), ALL.len());
     assert!(results["changed_since"]["everything"].as_str().unwrap().starts_with("cannot read the base run"));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--changed-since: every task runs: cannot read the base run gone/results.json"), "{stderr}");
+    assert!(
+        stderr.contains("--changed-since: every task runs: cannot read the base run gone/results.json"),
+        "{stderr}"
+    );
     // Too old a base: everything runs.
     let (ran, results, _) = changed_run(d, "base/results.json", &["--max-carry-age", "1ns"]);
     assert_eq!(ran.len(), ALL.len());
@@ -258,11 +281,20 @@ fn the_audit_catches_a_stale_carry_and_then_everything_runs() {
     let seed = seed.to_string();
     let (ran, results, output) = changed_run(d, "base/results.json", &["--audit-rate", "0.5", "--audit-seed", &seed]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--changed-since: the audit found a stale carry: c1 (passed carried, failed now); every carried task runs"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--changed-since: the audit found a stale carry: c1 (passed carried, failed now); every carried task runs"
+        ),
+        "{stderr}"
+    );
     assert_eq!(output.status.code(), Some(1));
     let audited: BTreeSet<String> = audited(seed.parse().unwrap(), 0.5).iter().map(|s| (*s).to_owned()).collect();
-    let recorded: BTreeSet<String> =
-        results["changed_since"]["audited"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    let recorded: BTreeSet<String> = results["changed_since"]["audited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(recorded, audited);
     assert_eq!(ran.len(), ALL.len(), "{results}");
     assert!(results["tasks"].as_array().unwrap().iter().all(|t| t["carried"].is_null()));
@@ -271,4 +303,26 @@ fn the_audit_catches_a_stale_carry_and_then_everything_runs() {
     let (_, results, output) = changed_run(d, "base/results.json", &["--audit-rate", "0"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(results["changed_since"]["carried"].as_array().unwrap().len(), ALL.len());
+}
+
+/// The action's `changed-since` input reaches the run: a base that is not there runs
+/// every task, saying why, and the run's results record it.
+#[test]
+fn the_action_input_passes_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let quickstart = std::fs::canonicalize("examples/quickstart/evalgate.yaml").unwrap();
+    let run = std::process::Command::new("bash")
+        .arg(std::fs::canonicalize("scripts/action-run.sh").unwrap())
+        .current_dir(dir.path())
+        .env("EVALGATE_BIN", env!("CARGO_BIN_EXE_evalgate"))
+        .env("INPUT_SUITE", &quickstart)
+        .env("INPUT_OUT", "reports")
+        .env("INPUT_CHANGED_SINCE", "no-base.json")
+        .env("INPUT_COMMENT", "false")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let results = json(dir.path(), "reports/results.json");
+    assert!(results["changed_since"]["everything"].as_str().unwrap().contains("no-base.json"), "{results}");
 }
