@@ -28,12 +28,14 @@ trap cleanup EXIT
 cd "$work"
 now() { echo "${EPOCHREALTIME/,/.}"; }
 
-suite() { # suite PORT CHANGED_PROMPT
+# The endpoint is read from the environment: each run's stand-in listens on a port of its
+# own, and the port is not part of what the tasks measure.
+suite() { # suite CHANGED_PROMPT
   {
-    printf 'evalgate: 1\nsuite: bench.changed\nagents:\n  bot: {provider: openai, model: bench-model, base_url: "http://127.0.0.1:%s/v1", api_key_env: BENCH_KEY}\ntasks:\n' "$1"
+    printf 'evalgate: 1\nsuite: bench.changed\nagents:\n  bot: {provider: openai, model: bench-model, base_url: "{env.BENCH_URL}/v1", api_key_env: BENCH_KEY}\ntasks:\n'
     for i in $(seq 1 200); do
       prompt="question $i"
-      [ "$i" = 100 ] && prompt="$2"
+      [ "$i" = 100 ] && prompt="$1"
       printf '  - {id: task-%s, prompt: "%s", grade: [{type: contains, value: ok}]}\n' "$i" "$prompt"
     done
   } > evalgate.yaml
@@ -47,9 +49,9 @@ timed() {
   coproc STANDIN { exec python3 "$root/scripts/bench/llm_standin.py" 0.05 32 0 1 2> "$work/standin.log"; }
   standin_pid=$STANDIN_PID
   read -r port <&"${STANDIN[0]}"
-  suite "$port" "$prompt"
+  suite "$prompt"
   start=$(now)
-  env BENCH_KEY=bench "$bin" run -q --no-cache "$@" > /dev/null 2>&1 || true
+  env BENCH_KEY=bench BENCH_URL="http://127.0.0.1:$port" "$bin" run -q --no-cache "$@" > /dev/null 2>&1 || true
   end=$(now)
   kill "$standin_pid"
   wait "$standin_pid" 2>/dev/null || true
