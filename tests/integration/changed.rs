@@ -326,3 +326,36 @@ fn the_action_input_passes_changed_since() {
     let results = json(dir.path(), "reports/results.json");
     assert!(results["changed_since"]["everything"].as_str().unwrap().contains("no-base.json"), "{results}");
 }
+
+/// `check -v` names each task whose fingerprint may miss an input (it starts a program and
+/// declares no `inputs:`), with its line; a task that declares them is not listed.
+#[test]
+fn check_verbose_lists_the_tasks_whose_fingerprint_may_be_incomplete() {
+    let run = crate::common::Test::new()
+        .write("agent.sh", AGENT)
+        .suite(
+            "
+            evalgate: 1
+            suite: s
+            agents:
+              bot: {command: [./agent.sh, '{prompt}']}
+            tasks:
+              - {id: declared, agent: bot, prompt: x, inputs: ['*.sh'], grade: [{type: contains, value: x}]}
+              - {id: undeclared, agent: bot, prompt: y, grade: [{type: contains, value: y}]}
+              - id: scripted
+                agent: bot
+                prompt: z
+                inputs: ['*.sh']
+                grade: [{type: command, run: ./agent.sh}]
+            ",
+        )
+        .args(&["check", "-v"])
+        .run();
+    run.expect_code(0).expect_messages(
+        "
+        ok: s (evalgate.yaml): 3 task(s), 1 agent(s); preflight passed
+        fingerprints: s: 1 task(s) may have inputs evalgate cannot see; --changed-since carries them past a change to one unless the task lists them in `inputs:`
+          undeclared (evalgate.yaml:7): agent command: what it reads is not declared (`inputs:`)
+        ",
+    );
+}
