@@ -8,7 +8,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::results::carry::{Carried, TaskFingerprint, age};
-use crate::results::{Results, Status};
+use crate::results::{Results, Status, TaskResult};
 
 /// Carry from a base run at most this old (`--max-carry-age`).
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -39,10 +39,10 @@ pub fn expired(base: &Results, now: &str, max_age: Duration, behind: Option<u64>
     }
 }
 
-/// Task `id` with fingerprint `now`: carried from `base` when its fingerprint there is
-/// the same and its evidence whole ([`Carried::take`]), else why it runs.
-pub fn choose(base: &Results, id: &str, now: &TaskFingerprint) -> Result<Carried, String> {
-    let Some(task) = base.tasks.iter().find(|t| t.id == id) else {
+/// A task with fingerprint `now`, `was` its result in the run `base`: carried when its
+/// fingerprint there is the same and its evidence whole ([`Carried::take`]), else why it runs.
+pub fn choose(base: &Results, was: Option<&TaskResult>, now: &TaskFingerprint) -> Result<Carried, String> {
+    let Some(task) = was else {
         return Err("new: not in the base run".into());
     };
     let Some(was) = &task.fingerprint else {
@@ -76,12 +76,13 @@ pub fn audit_sample<'a>(ids: impl IntoIterator<Item = &'a str>, rate: f64, seed:
 /// The audited tasks whose fresh verdict is not the carried one: `(id, carried, now)`.
 pub fn mismatches<'a>(
     carried: impl IntoIterator<Item = (&'a str, Status)>,
-    fresh: &'a [crate::results::TaskResult],
+    fresh: &'a [TaskResult],
 ) -> Vec<(String, Status, Status)> {
+    let fresh: std::collections::HashMap<&str, Status> = fresh.iter().map(|t| (t.id.as_str(), t.status)).collect();
     carried
         .into_iter()
         .filter_map(|(id, was)| {
-            let now = fresh.iter().find(|t| t.id == id)?.status;
+            let now = *fresh.get(id)?;
             (now != was).then(|| (id.to_owned(), was, now))
         })
         .collect()

@@ -33,7 +33,7 @@ fn base(n: usize) -> (Results, Vec<TaskFingerprint>) {
 pub fn catch_rate(n: usize, stale: usize, rate: f64, runs: u32, rng: &mut fastrand::Rng) -> f64 {
     let (base, prints) = base(n);
     let carried: Vec<_> = (0..n)
-        .map(|i| choose(&base, &format!("t{i}"), &prints[i]).expect("an unchanged, whole task is carried"))
+        .map(|i| choose(&base, Some(&base.tasks[i]), &prints[i]).expect("an unchanged, whole task is carried"))
         .collect();
     let mut caught = 0;
     for _ in 0..runs {

@@ -97,10 +97,11 @@ pub(super) fn split(
         return everything(section, why);
     }
     let mut carried = Vec::new();
+    let was: std::collections::HashMap<&str, &TaskResult> = base.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     for planned in &plan.tasks {
         let task = id(planned);
         let chosen = match prints.get(&task) {
-            Some(print) => changes::choose(&base, &task, print),
+            Some(print) => changes::choose(&base, was.get(task.as_str()).copied(), print),
             None => Err("no fingerprint".to_owned()),
         };
         match chosen {
@@ -118,7 +119,8 @@ pub(super) fn split(
     }
     section.carried = carried.iter().map(|(_, c)| c.id().to_owned()).collect();
     let audited: Vec<(String, Status)> = audit.iter().map(|(_, c)| (c.id().to_owned(), c.status())).collect();
-    plan.tasks.retain(|p| !section.carried.contains(&id(p)));
+    let kept: std::collections::HashSet<usize> = carried.iter().map(|(p, _)| p.index).collect();
+    plan.tasks.retain(|p| !kept.contains(&p.index));
     Split { section, carried, audited }
 }
 
