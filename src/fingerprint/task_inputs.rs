@@ -51,6 +51,10 @@ impl Inputs<'_> {
             inputs.insert(format!("server:{name}"), sha(&server));
             read_by_name.push(server);
         }
+        if task.arm.is_some() {
+            inputs.insert("variants".to_owned(), sha(&parts.variants));
+            read_by_name.push(parts.variants.clone());
+        }
         if suite_judge {
             inputs.insert("judge".to_owned(), sha(&parts.judge));
             read_by_name.push(parts.judge.clone());
@@ -226,5 +230,21 @@ mod tests {
         assert_eq!(changed("agent.sh", "a2"), [0, 1, 2]);
         assert!(before[0].incomplete.iter().any(|w| w.starts_with("agent command")));
         assert!(before[2].incomplete.is_empty());
+    }
+
+    /// An arm's variables and agents are written under `variants`, which no task's text
+    /// names: a change there changes the fingerprint of every arm's task.
+    #[test]
+    fn a_change_to_an_arm_changes_the_arms_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = |who: &str| {
+            format!(
+                "evalgate: 1\nsuite: s\nvars: {{who: a}}\nagents:\n  bot: {{command: [echo, '{{vars.who}}']}}\nvariants:\n  control: base\n  arms:\n    base: {{}}\n    other: {{vars: {{who: {who}}}}}\ntasks:\n  - {{id: t, agent: bot, prompt: x, grade: [{{type: contains, value: x}}]}}\n"
+            )
+        };
+        let before = prints(dir.path(), &yaml("b"));
+        let after = prints(dir.path(), &yaml("c"));
+        assert_eq!(before.len(), 2);
+        assert!(before.iter().zip(&after).all(|(b, a)| b != a && a.inputs.contains_key("variants")));
     }
 }

@@ -42,6 +42,9 @@ pub struct SuiteParts {
     pub judge: String,
     pub vars: std::collections::BTreeMap<String, String>,
     pub timeout: String,
+    /// `variants` as written: an arm's task takes it whole (an arm's agents, models and
+    /// variables are written there).
+    pub variants: String,
 }
 
 pub(super) fn suite_context(source: &Value, vars: &std::collections::BTreeMap<String, String>) -> DefinitionContext {
@@ -61,6 +64,7 @@ pub(super) fn suite_context(source: &Value, vars: &std::collections::BTreeMap<St
         judge: text(source.get("judge")),
         vars: vars.clone(),
         timeout: text(timeout),
+        variants: text(source.get("variants")),
     };
     DefinitionContext {
         parts,
