@@ -3,7 +3,7 @@
 # writes the step outputs, annotates failing tasks and masks secrets. The exit code is
 # evalgate's own (0 passed, 1 gate failed, 2 invalid, 3 preflight, 4 aborted). Inputs
 # arrive as environment variables (never interpolated into the script): EVALGATE_BIN,
-# INPUT_SUITE, INPUT_ARGS, INPUT_OUT, INPUT_BASELINE, INPUT_COMMENT.
+# INPUT_SUITE, INPUT_ARGS, INPUT_OUT, INPUT_BASELINE, INPUT_CHANGED_SINCE, INPUT_COMMENT.
 set -euo pipefail
 
 # Split on spaces, tabs and newlines (a YAML block input is several lines) without glob
@@ -38,6 +38,12 @@ case "${INPUT_BASELINE:-}" in
   # The results of this workflow's run on the base branch (evalgate baseline fetch).
   github) args+=(--baseline github:base) ;;
   *) args+=(--baseline "$INPUT_BASELINE") ;;
+esac
+case "${INPUT_CHANGED_SINCE:-}" in
+  "") ;;
+  # Carry from this workflow's run on the base branch, fetched as the baseline is.
+  github) args+=(--changed-since github:base) ;;
+  *) args+=(--changed-since "$INPUT_CHANGED_SINCE") ;;
 esac
 # `${a[@]+…}`: an empty array is "unbound" under `set -u` in the bash 3 of macOS.
 args+=(${extra[@]+"${extra[@]}"})

@@ -358,6 +358,8 @@ pub struct RunArgs {
     /// After a passing run, write its results to the baseline file.
     #[arg(long)]
     pub update_baseline: bool,
+    #[command(flatten)]
+    pub changed: ChangedFlags,
     /// Write each MCP server's live tool surface to its `snapshot` file (the drift check
     /// then passes, listing what changed).
     #[arg(long)]
@@ -382,6 +384,36 @@ pub struct RunArgs {
     /// Token prices (YAML or JSON: MODEL_OR_PREFIX: {input_per_mtok, output_per_mtok, ...}), over the suite's.
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+}
+
+/// `--changed-since BASE` and what limits a carry (docs/changed.md).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ChangedFlags {
+    /// Run only the tasks whose fingerprint differs from BASE's results (a results.json, a
+    /// directory holding one, or `github:base`); carry every other task's verdict forward.
+    #[arg(long, value_name = "BASE")]
+    pub changed_since: Option<PathBuf>,
+    /// The share of carried tasks run anyway, from 0 to 1 (default 0.1); a verdict that
+    /// differs runs every task.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub audit_rate: Option<f64>,
+    /// The audit's seed (default: from the commit under test).
+    #[arg(long, value_name = "N")]
+    pub audit_seed: Option<u64>,
+    /// Carry from a base run at most this old (default 7d).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_carry_age: Option<std::time::Duration>,
+    /// Carry from a base run at most this many commits behind (default 50; counted with git
+    /// when the base commit is in the history).
+    #[arg(long, value_name = "N")]
+    pub max_carry_commits: Option<u64>,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("`{s}` is not a rate from 0 to 1")),
+    }
 }
 
 /// `--record`, `--record-missing`, `--replay`: the mode of the suite's cassette, over its

@@ -34,6 +34,7 @@ pub mod excerpt;
 pub mod exit;
 pub mod extension;
 pub mod files;
+pub mod fingerprint;
 /// The fuzz targets' bodies (`fuzz/`), with the `fuzzing` feature; replayed by `cargo test`.
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz_targets;

@@ -38,6 +38,9 @@ pub struct Uses<'a> {
     /// MCP servers whose tools a model agent is offered: a bare name in `tool_names` is a
     /// tool of one of them.
     pub offered: Vec<&'a str>,
+    /// Files it reads by name, resolved (a schema file, a calibration file): their content
+    /// is part of a task's fingerprint (`fingerprint::task_inputs`).
+    pub files: Vec<&'a std::path::Path>,
 }
 
 /// A program a kind starts, looked up before anything runs: on `PATH`, or relative to
@@ -158,6 +161,7 @@ impl<'a> Uses<'a> {
             programs,
             tool_names,
             offered,
+            files,
         } = other;
         append(&mut self.templates, templates);
         append(&mut self.mcp_tools, mcp_tools);
@@ -170,6 +174,7 @@ impl<'a> Uses<'a> {
         append(&mut self.programs, programs);
         append(&mut self.tool_names, tool_names);
         append(&mut self.offered, offered);
+        append(&mut self.files, files);
         self
     }
 

@@ -75,8 +75,37 @@ pub fn check(select: &SelectArgs) -> Result<i32, Error> {
             );
         }
     }
+    if select.verbose {
+        planned.iter().for_each(|p| incomplete_fingerprints(&p.suite));
+    }
     std::mem::forget(planned);
     Ok(exit::SUCCESS)
+}
+
+/// `check -v`: the tasks whose fingerprint may miss an input (`--changed-since` would carry
+/// them past a change it cannot see), each with what to declare.
+fn incomplete_fingerprints(suite: &Suite) {
+    let all: Vec<usize> = (0..suite.tasks.len()).collect();
+    let prints = crate::fingerprint::fingerprints(suite, &all, None);
+    let incomplete: Vec<_> = suite.tasks.iter().zip(&prints).filter(|(_, p)| !p.incomplete.is_empty()).collect();
+    if incomplete.is_empty() {
+        crate::errln!("fingerprints: {}: every task's inputs are known", suite.id);
+        return;
+    }
+    crate::errln!(
+        "fingerprints: {}: {} task(s) may have inputs evalgate cannot see; --changed-since carries them past a change to one unless the task lists them in `inputs:`",
+        suite.id,
+        incomplete.len()
+    );
+    for (task, print) in incomplete {
+        crate::errln!(
+            "  {} ({}:{}): {}",
+            task.id,
+            display_path(&suite.file),
+            task.position.line,
+            print.incomplete.join("; ")
+        );
+    }
 }
 
 /// Budgets that cannot be measured the way they read: a cost budget no agent of the suite

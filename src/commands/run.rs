@@ -28,6 +28,7 @@ use crate::run::lanes::Concurrency;
 use crate::run::signal::Stop;
 use crate::suite::model::Suite;
 
+mod changed;
 mod config;
 mod mcp;
 mod refused;
@@ -110,6 +111,8 @@ struct Prepared {
     prices: BTreeMap<String, Price>,
     /// Each suite's cassette, read.
     cassettes: Vec<Option<Arc<Cassette>>>,
+    /// Each suite's `--changed-since` base, read.
+    bases: Vec<Option<changed::Base>>,
 }
 
 /// Why the run stopped before any suite ran (`None`: a signal), and the suites it knew of
@@ -174,7 +177,8 @@ fn prepare(config: &RunConfig) -> Result<Prepared, Stopped> {
         planned.iter().map(|p| plan_regression(&p.suite, config)).collect::<Result<Vec<_>, _>>().map_err(stopped)?;
     let prices = read_prices(config.pricing.as_deref()).map_err(stopped)?;
     preflight_all(&uses_of(&planned)).map_err(stopped)?;
-    Ok(Prepared { planned, paths, regressions, prices, cassettes })
+    let bases = planned.iter().map(|p| changed::load_base(&p.suite, &config.changed)).collect();
+    Ok(Prepared { planned, paths, regressions, prices, cassettes, bases })
 }
 
 /// The run stopped before any suite ran (exit 2 or 3, or 4 when the out directory could
@@ -234,7 +238,7 @@ fn paths_of(config: &RunConfig, suite_ids: &[&str]) -> Vec<OutputPaths> {
 }
 
 async fn execute(config: &RunConfig, prepared: Prepared, claimed: &ClaimedDir, stop: &Stop) -> Result<i32, Error> {
-    let Prepared { planned, paths, regressions, prices, cassettes } = prepared;
+    let Prepared { planned, paths, regressions, prices, cassettes, bases } = prepared;
     let github = config.github;
     let mut publisher = Publisher::new(github, config.comment, planned.len()).stopped_by(stop.clone());
     // The first error aborts the run: the suites after it do not start.
@@ -256,7 +260,8 @@ async fn execute(config: &RunConfig, prepared: Prepared, claimed: &ClaimedDir, s
     let mut suites: Vec<(Results, &OutputPaths)> = Vec::new();
     // Each suite's `events.jsonl`, ended once the run's outcome is settled, below.
     let mut logs: Vec<Option<EventLogReporter>> = Vec::new();
-    for (((p, paths), regression), cassette) in planned.into_iter().zip(&paths).zip(regressions).zip(cassettes) {
+    let suites_of = planned.into_iter().zip(&paths).zip(regressions).zip(cassettes).zip(bases);
+    for ((((p, paths), regression), cassette), base) in suites_of {
         let results = if error.is_some() || stop.cancel.is_cancelled() {
             let results = not_run(suite_info(&p.suite), error.as_ref());
             if let Err(e) = paths.write_reports(&results) {
@@ -276,6 +281,8 @@ async fn execute(config: &RunConfig, prepared: Prepared, claimed: &ClaimedDir, s
                 jobs,
                 update_baseline,
                 update_snapshot,
+                base,
+                changed: &config.changed,
             };
             let (results, failed, log) = suite_run.run(&mut terminal, github).await;
             error = error.or(failed);
@@ -348,6 +355,9 @@ struct SuiteRun<'a> {
     jobs: Concurrency,
     update_baseline: bool,
     update_snapshot: bool,
+    /// `--changed-since`'s base, and its limits.
+    base: Option<changed::Base>,
+    changed: &'a crate::cli::ChangedFlags,
 }
 
 impl SuiteRun<'_> {
@@ -359,8 +369,19 @@ impl SuiteRun<'_> {
         terminal: &mut TerminalReporter,
         github: bool,
     ) -> (Results, Option<Error>, Option<EventLogReporter>) {
-        let SuiteRun { planned, paths, regression, llm, stop, jobs, update_baseline: update, update_snapshot } = self;
-        let Planned { suite, plan } = planned;
+        let SuiteRun {
+            planned,
+            paths,
+            regression,
+            llm,
+            stop,
+            jobs,
+            update_baseline: update,
+            update_snapshot,
+            base,
+            changed,
+        } = self;
+        let Planned { suite, mut plan } = planned;
         let started = Instant::now();
         let suite = Arc::new(suite);
         let mut results = skeleton(suite_info(&suite));
@@ -374,7 +395,23 @@ impl SuiteRun<'_> {
         results.shard = plan.shard;
         // A pull request's head, not the merge commit GitHub made: what `comment --pr` checks.
         let commit = crate::github::event::head_sha();
-        results.plan = Some(PlanFingerprint { commit, ..plan.fingerprint(&suite) });
+        results.plan = Some(PlanFingerprint { commit: commit.clone(), ..plan.fingerprint(&suite) });
+        // Every planned task's fingerprint, recorded on its result; with `--changed-since`,
+        // the tasks whose fingerprint the base run shares are carried, not planned.
+        let replayed = llm
+            .cassette
+            .as_deref()
+            .filter(|_| suite.cassettes.as_ref().is_some_and(|c| c.mode != crate::cassette::Mode::Record));
+        let indices: Vec<usize> = plan.tasks.iter().map(|t| t.index).collect();
+        let prints: BTreeMap<String, crate::results::carry::TaskFingerprint> = indices
+            .iter()
+            .map(|&i| suite.tasks[i].id.clone())
+            .zip(crate::fingerprint::fingerprints(&suite, &indices, replayed))
+            .collect();
+        let planned_tasks = plan.tasks.len();
+        let mut split = base.map(|base| {
+            changed::split(&mut plan, &suite, &prints, base, changed, &results.started_at, commit.as_deref())
+        });
 
         let mut events =
             match EventLogReporter::create(paths, &results, regression.baseline.as_ref().map(|b| b.run_id.as_str())) {
@@ -393,7 +430,7 @@ impl SuiteRun<'_> {
         }
         fanout.reporters.push(Box::new(&mut *terminal));
         fanout.reporters.push(Box::new(&mut events));
-        fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), plan.tasks.len())));
+        fanout.reporters.push(Box::new(FileReports::new(paths, results.clone(), planned_tasks)));
 
         let servers = tokio::select! {
             servers = async {
@@ -415,8 +452,20 @@ impl SuiteRun<'_> {
                 let extensions = Arc::new(extensions);
                 mcp::record_servers(&mut results, &suite, &servers, update_snapshot).await;
                 let services = Services { llm: llm.clone(), servers: servers.clone(), extensions: extensions.clone() };
-                let dispatched =
+                let mut dispatched =
                     Dispatcher::new(suite.clone(), &plan, jobs, stop.clone(), &mut fanout).run(services).await;
+                // A stale carry the audit found: every carried task runs after all.
+                let rerun = split.as_mut().and_then(|s| s.audit(&dispatched.tasks, &plan));
+                if let Some(rerun) = rerun.filter(|_| !stop.cancel.is_cancelled()) {
+                    let services =
+                        Services { llm: llm.clone(), servers: servers.clone(), extensions: extensions.clone() };
+                    let mut after = changed::After { sink: &mut fanout, by: plan.tasks.len() };
+                    let again =
+                        Dispatcher::new(suite.clone(), &rerun, jobs, stop.clone(), &mut after).run(services).await;
+                    dispatched.tasks.extend(again.tasks);
+                    dispatched.hooks.extend(again.hooks);
+                    dispatched.interrupted |= again.interrupted;
+                }
                 // After the tasks, on the servers they used; a sharded run has the
                 // conformance checks once, in its first shard.
                 if plan.shard.is_none_or(|s| s.index == 1) && !stop.cancel.is_cancelled() {
@@ -438,11 +487,24 @@ impl SuiteRun<'_> {
             None => Dispatched { interrupted: true, ..Dispatched::default() },
         };
         results.tasks = dispatched.tasks;
+        for task in &mut results.tasks {
+            task.fingerprint = prints.get(&task.id).cloned();
+        }
+        if let Some(split) = &mut split {
+            // Not on a run that stopped before its tasks: nothing is carried into it.
+            if !results.tasks.is_empty() || plan.tasks.is_empty() {
+                results.tasks.extend(split.carried());
+            }
+            let order: BTreeMap<&str, usize> =
+                suite.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
+            results.tasks.sort_by_key(|t| order.get(t.id.as_str()).copied().unwrap_or(usize::MAX));
+            results.changed_since = Some(split.section.clone());
+        }
         results.tasks.append(&mut conformance_tasks);
         results.hooks = dispatched.hooks;
         results.interrupted = dispatched.interrupted || stop.cancel.is_cancelled();
         results.preflight_failure = dispatched.preflight_failure;
-        if results.tasks.is_empty() && !plan.tasks.is_empty() && results.preflight_failure.is_none() {
+        if results.tasks.is_empty() && planned_tasks > 0 && results.preflight_failure.is_none() {
             results.incomplete.push(format!("none of the {} planned task(s) ran", plan.tasks.len()));
         }
         results.duration_ms = started.elapsed().as_millis() as u64;

@@ -34,6 +34,8 @@ pub const CASSETTE: Limit = Limit { max: 256 << 20, what: "a cassette" };
 /// A file an agent or a step controls: its trace, a file a `file` step or grader checks,
 /// what it left in the out directory.
 pub const AGENT: Limit = Limit { max: 16 << 20, what: "a file an agent controls" };
+/// A file a task's fingerprint hashes (a fixture, a script, a file `inputs:` names).
+pub const INPUT: Limit = Limit { max: 256 << 20, what: "a task's input file" };
 /// A cached model answer (an answer is read up to 16 MiB off the wire).
 pub const CACHE: Limit = Limit { max: 32 << 20, what: "a cached model answer" };
 /// The event that started a workflow (`$GITHUB_EVENT_PATH`; GitHub's payloads stay under 25 MB).

@@ -26,12 +26,15 @@ pub struct SchemaCheck {
     /// The schema is `{}` or `true`: the check is "the output is JSON" (AgentV's
     /// `is-json`), so output that is not JSON is what it looks at, and `negate` may invert it.
     any_json: bool,
+    /// `schema_file`, resolved: read at load, and part of the task's fingerprint.
+    file: Option<std::path::PathBuf>,
 }
 
 impl CompileGrader for RawJsonSchema {
     type Check = SchemaCheck;
 
     fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<SchemaCheck> {
+        let mut schema_file = None;
         let (schema, key) = match (self.schema, self.schema_file) {
             (Some(schema), None) => (schema, "schema"),
             (None, Some(file)) => {
@@ -44,6 +47,7 @@ impl CompileGrader for RawJsonSchema {
                         return None;
                     }
                 };
+                schema_file = Some(full.clone());
                 match serde_json::from_str(&text).or_else(|_| crate::yaml::from_str(&text)) {
                     Ok(schema) => (schema, "schema_file"),
                     Err(e) => {
@@ -59,7 +63,7 @@ impl CompileGrader for RawJsonSchema {
         };
         let any_json = schema == Value::Bool(true) || schema.as_object().is_some_and(serde_json::Map::is_empty);
         match jsonschema::validator_for(&schema) {
-            Ok(validator) => Some(SchemaCheck { validator, any_json }),
+            Ok(validator) => Some(SchemaCheck { validator, any_json, file: schema_file }),
             Err(e) => {
                 cx.error(&path.key(key), format!("invalid JSON Schema: {e}"));
                 None
@@ -95,6 +99,6 @@ impl Grade for SchemaCheck {
     }
 
     fn uses(&self) -> Uses<'_> {
-        Uses::default()
+        Uses { files: self.file.iter().map(std::path::PathBuf::as_path).collect(), ..Uses::default() }
     }
 }

@@ -71,8 +71,19 @@ pub fn render(results: &Results) -> String {
     if let Some(p95) = results.totals.p95_latency_ms {
         suite.add_property(Property::new("p95_latency_ms", p95.to_string()));
     }
+    if let Some(changed) = &results.changed_since {
+        suite.add_property(Property::new("changed_since", changed.line(&results.started_at)));
+    }
     for task in &results.tasks {
-        suite.add_test_case(case(&results.suite.id, task));
+        let mut case = case(&results.suite.id, task);
+        // A carried task did not run here: where its verdict and evidence come from.
+        if let Some(from) = &task.carried {
+            case.add_property(Property::new("carried", from.label(&results.started_at)));
+            case.add_property(Property::new("carried_run_id", from.run_id.as_str()));
+            case.add_property(Property::new("carried_commit", from.commit.as_deref().unwrap_or("unknown")));
+            case.add_property(Property::new("carried_started_at", from.started_at.as_str()));
+        }
+        suite.add_test_case(case);
     }
     report.set_time(ms(results.duration_ms));
     report.add_test_suite(suite);

@@ -135,6 +135,19 @@ impl TerminalReporter {
         if let Some(detail) = outcome.detail().filter(|_| !matches!(outcome, RunOutcome::Failed { .. })) {
             lines.push(format!("  {detail}"));
         }
+        if let Some(changed) = &results.changed_since {
+            lines.push(format!("  {}", changed.line(&results.started_at)));
+            let carried = results.tasks.iter().filter_map(|t| Some((t, t.carried.as_ref()?)));
+            for (task, from) in carried.filter(|_| self.verbosity == Verbosity::Verbose) {
+                let label = self.style(Style::new().cyan(), "CARRY");
+                lines.push(format!(
+                    "  {label} {} {}: from {}",
+                    task.status.label(),
+                    task.id,
+                    from.label(&results.started_at)
+                ));
+            }
+        }
         for line in crate::results::judges::advisory_lines(&results.judges) {
             lines.push(format!("  {line}"));
         }

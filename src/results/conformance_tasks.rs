@@ -193,6 +193,8 @@ fn task(site: &TaskSite, id: String, check: Option<&Check>, status: Status, reas
         pass_at_k: None,
         pass_hat_k: None,
         golden: false,
+        fingerprint: None,
+        carried: None,
         trials: vec![trial],
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod arm_comparison;
 pub mod baseline_comparison;
+pub mod carry;
 pub mod conformance_tasks;
 pub mod eras;
 mod flags;

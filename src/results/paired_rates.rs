@@ -56,6 +56,10 @@ pub struct PairedTest {
     pub missing: Vec<String>,
     /// In both, but defined differently: listed, not judged.
     pub not_comparable: Vec<String>,
+    /// Carried forward (`--changed-since`), not run: their evidence is a run's already
+    /// counted, never a fresh pair against itself. Listed, not judged (not missing either).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<String>,
 }
 
 /// The tasks of a run matched with a baseline's: by id, then by definition.
@@ -64,12 +68,19 @@ pub struct Pairing<'a> {
     pub pairs: Vec<(&'a TaskResult, &'a BaselineTask)>,
     pub added: Vec<String>,
     pub not_comparable: Vec<String>,
+    /// Carried forward, not run: never a pair.
+    pub carried: Vec<String>,
 }
 
 impl<'a> Pairing<'a> {
     pub fn new(baseline: &'a Baseline, head: &'a Results) -> Self {
-        let mut pairing = Pairing { pairs: Vec::new(), added: Vec::new(), not_comparable: Vec::new() };
+        let mut pairing =
+            Pairing { pairs: Vec::new(), added: Vec::new(), not_comparable: Vec::new(), carried: Vec::new() };
         for task in head.tasks.iter().filter(|t| t.status != Status::Skipped) {
+            if task.carried.is_some() {
+                pairing.carried.push(task.id.clone());
+                continue;
+            }
             let Some(base) = baseline.tasks.get(&baseline_key(baseline, &task.id)) else {
                 pairing.added.push(task.id.clone());
                 continue;
@@ -104,7 +115,7 @@ impl PairedTest {
         noise: Option<f64>,
     ) -> PairedTest {
         let key = |id: &str| baseline_key(baseline, id);
-        let Pairing { pairs: matched, added, not_comparable } = Pairing::new(baseline, head);
+        let Pairing { pairs: matched, added, not_comparable, carried } = Pairing::new(baseline, head);
         let mut redesigned = 0;
         let pairs: Vec<PairedRates> = matched
             .iter()
@@ -158,6 +169,7 @@ impl PairedTest {
             added,
             missing,
             not_comparable,
+            carried,
         }
     }
 
@@ -414,6 +426,21 @@ mod tests {
 
     /// An interval the verdict says excludes zero is printed excluding it: the two upper
     /// bounds in (−0.0005, 0) the audit saw print "0.0" at one decimal.
+    /// A task carried from the baseline's own run is that run's evidence: paired with
+    /// itself it would add a pair that agrees by construction, and power it does not have.
+    #[test]
+    fn a_carried_task_is_never_a_pair_nor_missing() {
+        use crate::results::carry::CarriedFrom;
+        use crate::results::testing::{results, task};
+        let base_run = results(vec![task("a", Status::Passed), task("b", Status::Passed)]);
+        let baseline = Baseline::from_results(&base_run);
+        let from = CarriedFrom { run_id: "test".into(), commit: None, started_at: "2026-01-01T00:00:00Z".into() };
+        let carried = TaskResult { carried: Some(from), ..task("b", Status::Passed) };
+        let head = results(vec![task("a", Status::Passed), carried]);
+        let test = PairedTest::new(&baseline, &head, &[], &PairedPolicy::default(), None);
+        assert_eq!((test.pairs, test.carried.clone(), test.missing.len()), (1, vec!["b".to_owned()], 0));
+    }
+
     #[test]
     fn a_figure_that_is_not_zero_never_prints_as_zero() {
         assert_eq!((points(-0.06), points(0.025), points(0.0)), ("−6.0".into(), "+2.5".into(), "0.0".into()));
@@ -440,6 +467,7 @@ mod tests {
             added: Vec::new(),
             missing: Vec::new(),
             not_comparable: Vec::new(),
+            carried: Vec::new(),
         };
         let line = test.headline(&PairedPolicy::default());
         assert!(line.contains("(90% interval −6.2 to −0.0003)"), "{line}");

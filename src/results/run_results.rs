@@ -43,6 +43,9 @@ pub struct Results {
     /// What the run planned: shards of one plan share it, and `merge` refuses a mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanFingerprint>,
+    /// `--changed-since`: which tasks ran and why, which were carried forward, the audit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<super::carry::ChangedSince>,
     pub started_at: String,
     pub duration_ms: u64,
     /// The run was interrupted (Ctrl-C, SIGTERM): unfinished tasks are skipped or errors.
@@ -287,6 +290,13 @@ pub struct TaskResult {
     /// `golden: true`: against a baseline where every trial passed, every trial must pass.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub golden: bool,
+    /// What can change its verdict, hashed (`--changed-since` compares it with the base's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<super::carry::TaskFingerprint>,
+    /// Not run: its verdict and evidence are carried forward from this run
+    /// (`--changed-since`; made only by `carry::Carried::take`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<super::carry::CarriedFrom>,
     pub trials: Vec<TrialResult>,
 }
 

@@ -34,6 +34,8 @@ pub fn task(id: &str, status: Status) -> TaskResult {
         pass_at_k: None,
         pass_hat_k: None,
         golden: false,
+        fingerprint: None,
+        carried: None,
         trials: Vec::new(),
     }
 }
@@ -56,6 +58,7 @@ pub fn results(tasks: Vec<TaskResult>) -> Results {
         shard: None,
         cassette: None,
         plan: None,
+        changed_since: None,
         started_at: "2026-11-23T00:00:00Z".into(),
         duration_ms: 1,
         interrupted: false,

@@ -158,6 +158,8 @@ pub fn skipped(suite: &Suite, task: &Task, reason: &str) -> TaskResult {
         pass_at_k: None,
         pass_hat_k: None,
         golden: task.golden,
+        fingerprint: None,
+        carried: None,
         trials: Vec::new(),
     }
 }

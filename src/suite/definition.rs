@@ -14,7 +14,8 @@ use sha2::{Digest, Sha256};
 use crate::yaml::Document;
 
 /// Task keys that do not change what a trial measures.
-const IGNORED_TASK_KEYS: [&str; 7] = ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden"];
+const IGNORED_TASK_KEYS: [&str; 8] =
+    ["description", "tags", "weight", "repeat", "min_pass", "agent", "golden", "inputs"];
 
 /// The suite's part of every definition (what of the suite as written a task's outcome
 /// depends on) as canonical JSON, written once: every task's hash reuses it.
@@ -26,6 +27,24 @@ pub struct DefinitionContext {
     before_task: String,
     /// `,"timeout":…,"vars":…}`, after the task.
     after_task: String,
+    /// What a task's fingerprint takes of the suite as written, part by part
+    /// (`fingerprint::task_inputs`): each MCP server's keys, the judge's, each variable's
+    /// value and the default timeout, as canonical JSON.
+    pub parts: SuiteParts,
+}
+
+/// The suite's keys as written, one part at a time, for a task's fingerprint: a task
+/// takes only the parts it uses, so a change to a server it does not use leaves it alone.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteParts {
+    pub agents: std::collections::BTreeMap<String, String>,
+    pub mcp_servers: std::collections::BTreeMap<String, String>,
+    pub judge: String,
+    pub vars: std::collections::BTreeMap<String, String>,
+    pub timeout: String,
+    /// `variants` as written: an arm's task takes it whole (an arm's agents, models and
+    /// variables are written there).
+    pub variants: String,
 }
 
 pub(super) fn suite_context(source: &Value, vars: &std::collections::BTreeMap<String, String>) -> DefinitionContext {
@@ -36,8 +55,20 @@ pub(super) fn suite_context(source: &Value, vars: &std::collections::BTreeMap<St
     };
     let agents = source.get("agents").and_then(Value::as_object);
     let timeout = source.get("defaults").and_then(|d| d.get("timeout"));
+    let servers = source.get("mcp_servers").and_then(Value::as_object);
+    let agents: std::collections::BTreeMap<String, String> =
+        agents.into_iter().flatten().map(|(name, agent)| (name.clone(), text(Some(agent)))).collect();
+    let parts = SuiteParts {
+        agents: agents.clone(),
+        mcp_servers: servers.into_iter().flatten().map(|(name, server)| (name.clone(), text(Some(server)))).collect(),
+        judge: text(source.get("judge")),
+        vars: vars.clone(),
+        timeout: text(timeout),
+        variants: text(source.get("variants")),
+    };
     DefinitionContext {
-        agents: agents.into_iter().flatten().map(|(name, agent)| (name.clone(), text(Some(agent)))).collect(),
+        parts,
+        agents,
         before_task: format!(
             r#","judge":{},"mcp_servers":{},"task":"#,
             text(source.get("judge")),
@@ -63,6 +94,18 @@ pub enum TaskSource {
 }
 
 impl TaskSource {
+    /// The task as written, as canonical JSON, without the keys that do not change what a
+    /// trial measures (those of [`IGNORED_TASK_KEYS`]).
+    pub fn measured_json(&self) -> String {
+        let mut own = self.json();
+        if let Value::Object(map) = &mut own {
+            map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
+        }
+        let mut text = String::new();
+        canonical(&own, &mut text);
+        text
+    }
+
     /// The task as JSON (null when there is none).
     pub fn json(&self) -> Value {
         match self {
@@ -93,15 +136,11 @@ impl DefinitionContext {
     /// (16 hex digits): of the canonical JSON
     /// `{"agent":…,"judge":…,"mcp_servers":…,"task":…,"timeout":…,"vars":…}`.
     pub fn task_definition(&self, source: &TaskSource, agent: &str) -> String {
-        let mut own = source.json();
-        if let Value::Object(map) = &mut own {
-            map.retain(|k, _| !IGNORED_TASK_KEYS.contains(&k.as_str()));
-        }
         let context = self;
         let mut text = String::from(r#"{"agent":"#);
         text.push_str(context.agents.get(agent).map_or("null", String::as_str));
         text.push_str(&context.before_task);
-        canonical(&own, &mut text);
+        text.push_str(&source.measured_json());
         text.push_str(&context.after_task);
         let digest = Sha256::digest(text.as_bytes());
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()

@@ -77,6 +77,11 @@ pub struct RawTask {
     /// gate fails (the check `golden tasks vs baseline`), whatever the paired test says.
     #[serde(default)]
     pub golden: bool,
+    /// Files the task's verdict depends on that no key names (what its agent, a script or
+    /// a server reads), as globs relative to the suite: their content joins the task's
+    /// fingerprint, so `--changed-since` runs the task when one changes.
+    #[serde(default)]
+    pub inputs: Vec<String>,
     /// The task as written, for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]
@@ -164,6 +169,8 @@ pub struct Task {
     pub min_pass: Option<NonZeroU32>,
     /// Against a baseline: any drop from "every trial passed" fails the gate.
     pub golden: bool,
+    /// `inputs:` globs, relative to the suite's directory, each checked at load.
+    pub inputs: Vec<String>,
     pub level: Level,
     pub fixtures: Vec<RawToolResponse>,
     pub fixtures_only: bool,
@@ -302,6 +309,11 @@ pub(super) fn validate_task(
     }
     let graders: Vec<Option<Grader>> =
         raw.grade.into_iter().enumerate().map(|(j, g)| Grader::from_raw(cx, g, &path.key("grade").index(j))).collect();
+    for (j, input) in raw.inputs.iter().enumerate() {
+        if let Err(e) = glob::Pattern::new(input) {
+            cx.error(&path.key("inputs").index(j), format!("invalid glob `{input}`: {e}"));
+        }
+    }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
     let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(defaults.timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
@@ -328,6 +340,7 @@ pub(super) fn validate_task(
         fixtures: raw.fixtures.map(|f| f.tool_responses).unwrap_or_default(),
         fixtures_only: raw.fixtures_only,
         golden: raw.golden,
+        inputs: raw.inputs,
         source: raw.source,
         era: None,
         arm: None,

@@ -72,11 +72,41 @@ fn agent_uses(agent: &Agent) -> Uses<'_> {
     }
 }
 
-/// A model's endpoint and headers (whose values are secrets) and its API key.
+/// A model's endpoint and headers (whose values are secrets), its API key and its
+/// calibration file.
 fn model_uses(spec: &LlmSpec) -> Uses<'_> {
     let mut uses = Uses::templates(&spec.base_url).and(Uses::headers(&spec.headers));
     uses.secret_env.push(&spec.api_key_env);
+    uses.files.extend(spec.calibration.iter().map(|c| c.file.as_path()));
     uses
+}
+
+/// What one task reaches: its own uses with its agent's, those of the MCP servers it
+/// calls, names or is offered (and the server of its protocol era), and the suite's
+/// judge's when a grader asks it. What a task's fingerprint is built from.
+pub struct TaskReach<'a> {
+    pub uses: Uses<'a>,
+    /// The MCP servers it reaches, by name.
+    pub servers: std::collections::BTreeSet<&'a str>,
+    /// A grader asks the suite's judge.
+    pub suite_judge: bool,
+}
+
+pub fn task_reach<'a>(suite: &'a Suite, task: &'a Task) -> TaskReach<'a> {
+    let own = task_uses(task);
+    let mut servers: std::collections::BTreeSet<&str> = own.mcp_tools.iter().map(|(s, _)| *s).collect();
+    servers.extend(own.offered.iter().copied());
+    servers.extend(own.tool_names.iter().filter_map(|(s, _)| *s));
+    servers.extend(task.era.as_ref().map(|era| era.server.as_str()));
+    let suite_judge = own.judges.iter().any(|j| matches!(j, crate::uses::Judge::SuiteDefault));
+    let mut uses = own.and(agent_uses(&task.agent));
+    for server in servers.iter().filter_map(|name| suite.mcp_servers.get(*name)) {
+        uses = uses.and(server_uses(server));
+    }
+    if let Some(judge) = suite.judge.as_ref().filter(|_| suite_judge) {
+        uses = uses.and(model_uses(judge));
+    }
+    TaskReach { uses, servers, suite_judge }
 }
 
 fn server_uses(server: &McpServer) -> Uses<'_> {

@@ -1045,6 +1045,7 @@ fn action_yml_maps_every_output_to_a_step_output_and_no_run_interpolates_inputs(
         "binary-path",
         "html",
         "results-artifact",
+        "changed-since",
     ] {
         assert!(inputs.contains_key(input), "input {input}");
     }

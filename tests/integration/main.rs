@@ -17,6 +17,7 @@ mod bounded;
 mod calibrate;
 mod cassette_attacks;
 mod cassettes;
+mod changed;
 mod conformance;
 mod containment;
 mod corpus;

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{CassetteFlags, RunArgs, SelectArgs};
+use crate::cli::{CassetteFlags, ChangedFlags, RunArgs, SelectArgs};
 use crate::plan::Selection;
 use crate::policy::PairedPolicy;
 use crate::report::terminal::Verbosity;
@@ -33,6 +33,8 @@ pub(crate) struct RunConfig {
     pub verbosity: Verbosity,
     pub baseline: Option<PathBuf>,
     pub update_baseline: bool,
+    /// `--changed-since` and its limits (`changed::load_base` reads them).
+    pub changed: ChangedFlags,
     pub update_snapshot: bool,
     pub paired: PairedPolicy,
     /// The response cache is read and written (no `--no-cache`).
@@ -55,6 +57,7 @@ impl RunConfig {
             repeat,
             baseline,
             update_baseline,
+            changed,
             update_snapshot,
             paired,
             github,
@@ -81,6 +84,7 @@ impl RunConfig {
             verbosity,
             baseline,
             update_baseline,
+            changed,
             update_snapshot,
             paired,
             cache: !no_cache,

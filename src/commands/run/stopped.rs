@@ -48,6 +48,7 @@ pub(super) fn skeleton(suite: SuiteInfo) -> Results {
         shard: None,
         cassette: None,
         plan: None,
+        changed_since: None,
         suite,
         started_at: now(),
         duration_ms: 0,

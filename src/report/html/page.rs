@@ -103,6 +103,8 @@ struct View<'a> {
     outcome: &'static str,
     outcome_class: &'static str,
     detail: Option<String>,
+    /// `--changed-since`: what ran, what was carried and from which run.
+    changed: Option<String>,
     totals: &'a crate::results::Totals,
     cost: String,
     checks: &'a [GateCheck],
@@ -156,6 +158,7 @@ impl<'a> View<'a> {
             outcome: outcome.label(),
             outcome_class,
             detail: outcome.detail(),
+            changed: results.changed_since.as_ref().map(|c| c.line(&results.started_at)),
             totals: t,
             cost: crate::report::markdown::cost(t),
             checks: &results.verdict.checks,

@@ -36,6 +36,8 @@ pub(super) struct TaskView {
     trials: Vec<TrialView>,
     /// This task got worse against the baseline: its score and output there.
     baseline: Option<BaselineView>,
+    /// Carried forward (`--changed-since`): the run its verdict comes from.
+    carried: Option<String>,
 }
 
 impl TaskView {
@@ -110,6 +112,7 @@ impl TaskView {
             pass_hat_k: task.pass_hat_k,
             trials: task.trials.iter().enumerate().map(|(i, t)| TrialView::new(i + 1, t, cutter)).collect(),
             baseline,
+            carried: task.carried.as_ref().map(|from| from.label("")),
         }
     }
 }

@@ -59,6 +59,7 @@ pub fn render_within(results: &Results, max: usize) -> String {
 fn render_with(results: &Results, max_rows: usize, excerpts: bool) -> String {
     let mut md = verdict_section(results);
     md.push_str(&gate_section(&results.verdict.checks));
+    md.push_str(&super::changed_sections::changed_section(results, max_rows));
     for (name, why) in results.judges.iter().filter_map(|(name, j)| Some((name, j.advisory.as_ref()?))) {
         let _ = writeln!(
             md,

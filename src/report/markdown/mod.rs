@@ -3,6 +3,7 @@
 //! a PR comment's 65,536 characters.
 
 mod baseline_sections;
+mod changed_sections;
 mod escape;
 mod markdown_summary;
 mod mcp_sections;
