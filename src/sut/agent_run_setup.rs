@@ -43,10 +43,19 @@ pub fn proxied_calls(proxies: Vec<(String, Proxy)>) -> Vec<ToolCall> {
     proxied.into_iter().map(|(_, call)| call).collect()
 }
 
-/// The cassette's model endpoint for one agent run, when the suite has a cassette.
-pub async fn start_endpoint(cassette: Option<&Arc<Cassette>>) -> Result<Option<ModelEndpoint>, AgentError> {
+/// The cassette's model endpoint for one agent run in `cwd` with variables `env`, when the
+/// suite has a cassette: the run's directory and home (its `HOME`, else evalgate's) are
+/// volatile text in its requests.
+pub async fn start_endpoint(
+    cassette: Option<&Arc<Cassette>>,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Result<Option<ModelEndpoint>, AgentError> {
     let Some(cassette) = cassette else { return Ok(None) };
-    let endpoint = ModelEndpoint::start(cassette.clone())
+    let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
+    let home = home.or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let volatile = crate::cassette::Volatile::of_run(cwd, home.as_deref());
+    let endpoint = ModelEndpoint::start(cassette.clone(), volatile)
         .await
         .map_err(|e| AgentError { reason: format!("cannot start the model endpoint: {e}"), run: None })?;
     Ok(Some(endpoint))

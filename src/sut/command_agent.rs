@@ -93,8 +93,9 @@ impl SystemUnderTest for CommandSut<'_> {
             let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
             (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect::<Vec<_>>())
         })?;
-        let endpoint = setup::start_endpoint(self.cassette).await?;
-        let mut spec = ProcessSpec::argv(argv, setup::trial_workdir(&agent.workdir, &bindings), timeout);
+        let workdir = setup::trial_workdir(&agent.workdir, &bindings);
+        let endpoint = setup::start_endpoint(self.cassette, &workdir, &env).await?;
+        let mut spec = ProcessSpec::argv(argv, workdir, timeout);
         spec.env = setup::env_under_endpoint(endpoint.as_ref(), env);
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));

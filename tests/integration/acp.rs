@@ -298,3 +298,125 @@ fn a_bad_acp_agent_is_a_located_error() {
         "expected one of: allow, deny",
     ]);
 }
+
+/// Claude Code's ACP adapter, installed by scripts/test.sh (npm ci in tests/fixtures/acp).
+fn claude_agent_acp() -> String {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/node_modules/.bin/claude-agent-acp");
+    assert!(path.exists(), "{} is missing: run scripts/test.sh (it runs npm ci in tests/fixtures/acp)", path.display());
+    path.display().to_string()
+}
+
+/// An Anthropic Messages stand-in that scripts Claude Code's turn: while the request offers
+/// the `everything` server's `echo` and holds no tool result, a streamed `tool_use` of it;
+/// then a streamed answer. `HEAD /` (Claude Code's reachability check) is answered empty.
+fn claude_standin() -> crate::common::server::Server {
+    crate::common::server::Server::start_with(|r| {
+        use crate::common::server::Reply;
+        if r.method == "HEAD" {
+            return Reply { status: 200, headers: Vec::new(), body: Vec::new() };
+        }
+        let body: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        let offered = body["tools"].as_array().into_iter().flatten().any(|t| t["name"] == "mcp__everything__echo");
+        let last = body["messages"].as_array().and_then(|m| m.last()).map(|m| m["content"].clone());
+        let answered =
+            last.and_then(|c| c.as_array().cloned()).into_iter().flatten().any(|c| c["type"] == "tool_result");
+        let (start, delta, stop) = if offered && !answered {
+            (
+                json!({"type": "tool_use", "id": "toolu_1", "name": "mcp__everything__echo", "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": "{\"message\": \"hello\"}"}),
+                "tool_use",
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": "The echo said hello."}),
+                "end_turn",
+            )
+        };
+        let usage = json!({"input_tokens": 10, "output_tokens": 1});
+        let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"], "content": [],
+                             "stop_reason": null, "stop_sequence": null, "usage": usage});
+        let events = [
+            json!({"type": "message_start", "message": message}),
+            json!({"type": "content_block_start", "index": 0, "content_block": start}),
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+            json!({"type": "message_stop"}),
+        ];
+        let text: String =
+            events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect();
+        let mut reply = Reply::json(200, text);
+        reply.headers.push(("content-type".into(), "text/event-stream".into()));
+        reply
+    })
+}
+
+/// The real Claude Code (claude-agent-acp 0.23.1) runs a tool-call turn offline against the
+/// stand-in, with server-everything behind evalgate's recording proxy: the calls it reports
+/// are those the server received (no note). Recorded once, the suite replays from another
+/// directory (another `HOME`, too) with the stand-in gone and no key, with the same
+/// verdicts; a changed prompt misses, with its difference shown.
+#[test]
+fn claude_code_over_acp_records_and_replays_from_another_directory() {
+    let everything = crate::mcp::bin("mcp-server-everything");
+    let suite = |prompt: &str| {
+        format!(
+            "evalgate: 1\nsuite: claude.acp\nmcp_servers:\n  everything: {{command: [{everything}, stdio]}}\n\
+             agents:\n  claude:\n    timeout: 120s\n    mcp: [everything]\n    acp:\n      command: [{}]\n      \
+             env: {{IS_SANDBOX: '1', HOME: '{{env.AGENT_HOME}}'}}\n      permissions: [{{decision: allow, tool: 'mcp__everything__*'}}]\n\
+             tasks:\n  - id: echo\n    agent: claude\n    prompt: {prompt}\n    grade:\n      \
+             - {{type: tool_called, tool: everything.echo, arguments: {{message: hello}}}}\n      \
+             - {{type: contains, value: The echo said hello}}\n",
+            claude_agent_acp()
+        )
+    };
+    let standin = claude_standin();
+    let first = Test::new().write("evalgate.yaml", &suite("Call the echo tool with hello."));
+    std::fs::create_dir(first.path().join("home")).unwrap();
+    let home = first.path().join("home").display().to_string();
+    let run = first
+        .env("AGENT_HOME", &home)
+        .env("ANTHROPIC_BASE_URL", &standin.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-stand-in-key")
+        .args(&["run", "--record"])
+        .run();
+    run.expect_code(0);
+    let recorded = trial(&run, "echo");
+    assert_eq!(recorded["status"], "passed", "{recorded:#}");
+    assert_eq!(recorded["tool_calls"].as_array().unwrap().len(), 1, "{recorded:#}");
+    assert_eq!(recorded["session"]["permissions"][0]["tool"], "mcp__everything__echo");
+    assert!(recorded.get("notes").is_none(), "the agent's report and the proxy disagree: {recorded:#}");
+    let posts = standin.received().iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 2, "the tool call, then the answer");
+
+    for (prompt, passes) in [("Call the echo tool with hello.", true), ("Call the echo tool with bye.", false)] {
+        let again = Test::new().write("evalgate.yaml", &suite(prompt));
+        std::fs::create_dir(again.path().join("cassettes")).unwrap();
+        crate::common::copy_dir(&run.dir.join("cassettes"), &again.path().join("cassettes"));
+        std::fs::create_dir(again.path().join("home")).unwrap();
+        let home = again.path().join("home").display().to_string();
+        let closed = format!("http://127.0.0.1:{}", crate::common::server::closed_port());
+        let replay = again.env("AGENT_HOME", &home).env("ANTHROPIC_BASE_URL", &closed).args(&["run", "--replay"]).run();
+        let trial = trial(&replay, "echo");
+        let cassette = &replay.results()["cassette"];
+        if passes {
+            replay.expect_code(0);
+            assert_eq!(
+                (trial["status"].as_str(), trial["replayed"].as_bool()),
+                (Some("passed"), Some(true)),
+                "{trial:#}"
+            );
+            assert_eq!(trial["tool_calls"], recorded["tool_calls"]);
+            assert_eq!((cassette["replayed"].as_u64(), cassette["missed"].as_u64()), (Some(3), Some(0)), "{cassette}");
+        } else {
+            replay.any_stderr(); // the miss is pinned below, from the results
+            assert_eq!(trial["status"], "error", "{trial:#}");
+            let reason = trial["reason"].as_str().unwrap();
+            assert!(reason.starts_with("agent `claude`: not in cassette cassettes/claude.acp.jsonl"), "{reason}");
+            assert!(reason.contains("differs at body.messages[0]"), "{reason}");
+        }
+    }
+    assert_eq!(standin.received().iter().filter(|r| r.method == "POST").count(), posts, "a replay asked the stand-in");
+}

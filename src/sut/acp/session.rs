@@ -53,7 +53,7 @@ impl SystemUnderTest for AcpSut<'_> {
             .iter()
             .map(|(name, proxy)| json!({"type": "http", "name": name, "url": proxy.url(), "headers": []}))
             .collect();
-        let endpoint = setup::start_endpoint(self.cassette).await?;
+        let endpoint = setup::start_endpoint(self.cassette, &cwd, &env).await?;
         let mut cmd = tokio::process::Command::new(&argv[0]);
         cmd.args(&argv[1..]).envs(setup::env_under_endpoint(endpoint.as_ref(), env)).current_dir(&cwd);
         cmd.env("EVALGATE_TASK_ID", &bindings.task_id);
@@ -70,7 +70,17 @@ impl SystemUnderTest for AcpSut<'_> {
             cancelling: false,
             model: None,
         };
-        let outcome = session.converse(&bindings.prompt, mcp_servers, timeout).await;
+        let missed = async {
+            match &endpoint {
+                Some(endpoint) => endpoint.missed().await,
+                None => std::future::pending().await,
+            }
+        };
+        // A miss fails the trial: an agent that retries the 500 is not waited for.
+        let outcome = tokio::select! {
+            outcome = session.converse(&bindings.prompt, mcp_servers, timeout) => outcome,
+            () = missed => Err("asked its model what the cassette does not hold".to_owned()),
+        };
         let Conversation { conn, trace, model, .. } = session;
         let output_truncated = trace.cut;
         let stderr = conn.close().await;
