@@ -199,7 +199,10 @@ pub(super) fn compile_acp(
 mod tests {
     use super::*;
 
-    fn policy(rules: &[(Decision, Option<&str>, Option<ToolKind>, Option<&str>)]) -> PermissionPolicy {
+    /// A rule as a test writes it: decision, tool glob, kind, path glob.
+    type Rule<'a> = (Decision, Option<&'a str>, Option<ToolKind>, Option<&'a str>);
+
+    fn policy(rules: &[Rule]) -> PermissionPolicy {
         let glob = |g: Option<&str>| g.map(|g| Glob::new(g).unwrap().compile_matcher());
         let rules = rules
             .iter()

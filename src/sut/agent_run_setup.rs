@@ -10,13 +10,32 @@ use super::model_endpoint::{Ended, ModelEndpoint};
 use crate::cassette::Cassette;
 use crate::mcp::proxy::Proxy;
 use crate::mcp::servers::Servers;
-use crate::template::Bindings;
+use crate::template::{Bindings, Template};
 use crate::trace::ToolCall;
 
 /// The directory a trial's agent runs in: the agent's `workdir` (the suite's directory
 /// unless it says otherwise). The one place both agent kinds ask.
 pub fn trial_workdir(workdir: &Path, _bindings: &Bindings) -> PathBuf {
     workdir.to_path_buf()
+}
+
+/// An agent's argv and variables, rendered for the trial.
+pub struct Rendered {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// `command` and `env` rendered for the trial; a step output they use that was not
+/// captured is missing (the agent must not run without it).
+pub fn render_command(
+    bindings: &Bindings,
+    command: &[Template],
+    env: &[(String, Template)],
+) -> Result<Rendered, crate::template::Missing<Rendered>> {
+    bindings.render_with(|lookup| Rendered {
+        argv: command.iter().map(|t| t.render(lookup)).collect(),
+        env: env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect(),
+    })
 }
 
 /// A recording proxy to each of `names`, with its name.

@@ -89,10 +89,7 @@ impl SystemUnderTest for CommandSut<'_> {
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
-        let (argv, env) = bindings.render_with(|lookup| {
-            let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
-            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect::<Vec<_>>())
-        })?;
+        let setup::Rendered { argv, env } = setup::render_command(&bindings, &agent.command, &agent.env)?;
         let workdir = setup::trial_workdir(&agent.workdir, &bindings);
         let endpoint = setup::start_endpoint(self.cassette, &workdir, &env).await?;
         let mut spec = ProcessSpec::argv(argv, workdir, timeout);

@@ -251,9 +251,9 @@ fn reported_mcp_calls_are_checked_against_what_the_server_received() {
 /// Keys of an ACP agent that cannot work are located errors, all at once.
 #[test]
 fn a_bad_acp_agent_is_a_located_error() {
-    let run = Test::new()
-        .suite(
-            "
+    let check = |suite: &str| Test::new().suite(suite).args(&["check"]).run();
+    let run = check(
+        "
             evalgate: 1
             suite: t
             agents:
@@ -267,9 +267,7 @@ fn a_bad_acp_agent_is_a_located_error() {
             tasks:
               - {id: t, agent: a, prompt: hi, grade: [{type: contains, value: x}]}
             ",
-        )
-        .args(&["check"])
-        .run();
+    );
     run.expect_code(2);
     run.expect_stderr_contains(&[
         "evalgate.yaml:5:",
@@ -279,19 +277,16 @@ fn a_bad_acp_agent_is_a_located_error() {
         "agents.a.acp.model: `model` is empty",
         "agents.a.acp.permissions[0].tool: `Bash[` is not a glob",
     ]);
-    let run = Test::new()
-        .suite(
-            "
-            evalgate: 1
-            suite: t
-            agents:
-              a: {acp: {command: [x], permissions: [{decision: maybe}]}}
-            tasks:
-              - {id: t, agent: a, prompt: hi, grade: [{type: contains, value: x}]}
-            ",
-        )
-        .args(&["check"])
-        .run();
+    let run = check(
+        "
+        evalgate: 1
+        suite: t
+        agents:
+          a: {acp: {command: [x], permissions: [{decision: maybe}]}}
+        tasks:
+          - {id: t, agent: a, prompt: hi, grade: [{type: contains, value: x}]}
+        ",
+    );
     run.expect_code(2);
     run.expect_stderr_contains(&[
         "evalgate.yaml:4:52: agents.a.acp.permissions[0].decision: unknown decision `maybe`",

@@ -11,6 +11,14 @@ use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
 
+/// A task that only prompts.
+const PLAIN_TASK: &str = "
+    kind: Task
+    metadata: {name: plain}
+    steps:
+      prompt: {inline: hi}
+    ";
+
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcpchecker")
 }
@@ -452,12 +460,7 @@ fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is
           # limits
           taskSets: [{path: t/task.yaml}]
         ";
-    let task = "
-        kind: Task
-        metadata: {name: plain}
-        steps:
-          prompt: {inline: hi}
-        ";
+    let task = PLAIN_TASK;
     let test = |agent: &str, mcp: &str, eval: &str| {
         Test::new()
             .file("eval.yaml", eval)
@@ -599,12 +602,7 @@ fn mcpchecker_acp_agents_run_as_acp_agents() {
           agent: {type: builtin.claude-code}
           taskSets: [{path: t/task.yaml}]
         ";
-    let task = "
-        kind: Task
-        metadata: {name: plain}
-        steps:
-          prompt: {inline: hi}
-        ";
+    let task = PLAIN_TASK;
     let converted = Test::new().file("eval.yaml", eval).file("t/task.yaml", task).args(&["convert", "eval.yaml"]).run();
     converted.expect_code(0);
     let suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();

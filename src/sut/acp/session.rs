@@ -42,10 +42,7 @@ pub struct AcpSut<'a> {
 impl SystemUnderTest for AcpSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = self.agent;
-        let (argv, env) = bindings.render_with(|lookup| {
-            let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
-            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect::<Vec<_>>())
-        })?;
+        let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
         let cwd = setup::trial_workdir(&agent.workdir, bindings);
         let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
         let proxies = setup::start_proxies(self.servers, &agent.mcp).await?;
