@@ -191,10 +191,11 @@ impl Extension {
                 line.push('\n');
                 conn.stdin.write_all(line.as_bytes()).await.map_err(|e| format!("cannot write to it: {e}"))?;
                 conn.stdin.flush().await.map_err(|e| format!("cannot write to it: {e}"))?;
+                let mut partial = Vec::new();
                 loop {
                     // The extension's exit ends the wait even when a child it left holds stdout.
                     let line = tokio::select! {
-                        line = read_line(&mut conn.stdout, MAX_LINE) => line?,
+                        line = read_line(&mut conn.stdout, &mut partial, MAX_LINE) => line?,
                         status = conn.child.wait() => {
                             let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
                             return Err(format!("exited ({status})"));

@@ -102,9 +102,13 @@ async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8
 }
 
 /// One non-blank line of at most `max` bytes, trimmed; the end of the stream (`exited`)
-/// and a longer line are errors, never a message.
-pub async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), max: usize) -> Result<String, String> {
-    let mut line = Vec::new();
+/// and a longer line are errors, never a message. The line is gathered in `line`, the
+/// caller's: a read cancelled midway (a timeout) loses nothing, the next call goes on.
+pub async fn read_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    line: &mut Vec<u8>,
+    max: usize,
+) -> Result<String, String> {
     loop {
         let buf = reader.fill_buf().await.map_err(|e| format!("cannot be read: {e}"))?;
         if buf.is_empty() {
@@ -120,11 +124,11 @@ pub async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), max: usize) -> 
             return Err(format!("wrote a line longer than {} MiB", max >> 20));
         }
         if end {
-            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            let text = String::from_utf8_lossy(line).trim().to_owned();
+            line.clear();
             if !text.is_empty() {
                 return Ok(text);
             }
-            line.clear();
         }
     }
 }
@@ -137,10 +141,10 @@ mod tests {
     async fn a_line_is_read_up_to_its_bound() {
         let max = 4 << 20;
         let mut ok = BufReader::new(&b"\n  {\"a\":1}\nrest"[..]);
-        assert_eq!(read_line(&mut ok, max).await.unwrap(), "{\"a\":1}");
-        assert_eq!(read_line(&mut ok, max).await.unwrap_err(), "exited");
+        assert_eq!(read_line(&mut ok, &mut Vec::new(), max).await.unwrap(), "{\"a\":1}");
+        assert_eq!(read_line(&mut ok, &mut Vec::new(), max).await.unwrap_err(), "exited");
         let long = vec![b'x'; max + 10];
         let mut long = BufReader::new(&long[..]);
-        assert_eq!(read_line(&mut long, max).await.unwrap_err(), "wrote a line longer than 4 MiB");
+        assert_eq!(read_line(&mut long, &mut Vec::new(), max).await.unwrap_err(), "wrote a line longer than 4 MiB");
     }
 }

@@ -39,11 +39,13 @@ pub struct Connection {
     next_id: u64,
     /// How the agent exited, once it has: its last lines are still read.
     exit: Option<String>,
+    /// The line being read: a read cut off (the turn's timeout) goes on from it.
+    partial: Vec<u8>,
 }
 
 impl Connection {
     pub fn new(piped: Piped) -> Connection {
-        Connection { piped, next_id: 1, exit: None }
+        Connection { piped, next_id: 1, exit: None, partial: Vec::new() }
     }
 
     /// Sends a request; returns its id.
@@ -80,7 +82,11 @@ impl Connection {
     pub async fn next(&mut self) -> Result<Incoming, String> {
         loop {
             let line = match self.exit.clone() {
-                Some(exit) => match tokio::time::timeout(EXIT_GRACE, read_line(&mut self.piped.stdout, MAX_LINE)).await
+                Some(exit) => match tokio::time::timeout(
+                    EXIT_GRACE,
+                    read_line(&mut self.piped.stdout, &mut self.partial, MAX_LINE),
+                )
+                .await
                 {
                     Ok(Ok(line)) => line,
                     Ok(Err(why)) if why != "exited" => return Err(why),
@@ -88,7 +94,7 @@ impl Connection {
                 },
                 None => tokio::select! {
                     biased;
-                    line = read_line(&mut self.piped.stdout, MAX_LINE) => match line {
+                    line = read_line(&mut self.piped.stdout, &mut self.partial, MAX_LINE) => match line {
                         // Its stdout closed: say how it ended, when it ends within a moment.
                         Err(why) if why == "exited" => {
                             let status = tokio::time::timeout(EXIT_GRACE, self.piped.child.wait()).await;
