@@ -38,6 +38,7 @@ pub struct RawAcp {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPermissionRule {
+    /// `allow` or `deny` what the rule matches.
     pub decision: Decision,
     /// The tool's name, a glob (`Bash`, `mcp__*`).
     pub tool: Option<String>,
