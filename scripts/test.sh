@@ -6,6 +6,8 @@
 #     JUnit consumers junitparser and junit2html,
 #   - the official MCP conformance suite under tests/fixtures/conformance (npm ci),
 #   - the JUnit consumers under tests/fixtures/junit (npm ci: xunit-viewer, xml2js),
+#   - Claude Code's ACP adapter under tests/fixtures/acp (npm ci: @zed-industries/claude-agent-acp),
+#     run offline against a model stand-in,
 #   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check,
 #   - Debian's chromium (apt, when /usr/bin/chromium is missing) and playwright-core under
 #     tests/browser (npm ci; it drives that chromium, it never downloads a browser) for the
@@ -20,6 +22,7 @@ done
 (cd tests/fixtures/mcp && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/fixtures/conformance && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/fixtures/junit && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/fixtures/acp && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 # Debian packages, installed only when missing (apt-get update only when the install fails).

@@ -280,7 +280,7 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
     }
     let models = suite.agents.values().filter_map(|a| match &**a {
         Agent::Llm(l) => Some((format!("agent `{}`", l.name), &l.spec)),
-        Agent::Command(_) | Agent::Call(_) => None,
+        Agent::Command(_) | Agent::Acp(_) | Agent::Call(_) => None,
     });
     let judges = suite.judge.iter().map(|j| ("the judge".to_owned(), j));
     // A replayed run asks no model: it needs no key (a fork's pull request has none).

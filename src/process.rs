@@ -2,6 +2,7 @@
 //! (or dropping the future, on cancellation) kills the whole group.
 
 mod life;
+pub mod piped;
 pub mod reaper;
 
 use std::path::PathBuf;

@@ -18,6 +18,78 @@ pub struct Trace {
     pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What an ACP agent's session showed besides its calls and answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+}
+
+/// An agent session as the Agent Client Protocol reports it: why its turn stopped, every
+/// permission it asked with the answer, its thoughts, plans, file edits and the client-side
+/// file operations it asked for (each with whether it was served).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Session {
+    /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal` or `cancelled`; none when
+    /// the turn never ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permissions: Vec<PermissionAsked>,
+    /// The agent's thinking, a chunk joined to the next until another update comes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thoughts: Vec<String>,
+    /// Each plan as the agent sent it (its entries: `content`, `priority`, `status`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diffs: Vec<FileDiff>,
+    /// `fs/*` and `terminal/*` requests, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_calls: Vec<ClientCall>,
+}
+
+/// One `session/request_permission` and how the suite's policy answered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionAsked {
+    /// The tool's name, as the tool calls name it.
+    pub tool: String,
+    /// The protocol's tool kind (`read`, `edit`, `execute`, …), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    #[serde(default)]
+    pub input: Value,
+    /// The paths it touches, as the agent named them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Whether the policy allowed it.
+    pub allowed: bool,
+    /// The rule that decided (`permissions[2]`) or `default`.
+    pub rule: String,
+    /// The option answered (`allow_once`, …), or none when no option fitted (then the
+    /// request was answered `cancelled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+}
+
+/// A file edit an agent reported: the text before (none: a new file) and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FileDiff {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+/// A request the agent made of evalgate as its client (`fs/read_text_file`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClientCall {
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why it was refused; none when it was served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl Trace {
@@ -42,6 +114,10 @@ pub struct ToolCall {
     /// How the result broke the tool's declared `outputSchema`: the call failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub violation: Option<String>,
+    /// How the call ended as its agent reported it (ACP: `pending`, `in_progress`,
+    /// `completed`, `failed`); none when not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 impl ToolCall {
@@ -98,6 +174,7 @@ mod tests {
             result: None,
             duration_ms: None,
             violation: None,
+            status: None,
         };
         assert!(call.is("add") && call.is("calc.add"));
         assert!(!call.is("other.add") && !call.is("sub"));
@@ -108,6 +185,7 @@ mod tests {
             result: None,
             duration_ms: None,
             violation: None,
+            status: None,
         };
         assert!(qualified.is("add") && qualified.is("calc.add"));
     }

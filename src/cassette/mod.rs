@@ -31,8 +31,10 @@ mod entry;
 mod file;
 mod recorded;
 mod usage;
+mod volatile;
 
 pub use door::{Door, Miss, Passed, Traffic, pass};
 pub use entry::{Entry, Mode, canonical};
 pub use recorded::{Cassette, ReadError};
 pub use usage::Usage;
+pub use volatile::Volatile;

@@ -4,22 +4,20 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::messages::{Context, Log, Manifest, Outcome, PROTOCOL_VERSION};
 use crate::excerpt::excerpt;
+use crate::process::piped::{Piped, StderrTail, kill_group, read_line};
 use crate::process::reaper;
 
 /// The longest line read from an extension's stdout: a longer one is garbage, not a message.
 pub const MAX_LINE: usize = 4 << 20;
-/// Bytes of stderr kept (the last ones), for the report.
-const STDERR_TAIL: usize = 16 << 10;
 /// How long `shutdown` is waited for before the group is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
@@ -66,9 +64,7 @@ pub struct Extension {
     conn: tokio::sync::Mutex<Option<Conn>>,
     /// Why it was stopped before the run's end (an operation timed out, it wrote garbage).
     stopped: Mutex<Option<String>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    /// The task that reads stderr: done once the group is gone and the pipe closed.
-    stderr_reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    stderr: StderrTail,
     pgid: Option<i32>,
 }
 
@@ -84,32 +80,16 @@ impl Extension {
     pub async fn start(launch: &Launch, timeout: Duration) -> Result<Extension, HostError> {
         let alias = &launch.alias;
         let mut cmd = tokio::process::Command::new(&launch.program);
-        crate::process::strip_credentials(cmd.as_std_mut());
-        let owner = reaper::new_run_owner();
-        cmd.envs(&launch.env)
-            .env(reaper::OWNER_VAR, &owner)
-            .current_dir(&launch.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
-        let mut child = reaper::spawn(|| cmd.spawn(), Child::id, &owner)
+        cmd.envs(&launch.env).current_dir(&launch.cwd);
+        let Piped { child, stdin, stdout, stderr, pgid } = Piped::spawn(&mut cmd, &reaper::new_run_owner())
             .map_err(|e| HostError(format!("extension `{alias}`: cannot start `{}`: {e}", launch.program.display())))?;
-        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let stderr_reader = child.stderr.take().map(|pipe| tokio::spawn(keep_tail(pipe, stderr.clone())));
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            unreachable!("stdin and stdout are piped")
-        };
-        let conn = Conn { child, stdin, stdout: BufReader::new(stdout), next_id: 1 };
+        let conn = Conn { child, stdin, stdout, next_id: 1 };
         let mut extension = Extension {
             alias: alias.clone(),
             manifest: Manifest::default(),
             conn: tokio::sync::Mutex::new(Some(conn)),
             stopped: Mutex::new(None),
             stderr,
-            stderr_reader: Mutex::new(stderr_reader),
             pgid,
         };
         let params = json!({"protocolVersion": PROTOCOL_VERSION, "config": launch.config});
@@ -168,8 +148,7 @@ impl Extension {
 
     /// The last of what the extension wrote to stderr, redacted.
     pub fn stderr_tail(&self) -> String {
-        let bytes = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        crate::redact::text(String::from_utf8_lossy(&bytes).trim()).into_owned()
+        self.stderr.text()
     }
 
     fn with_stderr(&self, e: HostError) -> HostError {
@@ -180,18 +159,11 @@ impl Extension {
     }
 
     async fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-            reaper::untrack_group(pgid);
-        }
+        kill_group(self.pgid);
         if let Some(mut conn) = self.conn.lock().await.take() {
             let _ = conn.child.wait().await;
         }
-        // What it wrote last (a panic) is read before anyone asks for the tail.
-        let reader = self.stderr_reader.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(reader) = reader {
-            let _ = tokio::time::timeout(SHUTDOWN_GRACE, reader).await;
-        }
+        self.stderr.finish().await;
     }
 
     async fn stop(&self, why: String) -> HostError {
@@ -224,10 +196,11 @@ impl Extension {
                 line.push('\n');
                 conn.stdin.write_all(line.as_bytes()).await.map_err(|e| format!("cannot write to it: {e}"))?;
                 conn.stdin.flush().await.map_err(|e| format!("cannot write to it: {e}"))?;
+                let mut partial = Vec::new();
                 loop {
                     // The extension's exit ends the wait even when a child it left holds stdout.
                     let line = tokio::select! {
-                        line = read_line(&mut conn.stdout) => line?,
+                        line = read_line(&mut conn.stdout, &mut partial, MAX_LINE) => line?,
                         status = conn.child.wait() => {
                             let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
                             return Err(format!("exited ({status})"));
@@ -296,49 +269,6 @@ fn answer_to(line: &str, id: u64) -> Result<Message, String> {
     match message.get("result") {
         Some(result) => Ok(Message::Answer(Ok(result.clone()))),
         None => Err(format!("answered with neither `result` nor `error`: {}", excerpt(line, 200))),
-    }
-}
-
-/// One line of at most `MAX_LINE` bytes; its end (`exited`) is an error.
-async fn read_line(reader: &mut (impl AsyncBufRead + Unpin)) -> Result<String, String> {
-    let mut line = Vec::new();
-    loop {
-        let buf = reader.fill_buf().await.map_err(|e| format!("cannot be read: {e}"))?;
-        if buf.is_empty() {
-            return Err("exited".into());
-        }
-        let (take, end) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        line.extend_from_slice(&buf[..take]);
-        reader.consume(take);
-        if line.len() > MAX_LINE {
-            return Err(format!("wrote a line longer than {} MiB", MAX_LINE >> 20));
-        }
-        if end {
-            let text = String::from_utf8_lossy(&line).trim().to_owned();
-            if !text.is_empty() {
-                return Ok(text);
-            }
-            line.clear();
-        }
-    }
-}
-
-/// Keeps the last `STDERR_TAIL` bytes of a pipe until it closes.
-async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-        tail.extend_from_slice(&buf[..n]);
-        if tail.len() > STDERR_TAIL {
-            let cut = tail.len() - STDERR_TAIL;
-            tail.drain(..cut);
-        }
     }
 }
 
@@ -421,15 +351,5 @@ mod tests {
 
         let broken = Extension::start(&launch(dir.path(), json!({"no_manifest": true})), Duration::from_secs(20)).await;
         assert!(broken.unwrap_err().0.starts_with("extension `fx`: its manifest is not one"));
-    }
-
-    #[tokio::test]
-    async fn a_line_is_read_up_to_its_bound() {
-        let mut ok = BufReader::new(&b"\n  {\"a\":1}\nrest"[..]);
-        assert_eq!(read_line(&mut ok).await.unwrap(), "{\"a\":1}");
-        assert_eq!(read_line(&mut ok).await.unwrap_err(), "exited");
-        let long = vec![b'x'; MAX_LINE + 10];
-        let mut long = BufReader::new(&long[..]);
-        assert_eq!(read_line(&mut long).await.unwrap_err(), "wrote a line longer than 4 MiB");
     }
 }

@@ -141,7 +141,7 @@ fn looks_like_path(word: &str) -> bool {
 }
 
 /// The hash of the cassette entries the task may be answered from: those of its agent's
-/// model (a command agent: every model endpoint entry, as the cassette does not say which
+/// model (a command or ACP agent: every model endpoint entry, as the cassette does not say which
 /// agent asked), of the judges it asks and of the servers it reaches that go through the
 /// cassette.
 fn cassette_entries(
@@ -158,7 +158,7 @@ fn cassette_entries(
     if let Some(judge) = &suite.judge {
         models.push((judge.provider.label(), &judge.model));
     }
-    let endpoint = matches!(&*task.agent, Agent::Command(_));
+    let endpoint = matches!(&*task.agent, Agent::Command(_) | Agent::Acp(_));
     let server_kinds: Vec<String> = servers
         .iter()
         .filter(|s| suite.mcp_servers.get(**s).is_some_and(|s| s.cassette))

@@ -235,7 +235,7 @@ async fn respond(body: &[u8], server: &Server, recorded: &Mutex<Vec<(Instant, To
             };
             let duration_ms = Some(started.elapsed().as_millis() as u64);
             let server = Some(server.name.clone());
-            let call = ToolCall { name, server, arguments, result: Some(result), duration_ms, violation };
+            let call = ToolCall { name, server, arguments, result: Some(result), duration_ms, violation, status: None };
             recorded.lock().unwrap_or_else(|e| e.into_inner()).push((started, call));
             outcome.map(|called| called.result).map_err(|e| e.0)
         }

@@ -322,6 +322,7 @@ impl TrialResult {
             model: None,
             usage: None,
             tool_calls: Vec::new(),
+            session: None,
             graders: Vec::new(),
             steps: Vec::new(),
             judge_cost_usd: None,
@@ -430,6 +431,10 @@ pub struct TrialResult {
     pub usage: Option<Usage>,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// An ACP agent's session: stop reason, permissions asked and answered, thoughts,
+    /// plans, diffs and the file requests it made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<crate::trace::Session>,
     #[serde(default)]
     pub graders: Vec<GraderResult>,
     #[serde(default)]

@@ -23,7 +23,7 @@ pub enum Lane {
 impl Lane {
     pub fn of(agent: &Agent) -> Lane {
         match agent {
-            Agent::Command(_) => Lane::Cpu,
+            Agent::Command(_) | Agent::Acp(_) => Lane::Cpu,
             Agent::Llm(_) | Agent::Call(_) => Lane::Io,
         }
     }

@@ -16,7 +16,7 @@ use crate::process::reaper;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
-use crate::sut::{CommandSut, LlmSut, McpCallSut, SystemUnderTest};
+use crate::sut::{AcpSut, CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;
 use crate::trace::ToolCall;
 
@@ -52,7 +52,7 @@ impl RunContext {
 /// tool itself.
 pub fn agent_for<'a>(agent_override: Option<&'a Arc<Agent>>, task: &'a Task) -> &'a Arc<Agent> {
     match (agent_override, &*task.agent) {
-        (Some(agent), Agent::Command(_) | Agent::Llm(_)) => agent,
+        (Some(agent), Agent::Command(_) | Agent::Acp(_) | Agent::Llm(_)) => agent,
         _ => &task.agent,
     }
 }
@@ -262,6 +262,9 @@ async fn run_body(
                 .run(bindings, task.timeout)
                 .await
         }
+        Agent::Acp(agent) => {
+            AcpSut { agent, servers, cassette: ctx.llm.cassette.as_ref() }.run(bindings, task.timeout).await
+        }
         Agent::Llm(agent) => {
             LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }.run(bindings, task.timeout).await
         }
@@ -278,6 +281,7 @@ async fn run_body(
                 trial.latency_ms = Some(run.latency.as_millis() as u64);
                 trial.usage = run.trace.usage.clone();
                 trial.tool_calls = run.trace.calls().to_vec();
+                trial.session = run.trace.session.clone();
                 failed_by_leak(task, bindings, run, trial);
             }
             return;
@@ -291,6 +295,7 @@ async fn run_body(
     trial.model = run.trace.model.clone();
     trial.usage = run.trace.usage.clone();
     trial.tool_calls = run.trace.calls().to_vec();
+    trial.session = run.trace.session.clone();
     trial.cached = run.cached;
     trial.replayed = run.replayed;
 

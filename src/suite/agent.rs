@@ -13,18 +13,22 @@ use crate::template::{Scope, Template};
 use crate::values::RawDuration;
 
 crate::llm::spec::model_keys!(embeds_model! {
-    /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), or a
-    /// model reached through a provider (`provider` + `model`).
+    /// An agent: a command (any CLI that takes a prompt and prints an answer on stdout), a
+    /// coding agent over the Agent Client Protocol (`acp`), or a model reached through a
+    /// provider (`provider` + `model`).
     pub struct RawAgent read as RawAgentWritten = "RawAgentWritten" {
         /// argv; may use `{prompt}` and `{prompt_file}`.
         pub command: Option<Vec<String>>,
+        /// A coding agent spoken to over the Agent Client Protocol.
+        pub acp: Option<super::acp_agent::RawAcp>,
         /// Write the prompt to the agent's stdin.
         #[serde(default)]
         pub stdin: bool,
         /// Environment variables of the command; values may use `{env.NAME}`.
         #[serde(default)]
         pub env: BTreeMap<String, String>,
-        /// The command's working directory, relative to the suite (default: the suite's directory).
+        /// The command's (or ACP session's) working directory, relative to the suite (default:
+    /// the suite's directory).
         pub workdir: Option<String>,
         /// How long a task may run this agent (default: `defaults.timeout`, else 5m).
         pub timeout: Option<RawDuration>,
@@ -42,6 +46,8 @@ crate::llm::spec::model_keys!(embeds_model! {
 #[derive(Debug)]
 pub enum Agent {
     Command(CommandAgent),
+    /// A coding agent over the Agent Client Protocol.
+    Acp(super::acp_agent::AcpAgent),
     Llm(LlmAgent),
     /// An execution-level task's one `tools/call`.
     Call(ToolCallSpec),
@@ -51,6 +57,7 @@ impl Agent {
     pub fn name(&self) -> &str {
         match self {
             Agent::Command(a) => &a.name,
+            Agent::Acp(a) => &a.name,
             Agent::Llm(a) => &a.name,
             Agent::Call(c) => &c.name,
         }
@@ -59,6 +66,7 @@ impl Agent {
     pub fn timeout(&self) -> Option<Duration> {
         match self {
             Agent::Command(a) => a.timeout,
+            Agent::Acp(a) => a.timeout,
             Agent::Llm(a) => a.spec.timeout,
             Agent::Call(_) => None,
         }
@@ -122,9 +130,30 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
     for (i, server) in mcp.iter().enumerate() {
         cx.known_mcp_server(&path.key("mcp").index(i), server);
     }
+    if let Some(acp) = &raw.acp {
+        let given = [
+            ("command", raw.command.is_some()),
+            ("stdin", raw.stdin),
+            ("env", !raw.env.is_empty()),
+            ("max_turns", raw.max_turns.is_some()),
+            ("cache_repeats", raw.cache_repeats.is_some()),
+        ];
+        let keys = raw.model.given().into_iter().chain(given.into_iter().filter_map(|(k, given)| given.then_some(k)));
+        for key in keys {
+            let said =
+                if key == "env" || key == "model" { format!(" (write it in `acp.{key}`)") } else { String::new() };
+            cx.error(&path.key(key), format!("`{key}` does not belong to an ACP agent{said}"));
+        }
+        let workdir = raw.workdir.as_ref().map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(w));
+        let rest = (mcp, workdir, raw.timeout.map(|d| d.0));
+        return super::acp_agent::compile_acp(cx, name, acp, &path.key("acp"), rest).map(Agent::Acp);
+    }
     let Some(command) = &raw.command else {
         if raw.model.provider.is_none() {
-            cx.error(&path, "an agent needs `command` (a CLI) or `provider` and `model` (a model)");
+            cx.error(
+                &path,
+                "an agent needs `command` (a CLI), `acp` (an ACP agent) or `provider` and `model` (a model)",
+            );
             return None;
         }
         if raw.stdin || !raw.env.is_empty() || raw.workdir.is_some() {
@@ -204,7 +233,7 @@ mod tests {
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));
         assert_eq!(keys_of::<RawJudge>(), expected);
-        let agent_only = ["command", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
+        let agent_only = ["command", "acp", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
         let mut expected = model;
         expected.extend(agent_only.map(String::from));
         assert_eq!(keys_of::<RawAgent>(), expected);

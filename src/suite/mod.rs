@@ -3,6 +3,7 @@
 //! the two aggregates (`raw::RawSuite`, `model::Suite`), reading (`load`, `imports`) and
 //! compiling (`assemble`); `formats/` for the foreign formats.
 
+mod acp_agent;
 mod agent;
 mod assemble;
 mod definition;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use super::acp_agent::{AcpAgent, Decision, PermissionPolicy, Ruling, ToolKind, below};
 pub use super::agent::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, ToolCallSpec};
 pub use super::extension_config::ExtensionSpec;
 pub use super::mcp_server::McpServer;

@@ -481,6 +481,7 @@ pub(super) fn task_eras(
     let mut used: Vec<&str> = match &*task.agent {
         Agent::Call(call) => vec![call.server.as_str()],
         Agent::Command(a) => a.mcp.iter().map(String::as_str).collect(),
+        Agent::Acp(a) => a.mcp.iter().map(String::as_str).collect(),
         Agent::Llm(a) => a.mcp.iter().map(String::as_str).collect(),
     };
     let steps = task.setup.iter().chain(&task.cleanup).map(crate::step::Step::uses);

@@ -6,6 +6,7 @@ use crate::grade::Grader;
 use crate::llm::spec::LlmSpec;
 use crate::redact::Secret;
 use crate::step::Step;
+use crate::template::Template;
 use crate::uses::{Program, ProgramCommand, SecretKind, Uses, render_static};
 
 /// Where something is used, as a message names it (its `Display`): "task `t1`", "agent
@@ -58,17 +59,24 @@ pub fn suite_uses(suite: &Suite) -> Vec<(Place<'_>, Uses<'_>)> {
 
 fn agent_uses(agent: &Agent) -> Uses<'_> {
     match agent {
-        Agent::Command(a) => Uses {
-            programs: vec![Program {
-                what: "agent command",
-                command: ProgramCommand::Argv0(&a.command[0]),
-                workdir: Some(&a.workdir),
-            }],
-            ..Uses::templates(a.command.iter().chain(a.env.iter().map(|(_, t)| t)))
-        },
+        Agent::Command(a) => program_uses("agent command", &a.command, &a.env, &a.workdir),
+        Agent::Acp(a) => program_uses("ACP agent command", &a.command, &a.env, &a.workdir),
         Agent::Llm(a) => model_uses(&a.spec),
         // Its arguments belong to its task.
         Agent::Call(_) => Uses::default(),
+    }
+}
+
+/// An agent program's argv and variables, and the program looked up in `workdir`.
+fn program_uses<'a>(
+    what: &'static str,
+    command: &'a [Template],
+    env: &'a [(String, Template)],
+    workdir: &'a std::path::Path,
+) -> Uses<'a> {
+    Uses {
+        programs: vec![Program { what, command: ProgramCommand::Argv0(&command[0]), workdir: Some(workdir) }],
+        ..Uses::templates(command.iter().chain(env.iter().map(|(_, t)| t)))
     }
 }
 
@@ -138,7 +146,7 @@ fn task_uses(task: &Task) -> Uses<'_> {
             uses.and(Uses::templates(call.arguments.templates()))
         }
         Agent::Llm(agent) => Uses { offered: agent.mcp.iter().map(String::as_str).collect(), ..uses },
-        Agent::Command(_) => uses,
+        Agent::Command(_) | Agent::Acp(_) => uses,
     }
 }
 

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::agent_run_setup as setup;
 use super::model_endpoint::ModelEndpoint;
-use super::{AgentError, AgentRun, SystemUnderTest, ToolCall, Trace};
+use super::{AgentError, AgentRun, SystemUnderTest, Trace};
 use crate::cassette::Cassette;
-use crate::mcp::proxy::Proxy;
 use crate::mcp::servers::Servers;
 use crate::process::{ProcessSpec, run_process};
 use crate::suite::model::CommandAgent;
@@ -76,21 +76,12 @@ impl SystemUnderTest for CommandSut<'_> {
         }
         let trace_path = scratch.trace.clone();
         // Agents with `mcp: [...]` get a client config pointing at recording proxies.
-        let mut proxies = Vec::new();
+        let proxies = setup::start_proxies(self.servers, &agent.mcp).await?;
         if !agent.mcp.is_empty() {
-            let mut config = serde_json::Map::new();
-            for name in &agent.mcp {
-                let server =
-                    self.servers.by_name.get(name).cloned().ok_or_else(|| AgentError {
-                        reason: format!("MCP server `{name}` is not running"),
-                        run: None,
-                    })?;
-                let proxy = Proxy::start(server)
-                    .await
-                    .map_err(|e| AgentError { reason: format!("cannot start the MCP proxy: {e}"), run: None })?;
-                config.insert(name.clone(), serde_json::json!({"type": "http", "url": proxy.url()}));
-                proxies.push(proxy);
-            }
+            let config: serde_json::Map<_, _> = proxies
+                .iter()
+                .map(|(name, proxy)| (name.clone(), serde_json::json!({"type": "http", "url": proxy.url()})))
+                .collect();
             let text = serde_json::json!({"mcpServers": config}).to_string();
             scratch.wrote_mcp_config = true;
             tokio::fs::write(&scratch.mcp_config, text)
@@ -98,22 +89,11 @@ impl SystemUnderTest for CommandSut<'_> {
                 .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
-        let (argv, env) = bindings.render_with(|lookup| {
-            let argv: Vec<String> = agent.command.iter().map(|t| t.render(lookup)).collect();
-            (argv, agent.env.iter().map(|(k, t)| (k.clone(), t.render(lookup))).collect::<Vec<_>>())
-        })?;
-        let endpoint = match self.cassette {
-            Some(cassette) => Some(
-                ModelEndpoint::start(cassette.clone())
-                    .await
-                    .map_err(|e| AgentError { reason: format!("cannot start the model endpoint: {e}"), run: None })?,
-            ),
-            None => None,
-        };
-        let mut spec = ProcessSpec::argv(argv, agent.workdir.clone(), timeout);
-        // The endpoint's variables over the agent's own: its model calls must not go around it.
-        spec.env = endpoint.as_ref().map(ModelEndpoint::env).unwrap_or_default();
-        spec.env.extend(env.into_iter().filter(|(k, _)| endpoint.is_none() || !ModelEndpoint::sets(k)));
+        let setup::Rendered { argv, env } = setup::render_command(&bindings, &agent.command, &agent.env)?;
+        let workdir = setup::trial_workdir(&agent.workdir, &bindings);
+        let endpoint = setup::start_endpoint(self.cassette, &workdir, &env).await?;
+        let mut spec = ProcessSpec::argv(argv, workdir, timeout);
+        spec.env = setup::env_under_endpoint(endpoint.as_ref(), env);
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
         if let Some(config) = &bindings.mcp_config {
@@ -125,8 +105,7 @@ impl SystemUnderTest for CommandSut<'_> {
         spec.then_take = Some(trace_path);
 
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
-        let mut proxied: Vec<(std::time::Instant, ToolCall)> = proxies.into_iter().flat_map(Proxy::stop).collect();
-        proxied.sort_by_key(|(at, _)| *at);
+        let proxied = setup::proxied_calls(proxies);
         let ended = endpoint.map(ModelEndpoint::stop);
         let mut out = out?;
         let mut run = AgentRun {
@@ -143,10 +122,8 @@ impl SystemUnderTest for CommandSut<'_> {
             replayed: ended.as_ref().is_some_and(|e| e.replayed),
         };
         // A request the cassette did not hold fails the task, whatever the agent made of it.
-        if let Some(miss) = ended.as_ref().and_then(|e| e.misses.first()) {
-            let more = ended.as_ref().map_or(0, |e| e.misses.len() - 1);
-            let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
-            return Err(AgentError { reason: format!("agent `{}`: {miss}{more}", agent.name), run: Some(run) });
+        if let Some(reason) = setup::missed(ended.as_ref(), &agent.name) {
+            return Err(AgentError { reason, run: Some(run) });
         }
         let trace = match out.taken.take().expect("the trace is taken") {
             Ok(bytes) => serde_json::from_slice::<Trace>(&bytes)
@@ -157,7 +134,6 @@ impl SystemUnderTest for CommandSut<'_> {
         };
         // Calls the proxy saw come after those the agent reported itself; with a proxy, the
         // calls are known even when the agent reports none.
-        let proxied = proxied.into_iter().map(|(_, call)| call);
         if out.timed_out || out.exit_code != Some(0) {
             let mut reason = format!("agent `{}` {}", agent.name, out.describe_end(timeout));
             if let Some(line) = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {

@@ -79,7 +79,7 @@ fn record(tools: &[ModelTool], call: &ModelToolCall, result: Option<Value>, viol
     };
     // Arguments that were not valid JSON are kept as the evidence of why.
     let result = result.or_else(|| call.arguments_error.as_ref().map(|e| json!({"argumentsError": e})));
-    ToolCall { name, server, arguments: call.arguments.clone(), result, duration_ms: None, violation }
+    ToolCall { name, server, arguments: call.arguments.clone(), result, duration_ms: None, violation, status: None }
 }
 
 /// What the model is told a tool returned.
@@ -254,6 +254,7 @@ impl SystemUnderTest for LlmSut<'_> {
                     cost_usd: cost,
                 }),
                 model: Some(model),
+                session: None,
             },
             tool_result: None,
             tool_error: None,

@@ -1,5 +1,7 @@
 //! Systems under test: what a task runs and what it answered.
 
+mod acp;
+mod agent_run_setup;
 mod command_agent;
 mod llm_agent;
 mod mcp_call;
@@ -8,6 +10,7 @@ mod model_endpoint;
 use std::time::Duration;
 
 pub use crate::trace::{ToolCall, Trace, Usage};
+pub use acp::AcpSut;
 pub use command_agent::CommandSut;
 pub use llm_agent::LlmSut;
 pub use mcp_call::McpCallSut;

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use crate::cassette::{Cassette, Door, Miss, Passed, Traffic};
+use crate::cassette::{Cassette, Door, Miss, Passed, Traffic, Volatile};
 use crate::llm::provider::Provider;
 use crate::mcp::proxy::{not_local, random_token, serve_local, status_only};
 use crate::redact::Secret;
@@ -49,6 +49,8 @@ pub struct ModelEndpoint {
     token: String,
     task: tokio::task::JoinHandle<()>,
     seen: Arc<Mutex<Seen>>,
+    /// Told of the first request the cassette did not hold.
+    missed: Arc<tokio::sync::Notify>,
 }
 
 /// How the agent run went through the endpoint.
@@ -69,7 +71,9 @@ impl ModelEndpoint {
         name == Self::OWN || Provider::ALL.iter().any(|p| name == p.base_url_env() || name == p.default_api_key_env())
     }
 
-    pub async fn start(cassette: Arc<Cassette>) -> std::io::Result<ModelEndpoint> {
+    /// Starts the endpoint of one agent run; its requests are keyed with `volatile`'s text
+    /// replaced.
+    pub async fn start(cassette: Arc<Cassette>, volatile: Volatile) -> std::io::Result<ModelEndpoint> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
         let token = random_token()?;
@@ -77,6 +81,8 @@ impl ModelEndpoint {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let (prefix, seen_by_task) = (format!("/{token}/"), seen.clone());
         let prefix_for_task = prefix.clone();
+        let (volatile, missed) = (Arc::new(volatile), Arc::new(tokio::sync::Notify::new()));
+        let missed_by_task = missed.clone();
         let task = serve_local(
             listener,
             move |request| match request.uri().path().starts_with(&prefix) {
@@ -85,13 +91,14 @@ impl ModelEndpoint {
             },
             move |request| {
                 let (cassette, seen, prefix) = (cassette.clone(), seen_by_task.clone(), prefix_for_task.clone());
+                let (volatile, missed) = (volatile.clone(), missed_by_task.clone());
                 async move {
                     let rest = request.uri().path().strip_prefix(&prefix).unwrap_or_default().to_owned();
-                    answer(request, &rest, &cassette, &seen).await
+                    answer(request, &rest, &cassette, (&seen, &missed), &volatile).await
                 }
             },
         );
-        Ok(ModelEndpoint { port, token, task, seen })
+        Ok(ModelEndpoint { port, token, task, seen, missed })
     }
 
     /// The variables the agent gets: its SDKs' base URLs and keys, and evalgate's own name
@@ -101,6 +108,12 @@ impl ModelEndpoint {
         let urls = Provider::ALL.map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
         let keys = Provider::ALL.map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
         urls.into_iter().chain(keys).chain([(Self::OWN.to_owned(), base)]).collect()
+    }
+
+    /// Done when a request the cassette does not hold comes: the run has failed, and an
+    /// agent that retries the 500 need not be waited for.
+    pub async fn missed(&self) {
+        self.missed.notified().await;
     }
 
     pub fn stop(self) -> Ended {
@@ -122,7 +135,8 @@ async fn answer(
     request: Request<Incoming>,
     rest: &str,
     cassette: &Cassette,
-    seen: &Mutex<Seen>,
+    (seen, missed): (&Mutex<Seen>, &tokio::sync::Notify),
+    volatile: &Volatile,
 ) -> Response<Full<Bytes>> {
     let Some((provider, path)) = route(rest) else { return status_only(404) };
     let method = request.method().to_string();
@@ -143,7 +157,7 @@ async fn answer(
     let text = String::from_utf8_lossy(&body);
     // A JSON body is keyed as JSON (the order of its keys does not matter), anything else as text.
     let keyed = serde_json::from_str::<Value>(&text).unwrap_or_else(|_| Value::String(text.to_string()));
-    let key_request = json!({"method": method, "path": path, "body": keyed});
+    let key_request = json!({"method": method, "path": path, "body": volatile.normalize(keyed)});
     seen.lock().unwrap_or_else(|e| e.into_inner()).requests += 1;
     let live = || async { forward(provider, &method, path, &forwarded, body).await.map_err(Refused::Upstream) };
     match crate::cassette::pass(cassette, &EndpointDoor(provider), &key_request, live).await {
@@ -153,6 +167,7 @@ async fn answer(
         }
         Err(Refused::Miss(message)) => {
             seen.lock().unwrap_or_else(|e| e.into_inner()).misses.push(message.clone());
+            missed.notify_one();
             respond(
                 500,
                 "application/json",

@@ -7,6 +7,7 @@ mod common;
 mod env_and_vars;
 mod extensions;
 
+mod acp;
 mod adaptive;
 mod adversarial;
 mod agentv;

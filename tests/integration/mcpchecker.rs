@@ -11,6 +11,14 @@ use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-key";
 
+/// A task that only prompts.
+const PLAIN_TASK: &str = "
+    kind: Task
+    metadata: {name: plain}
+    steps:
+      prompt: {inline: hi}
+    ";
+
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcpchecker")
 }
@@ -279,7 +287,7 @@ fn unsupported_and_incomplete_files_are_load_errors_that_say_why() {
         ";
     let run = with_fixtures().file("eval.yaml", eval).args(&["run", "eval.yaml"]).run();
     run.expect_code(2);
-    assert!(run.stderr_has("/config/agent: `builtin.claude-code` (an ACP agent) is not supported"), "{}", run.stderr);
+    assert!(!run.stderr_has("/config/agent"), "builtin.claude-code is an ACP agent, not refused: {}", run.stderr);
     assert!(run.stderr_has("`resourcesRead` is not supported: evalgate records tool calls only"), "{}", run.stderr);
 }
 
@@ -452,12 +460,7 @@ fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is
           # limits
           taskSets: [{path: t/task.yaml}]
         ";
-    let task = "
-        kind: Task
-        metadata: {name: plain}
-        steps:
-          prompt: {inline: hi}
-        ";
+    let task = PLAIN_TASK;
     let test = |agent: &str, mcp: &str, eval: &str| {
         Test::new()
             .file("eval.yaml", eval)
@@ -484,7 +487,6 @@ fn agent_files_and_mcp_configs_are_reported_at_their_own_lines_and_no_timeout_is
         "
         error: invalid mcpchecker:
           mcp.yaml:3:3: /mcpServers/broken: a server needs `command` (stdio) or `url` (http)
-          agents/agent.yaml:4:3: /builtin/type: built-in agent `claude-code` is not supported
         ",
     );
 
@@ -586,4 +588,48 @@ fn an_answer_mcpchecker_pastes_into_shell_text_is_text_or_refused() {
     run.expect_code(2);
     assert!(run.stderr_has("/spec/verify/0/command/run: `{agent.output}` stands after a heredoc"), "{}", run.stderr);
     assert!(run.stderr_has("write `\"$EVALGATE_VALUE_1\"` instead"), "{}", run.stderr);
+}
+
+/// mcpchecker's ACP agents load and run through the `acp` kind: `builtin.claude-code` is
+/// `claude-agent-acp` over ACP, and an agent file's `acp: {cmd, args}` runs as written (here
+/// the scripted fake ACP agent), with the eval's servers and every permission allowed.
+#[test]
+fn mcpchecker_acp_agents_run_as_acp_agents() {
+    let eval = "
+        kind: Eval
+        metadata: {name: e}
+        config:
+          agent: {type: builtin.claude-code}
+          taskSets: [{path: t/task.yaml}]
+        ";
+    let task = PLAIN_TASK;
+    let converted = Test::new().file("eval.yaml", eval).file("t/task.yaml", task).args(&["convert", "eval.yaml"]).run();
+    converted.expect_code(0);
+    let suite: Value = evalgate::yaml::from_str(&converted.stdout).unwrap();
+    assert_eq!(
+        suite["agents"]["agent"]["acp"],
+        json!({"command": ["claude-agent-acp"], "permissions": [{"decision": "allow"}]}),
+        "{}",
+        converted.stdout
+    );
+    let agent = "
+        kind: Agent
+        metadata: {name: fake}
+        acp: {cmd: python3, args: [fake_agent.py]}
+        ";
+    let eval = eval.replace("{type: builtin.claude-code}", "{type: file, path: agent.yaml}");
+    let run = Test::new()
+        .file("eval.yaml", &eval)
+        .file("agent.yaml", agent)
+        .file("t/task.yaml", task)
+        .write("fake_agent.py", include_str!("../fixtures/acp/fake_agent.py"))
+        .env("FAKE_ACP", "stop:end_turn")
+        .args(&["run", "eval.yaml"])
+        .run();
+    run.expect_code(0);
+    let trial = &run.task("plain")["trials"][0];
+    assert_eq!(
+        (trial["status"].as_str(), trial["session"]["stop_reason"].as_str()),
+        (Some("passed"), Some("end_turn"))
+    );
 }

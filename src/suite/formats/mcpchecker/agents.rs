@@ -15,13 +15,7 @@ use crate::template::ShellReader;
 pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems) -> Option<Value> {
     match r.get("type").and_then(Value::as_str) {
         Some("builtin.llm-agent") => llm(r.get("model"), &format!("{at}/model"), problems),
-        Some("builtin.claude-code") => {
-            problems.push((
-                at.into(),
-                "`builtin.claude-code` (an ACP agent) is not supported; use an agent file with `commands`".into(),
-            ));
-            None
-        }
+        Some("builtin.claude-code") => Some(claude_code()),
         Some("file") => {
             let rel = r.get("path").and_then(Value::as_str).unwrap_or_default();
             let path = dir.join(rel);
@@ -45,6 +39,18 @@ pub(super) fn agent_ref(r: &Value, dir: &Path, at: &str, problems: &mut Problems
     }
 }
 
+/// Claude Code as mcpchecker runs it: `claude-agent-acp` (on `PATH`) over ACP.
+fn claude_code() -> Value {
+    acp_agent(["claude-agent-acp"].into_iter())
+}
+
+/// An ACP agent running `argv`. mcpchecker's agents run unattended, so every permission
+/// they ask is allowed (a converted suite can narrow `permissions`).
+fn acp_agent<'a>(argv: impl Iterator<Item = &'a str>) -> Value {
+    let command: Vec<String> = argv.map(literal).collect();
+    json!({"acp": {"command": command, "permissions": [{"decision": "allow"}]}})
+}
+
 /// `provider:model` as a native model agent.
 fn llm(model: Option<&Value>, at: &str, problems: &mut Problems) -> Option<Value> {
     match model.and_then(Value::as_str).and_then(|m| m.split_once(':')) {
@@ -66,13 +72,23 @@ fn llm(model: Option<&Value>, at: &str, problems: &mut Problems) -> Option<Value
 /// A `kind: Agent` file (`rel`, as the eval names it): a built-in LLM agent, or
 /// `commands.runPrompt` as a command agent. Problems point into the file itself.
 fn agent_file(file: &Value, rel: &str, problems: &mut Problems) -> Option<Value> {
-    if file.get("acp").is_some() {
-        problems.push((format!("{rel}#/acp"), "ACP agents are not supported; use `commands`".into()));
-        return None;
+    if let Some(acp) = file.get("acp") {
+        let Some(cmd) = acp.get("cmd").and_then(Value::as_str) else {
+            problems.push((format!("{rel}#/acp/cmd"), "an ACP agent needs `cmd`".into()));
+            return None;
+        };
+        let args = acp.get("args").and_then(Value::as_array).into_iter().flatten();
+        let args: Option<Vec<&str>> = args.map(Value::as_str).collect();
+        let Some(args) = args else {
+            problems.push((format!("{rel}#/acp/args"), "`args` must be a list of strings".into()));
+            return None;
+        };
+        return Some(acp_agent(std::iter::once(cmd).chain(args)));
     }
     if let Some(b) = file.get("builtin") {
         return match b.get("type").and_then(Value::as_str) {
             Some("llm-agent" | "openai-agent") => llm(b.get("model"), &format!("{rel}#/builtin/model"), problems),
+            Some("claude-code") => Some(claude_code()),
             other => {
                 problems.push((
                     format!("{rel}#/builtin/type"),

@@ -1,0 +1,356 @@
+//! One trial of an ACP agent: start it, `initialize` (version negotiated), `session/new` in
+//! the trial's working directory with its MCP servers (through recording proxies), the mode
+//! and model asked for, then the prompt; every request it makes meanwhile is answered
+//! (permissions by the policy, files inside the working directory) and recorded. Past the
+//! timeout the turn is cancelled (`session/cancel`) and the trial is an error; whatever
+//! happened, the agent's whole process group is killed at the end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::client_files;
+use super::connection::{Connection, Incoming};
+use super::protocol::{self, Stop};
+use super::updates::TraceBuilder;
+use crate::cassette::Cassette;
+use crate::mcp::servers::Servers;
+use crate::process::piped::Piped;
+use crate::process::reaper;
+use crate::suite::model::{AcpAgent, ToolKind};
+use crate::sut::agent_run_setup as setup;
+use crate::sut::model_endpoint::ModelEndpoint;
+use crate::sut::{AgentError, AgentRun, SystemUnderTest};
+use crate::template::Bindings;
+use crate::trace::{ClientCall, PermissionAsked, ToolCall, Trace};
+
+/// How long a cancelled turn is waited for before the agent is killed.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// An ACP agent as a system under test.
+pub struct AcpSut<'a> {
+    pub agent: &'a AcpAgent,
+    /// The run's MCP servers, handed to the session through recording proxies.
+    pub servers: &'a Servers,
+    /// The suite's cassette: the agent's own model calls go through a [`ModelEndpoint`].
+    pub cassette: Option<&'a Arc<Cassette>>,
+}
+
+#[async_trait::async_trait]
+impl SystemUnderTest for AcpSut<'_> {
+    async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
+        let agent = self.agent;
+        let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
+        let cwd = setup::trial_workdir(&agent.workdir, bindings);
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let proxies = setup::start_proxies(self.servers, &agent.mcp).await?;
+        let mcp_servers: Vec<Value> = proxies
+            .iter()
+            .map(|(name, proxy)| json!({"type": "http", "name": name, "url": proxy.url(), "headers": []}))
+            .collect();
+        let endpoint = setup::start_endpoint(self.cassette, &cwd, &env).await?;
+        let mut cmd = tokio::process::Command::new(&argv[0]);
+        cmd.args(&argv[1..]).envs(setup::env_under_endpoint(endpoint.as_ref(), env)).current_dir(&cwd);
+        cmd.env("EVALGATE_TASK_ID", &bindings.task_id);
+        let started = Instant::now();
+        let piped = Piped::spawn(&mut cmd, &reaper::new_owner());
+        let piped = piped.map_err(|e| AgentError { reason: format!("cannot start `{}`: {e}", argv[0]), run: None })?;
+        let mut session = Conversation {
+            conn: Connection::new(piped),
+            trace: TraceBuilder::new(agent.mcp.clone()),
+            agent,
+            cwd,
+            session_id: None,
+            prompt_id: None,
+            cancelling: false,
+            model: None,
+        };
+        let missed = async {
+            match &endpoint {
+                Some(endpoint) => endpoint.missed().await,
+                None => std::future::pending().await,
+            }
+        };
+        // A miss fails the trial: an agent that retries the 500 is not waited for.
+        let outcome = tokio::select! {
+            outcome = session.converse(&bindings.prompt, mcp_servers, timeout) => outcome,
+            () = missed => Err("asked its model what the cassette does not hold".to_owned()),
+        };
+        let Conversation { conn, trace, model, .. } = session;
+        let output_truncated = trace.cut;
+        let stderr = conn.close().await;
+        let latency = started.elapsed();
+        let mut trace = trace.finish(outcome.as_ref().ok().cloned());
+        trace.model = model;
+        for note in reconcile(&mut trace, setup::proxied_calls(proxies)) {
+            reaper::note(note);
+        }
+        let ended = endpoint.map(ModelEndpoint::stop);
+        let mut run = AgentRun {
+            output: trace.output.clone().unwrap_or_default(),
+            output_truncated,
+            stderr: stderr.clone(),
+            latency,
+            trace,
+            replayed: ended.as_ref().is_some_and(|e| e.replayed),
+            ..AgentRun::default()
+        };
+        if let Some(reason) = setup::missed(ended.as_ref(), &agent.name) {
+            return Err(AgentError { reason, run: Some(run) });
+        }
+        let error = |why: String| {
+            let mut reason = format!("agent `{}` {why}", agent.name);
+            if let Some(line) = stderr.lines().rev().find(|l| !l.trim().is_empty()) {
+                reason.push_str("; its stderr ends: ");
+                reason.push_str(line.trim());
+            }
+            reason
+        };
+        match outcome.map(|reason| Stop::of(&reason)) {
+            Ok(Stop::Finished) => Ok(run),
+            Ok(Stop::Failed(why)) => {
+                run.failure = Some(why);
+                Ok(run)
+            }
+            Ok(Stop::Error(why)) | Err(why) => Err(AgentError { reason: error(why), run: Some(run) }),
+        }
+    }
+}
+
+/// A trial's conversation with its agent.
+struct Conversation<'a> {
+    conn: Connection,
+    trace: TraceBuilder,
+    agent: &'a AcpAgent,
+    cwd: PathBuf,
+    session_id: Option<String>,
+    /// The id of `session/prompt` while the turn runs.
+    prompt_id: Option<u64>,
+    /// `session/cancel` was sent: permissions are answered `cancelled`.
+    cancelling: bool,
+    model: Option<String>,
+}
+
+impl Conversation<'_> {
+    /// The whole session within `timeout`: its stop reason, or why there is none.
+    async fn converse(&mut self, prompt: &str, mcp_servers: Vec<Value>, timeout: Duration) -> Result<String, String> {
+        let work = async {
+            let init = self.call("initialize", protocol::initialize()).await?;
+            let version = init.get("protocolVersion").and_then(Value::as_u64);
+            if version != Some(protocol::PROTOCOL_VERSION) {
+                let said = init.get("protocolVersion").map_or("none".into(), Value::to_string);
+                return Err(format!(
+                    "speaks ACP protocol version {said}; evalgate speaks {}",
+                    protocol::PROTOCOL_VERSION
+                ));
+            }
+            let http = init.pointer("/agentCapabilities/mcpCapabilities/http").and_then(Value::as_bool);
+            if !mcp_servers.is_empty() && http != Some(true) {
+                return Err("takes no MCP servers over HTTP (`mcpCapabilities.http`), and evalgate hands them \
+                            over through its recording proxy"
+                    .into());
+            }
+            let cwd = self.cwd.display().to_string();
+            let new = self.call("session/new", json!({"cwd": cwd, "mcpServers": mcp_servers})).await?;
+            let id =
+                new.get("sessionId").and_then(Value::as_str).ok_or("answered `session/new` without a `sessionId`")?;
+            self.session_id = Some(id.to_owned());
+            self.model = new.pointer("/models/currentModelId").and_then(Value::as_str).map(str::to_owned);
+            if let Some(mode) = &self.agent.mode {
+                let offered = listed(&new, "/modes/availableModes", "id");
+                self.choose("mode", mode, &offered, "session/set_mode", json!({"sessionId": id, "modeId": mode}))
+                    .await?;
+            }
+            if let Some(model) = &self.agent.model {
+                let offered = listed(&new, "/models/availableModels", "modelId");
+                let params = json!({"sessionId": id, "modelId": model});
+                self.choose("model", model, &offered, "session/set_model", params).await?;
+                self.model = Some(model.clone());
+            }
+            let params = json!({"sessionId": id, "prompt": [{"type": "text", "text": prompt}]});
+            let answer = self.call("session/prompt", params).await?;
+            if let Some(usage) = answer.get("usage") {
+                self.trace.prompt_usage(usage);
+            }
+            match answer.get("stopReason").and_then(Value::as_str) {
+                Some(reason) => Ok(reason.to_owned()),
+                None => Err("answered `session/prompt` without a `stopReason`".into()),
+            }
+        };
+        match tokio::time::timeout(timeout, work).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let within = humantime::format_duration(timeout);
+                Err(format!("timed out after {within}{}", self.cancel().await))
+            }
+        }
+    }
+
+    /// Sets the session's mode or model to `wanted`, one of those the agent `offered`.
+    async fn choose(
+        &mut self,
+        what: &str,
+        wanted: &str,
+        offered: &[String],
+        method: &str,
+        params: Value,
+    ) -> Result<(), String> {
+        if !offered.iter().any(|o| o == wanted) {
+            let offered = if offered.is_empty() { "none".to_owned() } else { offered.join(", ") };
+            return Err(format!("offers no {what} `{wanted}` (it offers: {offered})"));
+        }
+        self.call(method, params).await.map(drop)
+    }
+
+    /// Cancels the turn running, and waits a little for its answer; says how it went.
+    async fn cancel(&mut self) -> String {
+        let (Some(session), Some(prompt)) = (self.session_id.clone(), self.prompt_id) else {
+            return String::new();
+        };
+        self.cancelling = true;
+        if self.conn.notify("session/cancel", json!({"sessionId": session})).await.is_err() {
+            return "; it could not be sent `session/cancel`".into();
+        }
+        let answered = tokio::time::timeout(CANCEL_GRACE, self.wait_for(prompt, "session/prompt")).await;
+        match answered {
+            Ok(Ok(answer)) => {
+                let reason = answer.get("stopReason").and_then(Value::as_str).unwrap_or("none");
+                format!("; after `session/cancel` it stopped (stop reason `{reason}`)")
+            }
+            Ok(Err(why)) => format!("; after `session/cancel` it {why}"),
+            Err(_) => {
+                format!("; it did not answer `session/cancel` within {}", humantime::format_duration(CANCEL_GRACE))
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer, serving the agent meanwhile.
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.conn.request(method, params).await?;
+        if method == "session/prompt" {
+            self.prompt_id = Some(id);
+        }
+        self.wait_for(id, method).await
+    }
+
+    async fn wait_for(&mut self, id: u64, method: &str) -> Result<Value, String> {
+        loop {
+            match self.conn.next().await? {
+                Incoming::Answer { id: answered, result } if answered == id => {
+                    return result.map_err(|e| format!("answered `{method}` with {e}"));
+                }
+                Incoming::Answer { id, .. } => return Err(format!("answered a request it was not asked (id {id})")),
+                Incoming::Request { id, method, params } => {
+                    let answer = self.serve(&method, &params);
+                    self.conn.answer(id, answer).await?;
+                }
+                Incoming::Notification { method, params } => {
+                    let ours = params.get("sessionId").and_then(Value::as_str) == self.session_id.as_deref();
+                    if method == "session/update" && ours {
+                        self.trace.apply(params.get("update").unwrap_or(&Value::Null));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers one of the agent's requests, and records it.
+    fn serve(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        if method == "session/request_permission" {
+            return Ok(self.permission(params));
+        }
+        let answer = match method {
+            "fs/read_text_file" | "fs/write_text_file" => client_files::serve(method, params, &self.cwd),
+            m if m.starts_with("terminal/") => Err((-32601, "evalgate offers no terminal (`terminal: false`)".into())),
+            other => Err((-32601, format!("method `{other}` is not offered"))),
+        };
+        let path = params.get("path").and_then(Value::as_str).map(str::to_owned);
+        let refused = answer.as_ref().err().map(|(_, why)| why.clone());
+        self.trace.session_mut().client_calls.push(ClientCall { method: method.to_owned(), path, refused });
+        answer
+    }
+
+    /// The policy's answer to a permission request, recorded; `cancelled` once the turn is.
+    fn permission(&mut self, params: &Value) -> Value {
+        let call = params.get("toolCall").unwrap_or(&Value::Null);
+        let tool = self.trace.tool_name(call);
+        let kind = call.get("kind").and_then(Value::as_str);
+        let paths: Vec<String> = call
+            .get("locations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.get("path").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        let (allowed, rule) = if self.cancelling {
+            (false, "cancelled".to_owned())
+        } else {
+            let as_paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+            let ruling = self.agent.permissions.decide(&tool, kind.and_then(ToolKind::parse), &as_paths, &self.cwd);
+            (ruling.allowed, ruling.rule)
+        };
+        let option = (!self.cancelling).then(|| protocol::option_for(&params["options"], allowed)).flatten();
+        let answer = protocol::permission_answer(option.as_ref().map(|(id, _)| id.as_str()));
+        self.trace.session_mut().permissions.push(PermissionAsked {
+            tool,
+            kind: kind.map(str::to_owned),
+            title: call.get("title").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            input: call.get("rawInput").cloned().unwrap_or(Value::Null),
+            paths,
+            allowed: allowed && option.is_some(),
+            rule,
+            option: option.map(|(_, kind)| kind),
+        });
+        answer
+    }
+}
+
+/// The `key`s of the list at `pointer` in `session/new`'s answer (its modes, its models).
+fn listed(new: &Value, pointer: &str, key: &str) -> Vec<String> {
+    let list = new.pointer(pointer).and_then(Value::as_array).into_iter().flatten();
+    list.filter_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned)).collect()
+}
+
+/// What the agent reported of its MCP calls against what the servers received (through
+/// the proxies): each disagreement described. A call a server received and the agent did not
+/// report joins the trace (the graders judge what happened); a call it reported completed
+/// and no server received stays, and is described.
+fn reconcile(trace: &mut Trace, proxied: Vec<ToolCall>) -> Vec<String> {
+    let reported = trace.tool_calls.get_or_insert_default();
+    let mut unmatched: Vec<usize> = (0..reported.len())
+        .filter(|&i| reported[i].server.is_some() && reported[i].status.as_deref().is_none_or(|s| s == "completed"))
+        .collect();
+    let mut notes = Vec::new();
+    for call in proxied {
+        let same = |i: &usize| {
+            let r = &reported[*i];
+            r.server == call.server && r.name == call.name && r.arguments == call.arguments
+        };
+        match unmatched.iter().position(same) {
+            Some(at) => {
+                unmatched.remove(at);
+            }
+            None => {
+                notes.push(format!(
+                    "the MCP server received `{}.{}` {}, which the agent did not report",
+                    call.server.as_deref().unwrap_or_default(),
+                    call.name,
+                    crate::excerpt::excerpt(&call.arguments.to_string(), 200)
+                ));
+                reported.push(call);
+            }
+        }
+    }
+    for i in unmatched {
+        let r = &reported[i];
+        notes.push(format!(
+            "the agent reported `{}.{}` {}, which no MCP server received",
+            r.server.as_deref().unwrap_or_default(),
+            r.name,
+            crate::excerpt::excerpt(&r.arguments.to_string(), 200)
+        ));
+    }
+    notes
+}
