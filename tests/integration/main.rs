@@ -53,4 +53,5 @@ mod side_effects;
 mod steps;
 mod trust;
 mod variants;
+mod workspace;
 mod yaml;
