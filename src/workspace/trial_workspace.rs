@@ -240,7 +240,16 @@ impl TrialWorkspace {
             Keep::Never => false,
         };
         let kept = if keep {
-            Some(self.root.display().to_string())
+            // Out of the run's scratch directory, which goes with the run.
+            let root = self.root.clone();
+            let moved = tokio::task::spawn_blocking(move || -> std::io::Result<PathBuf> {
+                let dest = tempfile::Builder::new().prefix("evalgate-workspace-").tempdir()?.keep();
+                std::fs::rename(&root, dest.join("trial"))?;
+                Ok(dest.join("trial"))
+            })
+            .await
+            .expect("a rename does not panic");
+            Some(moved.map_or_else(|e| format!("{} (not kept: {e})", self.root.display()), |p| p.display().to_string()))
         } else {
             let root = self.root.clone();
             let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(root)).await;

@@ -54,4 +54,5 @@ mod steps;
 mod trust;
 mod variants;
 mod workspace;
+mod workspace_config;
 mod yaml;
