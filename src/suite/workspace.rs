@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::source::{KeyPath, ValidateCx};
-use crate::workspace::{Isolation, Keep, Limits, Network, Origin, Provenance, WorkspaceSpec};
+use crate::workspace::{Tree, Isolation, Keep, Limits, Network, Origin, Provenance, WorkspaceSpec};
 
 /// A workspace made fresh for every trial: the agent works in it, confined, and the graders
 /// grade what it left (docs/workspaces.md).
@@ -61,7 +61,7 @@ pub struct RawLimits {
 /// The compiled workspace, or `None` after recording what is wrong at `path`.
 pub(super) fn compile_workspace(cx: &mut ValidateCx, raw: RawWorkspace, path: &KeyPath) -> Option<WorkspaceSpec> {
     let errors = cx.diagnostics.len();
-    let (origin, template_hash) = match (&raw.template, &raw.repo) {
+    let (origin, template) = match (&raw.template, &raw.repo) {
         (Some(_), Some(_)) => {
             cx.error(path, "a workspace has one origin: `template` or `repo`, not both");
             (Origin::Empty, None)
@@ -70,6 +70,7 @@ pub(super) fn compile_workspace(cx: &mut ValidateCx, raw: RawWorkspace, path: &K
         (None, Some(repo)) => (repo_origin(cx, repo, &path.key("repo")), None),
         (None, None) => (Origin::Empty, None),
     };
+    let (template_hash, template_tree) = template.unzip();
     for (i, argv) in raw.setup.iter().enumerate() {
         if argv.first().is_none_or(String::is_empty) {
             cx.error(&path.key("setup").index(i), "a setup command is an argv list whose first word names the program");
@@ -109,12 +110,13 @@ pub(super) fn compile_workspace(cx: &mut ValidateCx, raw: RawWorkspace, path: &K
         protect: protect.build().ok()?,
         suite_dir: cx.dir.clone(),
         provenance,
+        template_tree: std::sync::Mutex::new(template_tree.unwrap_or_default()),
     })
 }
 
 /// A template directory, hashed; refused when it holds the suite file (every trial would
 /// get the graders' files).
-fn template_origin(cx: &mut ValidateCx, template: &str, path: &KeyPath) -> (Origin, Option<String>) {
+fn template_origin(cx: &mut ValidateCx, template: &str, path: &KeyPath) -> (Origin, Option<(String, Tree)>) {
     let dir = cx.resolve_path(template);
     let dir = match std::fs::canonicalize(&dir) {
         Ok(dir) if dir.is_dir() => dir,
@@ -132,7 +134,7 @@ fn template_origin(cx: &mut ValidateCx, template: &str, path: &KeyPath) -> (Orig
         return (Origin::Empty, None);
     }
     match crate::workspace::template_hash(&dir) {
-        Ok(hash) => (Origin::Template(dir), Some(hash)),
+        Ok(hashed) => (Origin::Template(dir), Some(hashed)),
         Err(e) => {
             cx.error(path, format!("cannot read the template `{template}`: {e}"));
             (Origin::Empty, None)

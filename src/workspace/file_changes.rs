@@ -110,11 +110,11 @@ mod tests {
             std::fs::write(dir.join("gone.txt"), "bye\n").unwrap();
             std::fs::write(dir.join("edit.txt"), "one\ntwo\n").unwrap();
         }
-        let base = super::super::tree::scan(ws.path()).unwrap();
+        let base = super::super::tree::scan(ws.path(), None).unwrap();
         std::fs::write(ws.path().join("edit.txt"), "one\nthree\n").unwrap();
         std::fs::remove_file(ws.path().join("gone.txt")).unwrap();
         std::fs::write(ws.path().join("new.txt"), "hi\n").unwrap();
-        let after = super::super::tree::scan(ws.path()).unwrap();
+        let after = super::super::tree::scan(ws.path(), None).unwrap();
         let changes = FileChanges::between(&base, &after, ws.path(), Some(pristine.path()));
         let listed: Vec<(&str, Change)> = changes.files.iter().map(|f| (f.path.as_str(), f.change)).collect();
         assert_eq!(listed, [("edit.txt", Change::Modified), ("gone.txt", Change::Deleted), ("new.txt", Change::Added)]);

@@ -23,6 +23,8 @@ pub struct WorkspaceSpec {
     /// The suite's directory: hidden from a confined agent, and checked for writes.
     pub suite_dir: PathBuf,
     pub provenance: Provenance,
+    /// The template as last scanned: a trial's scan of it hashes only what changed since.
+    pub(crate) template_tree: std::sync::Mutex<super::tree::Tree>,
 }
 
 /// What a workspace starts from.

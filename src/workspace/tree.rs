@@ -16,17 +16,50 @@ pub const MOST_ENTRIES: usize = 200_000;
 const WORKSPACE_FILE: crate::files::read::Limit = crate::files::read::Limit { max: 1 << 40, what: "a workspace file" };
 
 /// One entry of a directory, by its path relative to the root (`/`-separated).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Node {
     Dir,
-    File { len: u64, mode: u32, hash: [u8; 32] },
+    /// `stamp`: what says the content has not changed since it was hashed (not part of
+    /// equality).
+    File { len: u64, mode: u32, hash: [u8; 32], stamp: Stamp },
     Link(String),
 }
 
+/// A file's inode and change time. Nothing but the kernel sets the change time (a write,
+/// a `chmod`, a `touch -d` all move it to now), so a file whose stamp and length are as they
+/// were when it was hashed still holds what was hashed: a scan need not read it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stamp {
+    ino: u64,
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp { ino: meta.ino(), ctime: (meta.ctime(), meta.ctime_nsec()) }
+    }
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        match (self, other) {
+            (Node::Dir, Node::Dir) => true,
+            (Node::File { len, mode, hash, .. }, Node::File { len: l, mode: m, hash: h, .. }) => {
+                (len, mode, hash) == (l, m, h)
+            }
+            (Node::Link(a), Node::Link(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Node {}
+
 pub type Tree = BTreeMap<String, Node>;
 
-/// What `root` holds, below it, skipping `.git` (what git does there is not a change).
-pub fn scan(root: &Path) -> std::io::Result<Tree> {
+/// What `root` holds, below it, skipping `.git` (what git does there is not a change). A
+/// file `known` holds with the same stamp and length keeps its hash unread.
+pub fn scan(root: &Path, known: Option<&Tree>) -> std::io::Result<Tree> {
     let mut tree = Tree::new();
     let mut pending = vec![String::new()];
     while let Some(rel) = pending.pop() {
@@ -47,7 +80,12 @@ pub fn scan(root: &Path) -> std::io::Result<Tree> {
                 pending.push(path.clone());
                 Node::Dir
             } else if meta.is_file() {
-                Node::File { len: meta.len(), mode: meta.mode() & 0o7777, hash: hash_file(&entry.path())? }
+                let stamp = Stamp::of(&meta);
+                let hash = match known.and_then(|k| k.get(&path)) {
+                    Some(Node::File { len, hash, stamp: s, .. }) if *s == stamp && *len == meta.len() => *hash,
+                    _ => hash_file(&entry.path())?,
+                };
+                Node::File { len: meta.len(), mode: meta.mode() & 0o7777, hash, stamp }
             } else {
                 return Err(std::io::Error::other(format!(
                     "{}: not a file, a link or a directory",
@@ -102,13 +140,15 @@ pub fn tree_hash(tree: &Tree) -> String {
 }
 
 /// The hash of a template directory as a workspace copies it (its provenance).
-pub fn template_hash(dir: &Path) -> std::io::Result<String> {
-    scan(dir).map(|t| tree_hash(&t))
+pub fn template_hash(dir: &Path) -> std::io::Result<(String, Tree)> {
+    scan(dir, None).map(|t| (tree_hash(&t), t))
 }
 
 /// Copies `from` into the existing directory `to`, entry by entry of `tree` (the scan of
-/// `from`), owned by `owner` when given (a confined agent runs as another user).
-pub fn copy(from: &Path, tree: &Tree, to: &Path, owner: Option<u32>) -> std::io::Result<()> {
+/// `from`), owned by `owner` when given (a confined agent runs as another user); returns
+/// the copy's tree (the template's hashes, the copies' stamps).
+pub fn copy(from: &Path, tree: &Tree, to: &Path, owner: Option<u32>) -> std::io::Result<Tree> {
+    let mut copied = Tree::new();
     for (rel, node) in tree {
         let dest = to.join(rel);
         match node {
@@ -122,8 +162,15 @@ pub fn copy(from: &Path, tree: &Tree, to: &Path, owner: Option<u32>) -> std::io:
         if let Some(uid) = owner {
             std::os::unix::fs::lchown(&dest, Some(uid), Some(uid))?;
         }
+        let node = match node {
+            Node::File { len, mode, hash, .. } => {
+                Node::File { len: *len, mode: *mode, hash: *hash, stamp: Stamp::of(&dest.symlink_metadata()?) }
+            }
+            other => other.clone(),
+        };
+        copied.insert(rel.clone(), node);
     }
-    Ok(())
+    Ok(copied)
 }
 
 /// Gives `root` and everything below it to `uid` (a git checkout, before a confined agent).
@@ -185,14 +232,15 @@ mod tests {
         std::fs::create_dir(from.path().join("src")).unwrap();
         std::fs::write(from.path().join("src/a.txt"), "a").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", from.path().join("out")).unwrap();
-        let tree = scan(from.path()).unwrap();
+        let tree = scan(from.path(), None).unwrap();
         let to = tempfile::tempdir().unwrap();
-        copy(from.path(), &tree, to.path(), None).unwrap();
-        assert_eq!(scan(to.path()).unwrap(), tree);
+        let copied = copy(from.path(), &tree, to.path(), None).unwrap();
+        assert_eq!(scan(to.path(), None).unwrap(), tree);
         assert_eq!(tree["out"], Node::Link("/etc/passwd".into()));
-        assert_eq!(tree_hash(&tree), tree_hash(&scan(to.path()).unwrap()));
+        assert_eq!(tree_hash(&tree), tree_hash(&scan(to.path(), None).unwrap()));
+        // A write with the same length is seen through the stamp, not missed.
         std::fs::write(to.path().join("src/a.txt"), "b").unwrap();
-        assert_ne!(tree_hash(&tree), tree_hash(&scan(to.path()).unwrap()));
+        assert_ne!(tree_hash(&tree), tree_hash(&scan(to.path(), Some(&copied)).unwrap()));
     }
 }
 

@@ -13,6 +13,7 @@ use super::file_changes::FileChanges;
 use super::recipe::{Isolation, Keep, Origin, Provenance, WorkspaceSpec};
 use super::sandbox::{self, Confinement, Report};
 use super::tree::{self, Tree};
+
 use crate::process::{ProcessSpec, run_process};
 
 /// What `results.json` records of a trial's workspace.
@@ -70,7 +71,7 @@ impl TrialWorkspace {
                 .await
                 .expect("the copy does not panic")
         };
-        made.map_err(|e| format!("cannot make the workspace: {e}"))?;
+        let copied = made.map_err(|e| format!("cannot make the workspace: {e}"))?;
         for argv in &spec.setup {
             let out = run_process(ProcessSpec::argv(argv.clone(), dir.clone(), timeout))
                 .await
@@ -89,9 +90,18 @@ impl TrialWorkspace {
         }
         let (base, suite_before) = {
             let (dir, suite_dir, root) = (dir.clone(), spec.suite_dir.clone(), root.clone());
-            tokio::task::spawn_blocking(move || (tree::scan(&dir), tree::stat_scan(&suite_dir, &root)))
-                .await
-                .expect("a scan does not panic")
+            // A template's copy as it was made, unless setup (or the chown) may have changed
+            // it: then scanned, hashing only what changed.
+            let rescan = !spec.setup.is_empty() || copied.is_none();
+            tokio::task::spawn_blocking(move || {
+                let base = match copied {
+                    Some(copied) if !rescan => Ok(copied),
+                    copied => tree::scan(&dir, copied.as_ref()),
+                };
+                (base, tree::stat_scan(&suite_dir, &root))
+            })
+            .await
+            .expect("a scan does not panic")
         };
         let base = base.map_err(|e| format!("cannot read the workspace: {e}"))?;
         let nonce = {
@@ -167,8 +177,9 @@ impl TrialWorkspace {
     /// protected files and the suite's directory alone and stayed within the disk limit.
     pub async fn after_agent(&self) {
         let (dir, suite_dir, root) = (self.dir.clone(), self.spec.suite_dir.clone(), self.root.clone());
+        let base = self.base.clone();
         let (after, suite_after) =
-            tokio::task::spawn_blocking(move || (tree::scan(&dir), tree::stat_scan(&suite_dir, &root)))
+            tokio::task::spawn_blocking(move || (tree::scan(&dir, Some(&base)), tree::stat_scan(&suite_dir, &root)))
                 .await
                 .expect("a scan does not panic");
         let mut found = Vec::new();
@@ -266,16 +277,19 @@ impl TrialWorkspace {
     }
 }
 
-/// Makes `root` with the workspace `dir` (from the origin) and the trial's `io` directory.
-fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<u32>) -> std::io::Result<()> {
+/// Makes `root` with the workspace `dir` (from the origin) and the trial's `io` directory;
+/// a template's copy comes back with its tree.
+fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<u32>) -> std::io::Result<Option<Tree>> {
+    let mut copied = None;
     std::fs::create_dir(root)?;
     std::fs::create_dir(io)?;
     match &spec.origin {
         Origin::Empty => std::fs::create_dir(dir)?,
         Origin::Template(template) => {
             std::fs::create_dir(dir)?;
-            let tree = tree::scan(template)?;
-            tree::copy(template, &tree, dir, owner)?;
+            let mut known = spec.template_tree.lock().expect("not poisoned");
+            *known = tree::scan(template, Some(&known))?;
+            copied = Some(tree::copy(template, &known, dir, owner)?);
         }
         Origin::Repo { path, commit } => {
             let git = |args: &[&str]| -> std::io::Result<()> {
@@ -301,5 +315,5 @@ fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<
             std::os::unix::fs::lchown(d, Some(uid), Some(uid))?;
         }
     }
-    Ok(())
+    Ok(copied)
 }
