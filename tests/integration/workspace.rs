@@ -74,8 +74,14 @@ const ATTACKS: &[(&str, &str, &str, &str)] = &[
 const ESCAPED: [&str; 8] =
     ["ANSWER-42", "S3CRET-ENV", "POISONED", "CONNECTED", "MANY", "RUN-SOCKETS", "BIG", "TMP-FULL"];
 
-/// The suite: one task an attack, the workspace `isolation` as given.
+/// The suite: one task an attack, the workspace `isolation` as given, below the system's
+/// temp directory.
 fn hostile(isolation: &str) -> Test {
+    hostile_in(Test::new(), isolation)
+}
+
+/// The suite of [`hostile`] in `test`'s directory.
+fn hostile_in(test: Test, isolation: &str) -> Test {
     let mut suite = unindent(&format!(
         "
         evalgate: 1
@@ -102,8 +108,7 @@ fn hostile(isolation: &str) -> Test {
             ESCAPED.iter().map(|w| format!("{{type: not_contains, value: {w}}}")).collect::<Vec<_>>().join(", ")
         ));
     }
-    Test::new()
-        .write("evalgate.yaml", &suite)
+    test.write("evalgate.yaml", &suite)
         .write("attack.sh", ATTACK)
         .write("expected/answer.txt", "ANSWER-42\n")
         .write("template/README.md", "the workspace\n")
@@ -196,4 +201,22 @@ fn without_the_sandbox_the_attacks_get_through_but_the_checks_still_catch() {
     for id in ["symlink-out", "fill-disk", "protect"] {
         assert_eq!(verdicts[id].0, "error", "{id}: {:?}", verdicts[id]);
     }
+}
+
+/// A suite outside `/tmp` (which the sandbox replaces anyway): its directory is emptied in
+/// the sandbox, so its files can be neither read nor written.
+#[test]
+fn a_suite_outside_tmp_is_hidden_from_the_agent() {
+    let test = hostile_in(Test::new_in(std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))), "bwrap");
+    let run = test
+        .env("PORT", "9")
+        .env("OUTSIDE", "/nonexistent")
+        .args(&["run", "--filter", "read-*", "--filter", "write-suite"])
+        .run();
+    run.take_stderr();
+    let verdicts = verdicts(&run);
+    for id in ["read-answer", "read-suite", "write-suite"] {
+        assert_eq!(verdicts[id].0, "passed", "{id}: {:?}", verdicts[id]);
+    }
+    assert_eq!(run.read("expected/answer.txt"), "ANSWER-42\n");
 }
