@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::source::{KeyPath, ValidateCx};
-use crate::workspace::{Tree, Isolation, Keep, Limits, Network, Origin, Provenance, WorkspaceSpec};
+use crate::workspace::{Isolation, Keep, Limits, Network, Origin, Provenance, Tree, WorkspaceSpec};
 
 /// A workspace made fresh for every trial: the agent works in it, confined, and the graders
 /// grade what it left (docs/workspaces.md).

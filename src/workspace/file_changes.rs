@@ -74,7 +74,11 @@ impl FileChanges {
                     let text = diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}")).to_string();
                     let room = DIFF_LIMIT - out.diff.len();
                     if text.len() > room {
-                        out.diff.push_str(&text[..text.floor_char_boundary(room)]);
+                        let mut cut = room;
+                        while !text.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        out.diff.push_str(&text[..cut]);
                         out.diff_partial = true;
                     } else {
                         out.diff.push_str(&text);

@@ -21,7 +21,12 @@ pub enum Node {
     Dir,
     /// `stamp`: what says the content has not changed since it was hashed (not part of
     /// equality).
-    File { len: u64, mode: u32, hash: [u8; 32], stamp: Stamp },
+    File {
+        len: u64,
+        mode: u32,
+        hash: [u8; 32],
+        stamp: Stamp,
+    },
     Link(String),
 }
 
@@ -154,7 +159,8 @@ pub fn copy(from: &Path, tree: &Tree, to: &Path, owner: Option<u32>) -> std::io:
         match node {
             Node::Dir => std::fs::create_dir(&dest)?,
             Node::File { mode, .. } => {
-                std::fs::copy(from.join(rel), &dest)?;
+                let mut source = crate::files::read::open(&from.join(rel), WORKSPACE_FILE)?;
+                std::io::copy(&mut source, &mut std::fs::File::create_new(&dest)?)?;
                 std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(*mode))?;
             }
             Node::Link(target) => std::os::unix::fs::symlink(target, &dest)?,
@@ -212,38 +218,6 @@ pub fn size(tree: &Tree) -> u64 {
     tree.values().map(|n| if let Node::File { len, .. } = n { *len } else { 0 }).sum()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_link_leaves_by_an_absolute_target_or_a_climb_above_the_root() {
-        assert!(leaves("a", "/etc/passwd"));
-        assert!(leaves("a", "../x"));
-        assert!(leaves("d/a", "../../x"));
-        assert!(leaves("d/a", "x/../../../y"));
-        assert!(!leaves("d/a", "../x"));
-        assert!(!leaves("a", "./b/c"));
-    }
-
-    #[test]
-    fn a_copy_scans_as_its_template_and_links_are_not_followed() {
-        let from = tempfile::tempdir().unwrap();
-        std::fs::create_dir(from.path().join("src")).unwrap();
-        std::fs::write(from.path().join("src/a.txt"), "a").unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", from.path().join("out")).unwrap();
-        let tree = scan(from.path(), None).unwrap();
-        let to = tempfile::tempdir().unwrap();
-        let copied = copy(from.path(), &tree, to.path(), None).unwrap();
-        assert_eq!(scan(to.path(), None).unwrap(), tree);
-        assert_eq!(tree["out"], Node::Link("/etc/passwd".into()));
-        assert_eq!(tree_hash(&tree), tree_hash(&scan(to.path(), None).unwrap()));
-        // A write with the same length is seen through the stamp, not missed.
-        std::fs::write(to.path().join("src/a.txt"), "b").unwrap();
-        assert_ne!(tree_hash(&tree), tree_hash(&scan(to.path(), Some(&copied)).unwrap()));
-    }
-}
-
 /// A directory's entries by what their metadata says (size, modification time, inode):
 /// cheap enough to take before and after every agent.
 pub type StatTree = BTreeMap<String, (u64, i64, i64, u64)>;
@@ -284,4 +258,36 @@ pub fn stat_scan(root: &Path, skip: &Path) -> Option<StatTree> {
         }
     }
     Some(tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_leaves_by_an_absolute_target_or_a_climb_above_the_root() {
+        assert!(leaves("a", "/etc/passwd"));
+        assert!(leaves("a", "../x"));
+        assert!(leaves("d/a", "../../x"));
+        assert!(leaves("d/a", "x/../../../y"));
+        assert!(!leaves("d/a", "../x"));
+        assert!(!leaves("a", "./b/c"));
+    }
+
+    #[test]
+    fn a_copy_scans_as_its_template_and_links_are_not_followed() {
+        let from = tempfile::tempdir().unwrap();
+        std::fs::create_dir(from.path().join("src")).unwrap();
+        std::fs::write(from.path().join("src/a.txt"), "a").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", from.path().join("out")).unwrap();
+        let tree = scan(from.path(), None).unwrap();
+        let to = tempfile::tempdir().unwrap();
+        let copied = copy(from.path(), &tree, to.path(), None).unwrap();
+        assert_eq!(scan(to.path(), None).unwrap(), tree);
+        assert_eq!(tree["out"], Node::Link("/etc/passwd".into()));
+        assert_eq!(tree_hash(&tree), tree_hash(&scan(to.path(), None).unwrap()));
+        // A write with the same length is seen through the stamp, not missed.
+        std::fs::write(to.path().join("src/a.txt"), "b").unwrap();
+        assert_ne!(tree_hash(&tree), tree_hash(&scan(to.path(), Some(&copied)).unwrap()));
+    }
 }
