@@ -235,12 +235,23 @@ pub fn stat_scan(root: &Path, skip: &Path) -> Option<StatTree> {
         if dir.join(".evalgate.lock").exists() {
             continue;
         }
-        for entry in std::fs::read_dir(&dir).ok()? {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+        };
+        for entry in entries {
             let path = entry.ok()?.path();
             if path == skip || path.file_name().is_some_and(|n| n == ".git") {
                 continue;
             }
-            let meta = path.symlink_metadata().ok()?;
+            // An entry gone between the listing and its look is not a change of this scan's
+            // to judge: the comparison sees it missing.
+            let meta = match path.symlink_metadata() {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return None,
+            };
             if meta.is_dir() {
                 pending.push(path.clone());
             }
