@@ -9,6 +9,7 @@
 #   - Claude Code's ACP adapter under tests/fixtures/acp (npm ci: @zed-industries/claude-agent-acp),
 #     run offline against a model stand-in,
 #   - xmllint (Debian libxml2-utils) when it is missing, for the Surefire schema check,
+#   - bubblewrap (apt, when bwrap is missing) for the workspace tests' sandbox,
 #   - Debian's chromium (apt, when /usr/bin/chromium is missing) and playwright-core under
 #     tests/browser (npm ci; it drives that chromium, it never downloads a browser) for the
 #     HTML report's browser tests.
@@ -33,6 +34,15 @@ apt_install() {
     || { $sudo apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@" >/dev/null; }
 }
 command -v xmllint >/dev/null || apt_install libxml2-utils
+# The workspace tests confine agents for real: bubblewrap, and prlimit/setpriv (util-linux).
+command -v bwrap >/dev/null || apt_install bubblewrap
+command -v prlimit >/dev/null && command -v setpriv >/dev/null || apt_install util-linux
+# Ubuntu 24.04 keeps unprivileged user namespaces from every program AppArmor has no profile
+# for, bubblewrap included (docs/workspaces.md, "Runners").
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo sysctl -q -w kernel.apparmor_restrict_unprivileged_userns=0
+fi
 if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
   apt_install chromium
 fi

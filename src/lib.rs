@@ -65,4 +65,5 @@ pub mod template;
 pub mod trace;
 pub mod uses;
 pub mod values;
+pub mod workspace;
 pub mod yaml;

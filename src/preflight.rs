@@ -15,6 +15,7 @@ use crate::suite::model::{Agent, Suite};
 use crate::suite::uses::{Place, suite_uses};
 use crate::template::Var;
 use crate::uses::{Uses, render_static};
+use crate::workspace::Isolation;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Miss {
@@ -296,6 +297,13 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
         }
     }
     programs(suite, uses, &mut misses);
+    // A workspace that confines its agent needs the sandbox: never a silent run without it.
+    let confined = suite.tasks.iter().filter_map(|t| t.workspace.as_ref()).find(|w| w.isolation == Isolation::Bwrap);
+    if confined.is_some()
+        && let Err(detail) = crate::workspace::probe()
+    {
+        misses.push(Miss { kind: "sandbox", name: "bubblewrap".into(), detail });
+    }
     let graders = suite.tasks.iter().flat_map(|t| &t.graders);
     let required = graders.filter_map(|g| g.advisory(suite.judge.as_ref())).filter(|c| c.required);
     for c in required.map(|c| (&c.name, c)).collect::<BTreeMap<_, _>>().into_values() {

@@ -331,6 +331,7 @@ impl TrialResult {
             replayed: false,
             notes: Vec::new(),
             retried: Vec::new(),
+            workspace: None,
         }
     }
 
@@ -464,6 +465,9 @@ pub struct TrialResult {
     /// counts in the task's, and a leak in any of them fails the task.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retried: Vec<TrialResult>,
+    /// The trial's workspace: its provenance, what the agent changed, the checks' findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<crate::workspace::WorkspaceRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

@@ -19,6 +19,7 @@ use crate::suite::model::{Agent, Suite, Task};
 use crate::sut::{AcpSut, CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;
 use crate::trace::ToolCall;
+use crate::workspace::TrialWorkspace;
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -205,9 +206,19 @@ async fn attempt(
     bindings.extensions = Some(ctx.extensions.clone());
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult::empty();
+    let workspace = match &task.workspace {
+        Some(spec) => match TrialWorkspace::prepare(spec, &ctx.scratch_dir, task.timeout).await {
+            Ok(workspace) => Some(workspace),
+            Err(reason) => {
+                trial.reason = Some(reason);
+                return trial;
+            }
+        },
+        None => None,
+    };
 
     let interrupted = {
-        let body = run_body(ctx, &servers, task, (trial_index, earlier), &mut bindings, &mut trial);
+        let body = run_body(ctx, &servers, task, (trial_index, earlier, workspace.as_ref()), &mut bindings, &mut trial);
         tokio::select! {
             () = body => false,
             () = cancel.cancelled() => true,
@@ -222,6 +233,16 @@ async fn attempt(
     // Cleanup always runs, every step, in reverse order; failures are logged, not gated.
     let cleanup = run_cleanup(&task.cleanup, &ctx.suite.dir, Phase::Cleanup, &mut bindings).await;
     trial.steps.extend(cleanup);
+    if let Some(workspace) = workspace {
+        let (record, violation) = workspace.finish(trial.status != Status::Passed).await;
+        // A check after the agent that found something turns any verdict into an error.
+        if let Some(reason) = violation {
+            trial.status = Status::Error;
+            trial.score = 0.0;
+            trial.reason = Some(reason);
+        }
+        trial.workspace = Some(record);
+    }
     trial
 }
 
@@ -230,7 +251,7 @@ async fn run_body(
     ctx: &RunContext,
     servers: &crate::mcp::servers::Servers,
     task: &Task,
-    (trial_index, earlier): (u32, &[ToolCall]),
+    (trial_index, earlier, workspace): (u32, &[ToolCall], Option<&TrialWorkspace>),
     bindings: &mut Bindings,
     trial: &mut TrialResult,
 ) {
@@ -258,18 +279,23 @@ async fn run_body(
     let started_at = std::time::SystemTime::now();
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
-            CommandSut { agent, scratch_dir: &ctx.scratch_dir, servers, cassette: ctx.llm.cassette.as_ref() }
+            let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
+            CommandSut { agent, scratch_dir, servers, cassette: ctx.llm.cassette.as_ref(), workspace }
                 .run(bindings, task.timeout)
                 .await
         }
         Agent::Acp(agent) => {
-            AcpSut { agent, servers, cassette: ctx.llm.cassette.as_ref() }.run(bindings, task.timeout).await
+            AcpSut { agent, servers, cassette: ctx.llm.cassette.as_ref(), workspace }.run(bindings, task.timeout).await
         }
         Agent::Llm(agent) => {
             LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }.run(bindings, task.timeout).await
         }
         Agent::Call(call) => McpCallSut { call, servers }.run(bindings, task.timeout).await,
     };
+    // The graders see the workspace as the agent left it, its processes gone.
+    if let Some(workspace) = workspace {
+        workspace.after_agent().await;
+    }
     let run = match outcome {
         Ok(run) => run,
         Err(e) => {
@@ -307,7 +333,7 @@ async fn run_body(
         started_at,
         exit_code: run.exit_code,
         bindings,
-        workdir: &suite.dir,
+        workdir: workspace.map_or(&suite.dir, |w| &w.dir),
         timeout: task.timeout,
         llm: &ctx.llm,
         tool_result: run.tool_result.as_ref(),

@@ -88,7 +88,13 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
 
     let trials = Trials::of(raw.defaults.repeat, raw.defaults.min_pass);
     check_trials(cx, trials, &KeyPath::root("defaults"));
+    let workspace = raw
+        .workspace
+        .clone()
+        .and_then(|w| super::workspace::compile_workspace(cx, w, &KeyPath::root("workspace")))
+        .map(std::sync::Arc::new);
     let defaults = TaskDefaults {
+        workspace: workspace.as_ref(),
         agents: &agents,
         agent: raw.defaults.agent.as_deref(),
         timeout: raw.defaults.timeout.map(|d| d.0),

@@ -1,5 +1,5 @@
 //! Suites: the native format, one file a concept (its form as written, compiled form and
-//! checks: `agent`, `mcp_server`, `mcp_auth`, `extension_config`, `tasks`, `trials`, `variants`, `definition`),
+//! checks: `agent`, `mcp_server`, `mcp_auth`, `extension_config`, `tasks`, `trials`, `variants`, `definition`, `workspace`),
 //! the two aggregates (`raw::RawSuite`, `model::Suite`), reading (`load`, `imports`) and
 //! compiling (`assemble`); `formats/` for the foreign formats.
 
@@ -21,6 +21,7 @@ mod tasks;
 mod trials;
 pub mod uses;
 pub mod variants;
+mod workspace;
 
 pub use crate::source::{Diagnostic, ValidateCx};
 pub use assemble::LoadOptions;

@@ -107,8 +107,18 @@ pub struct RegressionConfig {
 
 impl Suite {
     /// The definition hash of `task` run by the agent named `agent` (`definition.rs`).
+    /// A task with a workspace joins its provenance (template hash, commit, setup): a
+    /// changed environment is a changed definition, so a comparison calls it not comparable.
     pub fn task_definition(&self, task: &Task, agent: &str) -> String {
-        self.definition_context.task_definition(&task.source, agent)
+        let definition = self.definition_context.task_definition(&task.source, agent);
+        match &task.workspace {
+            None => definition,
+            Some(workspace) => {
+                use sha2::{Digest, Sha256};
+                let digest = Sha256::digest(format!("{definition} {}", workspace.provenance.digest()));
+                digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+            }
+        }
     }
 }
 

@@ -89,6 +89,8 @@ pub struct RawSuite {
     pub defaults: RawDefaults,
     /// Model traffic recorded once and replayed in later runs (docs/cassettes.md).
     pub cassettes: Option<RawCassettes>,
+    /// A workspace made fresh for every trial of every task (a task's own `workspace` replaces it).
+    pub workspace: Option<super::workspace::RawWorkspace>,
     /// Gate thresholds; when absent, every task must pass.
     pub thresholds: Option<Thresholds>,
     /// Budgets against a baseline run (applies when a baseline is given here or by --baseline).

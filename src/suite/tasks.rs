@@ -82,6 +82,8 @@ pub struct RawTask {
     /// fingerprint, so `--changed-since` runs the task when one changes.
     #[serde(default)]
     pub inputs: Vec<String>,
+    /// A workspace made fresh for every trial of this task, in place of the suite's.
+    pub workspace: Option<super::workspace::RawWorkspace>,
     /// The task as written, for its definition hash.
     #[serde(skip)]
     #[schemars(skip)]
@@ -176,6 +178,8 @@ pub struct Task {
     pub fixtures_only: bool,
     /// The task as written, for its definition hash.
     pub source: TaskSource,
+    /// The workspace each trial runs in (the task's own, else the suite's).
+    pub workspace: Option<Arc<crate::workspace::WorkspaceSpec>>,
     /// The protocol era it runs at, when it uses a server with a protocol list (its id
     /// then ends in `@ERA`).
     pub era: Option<crate::mcp::protocol::TaskEra>,
@@ -234,6 +238,8 @@ pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(300);
 /// What a task takes from the suite when it does not say: the agents it may name, and
 /// `defaults`.
 pub(super) struct TaskDefaults<'a> {
+    /// The suite's `workspace`.
+    pub(super) workspace: Option<&'a Arc<crate::workspace::WorkspaceSpec>>,
     pub(super) agents: &'a BTreeMap<String, Arc<Agent>>,
     pub(super) agent: Option<&'a str>,
     pub(super) timeout: Option<std::time::Duration>,
@@ -316,6 +322,15 @@ pub(super) fn validate_task(
     }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
+    let own_workspace = raw.workspace.is_some();
+    let workspace = match raw.workspace {
+        Some(w) => Some(Arc::new(super::workspace::compile_workspace(cx, w, &path.key("workspace"))?)),
+        None => defaults.workspace.cloned(),
+    };
+    if let Some(spec) = &workspace {
+        let at = if own_workspace { path.key("workspace") } else { KeyPath::root("workspace") };
+        super::workspace::check_agent(cx, spec, &agent, &at);
+    }
     let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(defaults.timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
     Some(Task {
         id: raw.id,
@@ -342,6 +357,7 @@ pub(super) fn validate_task(
         golden: raw.golden,
         inputs: raw.inputs,
         source: raw.source,
+        workspace,
         era: None,
         arm: None,
     })

@@ -13,12 +13,6 @@ use crate::mcp::servers::Servers;
 use crate::template::{Bindings, Template};
 use crate::trace::ToolCall;
 
-/// The directory a trial's agent runs in: the agent's `workdir` (the suite's directory
-/// unless it says otherwise). The one place both agent kinds ask.
-pub fn trial_workdir(workdir: &Path, _bindings: &Bindings) -> PathBuf {
-    workdir.to_path_buf()
-}
-
 /// An agent's argv and variables, rendered for the trial.
 pub struct Rendered {
     pub argv: Vec<String>,

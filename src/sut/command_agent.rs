@@ -14,6 +14,7 @@ use crate::process::{ProcessSpec, run_process};
 use crate::suite::model::CommandAgent;
 use crate::template::Bindings;
 use crate::template::Var;
+use crate::workspace::{TrialWorkspace, agent_cwd};
 
 /// The prompt, trace and MCP config files of one agent run, in the run's scratch directory
 /// (one directory per task would cost two syscalls a task for nothing). The prompt and the
@@ -59,6 +60,8 @@ pub struct CommandSut<'a> {
     pub servers: &'a Servers,
     /// The suite's cassette: the agent's own model calls go through a [`ModelEndpoint`].
     pub cassette: Option<&'a Arc<Cassette>>,
+    /// The trial's workspace: the agent's working directory, and its sandbox.
+    pub workspace: Option<&'a TrialWorkspace>,
 }
 
 #[async_trait::async_trait]
@@ -90,9 +93,13 @@ impl SystemUnderTest for CommandSut<'_> {
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
         let setup::Rendered { argv, env } = setup::render_command(&bindings, &agent.command, &agent.env)?;
-        let workdir = setup::trial_workdir(&agent.workdir, &bindings);
-        let endpoint = setup::start_endpoint(self.cassette, &workdir, &env).await?;
-        let mut spec = ProcessSpec::argv(argv, workdir, timeout);
+        let cwd = agent_cwd(&agent.workdir, self.workspace).to_owned();
+        let endpoint = setup::start_endpoint(self.cassette, &cwd, &env).await?;
+        let (argv, program_files) = match self.workspace {
+            Some(_) => own_files(argv, &agent.workdir),
+            None => (argv, Vec::new()),
+        };
+        let mut spec = ProcessSpec::argv(argv, cwd, timeout);
         spec.env = setup::env_under_endpoint(endpoint.as_ref(), env);
         spec.env.push(("EVALGATE_TRACE".into(), trace_path.display().to_string()));
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
@@ -103,11 +110,25 @@ impl SystemUnderTest for CommandSut<'_> {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());
         }
         spec.then_take = Some(trace_path);
+        if let Some(workspace) = self.workspace {
+            if workspace.offline() && (endpoint.is_some() || !proxies.is_empty()) {
+                let what = if endpoint.is_some() { "the cassette's model endpoint" } else { "the MCP proxy" };
+                let reason = format!(
+                    "agent `{}` needs {what} on the host, which the workspace's `network: none` cuts off: set `network: host` (not relayed into the sandbox yet)",
+                    agent.name
+                );
+                return Err(AgentError { reason, run: None });
+            }
+            spec = workspace.confine(spec, program_files);
+        }
 
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
         let proxied = setup::proxied_calls(proxies);
         let ended = endpoint.map(ModelEndpoint::stop);
         let mut out = out?;
+        if let Some(workspace) = self.workspace {
+            workspace.take_report(&mut out.stderr.text);
+        }
         let mut run = AgentRun {
             output: out.stdout.text.clone(),
             output_truncated: out.stdout.is_truncated(),
@@ -164,4 +185,27 @@ impl SystemUnderTest for CommandSut<'_> {
         }
         Ok(run)
     }
+}
+
+/// The agent's own files, for an agent that runs in a workspace: each argv word that names a
+/// file relative to its configured `workdir` (its script) is made absolute, as the working
+/// directory is now the workspace, and returned to be readable inside the sandbox.
+fn own_files(argv: Vec<String>, workdir: &Path) -> (Vec<String>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let argv = argv
+        .into_iter()
+        .map(|word| {
+            let path = workdir.join(&word);
+            if word.is_empty() || !path.is_file() {
+                return word;
+            }
+            if Path::new(&word).is_absolute() {
+                files.push(path);
+                return word;
+            }
+            files.push(path.clone());
+            path.display().to_string()
+        })
+        .collect();
+    (argv, files)
 }

@@ -537,3 +537,28 @@ fn a_file_content_block_is_a_reference_to_the_file_and_a_missing_one_is_refused(
         missing.stderr
     );
 }
+
+/// AgentV 4.42.4 trims the expected value of `starts-with` and `ends-with` as well as the
+/// output: `" Dear "` matches an answer starting `Dear`.
+#[test]
+fn starts_with_and_ends_with_trim_the_expected_value() {
+    let run = convert(
+        "
+        tests:
+          - id: a
+            input: hi
+            assertions:
+              - {type: starts-with, value: '  Dear '}
+              - {type: ends-with, value: \"regards\\n\"}
+        ",
+    );
+    run.expect_code(0);
+    let suite: Value = evalgate::yaml::from_str(&run.stdout).unwrap();
+    let grade = &suite["tasks"][0]["grade"];
+    assert_eq!(
+        (grade[0]["value"].clone(), grade[1]["value"].clone()),
+        (json!("Dear"), json!("regards")),
+        "{}",
+        run.stdout
+    );
+}

@@ -55,4 +55,6 @@ mod side_effects;
 mod steps;
 mod trust;
 mod variants;
+mod workspace;
+mod workspace_config;
 mod yaml;

@@ -36,6 +36,8 @@ pub struct AcpSut<'a> {
     pub servers: &'a Servers,
     /// The suite's cassette: the agent's own model calls go through a [`ModelEndpoint`].
     pub cassette: Option<&'a Arc<Cassette>>,
+    /// The trial's workspace: the session's working directory.
+    pub workspace: Option<&'a crate::workspace::TrialWorkspace>,
 }
 
 #[async_trait::async_trait]
@@ -43,7 +45,16 @@ impl SystemUnderTest for AcpSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = self.agent;
         let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
-        let cwd = setup::trial_workdir(&agent.workdir, bindings);
+        if self.workspace.is_some_and(crate::workspace::TrialWorkspace::isolated) {
+            // Never a silent fallback to no isolation (load refuses this too; `--agent` may
+            // bring it here).
+            let reason = format!(
+                "ACP agent `{}` is not confined by the workspace's sandbox yet: set the workspace's `isolation: none` to run it there unconfined",
+                agent.name
+            );
+            return Err(AgentError { reason, run: None });
+        }
+        let cwd = crate::workspace::agent_cwd(&agent.workdir, self.workspace).to_owned();
         let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
         let proxies = setup::start_proxies(self.servers, &agent.mcp).await?;
         let mcp_servers: Vec<Value> = proxies

@@ -47,6 +47,13 @@ impl Test {
         Test { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), env: Vec::new(), messages: None }
     }
 
+    /// A test whose directory is below `parent` rather than the system's temp directory
+    /// (a sandbox gives an agent a `/tmp` of its own, which would hide the suite anyway).
+    pub fn new_in(parent: &Path) -> Self {
+        std::fs::create_dir_all(parent).unwrap();
+        Test { dir: tempfile::tempdir_in(parent).expect("temp dir"), ..Test::new() }
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

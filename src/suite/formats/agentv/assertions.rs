@@ -159,6 +159,7 @@ impl Converter<'_> {
         let kind = a.get("type").and_then(Value::as_str).unwrap_or_default().replace('_', "-");
         let value = a.get("value");
         let text = || value.and_then(Value::as_str).map(literal);
+        let trimmed = || value.and_then(Value::as_str).map(|v| literal(v.trim()));
         let list = || {
             value
                 .and_then(Value::as_array)
@@ -176,8 +177,9 @@ impl Converter<'_> {
                 list().map(|v| json!({"type": "contains", "all": v, "ignore_case": ignore_case, "agentv": true})),
                 &["value"],
             ),
-            "starts-with" => (text().map(|v| json!({"type": "starts_with", "value": v})), &["value"]),
-            "ends-with" => (text().map(|v| json!({"type": "ends_with", "value": v})), &["value"]),
+            // AgentV trims the expected value as well as the output.
+            "starts-with" => (trimmed().map(|v| json!({"type": "starts_with", "value": v})), &["value"]),
+            "ends-with" => (trimmed().map(|v| json!({"type": "ends_with", "value": v})), &["value"]),
             "equals" => (text().map(|v| json!({"type": "equals", "value": v})), &["value"]),
             "regex" => {
                 let mut g =

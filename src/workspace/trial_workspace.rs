@@ -1,0 +1,324 @@
+//! One trial's workspace, from its making to its removal: copied or checked out fresh, set
+//! up, handed to the agent (confined), checked after it, compared with how it started, then
+//! kept or removed.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::file_changes::FileChanges;
+use super::recipe::{Isolation, Keep, Origin, Provenance, WorkspaceSpec};
+use super::sandbox::{self, Confinement, Report};
+use super::tree::{self, Tree};
+
+use crate::process::{ProcessSpec, run_process};
+
+/// What `results.json` records of a trial's workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorkspaceRecord {
+    pub provenance: Provenance,
+    /// What the agent changed.
+    pub file_changes: FileChanges,
+    /// Where the workspace was kept (`keep`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+    /// What the checks after the agent found: each turned the trial into an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<String>,
+}
+
+/// The working directory of an agent that has a directory of its own (`configured`: its
+/// `workdir`, the suite's by default): the trial's workspace when there is one. Every kind of
+/// agent that runs in a directory takes it from here.
+pub fn agent_cwd<'a>(configured: &'a Path, workspace: Option<&'a TrialWorkspace>) -> &'a Path {
+    workspace.map_or(configured, |w| &w.dir)
+}
+
+/// One trial's workspace.
+#[derive(Debug)]
+pub struct TrialWorkspace {
+    spec: Arc<WorkspaceSpec>,
+    /// Holds `dir` and `io`; removed at the end unless kept.
+    root: PathBuf,
+    /// The workspace itself.
+    pub dir: PathBuf,
+    /// The trial's own files (prompt, trace, MCP config), reachable by a confined agent.
+    pub io: PathBuf,
+    /// The workspace as the agent got it.
+    base: Tree,
+    /// The suite's directory before the agent (metadata only), for the write check.
+    suite_before: Option<tree::StatTree>,
+    nonce: String,
+    violations: Mutex<Vec<String>>,
+    changes: Mutex<FileChanges>,
+}
+
+impl TrialWorkspace {
+    /// Makes the workspace below `parent` (the run's scratch directory) and runs the setup
+    /// commands in it. An error names what failed.
+    pub async fn prepare(spec: &Arc<WorkspaceSpec>, parent: &Path, timeout: Duration) -> Result<Self, String> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let root = parent.join(format!("workspace-{n}"));
+        let (dir, io) = (root.join("work"), root.join("io"));
+        let owner = (spec.isolation == Isolation::Bwrap && sandbox::as_root()).then_some(sandbox::SANDBOX_UID);
+        let made = {
+            let (spec, root, dir, io) = (spec.clone(), root.clone(), dir.clone(), io.clone());
+            tokio::task::spawn_blocking(move || make(&spec, &root, &dir, &io, owner))
+                .await
+                .expect("the copy does not panic")
+        };
+        let copied = made.map_err(|e| format!("cannot make the workspace: {e}"))?;
+        for argv in &spec.setup {
+            let out = run_process(ProcessSpec::argv(argv.clone(), dir.clone(), timeout))
+                .await
+                .map_err(|e| format!("workspace setup `{}`: {e}", argv.join(" ")))?;
+            if out.exit_code != Some(0) {
+                let last = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+                return Err(format!("workspace setup `{}` {}: {last}", argv.join(" "), out.describe_end(timeout)));
+            }
+        }
+        if let Some(uid) = owner.filter(|_| !spec.setup.is_empty() || matches!(spec.origin, Origin::Repo { .. })) {
+            let dir = dir.clone();
+            tokio::task::spawn_blocking(move || tree::chown_all(&dir, uid))
+                .await
+                .expect("chown does not panic")
+                .map_err(|e| format!("cannot give the workspace to the sandbox's user: {e}"))?;
+        }
+        let (base, suite_before) = {
+            let (dir, suite_dir, root) = (dir.clone(), spec.suite_dir.clone(), root.clone());
+            // A template's copy as it was made, unless setup (or the chown) may have changed
+            // it: then scanned, hashing only what changed.
+            let rescan = !spec.setup.is_empty() || copied.is_none();
+            tokio::task::spawn_blocking(move || {
+                let base = match copied {
+                    Some(copied) if !rescan => Ok(copied),
+                    copied => tree::scan(&dir, copied.as_ref()),
+                };
+                (base, tree::stat_scan(&suite_dir, &root))
+            })
+            .await
+            .expect("a scan does not panic")
+        };
+        let base = base.map_err(|e| format!("cannot read the workspace: {e}"))?;
+        let nonce = {
+            use sha2::Digest;
+            let seed = format!("{n} {:?} {}", std::time::SystemTime::now(), std::process::id());
+            super::recipe::hex16(&sha2::Sha256::digest(seed))
+        };
+        Ok(TrialWorkspace {
+            spec: spec.clone(),
+            root,
+            dir,
+            io,
+            base,
+            suite_before,
+            nonce,
+            violations: Mutex::new(Vec::new()),
+            changes: Mutex::new(FileChanges::default()),
+        })
+    }
+
+    /// `spec` (an agent's process, its working directory from [`agent_cwd`]) as it runs in
+    /// this workspace: confined unless `isolation: none`. `program_files`: files below the
+    /// suite the agent's command names (its own script), readable inside the sandbox.
+    pub fn confine(&self, spec: ProcessSpec, program_files: Vec<PathBuf>) -> ProcessSpec {
+        if self.spec.isolation == Isolation::None {
+            return spec;
+        }
+        let hidden = [self.spec.suite_dir.clone()];
+        let confinement = Confinement {
+            workspace: &self.dir,
+            io: &self.io,
+            hidden: &hidden,
+            readable: program_files,
+            network: self.spec.network,
+            limits: self.spec.limits,
+            nonce: &self.nonce,
+        };
+        sandbox::confine(spec, &confinement)
+    }
+
+    /// Whether the agent runs in the sandbox.
+    pub fn isolated(&self) -> bool {
+        self.spec.isolation != Isolation::None
+    }
+
+    /// Whether the agent runs without the network (the model endpoint and MCP proxies,
+    /// on the host's loopback, are then out of its reach).
+    pub fn offline(&self) -> bool {
+        self.spec.isolation == Isolation::Bwrap && self.spec.network == super::Network::None
+    }
+
+    /// Takes the sandbox's report out of the agent's stderr and records what it found.
+    pub fn take_report(&self, stderr: &mut String) {
+        if self.spec.isolation == Isolation::None {
+            return;
+        }
+        let report = Report::take(stderr, &self.nonce);
+        let mut found = Vec::new();
+        if report.missing {
+            found.push(
+                "the sandbox's report is missing: its shell was killed, or the agent's stderr passed the capture cap"
+                    .to_owned(),
+            );
+        }
+        if report.no_route > 0 {
+            found.push(format!(
+                "the agent tried to reach the network under `network: none` ({} packets found no route)",
+                report.no_route
+            ));
+        }
+        if !report.left.is_empty() {
+            found.push(format!("processes outlived the agent: {}", report.left.join(", ")));
+        }
+        self.violations.lock().expect("not poisoned").extend(found);
+    }
+
+    /// The checks after the agent, before any grader: what it changed, that it left the
+    /// protected files and the suite's directory alone and stayed within the disk limit.
+    pub async fn after_agent(&self) {
+        let (dir, suite_dir, root) = (self.dir.clone(), self.spec.suite_dir.clone(), self.root.clone());
+        let base = self.base.clone();
+        let (after, suite_after) =
+            tokio::task::spawn_blocking(move || (tree::scan(&dir, Some(&base)), tree::stat_scan(&suite_dir, &root)))
+                .await
+                .expect("a scan does not panic");
+        let mut found = Vec::new();
+        match (&self.suite_before, &suite_after) {
+            (Some(before), Some(after)) => {
+                let changed: Vec<&String> = before
+                    .keys()
+                    .chain(after.keys())
+                    .filter(|p| before.get(*p) != after.get(*p))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                if let Some(first) = changed.first() {
+                    let more =
+                        if changed.len() > 1 { format!(" (and {} more)", changed.len() - 1) } else { String::new() };
+                    found.push(format!(
+                        "a write outside the workspace: `{first}` in the suite's directory changed{more}"
+                    ));
+                }
+            }
+            (Some(_), None) => found.push("the suite's directory could not be read after the agent".into()),
+            // Too large to look at before the agent (documented): not checked.
+            (None, _) => {}
+        }
+        match after {
+            Err(e) => found.push(format!("cannot read the workspace after the agent: {e}")),
+            Ok(after) => {
+                let pristine = match &self.spec.origin {
+                    Origin::Template(dir) if self.spec.setup.is_empty() => Some(dir.as_path()),
+                    _ => None,
+                };
+                let changes = FileChanges::between(&self.base, &after, &self.dir, pristine);
+                let protected: Vec<&str> =
+                    changes.files.iter().map(|f| f.path.as_str()).filter(|p| self.spec.protect.is_match(p)).collect();
+                if let Some(first) = protected.first() {
+                    found.push(format!("the agent changed the protected file `{first}`"));
+                }
+                // A grader reading through it would read outside the workspace, on the host.
+                let out_links = changes.files.iter().filter_map(|f| match after.get(&f.path) {
+                    Some(tree::Node::Link(target)) if tree::leaves(&f.path, target) => Some((&f.path, target)),
+                    _ => None,
+                });
+                if let Some((link, target)) = out_links.into_iter().next() {
+                    found.push(format!("a symbolic link out of the workspace: `{link}` -> `{target}`"));
+                }
+                let size = tree::size(&after);
+                if size > self.spec.limits.disk {
+                    found
+                        .push(format!("the workspace holds {size} bytes, over the limit of {}", self.spec.limits.disk));
+                }
+                *self.changes.lock().expect("not poisoned") = changes;
+            }
+        }
+        self.violations.lock().expect("not poisoned").extend(found);
+    }
+
+    /// What the agent changed (after [`Self::after_agent`]).
+    pub fn file_changes(&self) -> FileChanges {
+        self.changes.lock().expect("not poisoned").clone()
+    }
+
+    /// The end of the trial: a violation turns its verdict into an error; the workspace is
+    /// kept or removed as `keep` says; what happened is returned for `results.json`.
+    pub async fn finish(self, failed: bool) -> (WorkspaceRecord, Option<String>) {
+        let violations = self.violations.into_inner().expect("not poisoned");
+        let keep = match self.spec.keep {
+            Keep::Always => true,
+            Keep::OnFailure => failed || !violations.is_empty(),
+            Keep::Never => false,
+        };
+        let kept = if keep {
+            // Out of the run's scratch directory, which goes with the run.
+            let root = self.root.clone();
+            let moved = tokio::task::spawn_blocking(move || -> std::io::Result<PathBuf> {
+                let dest = tempfile::Builder::new().prefix("evalgate-workspace-").tempdir()?.keep();
+                std::fs::rename(&root, dest.join("trial"))?;
+                Ok(dest.join("trial"))
+            })
+            .await
+            .expect("a rename does not panic");
+            Some(moved.map_or_else(|e| format!("{} (not kept: {e})", self.root.display()), |p| p.display().to_string()))
+        } else {
+            let root = self.root.clone();
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(root)).await;
+            None
+        };
+        let error = (!violations.is_empty()).then(|| format!("workspace check: {}", violations.join("; ")));
+        let record = WorkspaceRecord {
+            provenance: self.spec.provenance.clone(),
+            file_changes: self.changes.into_inner().expect("not poisoned"),
+            kept,
+            violations,
+        };
+        (record, error)
+    }
+}
+
+/// Makes `root` with the workspace `dir` (from the origin) and the trial's `io` directory;
+/// a template's copy comes back with its tree.
+fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<u32>) -> std::io::Result<Option<Tree>> {
+    let mut copied = None;
+    std::fs::create_dir(root)?;
+    std::fs::create_dir(io)?;
+    match &spec.origin {
+        Origin::Empty => std::fs::create_dir(dir)?,
+        Origin::Template(template) => {
+            std::fs::create_dir(dir)?;
+            let mut known = spec.template_tree.lock().expect("not poisoned");
+            *known = tree::scan(template, Some(&known))?;
+            copied = Some(tree::copy(template, &known, dir, owner)?);
+        }
+        Origin::Repo { path, commit } => {
+            let git = |args: &[&str]| -> std::io::Result<()> {
+                let out = std::process::Command::new("git").args(args).stdin(std::process::Stdio::null()).output()?;
+                if out.status.success() {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other(format!(
+                        "git {}: {}",
+                        args.join(" "),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    )))
+                }
+            };
+            let (from, to) = (path.display().to_string(), dir.display().to_string());
+            // No hard links: the agent must not write through to the repository's objects.
+            git(&["clone", "--quiet", "--no-hardlinks", "--no-checkout", &from, &to])?;
+            git(&["-C", &to, "checkout", "--quiet", "--detach", commit])?;
+        }
+    }
+    if let Some(uid) = owner {
+        for d in [root, io, dir] {
+            std::os::unix::fs::lchown(d, Some(uid), Some(uid))?;
+        }
+    }
+    Ok(copied)
+}
