@@ -92,3 +92,26 @@ pub fn missed(ended: Option<&Ended>, agent: &str) -> Option<String> {
     };
     Some(format!("agent `{agent}`: {miss}{more}"))
 }
+
+/// The agent's own files, for an agent that runs in a workspace: each argv word that names a
+/// file relative to its configured `workdir` (its script) is made absolute, as the working
+/// directory is now the workspace, and returned to be readable inside the sandbox.
+pub fn own_files(argv: Vec<String>, workdir: &Path) -> (Vec<String>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let argv = argv
+        .into_iter()
+        .map(|word| {
+            let path = workdir.join(&word);
+            if word.is_empty() || !path.is_file() {
+                return word;
+            }
+            if Path::new(&word).is_absolute() {
+                files.push(path);
+                return word;
+            }
+            files.push(path.clone());
+            path.display().to_string()
+        })
+        .collect();
+    (argv, files)
+}

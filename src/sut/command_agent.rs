@@ -96,7 +96,7 @@ impl SystemUnderTest for CommandSut<'_> {
         let cwd = agent_cwd(&agent.workdir, self.workspace).to_owned();
         let endpoint = setup::start_endpoint(self.cassette, &cwd, &env).await?;
         let (argv, program_files) = match self.workspace {
-            Some(_) => own_files(argv, &agent.workdir),
+            Some(_) => setup::own_files(argv, &agent.workdir),
             None => (argv, Vec::new()),
         };
         let mut spec = ProcessSpec::argv(argv, cwd, timeout);
@@ -185,27 +185,4 @@ impl SystemUnderTest for CommandSut<'_> {
         }
         Ok(run)
     }
-}
-
-/// The agent's own files, for an agent that runs in a workspace: each argv word that names a
-/// file relative to its configured `workdir` (its script) is made absolute, as the working
-/// directory is now the workspace, and returned to be readable inside the sandbox.
-fn own_files(argv: Vec<String>, workdir: &Path) -> (Vec<String>, Vec<PathBuf>) {
-    let mut files = Vec::new();
-    let argv = argv
-        .into_iter()
-        .map(|word| {
-            let path = workdir.join(&word);
-            if word.is_empty() || !path.is_file() {
-                return word;
-            }
-            if Path::new(&word).is_absolute() {
-                files.push(path);
-                return word;
-            }
-            files.push(path.clone());
-            path.display().to_string()
-        })
-        .collect();
-    (argv, files)
 }

@@ -417,3 +417,34 @@ fn claude_code_over_acp_records_and_replays_from_another_directory() {
     }
     assert_eq!(standin.received().iter().filter(|r| r.method == "POST").count(), posts, "a replay asked the stand-in");
 }
+
+/// An ACP session's working directory is the trial's workspace. The sandbox does not confine
+/// an ACP agent yet, so a sandboxed workspace is refused at its line rather than run
+/// unconfined; `isolation: none` runs it in the workspace.
+#[test]
+fn an_acp_agent_works_in_the_trials_workspace_and_is_never_silently_unconfined() {
+    let task = |isolation: &str| {
+        format!(
+            "
+            - id: ws
+              agent: claude
+              workspace: {{template: tmpl{isolation}}}
+              prompt: tidy up
+              grade: [{{type: contains, value: 'read-in:ok from the template'}}]
+            "
+        )
+    };
+    let sandboxed = acp_suite(&[("claude", "full")], "", &task("")).write("tmpl/notes.txt", "from the template\n");
+    let run = sandboxed.args(&["check"]).run();
+    run.expect_code(2);
+    run.expect_stderr_contains(&[
+        "evalgate.yaml:",
+        "ACP agent `claude` is not confined by the workspace's sandbox yet: set `isolation: none`",
+    ]);
+    let unconfined =
+        acp_suite(&[("claude", "full")], "", &task(", isolation: none")).write("tmpl/notes.txt", "from the template\n");
+    let run = unconfined.args(&["run"]).run();
+    run.expect_code(0);
+    run.any_stderr();
+    assert_eq!(trial(&run, "ws")["status"], "passed", "{:#}", trial(&run, "ws"));
+}

@@ -45,6 +45,11 @@ impl SystemUnderTest for AcpSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let agent = self.agent;
         let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
+        // In a workspace, its own script is still found beside the suite.
+        let argv = match self.workspace {
+            Some(_) => setup::own_files(argv, &agent.workdir).0,
+            None => argv,
+        };
         if self.workspace.is_some_and(crate::workspace::TrialWorkspace::isolated) {
             // Never a silent fallback to no isolation (load refuses this too; `--agent` may
             // bring it here).
