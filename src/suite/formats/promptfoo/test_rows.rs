@@ -77,8 +77,14 @@ fn from_file(file: &Path, shown: &str, at: &str, problems: &mut Problems) -> Vec
             return Vec::new();
         }
     };
+    // A CSV row's problems point at its line (a CSV file is not a tree to look pointers up in).
+    let csv = ext == "csv";
     let item = |test: Value, i: usize, line: Option<usize>| {
-        (test, format!("{shown}#/{i}"), Origin { file: file.to_owned(), at: format!("[{i}]"), line })
+        let at = match line {
+            Some(l) if csv => format!("{shown}#/{i}:{l}"),
+            _ => format!("{shown}#/{i}"),
+        };
+        (test, at, Origin { file: file.to_owned(), at: format!("[{i}]"), line })
     };
     match ext.as_str() {
         "csv" => match csv_rows(&text) {
@@ -88,7 +94,7 @@ fn from_file(file: &Path, shown: &str, at: &str, problems: &mut Problems) -> Vec
                 .filter_map(|(i, (line, row))| match csv_test(&row) {
                     Ok(t) => Some(item(t, i, Some(line))),
                     Err(e) => {
-                        problems.push((format!("{shown}#/{i}"), e));
+                        problems.push((format!("{shown}#/{i}:{line}"), e));
                         None
                     }
                 })
@@ -208,7 +214,10 @@ fn csv_test(row: &Map<String, Value>) -> Result<Value, String> {
         } else if key == "__description" {
             test["description"] = json!(text);
         } else if key == "__threshold" {
-            test["threshold"] = json!(text.trim().parse::<f64>().map_err(|_| format!("`__threshold` `{text}` is not a number"))?);
+            // promptfoo's `parseFiniteNumber`: a blank or non-numeric cell leaves it unset.
+            if let Some(t) = text.trim().parse::<f64>().ok().filter(|t| t.is_finite()) {
+                test["threshold"] = json!(t);
+            }
         } else if key == "__metric" {
             metric = Some(text.to_owned());
         } else {
