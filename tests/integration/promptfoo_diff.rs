@@ -10,7 +10,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use serde_json::{Value, json};
+
+use crate::common::server::Server;
 use crate::common::{Test, copy_dir};
+
+/// Where the recorded configs point their grading provider (stand_in.py's port).
+const RECORDED_URL: &str = "http://127.0.0.1:18941";
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/promptfoo-diff")
@@ -28,11 +34,58 @@ fn recorded() -> BTreeMap<(String, String), String> {
         .collect()
 }
 
-/// evalgate's verdict on each task of `file`, run on its own (`evalgate run FILE`).
-fn evalgate_verdicts(file: &str) -> BTreeMap<String, String> {
+/// The text between `start` and the next `end` in `text`.
+fn between<'t>(text: &'t str, start: &str, end: &str) -> &'t str {
+    text.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map_or("", |(inside, _)| inside)
+}
+
+/// The judge reply of tests/fixtures/promptfoo-diff/stand_in.py, by the same rule.
+fn stand_in_reply(user: &str) -> String {
+    let (output, rubric) = (between(user, "<Output>\n", "\n</Output>"), between(user, "<Rubric>\n", "\n</Rubric>"));
+    let wanted = between(rubric, "`", "`");
+    let shape = Some(between(rubric, "[", "]")).filter(|s| !s.is_empty()).unwrap_or("plain");
+    let met = !wanted.is_empty() && output.to_lowercase().contains(&wanted.to_lowercase());
+    let score = match (shape, met) {
+        ("partial", true) => 0.6,
+        ("partial", false) => 0.2,
+        (_, true) => 1.0,
+        (_, false) => 0.0,
+    };
+    let verdict = json!({"reason": format!("looked for {wanted}"), "pass": met, "score": score}).to_string();
+    match shape {
+        "fenced" => format!("```json\n{verdict}\n```"),
+        "prose" => format!("Sure. My verdict: {verdict} Thanks!"),
+        "strings" => json!({"reason": "r", "pass": if met { "yes" } else { "no" }, "score": format!("{score:?}")}).to_string(),
+        "noscore" => json!({"reason": "r", "pass": met}).to_string(),
+        "nojson" => "I cannot grade this.".into(),
+        "twice" => format!("{}\n{verdict}", json!({"pass": !met, "score": 1.0 - score})),
+        "nopass" => json!({"reason": "r", "score": score}).to_string(),
+        _ => verdict,
+    }
+}
+
+/// The judge stand-in, answering as stand_in.py answered promptfoo.
+fn stand_in() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap();
+        let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": stand_in_reply(user)}, "finish_reason": "stop"}]});
+        (200, reply.to_string())
+    })
+}
+
+/// evalgate's verdict on each task of `file`, run on its own (`evalgate run FILE`), its
+/// grading provider pointed at `judge`.
+fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
     let test = Test::new();
     copy_dir(&fixtures(), test.path());
-    let run = test.args(&["run", file, "-j", "2"]).run();
+    let config = test.path().join(file);
+    let text = std::fs::read_to_string(&config).unwrap().replace(RECORDED_URL, &judge.url());
+    std::fs::write(&config, text).unwrap();
+    let run = test.env("STAND_IN_KEY", "local").args(&["run", file, "-j", "2"]).run();
     assert!(run.code == 0 || run.code == 1, "{file}: exit {}\n{}", run.code, run.stderr);
     let results = run.results();
     let tasks = results["tasks"].as_array().unwrap();
@@ -47,8 +100,9 @@ fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
     let mut agree = 0;
     let mut differ = Vec::new();
     let mut false_greens = Vec::new();
+    let judge = stand_in();
     for file in files {
-        let got = evalgate_verdicts(file);
+        let got = evalgate_verdicts(file, &judge);
         let unrecorded: Vec<&String> =
             got.keys().filter(|id| !expected.contains_key(&(file.clone(), (*id).clone()))).collect();
         assert!(unrecorded.is_empty(), "{file}: tasks with no recorded promptfoo verdict: {unrecorded:?}");

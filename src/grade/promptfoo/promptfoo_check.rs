@@ -23,7 +23,7 @@ pub struct RawPromptfoo {
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
-pub const SUPPORTED: [&str; 17] = [
+pub const SUPPORTED: [&str; 18] = [
     "equals",
     "contains",
     "icontains",
@@ -41,6 +41,7 @@ pub const SUPPORTED: [&str; 17] = [
     "cost",
     "latency",
     "assert-set",
+    "llm-rubric",
 ];
 
 /// A checked assertion.
@@ -74,6 +75,8 @@ enum Kind {
     Cost,
     Latency,
     Set(Vec<Assertion>),
+    /// The suite's judge asked promptfoo's default rubric prompt about the output.
+    LlmRubric(String),
 }
 
 /// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
@@ -177,7 +180,7 @@ fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
         "javascript" | "python" | "ruby" => format!("a `{base}` assertion is not supported yet: write it as a native `command` grader"),
-        "llm-rubric" | "model-graded-closedqa" | "factuality" | "g-eval" | "answer-relevance" | "similar" | "select-best"
+        "model-graded-closedqa" | "factuality" | "g-eval" | "answer-relevance" | "similar" | "select-best"
         | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
             format!("the model-graded `{base}` assertion is not supported yet: write it as a native `rubric` grader")
         }
@@ -278,13 +281,26 @@ impl Assertion {
                 }
                 Kind::Set(set)
             }
+            "llm-rubric" => match value {
+                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone()),
+                _ => return Err(("/value".into(), "an `llm-rubric` assertion needs its rubric as a string `value`".into())),
+            },
             other => return Err(("/type".into(), refusal(other))),
         };
         Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
     }
 
+    /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
+    fn judged(&self) -> bool {
+        match &self.kind {
+            Kind::LlmRubric(_) => true,
+            Kind::Set(items) => items.iter().any(Assertion::judged),
+            _ => false,
+        }
+    }
+
     /// promptfoo's verdict: `(pass, score, reason)`; `Err` where promptfoo throws (an error).
-    fn run(&self, input: &GradeInput<'_>) -> Result<(bool, f64, String), String> {
+    async fn run(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<(bool, f64, String), String> {
         let output = input.output;
         let inv = self.inverse;
         let not = if inv { "not " } else { "" };
@@ -372,7 +388,7 @@ impl Assertion {
             Kind::Set(items) => {
                 let (mut total, mut weight, mut failed) = (0.0, 0.0, None);
                 for item in items {
-                    let (pass, score, reason) = item.verdict(input)?;
+                    let (pass, score, reason) = item.verdict(input, judge_calls).await?;
                     total += score * item.weight;
                     weight += item.weight;
                     if !pass {
@@ -385,15 +401,105 @@ impl Assertion {
                     None => (failed.is_none(), score, failed.unwrap_or_else(|| "All assertions passed".into())),
                 }
             }
+            Kind::LlmRubric(rubric) => match llm_rubric(rubric, self.threshold, input, judge_calls).await? {
+                // A reply that could not be read fails, `not-` or not (promptfoo's grader failure).
+                Err(failure) => (false, 0.0, failure),
+                Ok((pass, score, reason)) => (pass != inv, if inv { (1.0 - score).clamp(0.0, 1.0) } else { score }, reason),
+            },
         };
         Ok((pass, score, reason))
     }
 
-    /// The verdict with `weight: 0` applied (promptfoo passes such an assertion whatever it found).
-    fn verdict(&self, input: &GradeInput<'_>) -> Result<(bool, f64, String), String> {
-        let (pass, score, reason) = self.run(input)?;
-        Ok((pass || (self.uncounted && !matches!(self.kind, Kind::Set(_))), score, reason))
+    /// The verdict with `weight: 0` applied (promptfoo passes such an assertion whatever it
+    /// found). Boxed: a set's verdict awaits its members'.
+    fn verdict<'a>(
+        &'a self,
+        input: &'a GradeInput<'_>,
+        judge_calls: &'a mut Vec<JudgeCall>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
+        Box::pin(async move {
+            let (pass, score, reason) = self.run(input, judge_calls).await?;
+            Ok((pass || (self.uncounted && !matches!(self.kind, Kind::Set(_))), score, reason))
+        })
     }
+}
+
+/// An assertion's verdict: `(pass, score, reason)`, `Err` where promptfoo errors.
+type Verdict = Result<(bool, f64, String), String>;
+
+/// promptfoo's `DEFAULT_GRADING_PROMPT` (0.123.1): the system message, then the user's,
+/// whose `{{ output }}` and `{{ rubric }}` are filled in.
+const RUBRIC_SYSTEM: &str = "You are grading output according to a user-specified rubric. If the statement in the rubric is true, then the output passes the test. You respond with a JSON object with this structure: {reason: string, pass: boolean, score: number}
+
+Examples:
+
+<Output>Hello world</Output>
+<Rubric>Content contains a greeting</Rubric>
+{\"reason\": \"the content contains the word 'Hello'\", \"pass\": true, \"score\": 1.0}
+
+<Output>Avast ye swabs, repel the invaders!</Output>
+<Rubric>Does not speak like a pirate</Rubric>
+{\"reason\": \"'avast ye' is a common pirate term\", \"pass\": false, \"score\": 0.0}";
+
+/// The output as promptfoo puts it in the grading prompt: JSON it parses is shown as
+/// `JSON.stringify` writes it (a string as itself, null as nothing), other text as it is.
+fn output_for_grading(output: &str) -> String {
+    match serde_json::from_str::<Value>(output) {
+        Ok(Value::String(s)) => s,
+        Ok(Value::Null) => String::new(),
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => serde_json::to_string(&v).unwrap_or_default(),
+        Ok(v) => js_string(&v),
+        Err(_) => output.to_owned(),
+    }
+}
+
+/// promptfoo's `llm-rubric` (`matchesLlmRubric`, `runJsonGradingPrompt`): the judge's first
+/// JSON object in its reply is the verdict; `pass` defaults to true (a non-boolean is read
+/// as `true`/`yes`/`pass`/`y`), `score` to the pass as 0 or 1, and with a `threshold` the
+/// score must reach it too. `Ok(Err(why))`: a reply without JSON, which fails the assertion
+/// whatever its `not-` (promptfoo's grader failure); `Err`: the judge could not be asked.
+async fn llm_rubric(
+    rubric: &str,
+    threshold: Option<f64>,
+    input: &GradeInput<'_>,
+    judge_calls: &mut Vec<JudgeCall>,
+) -> Result<Verdict, String> {
+    use crate::llm::types::{ChatMessage, ChatRequest, Role};
+    let spec = input.judge.ok_or("no judge is configured (promptfoo's grading provider: `defaultTest.options.provider`)")?;
+    let user = format!("<Output>\n{}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>", output_for_grading(input.output));
+    let request = ChatRequest {
+        model: spec.model.clone(),
+        system: Some(RUBRIC_SYSTEM.into()),
+        messages: vec![ChatMessage::text(Role::User, user)],
+        tools: Vec::new(),
+        force_tool: None,
+        temperature: spec.temperature,
+        max_tokens: spec.max_tokens,
+        seed: spec.seed,
+    };
+    let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
+    judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
+    let Some(parsed) = json_objects(&completion.response.text).into_iter().next().filter(Value::is_object) else {
+        return Ok(Err("Could not extract JSON from llm-rubric response".into()));
+    };
+    let mut pass = match parsed.get("pass") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => matches!(js_string(other).to_lowercase().as_str(), "true" | "yes" | "pass" | "y"),
+    };
+    let score = match parsed.get("score") {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or_default(),
+        Some(Value::String(s)) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => s.trim().parse().unwrap_or_default(),
+        Some(Value::String(s)) if s.trim().is_empty() => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(Value::Null) => 0.0,
+        _ => f64::from(u8::from(pass)),
+    };
+    if let Some(t) = threshold {
+        pass = pass && score >= t;
+    }
+    let reason = parsed.get("reason").map(js_string).filter(|r| !r.is_empty());
+    Ok(Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") }))))
 }
 
 /// Node's `isDeepStrictEqual` on JSON values: numbers by value, keys in any order.
@@ -429,13 +535,14 @@ impl CompileGrader for RawPromptfoo {
 }
 
 impl Grade for PromptfooCheck {
-    async fn grade(&self, input: &GradeInput<'_>, _: &mut Vec<JudgeCall>) -> GradeResult {
-        let (passed, score, reason) = self.assertion.verdict(input)?;
+    async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
+        let (passed, score, reason) = self.assertion.verdict(input, judge_calls).await?;
         Ok(Graded { score: score.clamp(0.0, 1.0), passed, reason, evidence: None, unobserved: false })
     }
 
     fn uses(&self) -> Uses<'_> {
-        Uses::default()
+        let judges = if self.assertion.judged() { vec![crate::uses::Judge::SuiteDefault] } else { Vec::new() };
+        Uses { judges, ..Uses::default() }
     }
 
     fn reads_output(&self) -> OutputRead {

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::super::native_text::{glob_files, literal, task_id};
+use super::super::native_text::{glob_files, literal, placeholder_model, task_id};
 use super::super::{ConvertCx, Converted, ForeignFormat, Problems};
 use super::nunjucks::{prepare_vars, render};
-use super::provider_agents::{ProviderAgent, agents};
+use super::provider_agents::{ProviderAgent, agents, judge};
 use super::test_rows::{Row, rows};
 use crate::grade::PromptfooAssertion;
 
@@ -104,6 +104,17 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         return Err(problems);
     }
     let mut suite = suite(doc, cx, &agents);
+    let judged = tasks.iter().any(|t| t["grade"].to_string().contains(r#""type":"llm-rubric""#));
+    if judged && cx.agent.is_none() {
+        // promptfoo's grading provider is the judge; without one, a placeholder to point at yours.
+        suite["judge"] = match doc.pointer("/defaultTest/options/provider") {
+            Some(p) => match judge(p, "/defaultTest/options/provider", &mut problems) {
+                Some(j) => j,
+                None => return Err(problems),
+            },
+            None => placeholder_model(),
+        };
+    }
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
 }
@@ -263,7 +274,8 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     for key in options.keys().filter(|k| !OPTIONS.contains(&k.as_str())) {
         let why = match key.as_str() {
             "transform" | "postprocess" => "a JavaScript transform of the output is not supported",
-            "provider" | "rubricPrompt" => "a grading provider is used by model-graded assertions, which are not supported yet",
+            "provider" => "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)",
+            "rubricPrompt" => "a custom grading prompt is not supported: promptfoo's default is used",
             _ => "it is not supported",
         };
         problems.push((format!("{at}/options/{key}"), format!("the option `{key}`: {why}")));

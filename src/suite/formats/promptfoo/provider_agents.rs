@@ -114,6 +114,23 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
     out
 }
 
+/// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a
+/// model provider; `None` (with the problem) for any other.
+pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    let mut found = Vec::new();
+    let list = json!([provider]);
+    for (id, _, config, _) in entries(&list, problems) {
+        match id.split(':').collect::<Vec<_>>().as_slice() {
+            ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
+                found.push(model_agent("openai", model, &config, at, problems))
+            }
+            ["anthropic", "messages", model] => found.push(model_agent("anthropic", model, &config, at, problems)),
+            _ => problems.push((at.to_owned(), format!("the grading {}", refusal(&id)))),
+        }
+    }
+    found.pop()
+}
+
 /// A model agent from a provider's model and `config`.
 fn model_agent(provider: &str, model: &str, config: &Map<String, Value>, at: &str, problems: &mut Problems) -> Value {
     let mut agent = json!({"provider": provider, "model": model});
