@@ -122,7 +122,11 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
 /// The suite around the tasks: its name, and without an importing agent the providers'
 /// agents, the first the default, several compared as arms with the first as control.
 fn suite(doc: &Value, cx: &ConvertCx, agents: &[ProviderAgent]) -> Value {
-    let stem = cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("promptfoo").split('.').next().unwrap_or("promptfoo");
+    let mut stem = cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("promptfoo").split('.').next().unwrap_or("promptfoo");
+    // promptfoo's default file name says nothing: its directory names the eval.
+    if stem == "promptfooconfig" {
+        stem = cx.file.parent().and_then(|d| d.file_name()).and_then(|n| n.to_str()).unwrap_or(stem);
+    }
     let name = doc.get("description").and_then(Value::as_str).map(|d| d.chars().take(60).collect::<String>());
     let suite_name = task_id(name.as_deref().unwrap_or(stem)).trim_matches('-').replace('_', "-");
     let mut suite = json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo".into() } else { suite_name }});

@@ -197,11 +197,12 @@ fn csv_rows(text: &str) -> Result<Vec<(usize, Map<String, Value>)>, String> {
 }
 
 /// A CSV row as a test (promptfoo's `testCaseFromCsvRow`): columns are vars, except
-/// `__expected…` (an assertion each), `__description`, `__threshold` and `__metric`.
+/// `__expected…` (an assertion each), `__description`, `__threshold`, `__metric`,
+/// `__prefix`, `__suffix` and `__metadata:…` (ignored).
 fn csv_test(row: &Map<String, Value>) -> Result<Value, String> {
     let mut vars = Map::new();
     let mut asserts = Vec::new();
-    let mut test = json!({});
+    let mut test = json!({"options": {}});
     let mut metric = None;
     for (key, value) in row {
         let text = value.as_str().unwrap_or_default();
@@ -220,14 +221,21 @@ fn csv_test(row: &Map<String, Value>) -> Result<Value, String> {
             }
         } else if key == "__metric" {
             metric = Some(text.to_owned());
+        } else if key == "__prefix" || key == "__suffix" {
+            test["options"][&key[2..]] = json!(text);
+        } else if key.starts_with("__metadata") {
+            // Metadata labels results in promptfoo's viewer; nothing here reads it.
         } else {
-            return Err(format!("the CSV column `{key}` is not supported (`__expected…`, `__description`, `__threshold` and `__metric` are)"));
+            return Err(format!("the CSV column `{key}` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)"));
         }
     }
     if let Some(m) = metric {
         for a in &mut asserts {
             a["metric"] = json!(m);
         }
+    }
+    if test["options"].as_object().is_some_and(Map::is_empty) {
+        test.as_object_mut().expect("an object").remove("options");
     }
     test["vars"] = Value::Object(vars);
     test["assert"] = Value::Array(asserts);
