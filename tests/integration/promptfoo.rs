@@ -75,7 +75,13 @@ fn an_import_runs_the_tests_with_the_importing_suite_s_agent() {
 fn convert_writes_the_native_suite() {
     let run = Test::new().file("promptfooconfig.yaml", CONFIG).args(&["convert", "promptfooconfig.yaml"]).run();
     run.expect_code(0);
-    for line in ["suite: capitals", "- prompt: Capital of Spain? Be brief.", "  id: france.v2.ask", "  - type: promptfoo", "      type: not-icontains"] {
+    for line in [
+        "suite: capitals",
+        "- prompt: Capital of Spain? Be brief.",
+        "  id: france.v2.ask",
+        "  - type: promptfoo",
+        "      type: not-icontains",
+    ] {
         assert!(run.stdout.contains(line), "no `{line}` in\n{}", run.stdout);
     }
 }

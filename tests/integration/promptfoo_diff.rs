@@ -55,7 +55,9 @@ fn stand_in_reply(user: &str) -> String {
     match shape {
         "fenced" => format!("```json\n{verdict}\n```"),
         "prose" => format!("Sure. My verdict: {verdict} Thanks!"),
-        "strings" => json!({"reason": "r", "pass": if met { "yes" } else { "no" }, "score": format!("{score:?}")}).to_string(),
+        "strings" => {
+            json!({"reason": "r", "pass": if met { "yes" } else { "no" }, "score": format!("{score:?}")}).to_string()
+        }
         "noscore" => json!({"reason": "r", "pass": met}).to_string(),
         "nojson" => "I cannot grade this.".into(),
         "twice" => format!("{}\n{verdict}", json!({"pass": !met, "score": 1.0 - score})),

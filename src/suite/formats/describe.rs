@@ -25,7 +25,12 @@ pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec
                     let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
                     if let Ok(at_line) = rest[..digits].parse() {
                         let shown_at = format!("{head}{}", &rest[digits..]);
-                        return line(&path.display().to_string(), Some(Position { line: at_line, column: 1 }), &shown_at, message);
+                        return line(
+                            &path.display().to_string(),
+                            Some(Position { line: at_line, column: 1 }),
+                            &shown_at,
+                            message,
+                        );
                     }
                 }
                 let text = crate::files::read::text(&path, crate::files::read::TEXT).unwrap_or_default();

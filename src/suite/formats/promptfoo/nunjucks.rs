@@ -124,7 +124,8 @@ pub fn prepare_vars(vars: &Map<String, Value>) -> Result<Map<String, Value>, Str
 /// (promptfoo's `referencesUndefinedVariables`).
 fn names_missing(text: &str, vars: &Map<String, Value>) -> bool {
     static NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\{\{\s*([^{}\s|]+)\s*(?:\|[^}]+)?\}\}|\{%\s*(?:if|for)\s+([^{}\s]+)\s*.*?%\}").expect("valid")
+        regex::Regex::new(r"\{\{\s*([^{}\s|]+)\s*(?:\|[^}]+)?\}\}|\{%\s*(?:if|for)\s+([^{}\s]+)\s*.*?%\}")
+            .expect("valid")
     });
     NAME.captures_iter(text).any(|c| {
         let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
@@ -146,7 +147,10 @@ mod tests {
     #[test]
     fn renders_as_nunjucks_prints() {
         let v = vars(json!({"n": 1.0, "list": ["a", "b"], "obj": {"k": 1}, "s": "x"}));
-        assert_eq!(render("{{ n }} {{ list }} {{ obj }} {{ missing }} {{ missing.deeper }} {{ s | upper }}", &v).unwrap(), "1 a,b [object Object]   X");
+        assert_eq!(
+            render("{{ n }} {{ list }} {{ obj }} {{ missing }} {{ missing.deeper }} {{ s | upper }}", &v).unwrap(),
+            "1 a,b [object Object]   X"
+        );
         assert_eq!(render("{{ obj | dump }}", &v).unwrap(), r#"{"k":1}"#);
         assert_eq!(render("{{ obj.k }}", &v).unwrap(), "1");
     }

@@ -40,7 +40,8 @@ impl ForeignFormat for Promptfoo {
 /// Top-level keys read (`description` names the suite); the rest are refused, or ignored
 /// when they only change how promptfoo shows or stores results.
 const READ: [&str; 6] = ["description", "prompts", "providers", "targets", "tests", "defaultTest"];
-const IGNORED: [&str; 7] = ["outputPath", "sharing", "evaluateOptions", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
+const IGNORED: [&str; 7] =
+    ["outputPath", "sharing", "evaluateOptions", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
 
 /// Test keys read; the rest are refused.
 const TEST_KEYS: [&str; 7] = ["description", "vars", "assert", "threshold", "options", "metadata", "__inherited"];
@@ -74,7 +75,10 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     }
     let model = if cx.agent.is_some() { cx.model_agent } else { agents.iter().any(|a| a.model) };
     if cx.agent.is_none() && agents.iter().any(|a| a.model) && agents.iter().any(|a| !a.model) {
-        problems.push(("/providers".into(), "`echo` beside a model provider is not supported: a task is a chat for a model and text for `echo`".into()));
+        problems.push((
+            "/providers".into(),
+            "`echo` beside a model provider is not supported: a task is a chat for a model and text for `echo`".into(),
+        ));
     }
     let rows = rows(doc, cx.file, &mut problems);
     let mut tasks = Vec::new();
@@ -95,7 +99,11 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 task["agent"] = json!(agent);
             }
             tasks.push(task);
-            origins.push(super::super::Origin { file: row.origin.file.clone(), at: row.origin.at.clone(), line: row.origin.line });
+            origins.push(super::super::Origin {
+                file: row.origin.file.clone(),
+                at: row.origin.at.clone(),
+                line: row.origin.line,
+            });
         }
     }
     if !problems.is_empty() {
@@ -122,14 +130,16 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
 /// The suite around the tasks: its name, and without an importing agent the providers'
 /// agents, the first the default, several compared as arms with the first as control.
 fn suite(doc: &Value, cx: &ConvertCx, agents: &[ProviderAgent]) -> Value {
-    let mut stem = cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("promptfoo").split('.').next().unwrap_or("promptfoo");
+    let mut stem =
+        cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("promptfoo").split('.').next().unwrap_or("promptfoo");
     // promptfoo's default file name says nothing: its directory names the eval.
     if stem == "promptfooconfig" {
         stem = cx.file.parent().and_then(|d| d.file_name()).and_then(|n| n.to_str()).unwrap_or(stem);
     }
     let name = doc.get("description").and_then(Value::as_str).map(|d| d.chars().take(60).collect::<String>());
     let suite_name = task_id(name.as_deref().unwrap_or(stem)).trim_matches('-').replace('_', "-");
-    let mut suite = json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo".into() } else { suite_name }});
+    let mut suite =
+        json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo".into() } else { suite_name }});
     if let Some(d) = doc.get("description").and_then(Value::as_str) {
         suite["description"] = json!(literal(d));
     }
@@ -178,7 +188,8 @@ fn prompts(written: &Value, dir: &Path, problems: &mut Problems) -> Vec<Prompt> 
         let (path, function) = path.split_once(':').map_or((path, None), |(p, f)| (p, Some(f)));
         let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or_default().to_lowercase();
         if function.is_some() || matches!(ext.as_str(), "js" | "cjs" | "mjs" | "ts" | "py" | "rb") {
-            problems.push((at, format!("the prompt `{text}`: prompt functions (JavaScript, Python) are not supported")));
+            problems
+                .push((at, format!("the prompt `{text}`: prompt functions (JavaScript, Python) are not supported")));
             continue;
         }
         let files = match glob_files(dir, path) {
@@ -240,7 +251,23 @@ fn load_var(value: &Value, dir: &Path) -> Result<Value, String> {
     let Some(path) = value.as_str().and_then(|v| v.strip_prefix("file://")) else { return Ok(value.clone()) };
     let file = dir.join(path);
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default().to_lowercase();
-    if matches!(ext.as_str(), "js" | "cjs" | "mjs" | "ts" | "py" | "rb" | "pdf" | "png" | "jpg" | "jpeg" | "gif" | "webp" | "mp3" | "wav" | "mp4") {
+    if matches!(
+        ext.as_str(),
+        "js" | "cjs"
+            | "mjs"
+            | "ts"
+            | "py"
+            | "rb"
+            | "pdf"
+            | "png"
+            | "jpg"
+            | "jpeg"
+            | "gif"
+            | "webp"
+            | "mp3"
+            | "wav"
+            | "mp4"
+    ) {
         return Err(format!("a var from `{path}` (a script or a binary file) is not supported"));
     }
     let text = crate::yaml::read(&file).map_err(|e| format!("cannot read the var file `{path}`: {e}"))?;
@@ -278,7 +305,9 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     for key in options.keys().filter(|k| !OPTIONS.contains(&k.as_str())) {
         let why = match key.as_str() {
             "transform" | "postprocess" => "a JavaScript transform of the output is not supported",
-            "provider" => "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)",
+            "provider" => {
+                "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)"
+            }
             "rubricPrompt" => "a custom grading prompt is not supported: promptfoo's default is used",
             _ => "it is not supported",
         };
@@ -316,10 +345,15 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             match (model, chat(&rendered)) {
                 (true, Some(messages)) => task["messages"] = Value::Array(messages),
                 (true, None) => {
-                    problems.push((at.clone(), "a JSON prompt for a model is a list of `{role, content}` messages with text content".into()));
+                    problems.push((
+                        at.clone(),
+                        "a JSON prompt for a model is a list of `{role, content}` messages with text content".into(),
+                    ));
                     return None;
                 }
-                (false, _) => task["prompt"] = json!(literal(&serde_json::to_string_pretty(&rendered).unwrap_or_default())),
+                (false, _) => {
+                    task["prompt"] = json!(literal(&serde_json::to_string_pretty(&rendered).unwrap_or_default()))
+                }
             }
         }
         Err(_) => match render(&raw, &vars) {
@@ -330,10 +364,11 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             }
         },
     }
-    let test_part = match t.get("description").and_then(Value::as_str).map(|d| task_id(&d.chars().take(60).collect::<String>())) {
-        Some(d) if !d.trim_matches('-').is_empty() => d.trim_matches('-').to_owned(),
-        _ => format!("test-{}", row.index),
-    };
+    let test_part =
+        match t.get("description").and_then(Value::as_str).map(|d| task_id(&d.chars().take(60).collect::<String>())) {
+            Some(d) if !d.trim_matches('-').is_empty() => d.trim_matches('-').to_owned(),
+            _ => format!("test-{}", row.index),
+        };
     let mut id = match row.combination {
         Some(k) => format!("{test_part}.v{k}"),
         None => test_part,
@@ -348,14 +383,18 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     let graders = graders(t, at, &vars, problems);
     if graders.is_empty() {
         // promptfoo passes a test without assertions, whatever its threshold.
-        task["grade"] = json!([{"type": "promptfoo", "name": "no assertions", "assertion": {"type": "assert-set", "assert": []}}]);
+        task["grade"] =
+            json!([{"type": "promptfoo", "name": "no assertions", "assertion": {"type": "assert-set", "assert": []}}]);
     } else {
         task["grade"] = Value::Array(graders);
         match t.get("threshold") {
             None | Some(Value::Null) => {}
             Some(th) => match th.as_f64().filter(|x| (0.0..=1.0).contains(x)) {
                 Some(x) => task["threshold"] = json!(x),
-                None => problems.push((format!("{at}/threshold"), "a test `threshold` evalgate reads is a number from 0 to 1".into())),
+                None => problems.push((
+                    format!("{at}/threshold"),
+                    "a test `threshold` evalgate reads is a number from 0 to 1".into(),
+                )),
             },
         }
     }
@@ -397,7 +436,8 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Proble
     let list = t.get("assert").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out = Vec::new();
     for (i, a) in list.iter().enumerate() {
-        let a_at = if i < inherited { format!("/defaultTest/assert/{i}") } else { format!("{at}/assert/{}", i - inherited) };
+        let a_at =
+            if i < inherited { format!("/defaultTest/assert/{i}") } else { format!("{at}/assert/{}", i - inherited) };
         let mut a = a.clone();
         if a.is_string() {
             problems.push((a_at, "an assertion is an object with `type`".into()));

@@ -28,13 +28,24 @@ const MODEL_CONFIG: [(&str, &str); 7] = [
 /// Why a provider evalgate does not run is refused, by its id.
 fn refusal(id: &str) -> String {
     if id.starts_with("openai:responses:") {
-        return format!("provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`");
+        return format!(
+            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
+        );
     }
-    if id.starts_with("exec:") || id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
-        return format!("provider `{id}`: script and command providers are not supported yet: write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)");
+    if id.starts_with("exec:")
+        || id.starts_with("file://")
+        || id.starts_with("python:")
+        || id.ends_with(".py")
+        || id.ends_with(".js")
+    {
+        return format!(
+            "provider `{id}`: script and command providers are not supported yet: write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
+        );
     }
     if id.starts_with("http") {
-        return format!("provider `{id}`: the `http` provider is not supported yet: write a native command agent that calls the endpoint");
+        return format!(
+            "provider `{id}`: the `http` provider is not supported yet: write a native command agent that calls the endpoint"
+        );
     }
     format!("provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)")
 }
@@ -141,7 +152,8 @@ fn model_agent(provider: &str, model: &str, config: &Map<String, Value>, at: &st
                 format!("{at}/config/apiKey"),
                 "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
             )),
-            None => problems.push((format!("{at}/config/{key}"), format!("the provider config key `{key}` is not supported"))),
+            None => problems
+                .push((format!("{at}/config/{key}"), format!("the provider config key `{key}` is not supported"))),
         }
     }
     agent
@@ -164,7 +176,10 @@ mod tests {
         let agents = agents(&list, &mut problems);
         let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["echo", "openai-chat-gpt-4o-mini", "haiku"]);
-        assert_eq!(agents[1].agent, json!({"provider": "openai", "model": "gpt-4o-mini", "base_url": "http://x/v1", "temperature": 0}));
+        assert_eq!(
+            agents[1].agent,
+            json!({"provider": "openai", "model": "gpt-4o-mini", "base_url": "http://x/v1", "temperature": 0})
+        );
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(problems[0].0, "/providers/3");
         assert!(problems[1].1.contains("Responses API"));

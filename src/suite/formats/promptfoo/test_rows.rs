@@ -110,7 +110,9 @@ fn from_file(file: &Path, shown: &str, at: &str, problems: &mut Problems) -> Vec
                 let i = out.len();
                 match serde_json::from_str::<Value>(line) {
                     Ok(t @ Value::Object(_)) => out.push(item(t, i, Some(n + 1))),
-                    _ => problems.push((format!("{shown}#/{i}"), "expected a JSON object (a test) on this line".into())),
+                    _ => {
+                        problems.push((format!("{shown}#/{i}"), "expected a JSON object (a test) on this line".into()))
+                    }
                 }
             }
             out
@@ -226,7 +228,9 @@ fn csv_test(row: &Map<String, Value>) -> Result<Value, String> {
         } else if key.starts_with("__metadata") {
             // Metadata labels results in promptfoo's viewer; nothing here reads it.
         } else {
-            return Err(format!("the CSV column `{key}` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)"));
+            return Err(format!(
+                "the CSV column `{key}` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)"
+            ));
         }
     }
     if let Some(m) = metric {
@@ -245,16 +249,72 @@ fn csv_test(row: &Map<String, Value>) -> Result<Value, String> {
 /// promptfoo 0.123.1's assertion types (`BaseAssertionTypesSchema`), which an
 /// `__expected` cell may name.
 const ASSERTION_TYPES: [&str; 66] = [
-    "agent-rubric", "answer-relevance", "bleu", "classifier", "contains", "contains-all", "contains-any",
-    "contains-html", "contains-json", "contains-sql", "contains-xml", "context-faithfulness", "context-recall",
-    "context-relevance", "conversation-relevance", "cost", "equals", "factuality", "finish-reason", "g-eval", "gleu",
-    "guardrails", "icontains", "icontains-all", "icontains-any", "is-html", "is-json", "is-refusal", "is-sql",
-    "is-valid-function-call", "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-xml", "javascript",
-    "latency", "levenshtein", "llm-rubric", "pi", "meteor", "model-graded-closedqa", "model-graded-factuality",
-    "moderation", "perplexity", "perplexity-score", "python", "regex", "rouge-n", "ruby", "similar", "similar:cosine",
-    "similar:dot", "similar:euclidean", "starts-with", "tool-call-f1", "skill-used", "trajectory:goal-success",
-    "trajectory:tool-args-match", "trajectory:step-count", "trajectory:tool-sequence", "trajectory:tool-used",
-    "trace-error-spans", "trace-span-count", "trace-span-duration", "search-rubric", "webhook", "word-count",
+    "agent-rubric",
+    "answer-relevance",
+    "bleu",
+    "classifier",
+    "contains",
+    "contains-all",
+    "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
+    "icontains-all",
+    "icontains-any",
+    "is-html",
+    "is-json",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
+    "javascript",
+    "latency",
+    "levenshtein",
+    "llm-rubric",
+    "pi",
+    "meteor",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "starts-with",
+    "tool-call-f1",
+    "skill-used",
+    "trajectory:goal-success",
+    "trajectory:tool-args-match",
+    "trajectory:step-count",
+    "trajectory:tool-sequence",
+    "trajectory:tool-used",
+    "trace-error-spans",
+    "trace-span-count",
+    "trace-span-duration",
+    "search-rubric",
+    "webhook",
+    "word-count",
 ];
 
 /// An `__expected` cell (trimmed) as an assertion, as promptfoo's `assertionFromString`
@@ -267,7 +327,9 @@ fn expected_assertion(cell: &str) -> Result<Value, String> {
         regex::Regex::new(&format!(r"^(not-)?({types})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")).expect("valid")
     });
     let cell = cell.trim();
-    for (prefix, kind) in [("javascript:", "javascript"), ("fn:", "javascript"), ("eval:", "javascript"), ("python:", "python")] {
+    for (prefix, kind) in
+        [("javascript:", "javascript"), ("fn:", "javascript"), ("eval:", "javascript"), ("python:", "python")]
+    {
         if let Some(rest) = cell.strip_prefix(prefix) {
             return Ok(json!({"type": kind, "value": rest.trim()}));
         }
@@ -294,8 +356,19 @@ fn expected_assertion(cell: &str) -> Result<Value, String> {
                 a["value"] = json!(v);
             }
         }
-        "answer-relevance" | "classifier" | "context-faithfulness" | "context-recall" | "context-relevance" | "cost"
-        | "latency" | "levenshtein" | "perplexity-score" | "perplexity" | "rouge-n" | "similar" | "starts-with" => {
+        "answer-relevance"
+        | "classifier"
+        | "context-faithfulness"
+        | "context-recall"
+        | "context-relevance"
+        | "cost"
+        | "latency"
+        | "levenshtein"
+        | "perplexity-score"
+        | "perplexity"
+        | "rouge-n"
+        | "similar"
+        | "starts-with" => {
             if let Some(v) = value {
                 a["value"] = json!(v.trim());
             }
@@ -324,7 +397,9 @@ pub(super) fn rows(doc: &Value, file: &Path, problems: &mut Problems) -> Vec<Row
     };
     let default_vars = default.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut rows = Vec::new();
-    for (n, (test, at, origin)) in written(doc.get("tests").unwrap_or(&Value::Null), file, problems).into_iter().enumerate() {
+    for (n, (test, at, origin)) in
+        written(doc.get("tests").unwrap_or(&Value::Null), file, problems).into_iter().enumerate()
+    {
         if let Some(Value::String(_)) = test.get("vars") {
             problems.push((format!("{at}/vars"), "vars from a file are not supported".into()));
             continue;
@@ -354,7 +429,8 @@ fn merged(default: &Value, test: &Value) -> Value {
     let mut t = test.clone();
     let own = test.get("assert").and_then(Value::as_array).cloned().unwrap_or_default();
     let skip = test.pointer("/options/disableDefaultAsserts").and_then(Value::as_bool) == Some(true);
-    let inherited = if skip { Vec::new() } else { default.get("assert").and_then(Value::as_array).cloned().unwrap_or_default() };
+    let inherited =
+        if skip { Vec::new() } else { default.get("assert").and_then(Value::as_array).cloned().unwrap_or_default() };
     // Where each came from, for problems: `defaultTest` or the test.
     t["__inherited"] = json!(inherited.len());
     t["assert"] = Value::Array(inherited.into_iter().chain(own).collect());
@@ -408,9 +484,18 @@ mod tests {
         assert_eq!(t["assert"][0], json!({"type": "contains", "value": "x"}));
         assert_eq!(expected_assertion("plain text").unwrap(), json!({"type": "equals", "value": "plain text"}));
         assert_eq!(expected_assertion("not-icontains: Y").unwrap(), json!({"type": "not-icontains", "value": "Y"}));
-        assert_eq!(expected_assertion("levenshtein(2): abc").unwrap(), json!({"type": "levenshtein", "value": "abc", "threshold": 2.0}));
-        assert_eq!(expected_assertion("rouge-n: abc").unwrap(), json!({"type": "rouge-n", "value": "abc", "threshold": 0.75}));
-        assert_eq!(expected_assertion("contains-any: a, b").unwrap(), json!({"type": "contains-any", "value": " a, b"}));
+        assert_eq!(
+            expected_assertion("levenshtein(2): abc").unwrap(),
+            json!({"type": "levenshtein", "value": "abc", "threshold": 2.0})
+        );
+        assert_eq!(
+            expected_assertion("rouge-n: abc").unwrap(),
+            json!({"type": "rouge-n", "value": "abc", "threshold": 0.75})
+        );
+        assert_eq!(
+            expected_assertion("contains-any: a, b").unwrap(),
+            json!({"type": "contains-any", "value": " a, b"})
+        );
     }
 
     #[test]
