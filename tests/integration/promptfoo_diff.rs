@@ -4,8 +4,9 @@
 //! providers as arms; answers good, bad, partial and hostile) run through `evalgate run`;
 //! each test × prompt × provider verdict is compared with promptfoo 0.123.1's own, recorded
 //! in VERDICTS.tsv by scripts/promptfoo-diff-record.sh (CI reads the record and never needs
-//! promptfoo). At least 99 % of at least 1,000 verdicts agree, and evalgate never passes a
-//! run promptfoo fails.
+//! promptfoo). At least 99 % of at least 1,000 verdicts agree, evalgate never passes a
+//! run promptfoo fails, and every disagreement is one of the classified ones below (none
+//! on this version), so a new one fails the test even inside the 1 %.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -94,6 +95,9 @@ fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
     tasks.iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned())).collect()
 }
 
+/// The disagreements known and why: (file, task, class). None on promptfoo 0.123.1.
+const CLASSIFIED: &[(&str, &str, &str)] = &[];
+
 #[test]
 fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
     let expected = recorded();
@@ -121,6 +125,11 @@ fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
         }
     }
     let share = agree as f64 / expected.len() as f64;
+    let unclassified: Vec<&String> = differ
+        .iter()
+        .filter(|d| !CLASSIFIED.iter().any(|(f, id, _)| d.starts_with(&format!("{f} {id}:"))))
+        .collect();
+    assert!(unclassified.is_empty(), "disagreements not classified in CLASSIFIED: {unclassified:#?}");
     assert!(false_greens.is_empty(), "evalgate passes what promptfoo fails: {false_greens:#?}");
     assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
 }
