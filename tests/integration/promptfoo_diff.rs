@@ -125,10 +125,8 @@ fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
         }
     }
     let share = agree as f64 / expected.len() as f64;
-    let unclassified: Vec<&String> = differ
-        .iter()
-        .filter(|d| !CLASSIFIED.iter().any(|(f, id, _)| d.starts_with(&format!("{f} {id}:"))))
-        .collect();
+    let unclassified: Vec<&String> =
+        differ.iter().filter(|d| !CLASSIFIED.iter().any(|(f, id, _)| d.starts_with(&format!("{f} {id}:")))).collect();
     assert!(unclassified.is_empty(), "disagreements not classified in CLASSIFIED: {unclassified:#?}");
     assert!(false_greens.is_empty(), "evalgate passes what promptfoo fails: {false_greens:#?}");
     assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);

@@ -50,9 +50,12 @@ fn refusal(id: &str) -> String {
     format!("provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)")
 }
 
+/// One provider as written: its id, label, `config` and the pointer to it.
+type Entry = (String, Option<String>, Map<String, Value>, String);
+
 /// The provider list as written: a string, a list of strings and objects, or
-/// `{ID: {config}}` entries; each `(id, label, config, pointer)`.
-fn entries(providers: &Value, problems: &mut Problems) -> Vec<(String, Option<String>, Map<String, Value>, String)> {
+/// `{ID: {config}}` entries.
+fn entries(providers: &Value, problems: &mut Problems) -> Vec<Entry> {
     let list = match providers {
         Value::Array(list) => list.iter().enumerate().map(|(i, p)| (p, format!("/providers/{i}"))).collect(),
         Value::Null => Vec::new(),

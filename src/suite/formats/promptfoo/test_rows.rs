@@ -144,8 +144,11 @@ fn from_file(file: &Path, shown: &str, at: &str, problems: &mut Problems) -> Vec
     }
 }
 
+/// A CSV row: the line it starts on, and its cells by the header's names.
+type CsvRow = (usize, Map<String, Value>);
+
 /// RFC 4180 rows as maps of the header's names, each with the line it starts on.
-fn csv_rows(text: &str) -> Result<Vec<(usize, Map<String, Value>)>, String> {
+fn csv_rows(text: &str) -> Result<Vec<CsvRow>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut records: Vec<(usize, Vec<String>)> = Vec::new();
     let (mut field, mut record, mut quoted, mut line, mut start) = (String::new(), Vec::new(), false, 1, 1);
