@@ -137,7 +137,9 @@ fn suite(doc: &Value, cx: &ConvertCx, agents: &[ProviderAgent]) -> Value {
         stem = cx.file.parent().and_then(|d| d.file_name()).and_then(|n| n.to_str()).unwrap_or(stem);
     }
     let name = doc.get("description").and_then(Value::as_str).map(|d| d.chars().take(60).collect::<String>());
-    let suite_name = task_id(name.as_deref().unwrap_or(stem)).trim_matches('-').replace('_', "-");
+    // A suite id starts with a letter or a digit (a temporary directory's `.tmp…` does not).
+    let suite_name = task_id(name.as_deref().unwrap_or(stem)).replace('_', "-");
+    let suite_name = suite_name.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).trim_end_matches('-');
     let mut suite =
         json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo".into() } else { suite_name }});
     if let Some(d) = doc.get("description").and_then(Value::as_str) {
