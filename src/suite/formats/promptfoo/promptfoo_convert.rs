@@ -140,8 +140,7 @@ fn suite(doc: &Value, cx: &ConvertCx, agents: &[ProviderAgent]) -> Value {
     // A suite id starts with a letter or a digit (a temporary directory's `.tmp…` does not).
     let suite_name = task_id(name.as_deref().unwrap_or(stem)).replace('_', "-");
     let suite_name = suite_name.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).trim_end_matches('-');
-    let mut suite =
-        json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo".into() } else { suite_name }});
+    let mut suite = json!({"evalgate": 1, "suite": if suite_name.is_empty() { "promptfoo" } else { suite_name }});
     if let Some(d) = doc.get("description").and_then(Value::as_str) {
         suite["description"] = json!(literal(d));
     }
