@@ -40,8 +40,13 @@ fn between<'t>(text: &'t str, start: &str, end: &str) -> &'t str {
     text.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map_or("", |(inside, _)| inside)
 }
 
-/// The judge reply of tests/fixtures/promptfoo-diff/stand_in.py, by the same rule.
-fn stand_in_reply(user: &str) -> String {
+/// The reply of tests/fixtures/promptfoo-diff/stand_in.py, by the same rule: a judge's
+/// verdict on promptfoo's rubric prompt, else what follows the last `Say: `.
+fn stand_in_reply(user: &str, model: &str) -> String {
+    if !user.contains("<Rubric>") {
+        let said = user.rsplit_once("Say: ").map_or(user, |(_, s)| s);
+        return if model == "stand-in-upper" { said.to_uppercase() } else { said.to_owned() };
+    }
     let (output, rubric) = (between(user, "<Output>\n", "\n</Output>"), between(user, "<Rubric>\n", "\n</Rubric>"));
     let wanted = between(rubric, "`", "`");
     let shape = Some(between(rubric, "[", "]")).filter(|s| !s.is_empty()).unwrap_or("plain");
@@ -67,7 +72,7 @@ fn stand_in_reply(user: &str) -> String {
     }
 }
 
-/// The judge stand-in, answering as stand_in.py answered promptfoo.
+/// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
         let body: Value = serde_json::from_str(&r.body).unwrap();
@@ -75,7 +80,7 @@ fn stand_in() -> Server {
         let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap();
         let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": stand_in_reply(user)}, "finish_reason": "stop"}]});
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": stand_in_reply(user, body["model"].as_str().unwrap_or_default())}, "finish_reason": "stop"}]});
         (200, reply.to_string())
     })
 }
