@@ -13,6 +13,7 @@ pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use grader_kind::{CallEffect, CompileGrader, Grade, OutputRead};
 pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
 pub use no_leak::leaked;
+pub use promptfoo::{Assertion as PromptfooAssertion, js_string as promptfoo_js_string};
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
 #[cfg(any(test, feature = "fuzzing"))]
@@ -57,4 +58,5 @@ grader_registry::graders! {
         "tokens" => Tokens(RawTokens),
     }
     mod no_leak { "no_leak" => NoLeak(RawNoLeak), }
+    mod promptfoo { "promptfoo" => Promptfoo(RawPromptfoo), }
 }

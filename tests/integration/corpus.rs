@@ -1,5 +1,6 @@
 //! The upstream corpus, offline: rewritten excerpts of real mcpchecker, gevals and AgentV
-//! files (tests/fixtures/corpus, listed in FIXTURES.tsv) each convert to a suite that loads
+//! files, and copies of promptfoo's examples (tests/fixtures/corpus, listed in
+//! FIXTURES.tsv), each convert to a suite that loads
 //! or are refused with a located reason, never a third thing. The full-corpus figures, run
 //! at test-writing time with scripts/formats-corpus.py, are in MANIFEST.tsv.
 

@@ -45,6 +45,8 @@ mod mcp_server_gate;
 mod mcpchecker;
 mod paired_gate;
 mod papercuts;
+mod promptfoo;
+mod promptfoo_diff;
 mod reader;
 mod regression;
 mod reports;

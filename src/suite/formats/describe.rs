@@ -8,7 +8,8 @@ use crate::yaml::Document;
 
 /// Problems with a foreign file, as `(JSON pointer, message)`. A pointer into another file
 /// the first one pulled in (an mcpchecker task file) is written `FILE#/pointer`, with FILE
-/// relative to the first file's directory.
+/// relative to the first file's directory; `FILE#/N:LINE/rest` points at LINE of a file that
+/// is not a tree (a CSV row), shown as `/N/rest`.
 pub type Problems = Vec<(String, String)>;
 
 /// `problems` as lines `SHOWN:LINE:COLUMN: POINTER: message`, each at the node its pointer
@@ -20,6 +21,18 @@ pub fn describe(problems: &Problems, doc: Option<&Document>, shown: &str) -> Vec
         .map(|(pointer, message)| {
             if let Some((file, pointer)) = pointer.split_once('#') {
                 let path = Path::new(shown).parent().unwrap_or(Path::new("")).join(file);
+                if let Some((head, rest)) = pointer.split_once(':') {
+                    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+                    if let Ok(at_line) = rest[..digits].parse() {
+                        let shown_at = format!("{head}{}", &rest[digits..]);
+                        return line(
+                            &path.display().to_string(),
+                            Some(Position { line: at_line, column: 1 }),
+                            &shown_at,
+                            message,
+                        );
+                    }
+                }
                 let text = crate::files::read::text(&path, crate::files::read::TEXT).unwrap_or_default();
                 let position = if path.extension().is_some_and(|e| e == "jsonl") {
                     jsonl_position(&text, pointer)

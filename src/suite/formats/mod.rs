@@ -11,6 +11,7 @@ mod mcp_evals;
 mod mcpchecker;
 mod native_text;
 mod openwop;
+mod promptfoo;
 mod registry;
 
 pub use describe::{Problems, describe};

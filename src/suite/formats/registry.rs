@@ -8,9 +8,10 @@ use super::agentv::AgentV;
 use super::mcp_evals::McpEvals;
 use super::mcpchecker::McpChecker;
 use super::openwop::OpenWop;
+use super::promptfoo::Promptfoo;
 
 /// Every foreign format, in the order detection tries them.
-pub static FORMATS: &[&dyn ForeignFormat] = &[&OpenWop, &McpChecker, &McpEvals, &AgentV];
+pub static FORMATS: &[&dyn ForeignFormat] = &[&OpenWop, &McpChecker, &McpEvals, &Promptfoo, &AgentV];
 
 /// What a document is, from its shape.
 #[derive(Clone, Copy)]
@@ -49,8 +50,8 @@ mod tests {
             let found = by_import_name(format.import_name()).expect("listed");
             assert_eq!(found.name(), format.name());
         }
-        assert!(by_import_name("promptfoo").is_none());
-        assert_eq!(import_names(), "openwop, mcpchecker, mcp-evals, agentv");
+        assert!(by_import_name("promptfool").is_none());
+        assert_eq!(import_names(), "openwop, mcpchecker, mcp-evals, promptfoo, agentv");
     }
 
     #[test]
@@ -65,6 +66,9 @@ mod tests {
         assert_eq!(name(json!({"kind": "Eval"})), "mcpchecker");
         assert_eq!(name(json!({"evals": []})), "mcp-evals");
         assert_eq!(name(json!({"eval_cases": []})), "agentv");
+        assert_eq!(name(json!({"prompts": ["{{q}}"], "providers": ["echo"], "tests": [{"vars": {}}]})), "promptfoo");
+        // AgentV 5.x writes promptfoo's keys, with AgentV's tests.
+        assert_eq!(name(json!({"providers": ["x"], "prompts": ["{{ input }}"], "tests": [{"id": "t"}]})), "agentv");
         assert_eq!(name(json!({"tasks": []})), "unknown");
     }
 }

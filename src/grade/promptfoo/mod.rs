@@ -1,0 +1,11 @@
+//! The `promptfoo` grader: one promptfoo assertion (or `assert-set`), scored as promptfoo
+//! 0.123.1 scores it. The promptfoo converter writes one a top-level assertion; the test's
+//! verdict is then the task's (`threshold`, weights), which reads the scores as promptfoo does.
+//!
+//! `promptfoo_check.rs` reads an assertion and runs it; `overlap.rs` holds the text-overlap
+//! metrics (Levenshtein, ROUGE-N, BLEU) and `json_in_text.rs` promptfoo's JSON extraction.
+
+mod json_in_text;
+mod overlap;
+mod promptfoo_check;
+pub use promptfoo_check::*;

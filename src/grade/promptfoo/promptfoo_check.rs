@@ -1,0 +1,581 @@
+//! One promptfoo assertion as promptfoo 0.123.1 runs it (`src/assertions/*.ts`): `not-`
+//! inverts it inside the check (each type says how, e.g. a metric's score becomes 1 − score),
+//! an assertion with `weight: 0` always passes (it counts for nothing), and an `assert-set`
+//! passes when all its assertions do, or its weighted score reaches its `threshold`.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::json_in_text::json_objects;
+use super::overlap::{bleu, levenshtein, rouge_n};
+use crate::grade::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
+use crate::source::{KeyPath, ValidateCx};
+use crate::uses::Uses;
+
+/// A promptfoo assertion, graded as promptfoo grades it (written by the promptfoo converter).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPromptfoo {
+    /// The assertion as promptfoo writes it (`type`, `value`, `threshold`, `weight`,
+    /// `assert` of an `assert-set`), its values already rendered with the test's variables.
+    pub assertion: Value,
+}
+
+/// The assertion types this grader runs, as written (each also with `not-`).
+pub const SUPPORTED: [&str; 18] = [
+    "equals",
+    "contains",
+    "icontains",
+    "contains-any",
+    "icontains-any",
+    "contains-all",
+    "icontains-all",
+    "starts-with",
+    "regex",
+    "is-json",
+    "contains-json",
+    "levenshtein",
+    "rouge-n",
+    "bleu",
+    "cost",
+    "latency",
+    "assert-set",
+    "llm-rubric",
+];
+
+/// A checked assertion.
+#[derive(Debug)]
+pub struct Assertion {
+    kind: Kind,
+    /// Written `not-TYPE`.
+    inverse: bool,
+    /// `weight: 0`: it always passes (promptfoo's `runAssertion`).
+    uncounted: bool,
+    /// Its weight inside an `assert-set` (the task's grader weight at the top).
+    weight: f64,
+    /// The assertion's `threshold` (a metric's pass mark, a set's score to reach).
+    threshold: Option<f64>,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Equals(Value),
+    Contains { value: String, ignore_case: bool },
+    ContainsAny { values: Vec<String>, ignore_case: bool },
+    ContainsAll { values: Vec<String>, ignore_case: bool },
+    StartsWith(String),
+    /// `None`: a pattern JavaScript refuses too, which fails.
+    Regex(Option<regex::Regex>),
+    IsJson(Option<Box<jsonschema::Validator>>),
+    ContainsJson(Option<Box<jsonschema::Validator>>),
+    Levenshtein(String),
+    Rouge(String),
+    Bleu(Vec<String>),
+    Cost,
+    Latency,
+    Set(Vec<Assertion>),
+    /// The suite's judge asked promptfoo's default rubric prompt about the output.
+    LlmRubric(String),
+}
+
+/// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
+/// the message.
+pub type Problem = (String, String);
+
+/// JavaScript's `String(v)` of a scalar.
+pub fn js_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => format!("{}", f as i64),
+            Some(f) => format!("{f}"),
+            None => n.to_string(),
+        },
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Array(list) => list.iter().map(|x| if x.is_null() { String::new() } else { js_string(x) }).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".into(),
+    }
+}
+
+/// promptfoo's `parseCommaSeparatedValues`: fields split at commas, trimmed; a quoted field
+/// keeps its commas (`\"`, `\\` and `""` escapes).
+fn comma_separated(text: &str) -> Result<Vec<String>, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ',') {
+            i += 1;
+        }
+        if i >= chars.len() {
+            break;
+        }
+        if chars[i] == '"' {
+            let mut field = String::new();
+            let mut terminated = false;
+            i += 1;
+            while i < chars.len() {
+                match (chars[i], chars.get(i + 1)) {
+                    ('\\', Some(&n)) if n == '"' || n == '\\' => {
+                        field.push(n);
+                        i += 2;
+                    }
+                    ('"', Some('"')) => {
+                        field.push('"');
+                        i += 2;
+                    }
+                    ('"', _) => {
+                        i += 1;
+                        terminated = true;
+                        break;
+                    }
+                    (c, _) => {
+                        field.push(c);
+                        i += 1;
+                    }
+                }
+            }
+            if !terminated {
+                return Err("an unterminated quoted field".into());
+            }
+            while i < chars.len() && chars[i].is_whitespace() {
+                i += 1;
+            }
+            if i < chars.len() && chars[i] != ',' {
+                return Err("a quoted field not followed by a comma".into());
+            }
+            out.push(field);
+        } else {
+            let start = i;
+            while i < chars.len() && chars[i] != ',' {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect::<String>().trim().to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// A JSON schema given as an object, or as YAML text (promptfoo's `loadYaml`).
+fn schema(value: &Value) -> Result<Option<Box<jsonschema::Validator>>, Problem> {
+    let schema = match value {
+        Value::Null => return Ok(None),
+        Value::String(s) if s.is_empty() => return Ok(None),
+        Value::String(text) => {
+            let doc = crate::yaml::Document::parse(text).map_err(|e| ("/value".to_owned(), format!("the schema is not YAML: {}", e.message)))?;
+            Value::deserialize(doc.de(doc.root())).map_err(|e| ("/value".to_owned(), format!("the schema: {e}")))?
+        }
+        Value::Object(_) => value.clone(),
+        _ => return Err(("/value".into(), "a JSON schema is an object or YAML text".into())),
+    };
+    jsonschema::validator_for(&schema)
+        .map(|v| Some(Box::new(v)))
+        .map_err(|e| ("/value".into(), format!("not a JSON schema: {e}")))
+}
+
+/// Why promptfoo's types evalgate does not run are refused, by base type.
+fn refusal(base: &str) -> String {
+    match base {
+        "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
+        "javascript" | "python" | "ruby" => format!("a `{base}` assertion is not supported yet: write it as a native `command` grader"),
+        "model-graded-closedqa" | "factuality" | "g-eval" | "answer-relevance" | "similar" | "select-best"
+        | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
+            format!("the model-graded `{base}` assertion is not supported yet: write it as a native `rubric` grader")
+        }
+        other => format!("assertion type `{other}` is not supported (supported: {}; each with `not-`)", SUPPORTED.join(", ")),
+    }
+}
+
+impl Assertion {
+    /// An assertion as written; problems point below it.
+    pub fn read(a: &Value) -> Result<Assertion, Problem> {
+        let Some(kind_name) = a.get("type").and_then(Value::as_str) else {
+            return Err(("/type".into(), "an assertion needs `type`".into()));
+        };
+        let (inverse, base) = match kind_name.strip_prefix("not-") {
+            Some(base) => (true, base),
+            None => (false, kind_name),
+        };
+        let value = a.get("value").unwrap_or(&Value::Null);
+        if let Some(v) = value.as_str().filter(|v| v.starts_with("file://") || v.starts_with("package:")) {
+            return Err(("/value".into(), format!("an assertion value from a file or package (`{v}`) is not supported")));
+        }
+        let weight = match a.get("weight") {
+            None | Some(Value::Null) => 1.0,
+            Some(w) => w.as_f64().filter(|w| *w >= 0.0).ok_or(("/weight".to_owned(), "`weight` is a number of 0 or more".to_owned()))?,
+        };
+        let threshold = match a.get("threshold") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(t.as_f64().ok_or(("/threshold".to_owned(), "`threshold` is a number".to_owned()))?),
+        };
+        let text = || -> Result<String, Problem> {
+            match value {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err(("/value".into(), format!("a `{kind_name}` assertion needs a string `value`"))),
+            }
+        };
+        let contains_value = || -> Result<String, Problem> {
+            match value {
+                Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                Value::Number(_) => Ok(js_string(value)),
+                _ => Err(("/value".into(), format!("a `{kind_name}` assertion needs a string or number `value`"))),
+            }
+        };
+        let list = || -> Result<Vec<String>, Problem> {
+            match value {
+                Value::String(s) if !s.is_empty() => comma_separated(s).map_err(|e| ("/value".into(), e)),
+                Value::Array(items) if !items.is_empty() => Ok(items.iter().map(js_string).collect()),
+                _ => Err(("/value".into(), format!("a `{kind_name}` assertion needs a list `value`"))),
+            }
+        };
+        let ignore_case = base.starts_with('i');
+        let kind = match base {
+            "equals" => match value {
+                Value::Null => return Err(("/value".into(), "an `equals` assertion needs `value`".into())),
+                v => Kind::Equals(v.clone()),
+            },
+            "contains" | "icontains" => Kind::Contains { value: contains_value()?, ignore_case },
+            "contains-any" | "icontains-any" => Kind::ContainsAny { values: list()?, ignore_case },
+            "contains-all" | "icontains-all" => Kind::ContainsAll { values: list()?, ignore_case },
+            "starts-with" => match text()? {
+                s if s.is_empty() => return Err(("/value".into(), "a `starts-with` assertion needs a non-empty `value`".into())),
+                s => Kind::StartsWith(s),
+            },
+            "regex" => {
+                let pattern = text()?;
+                if pattern.is_empty() {
+                    return Err(("/value".into(), "a `regex` assertion needs a non-empty `value`".into()));
+                }
+                match crate::grade::js_regex::translate(&pattern, "") {
+                    Ok(rust) => Kind::Regex(regex::Regex::new(&rust).ok()),
+                    Err(why) => {
+                        return Err(("/value".into(), format!("the JavaScript regex /{pattern}/ cannot be matched as promptfoo matches it: {why}")));
+                    }
+                }
+            }
+            "is-json" => Kind::IsJson(schema(value)?),
+            "contains-json" => Kind::ContainsJson(schema(value)?),
+            "levenshtein" => Kind::Levenshtein(text()?),
+            "rouge-n" => Kind::Rouge(text()?),
+            "bleu" => match value {
+                Value::String(s) => Kind::Bleu(vec![s.clone()]),
+                Value::Array(l) if !l.is_empty() && l.iter().all(Value::is_string) => Kind::Bleu(l.iter().map(js_string).collect()),
+                _ => return Err(("/value".into(), "a `bleu` assertion needs a string or a list of strings".into())),
+            },
+            "cost" | "latency" => {
+                if threshold.is_none() {
+                    return Err(("/threshold".into(), format!("a `{base}` assertion needs `threshold`")));
+                }
+                if base == "cost" { Kind::Cost } else { Kind::Latency }
+            }
+            "assert-set" if !inverse => {
+                let items = a.get("assert").and_then(Value::as_array).ok_or(("/assert".to_owned(), "an `assert-set` needs a list `assert`".to_owned()))?;
+                let mut set = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    if item.get("type").and_then(Value::as_str) == Some("assert-set") {
+                        return Err((format!("/assert/{i}/type"), "an `assert-set` inside an `assert-set` is not run by promptfoo".into()));
+                    }
+                    set.push(Assertion::read(item).map_err(|(at, m)| (format!("/assert/{i}{at}"), m))?);
+                }
+                Kind::Set(set)
+            }
+            "llm-rubric" => match value {
+                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone()),
+                _ => return Err(("/value".into(), "an `llm-rubric` assertion needs its rubric as a string `value`".into())),
+            },
+            other => return Err(("/type".into(), refusal(other))),
+        };
+        Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
+    }
+
+    /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
+    fn judged(&self) -> bool {
+        match &self.kind {
+            Kind::LlmRubric(_) => true,
+            Kind::Set(items) => items.iter().any(Assertion::judged),
+            _ => false,
+        }
+    }
+
+    /// promptfoo's verdict: `(pass, score, reason)`; `Err` where promptfoo throws (an error).
+    async fn run(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<(bool, f64, String), String> {
+        let output = input.output;
+        let inv = self.inverse;
+        let not = if inv { "not " } else { "" };
+        let binary = |pass: bool, why: String| (pass, if pass { 1.0 } else { 0.0 }, if pass { "Assertion passed".into() } else { why });
+        let lower = |s: &str| s.to_lowercase();
+        let (pass, score, reason) = match &self.kind {
+            Kind::Equals(expected) => {
+                let equal = match expected {
+                    Value::Object(_) | Value::Array(_) => {
+                        serde_json::from_str::<Value>(output).is_ok_and(|got| js_deep_equal(expected, &got))
+                    }
+                    other => js_string(other) == output,
+                };
+                binary(equal != inv, format!("Expected output to {not}equal \"{}\"", js_string(expected)))
+            }
+            Kind::Contains { value, ignore_case } => {
+                let found = if *ignore_case { lower(output).contains(&lower(value)) } else { output.contains(value.as_str()) };
+                binary(found != inv, format!("Expected output to {not}contain \"{value}\""))
+            }
+            Kind::ContainsAny { values, ignore_case } => {
+                let found = values.iter().any(|v| if *ignore_case { lower(output).contains(&lower(v)) } else { output.contains(v.as_str()) });
+                binary(found != inv, format!("Expected output to {not}contain one of \"{}\"", values.join(", ")))
+            }
+            Kind::ContainsAll { values, ignore_case } => {
+                let missing: Vec<&String> = values
+                    .iter()
+                    .filter(|v| !if *ignore_case { lower(output).contains(&lower(v)) } else { output.contains(v.as_str()) })
+                    .collect();
+                let why = format!("Expected output to {not}contain all of [{}]", values.join(", "));
+                binary(missing.is_empty() != inv, why)
+            }
+            Kind::StartsWith(v) => binary(output.starts_with(v.as_str()) != inv, format!("Expected output to {not}start with \"{v}\"")),
+            Kind::Regex(None) => (false, 0.0, "Invalid regex pattern".into()),
+            Kind::Regex(Some(re)) => binary(re.is_match(output) != inv, format!("Expected output to {not}match regex \"{}\"", re.as_str())),
+            Kind::IsJson(validator) => match serde_json::from_str::<Value>(output) {
+                Err(_) => binary(inv, format!("Expected output to {not}be valid JSON")),
+                Ok(parsed) => match validator {
+                    None => binary(!inv, format!("Expected output to {not}be valid JSON")),
+                    Some(v) => {
+                        let pass = v.is_valid(&parsed) != inv;
+                        (pass, if pass { 1.0 } else { 0.0 }, if pass { "Assertion passed".into() } else { "JSON does not conform to the provided schema".into() })
+                    }
+                },
+            },
+            Kind::ContainsJson(validator) => {
+                let objects = json_objects(output);
+                let mut pass = if inv { objects.is_empty() } else { !objects.is_empty() };
+                if let Some(v) = validator {
+                    for o in &objects {
+                        let valid = v.is_valid(o);
+                        pass = valid != inv;
+                        if valid {
+                            break;
+                        }
+                    }
+                }
+                binary(pass, format!("Expected output to {not}contain valid JSON"))
+            }
+            Kind::Levenshtein(v) => {
+                let d = levenshtein(output, v);
+                let t = self.threshold.unwrap_or(5.0);
+                binary((d as f64 <= t) != inv, format!("Levenshtein distance {d} against threshold {t}"))
+            }
+            Kind::Rouge(v) => {
+                let s = rouge_n(&lower(output), &lower(v));
+                let t = self.threshold.unwrap_or(0.75);
+                ((s >= t) != inv, if inv { 1.0 - s } else { s }, format!("ROUGE-N score {s:.2} against threshold {t}"))
+            }
+            Kind::Bleu(refs) => {
+                let s = bleu(output, refs);
+                let t = self.threshold.unwrap_or(0.5);
+                let pass = (s >= t) != inv;
+                (pass, if inv { 1.0 - s } else { s }, if pass { "Assertion passed".into() } else { format!("BLEU score {s:.4} against threshold {t}") })
+            }
+            Kind::Cost => {
+                let cost = input.trace.usage.as_ref().and_then(|u| u.cost_usd).ok_or("the provider reported no cost (promptfoo's `cost` assertion needs one)")?;
+                let t = self.threshold.unwrap_or_default();
+                binary((cost <= t) != inv, format!("Cost {cost:.2e} against threshold {t}"))
+            }
+            Kind::Latency => {
+                let ms = input.latency.as_millis() as f64;
+                let t = self.threshold.unwrap_or_default();
+                binary((ms <= t) != inv, format!("Latency {ms}ms against threshold {t}ms"))
+            }
+            Kind::Set(items) => {
+                let (mut total, mut weight, mut failed) = (0.0, 0.0, None);
+                for item in items {
+                    let (pass, score, reason) = item.verdict(input, judge_calls).await?;
+                    total += score * item.weight;
+                    weight += item.weight;
+                    if !pass {
+                        failed = Some(reason);
+                    }
+                }
+                let score = if weight > 0.0 { total / weight } else { 0.0 };
+                match self.threshold {
+                    Some(t) => (score >= t, score, format!("Aggregate score {score:.2} against the set's threshold {t}")),
+                    None => (failed.is_none(), score, failed.unwrap_or_else(|| "All assertions passed".into())),
+                }
+            }
+            Kind::LlmRubric(rubric) => match llm_rubric(rubric, self.threshold, input, judge_calls).await? {
+                // A reply that could not be read fails, `not-` or not (promptfoo's grader failure).
+                Err(failure) => (false, 0.0, failure),
+                Ok((pass, score, reason)) => (pass != inv, if inv { (1.0 - score).clamp(0.0, 1.0) } else { score }, reason),
+            },
+        };
+        Ok((pass, score, reason))
+    }
+
+    /// The verdict with `weight: 0` applied (promptfoo passes such an assertion whatever it
+    /// found). Boxed: a set's verdict awaits its members'.
+    fn verdict<'a>(
+        &'a self,
+        input: &'a GradeInput<'_>,
+        judge_calls: &'a mut Vec<JudgeCall>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
+        Box::pin(async move {
+            let (pass, score, reason) = self.run(input, judge_calls).await?;
+            Ok((pass || (self.uncounted && !matches!(self.kind, Kind::Set(_))), score, reason))
+        })
+    }
+}
+
+/// An assertion's verdict: `(pass, score, reason)`, `Err` where promptfoo errors.
+type Verdict = Result<(bool, f64, String), String>;
+
+/// promptfoo's `DEFAULT_GRADING_PROMPT` (0.123.1): the system message, then the user's,
+/// whose `{{ output }}` and `{{ rubric }}` are filled in.
+const RUBRIC_SYSTEM: &str = "You are grading output according to a user-specified rubric. If the statement in the rubric is true, then the output passes the test. You respond with a JSON object with this structure: {reason: string, pass: boolean, score: number}
+
+Examples:
+
+<Output>Hello world</Output>
+<Rubric>Content contains a greeting</Rubric>
+{\"reason\": \"the content contains the word 'Hello'\", \"pass\": true, \"score\": 1.0}
+
+<Output>Avast ye swabs, repel the invaders!</Output>
+<Rubric>Does not speak like a pirate</Rubric>
+{\"reason\": \"'avast ye' is a common pirate term\", \"pass\": false, \"score\": 0.0}";
+
+/// The output as promptfoo puts it in the grading prompt: JSON it parses is shown as
+/// `JSON.stringify` writes it (a string as itself, null as nothing), other text as it is.
+fn output_for_grading(output: &str) -> String {
+    match serde_json::from_str::<Value>(output) {
+        Ok(Value::String(s)) => s,
+        Ok(Value::Null) => String::new(),
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => serde_json::to_string(&v).unwrap_or_default(),
+        Ok(v) => js_string(&v),
+        Err(_) => output.to_owned(),
+    }
+}
+
+/// promptfoo's `llm-rubric` (`matchesLlmRubric`, `runJsonGradingPrompt`): the judge's first
+/// JSON object in its reply is the verdict; `pass` defaults to true (a non-boolean is read
+/// as `true`/`yes`/`pass`/`y`), `score` to the pass as 0 or 1, and with a `threshold` the
+/// score must reach it too. `Ok(Err(why))`: a reply without JSON, which fails the assertion
+/// whatever its `not-` (promptfoo's grader failure); `Err`: the judge could not be asked.
+async fn llm_rubric(
+    rubric: &str,
+    threshold: Option<f64>,
+    input: &GradeInput<'_>,
+    judge_calls: &mut Vec<JudgeCall>,
+) -> Result<Verdict, String> {
+    use crate::llm::types::{ChatMessage, ChatRequest, Role};
+    let spec = input.judge.ok_or("no judge is configured (promptfoo's grading provider: `defaultTest.options.provider`)")?;
+    let user = format!("<Output>\n{}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>", output_for_grading(input.output));
+    let request = ChatRequest {
+        model: spec.model.clone(),
+        system: Some(RUBRIC_SYSTEM.into()),
+        messages: vec![ChatMessage::text(Role::User, user)],
+        tools: Vec::new(),
+        force_tool: None,
+        temperature: spec.temperature,
+        max_tokens: spec.max_tokens,
+        seed: spec.seed,
+    };
+    let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
+    judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
+    let Some(parsed) = json_objects(&completion.response.text).into_iter().next().filter(Value::is_object) else {
+        return Ok(Err("Could not extract JSON from llm-rubric response".into()));
+    };
+    let mut pass = match parsed.get("pass") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => matches!(js_string(other).to_lowercase().as_str(), "true" | "yes" | "pass" | "y"),
+    };
+    let score = match parsed.get("score") {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or_default(),
+        Some(Value::String(s)) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => s.trim().parse().unwrap_or_default(),
+        Some(Value::String(s)) if s.trim().is_empty() => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(Value::Null) => 0.0,
+        _ => f64::from(u8::from(pass)),
+    };
+    if let Some(t) = threshold {
+        pass = pass && score >= t;
+    }
+    let reason = parsed.get("reason").map(js_string).filter(|r| !r.is_empty());
+    Ok(Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") }))))
+}
+
+/// Node's `isDeepStrictEqual` on JSON values: numbers by value, keys in any order.
+fn js_deep_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| js_deep_equal(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| js_deep_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A compiled `promptfoo` grader.
+#[derive(Debug)]
+pub struct PromptfooCheck {
+    assertion: Assertion,
+}
+
+impl CompileGrader for RawPromptfoo {
+    type Check = PromptfooCheck;
+
+    fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<PromptfooCheck> {
+        match Assertion::read(&self.assertion) {
+            Ok(assertion) => Some(PromptfooCheck { assertion }),
+            Err((at, message)) => {
+                cx.error(&path.key("assertion"), format!("{}: {message}", if at.is_empty() { "/" } else { &at }));
+                None
+            }
+        }
+    }
+}
+
+impl Grade for PromptfooCheck {
+    async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
+        let (passed, score, reason) = self.assertion.verdict(input, judge_calls).await?;
+        Ok(Graded { score: score.clamp(0.0, 1.0), passed, reason, evidence: None, unobserved: false })
+    }
+
+    fn uses(&self) -> Uses<'_> {
+        let judges = if self.assertion.judged() { vec![crate::uses::Judge::SuiteDefault] } else { Vec::new() };
+        Uses { judges, ..Uses::default() }
+    }
+
+    fn reads_output(&self) -> OutputRead {
+        OutputRead::Whole
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn comma_separated_values_as_promptfoo_splits_them() {
+        assert_eq!(comma_separated(r#"a, b ,"c, d", "e""f""#).unwrap(), ["a", "b", "c, d", "e\"f"]);
+        assert!(comma_separated(r#""open"#).is_err());
+    }
+
+    #[test]
+    fn js_string_writes_numbers_as_javascript_does() {
+        assert_eq!(js_string(&json!(42)), "42");
+        assert_eq!(js_string(&json!(1.0)), "1");
+        assert_eq!(js_string(&json!(1.5)), "1.5");
+        assert_eq!(js_string(&json!([1, "a"])), "1,a");
+    }
+
+    #[test]
+    fn unsupported_types_are_refused_with_a_reason() {
+        let err = |a: Value| Assertion::read(&a).unwrap_err();
+        assert_eq!(err(json!({"type": "webhook", "value": "http://x"})).0, "/type");
+        assert!(err(json!({"type": "not-assert-set", "assert": []})).1.contains("not supported"));
+        assert_eq!(err(json!({"type": "contains"})).0, "/value");
+        assert_eq!(err(json!({"type": "assert-set", "assert": [{"type": "nope"}]})).0, "/assert/0/type");
+    }
+}

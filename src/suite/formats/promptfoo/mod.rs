@@ -1,0 +1,15 @@
+//! promptfoo `promptfooconfig.yaml` (promptfoo 0.123.1), as a native suite: each test ×
+//! prompt a task, each provider an agent (several are compared as the arms of `variants`),
+//! each assertion a `promptfoo` grader that scores it as promptfoo does. Where promptfoo
+//! and evalgate differ, and what is refused, is in docs/formats.md.
+//!
+//! One file per job: `promptfoo_convert` reads the config and builds the suite;
+//! `test_rows` finds the tests (inline, CSV, JSONL, YAML, JSON) and applies `defaultTest`
+//! and var expansion; `nunjucks` renders prompts and values; `provider_agents` turns
+//! providers into agents.
+
+mod nunjucks;
+mod promptfoo_convert;
+mod provider_agents;
+mod test_rows;
+pub use promptfoo_convert::Promptfoo;

@@ -1,0 +1,190 @@
+//! promptfoo providers as evalgate agents: `openai:chat:*` and `anthropic:messages:*`
+//! become model agents (their `apiBaseUrl`, `apiKeyEnvar`, `temperature`, `max_tokens`,
+//! `seed`), `echo` a command agent that prints its prompt; any other is refused by name.
+
+use serde_json::{Map, Value, json};
+
+use super::super::Problems;
+
+/// One provider as an agent: its name (also the arm's) and the native agent.
+pub(super) struct ProviderAgent {
+    pub name: String,
+    pub agent: Value,
+    /// A model agent (which takes a JSON chat prompt as `messages`).
+    pub model: bool,
+}
+
+/// The `config` keys of a model provider evalgate carries over, and where.
+const MODEL_CONFIG: [(&str, &str); 7] = [
+    ("apiBaseUrl", "base_url"),
+    ("apiHost", "base_url"),
+    ("apiKeyEnvar", "api_key_env"),
+    ("temperature", "temperature"),
+    ("max_tokens", "max_tokens"),
+    ("seed", "seed"),
+    ("system", "system"),
+];
+
+/// Why a provider evalgate does not run is refused, by its id.
+fn refusal(id: &str) -> String {
+    if id.starts_with("openai:responses:") {
+        return format!(
+            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
+        );
+    }
+    if id.starts_with("exec:")
+        || id.starts_with("file://")
+        || id.starts_with("python:")
+        || id.ends_with(".py")
+        || id.ends_with(".js")
+    {
+        return format!(
+            "provider `{id}`: script and command providers are not supported yet: write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
+        );
+    }
+    if id.starts_with("http") {
+        return format!(
+            "provider `{id}`: the `http` provider is not supported yet: write a native command agent that calls the endpoint"
+        );
+    }
+    format!("provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)")
+}
+
+/// One provider as written: its id, label, `config` and the pointer to it.
+type Entry = (String, Option<String>, Map<String, Value>, String);
+
+/// The provider list as written: a string, a list of strings and objects, or
+/// `{ID: {config}}` entries.
+fn entries(providers: &Value, problems: &mut Problems) -> Vec<Entry> {
+    let list = match providers {
+        Value::Array(list) => list.iter().enumerate().map(|(i, p)| (p, format!("/providers/{i}"))).collect(),
+        Value::Null => Vec::new(),
+        one => vec![(one, "/providers".to_owned())],
+    };
+    let mut out = Vec::new();
+    for (p, at) in list {
+        match p {
+            Value::String(id) => out.push((id.clone(), None, Map::new(), at)),
+            Value::Object(o) if o.contains_key("id") => {
+                let id = o["id"].as_str().unwrap_or_default().to_owned();
+                let label = o.get("label").and_then(Value::as_str).map(str::to_owned);
+                for key in o.keys().filter(|k| !matches!(k.as_str(), "id" | "label" | "config")) {
+                    problems.push((format!("{at}/{key}"), format!("the provider key `{key}` is not supported")));
+                }
+                let config = o.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
+                out.push((id, label, config, at));
+            }
+            Value::Object(o) if o.len() == 1 => {
+                let (id, inner) = o.iter().next().expect("one entry");
+                let label = inner.get("label").and_then(Value::as_str).map(str::to_owned);
+                let config = inner.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
+                out.push((id.clone(), label, config, format!("{at}/{}", id.replace('~', "~0").replace('/', "~1"))));
+            }
+            _ => problems.push((at, "a provider is an id (`openai:chat:gpt-4o-mini`) or an object with `id`".into())),
+        }
+    }
+    out
+}
+
+/// A name for an agent and an arm: `[a-z0-9][a-z0-9.-]*`.
+fn arm_name(text: &str) -> String {
+    let mut name: String = text
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+        .collect();
+    name = name.trim_matches(|c: char| c == '-' || c == '.').to_owned();
+    if name.is_empty() { "provider".into() } else { name }
+}
+
+/// The agents of `providers`, in order.
+pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<ProviderAgent> {
+    let mut out: Vec<ProviderAgent> = Vec::new();
+    for (id, label, config, at) in entries(providers, problems) {
+        let agent = match id.split(':').collect::<Vec<_>>().as_slice() {
+            ["echo"] => Some((json!({"command": ["cat"], "stdin": true}), false)),
+            ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
+                Some((model_agent("openai", model, &config, &at, problems), true))
+            }
+            ["anthropic", "messages", model] => Some((model_agent("anthropic", model, &config, &at, problems), true)),
+            _ => {
+                problems.push((at.clone(), refusal(&id)));
+                None
+            }
+        };
+        let Some((agent, model)) = agent else { continue };
+        if !model && !config.is_empty() {
+            problems.push((format!("{at}/config"), format!("provider `{id}` takes no `config`")));
+        }
+        let mut name = arm_name(label.as_deref().unwrap_or(&id));
+        let base = name.clone();
+        let mut n = 2;
+        while out.iter().any(|a| a.name == name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        out.push(ProviderAgent { name, agent, model });
+    }
+    out
+}
+
+/// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a
+/// model provider; `None` (with the problem) for any other.
+pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    let mut found = Vec::new();
+    let list = json!([provider]);
+    for (id, _, config, _) in entries(&list, problems) {
+        match id.split(':').collect::<Vec<_>>().as_slice() {
+            ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
+                found.push(model_agent("openai", model, &config, at, problems))
+            }
+            ["anthropic", "messages", model] => found.push(model_agent("anthropic", model, &config, at, problems)),
+            _ => problems.push((at.to_owned(), format!("the grading {}", refusal(&id)))),
+        }
+    }
+    found.pop()
+}
+
+/// A model agent from a provider's model and `config`.
+fn model_agent(provider: &str, model: &str, config: &Map<String, Value>, at: &str, problems: &mut Problems) -> Value {
+    let mut agent = json!({"provider": provider, "model": model});
+    for (key, value) in config {
+        match MODEL_CONFIG.iter().find(|(k, _)| k == key) {
+            Some((_, to)) => agent[*to] = value.clone(),
+            None if key == "apiKey" => problems.push((
+                format!("{at}/config/apiKey"),
+                "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
+            )),
+            None => problems
+                .push((format!("{at}/config/{key}"), format!("the provider config key `{key}` is not supported"))),
+        }
+    }
+    agent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_become_agents_or_named_refusals() {
+        let mut problems = Problems::new();
+        let list = json!([
+            "echo",
+            {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "http://x/v1", "temperature": 0}},
+            {"anthropic:messages:claude-3-5-haiku": {"label": "Haiku"}},
+            "vertex:gemini",
+            "openai:responses:gpt-4.1"
+        ]);
+        let agents = agents(&list, &mut problems);
+        let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["echo", "openai-chat-gpt-4o-mini", "haiku"]);
+        assert_eq!(
+            agents[1].agent,
+            json!({"provider": "openai", "model": "gpt-4o-mini", "base_url": "http://x/v1", "temperature": 0})
+        );
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0].0, "/providers/3");
+        assert!(problems[1].1.contains("Responses API"));
+    }
+}

@@ -1,0 +1,181 @@
+//! promptfoo configs: run on their own (providers as agents, several as arms), imported
+//! into a native suite with its agent, converted, sent to a model through evalgate's model
+//! plumbing, and refused where evalgate does not run what they use, each refusal at its
+//! file, key path and line.
+
+use serde_json::Value;
+
+use crate::common::server::{Server, answer};
+use crate::common::{Test, sorted_statuses, unindent};
+
+fn owned(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect()
+}
+
+const CONFIG: &str = "
+    description: Capitals
+    prompts:
+      - {raw: 'Capital of {{ country }}? {{ hint }}', label: ask}
+    providers: [echo]
+    defaultTest:
+      vars: {hint: Be brief.}
+      assert:
+        - {type: not-icontains, value: lyon}
+    tests:
+      - description: France
+        vars: {country: [France, Spain]}
+        assert:
+          - {type: contains, value: France, metric: names}
+      - vars: {country: Lyon}
+        assert:
+          - {type: starts-with, value: Capital}
+    ";
+
+#[test]
+fn a_config_runs_on_its_own_with_readable_task_ids() {
+    let run = Test::new().file("promptfooconfig.yaml", CONFIG).args(&["run", "promptfooconfig.yaml"]).run();
+    run.expect_code(1);
+    assert_eq!(
+        sorted_statuses(&run.results()),
+        owned(&[("france.v1.ask", "passed"), ("france.v2.ask", "failed"), ("test-2.ask", "failed")])
+    );
+    // The prompt is rendered with the test's vars, `defaultTest`'s included.
+    let task = run.task("test-2.ask");
+    assert_eq!(task["trials"][0]["prompt"], "Capital of Lyon? Be brief.");
+    assert_eq!(task["trials"][0]["graders"][0]["name"], "not-icontains");
+    assert_eq!(run.task("france.v1.ask")["trials"][0]["graders"][1]["name"], "names");
+}
+
+#[test]
+fn an_import_runs_the_tests_with_the_importing_suite_s_agent() {
+    let run = Test::new()
+        .file("pf/promptfooconfig.yaml", CONFIG)
+        .write("bot.sh", "#!/bin/sh\nprintf 'Capital of France? Paris'\n")
+        .suite(
+            "
+            evalgate: 1
+            suite: imported
+            agents:
+              bot: {command: [./bot.sh, '{prompt}']}
+            imports:
+              - {format: promptfoo, path: pf/promptfooconfig.yaml, agent: bot}
+            ",
+        )
+        .args(&["run"])
+        .run();
+    run.expect_code(0);
+    // The file's providers are not started: the import's agent answers every test.
+    assert_eq!(
+        sorted_statuses(&run.results()),
+        owned(&[("france.v1.ask", "passed"), ("france.v2.ask", "passed"), ("test-2.ask", "passed")])
+    );
+}
+
+#[test]
+fn convert_writes_the_native_suite() {
+    let run = Test::new().file("promptfooconfig.yaml", CONFIG).args(&["convert", "promptfooconfig.yaml"]).run();
+    run.expect_code(0);
+    for line in [
+        "suite: capitals",
+        "- prompt: Capital of Spain? Be brief.",
+        "  id: france.v2.ask",
+        "  - type: promptfoo",
+        "      type: not-icontains",
+    ] {
+        assert!(run.stdout.contains(line), "no `{line}` in\n{}", run.stdout);
+    }
+}
+
+/// An OpenAI-compatible stand-in: answers `Paris` when the user asks about France, else
+/// `I do not know`.
+fn stand_in() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let user = body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let text = if user.contains("France") { "Paris" } else { "I do not know" };
+        (200, answer(Some(text), &[]))
+    })
+}
+
+#[test]
+fn a_model_provider_is_a_model_agent_and_several_are_arms() {
+    let server = stand_in();
+    let config = format!(
+        "
+        prompts:
+          - file://chat.json
+        providers:
+          - id: openai:chat:stand-in
+            label: first
+            config: {{apiBaseUrl: '{url}/v1', apiKeyEnvar: STAND_IN_KEY, temperature: 0}}
+          - id: openai:chat:stand-in-2
+            label: second
+            config: {{apiBaseUrl: '{url}/v1', apiKeyEnvar: STAND_IN_KEY}}
+        tests:
+          - vars: {{country: France}}
+            assert: [{{type: equals, value: Paris}}]
+          - vars: {{country: Peru}}
+            assert: [{{type: equals, value: Lima}}]
+        ",
+        url = server.url()
+    );
+    let chat = r#"[{"role": "system", "content": "You answer {{ country }} questions."}, {"role": "user", "content": "Capital of {{ country }}?"}]"#;
+    let run = Test::new()
+        .file("promptfooconfig.yaml", &config)
+        .write("chat.json", chat)
+        .env("STAND_IN_KEY", "k")
+        .args(&["run", "promptfooconfig.yaml"])
+        .run();
+    run.expect_code(1);
+    assert_eq!(
+        sorted_statuses(&run.results()),
+        owned(&[
+            ("test-1@first", "passed"),
+            ("test-1@second", "passed"),
+            ("test-2@first", "failed"),
+            ("test-2@second", "failed"),
+        ])
+    );
+    let first: Value = serde_json::from_str(&server.received()[0].body).unwrap();
+    let messages = first["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert!(messages[0]["content"].as_str().unwrap().ends_with("questions."), "{first}");
+}
+
+#[test]
+fn what_evalgate_does_not_run_is_refused_at_its_line() {
+    let config = unindent(
+        "
+        prompts: ['{{ q }}']
+        providers:
+          - echo
+          - vertex:gemini-pro
+        tests:
+          - vars: {q: hi}
+            assert:
+              - {type: webhook, value: 'http://localhost/hook'}
+              - {type: factuality, value: Paris is the capital}
+            options: {transform: output.toUpperCase()}
+          - file://rows.csv
+        ",
+    );
+    let run = Test::new()
+        .file("promptfooconfig.yaml", &config)
+        .write("rows.csv", "q,__expected,__prefixx\nhi,contains: h,x\n")
+        .args(&["run", "promptfooconfig.yaml"])
+        .run();
+    run.expect_code(2);
+    run.expect_messages(
+        "error: promptfooconfig.yaml: invalid promptfoo config:
+  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)
+  rows.csv:2:1: /0: the CSV column `__prefixx` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)
+  promptfooconfig.yaml:10:15: /tests/0/options/transform: the option `transform`: a JavaScript transform of the output is not supported
+  promptfooconfig.yaml:8:10: /tests/0/assert/0/type: a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader
+  promptfooconfig.yaml:9:10: /tests/0/assert/1/type: the model-graded `factuality` assertion is not supported yet: write it as a native `rubric` grader
+1 error in the suite; nothing ran
+",
+    );
+}

@@ -1,0 +1,138 @@
+//! The promptfoo differential test: the configs of tests/fixtures/promptfoo-diff (written
+//! by scripts/promptfoo-diff-gen.py: every assertion evalgate runs, `not-` forms, weights,
+//! thresholds, sets, `defaultTest`, tests from CSV / JSONL / YAML files, var expansion, two
+//! providers as arms; answers good, bad, partial and hostile) run through `evalgate run`;
+//! each test × prompt × provider verdict is compared with promptfoo 0.123.1's own, recorded
+//! in VERDICTS.tsv by scripts/promptfoo-diff-record.sh (CI reads the record and never needs
+//! promptfoo). At least 99 % of at least 1,000 verdicts agree, evalgate never passes a
+//! run promptfoo fails, and every disagreement is one of the classified ones below (none
+//! on this version), so a new one fails the test even inside the 1 %.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::common::server::Server;
+use crate::common::{Test, copy_dir};
+
+/// Where the recorded configs point their grading provider (stand_in.py's port).
+const RECORDED_URL: &str = "http://127.0.0.1:18941";
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/promptfoo-diff")
+}
+
+/// promptfoo's verdicts: (file, task) → `passed` / `failed` / `error`.
+fn recorded() -> BTreeMap<(String, String), String> {
+    let text = std::fs::read_to_string(fixtures().join("VERDICTS.tsv")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            ((cols[0].to_owned(), cols[1].to_owned()), cols[2].to_owned())
+        })
+        .collect()
+}
+
+/// The text between `start` and the next `end` in `text`.
+fn between<'t>(text: &'t str, start: &str, end: &str) -> &'t str {
+    text.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map_or("", |(inside, _)| inside)
+}
+
+/// The reply of tests/fixtures/promptfoo-diff/stand_in.py, by the same rule: a judge's
+/// verdict on promptfoo's rubric prompt, else what follows the last `Say: `.
+fn stand_in_reply(user: &str, model: &str) -> String {
+    if !user.contains("<Rubric>") {
+        let said = user.rsplit_once("Say: ").map_or(user, |(_, s)| s);
+        return if model == "stand-in-upper" { said.to_uppercase() } else { said.to_owned() };
+    }
+    let (output, rubric) = (between(user, "<Output>\n", "\n</Output>"), between(user, "<Rubric>\n", "\n</Rubric>"));
+    let wanted = between(rubric, "`", "`");
+    let shape = Some(between(rubric, "[", "]")).filter(|s| !s.is_empty()).unwrap_or("plain");
+    let met = !wanted.is_empty() && output.to_lowercase().contains(&wanted.to_lowercase());
+    let score = match (shape, met) {
+        ("partial", true) => 0.6,
+        ("partial", false) => 0.2,
+        (_, true) => 1.0,
+        (_, false) => 0.0,
+    };
+    let verdict = json!({"reason": format!("looked for {wanted}"), "pass": met, "score": score}).to_string();
+    match shape {
+        "fenced" => format!("```json\n{verdict}\n```"),
+        "prose" => format!("Sure. My verdict: {verdict} Thanks!"),
+        "strings" => {
+            json!({"reason": "r", "pass": if met { "yes" } else { "no" }, "score": format!("{score:?}")}).to_string()
+        }
+        "noscore" => json!({"reason": "r", "pass": met}).to_string(),
+        "nojson" => "I cannot grade this.".into(),
+        "twice" => format!("{}\n{verdict}", json!({"pass": !met, "score": 1.0 - score})),
+        "nopass" => json!({"reason": "r", "score": score}).to_string(),
+        _ => verdict,
+    }
+}
+
+/// The model and judge stand-in, answering as stand_in.py answered promptfoo.
+fn stand_in() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap();
+        let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": stand_in_reply(user, body["model"].as_str().unwrap_or_default())}, "finish_reason": "stop"}]});
+        (200, reply.to_string())
+    })
+}
+
+/// evalgate's verdict on each task of `file`, run on its own (`evalgate run FILE`), its
+/// grading provider pointed at `judge`.
+fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
+    let test = Test::new();
+    copy_dir(&fixtures(), test.path());
+    let config = test.path().join(file);
+    let text = std::fs::read_to_string(&config).unwrap().replace(RECORDED_URL, &judge.url());
+    std::fs::write(&config, text).unwrap();
+    let run = test.env("STAND_IN_KEY", "local").args(&["run", file, "-j", "2"]).run();
+    assert!(run.code == 0 || run.code == 1, "{file}: exit {}\n{}", run.code, run.stderr);
+    let results = run.results();
+    let tasks = results["tasks"].as_array().unwrap();
+    tasks.iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned())).collect()
+}
+
+/// The disagreements known and why: (file, task, class). None on promptfoo 0.123.1.
+const CLASSIFIED: &[(&str, &str, &str)] = &[];
+
+#[test]
+fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
+    let expected = recorded();
+    let files: BTreeSet<&String> = expected.keys().map(|(f, _)| f).collect();
+    assert!(files.len() >= 5 && expected.len() >= 1000, "{} verdicts in {} files", expected.len(), files.len());
+    let mut agree = 0;
+    let mut differ = Vec::new();
+    let mut false_greens = Vec::new();
+    let judge = stand_in();
+    for file in files {
+        let got = evalgate_verdicts(file, &judge);
+        let unrecorded: Vec<&String> =
+            got.keys().filter(|id| !expected.contains_key(&(file.clone(), (*id).clone()))).collect();
+        assert!(unrecorded.is_empty(), "{file}: tasks with no recorded promptfoo verdict: {unrecorded:?}");
+        for ((f, id), promptfoo) in expected.iter().filter(|((f, _), _)| f == file) {
+            let evalgate = got.get(id).unwrap_or_else(|| panic!("{f}: evalgate ran no task `{id}`"));
+            if evalgate == promptfoo {
+                agree += 1;
+                continue;
+            }
+            differ.push(format!("{f} {id}: promptfoo {promptfoo}, evalgate {evalgate}"));
+            if evalgate == "passed" {
+                false_greens.push(format!("{f} {id}"));
+            }
+        }
+    }
+    let share = agree as f64 / expected.len() as f64;
+    let unclassified: Vec<&String> =
+        differ.iter().filter(|d| !CLASSIFIED.iter().any(|(f, id, _)| d.starts_with(&format!("{f} {id}:")))).collect();
+    assert!(unclassified.is_empty(), "disagreements not classified in CLASSIFIED: {unclassified:#?}");
+    assert!(false_greens.is_empty(), "evalgate passes what promptfoo fails: {false_greens:#?}");
+    assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
+}
