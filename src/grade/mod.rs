@@ -59,4 +59,5 @@ grader_registry::graders! {
     }
     mod no_leak { "no_leak" => NoLeak(RawNoLeak), }
     mod promptfoo { "promptfoo" => Promptfoo(RawPromptfoo), }
+    mod permission { "permission" => Permission(RawPermission), }
 }
