@@ -38,6 +38,8 @@ pub struct Cassette {
     suite: String,
     /// The entries the file held when it was opened.
     recorded: BTreeMap<String, Entry>,
+    /// The suite's own normalisations of agents' model requests (`cassettes.normalize`).
+    pub normalize: Vec<(regex::Regex, String)>,
     run: Mutex<RunState>,
 }
 
@@ -65,13 +67,27 @@ pub struct ReadError {
 impl Cassette {
     /// The cassette at `path`, for a run of `suite` (a missing file is an empty cassette: in
     /// replay every request then misses, each saying so).
+    /// The cassette with the suite's own normalisations of agents' model requests.
+    pub fn normalizing(self, normalize: Vec<(regex::Regex, String)>) -> Cassette {
+        Cassette { normalize, ..self }
+    }
+
     pub fn open(path: &Path, name: String, mode: Mode, suite: &str) -> Result<Cassette, ReadError> {
         let recorded = match read(path) {
             Ok(text) => parse(&text).map_err(|message| ReadError { name: name.clone(), message })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(ReadError { name, message: e.to_string() }),
         };
-        Ok(Cassette { path: path.to_owned(), name, mode, suite: suite.to_owned(), recorded, run: Mutex::default() })
+        let suite = suite.to_owned();
+        Ok(Cassette {
+            path: path.to_owned(),
+            name,
+            mode,
+            suite,
+            recorded,
+            normalize: Vec::new(),
+            run: Mutex::default(),
+        })
     }
 
     pub fn exists(&self) -> bool {

@@ -12,6 +12,8 @@ use serde_json::Value;
 #[derive(Debug, Clone, Default)]
 pub struct Volatile {
     literals: Vec<(String, &'static str)>,
+    /// The suite's own (`cassettes.normalize`), after the built-in ones.
+    rules: Vec<(Regex, String)>,
 }
 
 /// Lines agents write that hold the date or the machine: Claude Code's date and month lines
@@ -52,7 +54,14 @@ impl Volatile {
             add(home, "<home>", "<home-dashed>");
         }
         literals.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
-        Volatile { literals }
+        Volatile { literals, rules: Vec::new() }
+    }
+
+    /// With the suite's own rules (`cassettes.normalize`): each pattern replaced after the
+    /// built-in ones.
+    pub fn with(mut self, rules: &[(Regex, String)]) -> Volatile {
+        self.rules = rules.to_vec();
+        self
     }
 
     /// A request's body with its volatile text replaced.
@@ -74,8 +83,10 @@ impl Volatile {
                         *text = text.replace(literal.as_str(), placeholder);
                     }
                 }
-                for (pattern, placeholder) in PATTERNS.iter() {
-                    if let std::borrow::Cow::Owned(replaced) = pattern.replace_all(text, *placeholder) {
+                let rules =
+                    PATTERNS.iter().map(|(p, r)| (p, *r)).chain(self.rules.iter().map(|(p, r)| (p, r.as_str())));
+                for (pattern, placeholder) in rules {
+                    if let std::borrow::Cow::Owned(replaced) = pattern.replace_all(text, placeholder) {
                         *text = replaced;
                     }
                 }
@@ -116,5 +127,17 @@ mod tests {
              # currentDate\nToday's date is <date>.\nThe current month is <month>.\n - OS Version: <os>"
         );
         assert_ne!(a, two.normalize(request("/tmp/run-a2", "2026-11-30", "2", "hello")));
+    }
+
+    #[test]
+    fn a_suites_own_rules_make_its_volatile_text_alike_and_nothing_else() {
+        let rules = [(Regex::new(r"session-[0-9a-f]{8}").unwrap(), "session-<id>".to_owned())];
+        let volatile = Volatile::of_run(std::path::Path::new("/tmp/w"), None).with(&rules);
+        let ask = |id: &str, text: &str| json!({"messages": [{"role": "user", "content": format!("{text} in session-{id}")}]});
+        let a = volatile.normalize(ask("0badc0de", "hi"));
+        assert_eq!(a, volatile.normalize(ask("12345678", "hi")));
+        assert_eq!(a["messages"][0]["content"], "hi in session-<id>");
+        assert_ne!(a, volatile.normalize(ask("12345678", "hello")), "a real change still misses");
+        assert_ne!(a, Volatile::of_run(std::path::Path::new("/tmp/w"), None).normalize(ask("12345678", "hi")));
     }
 }

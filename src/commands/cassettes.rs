@@ -25,7 +25,7 @@ use crate::suite::model::Suite;
 pub fn open(suite: &mut Suite, flags: CassetteFlags) -> Result<Option<Arc<Cassette>>, Error> {
     suite.apply_cassette_flag(flags.mode());
     let Some(c) = &suite.cassettes else { return Ok(None) };
-    read(&c.path, c.mode, &suite.id).map(|c| Some(Arc::new(c)))
+    read(&c.path, c.mode, &suite.id).map(|cassette| Some(Arc::new(cassette.normalizing(c.normalize.clone()))))
 }
 
 /// The cassette file at `path`, for a run of `suite` in `mode`; named in messages as shown.

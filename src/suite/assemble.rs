@@ -152,9 +152,32 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     mcp_servers
         .extend(arm_servers.into_iter().map(|s| (format!("{}@{}", s.name, s.arm.clone().unwrap_or_default()), s)));
 
-    let cassettes = raw.cassettes.map(|c| Cassettes {
-        path: c.path.map_or_else(|| Cassettes::default_path(&cx.dir, &raw.suite), |p| cx.dir.join(p)),
-        mode: c.mode.resolved(),
+    let cassettes = raw.cassettes.map(|c| {
+        let at = KeyPath::root("cassettes").key("normalize");
+        let normalize: Vec<_> = c
+            .normalize
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| match regex::Regex::new(&n.pattern) {
+                Ok(re) if re.is_match("") => {
+                    cx.error(
+                        &at.index(i).key("pattern"),
+                        "the pattern matches the empty string: it would rewrite every request",
+                    );
+                    None
+                }
+                Ok(re) => Some((re, n.replace.clone())),
+                Err(e) => {
+                    cx.error(&at.index(i).key("pattern"), format!("not a regular expression: {e}"));
+                    None
+                }
+            })
+            .collect();
+        Cassettes {
+            path: c.path.map_or_else(|| Cassettes::default_path(&cx.dir, &raw.suite), |p| cx.dir.join(p)),
+            mode: c.mode.resolved(),
+            normalize,
+        }
     });
     Some(Suite {
         id: raw.suite,

@@ -61,11 +61,11 @@ impl Suite {
     /// that replays is never asked live by one that forgot its mode.
     pub fn apply_cassette_flag(&mut self, flag: Option<crate::cassette::Mode>) {
         let Some(mode) = flag else { return };
-        let path = match &self.cassettes {
-            Some(c) => c.path.clone(),
-            None => Cassettes::default_path(&self.dir, &self.id),
+        let (path, normalize) = match self.cassettes.take() {
+            Some(c) => (c.path, c.normalize),
+            None => (Cassettes::default_path(&self.dir, &self.id), Vec::new()),
         };
-        self.cassettes = Some(Cassettes { path, mode });
+        self.cassettes = Some(Cassettes { path, mode, normalize });
     }
 }
 
@@ -74,6 +74,8 @@ pub struct Cassettes {
     /// Absolute.
     pub path: PathBuf,
     pub mode: crate::cassette::Mode,
+    /// The suite's own normalisations of agents' model requests (`cassettes.normalize`).
+    pub normalize: Vec<(regex::Regex, String)>,
 }
 
 impl Cassettes {

@@ -135,6 +135,26 @@ pub struct RawCassettes {
     pub mode: CassetteMode,
     /// The cassette file, relative to this suite; `cassettes/SUITE-ID.jsonl` by default.
     pub path: Option<String>,
+    /// More text an agent's model requests hold that changes from run to run, replaced
+    /// before a request is keyed (besides the built-in ones, docs/cassettes.md): each
+    /// `pattern` (a regular expression) by `replace`.
+    #[serde(default)]
+    pub normalize: Vec<RawNormalize>,
+}
+
+/// One per-suite normalisation of agents' model requests.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawNormalize {
+    /// A regular expression (Rust's syntax) matched in every string of a request.
+    pub pattern: String,
+    /// What a match becomes (`$1` names a group); `<volatile>` by default.
+    #[serde(default = "volatile_placeholder")]
+    pub replace: String,
+}
+
+fn volatile_placeholder() -> String {
+    "<volatile>".into()
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -67,7 +67,7 @@ pub async fn start_endpoint(
     let Some(cassette) = cassette else { return Ok(None) };
     let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
     let home = home.or_else(|| std::env::var_os("HOME").map(PathBuf::from));
-    let volatile = crate::cassette::Volatile::of_run(cwd, home.as_deref());
+    let volatile = crate::cassette::Volatile::of_run(cwd, home.as_deref()).with(&cassette.normalize);
     let endpoint = ModelEndpoint::start(cassette.clone(), volatile)
         .await
         .map_err(|e| AgentError { reason: format!("cannot start the model endpoint: {e}"), run: None })?;

@@ -587,3 +587,19 @@ print(response.headers["content-type"], text)
         "{task}"
     );
 }
+
+/// `cassettes.normalize`: a pattern that is not a regular expression, or one that matches
+/// the empty string (it would rewrite every request), is refused at its line.
+#[test]
+fn a_bad_normalisation_is_refused_at_its_line() {
+    let suite = "evalgate: 1\nsuite: t\ncassettes:\n  normalize:\n    - {pattern: 'session-('}\n    - {pattern: 'x*', replace: y}\n    - {pattern: 'run-[0-9]+'}\nagents:\n  cli: {command: [echo, hi]}\ntasks:\n  - {id: t, agent: cli, prompt: x, grade: [{type: contains, value: hi}]}\n";
+    let run = Test::new().write("evalgate.yaml", suite).args(&["check"]).run();
+    run.expect_code(2);
+    run.expect_stderr_contains(&[
+        "evalgate.yaml:5:",
+        "cassettes.normalize[0].pattern: not a regular expression",
+        "evalgate.yaml:6:",
+        "cassettes.normalize[1].pattern: the pattern matches the empty string: it would rewrite every request",
+    ]);
+    assert!(run.stderr_lacks("normalize[2]"));
+}
