@@ -19,14 +19,7 @@ fn fixtures() -> PathBuf {
 
 /// AgentV's verdicts: (file, test) → `passed` / `failed`.
 fn recorded() -> BTreeMap<(String, String), String> {
-    let text = std::fs::read_to_string(fixtures().join("VERDICTS.tsv")).unwrap();
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let cols: Vec<&str> = l.split('\t').collect();
-            ((cols[0].to_owned(), cols[1].to_owned()), cols[2].to_owned())
-        })
-        .collect()
+    crate::common::differential::recorded(&fixtures().join("VERDICTS.tsv"))
 }
 
 /// The text of section `name` of AgentV's grader template in `prompt`.
@@ -84,29 +77,10 @@ fn evalgate_gives_agentv_s_verdicts_and_never_passes_what_agentv_fails() {
     let expected = recorded();
     let files: std::collections::BTreeSet<&String> = expected.keys().map(|(f, _)| f).collect();
     assert!(files.len() >= 4 && expected.len() >= 50, "{} verdicts in {} files", expected.len(), files.len());
-    let mut agree = 0;
-    let mut differ = Vec::new();
-    let mut false_greens = Vec::new();
     let judge = judge();
-    for file in files {
-        let got = evalgate_verdicts(file, &judge);
-        // A test AgentV's run lost (it crashed on one) is missing from the record, not agreed with.
-        let unrecorded: Vec<&String> =
-            got.keys().filter(|id| !expected.contains_key(&(file.clone(), (*id).clone()))).collect();
-        assert!(unrecorded.is_empty(), "{file}: tests with no recorded AgentV verdict: {unrecorded:?}");
-        for ((f, id), agentv) in expected.iter().filter(|((f, _), _)| f == file) {
-            let evalgate = got.get(id).unwrap_or_else(|| panic!("{f}: evalgate ran no task `{id}`: {got:?}"));
-            if evalgate == agentv {
-                agree += 1;
-                continue;
-            }
-            differ.push(format!("{f} {id}: AgentV {agentv}, evalgate {evalgate}"));
-            if evalgate == "passed" {
-                false_greens.push(format!("{f} {id}"));
-            }
-        }
-    }
-    let share = agree as f64 / expected.len() as f64;
+    let compared = crate::common::differential::compare("AgentV", &expected, |file| evalgate_verdicts(file, &judge));
+    let (agree, differ, false_greens) = (compared.agree, &compared.differ, &compared.false_greens);
+    let share = compared.share(expected.len());
     assert!(false_greens.is_empty(), "evalgate passes what AgentV fails: {false_greens:#?}");
     assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
 }

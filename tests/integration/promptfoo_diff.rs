@@ -25,14 +25,7 @@ fn fixtures() -> PathBuf {
 
 /// promptfoo's verdicts: (file, task) → `passed` / `failed` / `error`.
 fn recorded() -> BTreeMap<(String, String), String> {
-    let text = std::fs::read_to_string(fixtures().join("VERDICTS.tsv")).unwrap();
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let cols: Vec<&str> = l.split('\t').collect();
-            ((cols[0].to_owned(), cols[1].to_owned()), cols[2].to_owned())
-        })
-        .collect()
+    crate::common::differential::recorded(&fixtures().join("VERDICTS.tsv"))
 }
 
 /// The text between `start` and the next `end` in `text`.
@@ -108,28 +101,10 @@ fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
     let expected = recorded();
     let files: BTreeSet<&String> = expected.keys().map(|(f, _)| f).collect();
     assert!(files.len() >= 5 && expected.len() >= 1000, "{} verdicts in {} files", expected.len(), files.len());
-    let mut agree = 0;
-    let mut differ = Vec::new();
-    let mut false_greens = Vec::new();
     let judge = stand_in();
-    for file in files {
-        let got = evalgate_verdicts(file, &judge);
-        let unrecorded: Vec<&String> =
-            got.keys().filter(|id| !expected.contains_key(&(file.clone(), (*id).clone()))).collect();
-        assert!(unrecorded.is_empty(), "{file}: tasks with no recorded promptfoo verdict: {unrecorded:?}");
-        for ((f, id), promptfoo) in expected.iter().filter(|((f, _), _)| f == file) {
-            let evalgate = got.get(id).unwrap_or_else(|| panic!("{f}: evalgate ran no task `{id}`"));
-            if evalgate == promptfoo {
-                agree += 1;
-                continue;
-            }
-            differ.push(format!("{f} {id}: promptfoo {promptfoo}, evalgate {evalgate}"));
-            if evalgate == "passed" {
-                false_greens.push(format!("{f} {id}"));
-            }
-        }
-    }
-    let share = agree as f64 / expected.len() as f64;
+    let compared = crate::common::differential::compare("promptfoo", &expected, |file| evalgate_verdicts(file, &judge));
+    let (agree, differ, false_greens) = (compared.agree, &compared.differ, &compared.false_greens);
+    let share = compared.share(expected.len());
     let unclassified: Vec<&String> =
         differ.iter().filter(|d| !CLASSIFIED.iter().any(|(f, id, _)| d.starts_with(&format!("{f} {id}:")))).collect();
     assert!(unclassified.is_empty(), "disagreements not classified in CLASSIFIED: {unclassified:#?}");

@@ -12,6 +12,7 @@
 
 #![allow(dead_code)]
 
+pub mod differential;
 pub mod server;
 
 use std::cell::Cell;
