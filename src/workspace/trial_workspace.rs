@@ -72,14 +72,18 @@ impl TrialWorkspace {
                 .expect("the copy does not panic")
         };
         let copied = made.map_err(|e| format!("cannot make the workspace: {e}"))?;
+        if let Origin::Repo { path, commit } = &spec.origin {
+            // Through the one process runner, as setup is: bounded by the timeout, its group
+            // killed, evalgate's credentials removed. No hard links: the agent must not write
+            // through to the repository's objects.
+            let (from, to) = (path.display().to_string(), dir.display().to_string());
+            let clone = ["git", "clone", "--quiet", "--no-hardlinks", "--no-checkout", &from, &to];
+            run_step("checkout", &clone, &root, timeout).await?;
+            run_step("checkout", &["git", "-C", &to, "checkout", "--quiet", "--detach", commit], &root, timeout).await?;
+        }
         for argv in &spec.setup {
-            let out = run_process(ProcessSpec::argv(argv.clone(), dir.clone(), timeout))
-                .await
-                .map_err(|e| format!("workspace setup `{}`: {e}", argv.join(" ")))?;
-            if out.exit_code != Some(0) {
-                let last = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
-                return Err(format!("workspace setup `{}` {}: {last}", argv.join(" "), out.describe_end(timeout)));
-            }
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            run_step("setup", &argv, &dir, timeout).await?;
         }
         if let Some(uid) = owner.filter(|_| !spec.setup.is_empty() || matches!(spec.origin, Origin::Repo { .. })) {
             let dir = dir.clone();
@@ -282,8 +286,9 @@ impl TrialWorkspace {
     }
 }
 
-/// Makes `root` with the workspace `dir` (from the origin) and the trial's `io` directory;
-/// a template's copy comes back with its tree.
+/// Makes `root` with the workspace `dir` (empty or a template's copy; a repository's clone is
+/// made by `prepare`, through the process runner) and the trial's `io` directory; a
+/// template's copy comes back with its tree.
 fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<u32>) -> std::io::Result<Option<Tree>> {
     let mut copied = None;
     std::fs::create_dir(root)?;
@@ -296,29 +301,27 @@ fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<
             *known = tree::scan(template, Some(&known))?;
             copied = Some(tree::copy(template, &known, dir, owner)?);
         }
-        Origin::Repo { path, commit } => {
-            let git = |args: &[&str]| -> std::io::Result<()> {
-                let out = std::process::Command::new("git").args(args).stdin(std::process::Stdio::null()).output()?;
-                if out.status.success() {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::other(format!(
-                        "git {}: {}",
-                        args.join(" "),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    )))
-                }
-            };
-            let (from, to) = (path.display().to_string(), dir.display().to_string());
-            // No hard links: the agent must not write through to the repository's objects.
-            git(&["clone", "--quiet", "--no-hardlinks", "--no-checkout", &from, &to])?;
-            git(&["-C", &to, "checkout", "--quiet", "--detach", commit])?;
-        }
+        // The clone makes `dir` (`TrialWorkspace::prepare`).
+        Origin::Repo { .. } => {}
     }
     if let Some(uid) = owner {
-        for d in [root, io, dir] {
+        // A clone's `dir` does not exist yet: `prepare` gives it to the user once made.
+        for d in [root, io, dir].into_iter().filter(|d| d.exists()) {
             std::os::unix::fs::lchown(d, Some(uid), Some(uid))?;
         }
     }
     Ok(copied)
+}
+
+/// Runs one command of the workspace's making (`what`: `checkout`, `setup`) in `cwd`; an
+/// error names it with the end of its stderr.
+async fn run_step(what: &str, argv: &[&str], cwd: &Path, timeout: Duration) -> Result<(), String> {
+    let shown = argv.join(" ");
+    let spec = ProcessSpec::argv(argv.iter().map(|a| (*a).to_owned()).collect(), cwd.to_owned(), timeout);
+    let out = run_process(spec).await.map_err(|e| format!("workspace {what} `{shown}`: {e}"))?;
+    if out.exit_code == Some(0) {
+        return Ok(());
+    }
+    let last = out.stderr.text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+    Err(format!("workspace {what} `{shown}` {}: {last}", out.describe_end(timeout)))
 }
