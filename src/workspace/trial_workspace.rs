@@ -79,7 +79,8 @@ impl TrialWorkspace {
             let (from, to) = (path.display().to_string(), dir.display().to_string());
             let clone = ["git", "clone", "--quiet", "--no-hardlinks", "--no-checkout", &from, &to];
             run_step("checkout", &clone, &root, timeout).await?;
-            run_step("checkout", &["git", "-C", &to, "checkout", "--quiet", "--detach", commit], &root, timeout).await?;
+            run_step("checkout", &["git", "-C", &to, "checkout", "--quiet", "--detach", commit], &root, timeout)
+                .await?;
         }
         for argv in &spec.setup {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();

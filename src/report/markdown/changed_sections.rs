@@ -14,7 +14,7 @@ pub fn changed_section(results: &Results, max_rows: usize) -> String {
     if changed.everything.is_none() && !changed.ran.is_empty() {
         let _ = writeln!(md, "| ran | why |\n|---|---|");
         for (id, why) in changed.ran.iter().take(max_rows) {
-            let _ = writeln!(md, "| `{}` | {} |", code(id), escape(why).replace('|', "\\|"));
+            let _ = writeln!(md, "| `{}` | {} |", code(id), escape(why));
         }
         more(&mut md, changed.ran.len(), max_rows);
         md.push('\n');
@@ -27,7 +27,7 @@ pub fn changed_section(results: &Results, max_rows: usize) -> String {
             carried.len()
         );
         for (task, from) in carried.iter().take(max_rows) {
-            let from = escape(&from.label(&results.started_at)).replace('|', "\\|");
+            let from = escape(&from.label(&results.started_at));
             let _ = writeln!(md, "| `{}` | {} (carried) | {from} |", code(&task.id), task.status.label());
         }
         more(&mut md, carried.len(), max_rows);
@@ -39,5 +39,29 @@ pub fn changed_section(results: &Results, max_rows: usize) -> String {
 fn more(md: &mut String, total: usize, shown: usize) {
     if total > shown {
         let _ = writeln!(md, "\n… and {} more", total - shown);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::carry::ChangedSince;
+    use crate::results::{Status, testing};
+
+    #[test]
+    fn a_reason_from_the_base_is_escaped_once() {
+        let mut results = testing::results(vec![testing::task("a", Status::Passed)]);
+        results.changed_since = Some(ChangedSince {
+            base: "base.json".into(),
+            from: None,
+            everything: None,
+            ran: [("a".to_owned(), "changed: file:a|b.txt @here".to_owned())].into(),
+            carried: Vec::new(),
+            audited: Vec::new(),
+            audit_rate: 0.1,
+            audit_seed: 1,
+        });
+        let md = changed_section(&results, 10);
+        assert!(md.contains("| `a` | changed: file:a\\|b.txt @\u{200b}here |"), "{md}");
     }
 }
