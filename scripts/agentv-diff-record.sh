@@ -12,6 +12,11 @@
 # writes run artifacts), with judge.py as the grader target's OpenAI-compatible endpoint
 # (port 18931, .agentv/targets.yaml). A test passes when AgentV reports `execution_status: ok` (its
 # score reached the threshold and no required assertion failed).
+#
+# `mode: conversation` files: AgentV 4.42.4 gives a `cli` target each turn's input alone, and
+# writes its prompt file at $TMPDIR/agentv-TEST/turn-N-….prompt.txt (the turn's id holds a
+# slash), which fails every turn with ENOENT unless that directory exists: the script runs
+# AgentV with a private TMPDIR holding a directory `agentv-ID` for every test id.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 fixtures="$here/tests/fixtures/agentv-diff"
@@ -20,6 +25,10 @@ node "$agentv" --version | grep -qx '4.42.4' || { echo "AgentV 4.42.4 is needed,
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -R "$fixtures/." "$work/"
+mkdir "$work/tmp"
+for id in $(grep -ohE '\bid: [A-Za-z0-9_-]+' "$work"/*.eval.yaml | cut -d' ' -f2); do
+    mkdir -p "$work/tmp/agentv-$id"
+done
 out="$fixtures/VERDICTS.tsv"
 python3 "$work/judge.py" 18931 &
 judge=$!
@@ -37,7 +46,7 @@ for _ in range(300):
     printf '# file\ttest\tverdict\tscore\n'
     for eval in "$work"/*.eval.yaml; do
         name=$(basename "$eval")
-        (cd "$work" && node "$agentv" eval run "$name" --target scripted --workers 1 -o "$work/out-${name%%.*}" >/dev/null 2>&1) || true
+        (cd "$work" && TMPDIR="$work/tmp" node "$agentv" eval run "$name" --target scripted --workers 1 -o "$work/out-${name%%.*}" >/dev/null 2>&1) || true
         python3 - "$work/out-${name%%.*}/index.jsonl" "$name" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
