@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::native_text::{literal, placeholder_model, task_id};
 use super::super::{ConvertCx, Converted, ForeignFormat, Problems, Unrunnable};
+use super::agentv_conversation::{is_conversation, kinds};
 use super::assertions::{Converter, TestData};
 use super::hooks::Hooks;
 use crate::json::snake_case_deep;
@@ -232,14 +233,6 @@ fn unsupported_suite_keys(doc: &Value, workspace: &Value, problems: &mut Problem
 
 /// The test-level keys evalgate has no counterpart for.
 fn unsupported_test_keys(t: &Value, at: &str, problems: &mut Problems) {
-    for key in ["mode", "turns"] {
-        if t.get(key).is_some() {
-            problems.push((
-                format!("{at}/{key}"),
-                "multi-turn conversations (`mode: conversation`, `turns`) are not supported".into(),
-            ));
-        }
-    }
     for key in ["input_files", "depends_on"] {
         if t.get(key).is_some() {
             problems.push((format!("{at}/{key}"), format!("`{key}` is not supported")));
@@ -264,7 +257,19 @@ impl Shared<'_> {
         self.input(&mut task, shared_input.as_ref(), t, at, cv);
         let criteria = t.get("criteria").or_else(|| t.get("expected_outcome")).and_then(Value::as_str);
         cv.test = self.test_data(shared_input.as_ref(), t, criteria);
-        task["grade"] = Value::Array(self.graders(t, at, criteria, skip_defaults, cv));
+        let conversation = is_conversation(t);
+        if conversation {
+            // The test's input opens the history; its assertions grade the whole transcript.
+            if let Some(prompt) = task.as_object_mut().and_then(|o| o.remove("prompt")) {
+                task["messages"] = json!([{"role": "user", "content": prompt}]);
+            }
+            let turns = super::agentv_conversation::conversation(t, at, criteria, threshold, cv);
+            task.as_object_mut().expect("an object").extend(turns.as_object().cloned().unwrap_or_default());
+            if let (false, Some(list)) = (skip_defaults, self.assertions) {
+                kinds(list, self.assertions_at, false, cv);
+            }
+        }
+        task["grade"] = Value::Array(self.graders(t, at, criteria, skip_defaults, conversation, cv));
         task["threshold"] = json!(threshold);
         if let Some((count, min_pass)) = self.trials {
             task["repeat"] = json!(count);
@@ -328,12 +333,15 @@ impl Shared<'_> {
 
     /// The test's graders: its assertions and rubrics, else AgentV's implicit judge; then
     /// the suite-level assertions unless it skips them.
+    /// A conversation's (`conversation`) are those of the whole transcript, and it has no
+    /// implicit judge.
     fn graders(
         &self,
         t: &Value,
         at: &str,
         criteria: Option<&str>,
         skip_defaults: bool,
+        conversation: bool,
         cv: &mut Converter,
     ) -> Vec<Value> {
         let own = spelled(t, ASSERTIONS);
@@ -351,7 +359,7 @@ impl Shared<'_> {
             grade.extend(cv.rubric(rubrics, &format!("{at}/rubrics"), &json!({"type": "rubrics"})));
         }
         let inherits = !skip_defaults && self.assertions.is_some();
-        if own.is_none() && t.get("rubrics").is_none() && !inherits {
+        if own.is_none() && t.get("rubrics").is_none() && !inherits && !conversation {
             grade.extend(implicit_judge(criteria, at, cv));
         }
         if let (false, Some(list)) = (skip_defaults, self.assertions) {

@@ -11,8 +11,10 @@
 //!   setup / cleanup (`*_each`).
 //!
 //! One file per job: this one reads the file and its tests; `hooks` the workspace hooks;
-//! `assertions` turns assertions, rubrics, code graders and trajectories into graders.
+//! `assertions` turns assertions, rubrics, code graders and trajectories into graders;
+//! `agentv_conversation` a `mode: conversation` test's turns and verdict rule.
 
+mod agentv_conversation;
 mod agentv_convert;
 mod assertions;
 mod cases;
