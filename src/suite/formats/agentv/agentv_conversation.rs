@@ -102,6 +102,19 @@ pub(super) fn conversation(t: &Value, at: &str, criteria: Option<&str>, threshol
     out
 }
 
+/// Refuses a converted conversation `task` (of the test at `at`) with no grader anywhere:
+/// AgentV scores each of its turns 1 and passes it whatever the agent answers.
+pub(super) fn refuse_ungraded(task: &Value, at: &str, cv: &mut Converter) {
+    let graded = |v: &Value| v.get("grade").and_then(Value::as_array).is_some_and(|g| !g.is_empty());
+    let turns = task.get("turns").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    if !turns.is_empty() && !graded(task) && !turns.iter().any(graded) {
+        cv.problems.push((
+            format!("{at}/turns"),
+            "this conversation has no assertions: AgentV 4.42.4 scores each turn 1 and passes it whatever the agent answers; give a turn `assertions`".into(),
+        ));
+    }
+}
+
 /// One turn: its user message (a non-string input is its JSON, as AgentV sends it), and its
 /// graders — its assertions, else with `expected_output` alone AgentV's implicit judge on the
 /// test's `criteria` (shown no reference answer: AgentV keeps the turn's `expected_output`
@@ -225,16 +238,24 @@ mod tests {
 
     #[test]
     fn a_conversation_without_assertions_has_no_whole_conversation_grader() {
-        let task = convert(
-            json!([{"id": "c", "mode": "conversation", "criteria": "x", "input": "hi", "turns": [{"input": "a"}]}]),
-        );
+        let task = convert(json!([{"id": "c", "mode": "conversation", "criteria": "x", "input": "hi",
+            "turns": [{"input": "a", "assertions": [{"type": "contains", "value": "a"}]}]}]));
         assert_eq!(task.unwrap()["grade"], json!([]));
+        // Nothing graded at all: AgentV passes it whatever the agent says.
+        assert_eq!(
+            problems(
+                json!([{"id": "c", "mode": "conversation", "criteria": "x", "input": "hi", "turns": [{"input": "a"}]}])
+            ),
+            [
+                "/tests/0/turns: this conversation has no assertions: AgentV 4.42.4 scores each turn 1 and passes it whatever the agent answers; give a turn `assertions`"
+            ]
+        );
     }
 
     #[test]
     fn what_agentv_would_ignore_or_misread_is_refused_at_its_key() {
         let conv = |extra: Value| {
-            let mut t = json!({"id": "c", "mode": "conversation", "input": "hi", "turns": [{"input": "a"}]});
+            let mut t = json!({"id": "c", "mode": "conversation", "input": "hi", "turns": [{"input": "a", "expected_output": "b"}]});
             t.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             problems(json!([t]))
         };
@@ -273,13 +294,13 @@ mod tests {
             ]
         );
         assert_eq!(
-            conv(json!({"turns": [{"input": "a", "assert": ["polite"]}]})),
+            conv(json!({"turns": [{"input": "a", "assert": ["polite"]}, {"input": "b", "expected_output": "c"}]})),
             [
                 "/tests/0/turns/0/assert: `assert` on a turn is ignored by AgentV 4.42.4, which reads only `input`, `expected_output` and `assertions`"
             ]
         );
         assert_eq!(
-            conv(json!({"turns": [{"input": " "}]})),
+            conv(json!({"turns": [{"input": " ", "expected_output": "b"}]})),
             ["/tests/0/turns/0/input: each turn needs a non-empty `input`"]
         );
         assert_eq!(
@@ -297,7 +318,7 @@ mod tests {
         );
         // A test without `input` is skipped by AgentV: refused here.
         assert_eq!(
-            problems(json!([{"id": "c", "mode": "conversation", "turns": [{"input": "a"}]}])),
+            problems(json!([{"id": "c", "mode": "conversation", "turns": [{"input": "a", "expected_output": "b"}]}])),
             ["/tests/0/input: a test needs `input`"]
         );
     }

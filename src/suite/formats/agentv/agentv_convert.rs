@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::native_text::{literal, placeholder_model, task_id};
 use super::super::{ConvertCx, Converted, ForeignFormat, Problems, Unrunnable};
-use super::agentv_conversation::{is_conversation, kinds};
+use super::agentv_conversation::{is_conversation, kinds, refuse_ungraded};
 use super::assertions::{Converter, TestData};
 use super::hooks::Hooks;
 use crate::json::snake_case_deep;
@@ -270,6 +270,9 @@ impl Shared<'_> {
             }
         }
         task["grade"] = Value::Array(self.graders(t, at, criteria, skip_defaults, conversation, cv));
+        if conversation {
+            refuse_ungraded(&task, at, cv);
+        }
         task["threshold"] = json!(threshold);
         if let Some((count, min_pass)) = self.trials {
             task["repeat"] = json!(count);
