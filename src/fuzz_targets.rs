@@ -64,11 +64,11 @@ fn convert(format: &str, text: &str) {
 fn template(text: &str) {
     use crate::template::{Names, Scope, Template, escape};
     let vars = std::collections::BTreeMap::from([("x".to_owned(), "1".to_owned())]);
-    let names = Names { vars: Some(&vars), step_outputs: None, locals: &[] };
+    let names = Names { vars: Some(&vars), step_outputs: None, locals: &[], turns: None };
     if let Ok(t) = Template::parse(text, Scope::AfterAgent, names) {
         let _ = t.render(&|_| "v".into());
     }
-    let names = Names { vars: Some(&vars), step_outputs: None, locals: &[] };
+    let names = Names { vars: Some(&vars), step_outputs: None, locals: &[], turns: None };
     let literal = Template::parse(&escape(text), Scope::AfterAgent, names)
         .unwrap_or_else(|e| panic!("escape({text:?}) does not parse: {e:?}"));
     assert_eq!(literal.render(&|_| "v".into()), text, "escape({text:?}) does not read back as itself");

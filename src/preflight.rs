@@ -304,7 +304,7 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
     {
         misses.push(Miss { kind: "sandbox", name: "bubblewrap".into(), detail });
     }
-    let graders = suite.tasks.iter().flat_map(|t| &t.graders);
+    let graders = suite.tasks.iter().flat_map(|t| t.all_graders());
     let required = graders.filter_map(|g| g.advisory(suite.judge.as_ref())).filter(|c| c.required);
     for c in required.map(|c| (&c.name, c)).collect::<BTreeMap<_, _>>().into_values() {
         // `calibration: required`: a judge that may not gate stops the run.
@@ -408,7 +408,7 @@ fn list(places: &[String]) -> String {
 /// Judges set on single graders.
 fn grader_judges(suite: &Suite) -> impl Iterator<Item = (String, &LlmSpec)> {
     suite.tasks.iter().flat_map(|t| {
-        let judges = t.graders.iter().map(Grader::uses).collect::<Uses>().own_judges().collect::<Vec<_>>();
+        let judges = t.all_graders().map(Grader::uses).collect::<Uses>().own_judges().collect::<Vec<_>>();
         judges.into_iter().map(move |j| (format!("the judge of task `{}`", t.id), j))
     })
 }

@@ -24,6 +24,8 @@ pub struct ValidateCx<'a> {
     pub step_outputs: BTreeMap<String, BTreeSet<String>>,
     /// `foreach` variables in reach.
     pub locals: Vec<String>,
+    /// In a conversation's turn: the turns whose answers are in reach (`{turns.N.output}`).
+    pub turns: Option<u32>,
     /// The suite has a default judge.
     pub has_judge: bool,
     /// Names of the suite's MCP servers.
@@ -46,6 +48,7 @@ impl<'a> ValidateCx<'a> {
             vars: BTreeMap::new(),
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
+            turns: None,
             has_judge: false,
             mcp_servers: Vec::new(),
             extensions: Vec::new(),

@@ -96,6 +96,7 @@ pub fn validate(raw: RawSuite, options: &LoadOptions, cx: &mut ValidateCx) -> Op
     let defaults = TaskDefaults {
         workspace: workspace.as_ref(),
         agents: &agents,
+        judge: judge.as_ref(),
         agent: raw.defaults.agent.as_deref(),
         timeout: raw.defaults.timeout.map(|d| d.0),
         trials,

@@ -6,6 +6,7 @@
 mod acp_agent;
 mod agent;
 mod assemble;
+mod conversation;
 mod definition;
 mod extension_config;
 pub mod formats;

@@ -53,10 +53,20 @@ pub struct RawTask {
     pub prompt: Option<String>,
     /// A conversation instead of a `prompt` (given to command agents as JSON).
     pub messages: Option<Vec<RawMessage>>,
+    /// A multi-turn conversation instead of a `prompt`: each turn a user message with its
+    /// own graders (docs/conversations.md).
+    pub turns: Option<Vec<super::conversation::RawTurn>>,
+    /// How a conversation's verdict comes from its turns, whether a failed turn stops it,
+    /// and how much history the agent is given.
+    pub conversation: Option<super::conversation::RawConversation>,
+    /// A model that plays the user from a persona and a goal, after the scripted `turns`
+    /// (or from the start), up to `max_turns`.
+    pub simulated_user: Option<super::conversation::RawSimulatedUser>,
     /// Steps run before the agent.
     #[serde(default)]
     pub setup: Vec<RawStep>,
-    /// How the answer is graded: the task's score is the graders' weighted mean.
+    /// How the answer is graded: the task's score is the graders' weighted mean. In a
+    /// conversation: the whole-conversation graders, run after the last turn.
     #[serde(default)]
     pub grade: Vec<RawGrader>,
     /// Steps run after grading, whatever happened.
@@ -157,6 +167,8 @@ pub struct Task {
     pub origin: Option<(String, usize)>,
     pub agent: Arc<Agent>,
     pub prompt: Prompt,
+    /// A multi-turn task's turns and rules (its `prompt` is then empty).
+    pub conversation: Option<super::conversation::Conversation>,
     pub setup: Vec<Step>,
     pub graders: Vec<Grader>,
     pub cleanup: Vec<Step>,
@@ -185,6 +197,13 @@ pub struct Task {
     pub era: Option<crate::mcp::protocol::TaskEra>,
     /// The arm of `variants` it runs on (its id then ends in `@ARM`).
     pub arm: Option<String>,
+}
+
+impl Task {
+    /// Every grader of the task: its own, then its conversation's turns'.
+    pub fn all_graders(&self) -> impl Iterator<Item = &Grader> {
+        self.graders.iter().chain(self.conversation.iter().flat_map(|c| c.turn_graders()))
+    }
 }
 
 /// How the system under test is exercised: `agent` (any agent given the prompt),
@@ -241,6 +260,8 @@ pub(super) struct TaskDefaults<'a> {
     /// The suite's `workspace`.
     pub(super) workspace: Option<&'a Arc<crate::workspace::WorkspaceSpec>>,
     pub(super) agents: &'a BTreeMap<String, Arc<Agent>>,
+    /// The suite's judge (a simulated user's default model).
+    pub(super) judge: Option<&'a crate::llm::spec::LlmSpec>,
     pub(super) agent: Option<&'a str>,
     pub(super) timeout: Option<std::time::Duration>,
     pub(super) trials: Trials,
@@ -308,13 +329,29 @@ pub(super) fn validate_task(
     no_preflight(cx, &raw.cleanup, &path.key("cleanup"));
     // Setup first: its outputs are in reach of the prompt, the graders and cleanup.
     let setup = compile_steps(cx, &raw.setup, &path.key("setup"), Scope::Task);
-    let prompt = task_prompt(cx, &raw, level, path);
+    let keys = super::conversation::ConversationKeys {
+        turns: raw.turns.as_deref(),
+        conversation: raw.conversation.as_ref(),
+        simulated_user: raw.simulated_user.as_ref(),
+        prompt: raw.prompt.is_some() || raw.messages.is_some(),
+        whole_graders: !raw.grade.is_empty(),
+    };
+    // Leaves the turns in reach of the whole-conversation graders and cleanup set on `cx`.
+    let conversation = super::conversation::compile_conversation(cx, &keys, path, defaults.agents, defaults.judge);
+    let prompt = match conversation {
+        Some(_) => Some(Prompt::Text(Template::literal(""))),
+        None => task_prompt(cx, &raw, level, path),
+    };
     let cleanup = compile_steps(cx, &raw.cleanup, &path.key("cleanup"), Scope::AfterAgent);
-    if raw.grade.is_empty() {
+    if raw.grade.is_empty() && conversation.is_none() {
         cx.error(path, "the task has no graders: add at least one under `grade`");
     }
     let graders: Vec<Option<Grader>> =
         raw.grade.into_iter().enumerate().map(|(j, g)| Grader::from_raw(cx, g, &path.key("grade").index(j))).collect();
+    cx.turns = None;
+    if conversation.is_some() && level != Level::Agent {
+        cx.error(&path.key("level"), "a conversation runs at the `agent` level");
+    }
     for (j, input) in raw.inputs.iter().enumerate() {
         if let Err(e) = glob::Pattern::new(input) {
             cx.error(&path.key("inputs").index(j), format!("invalid glob `{input}`: {e}"));
@@ -342,6 +379,10 @@ pub(super) fn validate_task(
         origin: None,
         agent,
         prompt: prompt?,
+        conversation: match conversation {
+            Some(c) => Some(c.ok()?),
+            None => None,
+        },
         setup: setup?,
         graders: graders.into_iter().collect::<Option<Vec<_>>>()?,
         cleanup: cleanup?,
@@ -501,7 +542,7 @@ pub(super) fn task_eras(
         Agent::Llm(a) => a.mcp.iter().map(String::as_str).collect(),
     };
     let steps = task.setup.iter().chain(&task.cleanup).map(crate::step::Step::uses);
-    for uses in steps.chain(task.graders.iter().map(crate::grade::Grader::uses)) {
+    for uses in steps.chain(task.all_graders().map(crate::grade::Grader::uses)) {
         used.extend(uses.mcp_tools.iter().map(|(server, _)| *server));
     }
     used.sort_unstable();

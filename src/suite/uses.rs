@@ -137,9 +137,16 @@ fn server_uses(server: &McpServer) -> Uses<'_> {
 /// servers its model agent is offered.
 fn task_uses(task: &Task) -> Uses<'_> {
     let steps = task.setup.iter().chain(&task.cleanup).map(Step::uses);
-    let mut uses: Uses = steps.chain(task.graders.iter().map(Grader::uses)).collect();
+    let mut uses: Uses = steps.chain(task.all_graders().map(Grader::uses)).collect();
     let judges: Vec<Uses> = uses.own_judges().map(model_uses).collect();
     uses = judges.into_iter().fold(uses, Uses::and).and(Uses::templates(task.prompt.templates()));
+    if let Some(conversation) = &task.conversation {
+        uses = uses.and(Uses::templates(conversation.turns.iter().map(|t| &t.prompt)));
+        // The simulated user's model is asked as an agent's is: its key, its URL.
+        if let Some(user) = &conversation.simulated_user {
+            uses = uses.and(model_uses(&user.spec));
+        }
+    }
     match &*task.agent {
         Agent::Call(call) => {
             uses.mcp_tools.push((&call.server, &call.tool));

@@ -23,6 +23,8 @@ pub struct Bindings {
     pub step_outputs: BTreeMap<String, BTreeMap<String, String>>,
     /// `foreach` variables, innermost last.
     pub locals: Vec<(String, String)>,
+    /// A conversation's answers so far, turn 1 first (`{turns.N.output}`).
+    pub turn_outputs: Vec<String>,
     /// The run's MCP servers, for `mcp` steps and graders.
     pub servers: Option<ServersRef>,
     /// The run's extensions, for `extension` steps.
@@ -65,6 +67,7 @@ impl Bindings {
             mcp_config: None,
             step_outputs: BTreeMap::new(),
             locals: Vec::new(),
+            turn_outputs: Vec::new(),
             servers: None,
             extensions: None,
         }
@@ -86,6 +89,7 @@ impl Bindings {
                 self.locals.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default()
             }
             Var::StepOutput { step, name } => self.step_outputs.get(step)?.get(name)?.clone(),
+            Var::TurnOutput(n) => self.turn_outputs.get(*n as usize - 1)?.clone(),
         })
     }
 

@@ -36,6 +36,8 @@ pub enum Var {
     Local(String),
     /// The MCP client config file of a command agent with `mcp: [...]`.
     McpConfig,
+    /// `{turns.N.output}`: the answer of a conversation's turn N (1-based), an earlier one.
+    TurnOutput(u32),
 }
 
 impl fmt::Display for Var {
@@ -52,6 +54,7 @@ impl fmt::Display for Var {
             Var::StepOutput { step, name } => write!(f, "steps.{step}.outputs.{name}"),
             Var::Local(n) => f.write_str(n),
             Var::McpConfig => f.write_str("mcp_config"),
+            Var::TurnOutput(n) => write!(f, "turns.{n}.output"),
         }
     }
 }
@@ -85,9 +88,12 @@ pub struct Names<'a> {
     pub step_outputs: Option<&'a BTreeMap<String, BTreeSet<String>>>,
     /// `foreach` variables in reach.
     pub locals: &'a [String],
+    /// In a conversation: the turns whose answers are in reach (`{turns.1.output}` up to
+    /// this one); `None` outside a conversation.
+    pub turns: Option<u32>,
 }
 
-const KNOWN: [&str; 9] = [
+const KNOWN: [&str; 10] = [
     "vars.NAME",
     "env.NAME",
     "task.id",
@@ -97,6 +103,7 @@ const KNOWN: [&str; 9] = [
     "prompt_file",
     "agent.output",
     "steps.ID.outputs.NAME",
+    "turns.N.output",
 ];
 
 impl Template {
@@ -270,8 +277,8 @@ pub fn escape(text: &str) -> String {
 }
 
 /// The namespaces a `{` must be followed by to start a variable.
-const NAMESPACES: [&str; 9] =
-    ["vars", "env", "task", "random", "steps", "agent", "prompt", "prompt_file", "mcp_config"];
+const NAMESPACES: [&str; 10] =
+    ["vars", "env", "task", "random", "steps", "agent", "prompt", "prompt_file", "mcp_config", "turns"];
 
 /// What the text between a `{` and the next `}` is.
 enum Braces {
@@ -348,6 +355,7 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
     let (namespace, rest) = name.split_once('.').unwrap_or((name, ""));
     let var = match (namespace, rest) {
         ("steps", rest) => return step_output(rest, names.step_outputs),
+        ("turns", rest) => return turn_output(rest, names.turns),
         ("vars", n) if !n.is_empty() => {
             if !vars.contains_key(n) {
                 let help = crate::source::unknown(n, vars.keys().map(String::as_str))
@@ -387,6 +395,23 @@ fn resolve(name: &str, scope: Scope, names: Names<'_>) -> Result<Var, (String, O
         return Err((format!("`{{{var}}}` is only available in {where_}"), None));
     }
     Ok(var)
+}
+
+/// `{turns.N.output}`: a conversation's turn N, one whose answer is known by then.
+fn turn_output(rest: &str, reach: Option<u32>) -> Result<Var, (String, Option<String>)> {
+    let full = format!("{{turns.{rest}}}");
+    let Some(n) = rest.strip_suffix(".output").and_then(|n| n.parse::<u32>().ok()).filter(|n| *n > 0) else {
+        return Err((format!("invalid turn reference `{full}`"), Some("write `{turns.N.output}`, N from 1".into())));
+    };
+    match reach {
+        None => Err((format!("`{full}` is only available in a conversation's turns and graders (`turns`)"), None)),
+        Some(0) => Err((format!("`{full}` refers to a turn not answered yet: the first turn has no earlier turn"), None)),
+        Some(k) if n > k => Err((
+            format!("`{full}` refers to a turn not answered yet: only turns 1 to {k} are answered here"),
+            None,
+        )),
+        Some(_) => Ok(Var::TurnOutput(n)),
+    }
 }
 
 /// `{steps.ID.outputs.NAME}`: the step must come earlier and declare the output.
@@ -508,7 +533,7 @@ mod tests {
     fn step_outputs_and_loop_variables() {
         let steps = BTreeMap::from([("ns".to_owned(), BTreeSet::from(["name".to_owned()]))]);
         let locals = ["user".to_owned()];
-        let n = Names { vars: None, step_outputs: Some(&steps), locals: &locals };
+        let n = Names { vars: None, step_outputs: Some(&steps), locals: &locals, turns: None };
         let t = Template::parse("add {user} to {steps.ns.outputs.name}", Scope::Task, n).unwrap();
         assert!(t.uses(&Var::Local("user".into())));
         assert!(t.uses(&Var::StepOutput { step: "ns".into(), name: "name".into() }));

@@ -18,6 +18,7 @@ pub fn env_name(var: &Var) -> String {
         Var::RandomId => "EVALGATE_RANDOM_ID".into(),
         Var::RandomPort => "EVALGATE_RANDOM_PORT".into(),
         Var::McpConfig => "EVALGATE_MCP_CONFIG".into(),
+        Var::TurnOutput(n) => format!("EVALGATE_TURN_{n}_OUTPUT"),
         Var::Vars(name) => format!("EVALGATE_VAR_{}", identifier(name)),
         Var::Env(name) => format!("EVALGATE_ENV_{}", identifier(name)),
         Var::Local(name) => format!("EVALGATE_LOCAL_{}", identifier(name)),
@@ -185,7 +186,7 @@ mod tests {
     fn compile(src: &str) -> Result<ShellScript, TemplateError> {
         let vars = BTreeMap::from([("word".to_owned(), "w".to_owned()), ("branch".to_owned(), "b".to_owned())]);
         let steps = BTreeMap::from([("make-db".to_owned(), BTreeSet::from(["url".to_owned()]))]);
-        let names = Names { vars: Some(&vars), step_outputs: Some(&steps), locals: &[] };
+        let names = Names { vars: Some(&vars), step_outputs: Some(&steps), locals: &[], turns: None };
         let t = Template::parse(src, Scope::AfterAgent, names).unwrap();
         ShellScript::compile(t, Scope::AfterAgent, names)
     }
