@@ -348,14 +348,17 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
     let turns = "
         tests:
           - id: a
-            mode: conversation
             turns: [{input: hi}]
             input: hi
             criteria: x
         ";
     let run = convert(turns);
     run.expect_code(2);
-    assert!(run.stderr_has("e.eval.yaml:3:5: /tests/0/mode: multi-turn conversations"), "{}", run.stderr);
+    assert!(
+        run.stderr_has("e.eval.yaml:3:5: /tests/0/turns: this key requires `mode: conversation`"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -446,7 +449,7 @@ fn external_test_lists_are_read_and_point_at_their_own_lines() {
     // A problem in a test of the external list is reported at its line in that file.
     let run = test(eval, &cases.replace("\"criteria\": \"x\"", "\"turns\": []")).args(&["check"]).run();
     run.expect_code(2);
-    assert!(run.stderr_has("cases.jsonl:1:30: /0/turns: multi-turn"), "{}", run.stderr);
+    assert!(run.stderr_has("cases.jsonl:1:30: /0/turns: this key requires `mode: conversation`"), "{}", run.stderr);
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod acp;
 mod adaptive;
 mod adversarial;
 mod agentv;
+mod agentv_conversation;
 mod agentv_diff;
 mod architecture;
 mod baseline_fetch;

@@ -163,27 +163,26 @@ fn turn(turn: &Value, at: &str, criteria: Option<&str>, threshold: f64, cv: &mut
 /// are run as written (`in_turn`): AgentV's parser, which reads `contains_all` as
 /// `contains-all` and knows `rubrics`, never sees them.
 pub(super) fn kinds(list: &[Value], at: &str, in_turn: bool, cv: &mut Converter) {
+    let allowed: Vec<&str> = KINDS.iter().copied().filter(|k| !in_turn || *k != "rubrics").collect();
     for (i, a) in list.iter().enumerate() {
         let Some(kind) = a.get("type").and_then(Value::as_str) else { continue };
-        let known = if in_turn {
-            kind != "rubrics" && KINDS.contains(&kind)
+        let parsed = kind.replace('_', "-");
+        let message = if allowed.contains(&if in_turn { kind } else { parsed.as_str() }) {
+            continue;
+        } else if in_turn && KINDS.contains(&parsed.as_str()) {
+            let fix =
+                if kind == "rubrics" { "; write plain strings or an `llm-grader`" } else { ": write it with hyphens" };
+            format!(
+                "AgentV 4.42.4 runs a turn's assertions unparsed, where `{kind}` is an unknown grader that scores 0{fix}"
+            )
         } else {
-            KINDS.contains(&kind.replace('_', "-").as_str())
+            let there = if in_turn { "in a turn" } else { "for the whole conversation" };
+            format!(
+                "a `{kind}` assertion is not supported in a conversation ({there}: {}, and plain strings)",
+                allowed.join(", ")
+            )
         };
-        if in_turn && KINDS.contains(&kind.replace('_', "-").as_str()) && !known {
-            cv.problems.push((
-                format!("{at}/{i}/type"),
-                format!("AgentV 4.42.4 runs a turn's assertions unparsed, where `{kind}` is an unknown grader that scores 0{}", if kind == "rubrics" { "; write plain strings or an `llm-grader`" } else { ": write it with hyphens" }),
-            ));
-        } else if !known {
-            cv.problems.push((
-                format!("{at}/{i}/type"),
-                format!(
-                    "a `{kind}` assertion is not supported in a conversation (there: {}, and plain strings)",
-                    KINDS.join(", ")
-                ),
-            ));
-        }
+        cv.problems.push((format!("{at}/{i}/type"), message));
     }
 }
 
@@ -218,8 +217,7 @@ mod tests {
             "assertions": [{"type": "regex", "value": "^system: "}],
         }]))
         .unwrap();
-        assert_eq!(task["messages"], json!([{"role": "system", "content": "Be brief {{x}}."}]));
-        assert!(task.get("prompt").is_none());
+        assert!(task.get("prompt").is_none() && task.get("messages").is_none());
         assert_eq!(task["conversation"], json!({"verdict": {"score": "min"}, "stop_on_failure": true, "window": 4}));
         let turns = task["turns"].as_array().unwrap();
         assert_eq!(turns[0]["prompt"], "Hi {{name}}");

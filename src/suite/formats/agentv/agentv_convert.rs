@@ -259,10 +259,12 @@ impl Shared<'_> {
         cv.test = self.test_data(shared_input.as_ref(), t, criteria);
         let conversation = is_conversation(t);
         if conversation {
-            // The test's input opens the history; its assertions grade the whole transcript.
-            if let Some(prompt) = task.as_object_mut().and_then(|o| o.remove("prompt")) {
-                task["messages"] = json!([{"role": "user", "content": prompt}]);
-            }
+            // The test's input opens AgentV's history, which its `cli` target never sees; a
+            // native conversation has no opening messages (docs/formats.md). Its assertions
+            // grade the whole transcript.
+            let fields = task.as_object_mut().expect("an object");
+            fields.remove("prompt");
+            fields.remove("messages");
             let turns = super::agentv_conversation::conversation(t, at, criteria, threshold, cv);
             task.as_object_mut().expect("an object").extend(turns.as_object().cloned().unwrap_or_default());
             if let (false, Some(list)) = (skip_defaults, self.assertions) {
