@@ -21,6 +21,7 @@ mod cassettes;
 mod changed;
 mod conformance;
 mod containment;
+mod conversation;
 mod conversation_schema;
 mod corpus;
 mod files;
