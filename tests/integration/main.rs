@@ -23,6 +23,7 @@ mod conformance;
 mod containment;
 mod conversation;
 mod conversation_schema;
+mod conversation_simulated;
 mod corpus;
 mod files;
 mod formats;
