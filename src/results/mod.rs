@@ -17,10 +17,12 @@ pub mod summary;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod testing;
 mod totals;
+mod turn_result;
 pub mod validate;
 
 pub use flags::{SuspectTask, TaskFlags};
 pub use run_outcome::{GateCheck, GateVerdict, Mark, RunOutcome};
 pub use run_results::*;
 pub use score::TaskScore;
+pub use turn_result::{SimulatedUserRecord, SimulatorEnd, TurnAuthor, TurnResult};
 pub use totals::{TagScore, Totals, by_tag, percentile, totals};

@@ -332,6 +332,8 @@ impl TrialResult {
             notes: Vec::new(),
             retried: Vec::new(),
             workspace: None,
+            turns: Vec::new(),
+            simulated_user: None,
         }
     }
 
@@ -468,6 +470,13 @@ pub struct TrialResult {
     /// The trial's workspace: its provenance, what the agent changed, the checks' findings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<crate::workspace::WorkspaceRecord>,
+    /// A conversation's turns, in order (its `graders` are then the whole-conversation
+    /// graders, `output` the last answer and `tool_calls` every turn's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<super::TurnResult>,
+    /// How the simulated user ended its part, in its own word (never a verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_user: Option<super::SimulatedUserRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

@@ -267,6 +267,11 @@ async fn run_body(
         trial.reason = Some(reason);
         return;
     }
+    if let Some(conversation) = &task.conversation {
+        let at = (trial_index, workspace);
+        super::conversation_run::run_conversation(ctx, servers, task, conversation, at, bindings, trial).await;
+        return;
+    }
     bindings.prompt = match bindings.render_with(|lookup| task.prompt.render(lookup)) {
         Ok(prompt) => prompt,
         Err(missing) => {
@@ -280,7 +285,7 @@ async fn run_body(
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
             let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
-            CommandSut { agent, scratch_dir, servers, cassette: ctx.llm.cassette.as_ref(), workspace }
+            CommandSut { agent, scratch_dir, servers, cassette: ctx.llm.cassette.as_ref(), workspace, conversation: None }
                 .run(bindings, task.timeout)
                 .await
         }
@@ -352,11 +357,38 @@ async fn run_body(
         trace
     });
     let input_every_attempt = every_attempt.as_ref().map(|trace| GradeInput { trace, ..input });
-    for grader in &task.graders {
-        let advisory = grader.advisory(suite.judge.as_ref()).is_some();
-        let input = match &input_every_attempt {
+    let graded = run_graders(&task.graders, &input, input_every_attempt.as_ref(), run.tool_error.is_some(), trial).await;
+    trial.graders.extend(graded);
+    let (status, score, reason) = score_task(&trial.graders, task.threshold);
+    trial.status = status;
+    trial.score = score;
+    trial.reason = reason;
+    // A tool result that broke the tool's declared outputSchema fails the trial too.
+    let violation = run.trace.tool_calls.iter().flatten().find_map(|c| c.violation.as_ref());
+    if let (Some(failure), Status::Passed | Status::Failed) = (run.failure.as_ref().or(violation), status) {
+        // Ending at `max_turns` is no answer at all: it scores 0 whatever graders found.
+        trial.status = Status::Failed;
+        trial.score = 0.0;
+        trial.reason = Some(failure.clone());
+    }
+}
+
+/// Runs `graders` on `input` (those that judge every attempt on `every_attempt`, when
+/// given), adding what their judges cost to `trial`; `tool_error`: the tool returned an
+/// error, which every reason then says.
+pub(super) async fn run_graders(
+    graders: &[crate::grade::Grader],
+    input: &GradeInput<'_>,
+    every_attempt: Option<&GradeInput<'_>>,
+    tool_error: bool,
+    trial: &mut TrialResult,
+) -> Vec<GraderResult> {
+    let mut results = Vec::with_capacity(graders.len());
+    for grader in graders {
+        let advisory = grader.advisory(input.judge).is_some();
+        let input = match every_attempt {
             Some(every) if grader.judges_every_attempt() => every,
-            _ => &input,
+            _ => input,
         };
         let (mut outcome, judge_calls) = grader.grade(input).await;
         for call in &judge_calls {
@@ -367,7 +399,7 @@ async fn run_body(
         }
         // Whatever a grader looked at, its reason says the tool returned an error.
         let said = |reason: &mut String| {
-            if run.tool_error.is_some() && !reason.contains("the tool returned an error") {
+            if tool_error && !reason.contains("the tool returned an error") {
                 reason.push_str(" (the tool returned an error)");
             }
         };
@@ -375,7 +407,7 @@ async fn run_body(
             Ok(g) => said(&mut g.reason),
             Err(reason) => said(reason),
         }
-        trial.graders.push(match outcome {
+        results.push(match outcome {
             Ok(g) => GraderResult {
                 name: grader.name.clone(),
                 kind: grader.kind_name.to_owned(),
@@ -402,18 +434,7 @@ async fn run_body(
             },
         });
     }
-    let (status, score, reason) = score_task(&trial.graders, task.threshold);
-    trial.status = status;
-    trial.score = score;
-    trial.reason = reason;
-    // A tool result that broke the tool's declared outputSchema fails the trial too.
-    let violation = run.trace.tool_calls.iter().flatten().find_map(|c| c.violation.as_ref());
-    if let (Some(failure), Status::Passed | Status::Failed) = (run.failure.as_ref().or(violation), status) {
-        // Ending at `max_turns` is no answer at all: it scores 0 whatever graders found.
-        trial.status = Status::Failed;
-        trial.score = 0.0;
-        trial.reason = Some(failure.clone());
-    }
+    results
 }
 
 /// An attempt whose agent errored is not graded, but a canary it leaked before that fails

@@ -349,8 +349,8 @@ pub(super) fn validate_task(
     let graders: Vec<Option<Grader>> =
         raw.grade.into_iter().enumerate().map(|(j, g)| Grader::from_raw(cx, g, &path.key("grade").index(j))).collect();
     cx.turns = None;
-    if conversation.is_some() && level != Level::Agent {
-        cx.error(&path.key("level"), "a conversation runs at the `agent` level");
+    if conversation.is_some() && matches!(level, Level::Execution | Level::Invocation) {
+        cx.error(&path.key("level"), "a conversation runs at the `agent` or `scenario` level");
     }
     for (j, input) in raw.inputs.iter().enumerate() {
         if let Err(e) = glob::Pattern::new(input) {

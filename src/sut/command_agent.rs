@@ -24,8 +24,10 @@ struct ScratchFiles {
     prompt: PathBuf,
     trace: PathBuf,
     mcp_config: PathBuf,
+    conversation: PathBuf,
     wrote_prompt: bool,
     wrote_mcp_config: bool,
+    wrote_conversation: bool,
 }
 
 impl ScratchFiles {
@@ -36,15 +38,22 @@ impl ScratchFiles {
             prompt: dir.join(format!("prompt-{n}.txt")),
             trace: dir.join(format!("trace-{n}.json")),
             mcp_config: dir.join(format!("mcp-{n}.json")),
+            conversation: dir.join(format!("conversation-{n}.json")),
             wrote_prompt: false,
             wrote_mcp_config: false,
+            wrote_conversation: false,
         }
     }
 }
 
 impl Drop for ScratchFiles {
     fn drop(&mut self) {
-        for (path, written) in [(&self.prompt, self.wrote_prompt), (&self.mcp_config, self.wrote_mcp_config)] {
+        let files = [
+            (&self.prompt, self.wrote_prompt),
+            (&self.mcp_config, self.wrote_mcp_config),
+            (&self.conversation, self.wrote_conversation),
+        ];
+        for (path, written) in files {
             if written {
                 let _ = std::fs::remove_file(path);
             }
@@ -62,6 +71,9 @@ pub struct CommandSut<'a> {
     pub cassette: Option<&'a Arc<Cassette>>,
     /// The trial's workspace: the agent's working directory, and its sandbox.
     pub workspace: Option<&'a TrialWorkspace>,
+    /// In a conversation, the earlier turns as JSON (`[{role, content}]`): written to a file
+    /// named by `$EVALGATE_CONVERSATION` (docs/conversations.md).
+    pub conversation: Option<&'a str>,
 }
 
 #[async_trait::async_trait]
@@ -76,6 +88,12 @@ impl SystemUnderTest for CommandSut<'_> {
                 .await
                 .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
             bindings.prompt_file = Some(scratch.prompt.clone());
+        }
+        if let Some(history) = self.conversation {
+            scratch.wrote_conversation = true;
+            tokio::fs::write(&scratch.conversation, history)
+                .await
+                .map_err(|e| AgentError { reason: format!("cannot write the conversation file: {e}"), run: None })?;
         }
         let trace_path = scratch.trace.clone();
         // Agents with `mcp: [...]` get a client config pointing at recording proxies.
@@ -105,6 +123,9 @@ impl SystemUnderTest for CommandSut<'_> {
         spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
         if let Some(config) = &bindings.mcp_config {
             spec.env.push(("EVALGATE_MCP_CONFIG".into(), config.display().to_string()));
+        }
+        if self.conversation.is_some() {
+            spec.env.push(("EVALGATE_CONVERSATION".into(), scratch.conversation.display().to_string()));
         }
         if agent.stdin {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());

@@ -151,6 +151,39 @@ impl SystemUnderTest for LlmSut<'_> {
             };
             (system, messages)
         })?;
+        self.answer(system, messages, timeout).await.map(|(run, _)| run)
+    }
+}
+
+impl LlmSut<'_> {
+    /// One turn of a conversation: `bindings.prompt` is the user's message, appended to
+    /// `history` (the earlier turns exactly, tool calls and results included) with what
+    /// the agent answered, its tool calls and their results. With a `window`, the model is
+    /// given only the last messages of it, from a user's message on.
+    pub async fn converse(
+        &self,
+        bindings: &Bindings,
+        timeout: Duration,
+        history: &mut Vec<ChatMessage>,
+        window: Option<usize>,
+    ) -> Result<AgentRun, AgentError> {
+        history.push(ChatMessage::text(Role::User, bindings.prompt.clone()));
+        let given = windowed(history, window);
+        let (run, messages) = self.answer(self.agent.spec.system.clone(), given.to_vec(), timeout).await?;
+        let new = messages.into_iter().skip(given.len());
+        history.extend(new);
+        Ok(run)
+    }
+
+    /// Asks the model with `messages` until a final answer (at the scenario level, running
+    /// the tools it calls): the run, and the messages with the ones it added.
+    async fn answer(
+        &self,
+        system: Option<String>,
+        messages: Vec<ChatMessage>,
+        timeout: Duration,
+    ) -> Result<(AgentRun, Vec<ChatMessage>), AgentError> {
+        let spec = &self.agent.spec;
         let tools = model_tools(self.agent, self.servers, self.task);
         let mut request = ChatRequest {
             model: spec.model.clone(),
@@ -239,7 +272,10 @@ impl SystemUnderTest for LlmSut<'_> {
             request.messages.push(ChatMessage { role: Role::User, parts: results });
         }
         let failure = answer.is_none().then(|| format!("reached max_turns ({turns}) without a final answer"));
-        Ok(AgentRun {
+        if let Some(text) = &answer {
+            request.messages.push(ChatMessage::text(Role::Assistant, text.clone()));
+        }
+        let run = AgentRun {
             output: answer.unwrap_or_default(),
             output_truncated: false,
             stderr: String::new(),
@@ -261,6 +297,17 @@ impl SystemUnderTest for LlmSut<'_> {
             failure,
             cached: all_cached,
             replayed: all_replayed,
-        })
+        };
+        Ok((run, request.messages))
     }
+}
+
+/// The last `window` messages of `history`, from the first user's message among them that
+/// is not a tool result (a provider refuses a history that starts inside a tool call).
+fn windowed(history: &[ChatMessage], window: Option<usize>) -> &[ChatMessage] {
+    let Some(window) = window else { return history };
+    let from = history.len().saturating_sub(window);
+    let opens = |m: &ChatMessage| m.role == Role::User && m.parts.iter().all(|p| matches!(p, Part::Text(_)));
+    let start = (from..history.len()).find(|&i| opens(&history[i])).unwrap_or(history.len() - 1);
+    &history[start..]
 }

@@ -79,7 +79,7 @@ const LEAKY: &str = "
 ";
 
 /// Runs evalgate in `dir` with `args`; the key is set only when `key` is.
-fn evalgate(dir: &Path, args: &[&str], key: bool) -> std::process::Output {
+pub(crate) fn evalgate(dir: &Path, args: &[&str], key: bool) -> std::process::Output {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
     command.current_dir(dir).args(args).env_remove("EVALGATE_TEST_KEY");
     for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("GITHUB_") || k.ends_with("_BASE_URL")) {

@@ -1,0 +1,346 @@
+//! One trial of a conversation task: the scripted turns, then the simulated user's, each
+//! answered by the agent with the history its kind carries, each turn graded; then the
+//! whole-conversation graders and the verdict rule (docs/conversations.md). A trial is one
+//! whole conversation, so trials, retries, variants and the gates see an ordinary trial.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::json;
+
+use super::conversation_verdict::{Whole, conversation_verdict};
+use super::simulated_user::{Move, next_move};
+use super::task_attempt::{OUTPUT_EXCERPT, RunContext, run_graders, score_task};
+use crate::excerpt;
+use crate::grade::GradeInput;
+use crate::llm::types::ChatMessage;
+use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
+use crate::suite::model::{Agent, Conversation, Task};
+use crate::sut::{AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
+use crate::template::Bindings;
+use crate::workspace::TrialWorkspace;
+
+/// The agent of a conversation, holding what its kind carries from turn to turn.
+enum Speaker<'a> {
+    /// A model agent: the message list, tool calls and results included.
+    Model(LlmSut<'a>, Vec<ChatMessage>),
+    /// A command agent, run once per turn with the earlier turns in `$EVALGATE_CONVERSATION`.
+    Command(CommandSut<'a>),
+    /// An ACP agent: one session, a `session/prompt` a turn.
+    Acp(AcpSut<'a>),
+}
+
+impl Speaker<'_> {
+    /// The agent's answer to `bindings.prompt`, given the earlier `turns` (user message,
+    /// answer), at most the last `window` messages of them.
+    async fn answer(
+        &mut self,
+        bindings: &Bindings,
+        timeout: Duration,
+        turns: &[(String, String)],
+        window: Option<usize>,
+    ) -> Result<AgentRun, AgentError> {
+        match self {
+            Speaker::Model(sut, history) => sut.converse(bindings, timeout, history, window).await,
+            Speaker::Command(sut) => {
+                let mut messages: Vec<serde_json::Value> = turns
+                    .iter()
+                    .flat_map(|(said, answered)| {
+                        [json!({"role": "user", "content": said}), json!({"role": "assistant", "content": answered})]
+                    })
+                    .collect();
+                if let Some(window) = window {
+                    // From a user's message, as for a model agent.
+                    let from = messages.len().saturating_sub(window);
+                    messages.drain(..from + from % 2);
+                }
+                let history = serde_json::Value::Array(messages).to_string();
+                CommandSut { conversation: Some(&history), ..*sut }.run(bindings, timeout).await
+            }
+            Speaker::Acp(sut) => sut.run(bindings, timeout).await,
+        }
+    }
+}
+
+/// Runs the conversation of `task` as one trial, into `trial`. `bindings` holds the setup's
+/// outputs; each turn sets `prompt`, `agent.output` and `turns.N.output` as it goes.
+pub(super) async fn run_conversation(
+    ctx: &RunContext,
+    servers: &crate::mcp::servers::Servers,
+    task: &Task,
+    conversation: &Conversation,
+    (trial_index, workspace): (u32, Option<&TrialWorkspace>),
+    bindings: &mut Bindings,
+    trial: &mut TrialResult,
+) {
+    let cassette = ctx.llm.cassette.as_ref();
+    let speaker = match &**ctx.agent_for(task) {
+        Agent::Llm(agent) => {
+            Speaker::Model(LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }, Vec::new())
+        }
+        Agent::Command(agent) => {
+            let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
+            Speaker::Command(CommandSut { agent, scratch_dir, servers, cassette, workspace, conversation: None })
+        }
+        Agent::Acp(agent) => Speaker::Acp(AcpSut { agent, servers, cassette, workspace }),
+        Agent::Call(_) => {
+            trial.reason = Some("a conversation needs an agent; an execution-level task calls a tool".into());
+            return;
+        }
+    };
+    let mut dialogue = Dialogue {
+        speaker,
+        transcript: Vec::new(),
+        runs: Vec::new(),
+        deadline: Instant::now() + task.timeout,
+        window: conversation.window.map(|w| w.get() as usize),
+    };
+    let started_at = SystemTime::now();
+    let mut stopped = false;
+    let mut simulator_cost = Some(0.0);
+
+    for (i, scripted) in conversation.turns.iter().enumerate() {
+        if stopped {
+            trial.turns.push(skipped_turn(i as u32 + 1, &bindings.render(&scripted.prompt).unwrap_or_default()));
+            continue;
+        }
+        let prompt = match bindings.render(&scripted.prompt) {
+            Ok(prompt) => prompt,
+            Err(missing) => {
+                trial.reason = Some(format!("turn {}: the prompt uses {missing}", i + 1));
+                return;
+            }
+        };
+        if dialogue.take_turn(prompt, TurnAuthor::Script, bindings, trial).await.is_err() {
+            return;
+        }
+        let run = dialogue.runs.last().expect("the turn ran");
+        let input = grade_input(ctx, task, run, bindings, workspace, started_at);
+        let graded = run_graders(&scripted.graders, &input, None, false, trial).await;
+        let turn = trial.turns.last_mut().expect("the turn ran");
+        if turn.status == Status::Passed && !graded.is_empty() {
+            (turn.status, turn.score, turn.reason) = score_task(&graded, scripted.threshold);
+        }
+        turn.graders = graded;
+        stopped = conversation.stop_on_failure && turn.status != Status::Passed;
+    }
+
+    if let Some(user) = &conversation.simulated_user {
+        let ended = loop {
+            if stopped {
+                break SimulatorEnd::Stopped;
+            }
+            if trial.turns.len() >= user.max_turns.get() as usize {
+                break SimulatorEnd::MaxTurns;
+            }
+            let asked = next_move(&ctx.llm, user, &dialogue.transcript, OUTPUT_EXCERPT).await;
+            simulator_cost = simulator_cost.zip(asked.cost_usd).map(|(a, b)| a + b);
+            match asked.next {
+                Ok(Move::End(end)) => break end,
+                Ok(Move::Say(message)) => {
+                    if dialogue.take_turn(message, TurnAuthor::SimulatedUser, bindings, trial).await.is_err() {
+                        break SimulatorEnd::Stopped;
+                    }
+                }
+                Err(reason) => {
+                    trial.reason = Some(reason);
+                    break SimulatorEnd::Stopped;
+                }
+            }
+        };
+        trial.simulated_user = Some(SimulatedUserRecord { model: user.name.clone(), ended });
+    }
+    // The simulator's calls are the evaluation's own spending, as a judge's are.
+    match simulator_cost {
+        Some(0.0) => {}
+        Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
+        None => trial.judge_cost_unknown = true,
+    }
+    let errored = trial.turns.last().is_some_and(|t| t.status == Status::Error);
+    let Dialogue { transcript, runs, .. } = dialogue;
+    let trace = merged(&runs);
+    let last = runs.last();
+    trial.output = last.map(|r| excerpt::first(&r.output, OUTPUT_EXCERPT));
+    trial.output_truncated = last.is_some_and(|r| r.output_truncated || r.output.chars().count() > OUTPUT_EXCERPT);
+    trial.latency_ms = Some(runs.iter().map(|r| r.latency.as_millis() as u64).sum());
+    trial.model.clone_from(&trace.model);
+    trial.usage.clone_from(&trace.usage);
+    trial.tool_calls = trace.calls().to_vec();
+    trial.session.clone_from(&trace.session);
+    trial.cached = !runs.is_empty() && runs.iter().all(|r| r.cached);
+    trial.replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
+    let conversation_json = serde_json::Value::Array(
+        transcript
+            .iter()
+            .flat_map(|(said, answered)| {
+                [json!({"role": "user", "content": said}), json!({"role": "assistant", "content": answered})]
+            })
+            .collect(),
+    );
+    trial.prompt = Some(excerpt::first(&conversation_json.to_string(), OUTPUT_EXCERPT));
+    if errored || trial.reason.is_some() {
+        trial.status = Status::Error;
+        trial.score = 0.0;
+        return;
+    }
+
+    // The whole-conversation graders: the last answer is the output, every turn's tool
+    // calls the trace, and the conversation (a JSON list of `{role, content}`) the prompt.
+    bindings.prompt = conversation_json.to_string();
+    let last_run = AgentRun { trace, ..last.cloned().unwrap_or_default() };
+    let whole: Whole = if task.graders.is_empty() {
+        None
+    } else {
+        let input = grade_input(ctx, task, &last_run, bindings, workspace, started_at);
+        let graded = run_graders(&task.graders, &input, None, false, trial).await;
+        let threshold = match conversation.verdict {
+            crate::suite::model::Verdict::Score(_) => None,
+            _ => task.threshold,
+        };
+        let verdict = score_task(&graded, threshold);
+        trial.graders = graded;
+        Some(verdict)
+    };
+    let simulated = conversation.simulated_user.is_some();
+    let (status, score, reason) =
+        conversation_verdict(conversation.verdict, &trial.turns, whole, task.threshold, simulated);
+    trial.status = status;
+    trial.score = score;
+    trial.reason = reason;
+}
+
+/// The conversation as it goes: the agent, what was said, and the agent's runs.
+struct Dialogue<'a> {
+    speaker: Speaker<'a>,
+    /// (user message, answer) of each turn answered.
+    transcript: Vec<(String, String)>,
+    runs: Vec<AgentRun>,
+    deadline: Instant,
+    window: Option<usize>,
+}
+
+impl Dialogue<'_> {
+    /// One turn: the agent asked `prompt`, its answer recorded in `trial.turns`; `Err` (the
+    /// agent errored, recorded) ends the trial.
+    async fn take_turn(
+        &mut self,
+        prompt: String,
+        by: TurnAuthor,
+        bindings: &mut Bindings,
+        trial: &mut TrialResult,
+    ) -> Result<(), ()> {
+        let n = trial.turns.len() as u32 + 1;
+        bindings.prompt = prompt;
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let outcome = self.speaker.answer(bindings, left, &self.transcript, self.window).await;
+        let mut turn = TurnResult {
+            turn: n,
+            by,
+            status: Status::Passed,
+            score: 1.0,
+            reason: None,
+            prompt: Some(excerpt::first(&bindings.prompt, OUTPUT_EXCERPT)),
+            output: None,
+            output_truncated: false,
+            latency_ms: None,
+            tool_calls: Vec::new(),
+            graders: Vec::new(),
+        };
+        let run = match outcome {
+            Ok(run) => run,
+            Err(e) => {
+                turn.status = Status::Error;
+                turn.score = 0.0;
+                turn.reason = Some(e.reason.clone());
+                if let Some(run) = &e.run {
+                    turn.output = (!run.output.is_empty()).then(|| excerpt::first(&run.output, OUTPUT_EXCERPT));
+                    turn.tool_calls = run.trace.calls().to_vec();
+                }
+                trial.turns.push(turn);
+                trial.reason = Some(format!("turn {n}: {}", e.reason));
+                return Err(());
+            }
+        };
+        turn.output = Some(excerpt::first(&run.output, OUTPUT_EXCERPT));
+        turn.output_truncated = run.output_truncated || run.output.chars().count() > OUTPUT_EXCERPT;
+        turn.latency_ms = Some(run.latency.as_millis() as u64);
+        turn.tool_calls = run.trace.calls().to_vec();
+        if let Some(failure) = &run.failure {
+            // Ending without an answer (`max_turns` of its tool loop, a refusal) fails the turn.
+            turn.status = Status::Failed;
+            turn.score = 0.0;
+            turn.reason = Some(failure.clone());
+        }
+        bindings.agent_output = Some(run.output.clone());
+        bindings.turn_outputs.push(run.output.clone());
+        self.transcript.push((bindings.prompt.clone(), run.output.clone()));
+        trial.turns.push(turn);
+        self.runs.push(run);
+        Ok(())
+    }
+}
+
+/// A scripted turn not run: the conversation stopped at a failed turn before it.
+fn skipped_turn(n: u32, prompt: &str) -> TurnResult {
+    TurnResult {
+        turn: n,
+        by: TurnAuthor::Script,
+        status: Status::Skipped,
+        score: 0.0,
+        reason: Some("not run: an earlier turn failed (`stop_on_failure`)".into()),
+        prompt: (!prompt.is_empty()).then(|| excerpt::first(prompt, OUTPUT_EXCERPT)),
+        output: None,
+        output_truncated: false,
+        latency_ms: None,
+        tool_calls: Vec::new(),
+        graders: Vec::new(),
+    }
+}
+
+/// What graders see of `run`.
+fn grade_input<'a>(
+    ctx: &'a RunContext,
+    task: &Task,
+    run: &'a AgentRun,
+    bindings: &'a Bindings,
+    workspace: Option<&'a TrialWorkspace>,
+    started_at: SystemTime,
+) -> GradeInput<'a> {
+    GradeInput {
+        output: &run.output,
+        output_cut: run.output_truncated,
+        trace: &run.trace,
+        latency: run.latency,
+        started_at,
+        exit_code: run.exit_code,
+        bindings,
+        workdir: workspace.map_or(&ctx.suite.dir, |w| &w.dir),
+        timeout: task.timeout,
+        llm: &ctx.llm,
+        tool_result: None,
+        tool_error: None,
+        judge: ctx.suite.judge.as_ref(),
+    }
+}
+
+/// The conversation's trace: every turn's tool calls in order, usage added up (a cost
+/// unknown in any turn is unknown), the last model and session.
+fn merged(runs: &[AgentRun]) -> Trace {
+    let reported = runs.iter().any(|r| r.trace.tool_calls.is_some());
+    let calls: Vec<_> = runs.iter().flat_map(|r| r.trace.calls().iter().cloned()).collect();
+    let usages: Vec<Option<&Usage>> = runs.iter().map(|r| r.trace.usage.as_ref()).collect();
+    let usage = usages.iter().any(Option::is_some).then(|| {
+        let sum = |f: fn(&Usage) -> Option<u64>| {
+            let values: Vec<u64> = usages.iter().flatten().filter_map(|u| f(u)).collect();
+            (!values.is_empty()).then(|| values.iter().sum())
+        };
+        let cost = usages.iter().try_fold(0.0, |total, u| Some(total + u.as_ref()?.cost_usd?));
+        Usage { input_tokens: sum(|u| u.input_tokens), output_tokens: sum(|u| u.output_tokens), cost_usd: cost }
+    });
+    Trace {
+        output: None,
+        tool_calls: reported.then_some(calls),
+        usage,
+        model: runs.iter().rev().find_map(|r| r.trace.model.clone()),
+        session: runs.iter().rev().find_map(|r| r.trace.session.clone()),
+    }
+}

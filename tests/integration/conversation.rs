@@ -1,0 +1,240 @@
+//! Conversations through the binary: scripted turns against the LLM stand-in and a command
+//! agent, the history each kind carries, per-turn graders, `stop_on_failure`, every verdict
+//! rule, and a flooding agent.
+
+use serde_json::{Value, json};
+
+use crate::common::server::{Server, answer};
+use crate::common::{Test, indent, unindent};
+use crate::mcp::mcp_suite;
+use crate::scenario::body;
+
+const KEY: &str = "sk-test-key";
+
+/// A suite with the model agent `bot` (and the everything server) on `server`.
+pub(crate) fn model_suite(server: &Server, extra: &str, tasks: &str) -> String {
+    let header = "
+        evalgate: 1
+        suite: t
+        mcp_servers:
+          everything: {command: [<everything>, stdio]}
+        agents:
+          bot: {provider: openai, model: gpt-4o-mini, base_url: '<url>/v1', api_key_env: EVALGATE_TEST_KEY, mcp: [everything], max_turns: 3}
+        ";
+    let yaml = mcp_suite(header) + &unindent(extra) + "tasks:\n" + &indent(tasks, 2);
+    yaml.replace("<url>", &server.url())
+}
+
+#[track_caller]
+pub(crate) fn run(yaml: &str) -> crate::common::Run {
+    Test::new().write("evalgate.yaml", yaml).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
+}
+
+/// The user's texts in a request (what `role: user` messages with text content say).
+fn said(b: &Value) -> Vec<String> {
+    b["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].to_string()).collect()
+}
+
+/// The n-th request holds the n-1 earlier turns exactly, tool calls and their results
+/// included; `{turns.1.output}` is the first turn's answer; each turn has its graders.
+#[test]
+fn a_model_agent_is_given_every_earlier_turn_exactly() {
+    let server = Server::start(|r| {
+        let b = body(r);
+        let messages = b["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        match (last["role"].as_str().unwrap(), last["content"].as_str().unwrap_or_default()) {
+            // The first turn calls a tool, then answers with its result.
+            ("user", "hello") => (200, answer(None, &[("everything__echo", r#"{"message": "ping"}"#)])),
+            ("tool", result) => (200, answer(Some(&format!("first: {result}")), &[])),
+            ("user", _) => (200, answer(Some(&format!("answer {}", messages.len())), &[])),
+            other => panic!("{other:?}"),
+        }
+    });
+    let tasks = "
+        - id: chat
+          level: scenario
+          turns:
+            - prompt: hello
+              grade: [{type: contains, value: 'first: Echo: ping'}, {type: tool_called, tool: echo}]
+            - prompt: 'you said {turns.1.output}'
+              grade: [{type: contains, value: 'answer 5'}]
+            - prompt: third
+              grade: [{type: contains, value: 'nope'}]
+          conversation: {verdict: {share: 0.6}}
+          grade: [{type: tool_called, tool: echo}]
+        - id: window
+          turns:
+            - {prompt: a}
+            - {prompt: b}
+            - prompt: c
+              grade: [{type: contains, value: 'answer 3'}]
+          conversation: {window: 3}
+        ";
+    let run = run(&model_suite(&server, "", tasks));
+    run.expect_code(0);
+    let requests: Vec<Value> = server.received().iter().map(body).collect();
+    let chat: Vec<&Value> = requests.iter().filter(|b| said(b)[0] == "\"hello\"").collect();
+    assert_eq!(chat.len(), 4, "two for the tool loop of turn 1, one each for turns 2 and 3");
+    let turn1 = &chat[1]["messages"];
+    assert_eq!(turn1[1]["tool_calls"][0]["function"]["name"], "everything__echo");
+    assert_eq!(turn1[2]["role"], "tool");
+    // Turn 2's request is turn 1 exactly (its tool call and result), its answer, then turn 2.
+    let turn2 = chat[2]["messages"].as_array().unwrap();
+    assert_eq!(&turn2[..3], &turn1.as_array().unwrap()[..]);
+    assert_eq!(turn2[3], json!({"role": "assistant", "content": "first: Echo: ping"}));
+    assert_eq!(turn2[4], json!({"role": "user", "content": "you said first: Echo: ping"}));
+    assert_eq!(turn2.len(), 5);
+    let turn3 = chat[3]["messages"].as_array().unwrap();
+    assert_eq!(&turn3[..5], &turn2[..]);
+    assert_eq!(turn3[5], json!({"role": "assistant", "content": "answer 5"}));
+    assert_eq!(turn3[6], json!({"role": "user", "content": "third"}));
+
+    let trial = &run.task("chat")["trials"][0];
+    let turns = trial["turns"].as_array().unwrap();
+    let statuses: Vec<&str> = turns.iter().map(|t| t["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["passed", "passed", "failed"]);
+    assert_eq!(turns[0]["tool_calls"][0]["name"], "echo");
+    assert_eq!(turns[1]["prompt"], "you said first: Echo: ping");
+    assert_eq!(turns[2]["graders"][0]["status"], "failed");
+    // 2 of 3 turns passed (a share of 0.6 is enough) and the whole-conversation grader passed.
+    assert_eq!(run.task("chat")["status"], "passed");
+    assert_eq!(trial["graders"][0]["type"], "tool_called");
+    assert_eq!(trial["output"], "answer 7");
+
+    // `window: 3`: the third turn is given the last three messages, from a user's message.
+    let window: Vec<&Value> = requests.iter().filter(|b| said(b).last().unwrap() == "\"c\"").collect();
+    assert_eq!(window[0]["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(window[0]["messages"][0], json!({"role": "user", "content": "b"}));
+}
+
+/// A command agent that answers `echo: PROMPT [N earlier messages]`, and `fail` to a
+/// prompt holding `fail`.
+const CONVERSING_AGENT: &str = r#"#!/bin/sh
+n=0
+if [ -n "$EVALGATE_CONVERSATION" ]; then n=$(grep -o '"role"' "$EVALGATE_CONVERSATION" | wc -l); fi
+case "$1" in
+  *flood*) head -c 200000 /dev/zero | tr '\0' 'x'; exit 0;;
+esac
+printf 'echo: %s [%s earlier]\n' "$1" "$n"
+if [ -n "$EVALGATE_CONVERSATION" ]; then cat "$EVALGATE_CONVERSATION" > "last-history.json"; fi
+"#;
+
+fn command_suite(tasks: &str) -> String {
+    let header = "
+        evalgate: 1
+        suite: t
+        agents:
+          bot: {command: [./agent.sh, '{prompt}']}
+        ";
+    unindent(header) + "tasks:\n" + &indent(tasks, 2)
+}
+
+fn command_run(tasks: &str) -> crate::common::Run {
+    Test::new().write("agent.sh", CONVERSING_AGENT).write("evalgate.yaml", &command_suite(tasks)).args(&["run"]).run()
+}
+
+/// The protocol: the command runs once a turn with the turn's prompt as `{prompt}` and the
+/// earlier turns as JSON in the file `$EVALGATE_CONVERSATION` names.
+#[test]
+fn a_command_agent_gets_the_earlier_turns_in_a_file() {
+    let run = command_run(
+        "
+        - id: chat
+          turns:
+            - prompt: one
+              grade: [{type: contains, value: 'echo: one [0 earlier]'}]
+            - prompt: 'two after {turns.1.output}'
+              grade: [{type: contains, value: '[2 earlier]'}]
+          grade: [{type: contains, value: 'two after echo: one'}]
+        ",
+    );
+    run.expect_code(0);
+    let history: Value = serde_json::from_str(&run.read("last-history.json")).unwrap();
+    assert_eq!(history, json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "echo: one [0 earlier]\n"}]));
+    let turns = &run.task("chat")["trials"][0]["turns"];
+    assert_eq!(turns[1]["output"], "echo: two after echo: one [0 earlier]\n [2 earlier]\n");
+}
+
+/// `stop_on_failure`: the turns after a failed one do not run, and fail.
+#[test]
+fn a_failed_turn_stops_the_conversation_when_asked() {
+    let tasks = "
+        - id: <id>
+          turns:
+            - {prompt: one, grade: [{type: contains, value: one}]}
+            - {prompt: two, grade: [{type: contains, value: nope}]}
+            - {prompt: three, grade: [{type: contains, value: three}]}
+          conversation: {stop_on_failure: <stop>, verdict: final}
+        ";
+    let both = ["stops", "goes-on"]
+        .map(|id| unindent(tasks).replace("<id>", id).replace("<stop>", if id == "stops" { "true" } else { "false" }))
+        .concat();
+    let run = command_run(&both);
+    run.expect_code(1);
+    let statuses = |id: &str| -> Vec<String> {
+        run.task(id)["trials"][0]["turns"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(statuses("stops"), ["passed", "failed", "skipped"]);
+    assert_eq!(run.task("stops")["status"], "failed");
+    assert_eq!(run.task("stops")["reason"], "the final turn 2: `contains` failed: output does not contain \"nope\"");
+    // Without it, the third turn runs and passes, and `final` reads it.
+    assert_eq!(statuses("goes-on"), ["passed", "failed", "passed"]);
+    assert_eq!(run.task("goes-on")["status"], "passed");
+}
+
+/// Each verdict rule on the same turns (pass, fail, pass) and a whole-conversation grader.
+#[test]
+fn each_verdict_rule_decides_as_documented() {
+    let task = "
+        - id: <id>
+          turns:
+            - {prompt: one, grade: [{type: contains, value: one}]}
+            - {prompt: two, grade: [{type: contains, value: nope}]}
+            - {prompt: three, grade: [{type: contains, value: three}]}
+          conversation: {verdict: <rule>}
+          threshold: 0.7
+          grade: [{type: contains, value: <whole>}]
+        ";
+    let cases = [
+        ("all", "all", "three", "failed"),
+        ("final", "final", "three", "passed"),
+        ("final-whole-fails", "final", "zzz", "failed"),
+        ("share-met", "{share: 0.6}", "three", "passed"),
+        ("share-missed", "{share: 0.7}", "three", "failed"),
+        // mean of 1, 0, 1 and the whole's 1: 0.75 ≥ 0.7; with the whole failing, 0.5.
+        ("mean", "{score: mean}", "three", "passed"),
+        ("mean-low", "{score: mean}", "zzz", "failed"),
+        ("min", "{score: min}", "three", "failed"),
+        ("max", "{score: max}", "zzz", "passed"),
+    ];
+    let tasks: String = cases
+        .iter()
+        .map(|(id, rule, whole, _)| unindent(task).replace("<id>", id).replace("<rule>", rule).replace("<whole>", whole))
+        .collect();
+    let run = command_run(&tasks);
+    run.expect_code(1);
+    for (id, _, _, status) in cases {
+        assert_eq!(run.task(id)["status"], status, "{id}: {}", run.task(id)["reason"]);
+    }
+    assert_eq!(run.task("mean")["score"], 0.75);
+    assert_eq!(run.task("share-missed")["reason"], "2/3 turns passed, a share of 0.7 required");
+}
+
+/// An agent that floods a turn is cut as every output is, in the turn and in the trial.
+#[test]
+fn a_flooding_turn_is_bounded() {
+    let run = command_run(
+        "
+        - id: flood
+          turns:
+            - {prompt: flood, grade: [{type: contains, value: xxx}]}
+            - {prompt: after, grade: [{type: contains, value: '[2 earlier]'}]}
+        ",
+    );
+    run.expect_code(0);
+    let turn = &run.task("flood")["trials"][0]["turns"][0];
+    assert_eq!(turn["output_truncated"], true);
+    assert!(turn["output"].as_str().unwrap().len() <= 16 * 1024 + 8);
+    assert!(run.read("evalgate-out/results.json").len() < 200_000);
+}
