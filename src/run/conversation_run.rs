@@ -16,6 +16,7 @@ use crate::llm::types::ChatMessage;
 use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
 use crate::suite::model::{Agent, Conversation, Task};
 use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
+use crate::trace::TurnView;
 use crate::template::Bindings;
 use crate::workspace::TrialWorkspace;
 
@@ -219,6 +220,20 @@ pub(super) async fn run_conversation(
     // The whole-conversation graders: the last answer is the output, every turn's tool
     // calls the trace, and the conversation (a JSON list of `{role, content}`) the prompt.
     bindings.prompt = conversation_json.to_string();
+    let mut trace = trace;
+    trace.conversation = Some(
+        transcript
+            .iter()
+            .zip(&runs)
+            .enumerate()
+            .map(|(i, ((prompt, output), run))| TurnView {
+                turn: i as u32 + 1,
+                prompt: prompt.clone(),
+                output: output.clone(),
+                tool_calls: run.trace.calls().to_vec(),
+            })
+            .collect(),
+    );
     let last_run = AgentRun { trace, ..last.cloned().unwrap_or_default() };
     let whole: Whole = if task.graders.is_empty() {
         None
@@ -375,5 +390,6 @@ fn merged(runs: &[AgentRun]) -> Trace {
         usage,
         model: runs.iter().rev().find_map(|r| r.trace.model.clone()),
         session: runs.iter().rev().find_map(|r| r.trace.session.clone()),
+        conversation: None,
     }
 }

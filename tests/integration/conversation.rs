@@ -146,10 +146,18 @@ fn a_command_agent_gets_the_earlier_turns_in_a_file() {
               grade: [{type: contains, value: 'echo: one [0 earlier]'}]
             - prompt: 'two after {turns.1.output}'
               grade: [{type: contains, value: '[2 earlier]'}]
-          grade: [{type: contains, value: 'two after echo: one'}]
+          grade:
+            - {type: contains, value: 'two after echo: one'}
+            - {type: command, run: 'cat > whole.json'}
         ",
     );
     run.expect_code(0);
+    // A whole-conversation grader reads the conversation: each turn, its answer and calls.
+    let whole: Value = serde_json::from_str(&run.read("whole.json")).unwrap();
+    let turns = &whole["conversation"]["turns"];
+    assert_eq!(turns[0], json!({"turn": 1, "prompt": "one", "output": "echo: one [0 earlier]\n", "tool_calls": []}));
+    assert_eq!(turns[1]["prompt"], "two after echo: one [0 earlier]\n");
+    assert_eq!(whole["output"], "echo: two after echo: one [0 earlier]\n [2 earlier]\n");
     let history: Value = serde_json::from_str(&run.read("last-history.json")).unwrap();
     assert_eq!(history, json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "echo: one [0 earlier]\n"}]));
     let turns = &run.task("chat")["trials"][0]["turns"];

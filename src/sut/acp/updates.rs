@@ -172,6 +172,7 @@ impl TraceBuilder {
             usage: reported.then_some(usage),
             model: None,
             session: Some(self.session),
+            conversation: None,
         }
     }
 }
