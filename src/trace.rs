@@ -21,6 +21,23 @@ pub struct Trace {
     /// What an ACP agent's session showed besides its calls and answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
+    /// A conversation's turns, for its whole-conversation graders: set by evalgate, never
+    /// read from an agent's trace file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub conversation: Option<Vec<TurnView>>,
+}
+
+/// One turn of a conversation as its whole-conversation graders see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnView {
+    /// From 1.
+    pub turn: u32,
+    /// The user's message.
+    pub prompt: String,
+    /// The agent's answer.
+    pub output: String,
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// An agent session as the Agent Client Protocol reports it: why its turn stopped, every

@@ -34,6 +34,10 @@ pub fn context(input: &GradeInput<'_>, extra: &Map<String, Value>) -> Value {
         "mcp": {"callHistory": {"toolCalls": history, "resourceReads": [], "promptGets": []}},
     });
     let map = context.as_object_mut().expect("an object");
+    // A conversation's whole-conversation graders: every turn, its answer and tool calls.
+    if let Some(turns) = &input.trace.conversation {
+        map.insert("conversation".into(), json!({"turns": turns}));
+    }
     let input_messages = extra.get("input").cloned().unwrap_or_else(|| json!([{"role": "user", "content": b.prompt}]));
     map.extend(agentv(input, &input_messages));
     map.extend(extra.clone());

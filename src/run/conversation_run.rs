@@ -9,13 +9,14 @@ use serde_json::json;
 
 use super::conversation_verdict::{Whole, conversation_verdict};
 use super::simulated_user::{Move, next_move};
-use super::task_attempt::{OUTPUT_EXCERPT, RunContext, run_graders, score_task};
+use super::task_attempt::{OUTPUT_EXCERPT, RunContext, STDERR_TAIL, run_graders, score_task};
 use crate::excerpt;
 use crate::grade::GradeInput;
 use crate::llm::types::ChatMessage;
 use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
 use crate::suite::model::{Agent, Conversation, Task};
-use crate::sut::{AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
+use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
+use crate::trace::TurnView;
 use crate::template::Bindings;
 use crate::workspace::TrialWorkspace;
 
@@ -25,8 +26,8 @@ enum Speaker<'a> {
     Model(LlmSut<'a>, Vec<ChatMessage>),
     /// A command agent, run once per turn with the earlier turns in `$EVALGATE_CONVERSATION`.
     Command(CommandSut<'a>),
-    /// An ACP agent: one session, a `session/prompt` a turn.
-    Acp(AcpSut<'a>),
+    /// An ACP agent: one session, a `session/prompt` a turn; with the last turn's outcome.
+    Acp(AcpSut<'a>, Option<(AcpSession<'a>, Result<String, String>)>),
 }
 
 impl Speaker<'_> {
@@ -56,7 +57,28 @@ impl Speaker<'_> {
                 let history = serde_json::Value::Array(messages).to_string();
                 CommandSut { conversation: Some(&history), ..*sut }.run(bindings, timeout).await
             }
-            Speaker::Acp(sut) => sut.run(bindings, timeout).await,
+            Speaker::Acp(sut, session) => {
+                let started = Instant::now();
+                if session.is_none() {
+                    *session = Some((sut.open(bindings).await?, Ok(String::new())));
+                }
+                let (open, last) = session.as_mut().expect("opened");
+                *last = open.exchange(&bindings.prompt, timeout).await;
+                let mut run = open.turn(last);
+                if let Ok(run) | Err(AgentError { run: Some(run), .. }) = &mut run {
+                    run.latency = started.elapsed();
+                }
+                run
+            }
+        }
+    }
+
+    /// Ends what the agent holds across turns: an ACP session's whole run (its trace of
+    /// every turn, the calls its servers received reconciled); none for the other kinds.
+    async fn finish(self) -> Option<Result<AgentRun, AgentError>> {
+        match self {
+            Speaker::Acp(_, Some((session, last))) => Some(session.finish(last).await),
+            _ => None,
         }
     }
 }
@@ -81,7 +103,7 @@ pub(super) async fn run_conversation(
             let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
             Speaker::Command(CommandSut { agent, scratch_dir, servers, cassette, workspace, conversation: None })
         }
-        Agent::Acp(agent) => Speaker::Acp(AcpSut { agent, servers, cassette, workspace }),
+        Agent::Acp(agent) => Speaker::Acp(AcpSut { agent, servers, cassette, workspace }, None),
         Agent::Call(_) => {
             trial.reason = Some("a conversation needs an agent; an execution-level task calls a tool".into());
             return;
@@ -155,9 +177,20 @@ pub(super) async fn run_conversation(
         Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
         None => trial.judge_cost_unknown = true,
     }
-    let errored = trial.turns.last().is_some_and(|t| t.status == Status::Error);
-    let Dialogue { transcript, runs, .. } = dialogue;
-    let trace = merged(&runs);
+    let Dialogue { speaker, transcript, runs, .. } = dialogue;
+    let mut trace = merged(&runs);
+    let mut replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
+    // An ACP session's own trace holds every turn, and what its servers received.
+    match speaker.finish().await {
+        Some(Ok(session)) => (trace, replayed, trial.stderr) = (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL)),
+        Some(Err(e)) => {
+            trial.reason.get_or_insert(e.reason);
+            if let Some(session) = e.run {
+                (trace, replayed, trial.stderr) = (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL));
+            }
+        }
+        None => {}
+    }
     let last = runs.last();
     trial.output = last.map(|r| excerpt::first(&r.output, OUTPUT_EXCERPT));
     trial.output_truncated = last.is_some_and(|r| r.output_truncated || r.output.chars().count() > OUTPUT_EXCERPT);
@@ -167,7 +200,7 @@ pub(super) async fn run_conversation(
     trial.tool_calls = trace.calls().to_vec();
     trial.session.clone_from(&trace.session);
     trial.cached = !runs.is_empty() && runs.iter().all(|r| r.cached);
-    trial.replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
+    trial.replayed = replayed;
     let conversation_json = serde_json::Value::Array(
         transcript
             .iter()
@@ -177,6 +210,7 @@ pub(super) async fn run_conversation(
             .collect(),
     );
     trial.prompt = Some(excerpt::first(&conversation_json.to_string(), OUTPUT_EXCERPT));
+    let errored = trial.turns.last().is_some_and(|t| t.status == Status::Error);
     if errored || trial.reason.is_some() {
         trial.status = Status::Error;
         trial.score = 0.0;
@@ -186,6 +220,20 @@ pub(super) async fn run_conversation(
     // The whole-conversation graders: the last answer is the output, every turn's tool
     // calls the trace, and the conversation (a JSON list of `{role, content}`) the prompt.
     bindings.prompt = conversation_json.to_string();
+    let mut trace = trace;
+    trace.conversation = Some(
+        transcript
+            .iter()
+            .zip(&runs)
+            .enumerate()
+            .map(|(i, ((prompt, output), run))| TurnView {
+                turn: i as u32 + 1,
+                prompt: prompt.clone(),
+                output: output.clone(),
+                tool_calls: run.trace.calls().to_vec(),
+            })
+            .collect(),
+    );
     let last_run = AgentRun { trace, ..last.cloned().unwrap_or_default() };
     let whole: Whole = if task.graders.is_empty() {
         None
@@ -342,5 +390,6 @@ fn merged(runs: &[AgentRun]) -> Trace {
         usage,
         model: runs.iter().rev().find_map(|r| r.trace.model.clone()),
         session: runs.iter().rev().find_map(|r| r.trace.session.clone()),
+        conversation: None,
     }
 }

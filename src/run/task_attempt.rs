@@ -513,7 +513,7 @@ pub fn score_task(all: &[GraderResult], threshold: Option<f64>) -> (Status, f64,
 }
 
 /// Characters of an erroring agent's stderr kept (its end, where the error usually is).
-const STDERR_TAIL: usize = 2000;
+pub(super) const STDERR_TAIL: usize = 2000;
 
 #[cfg(test)]
 mod tests {

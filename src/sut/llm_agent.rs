@@ -291,6 +291,7 @@ impl LlmSut<'_> {
                 }),
                 model: Some(model),
                 session: None,
+                conversation: None,
             },
             tool_result: None,
             tool_error: None,

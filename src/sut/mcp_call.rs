@@ -62,6 +62,7 @@ impl SystemUnderTest for McpCallSut<'_> {
                 usage: None,
                 model: None,
                 session: None,
+                conversation: None,
             },
             tool_result: Some(result.clone()),
             tool_error,

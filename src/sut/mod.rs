@@ -10,7 +10,7 @@ mod model_endpoint;
 use std::time::Duration;
 
 pub use crate::trace::{ToolCall, Trace, Usage};
-pub use acp::AcpSut;
+pub use acp::{AcpSession, AcpSut};
 pub use command_agent::CommandSut;
 pub use llm_agent::LlmSut;
 pub use mcp_call::McpCallSut;

@@ -146,10 +146,18 @@ fn a_command_agent_gets_the_earlier_turns_in_a_file() {
               grade: [{type: contains, value: 'echo: one [0 earlier]'}]
             - prompt: 'two after {turns.1.output}'
               grade: [{type: contains, value: '[2 earlier]'}]
-          grade: [{type: contains, value: 'two after echo: one'}]
+          grade:
+            - {type: contains, value: 'two after echo: one'}
+            - {type: command, run: 'cat > whole.json'}
         ",
     );
     run.expect_code(0);
+    // A whole-conversation grader reads the conversation: each turn, its answer and calls.
+    let whole: Value = serde_json::from_str(&run.read("whole.json")).unwrap();
+    let turns = &whole["conversation"]["turns"];
+    assert_eq!(turns[0], json!({"turn": 1, "prompt": "one", "output": "echo: one [0 earlier]\n", "tool_calls": []}));
+    assert_eq!(turns[1]["prompt"], "two after echo: one [0 earlier]\n");
+    assert_eq!(whole["output"], "echo: two after echo: one [0 earlier]\n [2 earlier]\n");
     let history: Value = serde_json::from_str(&run.read("last-history.json")).unwrap();
     assert_eq!(history, json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "echo: one [0 earlier]\n"}]));
     let turns = &run.task("chat")["trials"][0]["turns"];
@@ -237,4 +245,40 @@ fn a_flooding_turn_is_bounded() {
     assert_eq!(turn["output_truncated"], true);
     assert!(turn["output"].as_str().unwrap().len() <= 16 * 1024 + 8);
     assert!(run.read("evalgate-out/results.json").len() < 200_000);
+}
+
+/// An ACP agent holds the conversation in one session: a `session/prompt` a turn, each
+/// turn's answer and tool calls its own, the session's trace the trial's.
+#[test]
+fn an_acp_agent_converses_in_one_session() {
+    let test = Test::new()
+        .write("fake_agent.py", include_str!("../fixtures/acp/fake_agent.py"))
+        .file(
+            "evalgate.yaml",
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              coder:
+                timeout: 5s
+                acp: {command: [python3, fake_agent.py], env: {FAKE_ACP: converse}}
+            tasks:
+              - id: chat
+                turns:
+                  - prompt: hello
+                    grade: [{type: equals, value: 'turn 1 of session 1 heard: hello'}, {type: tool_called, tool: Note}]
+                  - prompt: 'again, after {turns.1.output}'
+                    grade: [{type: contains, value: 'turn 2 of session 1 heard: hello | again, after turn 1'}]
+                grade: [{type: tool_sequence, tools: [Note, Note], order: exact}]
+            ",
+        );
+    let run = test.args(&["run"]).run();
+    run.expect_code(0);
+    let trial = &run.task("chat")["trials"][0];
+    let turns = trial["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1]["tool_calls"].as_array().unwrap().len(), 1, "each turn has its own calls");
+    assert_eq!(turns[1]["tool_calls"][0]["arguments"]["turn"], 2);
+    assert_eq!(trial["usage"]["input_tokens"], 20, "the session's usage adds its turns'");
+    assert_eq!(trial["session"]["stop_reason"], "end_turn");
 }

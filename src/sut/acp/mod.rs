@@ -10,4 +10,4 @@ mod protocol;
 mod session;
 mod updates;
 
-pub use session::AcpSut;
+pub use session::{AcpSession, AcpSut};

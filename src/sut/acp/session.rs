@@ -43,6 +43,16 @@ pub struct AcpSut<'a> {
 #[async_trait::async_trait]
 impl SystemUnderTest for AcpSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
+        let mut session = self.open(bindings).await?;
+        let outcome = session.exchange(&bindings.prompt, timeout).await;
+        session.finish(outcome).await
+    }
+}
+
+impl<'a> AcpSut<'a> {
+    /// Starts the agent for a trial, its MCP proxies and model endpoint; the protocol
+    /// starts with the first [`AcpSession::exchange`].
+    pub async fn open(&self, bindings: &Bindings) -> Result<AcpSession<'a>, AgentError> {
         let agent = self.agent;
         let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
         // In a workspace, its own script is still found beside the suite.
@@ -73,7 +83,7 @@ impl SystemUnderTest for AcpSut<'_> {
         let started = Instant::now();
         let piped = Piped::spawn(&mut cmd, &reaper::new_owner());
         let piped = piped.map_err(|e| AgentError { reason: format!("cannot start `{}`: {e}", argv[0]), run: None })?;
-        let mut session = Conversation {
+        let conversation = Conversation {
             conn: Connection::new(piped),
             trace: TraceBuilder::new(agent.mcp.clone()),
             agent,
@@ -83,18 +93,65 @@ impl SystemUnderTest for AcpSut<'_> {
             cancelling: false,
             model: None,
         };
+        Ok(AcpSession { conversation, mcp_servers: Some(mcp_servers), proxies, endpoint, started, agent })
+    }
+}
+
+/// An ACP agent's session across the turns of a trial: one process, one `session/new`,
+/// a `session/prompt` a turn.
+pub struct AcpSession<'a> {
+    conversation: Conversation<'a>,
+    /// Handed to `session/new` at the first exchange.
+    mcp_servers: Option<Vec<Value>>,
+    proxies: Vec<(String, crate::mcp::proxy::Proxy)>,
+    endpoint: Option<ModelEndpoint>,
+    started: Instant,
+    agent: &'a AcpAgent,
+}
+
+impl AcpSession<'_> {
+    /// One turn within `timeout` (the first opens the session): its stop reason, or why
+    /// there is none. A model request the cassette does not hold ends it.
+    pub async fn exchange(&mut self, prompt: &str, timeout: Duration) -> Result<String, String> {
         let missed = async {
-            match &endpoint {
+            match &self.endpoint {
                 Some(endpoint) => endpoint.missed().await,
                 None => std::future::pending().await,
             }
         };
+        let opening = self.mcp_servers.take();
         // A miss fails the trial: an agent that retries the 500 is not waited for.
-        let outcome = tokio::select! {
-            outcome = session.converse(&bindings.prompt, mcp_servers, timeout) => outcome,
+        tokio::select! {
+            outcome = self.conversation.converse(opening, prompt, timeout) => outcome,
             () = missed => Err("asked its model what the cassette does not hold".to_owned()),
+        }
+    }
+
+    /// What the last turn answered (its text) and the tool calls it reported since the
+    /// turn before, for a conversation's turn; the whole trace stays for [`Self::finish`].
+    pub fn turn(&mut self, outcome: &Result<String, String>) -> Result<AgentRun, AgentError> {
+        let (output, calls) = self.conversation.trace.take_turn();
+        let run = AgentRun {
+            output,
+            output_truncated: self.conversation.trace.cut,
+            trace: Trace { tool_calls: Some(calls), model: self.conversation.model.clone(), ..Trace::default() },
+            ..AgentRun::default()
         };
-        let Conversation { conn, trace, model, .. } = session;
+        match outcome.clone().map(|reason| Stop::of(&reason)) {
+            Ok(Stop::Finished) => Ok(run),
+            Ok(Stop::Failed(why)) => Ok(AgentRun { failure: Some(why), ..run }),
+            Ok(Stop::Error(why)) | Err(why) => {
+                Err(AgentError { reason: format!("agent `{}` {why}", self.agent.name), run: Some(run) })
+            }
+        }
+    }
+
+    /// Ends the session: the agent killed, its whole trace (every turn's), the calls the
+    /// proxies saw reconciled with those it reported, the endpoint stopped; `outcome` is
+    /// the last turn's.
+    pub async fn finish(self, outcome: Result<String, String>) -> Result<AgentRun, AgentError> {
+        let AcpSession { conversation, proxies, endpoint, started, agent, .. } = self;
+        let Conversation { conn, trace, model, .. } = conversation;
         let output_truncated = trace.cut;
         let stderr = conn.close().await;
         let latency = started.elapsed();
@@ -150,9 +207,42 @@ struct Conversation<'a> {
 }
 
 impl Conversation<'_> {
-    /// The whole session within `timeout`: its stop reason, or why there is none.
-    async fn converse(&mut self, prompt: &str, mcp_servers: Vec<Value>, timeout: Duration) -> Result<String, String> {
+    /// A turn within `timeout`, after opening the session when given its MCP servers (the
+    /// first turn): the turn's stop reason, or why there is none.
+    async fn converse(
+        &mut self,
+        opening: Option<Vec<Value>>,
+        prompt: &str,
+        timeout: Duration,
+    ) -> Result<String, String> {
         let work = async {
+            if let Some(mcp_servers) = opening {
+                self.open(mcp_servers).await?;
+            }
+            let id = self.session_id.clone().unwrap_or_default();
+            let params = json!({"sessionId": id, "prompt": [{"type": "text", "text": prompt}]});
+            let answer = self.call("session/prompt", params).await?;
+            if let Some(usage) = answer.get("usage") {
+                self.trace.prompt_usage(usage);
+            }
+            match answer.get("stopReason").and_then(Value::as_str) {
+                Some(reason) => Ok(reason.to_owned()),
+                None => Err("answered `session/prompt` without a `stopReason`".into()),
+            }
+        };
+        match tokio::time::timeout(timeout, work).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let within = humantime::format_duration(timeout);
+                Err(format!("timed out after {within}{}", self.cancel().await))
+            }
+        }
+    }
+
+    /// `initialize` (the version checked), `session/new` with the MCP servers, then the
+    /// mode and model asked for.
+    async fn open(&mut self, mcp_servers: Vec<Value>) -> Result<(), String> {
+        {
             let init = self.call("initialize", protocol::initialize()).await?;
             let version = init.get("protocolVersion").and_then(Value::as_u64);
             if version != Some(protocol::PROTOCOL_VERSION) {
@@ -185,22 +275,7 @@ impl Conversation<'_> {
                 self.choose("model", model, &offered, "session/set_model", params).await?;
                 self.model = Some(model.clone());
             }
-            let params = json!({"sessionId": id, "prompt": [{"type": "text", "text": prompt}]});
-            let answer = self.call("session/prompt", params).await?;
-            if let Some(usage) = answer.get("usage") {
-                self.trace.prompt_usage(usage);
-            }
-            match answer.get("stopReason").and_then(Value::as_str) {
-                Some(reason) => Ok(reason.to_owned()),
-                None => Err("answered `session/prompt` without a `stopReason`".into()),
-            }
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                let within = humantime::format_duration(timeout);
-                Err(format!("timed out after {within}{}", self.cancel().await))
-            }
+            Ok(())
         }
     }
 

@@ -20,6 +20,9 @@ pub struct TraceBuilder {
     /// Text dropped past `OUTPUT_CAP` (the answer and the thoughts, each).
     pub cut: bool,
     thought_bytes: usize,
+    /// Where the current turn's answer and calls start (a conversation's turn).
+    turn_output: usize,
+    turn_calls: usize,
 }
 
 /// Appends `text` to `to`, up to `OUTPUT_CAP` bytes (as a command agent's stdout is kept);
@@ -72,8 +75,22 @@ impl TraceBuilder {
     /// The tokens of the turn, from `session/prompt`'s answer.
     pub fn prompt_usage(&mut self, usage: &Value) {
         let tokens = |key: &str| usage.get(key).and_then(Value::as_u64);
-        self.usage.input_tokens = tokens("inputTokens").or(self.usage.input_tokens);
-        self.usage.output_tokens = tokens("outputTokens").or(self.usage.output_tokens);
+        // A conversation's turns each report theirs: the session's are their sum.
+        let add = |was: Option<u64>, turn: Option<u64>| match (was, turn) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.usage.input_tokens = add(self.usage.input_tokens, tokens("inputTokens"));
+        self.usage.output_tokens = add(self.usage.output_tokens, tokens("outputTokens"));
+    }
+
+    /// The answer text and the tool calls reported since the last call (a conversation's
+    /// turn); the whole trace keeps them.
+    pub fn take_turn(&mut self) -> (String, Vec<ToolCall>) {
+        let output = self.output[self.turn_output..].to_owned();
+        let calls = self.calls[self.turn_calls..].iter().map(|(_, c)| c.clone()).collect();
+        (self.turn_output, self.turn_calls) = (self.output.len(), self.calls.len());
+        (output, calls)
     }
 
     pub fn session_mut(&mut self) -> &mut Session {
@@ -155,6 +172,7 @@ impl TraceBuilder {
             usage: reported.then_some(usage),
             model: None,
             session: Some(self.session),
+            conversation: None,
         }
     }
 }
