@@ -217,8 +217,9 @@ pub(super) async fn run_conversation(
         return;
     }
 
-    // The whole-conversation graders: the last answer is the output, every turn's tool
-    // calls the trace, and the conversation (a JSON list of `{role, content}`) the prompt.
+    // The whole-conversation graders: the last answer (or the transcript: `conversation.output`)
+    // is the output, every turn's tool calls the trace, and the conversation (a JSON list of
+    // `{role, content}`) the prompt.
     bindings.prompt = conversation_json.to_string();
     let mut trace = trace;
     trace.conversation = Some(
@@ -234,7 +235,8 @@ pub(super) async fn run_conversation(
             })
             .collect(),
     );
-    let last_run = AgentRun { trace, ..last.cloned().unwrap_or_default() };
+    let output = conversation.output.of(&transcript);
+    let last_run = AgentRun { trace, output, ..last.cloned().unwrap_or_default() };
     let whole: Whole = if task.graders.is_empty() {
         None
     } else {

@@ -40,6 +40,34 @@ pub struct RawConversation {
     pub stop_on_failure: bool,
     /// The agent is given only the last N messages of the history (default: all of it).
     pub window: Option<NonZeroU32>,
+    /// What the whole-conversation graders read as `{agent.output}`: `last`, the last
+    /// answer (default), or `transcript`, every message as `ROLE: CONTENT` joined by a blank
+    /// line (AgentV's conversation transcript).
+    #[serde(default)]
+    pub output: WholeOutput,
+}
+
+/// What the whole-conversation graders read as the output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WholeOutput {
+    #[default]
+    Last,
+    Transcript,
+}
+
+impl WholeOutput {
+    /// The output of the conversation `said` (user message, answer) a turn, as this reads it.
+    pub fn of(self, said: &[(String, String)]) -> String {
+        match self {
+            WholeOutput::Last => said.last().map(|(_, answer)| answer.clone()).unwrap_or_default(),
+            WholeOutput::Transcript => said
+                .iter()
+                .flat_map(|(user, answer)| [format!("user: {user}"), format!("assistant: {answer}")])
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        }
+    }
 }
 
 /// `all`: every turn and the whole-conversation graders pass; `final`: the last turn run
@@ -96,6 +124,7 @@ pub struct Conversation {
     pub verdict: Verdict,
     pub stop_on_failure: bool,
     pub window: Option<NonZeroU32>,
+    pub output: WholeOutput,
     pub simulated_user: Option<SimulatedUser>,
 }
 
@@ -220,6 +249,7 @@ pub(super) fn compile_conversation(
         verdict: raw.verdict,
         stop_on_failure: raw.stop_on_failure,
         window: raw.window,
+        output: raw.output,
         simulated_user,
     }))
 }

@@ -75,7 +75,8 @@ pub(super) fn conversation(t: &Value, at: &str, criteria: Option<&str>, threshol
             .map(|(i, turn)| self::turn(turn, &format!("{at}/turns/{i}"), criteria, threshold, cv))
             .collect(),
     );
-    let mut rule = json!({"verdict": {"score": "mean"}});
+    // AgentV grades the test's own assertions on the transcript.
+    let mut rule = json!({"verdict": {"score": "mean"}, "output": "transcript"});
     match t.get("aggregation") {
         None => {}
         Some(Value::String(a)) if matches!(a.as_str(), "mean" | "min" | "max") => rule["verdict"]["score"] = json!(a),
@@ -218,7 +219,10 @@ mod tests {
         }]))
         .unwrap();
         assert!(task.get("prompt").is_none() && task.get("messages").is_none());
-        assert_eq!(task["conversation"], json!({"verdict": {"score": "min"}, "stop_on_failure": true, "window": 4}));
+        assert_eq!(
+            task["conversation"],
+            json!({"verdict": {"score": "min"}, "output": "transcript", "stop_on_failure": true, "window": 4})
+        );
         let turns = task["turns"].as_array().unwrap();
         assert_eq!(turns[0]["prompt"], "Hi {{name}}");
         assert_eq!(turns[0]["threshold"], 0.6);
