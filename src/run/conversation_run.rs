@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::conversation_verdict::{Whole, conversation_verdict};
 use super::simulated_user::{Move, next_move};
-use super::task_attempt::{OUTPUT_EXCERPT, RunContext, STDERR_TAIL, run_graders, score_task};
+use super::task_attempt::{OUTPUT_EXCERPT, RunContext, STDERR_TAIL, failed_by_leak, run_graders, score_task};
 use crate::excerpt;
 use crate::grade::GradeInput;
 use crate::llm::types::ChatMessage;
@@ -113,6 +113,7 @@ pub(super) async fn run_conversation(
         speaker,
         transcript: Vec::new(),
         runs: Vec::new(),
+        failed: None,
         deadline: Instant::now() + task.timeout,
         window: conversation.window.map(|w| w.get() as usize),
     };
@@ -177,7 +178,7 @@ pub(super) async fn run_conversation(
         Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
         None => trial.judge_cost_unknown = true,
     }
-    let Dialogue { speaker, transcript, runs, .. } = dialogue;
+    let Dialogue { speaker, transcript, runs, failed, .. } = dialogue;
     let mut trace = merged(&runs);
     let mut replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
     // An ACP session's own trace holds every turn, and what its servers received.
@@ -210,10 +211,19 @@ pub(super) async fn run_conversation(
             .collect(),
     );
     trial.prompt = Some(excerpt::first(&conversation_json.to_string(), OUTPUT_EXCERPT));
+    // The grader lists whose canaries count: the task's and each turn's.
+    let lists =
+        || std::iter::once(task.graders.as_slice()).chain(conversation.turns.iter().map(|t| t.graders.as_slice()));
     let errored = trial.turns.last().is_some_and(|t| t.status == Status::Error);
     if errored || trial.reason.is_some() {
         trial.status = Status::Error;
         trial.score = 0.0;
+        // A canary leaked in any turn, the one that errored included, fails the trial.
+        for run in runs.iter().chain(&failed) {
+            if trial.status == Status::Error {
+                failed_by_leak(lists(), bindings, run, trial);
+            }
+        }
         return;
     }
 
@@ -256,6 +266,20 @@ pub(super) async fn run_conversation(
     trial.status = status;
     trial.score = score;
     trial.reason = reason;
+    // A canary leaked in any turn fails the conversation, whichever list its grader is in
+    // (a whole-conversation `no_leak` reads the last answer; the others' are checked here).
+    for (i, run) in runs.iter().enumerate() {
+        let leaked: Vec<String> = lists()
+            .flat_map(|list| crate::grade::leaked(list, bindings, &run.output, &run.trace))
+            .map(|g| format!("`{}`", g.name))
+            .collect();
+        if !leaked.is_empty() {
+            trial.status = Status::Failed;
+            trial.score = 0.0;
+            trial.reason = Some(format!("a canary of {} leaked in turn {}", leaked.join(", "), i + 1));
+            break;
+        }
+    }
 }
 
 /// The conversation as it goes: the agent, what was said, and the agent's runs.
@@ -264,6 +288,8 @@ struct Dialogue<'a> {
     /// (user message, answer) of each turn answered.
     transcript: Vec<(String, String)>,
     runs: Vec<AgentRun>,
+    /// What the agent did in a turn that errored, for the leak check.
+    failed: Option<AgentRun>,
     deadline: Instant,
     window: Option<usize>,
 }
@@ -307,6 +333,7 @@ impl Dialogue<'_> {
                 }
                 trial.turns.push(turn);
                 trial.reason = Some(format!("turn {n}: {}", e.reason));
+                self.failed = e.run;
                 return Err(());
             }
         };

@@ -313,7 +313,7 @@ async fn run_body(
                 trial.usage = run.trace.usage.clone();
                 trial.tool_calls = run.trace.calls().to_vec();
                 trial.session = run.trace.session.clone();
-                failed_by_leak(task, bindings, run, trial);
+                failed_by_leak([task.graders.as_slice()], bindings, run, trial);
             }
             return;
         }
@@ -439,8 +439,15 @@ pub(super) async fn run_graders(
 
 /// An attempt whose agent errored is not graded, but a canary it leaked before that fails
 /// it: a fail, not an error, so it is not retried away and the task fails.
-fn failed_by_leak(task: &Task, bindings: &Bindings, run: &crate::sut::AgentRun, trial: &mut TrialResult) {
-    let leaked = crate::grade::leaked(&task.graders, bindings, &run.output, &run.trace);
+/// `graders`: the lists whose canaries count (a conversation's: the task's and each turn's).
+pub(super) fn failed_by_leak<'g>(
+    graders: impl IntoIterator<Item = &'g [crate::grade::Grader]>,
+    bindings: &Bindings,
+    run: &crate::sut::AgentRun,
+    trial: &mut TrialResult,
+) {
+    let leaked: Vec<&crate::grade::Grader> =
+        graders.into_iter().flat_map(|list| crate::grade::leaked(list, bindings, &run.output, &run.trace)).collect();
     if leaked.is_empty() {
         return;
     }

@@ -136,7 +136,12 @@ pub(super) struct TrialView {
     cost: Option<f64>,
     cached: bool,
     notes: Vec<String>,
+    /// The whole-conversation graders, for a conversation.
     graders: Vec<GraderView>,
+    /// A conversation's turns, as a transcript.
+    turns: Vec<TurnView>,
+    /// The simulated user's model and how it ended, in its own word.
+    simulated_user: Option<(String, &'static str)>,
     /// The judged items a reader may label (labelling mode).
     labels: Vec<LabelView>,
     output_sha256: Option<String>,
@@ -162,7 +167,9 @@ pub(super) struct Message {
 
 impl TrialView {
     pub(super) fn new(n: usize, trial: &TrialResult, cutter: &Cutter) -> Self {
-        let messages = trial.prompt.as_deref().map(|p| messages(p, cutter)).unwrap_or_default();
+        // A conversation shows as its turns; its prompt (the transcript) is not repeated.
+        let conversation = !trial.turns.is_empty();
+        let messages = trial.prompt.as_deref().filter(|_| !conversation).map(|p| messages(p, cutter)).unwrap_or_default();
         let steps = |phase: Phase| -> Vec<StepView> {
             trial.steps.iter().filter(|s| s.phase == phase).flat_map(|s| StepView::flat(s, 0, cutter)).collect()
         };
@@ -184,7 +191,7 @@ impl TrialView {
             status: trial.status.label(),
             score: trial.score,
             reason: trial.reason.clone().filter(|r| !r.is_empty()),
-            prompt: if messages.is_empty() { cutter.opt(trial.prompt.as_deref()) } else { None },
+            prompt: if messages.is_empty() && !conversation { cutter.opt(trial.prompt.as_deref()) } else { None },
             messages,
             output: cutter.opt(trial.output.as_deref()),
             output_truncated: trial.output_truncated,
@@ -197,22 +204,9 @@ impl TrialView {
             cost: trial.usage.as_ref().and_then(|u| u.cost_usd),
             cached: trial.cached,
             notes: trial.notes.iter().cloned().chain(trial.retried.iter().enumerate().map(retried_note)).collect(),
-            graders: trial
-                .graders
-                .iter()
-                .map(|g| GraderView {
-                    name: g.name.clone(),
-                    kind: g.kind.clone(),
-                    status: g.status.label(),
-                    score: g.score,
-                    weight: g.weight,
-                    required: g.required,
-                    reason: g.reason.clone(),
-                    evidence: g.evidence.as_ref().map(|e| cutter.json(e)),
-                    cached: g.cached,
-                    advisory: g.advisory,
-                })
-                .collect(),
+            graders: grader_views(&trial.graders, cutter),
+            turns: trial.turns.iter().map(|t| TurnView::new(t, cutter)).collect(),
+            simulated_user: trial.simulated_user.as_ref().map(|u| (u.model.clone(), ended(u.ended))),
             labels: trial.graders.iter().flat_map(LabelView::of).collect(),
             output_sha256: trial.output.as_deref().map(crate::results::judges::output_sha256),
             setup: steps(Phase::Setup),
@@ -221,6 +215,70 @@ impl TrialView {
             calls_ms,
         }
     }
+}
+
+/// One turn of a conversation: the user's message, the answer, its calls and graders.
+#[derive(Serialize)]
+pub(super) struct TurnView {
+    n: u32,
+    /// `script` or `simulated user`.
+    by: &'static str,
+    status: &'static str,
+    score: f64,
+    reason: Option<String>,
+    prompt: Option<Text>,
+    output: Option<Text>,
+    output_truncated: bool,
+    calls: Vec<String>,
+    graders: Vec<GraderView>,
+}
+
+impl TurnView {
+    fn new(turn: &crate::results::TurnResult, cutter: &Cutter) -> Self {
+        TurnView {
+            n: turn.turn,
+            by: match turn.by {
+                crate::results::TurnAuthor::Script => "script",
+                crate::results::TurnAuthor::SimulatedUser => "simulated user",
+            },
+            status: turn.status.label(),
+            score: turn.score,
+            reason: turn.reason.clone(),
+            prompt: cutter.opt(turn.prompt.as_deref()),
+            output: cutter.opt(turn.output.as_deref()),
+            output_truncated: turn.output_truncated,
+            calls: turn.tool_calls.iter().map(|c| c.server.as_ref().map_or(c.name.clone(), |s| format!("{s}.{}", c.name))).collect(),
+            graders: grader_views(&turn.graders, cutter),
+        }
+    }
+}
+
+/// How a simulated user ended, as the report says it.
+fn ended(end: crate::results::SimulatorEnd) -> &'static str {
+    match end {
+        crate::results::SimulatorEnd::GoalMet => "said its goal was met",
+        crate::results::SimulatorEnd::GaveUp => "gave up",
+        crate::results::SimulatorEnd::MaxTurns => "was stopped at max_turns",
+        crate::results::SimulatorEnd::Stopped => "was stopped before it ended",
+    }
+}
+
+fn grader_views(graders: &[crate::results::GraderResult], cutter: &Cutter) -> Vec<GraderView> {
+    graders
+        .iter()
+        .map(|g| GraderView {
+            name: g.name.clone(),
+            kind: g.kind.clone(),
+            status: g.status.label(),
+            score: g.score,
+            weight: g.weight,
+            required: g.required,
+            reason: g.reason.clone(),
+            evidence: g.evidence.as_ref().map(|e| cutter.json(e)),
+            cached: g.cached,
+            advisory: g.advisory,
+        })
+        .collect()
 }
 
 /// A conversation prompt (a JSON list of `{role, content}`) as messages; none for a text.
