@@ -15,7 +15,12 @@ impl ValidateCx<'_> {
     /// A template with its `{vars.X}` still variables (for text a shell or an interpreter
     /// reads, where a value must not become code).
     fn unbound(&mut self, text: &str, scope: Scope, path: &KeyPath) -> Option<Template> {
-        let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals, turns: self.turns };
+        let names = Names {
+            vars: Some(&self.vars),
+            step_outputs: Some(&self.step_outputs),
+            locals: &self.locals,
+            turns: self.turns,
+        };
         Template::parse(text, scope, names).map_err(|e| self.template_error(text, path, e)).ok()
     }
 
@@ -24,7 +29,12 @@ impl ValidateCx<'_> {
     /// an error that names the variable to write instead.
     pub fn shell(&mut self, text: &str, scope: Scope, path: &KeyPath) -> Option<ShellScript> {
         let template = self.unbound(text, scope, path)?;
-        let names = Names { vars: Some(&self.vars), step_outputs: Some(&self.step_outputs), locals: &self.locals, turns: self.turns };
+        let names = Names {
+            vars: Some(&self.vars),
+            step_outputs: Some(&self.step_outputs),
+            locals: &self.locals,
+            turns: self.turns,
+        };
         ShellScript::compile(template, scope, names).map_err(|e| self.template_error(text, path, e)).ok()
     }
 

@@ -405,11 +405,12 @@ fn turn_output(rest: &str, reach: Option<u32>) -> Result<Var, (String, Option<St
     };
     match reach {
         None => Err((format!("`{full}` is only available in a conversation's turns and graders (`turns`)"), None)),
-        Some(0) => Err((format!("`{full}` refers to a turn not answered yet: the first turn has no earlier turn"), None)),
-        Some(k) if n > k => Err((
-            format!("`{full}` refers to a turn not answered yet: only turns 1 to {k} are answered here"),
-            None,
-        )),
+        Some(0) => {
+            Err((format!("`{full}` refers to a turn not answered yet: the first turn has no earlier turn"), None))
+        }
+        Some(k) if n > k => {
+            Err((format!("`{full}` refers to a turn not answered yet: only turns 1 to {k} are answered here"), None))
+        }
         Some(_) => Ok(Var::TurnOutput(n)),
     }
 }
