@@ -24,5 +24,5 @@ pub use flags::{SuspectTask, TaskFlags};
 pub use run_outcome::{GateCheck, GateVerdict, Mark, RunOutcome};
 pub use run_results::*;
 pub use score::TaskScore;
-pub use turn_result::{SimulatedUserRecord, SimulatorEnd, TurnAuthor, TurnResult};
 pub use totals::{TagScore, Totals, by_tag, percentile, totals};
+pub use turn_result::{SimulatedUserRecord, SimulatorEnd, TurnAuthor, TurnResult};

@@ -16,8 +16,8 @@ use crate::llm::types::ChatMessage;
 use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
 use crate::suite::model::{Agent, Conversation, Task};
 use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
-use crate::trace::TurnView;
 use crate::template::Bindings;
+use crate::trace::TurnView;
 use crate::workspace::TrialWorkspace;
 
 /// The agent of a conversation, holding what its kind carries from turn to turn.
@@ -27,7 +27,7 @@ enum Speaker<'a> {
     /// A command agent, run once per turn with the earlier turns in `$EVALGATE_CONVERSATION`.
     Command(CommandSut<'a>),
     /// An ACP agent: one session, a `session/prompt` a turn; with the last turn's outcome.
-    Acp(AcpSut<'a>, Option<(AcpSession<'a>, Result<String, String>)>),
+    Acp(AcpSut<'a>, Option<Box<(AcpSession<'a>, Result<String, String>)>>),
 }
 
 impl Speaker<'_> {
@@ -60,15 +60,16 @@ impl Speaker<'_> {
             Speaker::Acp(sut, session) => {
                 let started = Instant::now();
                 if session.is_none() {
-                    *session = Some((sut.open(bindings).await?, Ok(String::new())));
+                    *session = Some(Box::new((sut.open(bindings).await?, Ok(String::new()))));
                 }
-                let (open, last) = session.as_mut().expect("opened");
+                let (open, last) = &mut **session.as_mut().expect("opened");
                 *last = open.exchange(&bindings.prompt, timeout).await;
-                let mut run = open.turn(last);
-                if let Ok(run) | Err(AgentError { run: Some(run), .. }) = &mut run {
-                    run.latency = started.elapsed();
+                let (mut run, error) = open.turn(last);
+                run.latency = started.elapsed();
+                match error {
+                    None => Ok(run),
+                    Some(reason) => Err(AgentError { reason, run: Some(run) }),
                 }
-                run
             }
         }
     }
@@ -77,7 +78,10 @@ impl Speaker<'_> {
     /// every turn, the calls its servers received reconciled); none for the other kinds.
     async fn finish(self) -> Option<Result<AgentRun, AgentError>> {
         match self {
-            Speaker::Acp(_, Some((session, last))) => Some(session.finish(last).await),
+            Speaker::Acp(_, Some(open)) => {
+                let (session, last) = *open;
+                Some(session.finish(last).await)
+            }
             _ => None,
         }
     }
@@ -183,11 +187,15 @@ pub(super) async fn run_conversation(
     let mut replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
     // An ACP session's own trace holds every turn, and what its servers received.
     match speaker.finish().await {
-        Some(Ok(session)) => (trace, replayed, trial.stderr) = (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL)),
+        Some(Ok(session)) => {
+            (trace, replayed, trial.stderr) =
+                (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL))
+        }
         Some(Err(e)) => {
             trial.reason.get_or_insert(e.reason);
             if let Some(session) = e.run {
-                (trace, replayed, trial.stderr) = (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL));
+                (trace, replayed, trial.stderr) =
+                    (session.trace, session.replayed, excerpt::last(&session.stderr, STDERR_TAIL));
             }
         }
         None => {}

@@ -123,7 +123,7 @@ mod tests {
         let say = call(TOOL, json!({"status": "continue", "message": "hi"}));
         assert_eq!(read_move(std::slice::from_ref(&say), 100), Ok(Move::Say("hi".into())));
         let met = call(TOOL, json!({"status": "goal_met", "message": ""}));
-        assert_eq!(read_move(&[met.clone()], 100), Ok(Move::End(SimulatorEnd::GoalMet)));
+        assert_eq!(read_move(std::slice::from_ref(&met), 100), Ok(Move::End(SimulatorEnd::GoalMet)));
         for (calls, why) in [
             (vec![], "0 `user_turn` calls"),
             (vec![say.clone(), met], "2 `user_turn` calls"),

@@ -285,9 +285,16 @@ async fn run_body(
     let outcome = match &**ctx.agent_for(task) {
         Agent::Command(agent) => {
             let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
-            CommandSut { agent, scratch_dir, servers, cassette: ctx.llm.cassette.as_ref(), workspace, conversation: None }
-                .run(bindings, task.timeout)
-                .await
+            CommandSut {
+                agent,
+                scratch_dir,
+                servers,
+                cassette: ctx.llm.cassette.as_ref(),
+                workspace,
+                conversation: None,
+            }
+            .run(bindings, task.timeout)
+            .await
         }
         Agent::Acp(agent) => {
             AcpSut { agent, servers, cassette: ctx.llm.cassette.as_ref(), workspace }.run(bindings, task.timeout).await
@@ -357,7 +364,8 @@ async fn run_body(
         trace
     });
     let input_every_attempt = every_attempt.as_ref().map(|trace| GradeInput { trace, ..input });
-    let graded = run_graders(&task.graders, &input, input_every_attempt.as_ref(), run.tool_error.is_some(), trial).await;
+    let graded =
+        run_graders(&task.graders, &input, input_every_attempt.as_ref(), run.tool_error.is_some(), trial).await;
     trial.graders.extend(graded);
     let (status, score, reason) = score_task(&trial.graders, task.threshold);
     trial.status = status;

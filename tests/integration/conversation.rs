@@ -159,7 +159,10 @@ fn a_command_agent_gets_the_earlier_turns_in_a_file() {
     assert_eq!(turns[1]["prompt"], "two after echo: one [0 earlier]\n");
     assert_eq!(whole["output"], "echo: two after echo: one [0 earlier]\n [2 earlier]\n");
     let history: Value = serde_json::from_str(&run.read("last-history.json")).unwrap();
-    assert_eq!(history, json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "echo: one [0 earlier]\n"}]));
+    assert_eq!(
+        history,
+        json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "echo: one [0 earlier]\n"}])
+    );
     let turns = &run.task("chat")["trials"][0]["turns"];
     assert_eq!(turns[1]["output"], "echo: two after echo: one [0 earlier]\n [2 earlier]\n");
 }
@@ -181,7 +184,12 @@ fn a_failed_turn_stops_the_conversation_when_asked() {
     let run = command_run(&both);
     run.expect_code(1);
     let statuses = |id: &str| -> Vec<String> {
-        run.task(id)["trials"][0]["turns"].as_array().unwrap().iter().map(|t| t["status"].as_str().unwrap().to_owned()).collect()
+        run.task(id)["trials"][0]["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["status"].as_str().unwrap().to_owned())
+            .collect()
     };
     assert_eq!(statuses("stops"), ["passed", "failed", "skipped"]);
     assert_eq!(run.task("stops")["status"], "failed");
@@ -210,6 +218,7 @@ fn each_verdict_rule_decides_as_documented() {
         ("final-whole-fails", "final", "zzz", "failed"),
         ("share-met", "{share: 0.6}", "three", "passed"),
         ("share-missed", "{share: 0.7}", "three", "failed"),
+        ("share-whole-fails", "{share: 0.6}", "zzz", "failed"),
         // mean of 1, 0, 1 and the whole's 1: 0.75 ≥ 0.7; with the whole failing, 0.5.
         ("mean", "{score: mean}", "three", "passed"),
         ("mean-low", "{score: mean}", "zzz", "failed"),
@@ -218,7 +227,9 @@ fn each_verdict_rule_decides_as_documented() {
     ];
     let tasks: String = cases
         .iter()
-        .map(|(id, rule, whole, _)| unindent(task).replace("<id>", id).replace("<rule>", rule).replace("<whole>", whole))
+        .map(|(id, rule, whole, _)| {
+            unindent(task).replace("<id>", id).replace("<rule>", rule).replace("<whole>", whole)
+        })
         .collect();
     let run = command_run(&tasks);
     run.expect_code(1);
@@ -251,11 +262,9 @@ fn a_flooding_turn_is_bounded() {
 /// turn's answer and tool calls its own, the session's trace the trial's.
 #[test]
 fn an_acp_agent_converses_in_one_session() {
-    let test = Test::new()
-        .write("fake_agent.py", include_str!("../fixtures/acp/fake_agent.py"))
-        .file(
-            "evalgate.yaml",
-            "
+    let test = Test::new().write("fake_agent.py", include_str!("../fixtures/acp/fake_agent.py")).file(
+        "evalgate.yaml",
+        "
             evalgate: 1
             suite: t
             agents:
@@ -271,7 +280,7 @@ fn an_acp_agent_converses_in_one_session() {
                     grade: [{type: contains, value: 'turn 2 of session 1 heard: hello | again, after turn 1'}]
                 grade: [{type: tool_sequence, tools: [Note, Note], order: exact}]
             ",
-        );
+    );
     let run = test.args(&["run"]).run();
     run.expect_code(0);
     let trial = &run.task("chat")["trials"][0];

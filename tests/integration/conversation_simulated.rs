@@ -55,7 +55,11 @@ const REFUND: &str = "
     ";
 
 fn run_suite(server: &Server, tasks: &str) -> crate::common::Run {
-    Test::new().write("evalgate.yaml", &suite(server, tasks)).env("EVALGATE_TEST_KEY", KEY).args(&["run", "-j", "1"]).run()
+    Test::new()
+        .write("evalgate.yaml", &suite(server, tasks))
+        .env("EVALGATE_TEST_KEY", KEY)
+        .args(&["run", "-j", "1"])
+        .run()
 }
 
 fn said_by_user(trial: &Value) -> Vec<String> {
@@ -174,7 +178,11 @@ fn a_simulated_conversation_replays_from_the_cassette_with_no_key() {
     // The trial, without its timings (a replay takes no time).
     let trial = |r: &Value| {
         let mut trial = r["tasks"][0]["trials"][0].clone();
-        trial["turns"].as_array_mut().unwrap().iter_mut().for_each(|t| drop(t.as_object_mut().unwrap().remove("latency_ms")));
+        trial["turns"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .for_each(|t| drop(t.as_object_mut().unwrap().remove("latency_ms")));
         trial
     };
     assert_eq!(trial(&again)["turns"], trial(&live)["turns"]);

@@ -169,7 +169,8 @@ impl TrialView {
     pub(super) fn new(n: usize, trial: &TrialResult, cutter: &Cutter) -> Self {
         // A conversation shows as its turns; its prompt (the transcript) is not repeated.
         let conversation = !trial.turns.is_empty();
-        let messages = trial.prompt.as_deref().filter(|_| !conversation).map(|p| messages(p, cutter)).unwrap_or_default();
+        let messages =
+            trial.prompt.as_deref().filter(|_| !conversation).map(|p| messages(p, cutter)).unwrap_or_default();
         let steps = |phase: Phase| -> Vec<StepView> {
             trial.steps.iter().filter(|s| s.phase == phase).flat_map(|s| StepView::flat(s, 0, cutter)).collect()
         };
@@ -247,7 +248,11 @@ impl TurnView {
             prompt: cutter.opt(turn.prompt.as_deref()),
             output: cutter.opt(turn.output.as_deref()),
             output_truncated: turn.output_truncated,
-            calls: turn.tool_calls.iter().map(|c| c.server.as_ref().map_or(c.name.clone(), |s| format!("{s}.{}", c.name))).collect(),
+            calls: turn
+                .tool_calls
+                .iter()
+                .map(|c| c.server.as_ref().map_or(c.name.clone(), |s| format!("{s}.{}", c.name)))
+                .collect(),
             graders: grader_views(&turn.graders, cutter),
         }
     }

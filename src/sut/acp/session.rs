@@ -128,22 +128,25 @@ impl AcpSession<'_> {
     }
 
     /// What the last turn answered (its text) and the tool calls it reported since the
-    /// turn before, for a conversation's turn; the whole trace stays for [`Self::finish`].
-    pub fn turn(&mut self, outcome: &Result<String, String>) -> Result<AgentRun, AgentError> {
+    /// turn before, for a conversation's turn, with why the turn is an error if it is one;
+    /// the whole trace stays for [`Self::finish`].
+    pub fn turn(&mut self, outcome: &Result<String, String>) -> (AgentRun, Option<String>) {
         let (output, calls) = self.conversation.trace.take_turn();
-        let run = AgentRun {
+        let mut run = AgentRun {
             output,
             output_truncated: self.conversation.trace.cut,
             trace: Trace { tool_calls: Some(calls), model: self.conversation.model.clone(), ..Trace::default() },
             ..AgentRun::default()
         };
-        match outcome.clone().map(|reason| Stop::of(&reason)) {
-            Ok(Stop::Finished) => Ok(run),
-            Ok(Stop::Failed(why)) => Ok(AgentRun { failure: Some(why), ..run }),
-            Ok(Stop::Error(why)) | Err(why) => {
-                Err(AgentError { reason: format!("agent `{}` {why}", self.agent.name), run: Some(run) })
+        let error = match outcome.clone().map(|reason| Stop::of(&reason)) {
+            Ok(Stop::Finished) => None,
+            Ok(Stop::Failed(why)) => {
+                run.failure = Some(why);
+                None
             }
-        }
+            Ok(Stop::Error(why)) | Err(why) => Some(format!("agent `{}` {why}", self.agent.name)),
+        };
+        (run, error)
     }
 
     /// Ends the session: the agent killed, its whole trace (every turn's), the calls the
