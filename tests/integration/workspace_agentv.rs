@@ -231,3 +231,30 @@ tests:
         )]);
     }
 }
+
+/// Upstream's file-changes example (tests/fixtures/agentv-workspace): its own grader reads
+/// `file_changes` as AgentV's `git diff` writes it (`diff --git`, `--- /dev/null`,
+/// `+++ /dev/null`) and finds every edit, creation and deletion of its mock agent.
+#[test]
+fn upstream_s_file_changes_example_passes_its_own_grader() {
+    let fixtures = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agentv-workspace");
+    let mut test = Test::new();
+    crate::common::copy_dir(&fixtures, test.path());
+    test = test.suite(
+        "
+        evalgate: 1
+        suite: file-changes
+        agents:
+          mock: {command: [./agent.sh]}
+        judge: {provider: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: JUDGE_KEY}
+        imports:
+          - {format: agentv, path: evals/dataset.eval.yaml, agent: mock}
+        ",
+    );
+    let run = test.env("JUDGE_KEY", "k").args(&["run", "-j", "2"]).run();
+    run.expect_code(0);
+    for task in run.results()["tasks"].as_array().unwrap() {
+        let grader = &task["trials"][0]["graders"][0];
+        assert_eq!((task["status"].as_str(), grader["score"].as_f64()), (Some("passed"), Some(1.0)), "{task:#}");
+    }
+}
