@@ -261,8 +261,7 @@ fn repo_origin(cx: &mut ValidateCx, repo: &RawRepo, path: &KeyPath) -> Option<(s
     }
 }
 
-/// What a workspace cannot give its agent: under `network: none` the agent does not reach
-/// evalgate's MCP proxies on the host's loopback (not relayed into the sandbox yet).
+/// What a workspace cannot give its agent: an ACP agent is not confined yet.
 pub(super) fn check_agent(cx: &mut ValidateCx, spec: &WorkspaceSpec, agent: &crate::suite::model::Agent, at: &KeyPath) {
     if let crate::suite::model::Agent::Acp(agent) = agent
         && spec.isolation == Isolation::Bwrap
@@ -270,16 +269,6 @@ pub(super) fn check_agent(cx: &mut ValidateCx, spec: &WorkspaceSpec, agent: &cra
         cx.error(
             at,
             format!("ACP agent `{}` is not confined by the workspace's sandbox yet: set `isolation: none` to run it in the workspace unconfined", agent.name),
-        );
-    }
-    let offline = spec.isolation == Isolation::Bwrap && spec.network == Network::None;
-    if let crate::suite::model::Agent::Command(agent) = agent
-        && offline
-        && !agent.mcp.is_empty()
-    {
-        cx.error(
-            at,
-            format!("agent `{}` reaches MCP servers through evalgate's proxy on the host, which `network: none` cuts off: set `network: host` (the proxy is not relayed into the sandbox yet)", agent.name),
         );
     }
 }

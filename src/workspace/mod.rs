@@ -4,6 +4,7 @@
 
 mod file_changes;
 mod recipe;
+pub mod relay;
 mod sandbox;
 mod tree;
 mod trial_workspace;

@@ -15,14 +15,14 @@ pub const SANDBOX_UID: u32 = 65534;
 const MARK: &str = "EVALGATE-SANDBOX";
 
 /// Runs last inside the sandbox, after the agent: lists the processes still running (pid 1,
-/// bubblewrap's init, and itself aside) and the network namespace's count of packets that
+/// bubblewrap's init, its parent — the relay, when there is one — and itself aside) and the network namespace's count of packets that
 /// found no route (`OutNoRoutes`, v4 and v6: a connect or a send to anything but its own
 /// loopback), then exits with the agent's code. Builtins only: it must run when the agent
 /// left the process limit exhausted. Given as `sh -c` text, never as a file the agent could
 /// rewrite while it runs.
 const REPORT: &str = r#""$@"; rc=$?
 left=""
-for p in /proc/[0-9]*; do n=${p#/proc/}; case "$n" in 1|$$) continue;; esac; c=""; read -r c < "$p/comm" || continue; left="$left,$n:$c"; done
+for p in /proc/[0-9]*; do n=${p#/proc/}; case "$n" in 1|$$|$PPID) continue;; esac; c=""; read -r c < "$p/comm" || continue; left="$left,$n:$c"; done
 v4="?"; v6="?"
 while read -r k a b c d e f g h i j l m rest; do case "$k$a" in Ip:[0-9]*) v4=$m;; esac; done < /proc/net/snmp
 while read -r k v; do [ "$k" = Ip6OutNoRoutes ] && v6=$v; done < /proc/net/snmp6
@@ -44,6 +44,9 @@ pub struct Confinement<'a> {
     pub limits: Limits,
     /// Marks the report of this trial's sandbox.
     pub nonce: &'a str,
+    /// evalgate's own binary and the ports it relays into the sandbox (`relay.rs`), when
+    /// the agent reaches evalgate's endpoints under `network: none`.
+    pub relay: Option<(&'a Path, &'a [(u16, PathBuf)])>,
 }
 
 /// Whether evalgate runs as root (and confined agents as [`SANDBOX_UID`]).
@@ -78,6 +81,9 @@ pub fn confine(spec: ProcessSpec, c: &Confinement) -> ProcessSpec {
         format!("--fsize={0}:{0}", c.limits.file_size),
         "--".into(),
     ]);
+    if let Some((evalgate, routes)) = c.relay {
+        argv.extend(super::relay::inside_argv(evalgate, routes));
+    }
     let report = REPORT.replace("$MARK", MARK).replace("$NONCE", c.nonce);
     argv.extend(["sh".into(), "-c".into(), report, "sh".into(), spec.program.clone()]);
     argv.extend(spec.args.iter().cloned());
@@ -105,7 +111,8 @@ fn bwrap_args(c: &Confinement) -> Vec<String> {
     for dir in c.hidden {
         args.extend(["--tmpfs".into(), dir.display().to_string()]);
     }
-    for file in &c.readable {
+    let relay = c.relay.map(|(evalgate, _)| evalgate.to_owned());
+    for file in c.readable.iter().chain(&relay) {
         let file = file.display().to_string();
         args.extend(["--ro-bind".into(), file.clone(), file]);
     }
@@ -209,6 +216,7 @@ mod tests {
             network: Network::None,
             limits: Limits::default(),
             nonce: "n",
+            relay: None,
         };
         let args = bwrap_args(&c).join(" ");
         assert!(!args.contains("--share-net"));
@@ -219,6 +227,14 @@ mod tests {
             args.find("--bind /w/ws").unwrap(),
         );
         assert!(hide < back && back < ws, "{args}");
-        assert!(bwrap_args(&Confinement { network: Network::Host, ..c }).contains(&"--share-net".to_owned()));
+        // A relay keeps the sandbox's own network and makes evalgate's binary readable.
+        let routes = [(4000, PathBuf::from("/w/io/relay-4000.sock"))];
+        let relayed = Confinement { relay: Some((Path::new("/opt/evalgate"), &routes)), ..c };
+        let args = bwrap_args(&relayed).join(" ");
+        assert!(!args.contains("--share-net") && args.contains("--ro-bind /opt/evalgate /opt/evalgate"), "{args}");
+        assert!(
+            bwrap_args(&Confinement { network: Network::Host, relay: None, ..relayed })
+                .contains(&"--share-net".to_owned())
+        );
     }
 }

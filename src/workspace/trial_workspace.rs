@@ -149,10 +149,24 @@ impl TrialWorkspace {
     /// `spec` (an agent's process, its working directory from [`agent_cwd`]) as it runs in
     /// this workspace: confined unless `isolation: none`. `program_files`: files below the
     /// suite the agent's command names (its own script), readable inside the sandbox.
-    pub fn confine(&self, spec: ProcessSpec, program_files: Vec<PathBuf>) -> ProcessSpec {
+    /// `relay`: evalgate's endpoints the agent reaches (`HostRelay::routes`), relayed into
+    /// a sandbox without the network.
+    pub fn confine(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+    ) -> Result<ProcessSpec, String> {
         if self.spec.isolation == Isolation::None {
-            return spec;
+            return Ok(spec);
         }
+        let evalgate = match relay.is_empty() || !self.offline() {
+            true => None,
+            false => Some(
+                std::env::current_exe()
+                    .map_err(|e| format!("cannot find evalgate's own binary for the sandbox's relay: {e}"))?,
+            ),
+        };
         let hidden = [self.spec.suite_dir.clone()];
         let confinement = Confinement {
             workspace: &self.dir,
@@ -162,8 +176,20 @@ impl TrialWorkspace {
             network: self.spec.network,
             limits: self.spec.limits,
             nonce: &self.nonce,
+            relay: evalgate.as_deref().map(|e| (e, relay)),
         };
-        sandbox::confine(spec, &confinement)
+        Ok(sandbox::confine(spec, &confinement))
+    }
+
+    /// The host's end of the relay of evalgate's endpoints on `ports` into this trial's
+    /// sandbox, when its agent has no network (`None` otherwise: it reaches them itself).
+    pub fn relay(&self, ports: &[u16]) -> Result<Option<super::relay::HostRelay>, String> {
+        if !self.offline() || ports.is_empty() {
+            return Ok(None);
+        }
+        super::relay::HostRelay::start(&self.io, ports)
+            .map(Some)
+            .map_err(|e| format!("cannot relay evalgate's endpoints into the sandbox: {e}"))
     }
 
     /// Whether the agent runs in the sandbox.
@@ -171,8 +197,8 @@ impl TrialWorkspace {
         self.spec.isolation != Isolation::None
     }
 
-    /// Whether the agent runs without the network (the model endpoint and MCP proxies,
-    /// on the host's loopback, are then out of its reach).
+    /// Whether the agent runs without the network (the model endpoint and MCP proxies, on
+    /// the host's loopback, are then reached only through the relay).
     pub fn offline(&self) -> bool {
         self.spec.isolation == Isolation::Bwrap && self.spec.network == super::Network::None
     }
