@@ -260,15 +260,3 @@ fn repo_origin(cx: &mut ValidateCx, repo: &RawRepo, path: &KeyPath) -> Option<(s
         }
     }
 }
-
-/// What a workspace cannot give its agent: an ACP agent is not confined yet.
-pub(super) fn check_agent(cx: &mut ValidateCx, spec: &WorkspaceSpec, agent: &crate::suite::model::Agent, at: &KeyPath) {
-    if let crate::suite::model::Agent::Acp(agent) = agent
-        && spec.isolation == Isolation::Bwrap
-    {
-        cx.error(
-            at,
-            format!("ACP agent `{}` is not confined by the workspace's sandbox yet: set `isolation: none` to run it in the workspace unconfined", agent.name),
-        );
-    }
-}

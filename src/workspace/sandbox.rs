@@ -47,6 +47,10 @@ pub struct Confinement<'a> {
     /// evalgate's own binary and the ports it relays into the sandbox (`relay.rs`), when
     /// the agent reaches evalgate's endpoints under `network: none`.
     pub relay: Option<(&'a Path, &'a [(u16, PathBuf)])>,
+    /// Whether the agent ends by itself and the report shell runs after it (a command
+    /// agent); an ACP agent's session is ended by evalgate, which reads the sandbox's
+    /// network counts itself ([`no_route_of`]) before it kills the sandbox.
+    pub report: bool,
 }
 
 /// Whether evalgate runs as root (and confined agents as [`SANDBOX_UID`]).
@@ -84,8 +88,11 @@ pub fn confine(spec: ProcessSpec, c: &Confinement) -> ProcessSpec {
     if let Some((evalgate, routes)) = c.relay {
         argv.extend(super::relay::inside_argv(evalgate, routes));
     }
-    let report = REPORT.replace("$MARK", MARK).replace("$NONCE", c.nonce);
-    argv.extend(["sh".into(), "-c".into(), report, "sh".into(), spec.program.clone()]);
+    if c.report {
+        let report = REPORT.replace("$MARK", MARK).replace("$NONCE", c.nonce);
+        argv.extend(["sh".into(), "-c".into(), report, "sh".into()]);
+    }
+    argv.push(spec.program.clone());
     argv.extend(spec.args.iter().cloned());
     let mut confined = ProcessSpec::argv(argv, spec.cwd.clone(), spec.timeout);
     confined.stdin = spec.stdin;
@@ -163,6 +170,44 @@ impl Report {
     }
 }
 
+/// The packets that found no route (v4 and v6) in the network namespace of the sandbox
+/// whose bubblewrap is `pid`, read from the host through its first child (the first
+/// process inside the namespace): an attempt at the network by an agent whose session
+/// evalgate ends itself. `None` when it cannot be read (the check then fails closed).
+pub fn no_route_of(pid: u32) -> Option<u64> {
+    // Down the first children until a process in another network namespace than bwrap's.
+    let netns = |p: u32| std::fs::read_link(format!("/proc/{p}/ns/net")).ok();
+    let outer = netns(pid)?;
+    let mut current = pid;
+    let inside = loop {
+        let children = crate::files::read::text(
+            Path::new(&format!("/proc/{current}/task/{current}/children")),
+            crate::files::read::Limit { max: 1 << 16, what: "a process's children" },
+        )
+        .ok()?;
+        current = children.split_whitespace().next()?.parse().ok()?;
+        if netns(current)? != outer {
+            break current;
+        }
+    };
+    let read = |name: &str| {
+        crate::files::read::text(
+            Path::new(&format!("/proc/{inside}/net/{name}")),
+            crate::files::read::Limit { max: 1 << 20, what: "a network namespace's counts" },
+        )
+        .ok()
+    };
+    let snmp = read("snmp")?;
+    let mut ip = snmp.lines().filter(|l| l.starts_with("Ip:"));
+    let (names, values) = (ip.next()?, ip.next()?);
+    let v4 = names.split_whitespace().zip(values.split_whitespace()).find(|(n, _)| *n == "OutNoRoutes")?.1;
+    let v6 = read("snmp6")?
+        .lines()
+        .find_map(|l| l.strip_prefix("Ip6OutNoRoutes").map(|v| v.trim().to_owned()))
+        .unwrap_or_else(|| "0".into());
+    Some(v4.parse::<u64>().ok()? + v6.parse::<u64>().ok()?)
+}
+
 /// Checks that bubblewrap runs here as a confined agent would, and names the fix when not:
 /// preflight's check, so a machine that cannot confine never runs an agent unconfined.
 pub fn probe() -> Result<(), String> {
@@ -217,6 +262,7 @@ mod tests {
             limits: Limits::default(),
             nonce: "n",
             relay: None,
+            report: true,
         };
         let args = bwrap_args(&c).join(" ");
         assert!(!args.contains("--share-net"));

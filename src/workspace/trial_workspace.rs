@@ -157,6 +157,44 @@ impl TrialWorkspace {
         program_files: Vec<PathBuf>,
         relay: &[(u16, PathBuf)],
     ) -> Result<ProcessSpec, String> {
+        self.confined(spec, program_files, relay, true)
+    }
+
+    /// [`Self::confine`] for an agent whose session evalgate ends (ACP): no report shell
+    /// after it; [`Self::end_session`] reads what it would have reported before the kill.
+    pub fn confine_session(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+    ) -> Result<ProcessSpec, String> {
+        self.confined(spec, program_files, relay, false)
+    }
+
+    /// Before evalgate kills the sandbox of a session (`pid`: its bubblewrap): the network
+    /// attempts it made, read from the host. Every process in it dies with it (its own PID
+    /// namespace), so nothing can outlive it.
+    pub fn end_session(&self, pid: Option<u32>) {
+        if !self.offline() {
+            return;
+        }
+        let found = match pid.and_then(sandbox::no_route_of) {
+            None => "the sandbox's network counts could not be read".to_owned(),
+            Some(0) => return,
+            Some(n) => {
+                format!("the agent tried to reach the network under `network: none` ({n} packets found no route)")
+            }
+        };
+        self.violations.lock().expect("not poisoned").push(found);
+    }
+
+    fn confined(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+        report: bool,
+    ) -> Result<ProcessSpec, String> {
         if self.spec.isolation == Isolation::None {
             return Ok(spec);
         }
@@ -177,6 +215,7 @@ impl TrialWorkspace {
             limits: self.spec.limits,
             nonce: &self.nonce,
             relay: evalgate.as_deref().map(|e| (e, relay)),
+            report,
         };
         Ok(sandbox::confine(spec, &confinement))
     }
