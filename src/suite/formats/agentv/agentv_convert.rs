@@ -296,10 +296,8 @@ impl Shared<'_> {
             task["workspace"] = agentv_workspace::native(&merged, &cx, &mut cv.problems);
             // AgentV runs `after_each` before its graders, given the workspace; here it is
             // a cleanup step, after them, in the eval file's directory.
-            if let Some((hook, _)) = merged.hook("after_each") {
-                if let Some(step) = super::hooks::step(hook, cv.rel_dir) {
-                    task["cleanup"] = json!([step]);
-                }
+            if let Some(step) = merged.hook("after_each").and_then(|(hook, _)| super::hooks::step(hook, cv.rel_dir)) {
+                task["cleanup"] = json!([step]);
             }
         }
         task
