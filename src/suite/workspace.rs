@@ -69,6 +69,7 @@ pub enum RawSetup {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSetupCommand {
+    /// The command: the program, then its arguments.
     pub argv: Vec<String>,
     /// Its working directory, relative to the suite (default: the workspace).
     pub workdir: Option<String>,
