@@ -59,7 +59,7 @@ pub struct RawRepo {
 /// A setup command as written: an argv list, or one with its own directory, time limit
 /// and stdin keys.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a setup command: an argv list, or {argv, workdir, timeout, context}")]
 pub enum RawSetup {
     Argv(Vec<String>),
     Full(RawSetupCommand),
