@@ -33,7 +33,8 @@ out="$fixtures/VERDICTS.tsv"
 python3 "$work/judge.py" 18931 &
 judge=$!
 trap 'kill $judge; rm -rf "$work"' EXIT
-export JUDGE_API_KEY=local JUDGE_MODEL=judge
+# The agent by its absolute path: a workspace probe runs it in the test's workspace.
+export JUDGE_API_KEY=local JUDGE_MODEL=judge AGENTV_DIFF_DIR="$work"
 python3 -c 'import socket, time
 for _ in range(300):
     try:

@@ -19,6 +19,10 @@ use crate::run::signal::Stop;
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
     crate::process::keep_private();
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // evalgate as the network relay inside a workspace's sandbox (docs/workspaces.md).
+    if args.get(1).is_some_and(|a| a == crate::workspace::relay::INSIDE_ARG) {
+        return crate::workspace::relay::inside(&args[2..]);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {

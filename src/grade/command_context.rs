@@ -125,8 +125,9 @@ fn agentv(input: &GradeInput<'_>, input_messages: &Value) -> Map<String, Value> 
         "durationMs": duration_ms,
         "startTime": start,
         "endTime": end,
-        "fileChanges": null,
-        "workspacePath": null,
+        // AgentV's `git diff` against the workspace's baseline: null when nothing changed.
+        "fileChanges": input.workspace.map(|(_, diff)| diff.trim()).filter(|d| !d.is_empty()),
+        "workspacePath": input.workspace.map(|(dir, _)| dir.display().to_string()),
         "config": null,
     });
     match snake_case_deep(payload) {

@@ -23,6 +23,9 @@ pub struct GradeInput<'a> {
     pub bindings: &'a Bindings,
     /// Working directory for command graders.
     pub workdir: &'a Path,
+    /// The trial's workspace and the diff of what the agent changed in it
+    /// (`file_changes`), when the task has one.
+    pub workspace: Option<(&'a Path, &'a str)>,
     pub timeout: Duration,
     pub llm: &'a LlmRuntime,
     /// An MCP tool's whole result, for execution-level tasks.

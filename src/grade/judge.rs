@@ -269,7 +269,14 @@ impl JudgeCheck {
                     ("output", answer.trim()),
                     ("expected_output", reference.trim()),
                 ];
-                return Ok((agentv_template(template.as_deref().unwrap_or(AGENTV_TEMPLATE), &vars), AGENTV_SCHEMA.clone()));
+                let changes = input.workspace.map_or("", |(_, diff)| diff.trim());
+                let vars = [vars.as_slice(), &[("file_changes", changes)]].concat();
+                let mut prompt = agentv_template(template.as_deref().unwrap_or(AGENTV_TEMPLATE), &vars);
+                // AgentV appends what the agent changed to its own template only.
+                if template.is_none() && !changes.is_empty() {
+                    prompt.push_str(&format!("\n\n[[ ## file_changes ## ]]\n{changes}"));
+                }
+                return Ok((prompt, AGENTV_SCHEMA.clone()));
             }
             Question::Rubric(criteria, reference) => {
                 let list: Vec<String> = criteria.iter().enumerate().map(|(i, (c, _))| format!("{i}. {c}")).collect();

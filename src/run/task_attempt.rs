@@ -207,7 +207,7 @@ async fn attempt(
     bindings.step_outputs.clone_from(&ctx.hook_outputs);
     let mut trial = TrialResult::empty();
     let workspace = match &task.workspace {
-        Some(spec) => match TrialWorkspace::prepare(spec, &ctx.scratch_dir, task.timeout).await {
+        Some(spec) => match TrialWorkspace::prepare(spec, &ctx.scratch_dir, &task.id, task.timeout).await {
             Ok(workspace) => Some(workspace),
             Err(reason) => {
                 trial.reason = Some(reason);
@@ -337,7 +337,9 @@ async fn run_body(
     trial.cached = run.cached;
     trial.replayed = run.replayed;
 
+    let changes = workspace.map(TrialWorkspace::file_changes);
     let input = GradeInput {
+        workspace: workspace.zip(changes.as_ref()).map(|(w, c)| (w.dir.as_path(), c.diff.as_str())),
         output: &run.output,
         output_cut: run.output_truncated,
         trace: &run.trace,

@@ -359,15 +359,10 @@ pub(super) fn validate_task(
     }
     let position = cx.value_position(path).unwrap_or(Position { line: 1, column: 1 });
     let agent = agent?;
-    let own_workspace = raw.workspace.is_some();
     let workspace = match raw.workspace {
         Some(w) => Some(Arc::new(super::workspace::compile_workspace(cx, w, &path.key("workspace"))?)),
         None => defaults.workspace.cloned(),
     };
-    if let Some(spec) = &workspace {
-        let at = if own_workspace { path.key("workspace") } else { KeyPath::root("workspace") };
-        super::workspace::check_agent(cx, spec, &agent, &at);
-    }
     let timeout = raw.timeout.map(|d| d.0).or(agent.timeout()).or(defaults.timeout).unwrap_or(DEFAULT_TASK_TIMEOUT);
     Some(Task {
         id: raw.id,

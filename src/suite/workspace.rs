@@ -8,7 +8,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::source::{KeyPath, ValidateCx};
-use crate::workspace::{Isolation, Keep, Limits, Network, Origin, Provenance, Tree, WorkspaceSpec};
+use crate::workspace::{
+    Isolation, Keep, Limits, Network, Origin, Provenance, RepoCheckout, SetupCommand, Tree, WorkspaceSpec,
+};
 
 /// A workspace made fresh for every trial: the agent works in it, confined, and the graders
 /// grade what it left (docs/workspaces.md).
@@ -19,9 +21,15 @@ pub struct RawWorkspace {
     pub template: Option<String>,
     /// A local git repository checked out at a pinned commit for every trial.
     pub repo: Option<RawRepo>,
-    /// Commands (argv lists) run in the workspace, in order, before the agent.
+    /// Local git repositories checked out below the workspace (after `template` or `repo`),
+    /// each at a pinned commit into its `dest`.
     #[serde(default)]
-    pub setup: Vec<Vec<String>>,
+    pub repos: Vec<RawRepo>,
+    /// Commands run, in order, before the agent: an argv list (run in the workspace), or
+    /// `{argv, workdir, timeout, context}`. Each reads on stdin a JSON object with
+    /// `workspace_path`, `test_id` and the `context` keys.
+    #[serde(default)]
+    pub setup: Vec<RawSetup>,
     /// When the workspace is kept after its trial: `on_failure` (default), `always`, `never`.
     pub keep: Option<Keep>,
     /// How the agent is confined: `bwrap` (default) or `none`.
@@ -44,6 +52,32 @@ pub struct RawRepo {
     pub path: String,
     /// The commit checked out (a hash, a tag or a branch; resolved to its hash when the suite is read).
     pub commit: String,
+    /// In `repos`: the directory below the workspace it is checked out in.
+    pub dest: Option<String>,
+}
+
+/// A setup command as written: an argv list, or one with its own directory, time limit
+/// and stdin keys.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged, expecting = "a setup command: an argv list, or {argv, workdir, timeout, context}")]
+pub enum RawSetup {
+    Argv(Vec<String>),
+    Full(RawSetupCommand),
+}
+
+/// `workspace.setup[]` in its long form.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetupCommand {
+    /// The command: the program, then its arguments.
+    pub argv: Vec<String>,
+    /// Its working directory, relative to the suite (default: the workspace).
+    pub workdir: Option<String>,
+    /// Its time limit (default: the task's timeout).
+    pub timeout: Option<crate::values::RawDuration>,
+    /// Keys added to the JSON object on its stdin.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `workspace.limits`.
@@ -67,14 +101,66 @@ pub(super) fn compile_workspace(cx: &mut ValidateCx, raw: RawWorkspace, path: &K
             (Origin::Empty, None)
         }
         (Some(template), None) => template_origin(cx, template, &path.key("template")),
-        (None, Some(repo)) => (repo_origin(cx, repo, &path.key("repo")), None),
+        (None, Some(repo)) => {
+            if repo.dest.is_some() {
+                cx.error(
+                    &path.key("repo").key("dest"),
+                    "`repo` is the workspace itself: `dest` goes on an entry of `repos`",
+                );
+            }
+            (
+                repo_origin(cx, repo, &path.key("repo"))
+                    .map_or(Origin::Empty, |(path, commit)| Origin::Repo { path, commit }),
+                None,
+            )
+        }
         (None, None) => (Origin::Empty, None),
     };
     let (template_hash, template_tree) = template.unzip();
-    for (i, argv) in raw.setup.iter().enumerate() {
-        if argv.first().is_none_or(String::is_empty) {
+    let mut repos = Vec::new();
+    for (i, repo) in raw.repos.iter().enumerate() {
+        let at = path.key("repos").index(i);
+        let dest = match repo.dest.as_deref().map(std::path::Path::new) {
+            Some(d)
+                if !d.as_os_str().is_empty()
+                    && d.components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) =>
+            {
+                d
+            }
+            Some(_) => {
+                cx.error(&at.key("dest"), "`dest` is a relative directory below the workspace (no `..`)");
+                continue;
+            }
+            None => {
+                cx.error(
+                    &at,
+                    "an entry of `repos` needs `dest`, the directory below the workspace it is checked out in",
+                );
+                continue;
+            }
+        };
+        if let Some((path, commit)) = repo_origin(cx, repo, &at) {
+            repos.push(RepoCheckout { path, commit, dest: dest.display().to_string() });
+        }
+    }
+    let mut setup = Vec::new();
+    for (i, written) in raw.setup.iter().enumerate() {
+        let command = match written {
+            RawSetup::Argv(argv) => {
+                SetupCommand { argv: argv.clone(), workdir: None, timeout: None, context: Default::default() }
+            }
+            RawSetup::Full(c) => SetupCommand {
+                argv: c.argv.clone(),
+                workdir: c.workdir.as_deref().map(|w| cx.resolve_path(w)),
+                timeout: c.timeout.as_ref().map(|t| t.0),
+                context: c.context.clone(),
+            },
+        };
+        if command.argv.first().is_none_or(String::is_empty) {
             cx.error(&path.key("setup").index(i), "a setup command is an argv list whose first word names the program");
         }
+        setup.push(command);
     }
     let mut protect = globset::GlobSetBuilder::new();
     for (i, glob) in raw.protect.iter().enumerate() {
@@ -99,10 +185,11 @@ pub(super) fn compile_workspace(cx: &mut ValidateCx, raw: RawWorkspace, path: &K
         return None;
     }
     let confinement = format!("{isolation:?} {network:?} {limits:?} protect={:?}", raw.protect);
-    let provenance = Provenance::of(&origin, template_hash, &raw.setup, &confinement);
+    let provenance = Provenance::of(&origin, &repos, template_hash, &setup, &confinement);
     Some(WorkspaceSpec {
         origin,
-        setup: raw.setup,
+        repos,
+        setup,
         keep: raw.keep.unwrap_or_default(),
         isolation,
         network,
@@ -143,13 +230,13 @@ fn template_origin(cx: &mut ValidateCx, template: &str, path: &KeyPath) -> (Orig
 }
 
 /// A local repository and its commit, resolved to a full hash.
-fn repo_origin(cx: &mut ValidateCx, repo: &RawRepo, path: &KeyPath) -> Origin {
+fn repo_origin(cx: &mut ValidateCx, repo: &RawRepo, path: &KeyPath) -> Option<(std::path::PathBuf, String)> {
     if repo.path.contains("://") || repo.path.starts_with("git@") {
         cx.error(
             &path.key("path"),
             format!("`{}` is a URL: name a local repository (no network at trial time)", repo.path),
         );
-        return Origin::Empty;
+        return None;
     }
     let dir = cx.resolve_path(&repo.path);
     let resolved = std::process::Command::new("git")
@@ -159,43 +246,18 @@ fn repo_origin(cx: &mut ValidateCx, repo: &RawRepo, path: &KeyPath) -> Origin {
         .stdin(std::process::Stdio::null())
         .output();
     match resolved {
-        Ok(out) if out.status.success() => {
-            Origin::Repo { path: dir, commit: String::from_utf8_lossy(&out.stdout).trim().to_owned() }
-        }
+        Ok(out) if out.status.success() => Some((dir, String::from_utf8_lossy(&out.stdout).trim().to_owned())),
         Ok(_) if !Path::new(&dir).join(".git").exists() && !dir.join("HEAD").exists() => {
             cx.error(&path.key("path"), format!("`{}` is not a git repository", repo.path));
-            Origin::Empty
+            None
         }
         Ok(_) => {
             cx.error(&path.key("commit"), format!("no commit `{}` in `{}`", repo.commit, repo.path));
-            Origin::Empty
+            None
         }
         Err(e) => {
             cx.error(&path.key("path"), format!("cannot run git: {e}"));
-            Origin::Empty
+            None
         }
-    }
-}
-
-/// What a workspace cannot give its agent: under `network: none` the agent does not reach
-/// evalgate's MCP proxies on the host's loopback (not relayed into the sandbox yet).
-pub(super) fn check_agent(cx: &mut ValidateCx, spec: &WorkspaceSpec, agent: &crate::suite::model::Agent, at: &KeyPath) {
-    if let crate::suite::model::Agent::Acp(agent) = agent
-        && spec.isolation == Isolation::Bwrap
-    {
-        cx.error(
-            at,
-            format!("ACP agent `{}` is not confined by the workspace's sandbox yet: set `isolation: none` to run it in the workspace unconfined", agent.name),
-        );
-    }
-    let offline = spec.isolation == Isolation::Bwrap && spec.network == Network::None;
-    if let crate::suite::model::Agent::Command(agent) = agent
-        && offline
-        && !agent.mcp.is_empty()
-    {
-        cx.error(
-            at,
-            format!("agent `{}` reaches MCP servers through evalgate's proxy on the host, which `network: none` cuts off: set `network: host` (the proxy is not relayed into the sandbox yet)", agent.name),
-        );
     }
 }

@@ -131,19 +131,19 @@ impl SystemUnderTest for CommandSut<'_> {
             spec.stdin = Some(bindings.prompt.clone().into_bytes());
         }
         spec.then_take = Some(trace_path);
+        // Under `network: none` the endpoint and the proxies are relayed into the sandbox,
+        // nothing else; the relay lives as long as the agent.
+        let mut relay = None;
         if let Some(workspace) = self.workspace {
-            if workspace.offline() && (endpoint.is_some() || !proxies.is_empty()) {
-                let what = if endpoint.is_some() { "the cassette's model endpoint" } else { "the MCP proxy" };
-                let reason = format!(
-                    "agent `{}` needs {what} on the host, which the workspace's `network: none` cuts off: set `network: host` (not relayed into the sandbox yet)",
-                    agent.name
-                );
-                return Err(AgentError { reason, run: None });
-            }
-            spec = workspace.confine(spec, program_files);
+            let ports: Vec<u16> =
+                endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
+            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None })?;
+            let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
+            spec = workspace.confine(spec, program_files, routes).map_err(|reason| AgentError { reason, run: None })?;
         }
 
         let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
+        drop(relay);
         let proxied = setup::proxied_calls(proxies);
         let ended = endpoint.map(ModelEndpoint::stop);
         let mut out = out?;

@@ -101,6 +101,11 @@ impl ModelEndpoint {
         Ok(ModelEndpoint { port, token, task, seen, missed })
     }
 
+    /// The port it listens on, on the host's loopback.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The variables the agent gets: its SDKs' base URLs and keys, and evalgate's own name
     /// for the endpoint.
     pub fn env(&self) -> Vec<(String, String)> {

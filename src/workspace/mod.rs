@@ -4,12 +4,13 @@
 
 mod file_changes;
 mod recipe;
+pub mod relay;
 mod sandbox;
 mod tree;
 mod trial_workspace;
 
 pub use file_changes::{FileChange, FileChanges};
-pub use recipe::{Isolation, Keep, Limits, Network, Origin, Provenance, WorkspaceSpec};
+pub use recipe::{Isolation, Keep, Limits, Network, Origin, Provenance, RepoCheckout, SetupCommand, WorkspaceSpec};
 pub use sandbox::probe;
 pub use tree::{Tree, template_hash};
 pub use trial_workspace::{TrialWorkspace, WorkspaceRecord, agent_cwd};

@@ -10,9 +10,11 @@ use sha2::{Digest, Sha256};
 #[derive(Debug)]
 pub struct WorkspaceSpec {
     pub origin: Origin,
-    /// argv lists run in the workspace, in order, before the agent (not confined: the
-    /// suite's own commands).
-    pub setup: Vec<Vec<String>>,
+    /// Repositories checked out below the workspace (after the origin is made), each at
+    /// its pinned commit.
+    pub repos: Vec<RepoCheckout>,
+    /// Commands run, in order, before the agent (not confined: the suite's own commands).
+    pub setup: Vec<SetupCommand>,
     pub keep: Keep,
     pub isolation: Isolation,
     pub network: Network,
@@ -37,6 +39,36 @@ pub enum Origin {
     Repo { path: PathBuf, commit: String },
     /// An empty directory.
     Empty,
+}
+
+/// A local repository checked out at `commit` (a full hash, resolved when the suite is
+/// read) into `dest`, a directory below the workspace.
+#[derive(Debug, Clone)]
+pub struct RepoCheckout {
+    pub path: PathBuf,
+    pub commit: String,
+    pub dest: String,
+}
+
+/// One setup command. It runs in `workdir` (the workspace by default) and reads on stdin a
+/// JSON object: `workspace_path` (the trial's workspace), `test_id` (the task's id), then
+/// the `context` keys; `EVALGATE_WORKSPACE` in its environment names the workspace too.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SetupCommand {
+    pub argv: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<std::time::Duration>,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub context: serde_json::Map<String, serde_json::Value>,
+}
+
+impl SetupCommand {
+    /// An argv list and nothing more.
+    pub fn is_plain(&self) -> bool {
+        self.workdir.is_none() && self.timeout.is_none() && self.context.is_empty()
+    }
 }
 
 /// When a trial's workspace is kept after the trial (default `on_failure`).
@@ -100,15 +132,32 @@ pub struct Provenance {
     /// The commit checked out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The repositories checked out below the workspace: `DEST@COMMIT` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<String>,
     /// The hash of the setup commands and of how the agent is confined.
     pub setup: String,
 }
 
 impl Provenance {
     /// Worked out once, when the suite is read.
-    pub fn of(origin: &Origin, template_hash: Option<String>, setup: &[Vec<String>], confinement: &str) -> Provenance {
+    pub fn of(
+        origin: &Origin,
+        repos: &[RepoCheckout],
+        template_hash: Option<String>,
+        setup: &[SetupCommand],
+        confinement: &str,
+    ) -> Provenance {
         let mut hash = Sha256::new();
-        hash.update(serde_json::to_string(setup).expect("strings are JSON"));
+        // A plain argv list hashes as it did before setup commands had more keys.
+        let written: Vec<serde_json::Value> = setup
+            .iter()
+            .map(|c| match c.is_plain() {
+                true => serde_json::json!(c.argv),
+                false => serde_json::to_value(c).expect("strings are JSON"),
+            })
+            .collect();
+        hash.update(serde_json::to_string(&written).expect("strings are JSON"));
         hash.update(confinement);
         Provenance {
             template: template_hash,
@@ -116,14 +165,19 @@ impl Provenance {
                 Origin::Repo { commit, .. } => Some(commit.clone()),
                 _ => None,
             },
+            repos: repos.iter().map(|r| format!("{}@{}", r.dest, r.commit)).collect(),
             setup: hex16(&hash.finalize()),
         }
     }
 
     /// One line that changes whenever any part does, for the definition hash.
     pub fn digest(&self) -> String {
+        let repos = match self.repos.is_empty() {
+            true => String::new(),
+            false => format!(" repos={}", self.repos.join(",")),
+        };
         format!(
-            "template={} commit={} setup={}",
+            "template={} commit={}{repos} setup={}",
             self.template.as_deref().unwrap_or("-"),
             self.commit.as_deref().unwrap_or("-"),
             self.setup

@@ -15,14 +15,14 @@ pub const SANDBOX_UID: u32 = 65534;
 const MARK: &str = "EVALGATE-SANDBOX";
 
 /// Runs last inside the sandbox, after the agent: lists the processes still running (pid 1,
-/// bubblewrap's init, and itself aside) and the network namespace's count of packets that
+/// bubblewrap's init, its parent — the relay, when there is one — and itself aside) and the network namespace's count of packets that
 /// found no route (`OutNoRoutes`, v4 and v6: a connect or a send to anything but its own
 /// loopback), then exits with the agent's code. Builtins only: it must run when the agent
 /// left the process limit exhausted. Given as `sh -c` text, never as a file the agent could
 /// rewrite while it runs.
 const REPORT: &str = r#""$@"; rc=$?
 left=""
-for p in /proc/[0-9]*; do n=${p#/proc/}; case "$n" in 1|$$) continue;; esac; c=""; read -r c < "$p/comm" || continue; left="$left,$n:$c"; done
+for p in /proc/[0-9]*; do n=${p#/proc/}; case "$n" in 1|$$|$PPID) continue;; esac; c=""; read -r c < "$p/comm" || continue; left="$left,$n:$c"; done
 v4="?"; v6="?"
 while read -r k a b c d e f g h i j l m rest; do case "$k$a" in Ip:[0-9]*) v4=$m;; esac; done < /proc/net/snmp
 while read -r k v; do [ "$k" = Ip6OutNoRoutes ] && v6=$v; done < /proc/net/snmp6
@@ -44,6 +44,13 @@ pub struct Confinement<'a> {
     pub limits: Limits,
     /// Marks the report of this trial's sandbox.
     pub nonce: &'a str,
+    /// evalgate's own binary and the ports it relays into the sandbox (`relay.rs`), when
+    /// the agent reaches evalgate's endpoints under `network: none`.
+    pub relay: Option<(&'a Path, &'a [(u16, PathBuf)])>,
+    /// Whether the agent ends by itself and the report shell runs after it (a command
+    /// agent); an ACP agent's session is ended by evalgate, which reads the sandbox's
+    /// network counts itself ([`no_route_of`]) before it kills the sandbox.
+    pub report: bool,
 }
 
 /// Whether evalgate runs as root (and confined agents as [`SANDBOX_UID`]).
@@ -78,8 +85,14 @@ pub fn confine(spec: ProcessSpec, c: &Confinement) -> ProcessSpec {
         format!("--fsize={0}:{0}", c.limits.file_size),
         "--".into(),
     ]);
-    let report = REPORT.replace("$MARK", MARK).replace("$NONCE", c.nonce);
-    argv.extend(["sh".into(), "-c".into(), report, "sh".into(), spec.program.clone()]);
+    if let Some((evalgate, routes)) = c.relay {
+        argv.extend(super::relay::inside_argv(evalgate, routes));
+    }
+    if c.report {
+        let report = REPORT.replace("$MARK", MARK).replace("$NONCE", c.nonce);
+        argv.extend(["sh".into(), "-c".into(), report, "sh".into()]);
+    }
+    argv.push(spec.program.clone());
     argv.extend(spec.args.iter().cloned());
     let mut confined = ProcessSpec::argv(argv, spec.cwd.clone(), spec.timeout);
     confined.stdin = spec.stdin;
@@ -105,7 +118,8 @@ fn bwrap_args(c: &Confinement) -> Vec<String> {
     for dir in c.hidden {
         args.extend(["--tmpfs".into(), dir.display().to_string()]);
     }
-    for file in &c.readable {
+    let relay = c.relay.map(|(evalgate, _)| evalgate.to_owned());
+    for file in c.readable.iter().chain(&relay) {
         let file = file.display().to_string();
         args.extend(["--ro-bind".into(), file.clone(), file]);
     }
@@ -154,6 +168,44 @@ impl Report {
         *stderr = kept.strip_suffix('\n').map(str::to_owned).unwrap_or(kept);
         report
     }
+}
+
+/// The packets that found no route (v4 and v6) in the network namespace of the sandbox
+/// whose bubblewrap is `pid`, read from the host through its first child (the first
+/// process inside the namespace): an attempt at the network by an agent whose session
+/// evalgate ends itself. `None` when it cannot be read (the check then fails closed).
+pub fn no_route_of(pid: u32) -> Option<u64> {
+    // Down the first children until a process in another network namespace than bwrap's.
+    let netns = |p: u32| std::fs::read_link(format!("/proc/{p}/ns/net")).ok();
+    let outer = netns(pid)?;
+    let mut current = pid;
+    let inside = loop {
+        let children = crate::files::read::text(
+            Path::new(&format!("/proc/{current}/task/{current}/children")),
+            crate::files::read::Limit { max: 1 << 16, what: "a process's children" },
+        )
+        .ok()?;
+        current = children.split_whitespace().next()?.parse().ok()?;
+        if netns(current)? != outer {
+            break current;
+        }
+    };
+    let read = |name: &str| {
+        crate::files::read::text(
+            Path::new(&format!("/proc/{inside}/net/{name}")),
+            crate::files::read::Limit { max: 1 << 20, what: "a network namespace's counts" },
+        )
+        .ok()
+    };
+    let snmp = read("snmp")?;
+    let mut ip = snmp.lines().filter(|l| l.starts_with("Ip:"));
+    let (names, values) = (ip.next()?, ip.next()?);
+    let v4 = names.split_whitespace().zip(values.split_whitespace()).find(|(n, _)| *n == "OutNoRoutes")?.1;
+    let v6 = read("snmp6")?
+        .lines()
+        .find_map(|l| l.strip_prefix("Ip6OutNoRoutes").map(|v| v.trim().to_owned()))
+        .unwrap_or_else(|| "0".into());
+    Some(v4.parse::<u64>().ok()? + v6.parse::<u64>().ok()?)
 }
 
 /// Checks that bubblewrap runs here as a confined agent would, and names the fix when not:
@@ -209,6 +261,8 @@ mod tests {
             network: Network::None,
             limits: Limits::default(),
             nonce: "n",
+            relay: None,
+            report: true,
         };
         let args = bwrap_args(&c).join(" ");
         assert!(!args.contains("--share-net"));
@@ -219,6 +273,14 @@ mod tests {
             args.find("--bind /w/ws").unwrap(),
         );
         assert!(hide < back && back < ws, "{args}");
-        assert!(bwrap_args(&Confinement { network: Network::Host, ..c }).contains(&"--share-net".to_owned()));
+        // A relay keeps the sandbox's own network and makes evalgate's binary readable.
+        let routes = [(4000, PathBuf::from("/w/io/relay-4000.sock"))];
+        let relayed = Confinement { relay: Some((Path::new("/opt/evalgate"), &routes)), ..c };
+        let args = bwrap_args(&relayed).join(" ");
+        assert!(!args.contains("--share-net") && args.contains("--ro-bind /opt/evalgate /opt/evalgate"), "{args}");
+        assert!(
+            bwrap_args(&Confinement { network: Network::Host, relay: None, ..relayed })
+                .contains(&"--share-net".to_owned())
+        );
     }
 }

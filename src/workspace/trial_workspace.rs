@@ -49,6 +49,9 @@ pub struct TrialWorkspace {
     pub io: PathBuf,
     /// The workspace as the agent got it.
     base: Tree,
+    /// The text of its small files the template does not hold as they are (a checkout's,
+    /// what setup wrote or changed), for `file_changes`' earlier side.
+    earlier: std::collections::BTreeMap<String, String>,
     /// The suite's directory before the agent (metadata only), for the write check.
     suite_before: Option<tree::StatTree>,
     nonce: String,
@@ -58,8 +61,13 @@ pub struct TrialWorkspace {
 
 impl TrialWorkspace {
     /// Makes the workspace below `parent` (the run's scratch directory) and runs the setup
-    /// commands in it. An error names what failed.
-    pub async fn prepare(spec: &Arc<WorkspaceSpec>, parent: &Path, timeout: Duration) -> Result<Self, String> {
+    /// commands in it (`test_id`, the task's id, on their stdin). An error names what failed.
+    pub async fn prepare(
+        spec: &Arc<WorkspaceSpec>,
+        parent: &Path,
+        test_id: &str,
+        timeout: Duration,
+    ) -> Result<Self, String> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let root = parent.join(format!("workspace-{n}"));
@@ -73,28 +81,37 @@ impl TrialWorkspace {
         };
         let copied = made.map_err(|e| format!("cannot make the workspace: {e}"))?;
         if let Origin::Repo { path, commit } = &spec.origin {
-            // Through the one process runner, as setup is: bounded by the timeout, its group
-            // killed, evalgate's credentials removed. No hard links: the agent must not write
-            // through to the repository's objects.
             let (from, to) = (path.display().to_string(), dir.display().to_string());
-            let clone = ["git", "clone", "--quiet", "--no-hardlinks", "--no-checkout", &from, &to];
-            run_step("checkout", &clone, &root, timeout).await?;
-            run_step("checkout", &["git", "-C", &to, "checkout", "--quiet", "--detach", commit], &root, timeout)
-                .await?;
+            checkout(&from, &to, commit, &root, timeout).await?;
         }
-        for argv in &spec.setup {
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            run_step("setup", &argv, &dir, timeout).await?;
+        for repo in &spec.repos {
+            let (from, to) = (repo.path.display().to_string(), dir.join(&repo.dest).display().to_string());
+            checkout(&from, &to, &repo.commit, &root, timeout).await?;
         }
-        if let Some(uid) = owner.filter(|_| !spec.setup.is_empty() || matches!(spec.origin, Origin::Repo { .. })) {
+        for command in &spec.setup {
+            let mut stdin = serde_json::Map::new();
+            stdin.insert("workspace_path".into(), dir.display().to_string().into());
+            stdin.insert("test_id".into(), test_id.into());
+            stdin.extend(command.context.clone());
+            let mut step = ProcessSpec::argv(
+                command.argv.clone(),
+                command.workdir.clone().unwrap_or_else(|| dir.clone()),
+                command.timeout.unwrap_or(timeout),
+            );
+            step.stdin = Some(serde_json::Value::Object(stdin).to_string().into_bytes());
+            step.env.push(("EVALGATE_WORKSPACE".into(), dir.display().to_string()));
+            run_step("setup", step).await?;
+        }
+        let cloned = matches!(spec.origin, Origin::Repo { .. }) || !spec.repos.is_empty();
+        if let Some(uid) = owner.filter(|_| !spec.setup.is_empty() || cloned) {
             let dir = dir.clone();
             tokio::task::spawn_blocking(move || tree::chown_all(&dir, uid))
                 .await
                 .expect("chown does not panic")
                 .map_err(|e| format!("cannot give the workspace to the sandbox's user: {e}"))?;
         }
-        let (base, suite_before) = {
-            let (dir, suite_dir, root) = (dir.clone(), spec.suite_dir.clone(), root.clone());
+        let (base, earlier, suite_before) = {
+            let (dir, suite_dir, root, spec) = (dir.clone(), spec.suite_dir.clone(), root.clone(), spec.clone());
             // A template's copy as it was made, unless setup (or the chown) may have changed
             // it: then scanned, hashing only what changed.
             let rescan = !spec.setup.is_empty() || copied.is_none();
@@ -103,7 +120,8 @@ impl TrialWorkspace {
                     Some(copied) if !rescan => Ok(copied),
                     copied => tree::scan(&dir, copied.as_ref()),
                 };
-                (base, tree::stat_scan(&suite_dir, &root))
+                let earlier = base.as_ref().map(|b| snapshot(&spec, b, &dir)).unwrap_or_default();
+                (base, earlier, tree::stat_scan(&suite_dir, &root))
             })
             .await
             .expect("a scan does not panic")
@@ -120,6 +138,7 @@ impl TrialWorkspace {
             dir,
             io,
             base,
+            earlier,
             suite_before,
             nonce,
             violations: Mutex::new(Vec::new()),
@@ -130,10 +149,62 @@ impl TrialWorkspace {
     /// `spec` (an agent's process, its working directory from [`agent_cwd`]) as it runs in
     /// this workspace: confined unless `isolation: none`. `program_files`: files below the
     /// suite the agent's command names (its own script), readable inside the sandbox.
-    pub fn confine(&self, spec: ProcessSpec, program_files: Vec<PathBuf>) -> ProcessSpec {
-        if self.spec.isolation == Isolation::None {
-            return spec;
+    /// `relay`: evalgate's endpoints the agent reaches (`HostRelay::routes`), relayed into
+    /// a sandbox without the network.
+    pub fn confine(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+    ) -> Result<ProcessSpec, String> {
+        self.confined(spec, program_files, relay, true)
+    }
+
+    /// [`Self::confine`] for an agent whose session evalgate ends (ACP): no report shell
+    /// after it; [`Self::end_session`] reads what it would have reported before the kill.
+    pub fn confine_session(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+    ) -> Result<ProcessSpec, String> {
+        self.confined(spec, program_files, relay, false)
+    }
+
+    /// Before evalgate kills the sandbox of a session (`pid`: its bubblewrap): the network
+    /// attempts it made, read from the host. Every process in it dies with it (its own PID
+    /// namespace), so nothing can outlive it.
+    pub fn end_session(&self, pid: Option<u32>) {
+        if !self.offline() {
+            return;
         }
+        let found = match pid.and_then(sandbox::no_route_of) {
+            None => "the sandbox's network counts could not be read".to_owned(),
+            Some(0) => return,
+            Some(n) => {
+                format!("the agent tried to reach the network under `network: none` ({n} packets found no route)")
+            }
+        };
+        self.violations.lock().expect("not poisoned").push(found);
+    }
+
+    fn confined(
+        &self,
+        spec: ProcessSpec,
+        program_files: Vec<PathBuf>,
+        relay: &[(u16, PathBuf)],
+        report: bool,
+    ) -> Result<ProcessSpec, String> {
+        if self.spec.isolation == Isolation::None {
+            return Ok(spec);
+        }
+        let evalgate = match relay.is_empty() || !self.offline() {
+            true => None,
+            false => Some(
+                std::env::current_exe()
+                    .map_err(|e| format!("cannot find evalgate's own binary for the sandbox's relay: {e}"))?,
+            ),
+        };
         let hidden = [self.spec.suite_dir.clone()];
         let confinement = Confinement {
             workspace: &self.dir,
@@ -143,8 +214,21 @@ impl TrialWorkspace {
             network: self.spec.network,
             limits: self.spec.limits,
             nonce: &self.nonce,
+            relay: evalgate.as_deref().map(|e| (e, relay)),
+            report,
         };
-        sandbox::confine(spec, &confinement)
+        Ok(sandbox::confine(spec, &confinement))
+    }
+
+    /// The host's end of the relay of evalgate's endpoints on `ports` into this trial's
+    /// sandbox, when its agent has no network (`None` otherwise: it reaches them itself).
+    pub fn relay(&self, ports: &[u16]) -> Result<Option<super::relay::HostRelay>, String> {
+        if !self.offline() || ports.is_empty() {
+            return Ok(None);
+        }
+        super::relay::HostRelay::start(&self.io, ports)
+            .map(Some)
+            .map_err(|e| format!("cannot relay evalgate's endpoints into the sandbox: {e}"))
     }
 
     /// Whether the agent runs in the sandbox.
@@ -152,8 +236,8 @@ impl TrialWorkspace {
         self.spec.isolation != Isolation::None
     }
 
-    /// Whether the agent runs without the network (the model endpoint and MCP proxies,
-    /// on the host's loopback, are then out of its reach).
+    /// Whether the agent runs without the network (the model endpoint and MCP proxies, on
+    /// the host's loopback, are then reached only through the relay).
     pub fn offline(&self) -> bool {
         self.spec.isolation == Isolation::Bwrap && self.spec.network == super::Network::None
     }
@@ -217,11 +301,12 @@ impl TrialWorkspace {
         match after {
             Err(e) => found.push(format!("cannot read the workspace after the agent: {e}")),
             Ok(after) => {
-                let pristine = match &self.spec.origin {
-                    Origin::Template(dir) if self.spec.setup.is_empty() => Some(dir.as_path()),
-                    _ => None,
+                let template = self.spec.template_tree.lock().expect("not poisoned");
+                let earlier = |path: &str, node: &tree::Node| match self.earlier.get(path) {
+                    Some(text) => Some(text.clone()),
+                    None => earlier_in_template(&self.spec, &template, path, node),
                 };
-                let changes = FileChanges::between(&self.base, &after, &self.dir, pristine);
+                let changes = FileChanges::between(&self.base, &after, &self.dir, &earlier);
                 let protected: Vec<&str> =
                     changes.files.iter().map(|f| f.path.as_str()).filter(|p| self.spec.protect.is_match(p)).collect();
                 if let Some(first) = protected.first() {
@@ -287,6 +372,36 @@ impl TrialWorkspace {
     }
 }
 
+/// The most text of a workspace's files kept, per trial, for the earlier side of
+/// `file_changes`' diff (past it, a change is listed without its old lines).
+const SNAPSHOT_LIMIT: usize = 16 << 20;
+
+/// The text of each small file of `base` (the workspace as the agent gets it) that the
+/// template does not hold as it is, up to [`SNAPSHOT_LIMIT`]: what a checkout or setup made.
+fn snapshot(spec: &WorkspaceSpec, base: &Tree, dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let template = spec.template_tree.lock().expect("not poisoned");
+    let from_template = matches!(spec.origin, Origin::Template(_));
+    let mut kept = std::collections::BTreeMap::new();
+    let mut size = 0;
+    for (path, node) in base.iter() {
+        if size >= SNAPSHOT_LIMIT || (from_template && template.get(path) == Some(node)) {
+            continue;
+        }
+        if let Some(text) = super::file_changes::text_of(&dir.join(path), node) {
+            size += text.len();
+            kept.insert(path.clone(), text);
+        }
+    }
+    kept
+}
+
+/// The template's text of `path` when the template holds it as `node` says.
+fn earlier_in_template(spec: &WorkspaceSpec, template: &Tree, path: &str, node: &tree::Node) -> Option<String> {
+    let Origin::Template(dir) = &spec.origin else { return None };
+    let tree::Node::File { .. } = node else { return None };
+    (template.get(path) == Some(node)).then(|| super::file_changes::text_of(&dir.join(path), node))?
+}
+
 /// Makes `root` with the workspace `dir` (empty or a template's copy; a repository's clone is
 /// made by `prepare`, through the process runner) and the trial's `io` directory; a
 /// template's copy comes back with its tree.
@@ -314,11 +429,26 @@ fn make(spec: &WorkspaceSpec, root: &Path, dir: &Path, io: &Path, owner: Option<
     Ok(copied)
 }
 
-/// Runs one command of the workspace's making (`what`: `checkout`, `setup`) in `cwd`; an
-/// error names it with the end of its stderr.
-async fn run_step(what: &str, argv: &[&str], cwd: &Path, timeout: Duration) -> Result<(), String> {
-    let shown = argv.join(" ");
-    let spec = ProcessSpec::argv(argv.iter().map(|a| (*a).to_owned()).collect(), cwd.to_owned(), timeout);
+/// A local repository cloned into `to` and checked out at `commit`. Through the one
+/// process runner, as setup is: bounded by the timeout, its group killed, evalgate's
+/// credentials removed. No hard links: the agent must not write through to the
+/// repository's objects.
+async fn checkout(from: &str, to: &str, commit: &str, root: &Path, timeout: Duration) -> Result<(), String> {
+    let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+    let clone = argv(&["git", "clone", "--quiet", "--no-hardlinks", "--no-checkout", from, to]);
+    run_step("checkout", ProcessSpec::argv(clone, root.to_owned(), timeout)).await?;
+    let detach = argv(&["git", "-C", to, "checkout", "--quiet", "--detach", commit]);
+    run_step("checkout", ProcessSpec::argv(detach, root.to_owned(), timeout)).await
+}
+
+/// Runs one command of the workspace's making (`what`: `checkout`, `setup`); an error
+/// names it with the end of its stderr.
+async fn run_step(what: &str, spec: ProcessSpec) -> Result<(), String> {
+    let shown = std::iter::once(spec.program.as_str())
+        .chain(spec.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let timeout = spec.timeout;
     let out = run_process(spec).await.map_err(|e| format!("workspace {what} `{shown}`: {e}"))?;
     if out.exit_code == Some(0) {
         return Ok(());

@@ -418,11 +418,13 @@ fn claude_code_over_acp_records_and_replays_from_another_directory() {
     assert_eq!(standin.received().iter().filter(|r| r.method == "POST").count(), posts, "a replay asked the stand-in");
 }
 
-/// An ACP session's working directory is the trial's workspace. The sandbox does not confine
-/// an ACP agent yet, so a sandboxed workspace is refused at its line rather than run
-/// unconfined; `isolation: none` runs it in the workspace.
+/// An ACP session's working directory is the trial's workspace, and its agent is confined
+/// there as a command agent is (bubblewrap): it works on the template; it cannot read the
+/// suite; its attempt at the network is blocked and turns the trial into an error (read from
+/// the sandbox's network namespace before evalgate ends the session); its MCP servers are
+/// reached through the relay, nothing else. `isolation: none` runs it unconfined.
 #[test]
-fn an_acp_agent_works_in_the_trials_workspace_and_is_never_silently_unconfined() {
+fn an_acp_agent_works_in_the_trials_workspace_confined() {
     let task = |isolation: &str| {
         format!(
             "
@@ -431,22 +433,60 @@ fn an_acp_agent_works_in_the_trials_workspace_and_is_never_silently_unconfined()
               workspace: {{template: tmpl{isolation}}}
               prompt: tidy up
               grade: [{{type: contains, value: 'read-in:ok from the template'}}]
+            - id: escape
+              agent: escaper
+              workspace: {{template: tmpl{isolation}}}
+              prompt: get out
+              grade: [{{type: contains, value: 'outside:hidden'}}]
             "
         )
     };
-    let sandboxed = acp_suite(&[("claude", "full")], "", &task("")).write("tmpl/notes.txt", "from the template\n");
-    let run = sandboxed.args(&["check"]).run();
-    run.expect_code(2);
-    run.expect_stderr_contains(&[
-        "evalgate.yaml:",
-        "ACP agent `claude` is not confined by the workspace's sandbox yet: set `isolation: none`",
-    ]);
-    let unconfined =
-        acp_suite(&[("claude", "full")], "", &task(", isolation: none")).write("tmpl/notes.txt", "from the template\n");
-    let run = unconfined.args(&["run"]).run();
-    run.expect_code(0);
+    let agents = [("claude", "full"), ("escaper", "escape")];
+    let confined = acp_suite(&agents, "", &task("")).write("tmpl/notes.txt", "from the template\n");
+    let run = confined.args(&["run", "-j", "2"]).run();
+    run.expect_code(1);
     run.any_stderr();
     assert_eq!(trial(&run, "ws")["status"], "passed", "{:#}", trial(&run, "ws"));
+    let escape = trial(&run, "escape");
+    assert_eq!(escape["status"], "error", "{escape:#}");
+    assert!(escape["output"].as_str().unwrap().contains("net:blocked outside:hidden"), "{escape:#}");
+    assert!(
+        escape["reason"].as_str().unwrap().contains("tried to reach the network under `network: none`"),
+        "{escape:#}"
+    );
+    let unconfined = acp_suite(&agents, "", &task(", isolation: none")).write("tmpl/notes.txt", "from the template\n");
+    let run = unconfined.args(&["run", "--filter", "escape"]).run();
+    run.expect_code(1);
+    run.any_stderr();
+    assert!(trial(&run, "escape")["output"].as_str().unwrap().contains("outside:LEAK"), "{:#}", trial(&run, "escape"));
+}
+
+/// A confined ACP agent under `network: none` calls its MCP server through evalgate's proxy,
+/// relayed into the sandbox: the call is made and recorded.
+#[test]
+fn a_confined_acp_agent_reaches_its_mcp_server_through_the_relay() {
+    let everything = crate::mcp::bin("mcp-server-everything");
+    let test = acp_suite(
+        &[("honest", "mcp")],
+        "",
+        "
+        - id: echo
+          agent: honest
+          workspace: {template: tmpl, network: none}
+          prompt: call echo
+          grade:
+            - {type: tool_called, tool: everything.echo, arguments: {message: hello}}
+        ",
+    )
+    .write("tmpl/notes.txt", "x\n");
+    let suite = std::fs::read_to_string(test.path().join("evalgate.yaml")).unwrap();
+    let suite = suite
+        .replace("    timeout: 5s\n", "    timeout: 30s\n    mcp: [everything]\n")
+        .replace("tasks:\n", &format!("mcp_servers:\n  everything: {{command: [{everything}, stdio]}}\ntasks:\n"));
+    let run = test.write("evalgate.yaml", &suite).args(&["run"]).run();
+    run.expect_code(0);
+    run.any_stderr();
+    assert_eq!(trial(&run, "echo")["status"], "passed", "{:#}", trial(&run, "echo"));
 }
 
 /// The `permission` grader reads what the agent asked and how the policy answered: "asked to

@@ -105,9 +105,10 @@ fn an_agentv_file_imported_runs_its_tests_hooks_and_preflight() {
     assert!((score - 2.5 / 3.0).abs() < 1e-9, "{trajectory}");
     let misses = run.task("misses");
     assert_eq!(misses["score"].as_f64(), Some(0.5), "{misses}");
-    // Hooks ran in the eval's directory, each per test, all once.
+    // Hooks ran in the eval's directory: each test has a workspace of its own (AgentV's
+    // `isolation: per_test`), set up by `before_all` and `before_each`; `after_all` once.
     let log = run.read("evals/hooks.log");
-    assert_eq!(log, format!("ready\n{}all-done\n", "each\ndone\n".repeat(5)));
+    assert_eq!(log, format!("{}all-done\n", "ready\neach\ndone\n".repeat(5)));
 
     // `workspace.env` is the preflight: a missing module stops the run before anything ran.
     let eval = fixture("evals/refund.eval.yaml")
@@ -160,6 +161,7 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
     let eval = "
         workspace:
           repos: [{path: ./repo, repo: org/repo}]
+          docker: {image: python:3.11-slim}
         tests:
           - id: a
             input: hi
@@ -173,10 +175,11 @@ fn run_alone_or_with_unsupported_features_says_what_and_where() {
     run.expect_code(2).expect_stderr(
         "
         error: invalid AgentV EVAL.yaml:
-          e.eval.yaml:2:3: /workspace/repos: `workspace.repos` is not supported: evalgate runs in the suite's directory
-          e.eval.yaml:7:10: /tests/0/assertions/0/type: assertion type `field-accuracy` is not supported
-          e.eval.yaml:8:36: /tests/0/assertions/1/transform: `transform` is not supported on a `contains` assertion
-          e.eval.yaml:9:5: /tests/1: a test needs `criteria`, `expected_output` or `assertions`
+          e.eval.yaml:3:3: /workspace/docker: `workspace.docker` is not supported: evalgate's workspaces are directories, not containers
+          e.eval.yaml:8:10: /tests/0/assertions/0/type: assertion type `field-accuracy` is not supported
+          e.eval.yaml:9:36: /tests/0/assertions/1/transform: `transform` is not supported on a `contains` assertion
+          e.eval.yaml:2:26: /workspace/repos/0/repo: `org/repo` is a remote repository: evalgate checks out only local repositories (no network at trial time)
+          e.eval.yaml:10:5: /tests/1: a test needs `criteria`, `expected_output` or `assertions`
         ",
     );
 }
@@ -337,7 +340,11 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
     assert_eq!(a["grade"][0]["reference"], "ok then", "expected_output is the judge's reference: {}", run.stdout);
     let b = &suite["tasks"][1]["grade"];
     assert_eq!((b[0]["required"].as_bool(), b[0]["min_score"].as_f64()), (Some(true), Some(0.6)), "{}", run.stdout);
-    assert_eq!(b[1]["min_score"], 0.7, "a required grader's default min_score is the test threshold");
+    // AgentV 4.42.4: the file's `execution.threshold` (0.7) is its summary's alone; a
+    // required grader's default minimum is the test's threshold, 0.8 here
+    // (tests/fixtures/agentv-diff/probe-threshold.eval.yaml, recorded).
+    assert_eq!(b[1]["min_score"], 0.8, "a required grader's default min_score is the test threshold");
+    assert_eq!(suite["tasks"][1]["threshold"], 0.8, "the file's threshold is not the test's");
     assert_eq!(b[2]["min_score"], 0.5);
     let contradiction = b[3]["criteria"][0]["criterion"].as_str().unwrap();
     assert!(contradiction.starts_with("The answer makes no claim that contradicts"), "{contradiction}");
@@ -364,14 +371,15 @@ fn required_min_score_trials_operators_and_reference_answers_map_as_agentv_reads
 #[test]
 fn a_required_grader_passes_at_its_min_score() {
     // One of two criteria met: score 0.5. Required with min_score 0.5 it passes; the test's
-    // threshold (0.5 here) is met, so the task passes; with min_score 0.6 it fails.
+    // threshold (0.5 here) is met, so the task passes; with min_score 0.6 it fails. The
+    // threshold is the test's own: a file-level one would leave the test at 0.8 in AgentV.
     let server = judge();
     let eval = |min: &str| {
         unindent(
             "
-            execution: {threshold: 0.5}
             tests:
               - id: a
+                execution: {threshold: 0.5}
                 input: receipt
                 assertions:
                   - type: rubrics

@@ -62,5 +62,6 @@ mod steps;
 mod trust;
 mod variants;
 mod workspace;
+mod workspace_agentv;
 mod workspace_config;
 mod yaml;

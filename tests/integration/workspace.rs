@@ -223,3 +223,86 @@ fn a_suite_outside_tmp_is_hidden_from_the_agent() {
     }
     assert_eq!(run.read("expected/answer.txt"), "ANSWER-42\n");
 }
+
+/// An agent under `network: none` that calls the model through the cassette's endpoint
+/// (relayed into its sandbox), then attacks the relay: another host port, the model's own
+/// upstream port, the relay's socket with another port's traffic, and killing the relay.
+const RELAYED_AGENT: &str = r#"import json, os, socket, sys, urllib.request
+def connects(port):
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), 2).close()
+        return True
+    except OSError:
+        return False
+attack = sys.argv[1]
+if attack == "kill-relay":
+    stat = open(f"/proc/{os.getppid()}/stat").read()
+    os.kill(int(stat.rsplit(")", 1)[1].split()[1]), 9)
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "m", "messages": [{"role": "user", "content": attack}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+)
+print(json.load(urllib.request.urlopen(request, timeout=10))["choices"][0]["message"]["content"])
+for name in ["PORT", "UPSTREAM_PORT"]:
+    if connects(os.environ[name]):
+        print("CONNECTED", name)
+# The relay's socket carries only the endpoint's traffic: a request for another port's
+# service gets the endpoint's 404.
+for sock in [f for f in os.listdir(os.path.dirname(os.environ["EVALGATE_TRACE"])) if f.endswith(".sock")]:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.path.join(os.path.dirname(os.environ["EVALGATE_TRACE"]), sock))
+    s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{os.environ['PORT']}\r\nConnection: close\r\n\r\n".encode())
+    if b"LISTENER" in s.recv(4096):
+        print("CONNECTED socket")
+print("ok")
+"#;
+
+/// Under `network: none` the cassette's model endpoint is relayed into the sandbox and
+/// nothing else is: the agent's model call is answered, every other port (the host's
+/// loopback, the model's upstream) stays out of reach, the relay is no process left
+/// behind, and killing it is caught.
+#[test]
+fn the_relay_reaches_evalgate_s_endpoint_and_nothing_else() {
+    use crate::common::server::Server;
+    let upstream = Server::start(|_| (200, crate::cassettes::openai("Paris")));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream_port = upstream.url().rsplit(':').next().unwrap().trim_end_matches('/').to_owned();
+    let test = Test::new().write("agent.py", RELAYED_AGENT).write("template/README.md", "w\n").suite(
+        "
+        evalgate: 1
+        suite: relay
+        agents:
+          cli:
+            command: [/usr/bin/python3, agent.py, '{prompt}']
+            env: {PORT: '{env.PORT}', UPSTREAM_PORT: '{env.UPSTREAM_PORT}'}
+        defaults: {agent: cli, timeout: 30s}
+        workspace: {template: template, network: none, keep: never}
+        tasks:
+          - {id: call, prompt: call, grade: [{type: contains, value: Paris}, {type: not_contains, value: CONNECTED}]}
+          - {id: kill-relay, prompt: kill-relay, grade: [{type: contains, value: ok}]}
+        ",
+    );
+    let dir = test.path().to_owned();
+    let env = [
+        ("OPENAI_BASE_URL", format!("{}/v1", upstream.url())),
+        ("OPENAI_API_KEY", "sk-test".to_owned()),
+        ("PORT", port.to_string()),
+        ("UPSTREAM_PORT", upstream_port),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = crate::cassettes::evalgate_with(&dir, &["run", "--record", "-j", "1"], &env);
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("evalgate-out/results.json")).unwrap()).unwrap();
+    let task = |id: &str| results["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap().clone();
+    let call = task("call");
+    assert_eq!(call["status"], "passed", "{call:#}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(call["trials"][0]["output"].as_str().unwrap().contains("Paris\nok"), "{call:#}");
+    assert!(listener.accept().is_err(), "the host's loopback was not reached");
+    assert_eq!(upstream.requests(), 1, "the model was reached once, through the endpoint");
+    let killed = task("kill-relay");
+    assert_eq!(killed["status"], "error", "{killed:#}");
+    assert!(killed["reason"].as_str().unwrap().contains("the sandbox's report is missing"), "{killed:#}");
+}

@@ -52,7 +52,6 @@ fn a_bad_workspace_is_refused_at_its_line() {
             "evalgate.yaml:18:56: tasks[1].workspace.setup[0]: a setup command is an argv list whose first word names the program",
             "evalgate.yaml:18:71: tasks[1].workspace.protect[0]: invalid glob",
             "evalgate.yaml:22:27: tasks[2].workspace.template: `.` holds the suite file",
-            "evalgate.yaml:27:16: tasks[3].workspace: agent `mcp_bot` reaches MCP servers through evalgate's proxy on the host, which `network: none` cuts off",
         ]);
 }
 

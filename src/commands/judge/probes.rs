@@ -205,6 +205,7 @@ impl Asker<'_> {
             exit_code: None,
             bindings: self.bindings,
             workdir: &self.suite.dir,
+            workspace: None,
             timeout: self.task.timeout,
             llm: self.llm,
             tool_result: None,

@@ -113,6 +113,11 @@ impl Connection {
     }
 
     /// Kills the agent's whole group and reads the end of its stderr; returns the tail.
+    /// The agent's process id (its sandbox's, when confined), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.piped.child.id()
+    }
+
     pub async fn close(mut self) -> String {
         kill_group(self.piped.pgid);
         let _ = self.piped.child.wait().await;

@@ -55,20 +55,12 @@ impl<'a> AcpSut<'a> {
     pub async fn open(&self, bindings: &Bindings) -> Result<AcpSession<'a>, AgentError> {
         let agent = self.agent;
         let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
-        // In a workspace, its own script is still found beside the suite.
-        let argv = match self.workspace {
-            Some(_) => setup::own_files(argv, &agent.workdir).0,
-            None => argv,
+        // In a workspace, its own script is still found beside the suite (and readable in
+        // its sandbox).
+        let (argv, program_files) = match self.workspace {
+            Some(_) => setup::own_files(argv, &agent.workdir),
+            None => (argv, Vec::new()),
         };
-        if self.workspace.is_some_and(crate::workspace::TrialWorkspace::isolated) {
-            // Never a silent fallback to no isolation (load refuses this too; `--agent` may
-            // bring it here).
-            let reason = format!(
-                "ACP agent `{}` is not confined by the workspace's sandbox yet: set the workspace's `isolation: none` to run it there unconfined",
-                agent.name
-            );
-            return Err(AgentError { reason, run: None });
-        }
         let cwd = crate::workspace::agent_cwd(&agent.workdir, self.workspace).to_owned();
         let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
         let proxies = setup::start_proxies(self.servers, &agent.mcp).await?;
@@ -77,9 +69,23 @@ impl<'a> AcpSut<'a> {
             .map(|(name, proxy)| json!({"type": "http", "name": name, "url": proxy.url(), "headers": []}))
             .collect();
         let endpoint = setup::start_endpoint(self.cassette, &cwd, &env).await?;
-        let mut cmd = tokio::process::Command::new(&argv[0]);
-        cmd.args(&argv[1..]).envs(setup::env_under_endpoint(endpoint.as_ref(), env)).current_dir(&cwd);
-        cmd.env("EVALGATE_TASK_ID", &bindings.task_id);
+        let mut spec = crate::process::ProcessSpec::argv(argv, cwd.clone(), timeout);
+        spec.env = setup::env_under_endpoint(endpoint.as_ref(), env);
+        spec.env.push(("EVALGATE_TASK_ID".into(), bindings.task_id.clone()));
+        // Confined as a command agent is, its endpoints relayed under `network: none`.
+        let mut relay = None;
+        if let Some(workspace) = self.workspace {
+            let ports: Vec<u16> =
+                endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
+            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None })?;
+            let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
+            spec = workspace
+                .confine_session(spec, program_files, routes)
+                .map_err(|reason| AgentError { reason, run: None })?;
+        }
+        let argv: Vec<&String> = std::iter::once(&spec.program).chain(&spec.args).collect();
+        let mut cmd = tokio::process::Command::new(argv[0]);
+        cmd.args(&argv[1..]).envs(spec.env.iter().map(|(k, v)| (k, v))).current_dir(&cwd);
         let started = Instant::now();
         let piped = Piped::spawn(&mut cmd, &reaper::new_owner());
         let piped = piped.map_err(|e| AgentError { reason: format!("cannot start `{}`: {e}", argv[0]), run: None })?;
@@ -156,7 +162,11 @@ impl AcpSession<'_> {
         let AcpSession { conversation, proxies, endpoint, started, agent, .. } = self;
         let Conversation { conn, trace, model, .. } = conversation;
         let output_truncated = trace.cut;
+        if let Some(workspace) = self.workspace {
+            workspace.end_session(conn.pid());
+        }
         let stderr = conn.close().await;
+        drop(relay);
         let latency = started.elapsed();
         let mut trace = trace.finish(outcome.as_ref().ok().cloned());
         trace.model = model;

@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 use super::super::native_text::{literal, placeholder_model, task_id};
 use super::super::{ConvertCx, Converted, ForeignFormat, Problems, Unrunnable};
 use super::agentv_conversation::{is_conversation, kinds, refuse_ungraded};
+use super::agentv_workspace::{self, HookContext, Merged};
 use super::assertions::{Converter, TestData};
-use super::hooks::Hooks;
 use crate::json::snake_case_deep;
 
 pub struct AgentV;
@@ -135,10 +135,8 @@ fn with_vars(test: &Value) -> Value {
 struct Shared<'d> {
     doc: &'d Value,
     agent: &'d str,
-    threshold: f64,
     /// `execution.trials` as `(repeat, min_pass)`.
     trials: Option<(u64, u64)>,
-    hooks: Hooks,
     /// The suite-level assertions, and the pointer they are at.
     assertions: Option<&'d Vec<Value>>,
     assertions_at: &'static str,
@@ -162,28 +160,27 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let workspace = doc.get("workspace").unwrap_or(&Value::Null);
     unsupported_suite_keys(doc, workspace, &mut problems);
     let trials = trials(doc, &mut problems);
-    let hooks = Hooks::read(workspace.get("hooks"), "/workspace/hooks", &cx.rel_dir, &mut problems);
-    let threshold = doc
-        .pointer("/execution/threshold")
-        .or_else(|| doc.get("threshold"))
-        .and_then(Value::as_f64)
-        .unwrap_or(THRESHOLD);
     let (assertions_at, assertions) =
         spelled(doc, &["/assertions", "/assert"]).unwrap_or(("/assertions", &Value::Null));
     let dir = cx.file.parent().unwrap_or(std::path::Path::new(""));
     let shared = Shared {
         doc,
         agent: cx.agent.unwrap_or("agent"),
-        threshold,
         trials,
-        hooks,
         assertions: assertions.as_array(),
         assertions_at,
         metadata: doc.get("metadata").and_then(Value::as_object),
         files: Files { dir, embed: cx.model_agent },
     };
 
-    let mut cv = Converter { rel_dir: &cx.rel_dir, dir, problems, judged: false, threshold, test: TestData::default() };
+    let mut cv = Converter {
+        rel_dir: &cx.rel_dir,
+        dir,
+        problems,
+        judged: false,
+        threshold: THRESHOLD,
+        test: TestData::default(),
+    };
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -205,25 +202,14 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         cv.problems.retain(|p| seen.insert(p.clone()));
         return Err(cv.problems);
     }
-    let mut suite = suite(doc, cx, workspace, shared.hooks, cv.judged);
+    let mut suite = suite(doc, cx, workspace, cv.judged);
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
 }
 
 /// The file-level keys evalgate has no counterpart for.
 fn unsupported_suite_keys(doc: &Value, workspace: &Value, problems: &mut Problems) {
-    if workspace.is_string() {
-        problems
-            .push(("/workspace".into(), "an external workspace file is not supported; inline the workspace".into()));
-    }
-    for key in ["template", "repos", "docker", "isolation", "scope", "path"] {
-        if workspace.get(key).is_some() {
-            problems.push((
-                format!("/workspace/{key}"),
-                format!("`workspace.{key}` is not supported: evalgate runs in the suite's directory"),
-            ));
-        }
-    }
+    unsupported_workspace_keys(workspace, "/workspace", problems);
     for key in ["imports", "preprocessors", "input_files"] {
         if doc.get(key).is_some() {
             problems.push((format!("/{key}"), format!("`{key}` is not supported")));
@@ -231,8 +217,35 @@ fn unsupported_suite_keys(doc: &Value, workspace: &Value, problems: &mut Problem
     }
 }
 
+/// The keys of a `workspace` (the file's or a test's, at `at`) evalgate's per-trial
+/// workspace has no counterpart for.
+fn unsupported_workspace_keys(workspace: &Value, at: &str, problems: &mut Problems) {
+    if workspace.is_string() {
+        problems.push((at.into(), "an external workspace file is not supported; inline the workspace".into()));
+    }
+    let why = [
+        ("docker", "evalgate's workspaces are directories, not containers"),
+        ("path", "every trial gets a fresh workspace, never a static one"),
+        ("scope", "not an AgentV 4.42.4 workspace key"),
+    ];
+    for (key, why) in why {
+        if workspace.get(key).is_some() {
+            problems.push((format!("{at}/{key}"), format!("`workspace.{key}` is not supported: {why}")));
+        }
+    }
+    if workspace.get("mode").and_then(Value::as_str) == Some("static") {
+        problems.push((
+            format!("{at}/mode"),
+            "a static workspace is not supported: every trial gets a fresh workspace".into(),
+        ));
+    }
+}
+
 /// The test-level keys evalgate has no counterpart for.
 fn unsupported_test_keys(t: &Value, at: &str, problems: &mut Problems) {
+    if let Some(workspace) = t.get("workspace") {
+        unsupported_workspace_keys(workspace, &format!("{at}/workspace"), problems);
+    }
     for key in ["input_files", "depends_on"] {
         if t.get(key).is_some() {
             problems.push((format!("{at}/{key}"), format!("`{key}` is not supported")));
@@ -245,7 +258,9 @@ impl Shared<'_> {
     fn task(&self, case: &super::cases::Case, t: &Value, id: &str, cv: &mut Converter) -> Value {
         let at = &case.at;
         unsupported_test_keys(t, at, &mut cv.problems);
-        let threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(self.threshold);
+        // The file's `execution.threshold` is AgentV's summary and exit code only
+        // (`resolvedThreshold` in its `eval run`): each test passes at its own, else at 0.8.
+        let threshold = t.pointer("/execution/threshold").and_then(Value::as_f64).unwrap_or(THRESHOLD);
         cv.threshold = threshold;
         let skip_defaults = t.pointer("/execution/skip_defaults").and_then(Value::as_bool) == Some(true);
         let mut task = json!({"id": task_id(id), "agent": self.agent});
@@ -280,15 +295,20 @@ impl Shared<'_> {
             task["repeat"] = json!(count);
             task["min_pass"] = json!(min_pass);
         }
-        let hooks = match t.pointer("/workspace/hooks") {
-            Some(h) => Hooks::read(Some(h), &format!("{at}/workspace/hooks"), cv.rel_dir, &mut cv.problems),
-            None => self.hooks.clone(),
-        };
-        if let Some(step) = hooks.before_each {
-            task["setup"] = json!([step]);
-        }
-        if let Some(step) = hooks.after_each {
-            task["cleanup"] = json!([step]);
+        let workspace = self.doc.get("workspace").unwrap_or(&Value::Null);
+        if let Some(merged) = Merged::of(workspace, t.get("workspace"), at) {
+            let cx = HookContext {
+                test_id: id,
+                case_input: question(&cv.test.input),
+                case_metadata: cv.test.metadata.clone(),
+                rel_dir: cv.rel_dir,
+            };
+            task["workspace"] = agentv_workspace::native(&merged, &cx, &mut cv.problems);
+            // AgentV runs `after_each` before its graders, given the workspace; here it is
+            // a cleanup step, after them, in the eval file's directory.
+            if let Some(step) = merged.hook("after_each").and_then(|(hook, _)| super::hooks::step(hook, cv.rel_dir)) {
+                task["cleanup"] = json!([step]);
+            }
         }
         task
     }
@@ -391,7 +411,7 @@ fn implicit_judge(criteria: Option<&str>, at: &str, cv: &mut Converter) -> Optio
 
 /// The native suite around the tasks: its name, description, preflight requirements, hooks
 /// and, when the import names no agent, the placeholder agent (and judge).
-fn suite(doc: &Value, cx: &ConvertCx, workspace: &Value, hooks: Hooks, judged: bool) -> Value {
+fn suite(doc: &Value, cx: &ConvertCx, workspace: &Value, judged: bool) -> Value {
     let name = doc.get("name").or_else(|| doc.get("suite")).and_then(Value::as_str);
     let stem = cx.file.file_name().and_then(|n| n.to_str()).unwrap_or("agentv").split('.').next().unwrap_or("agentv");
     let mut suite = json!({"evalgate": 1, "suite": task_id(name.unwrap_or(stem)).replace('_', "-")});
@@ -408,15 +428,13 @@ fn suite(doc: &Value, cx: &ConvertCx, workspace: &Value, hooks: Hooks, judged: b
     if !requirements.is_empty() {
         suite["env"] = Value::Object(requirements);
     }
-    let mut suite_hooks = Map::new();
-    if let Some(step) = hooks.before_all {
-        suite_hooks.insert("before_all".into(), json!([step]));
-    }
-    if let Some(step) = hooks.after_all {
-        suite_hooks.insert("after_all".into(), json!([step]));
-    }
-    if !suite_hooks.is_empty() {
-        suite["hooks"] = Value::Object(suite_hooks);
+    // AgentV runs `after_all` once, in its shared workspace (with `isolation: per_test`,
+    // never); here once, in the eval file's directory.
+    let enabled = workspace.pointer("/hooks/enabled").and_then(Value::as_bool) != Some(false);
+    if let Some(step) =
+        workspace.pointer("/hooks/after_all").filter(|_| enabled).and_then(|h| super::hooks::step(h, &cx.rel_dir))
+    {
+        suite["hooks"] = json!({"after_all": [step]});
     }
     if cx.agent.is_none() {
         suite["agents"] = json!({"agent": {"command": ["./agent.sh", "{prompt}"]}});
@@ -464,6 +482,22 @@ fn agentv_messages(input: &Value) -> Vec<Value> {
         Value::Object(o) if o.contains_key("role") => vec![input.clone()],
         other => vec![json!({"role": "user", "content": other})],
     }
+}
+
+/// AgentV's `question` of a test: the text of its input messages, each trimmed, joined
+/// by a space (what its hooks get as `case_input`).
+fn question(input: &Value) -> String {
+    let texts = input.as_array().into_iter().flatten().flat_map(|m| match &m["content"] {
+        Value::String(s) => vec![s.trim().to_owned()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b.get("value").or_else(|| b.get("text")).and_then(Value::as_str))
+            .map(|s| s.trim().to_owned())
+            .collect(),
+        _ => Vec::new(),
+    });
+    texts.filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// AgentV's `expected_output` as messages (`expandExpectedOutputShorthand`).

@@ -411,11 +411,10 @@ impl Converter<'_> {
             "metadata": t.metadata,
             "config": if config.is_empty() { Value::Null } else { snake_case_deep(Value::Object(config)) },
         });
-        let mut grader = json!({"type": "command", "run": run, "context": context, "agentv": true});
-        if !dir.as_os_str().is_empty() {
-            grader["workdir"] = json!(dir);
-        }
-        Some(grader)
+        // Always in the eval file's directory, as AgentV runs it: a command grader's own
+        // default is the trial's workspace.
+        let dir = if dir.as_os_str().is_empty() { std::path::PathBuf::from(".") } else { dir };
+        Some(json!({"type": "command", "run": run, "context": context, "agentv": true, "workdir": dir}))
     }
 
     /// `tool-trajectory`: `any_order` with `minimums`, or `expected` in order / exactly, as

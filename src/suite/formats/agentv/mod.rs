@@ -7,8 +7,9 @@
 //!   unless its `execution.skip_defaults` is set.
 //! - A test passes when its score reaches the threshold (`execution.threshold` / `threshold`,
 //!   default 0.8, as in AgentV) and every `required` assertion passes.
-//! - `workspace.env` → preflight; `workspace.hooks` → suite hooks (`*_all`) and task
-//!   setup / cleanup (`*_each`).
+//! - `workspace.env` → preflight; `workspace.template` / `repos` / hooks → a native
+//!   workspace on each task (`agentv_workspace`), `after_each` → cleanup, `after_all` → a
+//!   suite hook.
 //!
 //! One file per job: this one reads the file and its tests; `hooks` the workspace hooks;
 //! `assertions` turns assertions, rubrics, code graders and trajectories into graders;
@@ -16,6 +17,7 @@
 
 mod agentv_conversation;
 mod agentv_convert;
+mod agentv_workspace;
 mod assertions;
 mod cases;
 mod hooks;
