@@ -18,7 +18,7 @@ use crate::suite::model::{Agent, Conversation, Task};
 use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
 use crate::template::Bindings;
 use crate::trace::TurnView;
-use crate::workspace::TrialWorkspace;
+use crate::workspace::{FileChanges, TrialWorkspace};
 
 /// The agent of a conversation, holding what its kind carries from turn to turn.
 enum Speaker<'a> {
@@ -60,7 +60,7 @@ impl Speaker<'_> {
             Speaker::Acp(sut, session) => {
                 let started = Instant::now();
                 if session.is_none() {
-                    *session = Some(Box::new((sut.open(bindings).await?, Ok(String::new()))));
+                    *session = Some(Box::new((sut.open(bindings, timeout).await?, Ok(String::new()))));
                 }
                 let (open, last) = &mut **session.as_mut().expect("opened");
                 *last = open.exchange(&bindings.prompt, timeout).await;
@@ -141,7 +141,12 @@ pub(super) async fn run_conversation(
             return;
         }
         let run = dialogue.runs.last().expect("the turn ran");
-        let input = grade_input(ctx, task, run, bindings, workspace, started_at);
+        // The turn's graders see the workspace as this turn left it, and its diff.
+        if let Some(workspace) = workspace {
+            workspace.after_agent().await;
+        }
+        let changes = workspace.map(TrialWorkspace::file_changes);
+        let input = grade_input(ctx, task, run, bindings, (workspace, changes.as_ref()), started_at);
         let graded = run_graders(&scripted.graders, &input, None, false, trial).await;
         let turn = trial.turns.last_mut().expect("the turn ran");
         if turn.status == Status::Passed && !graded.is_empty() {
@@ -199,6 +204,11 @@ pub(super) async fn run_conversation(
             }
         }
         None => {}
+    }
+    // The checks after the agent (writes outside, the diff) run once it is gone, as for a
+    // single prompt.
+    if let Some(workspace) = workspace {
+        workspace.after_agent().await;
     }
     let last = runs.last();
     trial.output = last.map(|r| excerpt::first(&r.output, OUTPUT_EXCERPT));
@@ -258,7 +268,8 @@ pub(super) async fn run_conversation(
     let whole: Whole = if task.graders.is_empty() {
         None
     } else {
-        let input = grade_input(ctx, task, &last_run, bindings, workspace, started_at);
+        let changes = workspace.map(TrialWorkspace::file_changes);
+        let input = grade_input(ctx, task, &last_run, bindings, (workspace, changes.as_ref()), started_at);
         let graded = run_graders(&task.graders, &input, None, false, trial).await;
         let threshold = match conversation.verdict {
             crate::suite::model::Verdict::Score(_) => None,
@@ -387,10 +398,11 @@ fn grade_input<'a>(
     task: &Task,
     run: &'a AgentRun,
     bindings: &'a Bindings,
-    workspace: Option<&'a TrialWorkspace>,
+    (workspace, changes): (Option<&'a TrialWorkspace>, Option<&'a FileChanges>),
     started_at: SystemTime,
 ) -> GradeInput<'a> {
     GradeInput {
+        workspace: workspace.zip(changes).map(|(w, c)| (w.dir.as_path(), c.diff.as_str())),
         output: &run.output,
         output_cut: run.output_truncated,
         trace: &run.trace,

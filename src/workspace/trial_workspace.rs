@@ -264,7 +264,13 @@ impl TrialWorkspace {
         if !report.left.is_empty() {
             found.push(format!("processes outlived the agent: {}", report.left.join(", ")));
         }
-        self.violations.lock().expect("not poisoned").extend(found);
+        // Checked again after each turn of a conversation: a violation is recorded once.
+        let mut violations = self.violations.lock().expect("not poisoned");
+        for violation in found {
+            if !violations.contains(&violation) {
+                violations.push(violation);
+            }
+        }
     }
 
     /// The checks after the agent, before any grader: what it changed, that it left the
@@ -328,7 +334,13 @@ impl TrialWorkspace {
                 *self.changes.lock().expect("not poisoned") = changes;
             }
         }
-        self.violations.lock().expect("not poisoned").extend(found);
+        // Checked again after each turn of a conversation: a violation is recorded once.
+        let mut violations = self.violations.lock().expect("not poisoned");
+        for violation in found {
+            if !violations.contains(&violation) {
+                violations.push(violation);
+            }
+        }
     }
 
     /// What the agent changed (after [`Self::after_agent`]).

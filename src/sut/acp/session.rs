@@ -43,7 +43,7 @@ pub struct AcpSut<'a> {
 #[async_trait::async_trait]
 impl SystemUnderTest for AcpSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
-        let mut session = self.open(bindings).await?;
+        let mut session = self.open(bindings, timeout).await?;
         let outcome = session.exchange(&bindings.prompt, timeout).await;
         session.finish(outcome).await
     }
@@ -51,8 +51,9 @@ impl SystemUnderTest for AcpSut<'_> {
 
 impl<'a> AcpSut<'a> {
     /// Starts the agent for a trial, its MCP proxies and model endpoint; the protocol
-    /// starts with the first [`AcpSession::exchange`].
-    pub async fn open(&self, bindings: &Bindings) -> Result<AcpSession<'a>, AgentError> {
+    /// starts with the first [`AcpSession::exchange`]. `timeout` bounds the sandbox's own
+    /// start when the workspace confines it.
+    pub async fn open(&self, bindings: &Bindings, timeout: Duration) -> Result<AcpSession<'a>, AgentError> {
         let agent = self.agent;
         let setup::Rendered { argv, env } = setup::render_command(bindings, &agent.command, &agent.env)?;
         // In a workspace, its own script is still found beside the suite (and readable in
@@ -99,7 +100,8 @@ impl<'a> AcpSut<'a> {
             cancelling: false,
             model: None,
         };
-        Ok(AcpSession { conversation, mcp_servers: Some(mcp_servers), proxies, endpoint, started, agent })
+        let workspace = self.workspace;
+        Ok(AcpSession { conversation, mcp_servers: Some(mcp_servers), proxies, endpoint, relay, workspace, started, agent })
     }
 }
 
@@ -111,6 +113,10 @@ pub struct AcpSession<'a> {
     mcp_servers: Option<Vec<Value>>,
     proxies: Vec<(String, crate::mcp::proxy::Proxy)>,
     endpoint: Option<ModelEndpoint>,
+    /// The endpoints relayed into the sandbox under `network: none`, for the session's life.
+    relay: Option<crate::workspace::relay::HostRelay>,
+    /// The trial's workspace when it confines the agent.
+    workspace: Option<&'a crate::workspace::TrialWorkspace>,
     started: Instant,
     agent: &'a AcpAgent,
 }
@@ -159,10 +165,10 @@ impl AcpSession<'_> {
     /// proxies saw reconciled with those it reported, the endpoint stopped; `outcome` is
     /// the last turn's.
     pub async fn finish(self, outcome: Result<String, String>) -> Result<AgentRun, AgentError> {
-        let AcpSession { conversation, proxies, endpoint, started, agent, .. } = self;
+        let AcpSession { conversation, proxies, endpoint, relay, workspace, started, agent, .. } = self;
         let Conversation { conn, trace, model, .. } = conversation;
         let output_truncated = trace.cut;
-        if let Some(workspace) = self.workspace {
+        if let Some(workspace) = workspace {
             workspace.end_session(conn.pid());
         }
         let stderr = conn.close().await;
