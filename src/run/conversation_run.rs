@@ -200,6 +200,10 @@ pub(super) async fn run_conversation(
         }
         None => {}
     }
+    // The whole-conversation graders see the workspace as the agent left it.
+    if let Some(workspace) = workspace {
+        workspace.after_agent().await;
+    }
     let last = runs.last();
     trial.output = last.map(|r| excerpt::first(&r.output, OUTPUT_EXCERPT));
     trial.output_truncated = last.is_some_and(|r| r.output_truncated || r.output.chars().count() > OUTPUT_EXCERPT);
