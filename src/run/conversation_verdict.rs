@@ -25,6 +25,16 @@ pub fn conversation_verdict(
         return (Status::Error, 0.0, Some(reason));
     }
     if let Some((Status::Error, _, reason)) = &whole {
+        // A conversation stopped at a failed turn has failed: a whole-conversation grader
+        // that could not judge what never ran does not make it an error (retried away).
+        let stopped = scripted
+            .iter()
+            .find(|t| t.status == Status::Failed)
+            .filter(|_| scripted.iter().any(|t| t.status == Status::Skipped));
+        if let Some(t) = stopped {
+            let why = format!("turn {}: {}", t.turn, t.reason.as_deref().unwrap_or("failed"));
+            return (Status::Failed, 0.0, Some(why));
+        }
         return (Status::Error, 0.0, reason.clone());
     }
     let whole_passed = whole.as_ref().is_none_or(|(s, _, _)| *s == Status::Passed);
@@ -144,6 +154,10 @@ mod tests {
         let stopped = [turn(1, Status::Failed, 0.0), turn(2, Status::Skipped, 0.0)];
         assert_eq!(passed(&None, Verdict::Final, &stopped, false), Status::Failed);
         assert_eq!(passed(&None, share(0.5), &stopped, false), Status::Failed);
+        // A whole-conversation grader that could not judge the turns never run: still a fail.
+        let error: Whole = Some((Status::Error, 0.0, Some("uses {turns.2.output}".into())));
+        assert_eq!(passed(&error, Verdict::All, &stopped, false), Status::Failed);
+        assert_eq!(passed(&error, Verdict::All, &turns, false), Status::Error);
     }
 
     /// A simulated user's turns count in no rule: the whole-conversation graders decide,

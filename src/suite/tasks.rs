@@ -349,6 +349,11 @@ pub(super) fn validate_task(
     let graders: Vec<Option<Grader>> =
         raw.grade.into_iter().enumerate().map(|(j, g)| Grader::from_raw(cx, g, &path.key("grade").index(j))).collect();
     cx.turns = None;
+    let windowed = matches!(&conversation, Some(Ok(c)) if c.window.is_some());
+    if windowed && agent.as_deref().is_some_and(|a| matches!(a, Agent::Acp(_))) {
+        let at = path.key("conversation").key("window");
+        cx.error(&at, "an ACP agent keeps its own history in its session: `window` cannot shorten it");
+    }
     if conversation.is_some() && matches!(level, Level::Execution | Level::Invocation) {
         cx.error(&path.key("level"), "a conversation runs at the `agent` or `scenario` level");
     }

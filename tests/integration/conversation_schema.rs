@@ -78,3 +78,26 @@ fn a_conversation_loads_and_its_mistakes_are_located() {
         assert!(stderr.contains(needle), "{needle}\n---\n{stderr}");
     }
 }
+
+#[test]
+fn an_acp_conversation_takes_no_window() {
+    let run = Test::new()
+        .suite(
+            "
+            evalgate: 1
+            suite: t
+            agents:
+              coder: {acp: {command: [python3, agent.py]}}
+            tasks:
+              - id: chat
+                turns: [{prompt: hi, grade: [{type: contains, value: x}]}]
+                conversation: {window: 2}
+            ",
+        )
+        .args(&["check"])
+        .run();
+    run.expect_code(2);
+    let stderr = run.take_stderr();
+    let needle = "evalgate.yaml:8:28: tasks[0].conversation.window: an ACP agent keeps its own history in its session";
+    assert!(stderr.contains(needle), "{stderr}");
+}
