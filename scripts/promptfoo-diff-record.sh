@@ -7,6 +7,10 @@
 #   npm ci --prefix tests/fixtures/promptfoo     # once: promptfoo, pinned by its lockfile
 #   scripts/promptfoo-diff-record.sh
 #
+# or with promptfoo installed outside the repository from the same lockfile:
+#   cp tests/fixtures/promptfoo/package*.json /tmp/pf-ref && npm ci --prefix /tmp/pf-ref
+#   PROMPTFOO_HOME=/tmp/pf-ref scripts/promptfoo-diff-record.sh
+#
 # Each file runs offline (no telemetry, no update check, no cache, its own config
 # directory) in a copy of the fixtures outside the repository; `stand-in.yaml` asks the
 # local OpenAI-compatible stand-in (stand_in.py, port 18941). A row is one test ×
@@ -14,7 +18,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 fixtures="$here/tests/fixtures/promptfoo-diff"
-promptfoo="$here/tests/fixtures/promptfoo/node_modules/promptfoo/dist/src/main.js"
+promptfoo="${PROMPTFOO_HOME:-$here/tests/fixtures/promptfoo}/node_modules/promptfoo/dist/src/main.js"
 node "$promptfoo" --version | grep -qx '0.123.1' || { echo "promptfoo 0.123.1 is needed: npm ci --prefix tests/fixtures/promptfoo" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -157,7 +157,7 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
           - vars: {q: hi}
             assert:
               - {type: webhook, value: 'http://localhost/hook'}
-              - {type: factuality, value: Paris is the capital}
+              - {type: moderation}
             options: {transform: output.toUpperCase()}
           - file://rows.csv
         ",
@@ -174,7 +174,7 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
   rows.csv:2:1: /0: the CSV column `__prefixx` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)
   promptfooconfig.yaml:10:15: /tests/0/options/transform: the option `transform`: a JavaScript transform of the output is not supported
   promptfooconfig.yaml:8:10: /tests/0/assert/0/type: a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader
-  promptfooconfig.yaml:9:10: /tests/0/assert/1/type: the model-graded `factuality` assertion is not supported yet: write it as a native `rubric` grader
+  promptfooconfig.yaml:9:10: /tests/0/assert/1/type: the model-graded `moderation` assertion is not supported yet: write it as a native `rubric` grader
 1 error in the suite; nothing ran
 ",
     );

@@ -46,7 +46,7 @@ const IGNORED: [&str; 7] =
 /// Test keys read; the rest are refused.
 const TEST_KEYS: [&str; 7] = ["description", "vars", "assert", "threshold", "options", "metadata", "__inherited"];
 /// `options` keys read.
-const OPTIONS: [&str; 4] = ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts"];
+const OPTIONS: [&str; 5] = ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts", "rubricPrompt"];
 
 /// One prompt as written: its text (before vars) and its id part.
 struct Prompt {
@@ -86,7 +86,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut ids = std::collections::HashSet::new();
     for row in &rows {
         for prompt in &prompts {
-            let Some(mut task) = task(row, prompt, prompts.len(), model, &mut problems) else { continue };
+            let Some(mut task) = task(row, prompt, prompts.len(), model, &cx.rel_dir, &mut problems) else { continue };
             let mut id = task["id"].as_str().unwrap_or_default().to_owned();
             let base = id.clone();
             let mut n = 2;
@@ -112,7 +112,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         return Err(problems);
     }
     let mut suite = suite(doc, cx, &agents);
-    let judged = tasks.iter().any(|t| t["grade"].to_string().contains(r#""type":"llm-rubric""#));
+    let judged = tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| asks_judge(&g["assertion"]));
     if judged && cx.agent.is_none() {
         // promptfoo's grading provider is the judge; without one, a placeholder to point at yours.
         suite["judge"] = match doc.pointer("/defaultTest/options/provider") {
@@ -293,7 +293,14 @@ fn render_json(v: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
 }
 
 /// The task of one test row and prompt; `None` with its problems recorded.
-fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: &mut Problems) -> Option<Value> {
+fn task(
+    row: &Row,
+    prompt: &Prompt,
+    prompt_count: usize,
+    model: bool,
+    rel_dir: &Path,
+    problems: &mut Problems,
+) -> Option<Value> {
     let t = &row.test;
     let at = &row.at;
     let before = problems.len();
@@ -309,7 +316,6 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             "provider" => {
                 "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)"
             }
-            "rubricPrompt" => "a custom grading prompt is not supported: promptfoo's default is used",
             _ => "it is not supported",
         };
         problems.push((format!("{at}/options/{key}"), format!("the option `{key}`: {why}")));
@@ -324,6 +330,7 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             Err(e) => problems.push((format!("{at}/vars/{k}"), e)),
         }
     }
+    let loaded = vars.clone();
     let vars = match prepare_vars(&vars) {
         Ok(v) => v,
         Err(e) => {
@@ -334,6 +341,8 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     let text = |k: &str| options.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     let raw = format!("{}{}{}", text("prefix"), prompt.raw, text("suffix"));
     let mut task = json!({});
+    // The prompt as promptfoo gives it to a script assertion (`context.prompt`).
+    let rendered_prompt: String;
     match serde_json::from_str::<Value>(&raw) {
         Ok(json_prompt) => {
             let rendered = match render_json(&json_prompt, &vars) {
@@ -343,6 +352,7 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
                     return None;
                 }
             };
+            rendered_prompt = serde_json::to_string(&rendered).unwrap_or_default();
             match (model, chat(&rendered)) {
                 (true, Some(messages)) => task["messages"] = Value::Array(messages),
                 (true, None) => {
@@ -358,7 +368,10 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             }
         }
         Err(_) => match render(&raw, &vars) {
-            Ok(text) => task["prompt"] = json!(literal(&text)),
+            Ok(text) => {
+                task["prompt"] = json!(literal(&text));
+                rendered_prompt = text;
+            }
             Err(e) => {
                 problems.push((at.clone(), format!("the prompt: {e}")));
                 return None;
@@ -381,7 +394,14 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     if let Some(d) = t.get("description").and_then(Value::as_str) {
         task["description"] = json!(literal(d));
     }
-    let graders = graders(t, at, &vars, problems);
+    let test = json!({"description": t.get("description"), "vars": loaded, "assert": t.get("assert"),
+        "threshold": t.get("threshold"), "metadata": t.get("metadata")});
+    let context = json!({"prompt": rendered_prompt, "vars": loaded, "test": test});
+    let rubric_prompt = options.get("rubricPrompt").cloned();
+    if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
+        problems.push((format!("{at}/options/rubricPrompt"), format!("a grading prompt from a file (`{p}`) is not supported: write it in the config")));
+    }
+    let graders = graders(t, at, &vars, &Scripts { context, rel_dir, rubric_prompt }, problems);
     if graders.is_empty() {
         // promptfoo passes a test without assertions, whatever its threshold.
         task["grade"] =
@@ -431,8 +451,58 @@ fn rendered(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
     })
 }
 
+/// What a test's script assertions are given: promptfoo's `context`, and the directory
+/// their `file://` paths are relative to (the config's, relative to the suite's).
+struct Scripts<'a> {
+    context: Value,
+    rel_dir: &'a Path,
+    /// The test's `options.rubricPrompt`, which the model-graded assertions use.
+    rubric_prompt: Option<Value>,
+}
+
+/// A script assertion's `file://PATH[:FUNCTION]` relative to the suite (promptfoo's is
+/// relative to the config), here or in its set.
+fn rebase_scripts(a: &mut Value, rel_dir: &Path) {
+    let script = a.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("javascript") || t.ends_with("python"));
+    if let Some(path) = a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script) {
+        a["value"] = json!(format!("file://{}", rel_dir.join(path).display()));
+    }
+    for inner in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten() {
+        rebase_scripts(inner, rel_dir);
+    }
+}
+
+/// The assertions given the test's `context` (the rendered prompt, the vars): scripts and
+/// the model-graded ones.
+const GIVEN_CONTEXT: [&str; 6] = ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric"];
+
+/// Whether an assertion (or one of its set) asks the judge.
+fn asks_judge(a: &Value) -> bool {
+    let judged = ["llm-rubric", "model-graded-closedqa", "factuality", "g-eval"];
+    a.get("type").and_then(Value::as_str).is_some_and(|t| judged.contains(&t.trim_start_matches("not-")))
+        || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(asks_judge))
+}
+
+/// An assertion's type without `not-`, when it is one of `GIVEN_CONTEXT`.
+fn given_context(a: &Value) -> bool {
+    a.get("type").and_then(Value::as_str).is_some_and(|t| GIVEN_CONTEXT.contains(&t.trim_start_matches("not-")))
+}
+
+/// Whether an assertion (or one of its set) is given the test's `context`; each such one
+/// also gets the test's `rubricPrompt`.
+fn with_context(a: &mut Value, rubric_prompt: Option<&Value>) -> bool {
+    let mut given = given_context(a);
+    if given && let Some(p) = rubric_prompt {
+        a["rubricPrompt"] = p.clone();
+    }
+    for inner in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten() {
+        given |= with_context(inner, rubric_prompt);
+    }
+    given
+}
+
 /// The test's assertions as `promptfoo` graders: `metric` their name, `weight` their weight.
-fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Problems) -> Vec<Value> {
+fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, problems: &mut Problems) -> Vec<Value> {
     let inherited = t.get("__inherited").and_then(Value::as_u64).unwrap_or(0) as usize;
     let list = t.get("assert").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out = Vec::new();
@@ -472,7 +542,12 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Proble
             problems.push((format!("{a_at}{below}"), message));
             continue;
         }
+        rebase_scripts(&mut a, scripts.rel_dir);
+        let given = with_context(&mut a, scripts.rubric_prompt.as_ref());
         let mut grader = json!({"type": "promptfoo", "assertion": a});
+        if given {
+            grader["context"] = scripts.context.clone();
+        }
         if let Some(w) = a.get("weight") {
             grader["weight"] = w.clone();
         }
