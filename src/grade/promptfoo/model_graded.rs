@@ -112,6 +112,18 @@ pub(super) async fn ask(prompt: &str, input: &GradeInput<'_>, judge_calls: &mut 
     Ok(completion.response.text)
 }
 
+/// Asks the suite's judge the test's `rubricPrompt` (text, or a chat as JSON) rendered with
+/// `vars`; its reply's text.
+pub(super) async fn ask_with(
+    rubric_prompt: &Value,
+    vars: &Map<String, Value>,
+    input: &GradeInput<'_>,
+    judge_calls: &mut Vec<JudgeCall>,
+) -> Result<String, String> {
+    let text = prompt_of(Some(rubric_prompt), None, "");
+    ask(&render(&text, vars)?, input, judge_calls).await
+}
+
 /// The prompt to use: the test's `rubricPrompt` (text, or a chat as JSON; for `g-eval` its
 /// `steps` / `evaluate` part), else promptfoo's.
 fn prompt_of(rubric: Option<&Value>, part: Option<&str>, default: &str) -> String {
@@ -151,6 +163,10 @@ impl ModelGraded {
                     *item = json!(item.to_string());
                 }
             }
+        }
+        if prompt.is_empty() && self.kind != Graded::GEval {
+            // promptfoo's handlers need the prompt (`invariant(prompt, …)`): an error.
+            return Err("a model-graded assertion needs the prompt, and it rendered empty".into());
         }
         let completion = template_value(input.output);
         let value = self.value.first().cloned().unwrap_or_default();

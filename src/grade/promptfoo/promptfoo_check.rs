@@ -87,7 +87,7 @@ enum Kind {
     Latency,
     Set(Vec<Assertion>),
     /// The suite's judge asked promptfoo's default rubric prompt about the output.
-    LlmRubric(String),
+    LlmRubric(String, Option<Value>),
     /// A `javascript` or `python` assertion, run by node or python3.
     Script(Script),
     /// `model-graded-closedqa`, `factuality` or `g-eval`, asked of the suite's judge.
@@ -298,7 +298,7 @@ impl Assertion {
                 Kind::Set(set)
             }
             "llm-rubric" => match value {
-                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone()),
+                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone(), a.get("rubricPrompt").cloned().filter(|p| !p.is_null())),
                 _ => return Err(("/value".into(), "an `llm-rubric` assertion needs its rubric as a string `value`".into())),
             },
             "javascript" => Kind::Script(Script::read(Language::Javascript, value).map_err(|e| ("/value".to_owned(), e))?),
@@ -346,7 +346,7 @@ impl Assertion {
     /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
     fn judged(&self) -> bool {
         match &self.kind {
-            Kind::LlmRubric(_) | Kind::ModelGraded(_) => true,
+            Kind::LlmRubric(..) | Kind::ModelGraded(_) => true,
             Kind::Set(items) => items.iter().any(Assertion::judged),
             _ => false,
         }
@@ -454,7 +454,7 @@ impl Assertion {
                     None => (failed.is_none(), score, failed.unwrap_or_else(|| "All assertions passed".into())),
                 }
             }
-            Kind::LlmRubric(rubric) => match llm_rubric(rubric, self.threshold, input, judge_calls).await? {
+            Kind::LlmRubric(rubric, prompt) => match llm_rubric(rubric, prompt.as_ref(), self.threshold, input, scope, judge_calls).await? {
                 // A reply that could not be read fails, `not-` or not (promptfoo's grader failure).
                 Err(failure) => (false, 0.0, failure),
                 Ok((pass, score, reason)) => (pass != inv, if inv { (1.0 - score).clamp(0.0, 1.0) } else { score }, reason),
@@ -516,10 +516,27 @@ fn output_for_grading(output: &str) -> String {
 /// whatever its `not-` (promptfoo's grader failure); `Err`: the judge could not be asked.
 async fn llm_rubric(
     rubric: &str,
+    rubric_prompt: Option<&Value>,
     threshold: Option<f64>,
     input: &GradeInput<'_>,
+    scope: &Scope,
     judge_calls: &mut Vec<JudgeCall>,
 ) -> Result<Verdict, String> {
+    let reply = match rubric_prompt {
+        // The test's `rubricPrompt`, rendered with its vars, the output and the rubric.
+        Some(prompt) => {
+            let mut vars = scope.context.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
+            vars.insert("output".into(), super::model_graded::template_value(input.output));
+            vars.insert("rubric".into(), Value::String(rubric.to_owned()));
+            super::model_graded::ask_with(prompt, &vars, input, judge_calls).await?
+        }
+        None => default_llm_rubric(rubric, input, judge_calls).await?,
+    };
+    Ok(read_llm_rubric(&reply, threshold))
+}
+
+/// `llm-rubric` with promptfoo's default prompt: the judge's reply.
+async fn default_llm_rubric(rubric: &str, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<String, String> {
     use crate::llm::types::{ChatMessage, ChatRequest, Role};
     let spec = input.judge.ok_or("no judge is configured (promptfoo's grading provider: `defaultTest.options.provider`)")?;
     let user = format!("<Output>\n{}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>", output_for_grading(input.output));
@@ -535,8 +552,13 @@ async fn llm_rubric(
     };
     let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
     judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
-    let Some(parsed) = json_objects(&completion.response.text).into_iter().next().filter(Value::is_object) else {
-        return Ok(Err("Could not extract JSON from llm-rubric response".into()));
+    Ok(completion.response.text)
+}
+
+/// The judge's `llm-rubric` reply read as promptfoo reads it.
+fn read_llm_rubric(reply: &str, threshold: Option<f64>) -> Verdict {
+    let Some(parsed) = json_objects(reply).into_iter().next().filter(Value::is_object) else {
+        return Err("Could not extract JSON from llm-rubric response".into());
     };
     let mut pass = match parsed.get("pass") {
         None | Some(Value::Null) => true,
@@ -555,7 +577,7 @@ async fn llm_rubric(
         pass = pass && score >= t;
     }
     let reason = parsed.get("reason").map(js_string).filter(|r| !r.is_empty());
-    Ok(Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") }))))
+    Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") })))
 }
 
 /// Node's `isDeepStrictEqual` on JSON values: numbers by value, keys in any order.
