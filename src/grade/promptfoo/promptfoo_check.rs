@@ -26,6 +26,10 @@ pub struct RawPromptfoo {
     /// `vars`, `test`), written by the converter.
     #[serde(default)]
     pub context: serde_json::Map<String, Value>,
+    /// The test's `options.transform` (inline JavaScript): the output the assertion sees.
+    pub transform: Option<String>,
+    /// The test's own grading provider (`options.provider`), in place of the suite's judge.
+    pub judge: Option<crate::llm::spec::RawJudge>,
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
@@ -605,6 +609,8 @@ struct Scope {
 pub struct PromptfooCheck {
     assertion: Assertion,
     scope: Scope,
+    transform: Option<String>,
+    judge: Option<crate::llm::spec::LlmSpec>,
 }
 
 impl CompileGrader for RawPromptfoo {
@@ -620,7 +626,12 @@ impl CompileGrader for RawPromptfoo {
                         cx.error(&path.key("assertion").key("value"), format!("no script file `{}`", file.display()));
                     }
                 }
-                Some(PromptfooCheck { assertion, scope: Scope { context: self.context, dir } })
+                let judge = match &self.judge {
+                    Some(j) => Some(crate::llm::judge_calibration::judge_spec(cx, j, &path.key("judge"))?),
+                    None => None,
+                };
+                let scope = Scope { context: self.context, dir };
+                Some(PromptfooCheck { assertion, scope, transform: self.transform, judge })
             }
             Err((at, message)) => {
                 cx.error(&path.key("assertion"), format!("{}: {message}", if at.is_empty() { "/" } else { &at }));
@@ -632,16 +643,28 @@ impl CompileGrader for RawPromptfoo {
 
 impl Grade for PromptfooCheck {
     async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
-        let (passed, score, reason) = self.assertion.verdict(input, &self.scope, judge_calls).await?;
+        let transformed = match &self.transform {
+            Some(code) => Some(super::script_assertion::transform(code, input.output, &self.scope.context, &self.scope.dir).await?),
+            None => None,
+        };
+        let input = GradeInput {
+            output: transformed.as_deref().unwrap_or(input.output),
+            judge: self.judge.as_ref().or(input.judge),
+            ..*input
+        };
+        let (passed, score, reason) = self.assertion.verdict(&input, &self.scope, judge_calls).await?;
         Ok(Graded { score: score.clamp(0.0, 1.0), passed, reason, evidence: None, unobserved: false })
     }
 
     fn uses(&self) -> Uses<'_> {
-        let judges = if self.assertion.judged() { vec![crate::uses::Judge::SuiteDefault] } else { Vec::new() };
-        let programs = self
-            .assertion
-            .programs()
-            .into_iter()
+        let judges = match (&self.judge, self.assertion.judged()) {
+            (_, false) => Vec::new(),
+            (Some(own), true) => vec![crate::uses::Judge::Own(own)],
+            (None, true) => vec![crate::uses::Judge::SuiteDefault],
+        };
+        let transform = self.transform.as_ref().map(|_| "node");
+        let programs = self.assertion.programs().into_iter().chain(transform);
+        let programs = programs
             .map(|p| crate::uses::Program { what: "promptfoo script assertion", command: crate::uses::ProgramCommand::Literal(p), workdir: None })
             .collect();
         Uses { judges, programs, ..Uses::default() }

@@ -145,6 +145,27 @@ impl Script {
     }
 }
 
+/// promptfoo's `options.transform` (inline JavaScript) applied to the output before the
+/// assertions see it: its result as text (`JSON.stringify` of a value that is not a
+/// string); `Err` where promptfoo's run errors (it throws, or returns nothing).
+pub(super) async fn transform(code: &str, output: &str, context: &Map<String, Value>, cwd: &Path) -> Result<String, String> {
+    let vars = context.get("vars").cloned().unwrap_or(Value::Null);
+    let request = json!({"transform": code, "output": output, "context": {"vars": vars, "prompt": {"label": ""}}});
+    let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
+    let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), TIMEOUT);
+    spec.stdin = Some(request.to_string().into_bytes());
+    let out = run_process(spec).await.map_err(|e| e.to_string())?;
+    let line = out.stdout.text.lines().last().unwrap_or_default();
+    match serde_json::from_str::<Value>(line) {
+        Ok(reply) if !out.timed_out && !out.stdout.is_truncated() => match (reply.get("transformed"), reply.get("threw")) {
+            (Some(Value::String(text)), _) => Ok(text.clone()),
+            (_, Some(threw)) => Err(format!("the transform threw: {}", super::promptfoo_check::js_string(threw))),
+            _ => Err("the transform gave no output".into()),
+        },
+        _ => Err(format!("the transform {}", out.describe_end(TIMEOUT))),
+    }
+}
+
 /// promptfoo's `buildPythonScript`: a one-line value is `return VALUE`; several lines are
 /// the body, indented as the value's first indented line is (four spaces if none is).
 fn python_module(code: &str) -> String {

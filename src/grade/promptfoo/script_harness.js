@@ -52,6 +52,14 @@ function buildFunctionBody(code) {
 }
 
 async function run(req) {
+  if (typeof req.transform === "string") {
+    // promptfoo's `getInlineTransformFunction`; a transform must return a value.
+    const code = req.transform;
+    const fn = new Function("output", "context", "process", code.includes("\n") ? code : `return ${code}`);
+    const result = await fn(req.output, req.context, process);
+    if (result === null || result === undefined) throw new Error("Transform function did not return a value");
+    return { transformed: typeof result === "string" ? result : JSON.stringify(result) };
+  }
   if (typeof req.code === "string") {
     const code = req.code.trimEnd();
     const body = code.includes("\n") ? code : buildFunctionBody(code);
@@ -71,8 +79,9 @@ process.stdin.on("data", (d) => (input += d));
 process.stdin.on("end", async () => {
   let out;
   try {
-    const result = await run(JSON.parse(input));
-    out = { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
+    const req = JSON.parse(input);
+    const result = await run(req);
+    out = typeof req.transform === "string" ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
   } catch (err) {
     out = { threw: String(err && err.message !== undefined ? err.message : err) };
   }

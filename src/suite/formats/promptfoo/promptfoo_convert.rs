@@ -39,14 +39,15 @@ impl ForeignFormat for Promptfoo {
 
 /// Top-level keys read (`description` names the suite); the rest are refused, or ignored
 /// when they only change how promptfoo shows or stores results.
-const READ: [&str; 6] = ["description", "prompts", "providers", "targets", "tests", "defaultTest"];
-const IGNORED: [&str; 7] =
-    ["outputPath", "sharing", "evaluateOptions", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
+const READ: [&str; 8] =
+    ["description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios", "evaluateOptions"];
+const IGNORED: [&str; 6] = ["outputPath", "sharing", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
 
 /// Test keys read; the rest are refused.
 const TEST_KEYS: [&str; 7] = ["description", "vars", "assert", "threshold", "options", "metadata", "__inherited"];
 /// `options` keys read.
-const OPTIONS: [&str; 5] = ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts", "rubricPrompt"];
+const OPTIONS: [&str; 7] =
+    ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts", "rubricPrompt", "transform", "provider"];
 
 /// One prompt as written: its text (before vars) and its id part.
 struct Prompt {
@@ -59,7 +60,6 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     for key in doc.as_object().into_iter().flatten().map(|(k, _)| k) {
         if !READ.contains(&key.as_str()) && !IGNORED.contains(&key.as_str()) {
             let why = match key.as_str() {
-                "scenarios" => "`scenarios` are not supported yet: write each scenario's tests out",
                 "env" => "`env` is not supported: set the variables in the environment evalgate runs in",
                 _ => "it is not supported",
             };
@@ -81,6 +81,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         ));
     }
     let rows = rows(doc, cx.file, &mut problems);
+    let repeat = repeat(doc, &mut problems);
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
     let mut ids = std::collections::HashSet::new();
@@ -95,6 +96,10 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 n += 1;
             }
             task["id"] = json!(id);
+            if let Some(n) = repeat {
+                // Every repeat is a run promptfoo counts: the task passes when all its trials do.
+                task["repeat"] = json!(n);
+            }
             if let Some(agent) = cx.agent.or(agents.first().map(|a| a.name.as_str())) {
                 task["agent"] = json!(agent);
             }
@@ -125,6 +130,21 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     }
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
+}
+
+/// `evaluateOptions.repeat` (each test run that many times), when above 1; the other
+/// `evaluateOptions` only pace or show promptfoo's run and are ignored.
+fn repeat(doc: &Value, problems: &mut Problems) -> Option<u64> {
+    match doc.pointer("/evaluateOptions/repeat") {
+        None | Some(Value::Null) => None,
+        Some(n) => match n.as_u64().filter(|n| (1..=1000).contains(n)) {
+            Some(n) => (n > 1).then_some(n),
+            None => {
+                problems.push(("/evaluateOptions/repeat".into(), "`repeat` is a whole number from 1 to 1000".into()));
+                None
+            }
+        },
+    }
 }
 
 /// The suite around the tasks: its name, and without an importing agent the providers'
@@ -312,10 +332,7 @@ fn task(
     let options = t.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
     for key in options.keys().filter(|k| !OPTIONS.contains(&k.as_str())) {
         let why = match key.as_str() {
-            "transform" | "postprocess" => "a JavaScript transform of the output is not supported",
-            "provider" => {
-                "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)"
-            }
+            "postprocess" => "`postprocess` is not supported: write it as `transform`",
             _ => "it is not supported",
         };
         problems.push((format!("{at}/options/{key}"), format!("the option `{key}`: {why}")));
@@ -401,7 +418,19 @@ fn task(
     if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
         problems.push((format!("{at}/options/rubricPrompt"), format!("a grading prompt from a file (`{p}`) is not supported: write it in the config")));
     }
-    let graders = graders(t, at, &vars, &Scripts { context, rel_dir, rubric_prompt }, problems);
+    let transform = match options.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(code)) if !code.starts_with("file://") => Some(code.clone()),
+        Some(_) => {
+            problems.push((
+                format!("{at}/options/transform"),
+                "a transform evalgate runs is inline JavaScript (a file's transform is not supported)".into(),
+            ));
+            None
+        }
+    };
+    let judge = options.get("provider").and_then(|p| super::provider_agents::judge(p, &format!("{at}/options/provider"), problems));
+    let graders = graders(t, at, &vars, &Scripts { context, rel_dir, rubric_prompt, transform, judge }, problems);
     if graders.is_empty() {
         // promptfoo passes a test without assertions, whatever its threshold.
         task["grade"] =
@@ -458,6 +487,10 @@ struct Scripts<'a> {
     rel_dir: &'a Path,
     /// The test's `options.rubricPrompt`, which the model-graded assertions use.
     rubric_prompt: Option<Value>,
+    /// The test's `options.transform`, which every assertion's output goes through.
+    transform: Option<String>,
+    /// The test's own grading provider (`options.provider`), as a judge.
+    judge: Option<Value>,
 }
 
 /// A script assertion's `file://PATH[:FUNCTION]` relative to the suite (promptfoo's is
@@ -545,8 +578,14 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, pr
         rebase_scripts(&mut a, scripts.rel_dir);
         let given = with_context(&mut a, scripts.rubric_prompt.as_ref());
         let mut grader = json!({"type": "promptfoo", "assertion": a});
-        if given {
+        if given || scripts.transform.is_some() {
             grader["context"] = scripts.context.clone();
+        }
+        if let Some(code) = &scripts.transform {
+            grader["transform"] = json!(code);
+        }
+        if let Some(judge) = scripts.judge.as_ref().filter(|_| asks_judge(&a)) {
+            grader["judge"] = judge.clone();
         }
         if let Some(w) = a.get("weight") {
             grader["weight"] = w.clone();
