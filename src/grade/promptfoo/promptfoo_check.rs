@@ -463,7 +463,10 @@ impl Assertion {
                 Err(failure) => (false, 0.0, failure),
                 Ok((pass, score, reason)) => (pass != inv, if inv { (1.0 - score).clamp(0.0, 1.0) } else { score }, reason),
             },
-            Kind::Script(script) => script.verdict(output, &scope.context, self.threshold, inv, &scope.dir).await?,
+            Kind::Script(script) => {
+                let timeout = input.timeout.min(super::script_assertion::TIMEOUT);
+                script.verdict(output, &scope.context, self.threshold, inv, &scope.dir, timeout).await?
+            }
             Kind::ModelGraded(graded) => graded.verdict(input, &scope.context, self.threshold, inv, judge_calls).await?,
         };
         Ok((pass, score, reason))
@@ -644,7 +647,10 @@ impl CompileGrader for RawPromptfoo {
 impl Grade for PromptfooCheck {
     async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
         let transformed = match &self.transform {
-            Some(code) => Some(super::script_assertion::transform(code, input.output, &self.scope.context, &self.scope.dir).await?),
+            Some(code) => {
+                let timeout = input.timeout.min(super::script_assertion::TIMEOUT);
+                Some(super::script_assertion::transform(code, input.output, &self.scope.context, &self.scope.dir, timeout).await?)
+            }
             None => None,
         };
         let input = GradeInput {

@@ -33,8 +33,9 @@ pub(super) struct Script {
     pub source: Source,
 }
 
-/// How long a script may run (promptfoo sets none; evalgate bounds every process).
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a script may run at most (promptfoo sets no bound; evalgate bounds every
+/// process): this, or the task's timeout when shorter.
+pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Script {
     /// The assertion's `value`: code, or a `file://` script (`.js`, `.cjs`, `.mjs` for
@@ -86,6 +87,7 @@ impl Script {
         threshold: Option<f64>,
         inverse: bool,
         cwd: &Path,
+        timeout: Duration,
     ) -> Result<(bool, f64, String), String> {
         let mut request = json!({"output": output, "context": context});
         match &self.source {
@@ -106,18 +108,18 @@ impl Script {
         };
         let flag = if self.language == Language::Javascript { "-e" } else { "-c" };
         let argv = vec![program.to_owned(), flag.to_owned(), harness.to_owned()];
-        let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), TIMEOUT);
+        let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
         spec.stdin = Some(request.to_string().into_bytes());
         let out = run_process(spec).await.map_err(|e| e.to_string())?;
         if out.timed_out || out.exit_code.is_none() {
-            return Err(format!("the {program} script {}", out.describe_end(TIMEOUT)));
+            return Err(format!("the {program} script {}", out.describe_end(timeout)));
         }
         let line = out.stdout.text.lines().last().unwrap_or_default();
         let reply: Map<String, Value> = match serde_json::from_str(line) {
             Ok(Value::Object(o)) if !out.stdout.is_truncated() => o,
             _ => {
                 let said = crate::excerpt::excerpt_with_last_line(out.stderr.text.trim(), 200);
-                return Err(format!("the {program} script gave no verdict ({}): {said}", out.describe_end(TIMEOUT)));
+                return Err(format!("the {program} script gave no verdict ({}): {said}", out.describe_end(timeout)));
             }
         };
         let labels = match self.language {
@@ -148,11 +150,17 @@ impl Script {
 /// promptfoo's `options.transform` (inline JavaScript) applied to the output before the
 /// assertions see it: its result as text (`JSON.stringify` of a value that is not a
 /// string); `Err` where promptfoo's run errors (it throws, or returns nothing).
-pub(super) async fn transform(code: &str, output: &str, context: &Map<String, Value>, cwd: &Path) -> Result<String, String> {
+pub(super) async fn transform(
+    code: &str,
+    output: &str,
+    context: &Map<String, Value>,
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<String, String> {
     let vars = context.get("vars").cloned().unwrap_or(Value::Null);
     let request = json!({"transform": code, "output": output, "context": {"vars": vars, "prompt": {"label": ""}}});
     let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
-    let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), TIMEOUT);
+    let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
     spec.stdin = Some(request.to_string().into_bytes());
     let out = run_process(spec).await.map_err(|e| e.to_string())?;
     let line = out.stdout.text.lines().last().unwrap_or_default();
@@ -162,7 +170,7 @@ pub(super) async fn transform(code: &str, output: &str, context: &Map<String, Va
             (_, Some(threw)) => Err(format!("the transform threw: {}", super::promptfoo_check::js_string(threw))),
             _ => Err("the transform gave no output".into()),
         },
-        _ => Err(format!("the transform {}", out.describe_end(TIMEOUT))),
+        _ => Err(format!("the transform {}", out.describe_end(timeout))),
     }
 }
 

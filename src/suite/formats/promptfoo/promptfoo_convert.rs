@@ -87,7 +87,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut ids = std::collections::HashSet::new();
     for row in &rows {
         for prompt in &prompts {
-            let Some(mut task) = task(row, prompt, prompts.len(), model, &cx.rel_dir, &mut problems) else { continue };
+            let Some(mut task) = task(row, prompt, prompts.len(), model, (&cx.rel_dir, dir), &mut problems) else { continue };
             let mut id = task["id"].as_str().unwrap_or_default().to_owned();
             let base = id.clone();
             let mut n = 2;
@@ -318,7 +318,7 @@ fn task(
     prompt: &Prompt,
     prompt_count: usize,
     model: bool,
-    rel_dir: &Path,
+    (rel_dir, config_dir): (&Path, &Path),
     problems: &mut Problems,
 ) -> Option<Value> {
     let t = &row.test;
@@ -430,7 +430,8 @@ fn task(
         }
     };
     let judge = options.get("provider").and_then(|p| super::provider_agents::judge(p, &format!("{at}/options/provider"), problems));
-    let graders = graders(t, at, &vars, &Scripts { context, rel_dir, rubric_prompt, transform, judge }, problems);
+    let graders =
+        graders(t, at, &vars, &Scripts { context, rel_dir, config_dir, rubric_prompt, transform, judge }, problems);
     if graders.is_empty() {
         // promptfoo passes a test without assertions, whatever its threshold.
         task["grade"] =
@@ -485,6 +486,8 @@ fn rendered(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
 struct Scripts<'a> {
     context: Value,
     rel_dir: &'a Path,
+    /// The config's directory, where a script's file must be.
+    config_dir: &'a Path,
     /// The test's `options.rubricPrompt`, which the model-graded assertions use.
     rubric_prompt: Option<Value>,
     /// The test's `options.transform`, which every assertion's output goes through.
@@ -494,14 +497,19 @@ struct Scripts<'a> {
 }
 
 /// A script assertion's `file://PATH[:FUNCTION]` relative to the suite (promptfoo's is
-/// relative to the config), here or in its set.
-fn rebase_scripts(a: &mut Value, rel_dir: &Path) {
+/// relative to the config), here or in its set; a file that is not there is a problem at
+/// its `value` (`at`).
+fn rebase_scripts(a: &mut Value, scripts: &Scripts, at: &str, problems: &mut Problems) {
     let script = a.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("javascript") || t.ends_with("python"));
-    if let Some(path) = a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script) {
-        a["value"] = json!(format!("file://{}", rel_dir.join(path).display()));
+    if let Some(reference) = a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script) {
+        let path = reference.split_once(':').map_or(reference, |(p, _)| p);
+        if !scripts.config_dir.join(path).is_file() {
+            problems.push((format!("{at}/value"), format!("no script file `{path}` (beside the config)")));
+        }
+        a["value"] = json!(format!("file://{}", scripts.rel_dir.join(reference).display()));
     }
-    for inner in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten() {
-        rebase_scripts(inner, rel_dir);
+    for (i, inner) in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten().enumerate() {
+        rebase_scripts(inner, scripts, &format!("{at}/assert/{i}"), problems);
     }
 }
 
@@ -575,7 +583,7 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, pr
             problems.push((format!("{a_at}{below}"), message));
             continue;
         }
-        rebase_scripts(&mut a, scripts.rel_dir);
+        rebase_scripts(&mut a, scripts, &a_at, problems);
         let given = with_context(&mut a, scripts.rubric_prompt.as_ref());
         let mut grader = json!({"type": "promptfoo", "assertion": a});
         if given || scripts.transform.is_some() {
