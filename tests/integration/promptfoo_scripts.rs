@@ -78,9 +78,10 @@ fn bounded(config: &str) -> Test {
 /// Whether a process with exactly this command line is alive.
 fn alive(argv: &[&str]) -> bool {
     let wanted = argv.join("\0") + "\0";
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
-    })
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes()))
 }
 
 #[test]

@@ -199,7 +199,10 @@ fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
         "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
-        "answer-relevance" | "similar" | "select-best"
+        "answer-relevance" | "similar" => format!(
+            "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
+        ),
+        "select-best"
         | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
             format!("the model-graded `{base}` assertion is not supported yet: write it as a native `rubric` grader")
         }

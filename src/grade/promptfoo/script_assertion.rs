@@ -368,13 +368,13 @@ mod tests {
     #[test]
     fn python_results_read_as_promptfoo_reads_them() {
         let read = |v: Value, t: Option<f64>| python_result(v, t).map(|r| normalize(r, t, false, "Python code"));
-        assert_eq!(read(json!("TRUE"), None).unwrap().0, true);
-        assert_eq!(read(json!(0), None).unwrap().0, false);
-        assert_eq!(read(json!(0.4), Some(0.5)).unwrap().0, false);
+        assert!(read(json!("TRUE"), None).unwrap().0);
+        assert!(!read(json!(0), None).unwrap().0);
+        assert!(!read(json!(0.4), Some(0.5)).unwrap().0);
         assert!(read(Value::Null, None).is_err(), "None is no verdict");
         let graded = json!({"pass_": true, "score": 0.3, "reason": "r"});
         assert_eq!(read(graded.clone(), None).unwrap(), (true, 0.3, "r".into()));
-        assert_eq!(read(graded, Some(0.5)).unwrap().0, false, "a dict's score under the threshold fails it");
+        assert!(!read(graded, Some(0.5)).unwrap().0, "a dict's score under the threshold fails it");
         assert!(read(json!([1]), None).is_err());
         assert!(read(json!("{not json"), None).is_err());
     }

@@ -87,7 +87,9 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let mut ids = std::collections::HashSet::new();
     for row in &rows {
         for prompt in &prompts {
-            let Some(mut task) = task(row, prompt, prompts.len(), model, (&cx.rel_dir, dir), &mut problems) else { continue };
+            let Some(mut task) = task(row, prompt, prompts.len(), model, (&cx.rel_dir, dir), &mut problems) else {
+                continue;
+            };
             let mut id = task["id"].as_str().unwrap_or_default().to_owned();
             let base = id.clone();
             let mut n = 2;
@@ -117,7 +119,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         return Err(problems);
     }
     let mut suite = suite(doc, cx, &agents);
-    let judged = tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| asks_judge(&g["assertion"]));
+    let judged =
+        tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| asks_judge(&g["assertion"]));
     if judged && cx.agent.is_none() {
         // promptfoo's grading provider is the judge; without one, a placeholder to point at yours.
         suite["judge"] = match doc.pointer("/defaultTest/options/provider") {
@@ -416,7 +419,10 @@ fn task(
     let context = json!({"prompt": rendered_prompt, "vars": loaded, "test": test});
     let rubric_prompt = options.get("rubricPrompt").cloned();
     if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
-        problems.push((format!("{at}/options/rubricPrompt"), format!("a grading prompt from a file (`{p}`) is not supported: write it in the config")));
+        problems.push((
+            format!("{at}/options/rubricPrompt"),
+            format!("a grading prompt from a file (`{p}`) is not supported: write it in the config"),
+        ));
     }
     let transform = match options.get("transform") {
         None | Some(Value::Null) => None,
@@ -429,7 +435,9 @@ fn task(
             None
         }
     };
-    let judge = options.get("provider").and_then(|p| super::provider_agents::judge(p, &format!("{at}/options/provider"), problems));
+    let judge = options
+        .get("provider")
+        .and_then(|p| super::provider_agents::judge(p, &format!("{at}/options/provider"), problems));
     let graders =
         graders(t, at, &vars, &Scripts { context, rel_dir, config_dir, rubric_prompt, transform, judge }, problems);
     if graders.is_empty() {
@@ -500,8 +508,11 @@ struct Scripts<'a> {
 /// relative to the config), here or in its set; a file that is not there is a problem at
 /// its `value` (`at`).
 fn rebase_scripts(a: &mut Value, scripts: &Scripts, at: &str, problems: &mut Problems) {
-    let script = a.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("javascript") || t.ends_with("python"));
-    if let Some(reference) = a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script) {
+    let script =
+        a.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("javascript") || t.ends_with("python"));
+    if let Some(reference) =
+        a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script)
+    {
         let path = reference.split_once(':').map_or(reference, |(p, _)| p);
         if !scripts.config_dir.join(path).is_file() {
             problems.push((format!("{at}/value"), format!("no script file `{path}` (beside the config)")));
@@ -515,7 +526,8 @@ fn rebase_scripts(a: &mut Value, scripts: &Scripts, at: &str, problems: &mut Pro
 
 /// The assertions given the test's `context` (the rendered prompt, the vars): scripts and
 /// the model-graded ones.
-const GIVEN_CONTEXT: [&str; 6] = ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric"];
+const GIVEN_CONTEXT: [&str; 6] =
+    ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric"];
 
 /// Whether an assertion (or one of its set) asks the judge.
 fn asks_judge(a: &Value) -> bool {

@@ -88,17 +88,24 @@ fn scenario_tests(scenarios: &Value, file: &Path, problems: &mut Problems) -> Ve
             scenario.get("config").and_then(Value::as_array),
             scenario.get("tests").map_or(Some(&none), Value::as_array),
         ) else {
-            problems.push((format!("/scenarios/{i}"), "a scenario is written inline as `{config: [...], tests: [...]}` (files are not supported)".into()));
+            problems.push((
+                format!("/scenarios/{i}"),
+                "a scenario is written inline as `{config: [...], tests: [...]}` (files are not supported)".into(),
+            ));
             continue;
         };
         let Some(tests) = tests else {
-            problems.push((format!("/scenarios/{i}/tests"), "a scenario's `tests` are written inline as a list".into()));
+            problems
+                .push((format!("/scenarios/{i}/tests"), "a scenario's `tests` are written inline as a list".into()));
             continue;
         };
         for (j, data) in config.iter().enumerate() {
             for (k, test) in tests.iter().enumerate() {
                 let (Some(d), Some(t)) = (data.as_object(), test.as_object()) else {
-                    problems.push((format!("/scenarios/{i}"), "a scenario's `config` entries and `tests` are objects".into()));
+                    problems.push((
+                        format!("/scenarios/{i}"),
+                        "a scenario's `config` entries and `tests` are objects".into(),
+                    ));
                     continue;
                 };
                 let mut merged: Map<String, Value> = d.clone();
@@ -108,7 +115,8 @@ fn scenario_tests(scenarios: &Value, file: &Path, problems: &mut Problems) -> Ve
                     both.extend(t.get(key).and_then(Value::as_object).cloned().unwrap_or_default());
                     merged.insert(key.into(), Value::Object(both));
                 }
-                let asserts = [d.get("assert"), t.get("assert")].into_iter().flatten().filter_map(Value::as_array).flatten();
+                let asserts =
+                    [d.get("assert"), t.get("assert")].into_iter().flatten().filter_map(Value::as_array).flatten();
                 merged.insert("assert".into(), Value::Array(asserts.cloned().collect()));
                 let at = format!("/scenarios/{i}/tests/{k}");
                 let origin = Origin { file: file.to_owned(), at: format!("scenarios[{i}].config[{j}]"), line: None };
