@@ -275,6 +275,19 @@ def main():
     with open(os.path.join(HERE, "chat.json"), "w") as f:
         f.write(json.dumps([{"role": "system", "content": "Repeat what follows Say."}, {"role": "user", "content": "Say: {{answer}}"}], indent=2) + "\n")
     write("scripts.yaml", dict(base, description="script assertions", tests=script_tests()))
+    exec_answers = ["Paris is the capital.", "fail", "stderr", "ansi", "  padded  ", "", "two\nlines", HOSTILE[0], HOSTILE[2]]
+    write("exec.yaml", {"description": "exec provider", "prompts": PROMPTS, "providers": ["exec:python3 exec_provider.py 'a b'"], "tests": [
+        test("exec contains", [{"type": "contains", "value": "Paris"}], exec_answers),
+        test("exec trimmed", [{"type": "javascript", "value": "output === output.trim() && !output.includes('\\u001b')"}], exec_answers),
+        test("exec starts", [{"type": "starts-with", "value": "a b|"}], exec_answers),
+        test("exec equals", [{"type": "equals", "value": "a b|red"}, {"type": "equals", "value": "a b|padded"}], exec_answers, threshold=0.5),
+    ]})
+    with open(os.path.join(HERE, "exec_provider.py"), "w") as f:
+        f.write("import sys\nfirst, prompt = sys.argv[1], sys.argv[2]\n"
+                "if prompt.endswith('fail'):\n    sys.exit(3)\n"
+                "if prompt.endswith('stderr'):\n    sys.stderr.write('oops')\n    sys.exit(0)\n"
+                "if prompt.endswith('ansi'):\n    print(first + '|\\x1b[31mred\\x1b[0m  ')\n    sys.exit(0)\n"
+                "print('  ' + first + '|' + prompt.replace('Reply: ', '').strip() + '  \\n')\n")
     with open(os.path.join(HERE, "scripts.js"), "w") as f:
         f.write("module.exports = (output, context) => output.includes(context.vars.answer.slice(0, 3)) && output.length > 4;\n"
                 "module.exports.graded = (output) => ({ pass: /[A-Z]/.test(output), score: output.length > 10 ? 0.9 : 0.2, reason: 'caps' });\n")

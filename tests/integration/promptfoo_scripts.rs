@@ -61,17 +61,18 @@ fn script_assertions_give_promptfoo_s_verdicts() {
 }
 
 /// An importing suite's `defaults.timeout` bounds the scripts of its promptfoo file.
-fn bounded(config: &str) -> Test {
+fn bounded(config: &str, timeout: &str) -> Test {
     Test::new().file("pf/promptfooconfig.yaml", &unindent(config)).suite(
-        "
+        &"
         evalgate: 1
         suite: bounded
-        defaults: {timeout: 2s}
+        defaults: {timeout: TIMEOUT}
         agents:
           bot: {command: [echo, '{prompt}']}
         imports:
           - {format: promptfoo, path: pf/promptfooconfig.yaml, agent: bot}
-        ",
+        "
+        .replace("TIMEOUT", timeout),
     )
 }
 
@@ -105,6 +106,7 @@ fn a_script_that_hangs_is_killed_with_its_children_at_the_timeout() {
             assert:
               - {type: contains, value: hi}
         "#,
+        "2s",
     )
     .args(&["run"])
     .run();
@@ -126,6 +128,7 @@ fn a_script_never_sees_evalgate_s_credentials() {
               - {type: javascript, value: "!('GITHUB_TOKEN' in process.env) && process.env.PF2_OTHER === 'kept'"}
               - {type: python, value: "'GITHUB_TOKEN' not in __import__('os').environ"}
         "#,
+        "60s",
     )
     .env("GITHUB_TOKEN", "ghp_pf2secret000000000000000000000000")
     .env("PF2_OTHER", "kept")

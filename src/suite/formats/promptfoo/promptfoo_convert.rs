@@ -587,7 +587,7 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, pr
             }
         }
         for key in a.as_object().into_iter().flatten().map(|(k, _)| k.as_str()) {
-            if !matches!(key, "type" | "value" | "threshold" | "weight" | "metric" | "assert") {
+            if !matches!(key, "type" | "value" | "threshold" | "weight" | "metric" | "assert" | "config") {
                 problems.push((format!("{a_at}/{key}"), format!("the assertion key `{key}` is not supported")));
             }
         }
@@ -596,10 +596,15 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, pr
             continue;
         }
         rebase_scripts(&mut a, scripts, &a_at, problems);
+        // An assertion's `config` reaches a script as `context.config`.
+        let config = a.as_object_mut().and_then(|o| o.remove("config"));
         let given = with_context(&mut a, scripts.rubric_prompt.as_ref());
         let mut grader = json!({"type": "promptfoo", "assertion": a});
         if given || scripts.transform.is_some() {
             grader["context"] = scripts.context.clone();
+            if let Some(config) = config {
+                grader["context"]["config"] = config;
+            }
         }
         if let Some(code) = &scripts.transform {
             grader["transform"] = json!(code);
