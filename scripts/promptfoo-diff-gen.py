@@ -149,6 +149,107 @@ def provider_tests():
     ]
 
 
+def script_tests():
+    answers = ["Paris is the capital of France.", "Lyon", '{"a": 1}', "", HOSTILE[0], HOSTILE[2], HOSTILE[5], "  padded  "]
+    js = lambda v, **k: dict({"type": "javascript", "value": v}, **k)
+    py = lambda v, **k: dict({"type": "python", "value": v}, **k)
+    return [
+        test("js bool", [js("output.includes('Paris')")], answers),
+        test("js not bool", [dict(js("output.includes('Paris')"), type="not-javascript")], answers),
+        test("js number", [js("output.length / 40")], answers),
+        test("js number threshold", [js("output.length / 40", threshold=0.5)], answers),
+        test("js not number threshold", [js("output.length / 40", threshold=0.5, type="not-javascript")], answers),
+        test("js declaration", [js("const n = output.trim().length; n > 4")], answers),
+        test("js semicolon in string", [js("const s = output; s !== 'a;b' && s.length > 0;")], answers),
+        test("js multiline", [js("const words = output.split(/\\s+/);\nconsole.log('PASS forged');\nreturn words.length >= 3;\n")], answers),
+        test("js grading result", [js("({pass: output.length > 5, score: 0.4, reason: 'len'})")], answers, threshold=0.3),
+        test("js not grading result", [js("({pass: output.length > 5, score: 0.4, reason: 'len'})", type="not-javascript")], answers),
+        test("js wrong type", [js("output.toUpperCase()")], answers),
+        test("js throws", [js("JSON.parse(output).a === 1")], answers),
+        test("js not throws", [js("JSON.parse(output).a === 1", type="not-javascript")], answers),
+        test("js context", [js("context.vars.answer === output && context.prompt.length >= output.length")], answers),
+        test("js async", [js("Promise.resolve(output.length > 3)")], answers),
+        test("js file default", [js("file://scripts.js")], answers),
+        test("js file named", [js("file://scripts.js:graded", weight=2), {"type": "contains", "value": "a"}], answers, threshold=0.5),
+        test("py bool", [py("'Paris' in output")], answers),
+        test("py not bool", [py("'Paris' in output", type="not-python")], answers),
+        test("py number threshold", [py("len(output) / 40", threshold=0.5)], answers),
+        test("py number", [py("len(output) - 5")], answers),
+        test("py multiline", [py("words = output.split()\nprint('PASS forged')\nreturn len(words) >= 3")], answers),
+        test("py no return", [py("x = len(output)\n")], answers),
+        test("py dict", [py("{'pass_': len(output) > 5, 'score': 0.6, 'reason': 'len'}", threshold=0.5)], answers),
+        test("py dict under threshold", [py("{'pass': True, 'score': 0.4, 'reason': 'r'}", threshold=0.5)], answers[:2]),
+        test("py json text", [py("json.dumps({'pass': 'a' in output, 'score': 0.9, 'reason': 'r'})")], answers),
+        test("py words", [py("'TRUE' if output else 'nope'")], answers),
+        test("py raises", [py("json.loads(output)['a'] == 1")], answers),
+        test("py not raises", [py("json.loads(output)['a'] == 1", type="not-python")], answers),
+        test("py context", [py("context['vars']['answer'] == output and context['prompt'].endswith(output)")], answers),
+        test("py file default", [py("file://scripts.py")], answers),
+        test("py file named", [py("file://scripts.py:long_enough")], answers),
+        test("py file raises", [py("file://scripts.py:broken")], answers[:2]),
+        test("scripts in a set", [{"type": "assert-set", "threshold": 0.5, "assert": [js("output.length > 3"), py("'a' in output"), py("file://scripts.py")]}], answers),
+    ]
+
+
+def graded_tests():
+    answers = ["Paris is the capital.", "It is Lyon.", "PARIS!", HOSTILE[0], HOSTILE[5], '{"city": "Paris"}', "42", ""]
+    tests = []
+    for shape in ["plain", "lower", "noletter", "trailing", "quoted"]:
+        tests.append(test(f"closedqa {shape}", [{"type": "model-graded-closedqa", "value": f"mentions `Paris` [{shape}]"}], answers))
+    tests.append(test("closedqa not", [{"type": "not-model-graded-closedqa", "value": "mentions `Paris` [plain]"}], answers))
+    for shape in ["plain", "legacy", "bad", "lower", "prose", "superset", "fenced"]:
+        tests.append(test(f"factuality {shape}", [{"type": "factuality", "value": f"The capital is `Paris` [{shape}]"}], answers))
+    tests.append(test("factuality not", [{"type": "not-factuality", "value": "`Paris` [plain]"}], answers))
+    for shape in ["plain", "string", "range", "noreason", "prose", "half", "nosteps", "emptysteps"]:
+        tests.append(test(f"g-eval {shape}", [{"type": "g-eval", "value": f"Names `Paris` [{shape}]"}], answers))
+    tests.append(test("g-eval threshold", [{"type": "g-eval", "value": "Names `Paris` [half]", "threshold": 0.7}], answers))
+    tests.append(test("g-eval low threshold", [{"type": "g-eval", "value": "Names `Paris` [plain]", "threshold": 0.3}], answers))
+    tests.append(test("g-eval not", [{"type": "not-g-eval", "value": "Names `Paris` [plain]"}], answers))
+    tests.append(test("g-eval not malformed", [{"type": "not-g-eval", "value": "Names `Paris` [prose]"}], answers[:2]))
+    tests.append(test("g-eval list", [{"type": "g-eval", "value": ["Names `Paris` [plain]", "Names `capital` [plain]"], "threshold": 0.5}], answers))
+    tests.append(test("g-eval list malformed", [{"type": "g-eval", "value": ["Names `Paris` [plain]", "Names `x` [range]"]}], answers[:2]))
+    tests.append(test("closedqa custom prompt", [{"type": "model-graded-closedqa", "value": "mentions `{{ city }}` [plain]"}], answers,
+                      options={"rubricPrompt": [{"role": "system", "content": "Grade it."},
+                                                {"role": "user", "content": "[Submission]: {{completion}}\n***\n[Criterion]: {{criteria}}\n***"}]}))
+    tests[-1]["vars"]["city"] = "Lyon"
+    tests.append(test("rubric custom prompt", [{"type": "llm-rubric", "value": "mentions `Paris` [fenced]"}], answers,
+                      options={"rubricPrompt": "Judge this.\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ rubric }}\n</Rubric>"}))
+    tests.append(test("graded in a set", [{"type": "assert-set", "threshold": 0.5, "assert": [
+        {"type": "factuality", "value": "`Paris` [plain]"}, {"type": "g-eval", "value": "`capital` [plain]"}, {"type": "icontains", "value": "paris"}]}], answers))
+    return tests
+
+
+def config_tests():
+    answers = ["Paris is the capital.", "It is Lyon.", "", HOSTILE[0], HOSTILE[5], "  padded  "]
+    grading = {"id": "openai:chat:judge-own", "config": {"apiBaseUrl": "http://127.0.0.1:18941/v1", "apiKeyEnvar": "STAND_IN_KEY"}}
+    t = lambda d, a, transform, **k: test(d, a, answers, options={"transform": transform}, **k)
+    return [
+        t("transform upper", [{"type": "contains", "value": "PARIS"}], "output.toUpperCase()"),
+        t("transform object", [{"type": "is-json"}, {"type": "contains", "value": '"n":'}], "({n: output.length, s: output})"),
+        t("transform number", [{"type": "equals", "value": "0"}], "output.length"),
+        t("transform multiline", [{"type": "icontains", "value": "paris"}, {"type": "javascript", "value": "output.startsWith('>')"}],
+          "const s = output.trim();\nreturn '> ' + s;"),
+        t("transform null", [{"type": "contains", "value": "x"}], "output.length > 5 ? output : null"),
+        t("transform throws", [{"type": "contains", "value": "a"}], "JSON.parse(output).a"),
+        t("transform context", [{"type": "contains", "value": "Lyon"}], "output + ' ' + context.vars.city", ),
+        test("own grading provider", [{"type": "llm-rubric", "value": "mentions `Paris` [plain]"}], answers, options={"provider": grading}),
+    ]
+
+
+def scenarios():
+    has = lambda w: {"type": "icontains", "value": w}
+    return [
+        {"config": [{"description": "scenario paris", "vars": {"city": "Paris", "answer": ["Paris it is", "Lyon it is"]}},
+                    {"description": "scenario lyon", "vars": {"city": "Lyon", "answer": ["Paris it is", "Lyon it is"]}, "assert": [has("it")]}],
+         "tests": [{"assert": [{"type": "javascript", "value": "output.includes(context.vars.city)"}]}]},
+        {"config": [{"description": "scenario no tests", "vars": {"answer": ["alpha", "beta"]}, "assert": [has("alpha")]},
+                    {"description": "scenario options", "vars": {"answer": ["alpha", "beta"]}, "options": {"transform": "output + '!'"},
+                     "assert": [{"type": "contains", "value": "!"}]}],
+         "tests": [{"vars": {}}]},
+        {"config": [{"description": "scenario without tests", "vars": {"answer": "x"}}]},
+    ]
+
+
 def write(name, config):
     with open(os.path.join(HERE, name), "w") as f:
         f.write("# Generated by scripts/promptfoo-diff-gen.py: promptfoo's verdicts on it are in VERDICTS.tsv.\n")
@@ -164,12 +265,36 @@ def main():
     write("scoring.yaml", dict(base, description="weights thresholds sets", tests=scoring_tests()))
     grading = {"id": "openai:chat:judge", "config": {"apiBaseUrl": "http://127.0.0.1:18941/v1", "apiKeyEnvar": "STAND_IN_KEY"}}
     write("rubric.yaml", dict(base, description="llm-rubric", defaultTest={"options": {"provider": grading}}, tests=rubric_tests()))
+    config = dict(base, description="config keys", defaultTest={"vars": {"city": "Lyon"}, "options": {"provider": grading}}, tests=config_tests(), scenarios=scenarios())
+    write("config.yaml", config)
+    write("graded.yaml", dict(base, description="model-graded", defaultTest={"options": {"provider": grading}}, tests=graded_tests()))
     model = lambda name, label: {"id": f"openai:chat:{name}", "label": label,
                                  "config": {"apiBaseUrl": "http://127.0.0.1:18941/v1", "apiKeyEnvar": "STAND_IN_KEY", "temperature": 0}}
     write("provider.yaml", {"description": "model providers", "prompts": [{"raw": "Say: {{answer}}", "label": "text"}, {"raw": "file://chat.json", "label": "chat"}],
                             "providers": [model("stand-in", "plain"), model("stand-in-upper", "upper")], "tests": provider_tests()})
     with open(os.path.join(HERE, "chat.json"), "w") as f:
         f.write(json.dumps([{"role": "system", "content": "Repeat what follows Say."}, {"role": "user", "content": "Say: {{answer}}"}], indent=2) + "\n")
+    write("scripts.yaml", dict(base, description="script assertions", tests=script_tests()))
+    exec_answers = ["Paris is the capital.", "fail", "stderr", "ansi", "  padded  ", "", "two\nlines", HOSTILE[0], HOSTILE[2]]
+    write("exec.yaml", {"description": "exec provider", "prompts": PROMPTS, "providers": ["exec:python3 exec_provider.py 'a b'"], "tests": [
+        test("exec contains", [{"type": "contains", "value": "Paris"}], exec_answers),
+        test("exec trimmed", [{"type": "javascript", "value": "output === output.trim() && !output.includes('\\u001b')"}], exec_answers),
+        test("exec starts", [{"type": "starts-with", "value": "a b|"}], exec_answers),
+        test("exec equals", [{"type": "equals", "value": "a b|red"}, {"type": "equals", "value": "a b|padded"}], exec_answers, threshold=0.5),
+    ]})
+    with open(os.path.join(HERE, "exec_provider.py"), "w") as f:
+        f.write("import sys\nfirst, prompt = sys.argv[1], sys.argv[2]\n"
+                "if prompt.endswith('fail'):\n    sys.exit(3)\n"
+                "if prompt.endswith('stderr'):\n    sys.stderr.write('oops')\n    sys.exit(0)\n"
+                "if prompt.endswith('ansi'):\n    print(first + '|\\x1b[31mred\\x1b[0m  ')\n    sys.exit(0)\n"
+                "print('  ' + first + '|' + prompt.replace('Reply: ', '').strip() + '  \\n')\n")
+    with open(os.path.join(HERE, "scripts.js"), "w") as f:
+        f.write("module.exports = (output, context) => output.includes(context.vars.answer.slice(0, 3)) && output.length > 4;\n"
+                "module.exports.graded = (output) => ({ pass: /[A-Z]/.test(output), score: output.length > 10 ? 0.9 : 0.2, reason: 'caps' });\n")
+    with open(os.path.join(HERE, "scripts.py"), "w") as f:
+        f.write("def get_assert(output, context):\n    return {'pass': 'is' in output, 'score': 0.5 if 'is' in output else 0.1, 'reason': 'is'}\n\n\n"
+                "def long_enough(output, context):\n    return len(output) > 8\n\n\n"
+                "def broken(output, context):\n    raise ValueError('no')\n")
     # defaultTest, tests from files, two echo providers as arms.
     write("files.yaml", {
         "description": "tests from files",

@@ -51,6 +51,7 @@ mod paired_gate;
 mod papercuts;
 mod promptfoo;
 mod promptfoo_diff;
+mod promptfoo_scripts;
 mod reader;
 mod regression;
 mod reports;

@@ -157,8 +157,8 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
           - vars: {q: hi}
             assert:
               - {type: webhook, value: 'http://localhost/hook'}
-              - {type: factuality, value: Paris is the capital}
-            options: {transform: output.toUpperCase()}
+              - {type: moderation}
+            options: {postprocess: output.toUpperCase()}
           - file://rows.csv
         ",
     );
@@ -170,11 +170,11 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
     run.expect_code(2);
     run.expect_messages(
         "error: promptfooconfig.yaml: invalid promptfoo config:
-  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)
+  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND and echo are)
   rows.csv:2:1: /0: the CSV column `__prefixx` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)
-  promptfooconfig.yaml:10:15: /tests/0/options/transform: the option `transform`: a JavaScript transform of the output is not supported
+  promptfooconfig.yaml:10:15: /tests/0/options/postprocess: the option `postprocess`: `postprocess` is not supported: write it as `transform`
   promptfooconfig.yaml:8:10: /tests/0/assert/0/type: a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader
-  promptfooconfig.yaml:9:10: /tests/0/assert/1/type: the model-graded `factuality` assertion is not supported yet: write it as a native `rubric` grader
+  promptfooconfig.yaml:9:10: /tests/0/assert/1/type: the model-graded `moderation` assertion is not supported yet: write it as a native `rubric` grader
 1 error in the suite; nothing ran
 ",
     );

@@ -65,15 +65,81 @@ fn stand_in_reply(user: &str, model: &str) -> String {
     }
 }
 
+/// The `[shape]` of a criterion, `plain` without one.
+fn shape(text: &str) -> &str {
+    Some(between(text, "[", "]")).filter(|s| !s.is_empty()).unwrap_or("plain")
+}
+
+/// Whether the criterion's `backticked` word is in the answer (any case).
+fn marked(criterion: &str, answer: &str) -> bool {
+    let wanted = between(criterion, "`", "`");
+    !wanted.is_empty() && answer.to_lowercase().contains(&wanted.to_lowercase())
+}
+
+/// stand_in.py's `graded`: its reply to promptfoo's closed-QA, factuality and G-Eval
+/// prompts (`text`: every message joined), `None` for any other.
+fn graded_reply(text: &str) -> Option<String> {
+    if text.contains("[Criterion]:") {
+        let (answer, criterion) = (between(text, "[Submission]: ", "\n***"), between(text, "[Criterion]: ", "\n***"));
+        let letter = if marked(criterion, answer) { "Y" } else { "N" };
+        return Some(match shape(criterion) {
+            "lower" => format!("checked\n{}", letter.to_lowercase()),
+            "noletter" => "I cannot say.".into(),
+            "trailing" => format!("checked\n{letter}\n\n  "),
+            "quoted" => format!("\"{letter}\""),
+            _ => format!("The answer was checked.\n{letter}\n{letter}"),
+        });
+    }
+    if text.contains("<expert_answer>") {
+        let expert = between(text, "<expert_answer>\n", "\n</expert_answer>");
+        let answer = between(text, "<submitted_answer>\n", "\n</submitted_answer>");
+        let letter = if marked(expert, answer) { "C" } else { "D" };
+        return Some(match shape(expert) {
+            "legacy" => format!("({letter}) compared"),
+            "bad" => json!({"category": "F", "reason": "x"}).to_string(),
+            "lower" => json!({"category": letter.to_lowercase()}).to_string(),
+            "prose" => "They look alike to me.".into(),
+            "superset" => json!({"category": if letter == "C" { "B" } else { "D" }, "reason": ""}).to_string(),
+            "fenced" => format!("```json\n{}\n```", json!({"category": letter, "reason": "r"})),
+            _ => json!({"category": letter, "reason": "compared"}).to_string(),
+        });
+    }
+    if text.contains("**EVALUATION CRITERIA**") {
+        return Some(match shape(between(text, "**EVALUATION CRITERIA**\n", "\n\n**OUTPUT FORMAT**")) {
+            "nosteps" => "Step one: read it.".into(),
+            "emptysteps" => r#"{"steps": []}"#.into(),
+            _ => json!({"steps": ["Look for the marked word", "Judge"]}).to_string(),
+        });
+    }
+    if text.contains("**Evaluation Steps**") {
+        let criteria = between(text, "**Evaluation Criteria**\n", "\n\n**Evaluation Steps**");
+        let answer = between(text, "**Reply**\n", "\n\n**OUTPUT FORMAT**");
+        let score = if marked(criteria, answer) { 8 } else { 3 };
+        return Some(match shape(criteria) {
+            "string" => json!({"score": score.to_string(), "reason": "s"}).to_string(),
+            "range" => json!({"score": score + 9, "reason": "s"}).to_string(),
+            "noreason" => json!({"score": score}).to_string(),
+            "prose" => format!("I give it {score}."),
+            "half" => json!({"score": score - 1, "reason": "s"}).to_string(),
+            "nosteps" | "emptysteps" => String::new(),
+            _ => json!({"score": score, "reason": "scored"}).to_string(),
+        });
+    }
+    None
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
         let body: Value = serde_json::from_str(&r.body).unwrap();
         let messages = body["messages"].as_array().unwrap();
-        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").map_or("", |m| m["content"].as_str().unwrap());
+        let text: Vec<&str> = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
+        let content = graded_reply(&text.join("\n"))
+            .unwrap_or_else(|| stand_in_reply(user, body["model"].as_str().unwrap_or_default()));
         let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": stand_in_reply(user, body["model"].as_str().unwrap_or_default())}, "finish_reason": "stop"}]});
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
         (200, reply.to_string())
     })
 }

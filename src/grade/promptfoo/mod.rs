@@ -3,9 +3,13 @@
 //! verdict is then the task's (`threshold`, weights), which reads the scores as promptfoo does.
 //!
 //! `promptfoo_check.rs` reads an assertion and runs it; `overlap.rs` holds the text-overlap
-//! metrics (Levenshtein, ROUGE-N, BLEU) and `json_in_text.rs` promptfoo's JSON extraction.
+//! metrics (Levenshtein, ROUGE-N, BLEU), `json_in_text.rs` promptfoo's JSON extraction and
+//! `script_assertion.rs` the `javascript` and `python` assertions (node and python3),
+//! `model_graded.rs` `model-graded-closedqa`, `factuality` and `g-eval` (promptfoo's prompts).
 
 mod json_in_text;
+mod model_graded;
 mod overlap;
 mod promptfoo_check;
+mod script_assertion;
 pub use promptfoo_check::*;

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use super::json_in_text::json_objects;
 use super::overlap::{bleu, levenshtein, rouge_n};
+use super::model_graded::{Graded as ModelKind, ModelGraded};
+use super::script_assertion::{Language, Script};
 use crate::grade::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
@@ -20,10 +22,18 @@ pub struct RawPromptfoo {
     /// The assertion as promptfoo writes it (`type`, `value`, `threshold`, `weight`,
     /// `assert` of an `assert-set`), its values already rendered with the test's variables.
     pub assertion: Value,
+    /// What promptfoo gives a `javascript` or `python` assertion as `context` (`prompt`,
+    /// `vars`, `test`), written by the converter.
+    #[serde(default)]
+    pub context: serde_json::Map<String, Value>,
+    /// The test's `options.transform` (inline JavaScript): the output the assertion sees.
+    pub transform: Option<String>,
+    /// The test's own grading provider (`options.provider`), in place of the suite's judge.
+    pub judge: Option<crate::llm::spec::RawJudge>,
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
-pub const SUPPORTED: [&str; 18] = [
+pub const SUPPORTED: [&str; 23] = [
     "equals",
     "contains",
     "icontains",
@@ -42,6 +52,11 @@ pub const SUPPORTED: [&str; 18] = [
     "latency",
     "assert-set",
     "llm-rubric",
+    "javascript",
+    "python",
+    "model-graded-closedqa",
+    "factuality",
+    "g-eval",
 ];
 
 /// A checked assertion.
@@ -76,7 +91,11 @@ enum Kind {
     Latency,
     Set(Vec<Assertion>),
     /// The suite's judge asked promptfoo's default rubric prompt about the output.
-    LlmRubric(String),
+    LlmRubric(String, Option<Value>),
+    /// A `javascript` or `python` assertion, run by node or python3.
+    Script(Script),
+    /// `model-graded-closedqa`, `factuality` or `g-eval`, asked of the suite's judge.
+    ModelGraded(ModelGraded),
 }
 
 /// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
@@ -179,8 +198,11 @@ fn schema(value: &Value) -> Result<Option<Box<jsonschema::Validator>>, Problem> 
 fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
-        "javascript" | "python" | "ruby" => format!("a `{base}` assertion is not supported yet: write it as a native `command` grader"),
-        "model-graded-closedqa" | "factuality" | "g-eval" | "answer-relevance" | "similar" | "select-best"
+        "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
+        "answer-relevance" | "similar" => format!(
+            "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
+        ),
+        "select-best"
         | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
             format!("the model-graded `{base}` assertion is not supported yet: write it as a native `rubric` grader")
         }
@@ -199,7 +221,8 @@ impl Assertion {
             None => (false, kind_name),
         };
         let value = a.get("value").unwrap_or(&Value::Null);
-        if let Some(v) = value.as_str().filter(|v| v.starts_with("file://") || v.starts_with("package:")) {
+        let script = matches!(base, "javascript" | "python");
+        if let Some(v) = value.as_str().filter(|v| !script && (v.starts_with("file://") || v.starts_with("package:"))) {
             return Err(("/value".into(), format!("an assertion value from a file or package (`{v}`) is not supported")));
         }
         let weight = match a.get("weight") {
@@ -282,25 +305,62 @@ impl Assertion {
                 Kind::Set(set)
             }
             "llm-rubric" => match value {
-                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone()),
+                Value::String(s) if !s.is_empty() => Kind::LlmRubric(s.clone(), a.get("rubricPrompt").cloned().filter(|p| !p.is_null())),
                 _ => return Err(("/value".into(), "an `llm-rubric` assertion needs its rubric as a string `value`".into())),
             },
+            "javascript" => Kind::Script(Script::read(Language::Javascript, value).map_err(|e| ("/value".to_owned(), e))?),
+            "python" => Kind::Script(Script::read(Language::Python, value).map_err(|e| ("/value".to_owned(), e))?),
+            "model-graded-closedqa" | "factuality" | "g-eval" => {
+                let kind = match base {
+                    "factuality" => ModelKind::Factuality,
+                    "g-eval" => ModelKind::GEval,
+                    _ => ModelKind::ClosedQa,
+                };
+                let value = match value {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(l) if kind == ModelKind::GEval && l.iter().all(Value::is_string) => {
+                        l.iter().map(js_string).collect()
+                    }
+                    _ => return Err(("/value".into(), format!("a `{base}` assertion needs a string `value`"))),
+                };
+                let rubric_prompt = a.get("rubricPrompt").cloned().filter(|p| !p.is_null());
+                Kind::ModelGraded(ModelGraded { kind, value, rubric_prompt })
+            }
             other => return Err(("/type".into(), refusal(other))),
         };
         Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
     }
 
+    /// Its scripts (here or in its set), to resolve their files and name their programs.
+    fn scripts(&mut self) -> Vec<&mut Script> {
+        match &mut self.kind {
+            Kind::Script(s) => vec![s],
+            Kind::Set(items) => items.iter_mut().flat_map(Assertion::scripts).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The programs its scripts run (`node`, `python3`), for preflight.
+    fn programs(&self) -> Vec<&'static str> {
+        match &self.kind {
+            Kind::Script(s) if s.language == Language::Javascript => vec!["node"],
+            Kind::Script(_) => vec!["python3"],
+            Kind::Set(items) => items.iter().flat_map(Assertion::programs).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
     fn judged(&self) -> bool {
         match &self.kind {
-            Kind::LlmRubric(_) => true,
+            Kind::LlmRubric(..) | Kind::ModelGraded(_) => true,
             Kind::Set(items) => items.iter().any(Assertion::judged),
             _ => false,
         }
     }
 
     /// promptfoo's verdict: `(pass, score, reason)`; `Err` where promptfoo throws (an error).
-    async fn run(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<(bool, f64, String), String> {
+    async fn run(&self, input: &GradeInput<'_>, scope: &Scope, judge_calls: &mut Vec<JudgeCall>) -> Result<(bool, f64, String), String> {
         let output = input.output;
         let inv = self.inverse;
         let not = if inv { "not " } else { "" };
@@ -388,7 +448,7 @@ impl Assertion {
             Kind::Set(items) => {
                 let (mut total, mut weight, mut failed) = (0.0, 0.0, None);
                 for item in items {
-                    let (pass, score, reason) = item.verdict(input, judge_calls).await?;
+                    let (pass, score, reason) = item.verdict(input, scope, judge_calls).await?;
                     total += score * item.weight;
                     weight += item.weight;
                     if !pass {
@@ -401,11 +461,16 @@ impl Assertion {
                     None => (failed.is_none(), score, failed.unwrap_or_else(|| "All assertions passed".into())),
                 }
             }
-            Kind::LlmRubric(rubric) => match llm_rubric(rubric, self.threshold, input, judge_calls).await? {
+            Kind::LlmRubric(rubric, prompt) => match llm_rubric(rubric, prompt.as_ref(), self.threshold, input, scope, judge_calls).await? {
                 // A reply that could not be read fails, `not-` or not (promptfoo's grader failure).
                 Err(failure) => (false, 0.0, failure),
                 Ok((pass, score, reason)) => (pass != inv, if inv { (1.0 - score).clamp(0.0, 1.0) } else { score }, reason),
             },
+            Kind::Script(script) => {
+                let timeout = input.timeout.min(super::script_assertion::TIMEOUT);
+                script.verdict(output, &scope.context, self.threshold, inv, &scope.dir, timeout).await?
+            }
+            Kind::ModelGraded(graded) => graded.verdict(input, &scope.context, self.threshold, inv, judge_calls).await?,
         };
         Ok((pass, score, reason))
     }
@@ -415,10 +480,11 @@ impl Assertion {
     fn verdict<'a>(
         &'a self,
         input: &'a GradeInput<'_>,
+        scope: &'a Scope,
         judge_calls: &'a mut Vec<JudgeCall>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + 'a>> {
         Box::pin(async move {
-            let (pass, score, reason) = self.run(input, judge_calls).await?;
+            let (pass, score, reason) = self.run(input, scope, judge_calls).await?;
             Ok((pass || (self.uncounted && !matches!(self.kind, Kind::Set(_))), score, reason))
         })
     }
@@ -460,10 +526,27 @@ fn output_for_grading(output: &str) -> String {
 /// whatever its `not-` (promptfoo's grader failure); `Err`: the judge could not be asked.
 async fn llm_rubric(
     rubric: &str,
+    rubric_prompt: Option<&Value>,
     threshold: Option<f64>,
     input: &GradeInput<'_>,
+    scope: &Scope,
     judge_calls: &mut Vec<JudgeCall>,
 ) -> Result<Verdict, String> {
+    let reply = match rubric_prompt {
+        // The test's `rubricPrompt`, rendered with its vars, the output and the rubric.
+        Some(prompt) => {
+            let mut vars = scope.context.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
+            vars.insert("output".into(), super::model_graded::template_value(input.output));
+            vars.insert("rubric".into(), Value::String(rubric.to_owned()));
+            super::model_graded::ask_with(prompt, &vars, input, judge_calls).await?
+        }
+        None => default_llm_rubric(rubric, input, judge_calls).await?,
+    };
+    Ok(read_llm_rubric(&reply, threshold))
+}
+
+/// `llm-rubric` with promptfoo's default prompt: the judge's reply.
+async fn default_llm_rubric(rubric: &str, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<String, String> {
     use crate::llm::types::{ChatMessage, ChatRequest, Role};
     let spec = input.judge.ok_or("no judge is configured (promptfoo's grading provider: `defaultTest.options.provider`)")?;
     let user = format!("<Output>\n{}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>", output_for_grading(input.output));
@@ -479,8 +562,13 @@ async fn llm_rubric(
     };
     let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
     judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
-    let Some(parsed) = json_objects(&completion.response.text).into_iter().next().filter(Value::is_object) else {
-        return Ok(Err("Could not extract JSON from llm-rubric response".into()));
+    Ok(completion.response.text)
+}
+
+/// The judge's `llm-rubric` reply read as promptfoo reads it.
+fn read_llm_rubric(reply: &str, threshold: Option<f64>) -> Verdict {
+    let Some(parsed) = json_objects(reply).into_iter().next().filter(Value::is_object) else {
+        return Err("Could not extract JSON from llm-rubric response".into());
     };
     let mut pass = match parsed.get("pass") {
         None | Some(Value::Null) => true,
@@ -499,7 +587,7 @@ async fn llm_rubric(
         pass = pass && score >= t;
     }
     let reason = parsed.get("reason").map(js_string).filter(|r| !r.is_empty());
-    Ok(Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") }))))
+    Ok((pass, score, reason.unwrap_or_else(|| if pass { "Grading passed".into() } else { format!("Score {score} below threshold") })))
 }
 
 /// Node's `isDeepStrictEqual` on JSON values: numbers by value, keys in any order.
@@ -514,10 +602,21 @@ fn js_deep_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// What a script assertion runs in: promptfoo's `context` and the suite's directory (its
+/// working directory, as promptfoo's is the config's).
+#[derive(Debug)]
+struct Scope {
+    context: serde_json::Map<String, Value>,
+    dir: std::path::PathBuf,
+}
+
 /// A compiled `promptfoo` grader.
 #[derive(Debug)]
 pub struct PromptfooCheck {
     assertion: Assertion,
+    scope: Scope,
+    transform: Option<String>,
+    judge: Option<crate::llm::spec::LlmSpec>,
 }
 
 impl CompileGrader for RawPromptfoo {
@@ -525,7 +624,21 @@ impl CompileGrader for RawPromptfoo {
 
     fn compile(self, cx: &mut ValidateCx, path: &KeyPath) -> Option<PromptfooCheck> {
         match Assertion::read(&self.assertion) {
-            Ok(assertion) => Some(PromptfooCheck { assertion }),
+            Ok(mut assertion) => {
+                let dir = cx.resolve_path("");
+                for script in assertion.scripts() {
+                    script.resolve(&dir);
+                    if let Some(file) = script.file().filter(|f| !f.is_file()) {
+                        cx.error(&path.key("assertion").key("value"), format!("no script file `{}`", file.display()));
+                    }
+                }
+                let judge = match &self.judge {
+                    Some(j) => Some(crate::llm::judge_calibration::judge_spec(cx, j, &path.key("judge"))?),
+                    None => None,
+                };
+                let scope = Scope { context: self.context, dir };
+                Some(PromptfooCheck { assertion, scope, transform: self.transform, judge })
+            }
             Err((at, message)) => {
                 cx.error(&path.key("assertion"), format!("{}: {message}", if at.is_empty() { "/" } else { &at }));
                 None
@@ -536,13 +649,34 @@ impl CompileGrader for RawPromptfoo {
 
 impl Grade for PromptfooCheck {
     async fn grade(&self, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> GradeResult {
-        let (passed, score, reason) = self.assertion.verdict(input, judge_calls).await?;
+        let transformed = match &self.transform {
+            Some(code) => {
+                let timeout = input.timeout.min(super::script_assertion::TIMEOUT);
+                Some(super::script_assertion::transform(code, input.output, &self.scope.context, &self.scope.dir, timeout).await?)
+            }
+            None => None,
+        };
+        let input = GradeInput {
+            output: transformed.as_deref().unwrap_or(input.output),
+            judge: self.judge.as_ref().or(input.judge),
+            ..*input
+        };
+        let (passed, score, reason) = self.assertion.verdict(&input, &self.scope, judge_calls).await?;
         Ok(Graded { score: score.clamp(0.0, 1.0), passed, reason, evidence: None, unobserved: false })
     }
 
     fn uses(&self) -> Uses<'_> {
-        let judges = if self.assertion.judged() { vec![crate::uses::Judge::SuiteDefault] } else { Vec::new() };
-        Uses { judges, ..Uses::default() }
+        let judges = match (&self.judge, self.assertion.judged()) {
+            (_, false) => Vec::new(),
+            (Some(own), true) => vec![crate::uses::Judge::Own(own)],
+            (None, true) => vec![crate::uses::Judge::SuiteDefault],
+        };
+        let transform = self.transform.as_ref().map(|_| "node");
+        let programs = self.assertion.programs().into_iter().chain(transform);
+        let programs = programs
+            .map(|p| crate::uses::Program { what: "promptfoo script assertion", command: crate::uses::ProgramCommand::Literal(p), workdir: None })
+            .collect();
+        Uses { judges, programs, ..Uses::default() }
     }
 
     fn reads_output(&self) -> OutputRead {

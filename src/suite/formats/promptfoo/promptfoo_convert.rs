@@ -39,14 +39,15 @@ impl ForeignFormat for Promptfoo {
 
 /// Top-level keys read (`description` names the suite); the rest are refused, or ignored
 /// when they only change how promptfoo shows or stores results.
-const READ: [&str; 6] = ["description", "prompts", "providers", "targets", "tests", "defaultTest"];
-const IGNORED: [&str; 7] =
-    ["outputPath", "sharing", "evaluateOptions", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
+const READ: [&str; 8] =
+    ["description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios", "evaluateOptions"];
+const IGNORED: [&str; 6] = ["outputPath", "sharing", "commandLineOptions", "tags", "metadata", "writeLatestResults"];
 
 /// Test keys read; the rest are refused.
 const TEST_KEYS: [&str; 7] = ["description", "vars", "assert", "threshold", "options", "metadata", "__inherited"];
 /// `options` keys read.
-const OPTIONS: [&str; 4] = ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts"];
+const OPTIONS: [&str; 7] =
+    ["prefix", "suffix", "disableVarExpansion", "disableDefaultAsserts", "rubricPrompt", "transform", "provider"];
 
 /// One prompt as written: its text (before vars) and its id part.
 struct Prompt {
@@ -59,7 +60,6 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     for key in doc.as_object().into_iter().flatten().map(|(k, _)| k) {
         if !READ.contains(&key.as_str()) && !IGNORED.contains(&key.as_str()) {
             let why = match key.as_str() {
-                "scenarios" => "`scenarios` are not supported yet: write each scenario's tests out",
                 "env" => "`env` is not supported: set the variables in the environment evalgate runs in",
                 _ => "it is not supported",
             };
@@ -81,12 +81,15 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         ));
     }
     let rows = rows(doc, cx.file, &mut problems);
+    let repeat = repeat(doc, &mut problems);
     let mut tasks = Vec::new();
     let mut origins = Vec::new();
     let mut ids = std::collections::HashSet::new();
     for row in &rows {
         for prompt in &prompts {
-            let Some(mut task) = task(row, prompt, prompts.len(), model, &mut problems) else { continue };
+            let Some(mut task) = task(row, prompt, prompts.len(), model, (&cx.rel_dir, dir), &mut problems) else {
+                continue;
+            };
             let mut id = task["id"].as_str().unwrap_or_default().to_owned();
             let base = id.clone();
             let mut n = 2;
@@ -95,6 +98,10 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
                 n += 1;
             }
             task["id"] = json!(id);
+            if let Some(n) = repeat {
+                // Every repeat is a run promptfoo counts: the task passes when all its trials do.
+                task["repeat"] = json!(n);
+            }
             if let Some(agent) = cx.agent.or(agents.first().map(|a| a.name.as_str())) {
                 task["agent"] = json!(agent);
             }
@@ -112,7 +119,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
         return Err(problems);
     }
     let mut suite = suite(doc, cx, &agents);
-    let judged = tasks.iter().any(|t| t["grade"].to_string().contains(r#""type":"llm-rubric""#));
+    let judged =
+        tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| asks_judge(&g["assertion"]));
     if judged && cx.agent.is_none() {
         // promptfoo's grading provider is the judge; without one, a placeholder to point at yours.
         suite["judge"] = match doc.pointer("/defaultTest/options/provider") {
@@ -125,6 +133,21 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     }
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })
+}
+
+/// `evaluateOptions.repeat` (each test run that many times), when above 1; the other
+/// `evaluateOptions` only pace or show promptfoo's run and are ignored.
+fn repeat(doc: &Value, problems: &mut Problems) -> Option<u64> {
+    match doc.pointer("/evaluateOptions/repeat") {
+        None | Some(Value::Null) => None,
+        Some(n) => match n.as_u64().filter(|n| (1..=1000).contains(n)) {
+            Some(n) => (n > 1).then_some(n),
+            None => {
+                problems.push(("/evaluateOptions/repeat".into(), "`repeat` is a whole number from 1 to 1000".into()));
+                None
+            }
+        },
+    }
 }
 
 /// The suite around the tasks: its name, and without an importing agent the providers'
@@ -293,7 +316,14 @@ fn render_json(v: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
 }
 
 /// The task of one test row and prompt; `None` with its problems recorded.
-fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: &mut Problems) -> Option<Value> {
+fn task(
+    row: &Row,
+    prompt: &Prompt,
+    prompt_count: usize,
+    model: bool,
+    (rel_dir, config_dir): (&Path, &Path),
+    problems: &mut Problems,
+) -> Option<Value> {
     let t = &row.test;
     let at = &row.at;
     let before = problems.len();
@@ -305,11 +335,7 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     let options = t.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
     for key in options.keys().filter(|k| !OPTIONS.contains(&k.as_str())) {
         let why = match key.as_str() {
-            "transform" | "postprocess" => "a JavaScript transform of the output is not supported",
-            "provider" => {
-                "a grading provider for one test is not supported: set it on `defaultTest` (the suite's judge)"
-            }
-            "rubricPrompt" => "a custom grading prompt is not supported: promptfoo's default is used",
+            "postprocess" => "`postprocess` is not supported: write it as `transform`",
             _ => "it is not supported",
         };
         problems.push((format!("{at}/options/{key}"), format!("the option `{key}`: {why}")));
@@ -324,6 +350,7 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             Err(e) => problems.push((format!("{at}/vars/{k}"), e)),
         }
     }
+    let loaded = vars.clone();
     let vars = match prepare_vars(&vars) {
         Ok(v) => v,
         Err(e) => {
@@ -334,6 +361,8 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     let text = |k: &str| options.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     let raw = format!("{}{}{}", text("prefix"), prompt.raw, text("suffix"));
     let mut task = json!({});
+    // The prompt as promptfoo gives it to a script assertion (`context.prompt`).
+    let rendered_prompt: String;
     match serde_json::from_str::<Value>(&raw) {
         Ok(json_prompt) => {
             let rendered = match render_json(&json_prompt, &vars) {
@@ -343,6 +372,7 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
                     return None;
                 }
             };
+            rendered_prompt = serde_json::to_string(&rendered).unwrap_or_default();
             match (model, chat(&rendered)) {
                 (true, Some(messages)) => task["messages"] = Value::Array(messages),
                 (true, None) => {
@@ -358,7 +388,10 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
             }
         }
         Err(_) => match render(&raw, &vars) {
-            Ok(text) => task["prompt"] = json!(literal(&text)),
+            Ok(text) => {
+                task["prompt"] = json!(literal(&text));
+                rendered_prompt = text;
+            }
             Err(e) => {
                 problems.push((at.clone(), format!("the prompt: {e}")));
                 return None;
@@ -381,7 +414,32 @@ fn task(row: &Row, prompt: &Prompt, prompt_count: usize, model: bool, problems: 
     if let Some(d) = t.get("description").and_then(Value::as_str) {
         task["description"] = json!(literal(d));
     }
-    let graders = graders(t, at, &vars, problems);
+    let test = json!({"description": t.get("description"), "vars": loaded, "assert": t.get("assert"),
+        "threshold": t.get("threshold"), "metadata": t.get("metadata")});
+    let context = json!({"prompt": rendered_prompt, "vars": loaded, "test": test});
+    let rubric_prompt = options.get("rubricPrompt").cloned();
+    if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
+        problems.push((
+            format!("{at}/options/rubricPrompt"),
+            format!("a grading prompt from a file (`{p}`) is not supported: write it in the config"),
+        ));
+    }
+    let transform = match options.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(code)) if !code.starts_with("file://") => Some(code.clone()),
+        Some(_) => {
+            problems.push((
+                format!("{at}/options/transform"),
+                "a transform evalgate runs is inline JavaScript (a file's transform is not supported)".into(),
+            ));
+            None
+        }
+    };
+    let judge = options
+        .get("provider")
+        .and_then(|p| super::provider_agents::judge(p, &format!("{at}/options/provider"), problems));
+    let graders =
+        graders(t, at, &vars, &Scripts { context, rel_dir, config_dir, rubric_prompt, transform, judge }, problems);
     if graders.is_empty() {
         // promptfoo passes a test without assertions, whatever its threshold.
         task["grade"] =
@@ -431,8 +489,73 @@ fn rendered(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
     })
 }
 
+/// What a test's script assertions are given: promptfoo's `context`, and the directory
+/// their `file://` paths are relative to (the config's, relative to the suite's).
+struct Scripts<'a> {
+    context: Value,
+    rel_dir: &'a Path,
+    /// The config's directory, where a script's file must be.
+    config_dir: &'a Path,
+    /// The test's `options.rubricPrompt`, which the model-graded assertions use.
+    rubric_prompt: Option<Value>,
+    /// The test's `options.transform`, which every assertion's output goes through.
+    transform: Option<String>,
+    /// The test's own grading provider (`options.provider`), as a judge.
+    judge: Option<Value>,
+}
+
+/// A script assertion's `file://PATH[:FUNCTION]` relative to the suite (promptfoo's is
+/// relative to the config), here or in its set; a file that is not there is a problem at
+/// its `value` (`at`).
+fn rebase_scripts(a: &mut Value, scripts: &Scripts, at: &str, problems: &mut Problems) {
+    let script =
+        a.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("javascript") || t.ends_with("python"));
+    if let Some(reference) =
+        a.get("value").and_then(Value::as_str).and_then(|v| v.strip_prefix("file://")).filter(|_| script)
+    {
+        let path = reference.split_once(':').map_or(reference, |(p, _)| p);
+        if !scripts.config_dir.join(path).is_file() {
+            problems.push((format!("{at}/value"), format!("no script file `{path}` (beside the config)")));
+        }
+        a["value"] = json!(format!("file://{}", scripts.rel_dir.join(reference).display()));
+    }
+    for (i, inner) in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten().enumerate() {
+        rebase_scripts(inner, scripts, &format!("{at}/assert/{i}"), problems);
+    }
+}
+
+/// The assertions given the test's `context` (the rendered prompt, the vars): scripts and
+/// the model-graded ones.
+const GIVEN_CONTEXT: [&str; 6] =
+    ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric"];
+
+/// Whether an assertion (or one of its set) asks the judge.
+fn asks_judge(a: &Value) -> bool {
+    let judged = ["llm-rubric", "model-graded-closedqa", "factuality", "g-eval"];
+    a.get("type").and_then(Value::as_str).is_some_and(|t| judged.contains(&t.trim_start_matches("not-")))
+        || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(asks_judge))
+}
+
+/// An assertion's type without `not-`, when it is one of `GIVEN_CONTEXT`.
+fn given_context(a: &Value) -> bool {
+    a.get("type").and_then(Value::as_str).is_some_and(|t| GIVEN_CONTEXT.contains(&t.trim_start_matches("not-")))
+}
+
+/// Whether an assertion (or one of its set) is given the test's `context`; each such one
+/// also gets the test's `rubricPrompt`.
+fn with_context(a: &mut Value, rubric_prompt: Option<&Value>) -> bool {
+    let mut given = given_context(a);
+    if given && let Some(p) = rubric_prompt {
+        a["rubricPrompt"] = p.clone();
+    }
+    for inner in a.get_mut("assert").and_then(Value::as_array_mut).into_iter().flatten() {
+        given |= with_context(inner, rubric_prompt);
+    }
+    given
+}
+
 /// The test's assertions as `promptfoo` graders: `metric` their name, `weight` their weight.
-fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Problems) -> Vec<Value> {
+fn graders(t: &Value, at: &str, vars: &Map<String, Value>, scripts: &Scripts, problems: &mut Problems) -> Vec<Value> {
     let inherited = t.get("__inherited").and_then(Value::as_u64).unwrap_or(0) as usize;
     let list = t.get("assert").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out = Vec::new();
@@ -464,7 +587,7 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Proble
             }
         }
         for key in a.as_object().into_iter().flatten().map(|(k, _)| k.as_str()) {
-            if !matches!(key, "type" | "value" | "threshold" | "weight" | "metric" | "assert") {
+            if !matches!(key, "type" | "value" | "threshold" | "weight" | "metric" | "assert" | "config") {
                 problems.push((format!("{a_at}/{key}"), format!("the assertion key `{key}` is not supported")));
             }
         }
@@ -472,7 +595,23 @@ fn graders(t: &Value, at: &str, vars: &Map<String, Value>, problems: &mut Proble
             problems.push((format!("{a_at}{below}"), message));
             continue;
         }
+        rebase_scripts(&mut a, scripts, &a_at, problems);
+        // An assertion's `config` reaches a script as `context.config`.
+        let config = a.as_object_mut().and_then(|o| o.remove("config"));
+        let given = with_context(&mut a, scripts.rubric_prompt.as_ref());
         let mut grader = json!({"type": "promptfoo", "assertion": a});
+        if given || scripts.transform.is_some() {
+            grader["context"] = scripts.context.clone();
+            if let Some(config) = config {
+                grader["context"]["config"] = config;
+            }
+        }
+        if let Some(code) = &scripts.transform {
+            grader["transform"] = json!(code);
+        }
+        if let Some(judge) = scripts.judge.as_ref().filter(|_| asks_judge(&a)) {
+            grader["judge"] = judge.clone();
+        }
         if let Some(w) = a.get("weight") {
             grader["weight"] = w.clone();
         }

@@ -1,6 +1,7 @@
 //! promptfoo providers as evalgate agents: `openai:chat:*` and `anthropic:messages:*`
 //! become model agents (their `apiBaseUrl`, `apiKeyEnvar`, `temperature`, `max_tokens`,
-//! `seed`), `echo` a command agent that prints its prompt; any other is refused by name.
+//! `seed`), `echo` a command agent that prints its prompt, `exec:` a command agent run as
+//! promptfoo runs the command; any other is refused by name.
 
 use serde_json::{Map, Value, json};
 
@@ -32,14 +33,9 @@ fn refusal(id: &str) -> String {
             "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
         );
     }
-    if id.starts_with("exec:")
-        || id.starts_with("file://")
-        || id.starts_with("python:")
-        || id.ends_with(".py")
-        || id.ends_with(".js")
-    {
+    if id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
         return format!(
-            "provider `{id}`: script and command providers are not supported yet: write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
+            "provider `{id}`: script providers are not supported yet: run the script with `exec:COMMAND`, or write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
         );
     }
     if id.starts_with("http") {
@@ -47,7 +43,9 @@ fn refusal(id: &str) -> String {
             "provider `{id}`: the `http` provider is not supported yet: write a native command agent that calls the endpoint"
         );
     }
-    format!("provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL and echo are)")
+    format!(
+        "provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND and echo are)"
+    )
 }
 
 /// One provider as written: its id, label, `config` and the pointer to it.
@@ -103,6 +101,7 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
     for (id, label, config, at) in entries(providers, problems) {
         let agent = match id.split(':').collect::<Vec<_>>().as_slice() {
             ["echo"] => Some((json!({"command": ["cat"], "stdin": true}), false)),
+            _ if id.starts_with("exec:") => exec(&id["exec:".len()..], &id, &config, &at, problems).map(|a| (a, false)),
             ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
                 Some((model_agent("openai", model, &config, &at, problems), true))
             }
@@ -113,7 +112,7 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
             }
         };
         let Some((agent, model)) = agent else { continue };
-        if !model && !config.is_empty() {
+        if !model && !config.is_empty() && !id.starts_with("exec:") {
             problems.push((format!("{at}/config"), format!("provider `{id}` takes no `config`")));
         }
         let mut name = arm_name(label.as_deref().unwrap_or(&id));
@@ -126,6 +125,49 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
         out.push(ProviderAgent { name, agent, model });
     }
     out
+}
+
+/// promptfoo's `ScriptCompletionProvider` around a command: its output is stdout trimmed,
+/// terminal escapes removed; a failing exit, or stderr with nothing on stdout, is an error.
+const EXEC_WRAPPER: &str = r#"import re, subprocess, sys
+ansi = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+done = subprocess.run(sys.argv[1:], capture_output=True)
+out = ansi.sub("", done.stdout.decode("utf-8", "replace").strip())
+err = ansi.sub("", done.stderr.decode("utf-8", "replace").strip())
+if done.returncode != 0 or (err and not out):
+    sys.stderr.write(err + "\n")
+    sys.exit(done.returncode or 1)
+sys.stdout.write(out)
+"#;
+
+/// An `exec:COMMAND ARGS` provider: the command (split as promptfoo splits it, quotes
+/// grouping) given the prompt, the provider's options and a context as promptfoo gives
+/// them, through `EXEC_WRAPPER`. The context is `{}`: a command agent is one for every
+/// task, so a script reading the test's vars from it is a documented difference.
+fn exec(command: &str, id: &str, config: &Map<String, Value>, at: &str, problems: &mut Problems) -> Option<Value> {
+    static PARTS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r#"[^\s"']+|"([^"]*)"|'([^']*)'"#).expect("valid"));
+    let parts: Vec<String> = PARTS
+        .captures_iter(command)
+        .map(|c| {
+            c.get(1)
+                .or(c.get(2))
+                .filter(|m| !m.as_str().is_empty())
+                .unwrap_or(c.get(0).expect("a match"))
+                .as_str()
+                .to_owned()
+        })
+        .collect();
+    if parts.is_empty() {
+        problems.push((at.to_owned(), format!("provider `{id}` names no command")));
+        return None;
+    }
+    let literal = super::super::native_text::literal;
+    let options = json!({"id": id, "config": config}).to_string();
+    let mut argv = vec![json!("python3"), json!("-c"), json!(literal(EXEC_WRAPPER))];
+    argv.extend(parts.iter().map(|p| json!(literal(p))));
+    argv.extend([json!("{prompt}"), json!(literal(&options)), json!(literal("{}"))]);
+    Some(json!({"command": argv}))
 }
 
 /// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a

@@ -67,6 +67,66 @@ fn written(tests: &Value, file: &Path, problems: &mut Problems) -> Vec<(Value, S
     out
 }
 
+/// promptfoo's `scenarios` as tests, after `tests` (`buildTestsFromSuite`): each scenario's
+/// every `config` entry under each of its `tests` (none when it has no `tests`: promptfoo
+/// 0.123.1 runs no test of such a scenario), their
+/// vars and options merged (the test's over the entry's) and their assertions joined (the
+/// entry's first). Scenarios and their tests are written inline.
+fn scenario_tests(scenarios: &Value, file: &Path, problems: &mut Problems) -> Vec<(Value, String, Origin)> {
+    let mut out = Vec::new();
+    let list = match scenarios {
+        Value::Null => return out,
+        Value::Array(list) => list,
+        _ => {
+            problems.push(("/scenarios".into(), "`scenarios` is a list of `{config, tests}`".into()));
+            return out;
+        }
+    };
+    let none = Vec::new();
+    for (i, scenario) in list.iter().enumerate() {
+        let (Some(config), tests) = (
+            scenario.get("config").and_then(Value::as_array),
+            scenario.get("tests").map_or(Some(&none), Value::as_array),
+        ) else {
+            problems.push((
+                format!("/scenarios/{i}"),
+                "a scenario is written inline as `{config: [...], tests: [...]}` (files are not supported)".into(),
+            ));
+            continue;
+        };
+        let Some(tests) = tests else {
+            problems
+                .push((format!("/scenarios/{i}/tests"), "a scenario's `tests` are written inline as a list".into()));
+            continue;
+        };
+        for (j, data) in config.iter().enumerate() {
+            for (k, test) in tests.iter().enumerate() {
+                let (Some(d), Some(t)) = (data.as_object(), test.as_object()) else {
+                    problems.push((
+                        format!("/scenarios/{i}"),
+                        "a scenario's `config` entries and `tests` are objects".into(),
+                    ));
+                    continue;
+                };
+                let mut merged: Map<String, Value> = d.clone();
+                merged.extend(t.clone());
+                for key in ["vars", "options"] {
+                    let mut both = d.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+                    both.extend(t.get(key).and_then(Value::as_object).cloned().unwrap_or_default());
+                    merged.insert(key.into(), Value::Object(both));
+                }
+                let asserts =
+                    [d.get("assert"), t.get("assert")].into_iter().flatten().filter_map(Value::as_array).flatten();
+                merged.insert("assert".into(), Value::Array(asserts.cloned().collect()));
+                let at = format!("/scenarios/{i}/tests/{k}");
+                let origin = Origin { file: file.to_owned(), at: format!("scenarios[{i}].config[{j}]"), line: None };
+                out.push((Value::Object(merged), at, origin));
+            }
+        }
+    }
+    out
+}
+
 /// The tests of one file: CSV (a row a test), JSONL (an object a line), YAML or JSON (a list).
 fn from_file(file: &Path, shown: &str, at: &str, problems: &mut Problems) -> Vec<(Value, String, Origin)> {
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default().to_lowercase();
@@ -400,9 +460,9 @@ pub(super) fn rows(doc: &Value, file: &Path, problems: &mut Problems) -> Vec<Row
     };
     let default_vars = default.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut rows = Vec::new();
-    for (n, (test, at, origin)) in
-        written(doc.get("tests").unwrap_or(&Value::Null), file, problems).into_iter().enumerate()
-    {
+    let mut tests = written(doc.get("tests").unwrap_or(&Value::Null), file, problems);
+    tests.extend(scenario_tests(doc.get("scenarios").unwrap_or(&Value::Null), file, problems));
+    for (n, (test, at, origin)) in tests.into_iter().enumerate() {
         if let Some(Value::String(_)) = test.get("vars") {
             problems.push((format!("{at}/vars"), "vars from a file are not supported".into()));
             continue;
