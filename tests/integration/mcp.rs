@@ -565,7 +565,9 @@ def post(target, headers):
 json_type = b"Content-Type: application/json\r\n"
 # Only the agent the proxy was started for, which knows its path, reaches a tool.
 print("no token:", post(b"/mcp", host + json_type))
-print("wrong token:", post(path[:-1] + b"0", host + json_type))
+# The token with its last character changed (to `0`, or to `1` when it is `0`: a token
+# ending in `0` made this probe the right token, the cause of this test's rare failures).
+print("wrong token:", post(path[:-1] + (b"1" if path.endswith(b"0") else b"0"), host + json_type))
 print("rebound host:", post(path, b"Host: evil.example\r\n" + json_type))
 print("browser origin:", post(path, host + json_type + b"Origin: http://evil.example\r\n"))
 print("simple request:", post(path, host + b"Content-Type: text/plain\r\n"))
@@ -597,8 +599,7 @@ fn the_recording_proxy_serves_only_its_agent_refuses_oversized_requests_and_keep
         ",
     );
     let run = Test::new().write("agent.py", HOSTILE_MCP_AGENT).write("evalgate.yaml", &yaml).args(&["run"]).run();
-    // The graders' reasons cut the agent's output: on a failure, show all of it (this test
-    // failed once on a loaded machine, and the cut hid which probe).
+    // The graders' reasons cut the agent's output: on a failure, show all of it.
     let output = run.task("t")["trials"][0]["output"].clone();
     assert_eq!(run.code, 0, "the agent's whole output: {output}\nstderr: {}", run.stderr);
 }
