@@ -130,7 +130,7 @@ fn command_suite(tasks: &str) -> String {
     unindent(header) + "tasks:\n" + &indent(tasks, 2)
 }
 
-fn command_run(tasks: &str) -> crate::common::Run {
+pub(crate) fn command_run(tasks: &str) -> crate::common::Run {
     Test::new().write("agent.sh", CONVERSING_AGENT).write("evalgate.yaml", &command_suite(tasks)).args(&["run"]).run()
 }
 

@@ -101,7 +101,16 @@ impl<'a> AcpSut<'a> {
             model: None,
         };
         let workspace = self.workspace;
-        Ok(AcpSession { conversation, mcp_servers: Some(mcp_servers), proxies, endpoint, relay, workspace, started, agent })
+        Ok(AcpSession {
+            conversation,
+            mcp_servers: Some(mcp_servers),
+            proxies,
+            endpoint,
+            relay,
+            workspace,
+            started,
+            agent,
+        })
     }
 }
 
