@@ -88,7 +88,9 @@ impl Speaker<'_> {
                 run.latency = started.elapsed();
                 match error {
                     None => Ok(run),
-                    Some(reason) => Err(AgentError { reason, run: Some(run) }),
+                    // An ACP session's errors are not scored (its transport, a timeout and a
+                    // bad stop reason are not told apart here).
+                    Some(reason) => Err(AgentError { reason, run: Some(run), agent_fault: false }),
                 }
             }
         }
@@ -162,6 +164,7 @@ pub(super) async fn run_conversation(
         failed: None,
         deadline: Instant::now() + task.timeout,
         window: conversation.window.map(|w| w.get() as usize),
+        scored: matches!(conversation.verdict, crate::suite::model::Verdict::Score(_)),
     };
     let started_at = SystemTime::now();
     let mut stopped = false;
@@ -356,11 +359,15 @@ struct Dialogue<'a> {
     failed: Option<AgentRun>,
     deadline: Instant,
     window: Option<usize>,
+    /// `verdict: {score: …}` (AgentV's rule): a turn whose answer failed scores 0 and the
+    /// conversation goes on, instead of erroring the trial.
+    scored: bool,
 }
 
 impl Dialogue<'_> {
     /// One turn: the agent asked `prompt`, its answer recorded in `trial.turns`; `Err` (the
-    /// agent errored, recorded) ends the trial.
+    /// agent errored, recorded) ends the trial. Under `verdict: {score: …}`, an answer that
+    /// failed (`AgentError::agent_fault`) is a failed turn (score 0) instead.
     async fn take_turn(
         &mut self,
         prompt: String,
@@ -387,6 +394,9 @@ impl Dialogue<'_> {
         };
         let run = match outcome {
             Ok(run) => run,
+            // Only the agent's own failure (`agent_fault`): a timeout, a cassette miss or a
+            // broken setup stays an error, never a score.
+            Err(e) if self.scored && e.agent_fault => AgentRun { failure: Some(e.reason), ..e.run.unwrap_or_default() },
             Err(e) => {
                 turn.status = Status::Error;
                 turn.score = 0.0;

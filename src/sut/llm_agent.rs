@@ -227,6 +227,7 @@ impl LlmSut<'_> {
                 },
                 ..AgentRun::default()
             }),
+            agent_fault: false,
         };
         for _ in 0..turns {
             let left = deadline.saturating_duration_since(Instant::now());
