@@ -12,9 +12,9 @@ use super::simulated_user::{Move, next_move};
 use super::task_attempt::{OUTPUT_EXCERPT, RunContext, STDERR_TAIL, failed_by_leak, run_graders, score_task};
 use crate::excerpt;
 use crate::grade::GradeInput;
-use crate::llm::types::ChatMessage;
+use crate::llm::types::{ChatMessage, MessageRole, Role};
 use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
-use crate::suite::model::{Agent, Conversation, Task};
+use crate::suite::model::{Agent, Conversation, Task, transcript};
 use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
 use crate::template::Bindings;
 use crate::trace::TurnView;
@@ -22,8 +22,9 @@ use crate::workspace::{FileChanges, TrialWorkspace};
 
 /// The agent of a conversation, holding what its kind carries from turn to turn.
 enum Speaker<'a> {
-    /// A model agent: the message list, tool calls and results included.
-    Model(LlmSut<'a>, Vec<ChatMessage>),
+    /// A model agent: the message list, tool calls and results included, and the system
+    /// prompt (the opening's last system message, else the agent's).
+    Model(LlmSut<'a>, Vec<ChatMessage>, Option<String>),
     /// A command agent, run once per turn with the earlier turns in `$EVALGATE_CONVERSATION`.
     Command(CommandSut<'a>),
     /// An ACP agent: one session, a `session/prompt` a turn; with the last turn's outcome.
@@ -31,44 +32,65 @@ enum Speaker<'a> {
 }
 
 impl Speaker<'_> {
-    /// The agent's answer to `bindings.prompt`, given the earlier `turns` (user message,
-    /// answer), at most the last `window` messages of them.
+    /// The agent's answer to `bindings.prompt`, given the `opening` messages and the
+    /// earlier `turns` (user message, answer), at most the last `window` messages of them
+    /// (the system messages kept outside the window).
     async fn answer(
         &mut self,
         bindings: &Bindings,
         timeout: Duration,
+        opening: &[(MessageRole, String)],
         turns: &[(String, String)],
         window: Option<usize>,
     ) -> Result<AgentRun, AgentError> {
         match self {
-            Speaker::Model(sut, history) => sut.converse(bindings, timeout, history, window).await,
+            Speaker::Model(sut, history, system) => {
+                sut.converse(bindings, timeout, history, system.as_deref(), window).await
+            }
             Speaker::Command(sut) => {
-                let mut messages: Vec<serde_json::Value> = turns
+                let (system, said): (Vec<_>, Vec<_>) = opening
                     .iter()
-                    .flat_map(|(said, answered)| {
-                        [json!({"role": "user", "content": said}), json!({"role": "assistant", "content": answered})]
-                    })
-                    .collect();
+                    .map(|(role, content)| (*role, content.as_str()))
+                    .partition(|(role, _)| *role == MessageRole::System);
+                let mut messages: Vec<(MessageRole, &str)> = said;
+                messages.extend(turns.iter().flat_map(|(said, answered)| {
+                    [(MessageRole::User, said.as_str()), (MessageRole::Assistant, answered.as_str())]
+                }));
                 if let Some(window) = window {
                     // From a user's message, as for a model agent.
                     let from = messages.len().saturating_sub(window);
-                    messages.drain(..from + from % 2);
+                    let start = (from..messages.len()).find(|&i| messages[i].0 == MessageRole::User);
+                    messages.drain(..start.unwrap_or(messages.len()));
                 }
-                let history = serde_json::Value::Array(messages).to_string();
+                let list: Vec<serde_json::Value> = system
+                    .into_iter()
+                    .chain(messages)
+                    .map(|(role, content)| json!({"role": role, "content": content}))
+                    .collect();
+                let history = serde_json::Value::Array(list).to_string();
                 CommandSut { conversation: Some(&history), ..*sut }.run(bindings, timeout).await
             }
             Speaker::Acp(sut, session) => {
                 let started = Instant::now();
-                if session.is_none() {
+                let first = session.is_none();
+                if first {
                     *session = Some(Box::new((sut.open(bindings, timeout).await?, Ok(String::new()))));
                 }
                 let (open, last) = &mut **session.as_mut().expect("opened");
-                *last = open.exchange(&bindings.prompt, timeout).await;
+                // The session holds the history: the opening is said once, before the first
+                // turn's message, in the same prompt.
+                let prompt = match first && !opening.is_empty() {
+                    true => format!("{}\n\n{}", transcript(opening, &[]), bindings.prompt),
+                    false => bindings.prompt.clone(),
+                };
+                *last = open.exchange(&prompt, timeout).await;
                 let (mut run, error) = open.turn(last);
                 run.latency = started.elapsed();
                 match error {
                     None => Ok(run),
-                    Some(reason) => Err(AgentError { reason, run: Some(run) }),
+                    // An ACP session's errors are not scored (its transport, a timeout and a
+                    // bad stop reason are not told apart here).
+                    Some(reason) => Err(AgentError { reason, run: Some(run), agent_fault: false }),
                 }
             }
         }
@@ -99,9 +121,30 @@ pub(super) async fn run_conversation(
     trial: &mut TrialResult,
 ) {
     let cassette = ctx.llm.cassette.as_ref();
+    let mut opening = Vec::with_capacity(conversation.opening.len());
+    for (role, content) in &conversation.opening {
+        match bindings.render(content) {
+            Ok(text) => opening.push((*role, text)),
+            Err(missing) => {
+                trial.reason = Some(format!("the opening messages use {missing}"));
+                return;
+            }
+        }
+    }
     let speaker = match &**ctx.agent_for(task) {
         Agent::Llm(agent) => {
-            Speaker::Model(LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }, Vec::new())
+            // The system messages are the system prompt, as for a task's `messages`.
+            let system = opening.iter().rev().find(|(role, _)| *role == MessageRole::System).map(|(_, s)| s.clone());
+            let history = opening
+                .iter()
+                .filter_map(|(role, content)| match role {
+                    MessageRole::System => None,
+                    MessageRole::User => Some(ChatMessage::text(Role::User, content.clone())),
+                    MessageRole::Assistant => Some(ChatMessage::text(Role::Assistant, content.clone())),
+                })
+                .collect();
+            let sut = LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers };
+            Speaker::Model(sut, history, system.or_else(|| agent.spec.system.clone()))
         }
         Agent::Command(agent) => {
             let scratch_dir = workspace.map_or(&ctx.scratch_dir, |w| &w.io);
@@ -115,11 +158,13 @@ pub(super) async fn run_conversation(
     };
     let mut dialogue = Dialogue {
         speaker,
+        opening,
         transcript: Vec::new(),
         runs: Vec::new(),
         failed: None,
         deadline: Instant::now() + task.timeout,
         window: conversation.window.map(|w| w.get() as usize),
+        scored: matches!(conversation.verdict, crate::suite::model::Verdict::Score(_)),
     };
     let started_at = SystemTime::now();
     let mut stopped = false;
@@ -187,7 +232,7 @@ pub(super) async fn run_conversation(
         Some(c) => *trial.judge_cost_usd.get_or_insert(0.0) += c,
         None => trial.judge_cost_unknown = true,
     }
-    let Dialogue { speaker, transcript, runs, failed, .. } = dialogue;
+    let Dialogue { speaker, opening, transcript, runs, failed, .. } = dialogue;
     let mut trace = merged(&runs);
     let mut replayed = !runs.is_empty() && runs.iter().all(|r| r.replayed);
     // An ACP session's own trace holds every turn, and what its servers received.
@@ -221,11 +266,12 @@ pub(super) async fn run_conversation(
     trial.cached = !runs.is_empty() && runs.iter().all(|r| r.cached);
     trial.replayed = replayed;
     let conversation_json = serde_json::Value::Array(
-        transcript
+        opening
             .iter()
-            .flat_map(|(said, answered)| {
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .chain(transcript.iter().flat_map(|(said, answered)| {
                 [json!({"role": "user", "content": said}), json!({"role": "assistant", "content": answered})]
-            })
+            }))
             .collect(),
     );
     trial.prompt = Some(excerpt::first(&conversation_json.to_string(), OUTPUT_EXCERPT));
@@ -263,7 +309,7 @@ pub(super) async fn run_conversation(
             })
             .collect(),
     );
-    let output = conversation.output.of(&transcript);
+    let output = conversation.output.of(&opening, &transcript);
     let last_run = AgentRun { trace, output, ..last.cloned().unwrap_or_default() };
     let whole: Whole = if task.graders.is_empty() {
         None
@@ -304,6 +350,8 @@ pub(super) async fn run_conversation(
 /// The conversation as it goes: the agent, what was said, and the agent's runs.
 struct Dialogue<'a> {
     speaker: Speaker<'a>,
+    /// The opening messages, rendered: the history the first turn follows.
+    opening: Vec<(MessageRole, String)>,
     /// (user message, answer) of each turn answered.
     transcript: Vec<(String, String)>,
     runs: Vec<AgentRun>,
@@ -311,11 +359,15 @@ struct Dialogue<'a> {
     failed: Option<AgentRun>,
     deadline: Instant,
     window: Option<usize>,
+    /// `verdict: {score: …}` (AgentV's rule): a turn whose answer failed scores 0 and the
+    /// conversation goes on, instead of erroring the trial.
+    scored: bool,
 }
 
 impl Dialogue<'_> {
     /// One turn: the agent asked `prompt`, its answer recorded in `trial.turns`; `Err` (the
-    /// agent errored, recorded) ends the trial.
+    /// agent errored, recorded) ends the trial. Under `verdict: {score: …}`, an answer that
+    /// failed (`AgentError::agent_fault`) is a failed turn (score 0) instead.
     async fn take_turn(
         &mut self,
         prompt: String,
@@ -326,7 +378,7 @@ impl Dialogue<'_> {
         let n = trial.turns.len() as u32 + 1;
         bindings.prompt = prompt;
         let left = self.deadline.saturating_duration_since(Instant::now());
-        let outcome = self.speaker.answer(bindings, left, &self.transcript, self.window).await;
+        let outcome = self.speaker.answer(bindings, left, &self.opening, &self.transcript, self.window).await;
         let mut turn = TurnResult {
             turn: n,
             by,
@@ -342,6 +394,9 @@ impl Dialogue<'_> {
         };
         let run = match outcome {
             Ok(run) => run,
+            // Only the agent's own failure (`agent_fault`): a timeout, a cassette miss or a
+            // broken setup stays an error, never a score.
+            Err(e) if self.scored && e.agent_fault => AgentRun { failure: Some(e.reason), ..e.run.unwrap_or_default() },
             Err(e) => {
                 turn.status = Status::Error;
                 turn.score = 0.0;

@@ -8,8 +8,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::agent::Agent;
+use super::tasks::RawMessage;
 use crate::grade::{Grader, RawGrader};
 use crate::llm::spec::LlmSpec;
+use crate::llm::types::MessageRole;
 use crate::source::{KeyPath, ValidateCx, unknown};
 use crate::template::{Scope, Template};
 use crate::values::Rate;
@@ -57,17 +59,30 @@ pub enum WholeOutput {
 }
 
 impl WholeOutput {
-    /// The output of the conversation `said` (user message, answer) a turn, as this reads it.
-    pub fn of(self, said: &[(String, String)]) -> String {
+    /// The output of the conversation that opened with `opening` and then `said` (user
+    /// message, answer) a turn, as this reads it.
+    pub fn of(self, opening: &[(MessageRole, String)], said: &[(String, String)]) -> String {
         match self {
             WholeOutput::Last => said.last().map(|(_, answer)| answer.clone()).unwrap_or_default(),
-            WholeOutput::Transcript => said
-                .iter()
-                .flat_map(|(user, answer)| [format!("user: {user}"), format!("assistant: {answer}")])
-                .collect::<Vec<_>>()
-                .join("\n\n"),
+            WholeOutput::Transcript => transcript(opening, said),
         }
     }
+}
+
+/// Every message of a conversation, the `opening` ones first, as `ROLE: CONTENT` joined by
+/// a blank line (AgentV's transcript).
+pub fn transcript(opening: &[(MessageRole, String)], said: &[(String, String)]) -> String {
+    let role = |r: MessageRole| match r {
+        MessageRole::System => "system",
+        MessageRole::User => "user",
+        MessageRole::Assistant => "assistant",
+    };
+    opening
+        .iter()
+        .map(|(r, content)| format!("{}: {content}", role(*r)))
+        .chain(said.iter().flat_map(|(user, answer)| [format!("user: {user}"), format!("assistant: {answer}")]))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// `all`: every turn and the whole-conversation graders pass; `final`: the last turn run
@@ -120,6 +135,9 @@ pub struct RawSimulatedUser {
 /// A compiled conversation.
 #[derive(Debug)]
 pub struct Conversation {
+    /// The task's `messages`: the history the first turn follows (a system prompt, an
+    /// earlier exchange).
+    pub opening: Vec<(MessageRole, Template)>,
     pub turns: Vec<Turn>,
     pub verdict: Verdict,
     pub stop_on_failure: bool,
@@ -155,8 +173,10 @@ pub(super) struct ConversationKeys<'a> {
     pub turns: Option<&'a [RawTurn]>,
     pub conversation: Option<&'a RawConversation>,
     pub simulated_user: Option<&'a RawSimulatedUser>,
-    /// The task also has `prompt` or `messages`.
+    /// The task also has `prompt`.
     pub prompt: bool,
+    /// The task's `messages`: with `turns`, the history the first turn follows.
+    pub messages: Option<&'a [RawMessage]>,
     /// The task's own `grade` list is not empty.
     pub whole_graders: bool,
 }
@@ -180,8 +200,20 @@ pub(super) fn compile_conversation(
     }
     let mut ok = true;
     if keys.prompt {
-        cx.error(path, "set either `prompt`/`messages` or `turns`/`simulated_user`, not both");
+        cx.error(
+            path,
+            "set either `prompt` or `turns`/`simulated_user`, not both (`messages` may open the conversation)",
+        );
         ok = false;
+    }
+    // The opening messages come before any turn: they reach no turn's answer.
+    cx.turns = Some(0);
+    let mut opening = Vec::new();
+    for (j, m) in keys.messages.unwrap_or_default().iter().enumerate() {
+        match cx.template(&m.content, Scope::Task, &path.key("messages").index(j).key("content")) {
+            Some(content) => opening.push((m.role, content)),
+            None => ok = false,
+        }
     }
     let raw_turns = keys.turns.unwrap_or_default();
     if keys.turns.is_some_and(<[RawTurn]>::is_empty) {
@@ -245,6 +277,7 @@ pub(super) fn compile_conversation(
         return Some(Err(()));
     }
     Some(Ok(Conversation {
+        opening,
         turns,
         verdict: raw.verdict,
         stop_on_failure: raw.stop_on_failure,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 pub use super::acp_agent::{AcpAgent, Decision, PermissionPolicy, Ruling, ToolKind, below};
 pub use super::agent::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, ToolCallSpec};
-pub use super::conversation::{Aggregation, Conversation, SimulatedUser, Turn, Verdict};
+pub use super::conversation::{Aggregation, Conversation, SimulatedUser, Turn, Verdict, transcript};
 pub use super::extension_config::ExtensionSpec;
 pub use super::mcp_server::McpServer;
 pub use super::raw::Mode;

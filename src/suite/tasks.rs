@@ -51,7 +51,8 @@ pub struct RawTask {
     pub fixtures_only: bool,
     /// What the agent is asked; may use `{vars.NAME}`, `{env.NAME}` and setup outputs.
     pub prompt: Option<String>,
-    /// A conversation instead of a `prompt` (given to command agents as JSON).
+    /// A conversation instead of a `prompt` (given to command agents as JSON); with `turns`,
+    /// the history the first turn follows (a system prompt, an earlier exchange).
     pub messages: Option<Vec<RawMessage>>,
     /// A multi-turn conversation instead of a `prompt`: each turn a user message with its
     /// own graders (docs/conversations.md).
@@ -333,7 +334,8 @@ pub(super) fn validate_task(
         turns: raw.turns.as_deref(),
         conversation: raw.conversation.as_ref(),
         simulated_user: raw.simulated_user.as_ref(),
-        prompt: raw.prompt.is_some() || raw.messages.is_some(),
+        prompt: raw.prompt.is_some(),
+        messages: raw.messages.as_deref(),
         whole_graders: !raw.grade.is_empty(),
     };
     // Leaves the turns in reach of the whole-conversation graders and cleanup set on `cx`.

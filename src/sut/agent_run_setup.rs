@@ -36,14 +36,16 @@ pub fn render_command(
 pub async fn start_proxies(servers: &Servers, names: &[String]) -> Result<Vec<(String, Proxy)>, AgentError> {
     let mut proxies = Vec::new();
     for name in names {
-        let server = servers
-            .by_name
-            .get(name)
-            .cloned()
-            .ok_or_else(|| AgentError { reason: format!("MCP server `{name}` is not running"), run: None })?;
-        let proxy = Proxy::start(server)
-            .await
-            .map_err(|e| AgentError { reason: format!("cannot start the MCP proxy: {e}"), run: None })?;
+        let server = servers.by_name.get(name).cloned().ok_or_else(|| AgentError {
+            reason: format!("MCP server `{name}` is not running"),
+            run: None,
+            agent_fault: false,
+        })?;
+        let proxy = Proxy::start(server).await.map_err(|e| AgentError {
+            reason: format!("cannot start the MCP proxy: {e}"),
+            run: None,
+            agent_fault: false,
+        })?;
         proxies.push((name.clone(), proxy));
     }
     Ok(proxies)
@@ -68,9 +70,11 @@ pub async fn start_endpoint(
     let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
     let home = home.or_else(|| std::env::var_os("HOME").map(PathBuf::from));
     let volatile = crate::cassette::Volatile::of_run(cwd, home.as_deref()).with(&cassette.normalize);
-    let endpoint = ModelEndpoint::start(cassette.clone(), volatile)
-        .await
-        .map_err(|e| AgentError { reason: format!("cannot start the model endpoint: {e}"), run: None })?;
+    let endpoint = ModelEndpoint::start(cassette.clone(), volatile).await.map_err(|e| AgentError {
+        reason: format!("cannot start the model endpoint: {e}"),
+        run: None,
+        agent_fault: false,
+    })?;
     Ok(Some(endpoint))
 }
 

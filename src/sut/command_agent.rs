@@ -84,16 +84,20 @@ impl SystemUnderTest for CommandSut<'_> {
         let mut bindings = bindings.clone();
         if agent.command.iter().any(|t| t.uses(&Var::PromptFile)) {
             scratch.wrote_prompt = true;
-            tokio::fs::write(&scratch.prompt, &bindings.prompt)
-                .await
-                .map_err(|e| AgentError { reason: format!("cannot write the prompt file: {e}"), run: None })?;
+            tokio::fs::write(&scratch.prompt, &bindings.prompt).await.map_err(|e| AgentError {
+                reason: format!("cannot write the prompt file: {e}"),
+                run: None,
+                agent_fault: false,
+            })?;
             bindings.prompt_file = Some(scratch.prompt.clone());
         }
         if let Some(history) = self.conversation {
             scratch.wrote_conversation = true;
-            tokio::fs::write(&scratch.conversation, history)
-                .await
-                .map_err(|e| AgentError { reason: format!("cannot write the conversation file: {e}"), run: None })?;
+            tokio::fs::write(&scratch.conversation, history).await.map_err(|e| AgentError {
+                reason: format!("cannot write the conversation file: {e}"),
+                run: None,
+                agent_fault: false,
+            })?;
         }
         let trace_path = scratch.trace.clone();
         // Agents with `mcp: [...]` get a client config pointing at recording proxies.
@@ -105,9 +109,11 @@ impl SystemUnderTest for CommandSut<'_> {
                 .collect();
             let text = serde_json::json!({"mcpServers": config}).to_string();
             scratch.wrote_mcp_config = true;
-            tokio::fs::write(&scratch.mcp_config, text)
-                .await
-                .map_err(|e| AgentError { reason: format!("cannot write the MCP config: {e}"), run: None })?;
+            tokio::fs::write(&scratch.mcp_config, text).await.map_err(|e| AgentError {
+                reason: format!("cannot write the MCP config: {e}"),
+                run: None,
+                agent_fault: false,
+            })?;
             bindings.mcp_config = Some(scratch.mcp_config.clone());
         }
         let setup::Rendered { argv, env } = setup::render_command(&bindings, &agent.command, &agent.env)?;
@@ -137,12 +143,17 @@ impl SystemUnderTest for CommandSut<'_> {
         if let Some(workspace) = self.workspace {
             let ports: Vec<u16> =
                 endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
-            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None })?;
+            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None, agent_fault: false })?;
             let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
-            spec = workspace.confine(spec, program_files, routes).map_err(|reason| AgentError { reason, run: None })?;
+            spec = workspace.confine(spec, program_files, routes).map_err(|reason| AgentError {
+                reason,
+                run: None,
+                agent_fault: false,
+            })?;
         }
 
-        let out = run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None });
+        let out =
+            run_process(spec).await.map_err(|e| AgentError { reason: e.to_string(), run: None, agent_fault: false });
         drop(relay);
         let proxied = setup::proxied_calls(proxies);
         let ended = endpoint.map(ModelEndpoint::stop);
@@ -165,7 +176,7 @@ impl SystemUnderTest for CommandSut<'_> {
         };
         // A request the cassette did not hold fails the task, whatever the agent made of it.
         if let Some(reason) = setup::missed(ended.as_ref(), &agent.name) {
-            return Err(AgentError { reason, run: Some(run) });
+            return Err(AgentError { reason, run: Some(run), agent_fault: false });
         }
         let trace = match out.taken.take().expect("the trace is taken") {
             Ok(bytes) => serde_json::from_slice::<Trace>(&bytes)
@@ -187,7 +198,10 @@ impl SystemUnderTest for CommandSut<'_> {
             if !agent.mcp.is_empty() {
                 run.trace.tool_calls.get_or_insert_default().extend(proxied);
             }
-            return Err(AgentError { reason, run: Some(run) });
+            // Its own exit code is the agent's answer failing; a timeout or a signal (an
+            // interruption) is not.
+            let agent_fault = !out.timed_out && out.exit_code.is_some();
+            return Err(AgentError { reason, run: Some(run), agent_fault });
         }
         match trace {
             Ok(Some(trace)) => {
@@ -199,7 +213,8 @@ impl SystemUnderTest for CommandSut<'_> {
                 run.trace = trace;
             }
             Ok(None) => {}
-            Err(reason) => return Err(AgentError { reason, run: Some(run) }),
+            // A trace it wrote wrong is its answer failing.
+            Err(reason) => return Err(AgentError { reason, run: Some(run), agent_fault: true }),
         }
         if !agent.mcp.is_empty() {
             run.trace.tool_calls.get_or_insert_default().extend(proxied);

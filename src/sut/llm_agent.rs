@@ -158,18 +158,20 @@ impl SystemUnderTest for LlmSut<'_> {
 impl LlmSut<'_> {
     /// One turn of a conversation: `bindings.prompt` is the user's message, appended to
     /// `history` (the earlier turns exactly, tool calls and results included) with what
-    /// the agent answered, its tool calls and their results. With a `window`, the model is
-    /// given only the last messages of it, from a user's message on.
+    /// the agent answered, its tool calls and their results; `system` is the system prompt.
+    /// With a `window`, the model is given only the last messages of the history, from a
+    /// user's message on (the system prompt is outside it).
     pub async fn converse(
         &self,
         bindings: &Bindings,
         timeout: Duration,
         history: &mut Vec<ChatMessage>,
+        system: Option<&str>,
         window: Option<usize>,
     ) -> Result<AgentRun, AgentError> {
         history.push(ChatMessage::text(Role::User, bindings.prompt.clone()));
         let given = windowed(history, window);
-        let (run, messages) = self.answer(self.agent.spec.system.clone(), given.to_vec(), timeout).await?;
+        let (run, messages) = self.answer(system.map(str::to_owned), given.to_vec(), timeout).await?;
         let new = messages.into_iter().skip(given.len());
         history.extend(new);
         Ok(run)
@@ -225,6 +227,7 @@ impl LlmSut<'_> {
                 },
                 ..AgentRun::default()
             }),
+            agent_fault: false,
         };
         for _ in 0..turns {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -18,18 +18,17 @@ pub struct McpCallSut<'a> {
 impl SystemUnderTest for McpCallSut<'_> {
     async fn run(&self, bindings: &Bindings, timeout: Duration) -> Result<AgentRun, AgentError> {
         let call = self.call;
-        let server = self
-            .servers
-            .by_name
-            .get(&call.server)
-            .ok_or_else(|| AgentError { reason: format!("MCP server `{}` is not running", call.server), run: None })?;
+        let server = self.servers.by_name.get(&call.server).ok_or_else(|| AgentError {
+            reason: format!("MCP server `{}` is not running", call.server),
+            run: None,
+            agent_fault: false,
+        })?;
         let arguments = bindings.render_with(|lookup| call.arguments.render(lookup))?;
         let started = Instant::now();
         // A transport or JSON-RPC error is an error of the task; `isError` is data.
-        let Called { result, violation } = server
-            .call(&call.tool, arguments.clone(), timeout)
-            .await
-            .map_err(|e| AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None })?;
+        let Called { result, violation } = server.call(&call.tool, arguments.clone(), timeout).await.map_err(|e| {
+            AgentError { reason: format!("MCP server `{}`: {e}", call.server), run: None, agent_fault: false }
+        })?;
         let output = result_output(&result);
         let error = is_error(&result);
         // `expect.is_error`: the tool error is the outcome asked for, its message the output.

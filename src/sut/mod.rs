@@ -44,12 +44,18 @@ pub struct AgentRun {
 pub struct AgentError {
     pub reason: String,
     pub run: Option<AgentRun>,
+    /// The agent's own answer failed (a command agent's nonzero exit, an invalid trace), not
+    /// the run around it (a timeout, an interruption, a cassette miss, a setup or workspace
+    /// failure, a model request or session that broke). Only such an error may be scored
+    /// as a failed answer (a conversation turn under `verdict: {score: …}`); the others
+    /// stay errors: unknown never passes.
+    pub agent_fault: bool,
 }
 
 impl<T> From<crate::template::Missing<T>> for AgentError {
     /// The agent uses a step output that was not captured: it must not run without it.
     fn from(missing: crate::template::Missing<T>) -> Self {
-        AgentError { reason: format!("the agent uses {missing}"), run: None }
+        AgentError { reason: format!("the agent uses {missing}"), run: None, agent_fault: false }
     }
 }
 

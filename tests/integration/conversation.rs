@@ -130,7 +130,7 @@ fn command_suite(tasks: &str) -> String {
     unindent(header) + "tasks:\n" + &indent(tasks, 2)
 }
 
-fn command_run(tasks: &str) -> crate::common::Run {
+pub(crate) fn command_run(tasks: &str) -> crate::common::Run {
     Test::new().write("agent.sh", CONVERSING_AGENT).write("evalgate.yaml", &command_suite(tasks)).args(&["run"]).run()
 }
 
@@ -333,4 +333,65 @@ fn a_canary_leaked_in_any_turn_fails_the_conversation() {
     assert_eq!(task["status"], "failed");
     assert_eq!(task["reason"], "a canary of `no_leak` leaked in turn 1");
     assert_eq!(task["trials"][0]["graders"][0]["status"], "passed", "the last answer alone is clean");
+}
+
+/// Under `verdict: {score: …}` (AgentV's rule) a turn whose command exits nonzero scores 0
+/// and the conversation goes on (or stops under `stop_on_failure`); under the other rules
+/// it errors the trial, and a timeout errors it under every rule: unknown never passes.
+#[test]
+fn an_agent_failing_a_turn_scores_0_only_under_the_score_rule() {
+    let agent = "#!/bin/sh\ncase \"$1\" in\n  *crash*) echo half; echo boom >&2; exit 3;;\n  *sleep*) sleep 5;;\nesac\necho \"echo: $1\"\n";
+    let task = "
+        - id: <id>
+          timeout: 2s
+          turns:
+            - {prompt: one, grade: [{type: contains, value: one}]}
+            - {prompt: <second>, grade: [{type: contains, value: echo}]}
+            - {prompt: three, grade: [{type: contains, value: three}]}
+          conversation: {verdict: <rule>, stop_on_failure: <stop>}
+          threshold: 0.6
+        ";
+    let cases = [
+        ("scored", "crash", "{score: mean}", "false"),
+        ("scored-stops", "crash", "{score: mean}", "true"),
+        ("all", "crash", "all", "false"),
+        ("timeout", "sleep", "{score: mean}", "false"),
+    ];
+    let tasks: String = cases
+        .iter()
+        .map(|(id, second, rule, stop)| {
+            unindent(task)
+                .replace("<id>", id)
+                .replace("<second>", second)
+                .replace("<rule>", rule)
+                .replace("<stop>", stop)
+        })
+        .collect();
+    let yaml = unindent(
+        "
+        evalgate: 1
+        suite: t
+        agents:
+          bot: {command: [./agent.sh, '{prompt}']}
+        ",
+    ) + "tasks:\n"
+        + &indent(&tasks, 2);
+    let run = Test::new().write("agent.sh", agent).write("evalgate.yaml", &yaml).args(&["run"]).run();
+    let stderr = run.take_stderr();
+    assert!(run.code == 1 || run.code == 2, "exit {}: {stderr}", run.code);
+    let statuses = |id: &str| -> Vec<String> {
+        let turns = run.task(id)["trials"][0]["turns"].as_array().unwrap().clone();
+        turns.iter().map(|t| t["status"].as_str().unwrap().to_owned()).collect()
+    };
+    // 1, 0, 1: a mean of 0.67 reaches 0.6; the failed turn says why.
+    assert_eq!(statuses("scored"), ["passed", "failed", "passed"]);
+    assert_eq!(run.task("scored")["status"], "passed", "{}", run.task("scored")["reason"]);
+    let turn = &run.task("scored")["trials"][0]["turns"][1];
+    assert_eq!(turn["score"], 0.0);
+    assert!(turn["reason"].as_str().unwrap().contains("boom"), "{turn}");
+    assert_eq!(statuses("scored-stops"), ["passed", "failed", "skipped"]);
+    assert_eq!(run.task("scored-stops")["status"], "failed");
+    assert_eq!(run.task("all")["status"], "error");
+    assert_eq!(run.task("timeout")["status"], "error");
+    assert_eq!(statuses("timeout"), ["passed", "error"]);
 }

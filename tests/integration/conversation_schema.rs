@@ -14,6 +14,7 @@ fn a_conversation_loads_and_its_mistakes_are_located() {
               bot: {command: [echo, '{prompt}']}
             tasks:
               - id: chat
+                messages: [{role: system, content: be brief}, {role: user, content: hi}, {role: assistant, content: hello}]
                 turns:
                   - prompt: hello
                     grade: [{type: contains, value: hello}]
@@ -59,6 +60,9 @@ fn a_conversation_loads_and_its_mistakes_are_located() {
                 prompt: hi
                 conversation: {stop_on_failure: true}
                 grade: [{type: contains, value: x}]
+              - id: opening
+                messages: [{role: system, content: 'be {turns.1.output}'}]
+                turns: [{prompt: hi, grade: [{type: contains, value: x}]}]
             ",
         )
         .args(&["check"])
@@ -68,12 +72,14 @@ fn a_conversation_loads_and_its_mistakes_are_located() {
     for needle in [
         "evalgate.yaml:8:25: tasks[0].turns[0].prompt: `{turns.2.output}` refers to a turn not answered yet: the first turn has no earlier turn",
         "evalgate.yaml:10:21: tasks[0].turns[1].prompt: `{turns.2.output}` refers to a turn not answered yet: only turns 1 to 1 are answered here",
-        "evalgate.yaml:11:5: tasks[1]: set either `prompt`/`messages` or `turns`/`simulated_user`, not both",
+        "evalgate.yaml:11:5: tasks[1]: set either `prompt` or `turns`/`simulated_user`, not both (`messages` may open the conversation)",
         "evalgate.yaml:16:29: tasks[2].conversation.verdict: unknown verdict `most`",
         "evalgate.yaml:17:5: tasks[3]: the conversation has no graders",
         "evalgate.yaml:20:17: tasks[4].prompt: `{turns.1.output}` is only available in a conversation's turns and graders (`turns`)",
         "evalgate.yaml:24:21: tasks[5].simulated_user: the simulated user needs a model",
         "evalgate.yaml:28:19: tasks[6].conversation: `conversation` goes with `turns` or `simulated_user`",
+        // The opening messages come before the first turn.
+        "evalgate.yaml:31:44: tasks[7].messages[0].content: `{turns.1.output}` refers to a turn not answered yet: the first turn has no earlier turn",
     ] {
         assert!(stderr.contains(needle), "{needle}\n---\n{stderr}");
     }

@@ -23,6 +23,7 @@ mod changed;
 mod conformance;
 mod containment;
 mod conversation;
+mod conversation_opening;
 mod conversation_schema;
 mod conversation_simulated;
 mod corpus;

@@ -179,3 +179,36 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
 ",
     );
 }
+
+/// promptfoo's simulated user plays the user through promptfoo's remote service: refused at
+/// its line with the reason and the native alternative, as `defaultTest.provider` (where
+/// promptfoo's docs put it) and as a test's; another `defaultTest` key is never dropped
+/// silently.
+#[test]
+fn the_simulated_user_is_refused_at_its_line_with_the_native_alternative() {
+    let config = unindent(
+        "
+        prompts: ['{{ q }}']
+        providers: [echo]
+        defaultTest:
+          provider: {id: 'promptfoo:simulated-user', config: {maxTurns: 3}}
+          assertScoringFunction: file://score.js
+        tests:
+          - vars: {q: hi}
+            provider: promptfoo:simulated-user
+            assert: [{type: contains, value: hi}]
+        ",
+    );
+    let run = Test::new().file("promptfooconfig.yaml", &config).args(&["run", "promptfooconfig.yaml"]).run();
+    run.expect_code(2);
+    let stderr = run.take_stderr();
+    let why = "provider `promptfoo:simulated-user` is not supported: promptfoo plays the user through its remote generation service, which evalgate does not call";
+    for needle in [
+        format!("promptfooconfig.yaml:4:3: /defaultTest/provider: {why}"),
+        format!("promptfooconfig.yaml:8:5: /tests/0/provider: {why}"),
+        "/defaultTest/assertScoringFunction: the `defaultTest` key `assertScoringFunction` is not supported".into(),
+        "write the conversation as a native task with `simulated_user`".into(),
+    ] {
+        assert!(stderr.contains(&needle), "{needle}\n---\n{stderr}");
+    }
+}

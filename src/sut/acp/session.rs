@@ -78,18 +78,24 @@ impl<'a> AcpSut<'a> {
         if let Some(workspace) = self.workspace {
             let ports: Vec<u16> =
                 endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
-            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None })?;
+            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None, agent_fault: false })?;
             let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
-            spec = workspace
-                .confine_session(spec, program_files, routes)
-                .map_err(|reason| AgentError { reason, run: None })?;
+            spec = workspace.confine_session(spec, program_files, routes).map_err(|reason| AgentError {
+                reason,
+                run: None,
+                agent_fault: false,
+            })?;
         }
         let argv: Vec<&String> = std::iter::once(&spec.program).chain(&spec.args).collect();
         let mut cmd = tokio::process::Command::new(argv[0]);
         cmd.args(&argv[1..]).envs(spec.env.iter().map(|(k, v)| (k, v))).current_dir(&cwd);
         let started = Instant::now();
         let piped = Piped::spawn(&mut cmd, &reaper::new_owner());
-        let piped = piped.map_err(|e| AgentError { reason: format!("cannot start `{}`: {e}", argv[0]), run: None })?;
+        let piped = piped.map_err(|e| AgentError {
+            reason: format!("cannot start `{}`: {e}", argv[0]),
+            run: None,
+            agent_fault: false,
+        })?;
         let conversation = Conversation {
             conn: Connection::new(piped),
             trace: TraceBuilder::new(agent.mcp.clone()),
@@ -101,7 +107,16 @@ impl<'a> AcpSut<'a> {
             model: None,
         };
         let workspace = self.workspace;
-        Ok(AcpSession { conversation, mcp_servers: Some(mcp_servers), proxies, endpoint, relay, workspace, started, agent })
+        Ok(AcpSession {
+            conversation,
+            mcp_servers: Some(mcp_servers),
+            proxies,
+            endpoint,
+            relay,
+            workspace,
+            started,
+            agent,
+        })
     }
 }
 
@@ -190,7 +205,7 @@ impl AcpSession<'_> {
             ..AgentRun::default()
         };
         if let Some(reason) = setup::missed(ended.as_ref(), &agent.name) {
-            return Err(AgentError { reason, run: Some(run) });
+            return Err(AgentError { reason, run: Some(run), agent_fault: false });
         }
         let error = |why: String| {
             let mut reason = format!("agent `{}` {why}", agent.name);
@@ -206,7 +221,9 @@ impl AcpSession<'_> {
                 run.failure = Some(why);
                 Ok(run)
             }
-            Ok(Stop::Error(why)) | Err(why) => Err(AgentError { reason: error(why), run: Some(run) }),
+            Ok(Stop::Error(why)) | Err(why) => {
+                Err(AgentError { reason: error(why), run: Some(run), agent_fault: false })
+            }
         }
     }
 }

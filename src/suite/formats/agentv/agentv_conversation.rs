@@ -218,7 +218,9 @@ mod tests {
             "assertions": [{"type": "regex", "value": "^system: "}],
         }]))
         .unwrap();
-        assert!(task.get("prompt").is_none() && task.get("messages").is_none());
+        // The test's input opens the conversation.
+        assert!(task.get("prompt").is_none());
+        assert_eq!(task["messages"], json!([{"role": "system", "content": "Be brief {{x}}."}]));
         assert_eq!(
             task["conversation"],
             json!({"verdict": {"score": "min"}, "output": "transcript", "stop_on_failure": true, "window": 4})

@@ -274,12 +274,13 @@ impl Shared<'_> {
         cv.test = self.test_data(shared_input.as_ref(), t, criteria);
         let conversation = is_conversation(t);
         if conversation {
-            // The test's input opens AgentV's history, which its `cli` target never sees; a
-            // native conversation has no opening messages (docs/formats.md). Its assertions
-            // grade the whole transcript.
+            // The test's input opens AgentV's history (and its transcript), as the task's
+            // opening `messages`; its `cli` target never sees it. Its assertions grade the
+            // whole transcript.
             let fields = task.as_object_mut().expect("an object");
-            fields.remove("prompt");
-            fields.remove("messages");
+            if let Some(prompt) = fields.remove("prompt") {
+                fields.insert("messages".into(), json!([{"role": "user", "content": prompt}]));
+            }
             let turns = super::agentv_conversation::conversation(t, at, criteria, threshold, cv);
             task.as_object_mut().expect("an object").extend(turns.as_object().cloned().unwrap_or_default());
             if let (false, Some(list)) = (skip_defaults, self.assertions) {

@@ -328,7 +328,9 @@ fn task(
     let at = &row.at;
     let before = problems.len();
     for key in t.as_object().into_iter().flatten().map(|(k, _)| k) {
-        if !TEST_KEYS.contains(&key.as_str()) {
+        if key == "provider" {
+            problems.push((format!("{at}/{key}"), super::provider_agents::test_provider_refusal(&t[key])));
+        } else if !TEST_KEYS.contains(&key.as_str()) {
             problems.push((format!("{at}/{key}"), format!("the test key `{key}` is not supported")));
         }
     }

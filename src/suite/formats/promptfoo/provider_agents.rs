@@ -26,8 +26,28 @@ const MODEL_CONFIG: [(&str, &str); 7] = [
     ("system", "system"),
 ];
 
+/// promptfoo's simulated user, refused wherever it is named: promptfoo plays the user
+/// through its remote generation service, which evalgate does not call.
+const SIMULATED_USER: &str = "promptfoo:simulated-user";
+
+/// Why a test's own `provider` (`tests[i].provider`, `defaultTest.provider`: promptfoo runs
+/// the test on it instead of the config's providers) is refused.
+pub(super) fn test_provider_refusal(provider: &Value) -> String {
+    let id = provider.as_str().or_else(|| provider.get("id")?.as_str()).unwrap_or_default();
+    if id == SIMULATED_USER {
+        return refusal(id);
+    }
+    "a test's own `provider` (run instead of the config's providers) is not supported: give the provider in `providers`"
+        .into()
+}
+
 /// Why a provider evalgate does not run is refused, by its id.
 fn refusal(id: &str) -> String {
+    if id == SIMULATED_USER {
+        return format!(
+            "provider `{id}` is not supported: promptfoo plays the user through its remote generation service, which evalgate does not call (a run must be offline and replayable); write the conversation as a native task with `simulated_user` (a model of the suite plays the user, recorded in cassettes: docs/conversations.md)"
+        );
+    }
     if id.starts_with("openai:responses:") {
         return format!(
             "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
@@ -228,5 +248,19 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(problems[0].0, "/providers/3");
         assert!(problems[1].1.contains("Responses API"));
+    }
+
+    #[test]
+    fn the_simulated_user_is_refused_with_its_reason() {
+        let mut problems = Problems::new();
+        agents(&json!(["promptfoo:simulated-user"]), &mut problems);
+        assert!(problems[0].1.contains("remote generation service"), "{problems:?}");
+        for written in
+            [json!("promptfoo:simulated-user"), json!({"id": "promptfoo:simulated-user", "config": {"maxTurns": 3}})]
+        {
+            let why = test_provider_refusal(&written);
+            assert!(why.contains("its remote generation service") && why.contains("`simulated_user`"), "{why}");
+        }
+        assert!(test_provider_refusal(&json!("openai:gpt-4o")).starts_with("a test's own `provider`"));
     }
 }

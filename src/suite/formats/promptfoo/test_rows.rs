@@ -458,6 +458,16 @@ pub(super) fn rows(doc: &Value, file: &Path, problems: &mut Problems) -> Vec<Row
         }
         Some(d) => d.clone(),
     };
+    // The keys `merged` applies (and `description`, `metadata`, which change no verdict);
+    // any other would be dropped silently.
+    for (key, value) in default.as_object().into_iter().flatten() {
+        let why = match key.as_str() {
+            "vars" | "assert" | "threshold" | "options" | "description" | "metadata" => continue,
+            "provider" => super::provider_agents::test_provider_refusal(value),
+            _ => format!("the `defaultTest` key `{key}` is not supported"),
+        };
+        problems.push((format!("/defaultTest/{key}"), why));
+    }
     let default_vars = default.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut rows = Vec::new();
     let mut tests = written(doc.get("tests").unwrap_or(&Value::Null), file, problems);
