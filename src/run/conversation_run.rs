@@ -9,16 +9,17 @@ use serde_json::json;
 
 use super::conversation_verdict::{Whole, conversation_verdict};
 use super::simulated_user::{Move, next_move};
-use super::task_attempt::{OUTPUT_EXCERPT, RunContext, STDERR_TAIL, failed_by_leak, run_graders, score_task};
+use super::task_attempt::{
+    OUTPUT_EXCERPT, RunContext, STDERR_TAIL, failed_by_leak, grade_input, run_graders, score_task,
+};
 use crate::excerpt;
-use crate::grade::GradeInput;
 use crate::llm::types::{ChatMessage, MessageRole, Role};
 use crate::results::{SimulatedUserRecord, SimulatorEnd, Status, TrialResult, TurnAuthor, TurnResult};
 use crate::suite::model::{Agent, Conversation, Task, transcript};
 use crate::sut::{AcpSession, AcpSut, AgentError, AgentRun, CommandSut, LlmSut, SystemUnderTest, Trace, Usage};
 use crate::template::Bindings;
 use crate::trace::TurnView;
-use crate::workspace::{FileChanges, TrialWorkspace};
+use crate::workspace::TrialWorkspace;
 
 /// The agent of a conversation, holding what its kind carries from turn to turn.
 enum Speaker<'a> {
@@ -444,33 +445,6 @@ fn skipped_turn(n: u32, prompt: &str) -> TurnResult {
         latency_ms: None,
         tool_calls: Vec::new(),
         graders: Vec::new(),
-    }
-}
-
-/// What graders see of `run`.
-fn grade_input<'a>(
-    ctx: &'a RunContext,
-    task: &Task,
-    run: &'a AgentRun,
-    bindings: &'a Bindings,
-    (workspace, changes): (Option<&'a TrialWorkspace>, Option<&'a FileChanges>),
-    started_at: SystemTime,
-) -> GradeInput<'a> {
-    GradeInput {
-        workspace: workspace.zip(changes).map(|(w, c)| (w.dir.as_path(), c.diff.as_str())),
-        output: &run.output,
-        output_cut: run.output_truncated,
-        trace: &run.trace,
-        latency: run.latency,
-        started_at,
-        exit_code: run.exit_code,
-        bindings,
-        workdir: workspace.map_or(&ctx.suite.dir, |w| &w.dir),
-        timeout: task.timeout,
-        llm: &ctx.llm,
-        tool_result: None,
-        tool_error: None,
-        judge: ctx.suite.judge.as_ref(),
     }
 }
 

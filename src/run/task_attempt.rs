@@ -16,10 +16,10 @@ use crate::process::reaper;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
-use crate::sut::{AcpSut, CommandSut, LlmSut, McpCallSut, SystemUnderTest};
+use crate::sut::{AcpSut, AgentRun, CommandSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;
 use crate::trace::ToolCall;
-use crate::workspace::TrialWorkspace;
+use crate::workspace::{FileChanges, TrialWorkspace};
 
 /// Characters of the agent's output kept in `results.json`.
 pub const OUTPUT_EXCERPT: usize = 16 * 1024;
@@ -338,22 +338,7 @@ async fn run_body(
     trial.replayed = run.replayed;
 
     let changes = workspace.map(TrialWorkspace::file_changes);
-    let input = GradeInput {
-        workspace: workspace.zip(changes.as_ref()).map(|(w, c)| (w.dir.as_path(), c.diff.as_str())),
-        output: &run.output,
-        output_cut: run.output_truncated,
-        trace: &run.trace,
-        latency: run.latency,
-        started_at,
-        exit_code: run.exit_code,
-        bindings,
-        workdir: workspace.map_or(&suite.dir, |w| &w.dir),
-        timeout: task.timeout,
-        llm: &ctx.llm,
-        tool_result: run.tool_result.as_ref(),
-        tool_error: run.tool_error.as_deref(),
-        judge: suite.judge.as_ref(),
-    };
+    let input = grade_input(ctx, task, &run, bindings, (workspace, changes.as_ref()), started_at);
     // A check that a call can only fail judges the calls of the trial's earlier attempts
     // too: a destructive call made before a crash happened, whatever the retry did.
     let every_attempt = (!earlier.is_empty()).then(|| {
@@ -531,6 +516,34 @@ pub fn score_task(all: &[GraderResult], threshold: Option<f64>) -> (Status, f64,
 
 /// Characters of an erroring agent's stderr kept (its end, where the error usually is).
 pub(super) const STDERR_TAIL: usize = 2000;
+
+/// What graders see of `run`: its output and trace, the trial's workspace as the agent left
+/// it with its diff (`changes`), and what every grader is given.
+pub(super) fn grade_input<'a>(
+    ctx: &'a RunContext,
+    task: &Task,
+    run: &'a AgentRun,
+    bindings: &'a Bindings,
+    (workspace, changes): (Option<&'a TrialWorkspace>, Option<&'a FileChanges>),
+    started_at: std::time::SystemTime,
+) -> GradeInput<'a> {
+    GradeInput {
+        workspace: workspace.zip(changes).map(|(w, c)| (w.dir.as_path(), c.diff.as_str())),
+        output: &run.output,
+        output_cut: run.output_truncated,
+        trace: &run.trace,
+        latency: run.latency,
+        started_at,
+        exit_code: run.exit_code,
+        bindings,
+        workdir: workspace.map_or(&ctx.suite.dir, |w| &w.dir),
+        timeout: task.timeout,
+        llm: &ctx.llm,
+        tool_result: run.tool_result.as_ref(),
+        tool_error: run.tool_error.as_deref(),
+        judge: ctx.suite.judge.as_ref(),
+    }
+}
 
 #[cfg(test)]
 mod tests {
