@@ -32,7 +32,7 @@ const MODEL_CONFIG: [(&str, &str); 7] = [
 fn refusal(id: &str) -> String {
     if id.starts_with("openai:responses:") {
         return format!(
-            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
+            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate's model plumbing speaks chat completions and Anthropic messages): use `openai:chat:MODEL`, or an `http` provider posting to `/v1/responses` with `transformResponse: json.output[0].content[0].text`"
         );
     }
     if id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
