@@ -282,6 +282,31 @@ def main():
         test("exec starts", [{"type": "starts-with", "value": "a b|"}], exec_answers),
         test("exec equals", [{"type": "equals", "value": "a b|red"}, {"type": "equals", "value": "a b|padded"}], exec_answers, threshold=0.5),
     ]})
+    # The http provider against the stand-in's /http/ routes (stand_in.py): a JSON body and a
+    # path transform, an OpenAI-shaped request with a credential from the environment, a text
+    # body answered in text, the JSON answer itself, a JSON body written as a string.
+    site = "http://127.0.0.1:18941"
+    echo_body = {"input": "{{prompt}}", "meta": {"n": 2}}
+    http_answers = ["Paris is the capital.", "paris?", "fail500", "nooutput", "null", "{\"output\": 7}", "two\nlines \"quoted\""] + HOSTILE
+    write("http.yaml", {"description": "http provider", "prompts": PROMPTS, "providers": [
+        {"id": "http", "label": "json", "config": {"url": f"{site}/http/echo", "method": "POST", "body": echo_body, "transformResponse": "json.output"}},
+        {"id": f"{site}/v1/chat/completions", "label": "chat", "config": {"method": "POST",
+            "headers": {"Content-Type": "application/json", "Authorization": "Bearer {{env.STAND_IN_KEY}}"},
+            "body": {"model": "stand-in", "messages": [{"role": "user", "content": "Say: {{prompt}}"}]},
+            "transformResponse": "json.choices[0].message.content"}},
+        {"id": "http", "label": "text", "config": {"url": f"{site}/http/text", "method": "POST", "body": "q={{ prompt }}"}},
+        {"id": "http", "label": "get", "config": {"url": f"{site}/http/get", "body": "q={{ prompt }}", "transformResponse": "text"}},
+        {"id": "http", "label": "whole", "config": {"url": f"{site}/http/echo", "method": "POST", "body": echo_body}},
+        {"id": "http", "label": "auth", "config": {"url": f"{site}/http/auth", "method": "POST",
+            "headers": {"content-type": "application/json", "x-key": "{{ env.STAND_IN_KEY }}"},
+            "body": "{\"input\": \"{{prompt}}\"}", "transformResponse": "json['output']"}},
+    ], "tests": [
+        test("http contains", [{"type": "contains", "value": "Paris"}], http_answers),
+        test("http icontains", [{"type": "icontains", "value": "PARIS"}], http_answers),
+        test("http equals", [{"type": "equals", "value": "Paris is the capital."}], http_answers),
+        test("http starts", [{"type": "starts-with", "value": "got: q="}], http_answers),
+        test("http json", [{"type": "is-json"}], http_answers),
+    ]})
     with open(os.path.join(HERE, "exec_provider.py"), "w") as f:
         f.write("import sys\nfirst, prompt = sys.argv[1], sys.argv[2]\n"
                 "if prompt.endswith('fail'):\n    sys.exit(3)\n"

@@ -18,6 +18,11 @@ pub struct Trace {
     pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The agent ended without an answer and says why (a command agent's trace file): the
+    /// trial fails with score 0 whatever its graders find, as at `max_turns`, where a
+    /// non-zero exit would make it an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_answer: Option<String>,
     /// What an ACP agent's session showed besides its calls and answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,

@@ -463,6 +463,7 @@ fn merged(runs: &[AgentRun]) -> Trace {
         Usage { input_tokens: sum(|u| u.input_tokens), output_tokens: sum(|u| u.output_tokens), cost_usd: cost }
     });
     Trace {
+        no_answer: None,
         output: None,
         tool_calls: reported.then_some(calls),
         usage,

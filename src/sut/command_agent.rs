@@ -210,6 +210,10 @@ impl SystemUnderTest for CommandSut<'_> {
                     run.output = output.clone();
                     run.output_truncated = false;
                 }
+                run.failure = trace
+                    .no_answer
+                    .as_deref()
+                    .map(|why| format!("agent `{}` gave no answer: {}", agent.name, crate::excerpt::first(why, 200)));
                 run.trace = trace;
             }
             Ok(None) => {}

@@ -285,6 +285,7 @@ impl LlmSut<'_> {
             exit_code: None,
             latency: started.elapsed(),
             trace: Trace {
+                no_answer: None,
                 output: None,
                 tool_calls: Some(recorded),
                 usage: Some(Usage {

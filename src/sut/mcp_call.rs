@@ -48,6 +48,7 @@ impl SystemUnderTest for McpCallSut<'_> {
             exit_code: None,
             latency: started.elapsed(),
             trace: Trace {
+                no_answer: None,
                 output: None,
                 tool_calls: Some(vec![ToolCall {
                     name: call.tool.clone(),

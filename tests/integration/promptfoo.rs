@@ -170,7 +170,7 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
     run.expect_code(2);
     run.expect_messages(
         "error: promptfooconfig.yaml: invalid promptfoo config:
-  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND and echo are)
+  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)
   rows.csv:2:1: /0: the CSV column `__prefixx` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)
   promptfooconfig.yaml:10:15: /tests/0/options/postprocess: the option `postprocess`: `postprocess` is not supported: write it as `transform`
   promptfooconfig.yaml:8:10: /tests/0/assert/0/type: a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader
@@ -211,4 +211,101 @@ fn the_simulated_user_is_refused_at_its_line_with_the_native_alternative() {
     ] {
         assert!(stderr.contains(&needle), "{needle}\n---\n{stderr}");
     }
+}
+
+/// An endpoint that puts the `x-key` header it was sent into its answer, and answers
+/// without a `text` when asked about Peru.
+fn echoing_endpoint() -> Server {
+    Server::start(|r| {
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let q = body["q"].as_str().unwrap_or_default();
+        if q.contains("Peru") {
+            return (200, r#"{"reply": [{"other": 1}]}"#.to_owned());
+        }
+        let said = format!("Paris; key was {}", r.header("x-key").unwrap_or("none"));
+        (200, serde_json::json!({"reply": [{"text": said}]}).to_string())
+    })
+}
+
+#[test]
+fn an_http_provider_is_requested_by_evalgate_and_its_credential_never_shows() {
+    let server = echoing_endpoint();
+    let secret = "pf-http-secret-8d1f3c";
+    let config = format!(
+        "
+        prompts: ['Capital of {{{{ country }}}}?']
+        providers:
+          - id: http
+            config:
+              url: '{url}/ask'
+              method: POST
+              headers: {{x-key: '{{{{ env.PF_HTTP_KEY }}}}'}}
+              body: {{q: '{{{{prompt}}}}', n: 1}}
+              transformResponse: json.reply[0].text
+        tests:
+          - vars: {{country: France}}
+            assert: [{{type: contains, value: Paris}}]
+          - vars: {{country: Peru}}
+            assert: [{{type: not-contains, value: Paris}}]
+        ",
+        url = server.url()
+    );
+    let test = Test::new().file("promptfooconfig.yaml", &config).env("PF_HTTP_KEY", secret);
+    let run = test.args(&["run", "promptfooconfig.yaml"]).run();
+    run.expect_code(1);
+    // No output is a failed test, as promptfoo fails it, whatever the assertion says.
+    assert_eq!(sorted_statuses(&run.results()), owned(&[("test-1", "passed"), ("test-2", "failed")]));
+    assert!(run.task("test-2")["trials"][0]["reason"].as_str().unwrap().contains("No output"));
+    // evalgate made the request, with the prompt in the body and the key in its header...
+    let received = server.received();
+    let sent = received.iter().find(|r| r.body.contains("France")).unwrap();
+    assert_eq!(sent.header("x-key"), Some(secret));
+    assert_eq!(sent.header("content-type"), Some("application/json"));
+    assert_eq!(sent.body, r#"{"q":"Capital of France?","n":1}"#);
+    // ...and the key reaches no output: not the results, the terminal, or the converted suite.
+    let output = run.task("test-1")["trials"][0]["output"].as_str().unwrap().to_owned();
+    assert!(output.starts_with("Paris; key was ") && !output.contains(secret), "{output}");
+    for file in ["results.json", "summary.json", "summary.md", "junit.xml", "report.html", "events.jsonl"] {
+        assert!(!run.read(&format!("evalgate-out/{file}")).contains(secret), "{file} holds the key");
+    }
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+    let converted = Test::new().file("promptfooconfig.yaml", &config).args(&["convert", "promptfooconfig.yaml"]).run();
+    converted.expect_code(0);
+    assert!(
+        converted.stdout.contains(r#"PF_HTTP_KEY: "{env.PF_HTTP_KEY}""#) && !converted.stdout.contains(secret),
+        "{}",
+        converted.stdout
+    );
+}
+
+#[test]
+fn an_http_provider_s_code_and_test_vars_are_refused_at_their_line() {
+    let config = unindent(
+        "
+        prompts: ['{{ q }}']
+        providers:
+          - id: http
+            config:
+              url: 'http://127.0.0.1:1/ask'
+              method: POST
+              body: {q: '{{ q }}', p: '{{prompt}}'}
+              transformResponse: 'json => json.choices[0].text'
+              tls: {}
+          - id: https://127.0.0.1:1/x
+            config: {body: x, transformResponse: file://parse.js}
+        tests:
+          - vars: {q: hi}
+        ",
+    );
+    let run = Test::new().file("promptfooconfig.yaml", &config).args(&["run", "promptfooconfig.yaml"]).run();
+    run.expect_code(2);
+    run.expect_messages(
+        "error: promptfooconfig.yaml: invalid promptfoo config:
+  promptfooconfig.yaml:9:7: /providers/0/config/tls: the http provider's `tls` is not supported
+  promptfooconfig.yaml:7:14: /providers/0/config/body/q: the http provider's template `{{ q }}` is not supported: one agent serves every test, so its templates name only `{{prompt}}` and `{{env.NAME}}`
+  promptfooconfig.yaml:8:7: /providers/0/config/transformResponse: a JavaScript transform is not run: write `transformResponse` as a path into the answer (`json.output`, `json.choices[0].message.content`, `text`)
+  promptfooconfig.yaml:11:23: /providers/1/config/transformResponse: a transform from a file is not run: write `transformResponse` as a path into the answer (`json.output`, `json.choices[0].message.content`, `text`)
+1 error in the suite; nothing ran
+",
+    );
 }

@@ -128,9 +128,33 @@ fn graded_reply(text: &str) -> Option<String> {
     None
 }
 
+/// The http provider's routes, as stand_in.py's `http_reply` answers them.
+fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
+    match r.path.as_str() {
+        "/http/get" => return (200, "got: nothing".into()),
+        "/http/text" => return (200, format!("got: {}", r.body)),
+        "/http/auth" if r.header("x-key") != Some("local") => return (401, "denied".into()),
+        _ => {}
+    }
+    let said = serde_json::from_str::<Value>(&r.body).unwrap()["input"].clone();
+    let ends = |tail: &str| said.as_str().is_some_and(|s| s.ends_with(tail));
+    if ends("fail500") {
+        (500, json!({"output": "server said no"}).to_string())
+    } else if ends("nooutput") {
+        (200, json!({"other": 1}).to_string())
+    } else if ends("null") {
+        (200, json!({"output": null}).to_string())
+    } else {
+        (200, json!({"output": said}).to_string())
+    }
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
+        if r.path.starts_with("/http/") {
+            return http_reply(r);
+        }
         let body: Value = serde_json::from_str(&r.body).unwrap();
         let messages = body["messages"].as_array().unwrap();
         let user = messages.iter().rev().find(|m| m["role"] == "user").map_or("", |m| m["content"].as_str().unwrap());

@@ -199,6 +199,9 @@ fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
         "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
+        "is-valid-openai-tools-call" | "is-valid-openai-function-call" | "is-valid-function-call" => format!(
+            "the `{base}` assertion checks the tool calls a model answered with against the provider's `tools`: a converted agent's answer reaches graders as text and a provider's `tools` are not carried; check the calls with a native `tool_sequence` grader"
+        ),
         "answer-relevance" | "similar" => format!(
             "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
         ),
@@ -708,6 +711,7 @@ mod tests {
     fn unsupported_types_are_refused_with_a_reason() {
         let err = |a: Value| Assertion::read(&a).unwrap_err();
         assert_eq!(err(json!({"type": "webhook", "value": "http://x"})).0, "/type");
+        assert!(err(json!({"type": "is-valid-openai-tools-call"})).1.contains("provider's `tools` are not carried"));
         assert!(err(json!({"type": "not-assert-set", "assert": []})).1.contains("not supported"));
         assert_eq!(err(json!({"type": "contains"})).0, "/value");
         assert_eq!(err(json!({"type": "assert-set", "assert": [{"type": "nope"}]})).0, "/assert/0/type");

@@ -167,6 +167,7 @@ impl TraceBuilder {
         let usage = self.usage;
         let reported = usage.input_tokens.is_some() || usage.output_tokens.is_some() || usage.cost_usd.is_some();
         Trace {
+            no_answer: None,
             output: Some(self.output),
             tool_calls: Some(self.calls.into_iter().map(|(_, call)| call).collect()),
             usage: reported.then_some(usage),

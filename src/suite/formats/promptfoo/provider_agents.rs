@@ -1,11 +1,13 @@
 //! promptfoo providers as evalgate agents: `openai:chat:*` and `anthropic:messages:*`
 //! become model agents (their `apiBaseUrl`, `apiKeyEnvar`, `temperature`, `max_tokens`,
 //! `seed`), `echo` a command agent that prints its prompt, `exec:` a command agent run as
-//! promptfoo runs the command; any other is refused by name.
+//! promptfoo runs the command, `http` a command agent making promptfoo's request
+//! (`http_provider`); any other is refused by name.
 
 use serde_json::{Map, Value, json};
 
 use super::super::Problems;
+use super::http_provider;
 
 /// One provider as an agent: its name (also the arm's) and the native agent.
 pub(super) struct ProviderAgent {
@@ -50,7 +52,7 @@ fn refusal(id: &str) -> String {
     }
     if id.starts_with("openai:responses:") {
         return format!(
-            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate speaks chat completions): use `openai:chat:MODEL`"
+            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate's model plumbing speaks chat completions and Anthropic messages): use `openai:chat:MODEL`, or an `http` provider posting to `/v1/responses` with `transformResponse: json.output[0].content[0].text`"
         );
     }
     if id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
@@ -58,13 +60,8 @@ fn refusal(id: &str) -> String {
             "provider `{id}`: script providers are not supported yet: run the script with `exec:COMMAND`, or write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
         );
     }
-    if id.starts_with("http") {
-        return format!(
-            "provider `{id}`: the `http` provider is not supported yet: write a native command agent that calls the endpoint"
-        );
-    }
     format!(
-        "provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND and echo are)"
+        "provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)"
     )
 }
 
@@ -122,6 +119,7 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
         let agent = match id.split(':').collect::<Vec<_>>().as_slice() {
             ["echo"] => Some((json!({"command": ["cat"], "stdin": true}), false)),
             _ if id.starts_with("exec:") => exec(&id["exec:".len()..], &id, &config, &at, problems).map(|a| (a, false)),
+            _ if http_provider::is_http(&id) => http_provider::agent(&id, &config, &at, problems).map(|a| (a, false)),
             ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
                 Some((model_agent("openai", model, &config, &at, problems), true))
             }
@@ -132,7 +130,7 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
             }
         };
         let Some((agent, model)) = agent else { continue };
-        if !model && !config.is_empty() && !id.starts_with("exec:") {
+        if !model && !config.is_empty() && !id.starts_with("exec:") && !http_provider::is_http(&id) {
             problems.push((format!("{at}/config"), format!("provider `{id}` takes no `config`")));
         }
         let mut name = arm_name(label.as_deref().unwrap_or(&id));
