@@ -538,3 +538,37 @@ fn permission_graders_read_what_was_asked_and_answered() {
     assert_eq!(run.task("t")["status"], "error", "{}", run.task("t"));
     assert!(run.task("t").to_string().contains("only an ACP agent's session does"));
 }
+
+/// A confined ACP agent in a conversation keeps its sandbox and its relay across the turns:
+/// each turn's call to its MCP server through the relay is made and recorded.
+#[test]
+fn a_confined_acp_conversation_reaches_its_mcp_server_on_every_turn() {
+    let everything = crate::mcp::bin("mcp-server-everything");
+    let test = acp_suite(
+        &[("honest", "mcp")],
+        "",
+        "
+        - id: echo
+          agent: honest
+          workspace: {template: tmpl, network: none}
+          turns:
+            - prompt: call echo
+              grade: [{type: tool_called, tool: everything.echo, arguments: {message: hello}}]
+            - prompt: call echo again
+              grade: [{type: tool_called, tool: everything.echo, arguments: {message: hello}}]
+          grade:
+            - {type: tool_called, tool: everything.echo, min: 2}
+        ",
+    )
+    .write("tmpl/notes.txt", "x\n");
+    let suite = std::fs::read_to_string(test.path().join("evalgate.yaml")).unwrap();
+    let suite = suite
+        .replace("    timeout: 5s\n", "    timeout: 30s\n    mcp: [everything]\n")
+        .replace("tasks:\n", &format!("mcp_servers:\n  everything: {{command: [{everything}, stdio]}}\ntasks:\n"));
+    let run = test.write("evalgate.yaml", &suite).args(&["run"]).run();
+    run.any_stderr();
+    let trial = trial(&run, "echo");
+    assert_eq!(trial["status"], "passed", "{trial:#}");
+    assert_eq!(trial["turns"].as_array().unwrap().len(), 2, "{trial:#}");
+    run.expect_code(0);
+}

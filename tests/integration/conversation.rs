@@ -395,3 +395,48 @@ fn an_agent_failing_a_turn_scores_0_only_under_the_score_rule() {
     assert_eq!(run.task("timeout")["status"], "error");
     assert_eq!(statuses("timeout"), ["passed", "error"]);
 }
+
+/// A conversation in a workspace gets the checks a single prompt gets: a turn that changes a
+/// protected file turns the trial into an error with its reason, and each turn's graders see
+/// the workspace as that turn left it.
+#[test]
+fn a_conversation_in_a_workspace_is_checked_after_its_turns() {
+    let test = Test::new().file(
+        "evalgate.yaml",
+        "
+        evalgate: 1
+        suite: t
+        agents:
+          editor:
+            command: [sh, -c, 'if [ \"$1\" = edit ]; then echo changed > tests/check.sh; fi; echo ok', sh, '{prompt}']
+        workspace: {template: tmpl, isolation: none, protect: ['tests/**'], keep: never}
+        tasks:
+          - id: quiet
+            agent: editor
+            turns:
+              - prompt: hello
+                grade: [{type: contains, value: ok}]
+              - prompt: again
+                grade: [{type: command, run: 'grep -qx original tests/check.sh'}]
+          - id: edits
+            agent: editor
+            turns:
+              - prompt: hello
+                grade: [{type: contains, value: ok}]
+              - prompt: edit
+                grade: [{type: command, run: 'grep -qx changed tests/check.sh'}]
+        ",
+    );
+    let run = test.write("tmpl/tests/check.sh", "original\n").args(&["run"]).run();
+    run.expect_code(1);
+    run.any_stderr();
+    assert_eq!(run.task("quiet")["trials"][0]["status"], "passed", "{:#}", run.task("quiet"));
+    let edits = &run.task("edits")["trials"][0];
+    assert_eq!(edits["status"], "error", "{edits:#}");
+    assert!(
+        edits["reason"].as_str().unwrap().contains("the agent changed the protected file `tests/check.sh`"),
+        "{edits:#}"
+    );
+    // The second turn's grader ran in the workspace the turn left.
+    assert_eq!(edits["turns"][1]["status"], "passed", "{edits:#}");
+}
