@@ -143,9 +143,7 @@ impl SystemUnderTest for CommandSut<'_> {
         if let Some(workspace) = self.workspace {
             let ports: Vec<u16> =
                 endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
-            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None, agent_fault: false })?;
-            let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
-            spec = workspace.confine(spec, program_files, routes).map_err(|reason| AgentError {
+            (spec, relay) = workspace.confine(spec, program_files, &ports, false).map_err(|reason| AgentError {
                 reason,
                 run: None,
                 agent_fault: false,

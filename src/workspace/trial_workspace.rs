@@ -147,28 +147,23 @@ impl TrialWorkspace {
     }
 
     /// `spec` (an agent's process, its working directory from [`agent_cwd`]) as it runs in
-    /// this workspace: confined unless `isolation: none`. `program_files`: files below the
-    /// suite the agent's command names (its own script), readable inside the sandbox.
-    /// `relay`: evalgate's endpoints the agent reaches (`HostRelay::routes`), relayed into
-    /// a sandbox without the network.
+    /// this workspace: confined unless `isolation: none`, with evalgate's endpoints on `ports`
+    /// relayed into a sandbox without the network. The relay comes back with the spec: it
+    /// must live as long as the agent. `program_files`: files below the suite the agent's
+    /// command names (its own script), readable inside the sandbox. `session`: an agent whose
+    /// session evalgate ends (ACP) gets no report shell after it; [`Self::end_session`] reads
+    /// what it would have reported before the kill.
     pub fn confine(
         &self,
         spec: ProcessSpec,
         program_files: Vec<PathBuf>,
-        relay: &[(u16, PathBuf)],
-    ) -> Result<ProcessSpec, String> {
-        self.confined(spec, program_files, relay, true)
-    }
-
-    /// [`Self::confine`] for an agent whose session evalgate ends (ACP): no report shell
-    /// after it; [`Self::end_session`] reads what it would have reported before the kill.
-    pub fn confine_session(
-        &self,
-        spec: ProcessSpec,
-        program_files: Vec<PathBuf>,
-        relay: &[(u16, PathBuf)],
-    ) -> Result<ProcessSpec, String> {
-        self.confined(spec, program_files, relay, false)
+        ports: &[u16],
+        session: bool,
+    ) -> Result<(ProcessSpec, Option<super::relay::HostRelay>), String> {
+        let relay = self.relay(ports)?;
+        let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
+        let spec = self.confined(spec, program_files, routes, !session)?;
+        Ok((spec, relay))
     }
 
     /// Before evalgate kills the sandbox of a session (`pid`: its bubblewrap): the network
@@ -222,7 +217,7 @@ impl TrialWorkspace {
 
     /// The host's end of the relay of evalgate's endpoints on `ports` into this trial's
     /// sandbox, when its agent has no network (`None` otherwise: it reaches them itself).
-    pub fn relay(&self, ports: &[u16]) -> Result<Option<super::relay::HostRelay>, String> {
+    fn relay(&self, ports: &[u16]) -> Result<Option<super::relay::HostRelay>, String> {
         if !self.offline() || ports.is_empty() {
             return Ok(None);
         }

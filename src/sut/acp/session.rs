@@ -78,9 +78,7 @@ impl<'a> AcpSut<'a> {
         if let Some(workspace) = self.workspace {
             let ports: Vec<u16> =
                 endpoint.iter().map(ModelEndpoint::port).chain(proxies.iter().map(|(_, p)| p.port)).collect();
-            relay = workspace.relay(&ports).map_err(|reason| AgentError { reason, run: None, agent_fault: false })?;
-            let routes = relay.as_ref().map_or(&[][..], |r| &r.routes[..]);
-            spec = workspace.confine_session(spec, program_files, routes).map_err(|reason| AgentError {
+            (spec, relay) = workspace.confine(spec, program_files, &ports, true).map_err(|reason| AgentError {
                 reason,
                 run: None,
                 agent_fault: false,
