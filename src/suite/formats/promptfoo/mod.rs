@@ -11,6 +11,7 @@
 mod http_provider;
 mod nunjucks;
 mod promptfoo_convert;
+mod promptfoo_graders;
 mod provider_agents;
 mod test_rows;
 pub use promptfoo_convert::Promptfoo;
