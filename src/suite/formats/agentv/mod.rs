@@ -17,6 +17,7 @@
 
 mod agentv_conversation;
 mod agentv_convert;
+mod agentv_input;
 mod agentv_workspace;
 mod assertions;
 mod cases;
