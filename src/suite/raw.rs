@@ -182,7 +182,7 @@ impl CassetteMode {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawImport {
-    /// openwop | mcp-evals
+    /// The format: `promptfoo`, `agentv`, `mcpchecker`, `mcp-evals` or `openwop`.
     pub format: String,
     /// A file, or a glob of files, relative to this suite.
     pub path: Option<String>,
