@@ -4,9 +4,10 @@
 //! providers as arms; answers good, bad, partial and hostile) run through `evalgate run`;
 //! each test × prompt × provider verdict is compared with promptfoo 0.123.1's own, recorded
 //! in VERDICTS.tsv by scripts/promptfoo-diff-record.sh (CI reads the record and never needs
-//! promptfoo). At least 99 % of at least 1,000 verdicts agree, evalgate never passes a
-//! run promptfoo fails, and every disagreement is one of the classified ones below (none
-//! on this version), so a new one fails the test even inside the 1 %.
+//! promptfoo), one test a file so that they run side by side. At least 1,000 verdicts are
+//! recorded; in each file at least 99 % agree, evalgate never passes a run promptfoo fails,
+//! and every disagreement is one of the classified ones below (none on this version), so a
+//! new one fails the test even inside the 1 %.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -186,11 +187,11 @@ fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
 /// The disagreements known and why: (file, task, class). None on promptfoo 0.123.1.
 const CLASSIFIED: &[(&str, &str, &str)] = &[];
 
-#[test]
-fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
-    let expected = recorded();
-    let files: BTreeSet<&String> = expected.keys().map(|(f, _)| f).collect();
-    assert!(files.len() >= 5 && expected.len() >= 1000, "{} verdicts in {} files", expected.len(), files.len());
+/// Compares evalgate's verdicts on `file` with promptfoo's: every one agrees but the
+/// classified, none is a pass promptfoo failed, and at least 99 % agree.
+fn agrees_on(file: &str) {
+    let expected: BTreeMap<(String, String), String> = recorded().into_iter().filter(|((f, _), _)| f == file).collect();
+    assert!(!expected.is_empty(), "{file}: no recorded verdicts");
     let judge = stand_in();
     let compared = crate::common::differential::compare("promptfoo", &expected, |file| evalgate_verdicts(file, &judge));
     let (agree, differ, false_greens) = (compared.agree, &compared.differ, &compared.false_greens);
@@ -200,4 +201,42 @@ fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
     assert!(unclassified.is_empty(), "disagreements not classified in CLASSIFIED: {unclassified:#?}");
     assert!(false_greens.is_empty(), "evalgate passes what promptfoo fails: {false_greens:#?}");
     assert!(share >= 0.99, "{agree} of {} verdicts agree ({:.1} %): {differ:#?}", expected.len(), share * 100.0);
+}
+
+/// One test a recorded file, so that the runner runs them side by side, and the list of
+/// them for the check that none is left out.
+macro_rules! differential {
+    ($($name:ident: $file:literal),* $(,)?) => {
+        const FILES: &[&str] = &[$($file),*];
+        $(
+            #[test]
+            fn $name() {
+                agrees_on($file);
+            }
+        )*
+    };
+}
+
+differential! {
+    config_yaml: "config.yaml",
+    exec_yaml: "exec.yaml",
+    files_yaml: "files.yaml",
+    graded_yaml: "graded.yaml",
+    http_yaml: "http.yaml",
+    json_yaml: "json.yaml",
+    metrics_yaml: "metrics.yaml",
+    provider_yaml: "provider.yaml",
+    rubric_yaml: "rubric.yaml",
+    scoring_yaml: "scoring.yaml",
+    scripts_yaml: "scripts.yaml",
+    text_yaml: "text.yaml",
+}
+
+#[test]
+fn every_recorded_file_is_compared_and_the_record_is_large_enough() {
+    let expected = recorded();
+    let files: BTreeSet<&str> = expected.keys().map(|(f, _)| f.as_str()).collect();
+    let listed: BTreeSet<&str> = FILES.iter().copied().collect();
+    assert_eq!(files, listed, "every file of VERDICTS.tsv has its test in `differential!`, and only those");
+    assert!(files.len() >= 5 && expected.len() >= 1000, "{} verdicts in {} files", expected.len(), files.len());
 }
