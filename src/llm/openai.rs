@@ -160,7 +160,8 @@ fn shaped(message: &Value) -> Option<Value> {
     if truthy(message.get("reasoning")) {
         return None;
     }
-    let has_text = content.is_some_and(|c| !matches!(c, Value::Null | Value::String(_)) || c.as_str().is_some_and(|s| !s.is_empty()));
+    let has_text = content
+        .is_some_and(|c| !matches!(c, Value::Null | Value::String(_)) || c.as_str().is_some_and(|s| !s.is_empty()));
     if has_text && (truthy(function_call) || truthy(calls)) {
         return (calls.and_then(Value::as_array).is_none_or(|c| !c.is_empty())).then(|| message.clone());
     }

@@ -99,7 +99,9 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
                 let mut text = String::new();
                 for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
                     match part.get("type").and_then(Value::as_str) {
-                        Some("output_text") => text.push_str(part.get("text").and_then(Value::as_str).unwrap_or_default()),
+                        Some("output_text") => {
+                            text.push_str(part.get("text").and_then(Value::as_str).unwrap_or_default())
+                        }
                         Some("refusal") => {
                             refusal = Some(part.get("refusal").and_then(Value::as_str).unwrap_or_default().to_owned());
                         }
@@ -120,9 +122,12 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
                 let (arguments, arguments_error) =
                     match crate::json::parse_noting_duplicates(if raw.trim().is_empty() { "{}" } else { raw }) {
                         Ok((a, duplicates)) => (a, duplicates.first().map(|p| crate::json::given_twice(p))),
-                        Err(e) => (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw)))),
+                        Err(e) => {
+                            (Value::Null, Some(format!("invalid JSON arguments ({e}): {}", super::wire::excerpt(raw))))
+                        }
                     };
-                let id = ["call_id", "id"].iter().find_map(|k| item.get(*k).and_then(Value::as_str)).unwrap_or_default();
+                let id =
+                    ["call_id", "id"].iter().find_map(|k| item.get(*k).and_then(Value::as_str)).unwrap_or_default();
                 tool_calls.push(ModelToolCall { id: id.to_owned(), name: name.to_owned(), arguments, arguments_error });
                 shown.push(shown_call(item, name));
             }
@@ -174,7 +179,8 @@ mod tests {
 
     #[test]
     fn a_request_is_instructions_input_items_and_flat_tools() {
-        let call = ModelToolCall { id: "c1".into(), name: "f".into(), arguments: json!({"a": 1}), arguments_error: None };
+        let call =
+            ModelToolCall { id: "c1".into(), name: "f".into(), arguments: json!({"a": 1}), arguments_error: None };
         let request = ChatRequest {
             model: "gpt-4.1".into(),
             system: Some("be brief".into()),
@@ -233,7 +239,10 @@ mod tests {
         let shaped = r.shaped.unwrap();
         let lines: Vec<&str> = shaped.as_str().unwrap().split('\n').collect();
         assert_eq!(lines[0], "ab");
-        assert_eq!(lines[1], r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"x\":","status":"completed"}"#);
+        assert_eq!(
+            lines[1],
+            r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"x\":","status":"completed"}"#
+        );
         assert!(lines[2].contains("no_arguments_provided"));
         for bad in [json!({"output": []}), json!({"error": {"message": "boom"}, "output": [{}]}), json!({"id": "x"})] {
             assert!(matches!(from_wire(200, &bad.to_string()), Err(LlmError::Malformed { .. })), "{bad}");

@@ -167,7 +167,13 @@ mod tests {
         assert!(!Provider::endpoints().any(|e| e == p));
         assert_eq!(
             (p.endpoint_path(), p.base_url_env(), p.default_api_key_env(), p.default_base_url(), p.header_prefix()),
-            (owner.endpoint_path(), owner.base_url_env(), owner.default_api_key_env(), owner.default_base_url(), owner.header_prefix())
+            (
+                owner.endpoint_path(),
+                owner.base_url_env(),
+                owner.default_api_key_env(),
+                owner.default_base_url(),
+                owner.header_prefix()
+            )
         );
         assert_eq!(p.auth_header("k"), owner.auth_header("k"));
     }

@@ -205,8 +205,8 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
             ("declared_tools", raw.declared_tools.is_some()),
             ("tool_choice", raw.tool_choice.is_some()),
         ]
-            .into_iter()
-            .filter_map(|(key, given)| given.then_some(key)),
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key)),
     );
     if let Some(key) = model_keys.into_iter().next() {
         cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));

@@ -288,7 +288,8 @@ impl LlmSut<'_> {
         if let Some(text) = &answer {
             request.messages.push(ChatMessage::text(Role::Assistant, text.clone()));
         }
-        let declared = (declared && answer.is_some()).then(|| declared_answer(&self.agent.declared_tools, shaped, answer.as_deref()));
+        let declared = (declared && answer.is_some())
+            .then(|| declared_answer(&self.agent.declared_tools, shaped, answer.as_deref()));
         // With declared tools the output is the answer as the provider shaped it (its calls).
         let output = match declared.as_ref().map(|d| &d.output) {
             Some(Value::String(text)) => text.clone(),

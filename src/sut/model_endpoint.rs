@@ -111,7 +111,8 @@ impl ModelEndpoint {
     /// for the endpoint.
     pub fn env(&self) -> Vec<(String, String)> {
         let base = format!("http://127.0.0.1:{}/{}", self.port, self.token);
-        let urls = Provider::endpoints().map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
+        let urls =
+            Provider::endpoints().map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
         let keys = Provider::endpoints().map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
         let mut env: Vec<(String, String)> = urls.chain(keys).collect();
         env.push((Self::OWN.to_owned(), base));

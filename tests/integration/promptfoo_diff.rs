@@ -154,7 +154,8 @@ fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
 /// answers the request's `tool_choice`; anything else is its text.
 fn model_message(said: &str, model: &str, choice: &Value) -> Value {
     if said == "CHOICE" {
-        let name = choice.as_str().or(choice["name"].as_str()).or(choice["function"]["name"].as_str()).unwrap_or("None");
+        let name =
+            choice.as_str().or(choice["name"].as_str()).or(choice["function"]["name"].as_str()).unwrap_or("None");
         return json!({"content": format!("choice={name}")});
     }
     match serde_json::from_str::<Value>(said) {
@@ -170,7 +171,9 @@ fn responses_reply(body: &Value) -> Value {
         other => other.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect(),
     };
     let user = match &body["input"] {
-        Value::Array(items) => items.iter().rev().find(|i| i["role"] == "user").map(|i| text(&i["content"])).unwrap_or_default(),
+        Value::Array(items) => {
+            items.iter().rev().find(|i| i["role"] == "user").map(|i| text(&i["content"])).unwrap_or_default()
+        }
         other => text(other),
     };
     let said = user.rsplit_once("Say: ").map_or(user.as_str(), |(_, s)| s);
@@ -178,7 +181,9 @@ fn responses_reply(body: &Value) -> Value {
     let output = message.get("output").cloned().unwrap_or_else(|| {
         let mut output = Vec::new();
         if let Some(content) = message["content"].as_str().filter(|c| !c.is_empty()) {
-            output.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": content}]}));
+            output.push(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": content}]}),
+            );
         }
         for c in message["tool_calls"].as_array().into_iter().flatten() {
             let id = c["id"].as_str().unwrap_or_default();

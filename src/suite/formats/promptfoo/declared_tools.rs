@@ -59,7 +59,10 @@ pub(super) fn tools(tools: &Value, responses: bool, at: &str, problems: &mut Pro
         }
         // promptfoo renders the test's vars into `tools`; one agent serves every test.
         if function.values().any(|v| v.to_string().contains("{{") || v.to_string().contains("{%")) {
-            problems.push((function_at.clone(), "a template in `tools` (rendered with each test's vars) is not supported".into()));
+            problems.push((
+                function_at.clone(),
+                "a template in `tools` (rendered with each test's vars) is not supported".into(),
+            ));
         }
         let mut tool = json!({"name": function.get("name").cloned().unwrap_or(Value::Null)});
         for key in ["description", "parameters"] {
@@ -119,7 +122,10 @@ mod tests {
             assert_eq!(tools(&bad, false, "/p", &mut problems), None, "{bad}");
             assert_eq!(problems[0].0, at, "{bad}: {problems:?}");
         }
-        assert_eq!(choice(&json!({"type": "function", "function": {"name": "f"}}), "/c", &mut problems), Some(json!({"name": "f"})));
+        assert_eq!(
+            choice(&json!({"type": "function", "function": {"name": "f"}}), "/c", &mut problems),
+            Some(json!({"name": "f"}))
+        );
         assert_eq!(choice(&json!("required"), "/c", &mut problems), Some(json!("required")));
         assert_eq!(choice(&json!("sometimes"), "/c", &mut problems), None);
     }

@@ -240,12 +240,16 @@ fn model_agent(provider: &str, model: &str, config: &Map<String, Value>, at: &st
         match MODEL_CONFIG.iter().find(|(k, _)| k == key).map(|(_, to)| *to).or(own) {
             Some(to) => agent[to] = value.clone(),
             None if key == "tools" && provider != "anthropic" => {
-                if let Some(tools) = super::declared_tools::tools(value, responses, &format!("{at}/config/tools"), problems) {
+                if let Some(tools) =
+                    super::declared_tools::tools(value, responses, &format!("{at}/config/tools"), problems)
+                {
                     agent["declared_tools"] = tools;
                 }
             }
             None if key == "tool_choice" && provider != "anthropic" => {
-                if let Some(choice) = super::declared_tools::choice(value, &format!("{at}/config/tool_choice"), problems) {
+                if let Some(choice) =
+                    super::declared_tools::choice(value, &format!("{at}/config/tool_choice"), problems)
+                {
                     agent["tool_choice"] = choice;
                 }
             }
@@ -278,7 +282,17 @@ mod tests {
         ]);
         let agents = agents(&list, &mut problems);
         let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, ["echo", "openai-chat-gpt-4o-mini", "haiku", "openai-responses-gpt-4.1", "openai-gpt-5.6-mini", "openai-gpt-5.5"]);
+        assert_eq!(
+            names,
+            [
+                "echo",
+                "openai-chat-gpt-4o-mini",
+                "haiku",
+                "openai-responses-gpt-4.1",
+                "openai-gpt-5.6-mini",
+                "openai-gpt-5.5"
+            ]
+        );
         assert_eq!(
             agents[1].agent,
             json!({"provider": "openai", "model": "gpt-4o-mini", "base_url": "http://x/v1", "temperature": 0})
@@ -291,7 +305,9 @@ mod tests {
         assert_eq!(agents[5].agent["provider"], "openai");
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].0, "/providers/3");
-        for (model, responses) in [("gpt-6", true), ("gpt-5.10-x", true), ("gpt-5", false), ("gpt-35-turbo", false), ("o3", false)] {
+        for (model, responses) in
+            [("gpt-6", true), ("gpt-5.10-x", true), ("gpt-5", false), ("gpt-35-turbo", false), ("o3", false)]
+        {
             assert_eq!(responses_by_default(model), responses, "{model}");
         }
     }
