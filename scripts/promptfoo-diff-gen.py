@@ -361,5 +361,84 @@ def main():
         ], indent=1) + "\n")
 
 
+def tool_call_tests():
+    """responses.yaml and tools.yaml (the pfresp fixtures): OpenAI's Responses API and
+    declared function tools against the stand-in's `/v1/responses` route and its chat route
+    with `tools` (stand_in.py's `model_message`: an answer that reads as a JSON object is the
+    model's message, or its Responses `output`; anything else is its text)."""
+    site = "http://127.0.0.1:18941/v1"
+    own = {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY", "temperature": 0}
+    weather = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+               "required": ["city"], "additionalProperties": False}
+    chat_tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": weather}},
+                  {"type": "function", "function": {"name": "get_time"}},
+                  {"type": "function", "function": {"name": "strict_tool", "parameters": {"type": "object", "x-extra": 1}}}]
+    flat_tools = [dict({"type": "function"}, **t["function"]) for t in chat_tools]
+    call = lambda name, arguments, **extra: dict({"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}, **extra)
+    msg = lambda **m: json.dumps(m)
+    good = msg(content=None, tool_calls=[call("get_weather", '{"city": "Paris"}')])
+    answers = [
+        good,
+        msg(content=None, tool_calls=[call("get_weather", '{"city": "Paris", "unit": "c"}')]),
+        msg(content=None, tool_calls=[call("get_weather", '{"city": "Paris", "unit": "k"}')]),
+        msg(content=None, tool_calls=[call("get_weather", '{"unit": "c"}')]),
+        msg(content=None, tool_calls=[call("get_weather", '{"city": "Par')]),
+        msg(content=None, tool_calls=[call("get_stock", '{"city": "Paris"}')]),
+        msg(content="Let me check.", tool_calls=[call("get_weather", '{"city": "Paris"}')]),
+        msg(content="", tool_calls=[call("get_weather", '{"city": "Paris"}')]),
+        msg(content="No tools needed.", tool_calls=[]),
+        msg(content=None, tool_calls=[call("get_weather", '{"city": "Paris"}'), call("get_weather", '{"city": 7}')]),
+        msg(content=None, tool_calls=[dict(call("get_weather", '{"city": "Paris"}', index=0, extra={"x": 1}), function={"name": "get_weather", "arguments": '{"city": "Paris"}', "strict": True})]),
+        msg(content=None, tool_calls=[{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]),
+        msg(content=None, tool_calls=[call("get_time", "{}")]),
+        msg(content=None, tool_calls=[call("strict_tool", "{}")]),
+        msg(content=None, tool_calls=[call("get_weather", "null")]),
+        msg(content=None, tool_calls=[call("get_weather", '{"city": "Paris", "city": 3}')]),
+        "It is sunny in Paris.",
+        json.dumps([call("get_weather", '{"city": "Paris"}')]),
+        "MCP Tool Result (get_weather): sunny",
+        "MCP Tool Error (get_weather): down",
+        HOSTILE[0], HOSTILE[5], "",
+    ]
+    calls_tests = [
+        test("tools call", [{"type": "is-valid-openai-tools-call"}], answers),
+        test("not tools call", [{"type": "not-is-valid-openai-tools-call"}], answers),
+        test("tools call text", [{"type": "contains", "value": "\"name\":\"get_weather\""}, {"type": "is-json"}], answers, threshold=0.5),
+        test("tools call set", [{"type": "assert-set", "assert": [{"type": "is-valid-openai-tools-call"}, {"type": "icontains", "value": "paris"}]}], answers[:10]),
+        test("tools call weightless", [{"type": "is-valid-openai-tools-call", "weight": 0}, {"type": "contains", "value": "Paris"}], answers[:10]),
+        test("function call", [{"type": "is-valid-openai-function-call"}], answers[:4]),
+    ]
+    tools = {"description": "declared tools", "prompts": [{"raw": "Say: {{answer}}", "label": "text"}], "providers": [
+        {"id": "openai:chat:stand-in", "label": "chat", "config": dict(own, tools=chat_tools, tool_choice="auto")},
+        {"id": "openai:chat:stand-in", "label": "forced", "config": dict(own, tools=chat_tools, tool_choice={"type": "function", "function": {"name": "get_weather"}})},
+        {"id": "openai:responses:stand-in", "label": "responses", "config": dict(own, tools=flat_tools, tool_choice="required")},
+    ], "tests": calls_tests + [test("tool choice", [{"type": "icontains", "value": "choice=get_weather"}], ["CHOICE"])]}
+    out = lambda *items: json.dumps({"output": list(items)})
+    text_item = lambda *texts: {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": t} for t in texts]}
+    replies = [
+        "Paris is the capital of France.", "The capital is Lyon.", "paris, probably",
+        out(text_item("Paris is", " the capital.")),
+        out(text_item("First: Paris."), text_item("Second: Lyon.")),
+        out({"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot help with Paris."}]}),
+        out({"type": "message", "role": "user", "content": [{"type": "output_text", "text": "Paris"}]}, text_item("Lyon")),
+        out(text_item("{\"city\": \"Paris\"}")),
+        out(),
+    ] + HOSTILE
+    responses = {"description": "responses API", "prompts": [{"raw": "Say: {{answer}}", "label": "text"}, {"raw": "file://chat.json", "label": "chat"}],
+                 "providers": [
+                     {"id": "openai:responses:stand-in", "label": "plain", "config": dict(own, instructions="Answer in one line.", max_output_tokens=200)},
+                     {"id": "openai:responses:stand-in-upper", "label": "upper", "config": own},
+                 ], "tests": [
+                     test("responses contains", [{"type": "contains", "value": "Paris"}], replies),
+                     test("responses icontains", [{"type": "icontains", "value": "paris"}, {"type": "not-contains", "value": "Lyon"}], replies),
+                     test("responses equals", [{"type": "equals", "value": "Paris is the capital."}], replies),
+                     test("responses json", [{"type": "is-json"}, {"type": "contains-json"}], replies, threshold=0.5),
+                 ]}
+    return responses, tools
+
+
 if __name__ == "__main__":
     main()
+    responses, tools = tool_call_tests()
+    write("responses.yaml", responses)
+    write("tools.yaml", tools)

@@ -31,6 +31,23 @@ pub struct Trace {
     #[serde(skip)]
     #[schemars(skip)]
     pub conversation: Option<Vec<TurnView>>,
+    /// A model agent with `declared_tools` answered: what promptfoo's tool-call assertions
+    /// read. Set by evalgate, never read from an agent's trace file (an agent's text is
+    /// never taken for its calls).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub declared: Option<Declared>,
+}
+
+/// A model agent's answer with its declared tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    /// The answer as the provider's API shaped it (`ChatResponse::shaped`: OpenAI chat's
+    /// calls as a list or its message as an object), or its text as a string.
+    pub output: Value,
+    /// The tools it declared, each `{name, description, parameters}` (`parameters` absent
+    /// when none was given).
+    pub tools: Vec<Value>,
 }
 
 /// One turn of a conversation as its whole-conversation graders see it.

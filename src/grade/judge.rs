@@ -221,6 +221,7 @@ impl Grade for JudgeCheck {
                 parameters: schema,
             }],
             force_tool: Some("record_verdict".into()),
+            tool_choice: None,
             temperature: Some(spec.temperature.unwrap_or(0.0)),
             max_tokens: spec.max_tokens,
             seed: spec.seed,

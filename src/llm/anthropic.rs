@@ -119,5 +119,25 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
         usage,
         model: v.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
         stop_reason: v.get("stop_reason").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        shaped: shaped(blocks),
     })
+}
+
+/// The answer as promptfoo's Anthropic provider shows it when it used a tool: each block's
+/// text, a `tool_use` (or another non-thinking block) as its JSON, joined by blank lines.
+fn shaped(blocks: &[Value]) -> Option<Value> {
+    let kind = |b: &Value| b.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+    if !blocks.iter().any(|b| kind(b) == "tool_use") {
+        return None;
+    }
+    let shown: Vec<String> = blocks
+        .iter()
+        .filter_map(|b| match kind(b).as_str() {
+            "text" => Some(b.get("text").and_then(Value::as_str).unwrap_or_default().to_owned()),
+            "thinking" | "redacted_thinking" => None,
+            _ => Some(b.to_string()),
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    Some(Value::String(shown.join("\n\n")))
 }

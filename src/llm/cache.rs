@@ -57,6 +57,7 @@ mod tests {
             messages: vec![ChatMessage::text(Role::User, "one")],
             tools: Vec::new(),
             force_tool: None,
+            tool_choice: None,
             temperature: None,
             max_tokens: None,
             seed: None,

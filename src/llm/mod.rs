@@ -1,5 +1,5 @@
-//! Language models: the wire protocols (OpenAI-compatible Chat Completions and Anthropic
-//! Messages) behind one small `LlmClient` trait, with retries, prices and a response cache.
+//! Language models: the wire protocols (OpenAI-compatible Chat Completions, OpenAI's
+//! Responses API and Anthropic Messages) behind one small `LlmClient` trait, with retries, prices and a response cache.
 
 pub mod anthropic;
 pub mod cache;
@@ -7,6 +7,7 @@ pub mod client;
 pub mod judge_calibration;
 pub mod limiter;
 pub mod openai;
+pub mod openai_responses;
 pub mod pricing;
 pub mod provider;
 pub mod rate_limits;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
 use super::provider::Provider;
-use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
+use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage, ToolChoice};
 use super::wire::{HttpSettings, post_json};
 
 const PROVIDER: &str = Provider::OpenAi.label();
@@ -75,11 +75,19 @@ pub fn to_wire(request: &ChatRequest) -> Value {
         body["tools"] = request
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .map(|t| {
+                let mut function = json!({"name": t.name, "description": t.description});
+                if !t.parameters.is_null() {
+                    function["parameters"] = t.parameters.clone();
+                }
+                json!({"type": "function", "function": function})
+            })
             .collect();
-        body["tool_choice"] = match &request.force_tool {
-            Some(name) => json!({"type": "function", "function": {"name": name}}),
-            None => json!("auto"),
+        body["tool_choice"] = match (&request.force_tool, &request.tool_choice) {
+            (Some(name), _) | (None, Some(ToolChoice::Tool { name })) => {
+                json!({"type": "function", "function": {"name": name}})
+            }
+            (None, choice) => json!(choice.as_ref().unwrap_or(&ToolChoice::Auto)),
         };
     }
     if let Some(t) = request.temperature {
@@ -137,5 +145,29 @@ pub fn from_wire(status: u16, body: &str) -> Result<ChatResponse, LlmError> {
         usage,
         model: v.get("model").and_then(Value::as_str).unwrap_or_default().to_owned(),
         stop_reason: choice.get("finish_reason").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        shaped: shaped(message),
     })
+}
+
+/// The message as promptfoo's chat provider returns it when it holds calls: the whole
+/// message when it has text and a non-empty `tool_calls` (or a `function_call`), the calls
+/// alone when its text is missing, `null` or empty; `None` (its text) otherwise, as for
+/// a reasoning model's answer.
+fn shaped(message: &Value) -> Option<Value> {
+    let truthy = |v: Option<&Value>| v.is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)));
+    let content = message.get("content");
+    let (calls, function_call) = (message.get("tool_calls"), message.get("function_call"));
+    if truthy(message.get("reasoning")) {
+        return None;
+    }
+    let has_text = content
+        .is_some_and(|c| !matches!(c, Value::Null | Value::String(_)) || c.as_str().is_some_and(|s| !s.is_empty()));
+    if has_text && (truthy(function_call) || truthy(calls)) {
+        return (calls.and_then(Value::as_array).is_none_or(|c| !c.is_empty())).then(|| message.clone());
+    }
+    let empty_with_calls = content.and_then(Value::as_str) == Some("") && truthy(calls);
+    if content.is_none_or(Value::is_null) || empty_with_calls {
+        return [function_call, calls].into_iter().flatten().find(|v| truthy(Some(v))).cloned();
+    }
+    None
 }

@@ -101,6 +101,7 @@ mod tests {
             messages: vec![ChatMessage::text(Role::User, "x")],
             tools: Vec::new(),
             force_tool: None,
+            tool_choice: None,
             temperature: None,
             max_tokens: None,
             seed: None,

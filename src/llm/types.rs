@@ -14,6 +14,10 @@ pub struct ChatRequest {
     /// Force a call of this tool (judges use it to get a structured verdict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_tool: Option<String>,
+    /// How the model may use `tools` when no tool is forced (a model agent's declared
+    /// `tool_choice`); `None`: the provider's `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,12 +63,28 @@ pub enum Part {
     ToolResult { id: String, content: String, is_error: bool },
 }
 
+/// Whether and which of its tools a model must call: `auto` (it chooses), `none`,
+/// `required` (one of them), or `{name: TOOL}` (that one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum ToolChoice {
+    Auto,
+    None,
+    Required,
+    #[serde(untagged)]
+    Tool {
+        /// The tool it must call.
+        name: String,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDef {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// JSON Schema of the arguments.
+    /// JSON Schema of the arguments; `Value::Null` when a declared tool gives none (the
+    /// request then sends none).
     pub parameters: Value,
 }
 
@@ -89,6 +109,13 @@ pub struct ChatResponse {
     pub model: String,
     #[serde(default)]
     pub stop_reason: String,
+    /// The answer as the provider's API shaped it, when it called a tool: OpenAI chat's
+    /// `tool_calls` list (its whole message when it also wrote text); the Responses API's
+    /// output items in order, a message as its text and a function call as its item's JSON,
+    /// joined by newlines. What promptfoo's providers return as their output; a model agent
+    /// with `declared_tools` answers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaped: Option<Value>,
 }
 
 /// Tokens of one response. `input` counts every input token, cached ones included.

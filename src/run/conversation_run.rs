@@ -470,5 +470,6 @@ fn merged(runs: &[AgentRun]) -> Trace {
         model: runs.iter().rev().find_map(|r| r.trace.model.clone()),
         session: runs.iter().rev().find_map(|r| r.trace.session.clone()),
         conversation: None,
+        declared: None,
     }
 }

@@ -39,8 +39,27 @@ crate::llm::spec::model_keys!(embeds_model! {
         /// With `cache: true`, serve a repeated task's trials after the first from the cache as
         /// well (default false: cached repeats are not independent trials).
         pub cache_repeats: Option<bool>,
+        /// Function tools the model is offered whose calls are never run: it answers once,
+        /// and its output is then its calls as the provider's API gave them (OpenAI chat:
+        /// the `tool_calls` list), which promptfoo's `is-valid-openai-tools-call` checks.
+        pub declared_tools: Option<Vec<RawDeclaredTool>>,
+        /// With `declared_tools`: `auto` (the default: the model chooses), `none`,
+        /// `required`, or `{name: TOOL}`.
+        pub tool_choice: Option<crate::llm::types::ToolChoice>,
     }
 });
+
+/// A function tool a model agent declares (`declared_tools`): offered, never run.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeclaredTool {
+    /// The function's name.
+    pub name: String,
+    /// What it does, as the model is told.
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments (an object); none: the function takes none.
+    pub parameters: Option<serde_json::Value>,
+}
 
 /// A system under test.
 #[derive(Debug)]
@@ -110,6 +129,9 @@ pub struct LlmAgent {
     pub cache_repeats: bool,
     /// MCP servers whose tools the model is offered.
     pub mcp: Vec<String>,
+    /// Function tools offered and never run (`declared_tools`), with `tool_choice`.
+    pub declared_tools: Vec<crate::llm::types::ToolDef>,
+    pub tool_choice: Option<crate::llm::types::ToolChoice>,
 }
 
 /// Turns of a model agent's tool-calling loop when it sets no `max_turns`.
@@ -137,6 +159,8 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
             ("env", !raw.env.is_empty()),
             ("max_turns", raw.max_turns.is_some()),
             ("cache_repeats", raw.cache_repeats.is_some()),
+            ("declared_tools", raw.declared_tools.is_some()),
+            ("tool_choice", raw.tool_choice.is_some()),
         ];
         let keys = raw.model.given().into_iter().chain(given.into_iter().filter_map(|(k, given)| given.then_some(k)));
         for key in keys {
@@ -163,18 +187,26 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
             cx.error(&path.key("cache_repeats"), "`cache_repeats` needs `cache: true`");
         }
         let spec = llm_spec(cx, &raw.model, raw.timeout, &path);
+        let declared_tools = declared_tools(cx, &raw, &path);
         return Some(Agent::Llm(LlmAgent {
             name: name.to_owned(),
             spec: spec?,
             max_turns: raw.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             cache_repeats: raw.cache_repeats.unwrap_or(false),
             mcp,
+            declared_tools,
+            tool_choice: raw.tool_choice,
         }));
     };
     let model_keys = raw.model.given().into_iter().chain(
-        [("max_turns", raw.max_turns.is_some()), ("cache_repeats", raw.cache_repeats.is_some())]
-            .into_iter()
-            .filter_map(|(key, given)| given.then_some(key)),
+        [
+            ("max_turns", raw.max_turns.is_some()),
+            ("cache_repeats", raw.cache_repeats.is_some()),
+            ("declared_tools", raw.declared_tools.is_some()),
+            ("tool_choice", raw.tool_choice.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key)),
     );
     if let Some(key) = model_keys.into_iter().next() {
         cx.error(&path.key(key), format!("`{key}` belongs to model agents, and this one has a `command`"));
@@ -190,6 +222,38 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
         workdir: raw.workdir.map_or_else(|| cx.dir.clone(), |w| cx.resolve_path(&w)),
         timeout: raw.timeout.map(|d| d.0),
     }))
+}
+
+/// A model agent's `declared_tools` and `tool_choice`, checked: names given once, arguments
+/// schemas objects, a chosen tool declared, and no MCP servers beside them (whose calls run).
+fn declared_tools(cx: &mut ValidateCx, raw: &RawAgent, path: &KeyPath) -> Vec<crate::llm::types::ToolDef> {
+    use crate::llm::types::{ToolChoice, ToolDef};
+    let declared = raw.declared_tools.clone().unwrap_or_default();
+    let at = path.key("declared_tools");
+    if raw.declared_tools.is_some() && raw.mcp.as_ref().is_some_and(|m| !m.is_empty()) {
+        cx.error(&at, "`declared_tools` are never run and `mcp` tools are: give one or the other");
+    }
+    let mut tools: Vec<ToolDef> = Vec::new();
+    for (i, tool) in declared.into_iter().enumerate() {
+        if tool.name.is_empty() || tools.iter().any(|t| t.name == tool.name) {
+            cx.error(&at.index(i).key("name"), format!("the tool name `{}` is empty or given twice", tool.name));
+        }
+        if tool.parameters.as_ref().is_some_and(|p| !p.is_object()) {
+            cx.error(&at.index(i).key("parameters"), "`parameters` is a JSON Schema object");
+        }
+        let parameters = tool.parameters.unwrap_or(serde_json::Value::Null);
+        tools.push(ToolDef { name: tool.name, description: tool.description.unwrap_or_default(), parameters });
+    }
+    match &raw.tool_choice {
+        Some(_) if raw.declared_tools.is_none() => {
+            cx.error(&path.key("tool_choice"), "`tool_choice` needs `declared_tools`");
+        }
+        Some(ToolChoice::Tool { name }) if !tools.iter().any(|t| &t.name == name) => {
+            cx.error(&path.key("tool_choice").key("name"), format!("`{name}` is not among `declared_tools`"));
+        }
+        _ => {}
+    }
+    tools
 }
 
 /// A program's argv as written at `path` (an agent's or an MCP server's `command`): not
@@ -233,7 +297,19 @@ mod tests {
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));
         assert_eq!(keys_of::<RawJudge>(), expected);
-        let agent_only = ["command", "acp", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
+        let agent_only = [
+            "command",
+            "acp",
+            "stdin",
+            "env",
+            "workdir",
+            "timeout",
+            "max_turns",
+            "mcp",
+            "cache_repeats",
+            "declared_tools",
+            "tool_choice",
+        ];
         let mut expected = model;
         expected.extend(agent_only.map(String::from));
         assert_eq!(keys_of::<RawAgent>(), expected);

@@ -14,6 +14,7 @@ use crate::mcp::session::result_output;
 use crate::suite::model::{Level, LlmAgent, Prompt, Task};
 use crate::suite::raw::RawToolResponse;
 use crate::template::Bindings;
+use crate::trace::Declared;
 
 pub struct LlmSut<'a> {
     pub agent: &'a LlmAgent,
@@ -187,12 +188,19 @@ impl LlmSut<'_> {
     ) -> Result<(AgentRun, Vec<ChatMessage>), AgentError> {
         let spec = &self.agent.spec;
         let tools = model_tools(self.agent, self.servers, self.task);
+        // Declared tools are offered at every level, and their calls never run: one turn.
+        let declared = !self.agent.declared_tools.is_empty();
+        let offered = match declared {
+            true => self.agent.declared_tools.clone(),
+            false => tools.iter().filter(|t| t.offered).map(|t| t.def.clone()).collect(),
+        };
         let mut request = ChatRequest {
             model: spec.model.clone(),
             system,
             messages,
-            tools: tools.iter().filter(|t| t.offered).map(|t| t.def.clone()).collect(),
+            tools: offered,
             force_tool: None,
+            tool_choice: self.agent.tool_choice.clone(),
             temperature: spec.temperature,
             max_tokens: spec.max_tokens,
             seed: spec.seed,
@@ -208,8 +216,9 @@ impl LlmSut<'_> {
         // Cached repeats are not independent: only the first trial reads and fills the cache,
         // unless the agent opts in with `cache_repeats: true`.
         let use_cache = spec.cache && (self.trial == 0 || self.agent.cache_repeats);
-        let turns = if self.task.level == Level::Scenario { self.agent.max_turns.get() } else { 1 };
+        let turns = if self.task.level == Level::Scenario && !declared { self.agent.max_turns.get() } else { 1 };
         let mut answer = None;
+        let mut shaped = None;
         // An attempt that fails keeps what it spent and the calls it made (its cost counts,
         // and a leak in it is a leak).
         let fail = |reason: String, usage: &TokenUsage, cost: Option<f64>, recorded: &[ToolCall]| AgentError {
@@ -246,11 +255,12 @@ impl LlmSut<'_> {
             if !r.model.is_empty() {
                 model = r.model.clone();
             }
-            if self.task.level != Level::Scenario || r.tool_calls.is_empty() {
+            if self.task.level != Level::Scenario || r.tool_calls.is_empty() || declared {
                 // The invocation level records the calls the model chose, without running them.
                 for call in &r.tool_calls {
                     recorded.push(record(&tools, call, None, None));
                 }
+                shaped = r.shaped;
                 answer = Some(r.text);
                 break;
             }
@@ -278,8 +288,16 @@ impl LlmSut<'_> {
         if let Some(text) = &answer {
             request.messages.push(ChatMessage::text(Role::Assistant, text.clone()));
         }
+        let declared = (declared && answer.is_some())
+            .then(|| declared_answer(&self.agent.declared_tools, shaped, answer.as_deref()));
+        // With declared tools the output is the answer as the provider shaped it (its calls).
+        let output = match declared.as_ref().map(|d| &d.output) {
+            Some(Value::String(text)) => text.clone(),
+            Some(shaped) => shaped.to_string(),
+            None => answer.unwrap_or_default(),
+        };
         let run = AgentRun {
-            output: answer.unwrap_or_default(),
+            output,
             output_truncated: false,
             stderr: String::new(),
             exit_code: None,
@@ -296,6 +314,7 @@ impl LlmSut<'_> {
                 model: Some(model),
                 session: None,
                 conversation: None,
+                declared,
             },
             tool_result: None,
             tool_error: None,
@@ -305,6 +324,22 @@ impl LlmSut<'_> {
         };
         Ok((run, request.messages))
     }
+}
+
+/// The answer of an agent with declared tools: as the provider shaped it (its calls), else
+/// its text; with the tools as promptfoo's assertion reads them.
+fn declared_answer(tools: &[ToolDef], shaped: Option<Value>, text: Option<&str>) -> Declared {
+    let tools = tools
+        .iter()
+        .map(|t| {
+            let mut tool = json!({"name": t.name, "description": t.description});
+            if !t.parameters.is_null() {
+                tool["parameters"] = t.parameters.clone();
+            }
+            tool
+        })
+        .collect();
+    Declared { output: shaped.unwrap_or_else(|| Value::String(text.unwrap_or_default().to_owned())), tools }
 }
 
 /// The last `window` messages of `history`, from the first user's message among them that

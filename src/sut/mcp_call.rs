@@ -63,6 +63,7 @@ impl SystemUnderTest for McpCallSut<'_> {
                 model: None,
                 session: None,
                 conversation: None,
+                declared: None,
             },
             tool_result: Some(result.clone()),
             tool_error,

@@ -1,6 +1,7 @@
 //! The model endpoint a command agent is handed when its suite has a cassette: an
 //! OpenAI-compatible and Anthropic-compatible HTTP endpoint on 127.0.0.1 that answers from
-//! the cassette, or asks the real endpoint and records (`--record`). The agent reaches it
+//! the cassette, or asks the real endpoint and records (`--record`); OpenAI's Responses API
+//! is served below OpenAI's path, as its SDK reaches it. The agent reaches it
 //! through the variables its SDK reads (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), so any CLI
 //! that calls a model itself is recorded and replayed like evalgate's own model agents. What
 //! it knows of each provider (its path here, its SDK's variables, its headers) is the
@@ -68,7 +69,7 @@ impl ModelEndpoint {
 
     /// Whether [`ModelEndpoint::env`] sets `name`: the agent's own `env` does not override it.
     pub fn sets(name: &str) -> bool {
-        name == Self::OWN || Provider::ALL.iter().any(|p| name == p.base_url_env() || name == p.default_api_key_env())
+        name == Self::OWN || Provider::endpoints().any(|p| name == p.base_url_env() || name == p.default_api_key_env())
     }
 
     /// Starts the endpoint of one agent run; its requests are keyed with `volatile`'s text
@@ -110,9 +111,12 @@ impl ModelEndpoint {
     /// for the endpoint.
     pub fn env(&self) -> Vec<(String, String)> {
         let base = format!("http://127.0.0.1:{}/{}", self.port, self.token);
-        let urls = Provider::ALL.map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
-        let keys = Provider::ALL.map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
-        urls.into_iter().chain(keys).chain([(Self::OWN.to_owned(), base)]).collect()
+        let urls =
+            Provider::endpoints().map(|p| (p.base_url_env().to_owned(), format!("{base}/{}", p.endpoint_path())));
+        let keys = Provider::endpoints().map(|p| (p.default_api_key_env().to_owned(), PLACEHOLDER_KEY.to_owned()));
+        let mut env: Vec<(String, String)> = urls.chain(keys).collect();
+        env.push((Self::OWN.to_owned(), base));
+        env
     }
 
     /// Done when a request the cassette does not hold comes: the run has failed, and an
@@ -150,7 +154,7 @@ async fn answer(
         .iter()
         .filter(|(name, _)| {
             let name = name.as_str();
-            name == "content-type" || Provider::ALL.iter().any(|p| name.starts_with(p.header_prefix()))
+            name == "content-type" || Provider::endpoints().any(|p| name.starts_with(p.header_prefix()))
         })
         .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
         .collect();
@@ -232,7 +236,7 @@ impl From<Miss> for Refused {
 
 /// The provider whose `endpoint_path` starts `rest`, and the path below it.
 fn route(rest: &str) -> Option<(Provider, &str)> {
-    Provider::ALL.into_iter().find_map(|p| rest.strip_prefix(p.endpoint_path()).map(|path| (p, path)))
+    Provider::endpoints().find_map(|p| rest.strip_prefix(p.endpoint_path()).map(|path| (p, path)))
 }
 
 /// The request asked of the real endpoint (evalgate's own `base_url_env`, else the official
@@ -327,7 +331,8 @@ mod tests {
     #[test]
     fn every_provider_is_served_below_its_own_path_with_its_sdks_variables() {
         for p in Provider::ALL {
-            assert_eq!(route(&format!("{}/chat", p.endpoint_path())), Some((p, "/chat")), "{p:?}");
+            let owner = p.endpoint_owner();
+            assert_eq!(route(&format!("{}/chat", p.endpoint_path())), Some((owner, "/chat")), "{p:?}");
             assert!(ModelEndpoint::sets(p.base_url_env()) && ModelEndpoint::sets(p.default_api_key_env()), "{p:?}");
         }
         assert!(route("mistral/v1/chat").is_none() && !ModelEndpoint::sets("HOME"));

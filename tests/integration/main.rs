@@ -57,6 +57,7 @@ mod promptfoo_scripts;
 mod reader;
 mod regression;
 mod reports;
+mod responses_provider;
 mod scenario;
 mod schema;
 mod secrets;

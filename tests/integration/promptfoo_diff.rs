@@ -150,6 +150,67 @@ fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
     }
 }
 
+/// stand_in.py's `model_message` (the pfresp routes: tools.yaml, responses.yaml): an answer
+/// that reads as a JSON object is the model's message or a Responses `output`; `CHOICE`
+/// answers the request's `tool_choice`; anything else is its text.
+fn model_message(said: &str, model: &str, choice: &Value) -> Value {
+    if said == "CHOICE" {
+        let name =
+            choice.as_str().or(choice["name"].as_str()).or(choice["function"]["name"].as_str()).unwrap_or("None");
+        return json!({"content": format!("choice={name}")});
+    }
+    match serde_json::from_str::<Value>(said) {
+        Ok(message @ Value::Object(_)) => message,
+        _ => json!({"content": if model == "stand-in-upper" { said.to_uppercase() } else { said.to_owned() }}),
+    }
+}
+
+/// stand_in.py's `responses_reply`: `/v1/responses`, its calls as `function_call` items.
+fn responses_reply(body: &Value) -> Value {
+    let text = |c: &Value| match c {
+        Value::String(s) => s.clone(),
+        other => other.as_array().into_iter().flatten().filter_map(|p| p["text"].as_str()).collect(),
+    };
+    let user = match &body["input"] {
+        Value::Array(items) => {
+            items.iter().rev().find(|i| i["role"] == "user").map(|i| text(&i["content"])).unwrap_or_default()
+        }
+        other => text(other),
+    };
+    let said = user.rsplit_once("Say: ").map_or(user.as_str(), |(_, s)| s);
+    let message = model_message(said, body["model"].as_str().unwrap_or_default(), &body["tool_choice"]);
+    let output = message.get("output").cloned().unwrap_or_else(|| {
+        let mut output = Vec::new();
+        if let Some(content) = message["content"].as_str().filter(|c| !c.is_empty()) {
+            output.push(
+                json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": content}]}),
+            );
+        }
+        for c in message["tool_calls"].as_array().into_iter().flatten() {
+            let id = c["id"].as_str().unwrap_or_default();
+            output.push(json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id,
+                "name": c["function"]["name"], "arguments": c["function"]["arguments"], "status": "completed"}));
+        }
+        Value::Array(output)
+    });
+    json!({"id": "r", "object": "response", "model": body["model"], "status": "completed", "output": output,
+        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}})
+}
+
+/// stand_in.py's `tools_reply`: a chat request with `tools`.
+fn tools_reply(body: &Value, user: &str) -> Value {
+    let said = user.rsplit_once("Say: ").map_or(user, |(_, s)| s);
+    let mut message = json!({"role": "assistant"});
+    let given = model_message(said, body["model"].as_str().unwrap_or_default(), &body["tool_choice"]);
+    for (k, v) in given.as_object().into_iter().flatten() {
+        message[k] = v.clone();
+    }
+    let reason = if message["tool_calls"].as_array().is_some_and(|c| !c.is_empty()) { "tool_calls" } else { "stop" };
+    json!({"id": "s", "object": "chat.completion", "created": 0, "model": body["model"],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "choices": [{"index": 0, "message": message, "finish_reason": reason}]})
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
@@ -157,8 +218,14 @@ fn stand_in() -> Server {
             return http_reply(r);
         }
         let body: Value = serde_json::from_str(&r.body).unwrap();
+        if r.path.ends_with("/responses") {
+            return (200, responses_reply(&body).to_string());
+        }
         let messages = body["messages"].as_array().unwrap();
         let user = messages.iter().rev().find(|m| m["role"] == "user").map_or("", |m| m["content"].as_str().unwrap());
+        if body.get("tools").is_some_and(|t| t.as_array().is_some_and(|t| !t.is_empty())) {
+            return (200, tools_reply(&body, user).to_string());
+        }
         let text: Vec<&str> = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
         let content = graded_reply(&text.join("\n"))
             .unwrap_or_else(|| stand_in_reply(user, body["model"].as_str().unwrap_or_default()));

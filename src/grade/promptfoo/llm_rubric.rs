@@ -70,6 +70,7 @@ async fn default_llm_rubric(rubric: &str, input: &GradeInput<'_>, judge_calls: &
         messages: vec![ChatMessage::text(Role::User, user)],
         tools: Vec::new(),
         force_tool: None,
+        tool_choice: None,
         temperature: spec.temperature,
         max_tokens: spec.max_tokens,
         seed: spec.seed,

@@ -97,6 +97,7 @@ fn request(prompt: &str, input: &GradeInput<'_>) -> Result<ChatRequest, String> 
         messages,
         tools: Vec::new(),
         force_tool: None,
+        tool_choice: None,
         temperature: spec.temperature,
         max_tokens: spec.max_tokens,
         seed: spec.seed,

@@ -34,7 +34,7 @@ pub struct RawPromptfoo {
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
-pub const SUPPORTED: [&str; 23] = [
+pub const SUPPORTED: [&str; 26] = [
     "equals",
     "contains",
     "icontains",
@@ -58,6 +58,9 @@ pub const SUPPORTED: [&str; 23] = [
     "model-graded-closedqa",
     "factuality",
     "g-eval",
+    "is-valid-openai-tools-call",
+    "is-valid-openai-function-call",
+    "is-valid-function-call",
 ];
 
 /// A checked assertion.
@@ -97,6 +100,12 @@ enum Kind {
     Script(Script),
     /// `model-graded-closedqa`, `factuality` or `g-eval`, asked of the suite's judge.
     ModelGraded(ModelGraded),
+    /// `is-valid-openai-tools-call`: a model agent's calls against its declared tools.
+    ToolsCall,
+    /// `is-valid-openai-function-call` / `is-valid-function-call`: promptfoo checks a
+    /// legacy `functions` call through the provider, which fails on every provider and
+    /// answer evalgate converts (`functions` is not carried).
+    FunctionCall,
 }
 
 /// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
@@ -200,9 +209,6 @@ fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
         "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
-        "is-valid-openai-tools-call" | "is-valid-openai-function-call" | "is-valid-function-call" => format!(
-            "the `{base}` assertion checks the tool calls a model answered with against the provider's `tools`: a converted agent's answer reaches graders as text and a provider's `tools` are not carried; check the calls with a native `tool_sequence` grader"
-        ),
         "answer-relevance" | "similar" => format!(
             "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
         ),
@@ -330,6 +336,8 @@ impl Assertion {
                 let rubric_prompt = a.get("rubricPrompt").cloned().filter(|p| !p.is_null());
                 Kind::ModelGraded(ModelGraded { kind, value, rubric_prompt })
             }
+            "is-valid-openai-tools-call" => Kind::ToolsCall,
+            "is-valid-openai-function-call" | "is-valid-function-call" => Kind::FunctionCall,
             other => return Err(("/type".into(), refusal(other))),
         };
         Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
@@ -351,6 +359,16 @@ impl Assertion {
             Kind::Script(_) => vec!["python3"],
             Kind::Set(items) => items.iter().flat_map(Assertion::programs).collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// Whether it reads the calls a model agent answered with (here or in its set): a
+    /// transform's text would hide them.
+    fn reads_calls(&self) -> bool {
+        match &self.kind {
+            Kind::ToolsCall => true,
+            Kind::Set(items) => items.iter().any(Assertion::reads_calls),
+            _ => false,
         }
     }
 
@@ -475,6 +493,12 @@ impl Assertion {
                 script.verdict(output, &scope.context, self.threshold, inv, &scope.dir, timeout).await?
             }
             Kind::ModelGraded(graded) => graded.verdict(input, &scope.context, self.threshold, inv, judge_calls).await?,
+            // promptfoo's handler ignores `not-`.
+            Kind::ToolsCall => {
+                let (pass, why) = super::tools_call::tools_call(output, input.trace.declared.as_ref());
+                binary(pass, why)
+            }
+            Kind::FunctionCall => binary(false, "OpenAI did not return a valid-looking function call".into()),
         };
         Ok((pass, score, reason))
     }
@@ -543,6 +567,12 @@ impl CompileGrader for RawPromptfoo {
                     Some(j) => Some(crate::llm::judge_calibration::judge_spec(cx, j, &path.key("judge"))?),
                     None => None,
                 };
+                if self.transform.is_some() && assertion.reads_calls() {
+                    cx.error(
+                        &path.key("transform"),
+                        "`is-valid-openai-tools-call` reads the calls the provider returned, which a transform's text would replace: not supported with `options.transform`",
+                    );
+                }
                 let scope = Scope { context: self.context, dir };
                 Some(PromptfooCheck { assertion, scope, transform: self.transform, judge })
             }
@@ -615,7 +645,6 @@ mod tests {
     fn unsupported_types_are_refused_with_a_reason() {
         let err = |a: Value| Assertion::read(&a).unwrap_err();
         assert_eq!(err(json!({"type": "webhook", "value": "http://x"})).0, "/type");
-        assert!(err(json!({"type": "is-valid-openai-tools-call"})).1.contains("provider's `tools` are not carried"));
         assert!(err(json!({"type": "not-assert-set", "assert": []})).1.contains("not supported"));
         assert_eq!(err(json!({"type": "contains"})).0, "/value");
         assert_eq!(err(json!({"type": "assert-set", "assert": [{"type": "nope"}]})).0, "/assert/0/type");

@@ -174,6 +174,7 @@ impl TraceBuilder {
             model: None,
             session: Some(self.session),
             conversation: None,
+            declared: None,
         }
     }
 }

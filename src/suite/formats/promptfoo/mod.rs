@@ -6,8 +6,10 @@
 //! One file per job: `promptfoo_convert` reads the config and builds the suite;
 //! `test_rows` finds the tests (inline, CSV, JSONL, YAML, JSON) and applies `defaultTest`
 //! and var expansion; `nunjucks` renders prompts and values; `provider_agents` turns
-//! providers into agents (`http_provider`: promptfoo's `http` provider).
+//! providers into agents (`http_provider`: promptfoo's `http` provider; `declared_tools`:
+//! an OpenAI provider's `tools` and `tool_choice`).
 
+mod declared_tools;
 mod http_provider;
 mod nunjucks;
 mod promptfoo_convert;

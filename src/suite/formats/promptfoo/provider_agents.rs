@@ -1,6 +1,7 @@
-//! promptfoo providers as evalgate agents: `openai:chat:*` and `anthropic:messages:*`
-//! become model agents (their `apiBaseUrl`, `apiKeyEnvar`, `temperature`, `max_tokens`,
-//! `seed`), `echo` a command agent that prints its prompt, `exec:` a command agent run as
+//! promptfoo providers as evalgate agents: `openai:chat:*`, `openai:responses:*` and
+//! `anthropic:messages:*` become model agents (their `apiBaseUrl`, `apiKeyEnvar`,
+//! `temperature`, `max_tokens`, `seed`; OpenAI's `tools` and `tool_choice` as declared
+//! tools, whose calls are the answer, as promptfoo returns them), `echo` a command agent that prints its prompt, `exec:` a command agent run as
 //! promptfoo runs the command, `http` a command agent making promptfoo's request
 //! (`http_provider`); any other is refused by name.
 
@@ -50,18 +51,13 @@ fn refusal(id: &str) -> String {
             "provider `{id}` is not supported: promptfoo plays the user through its remote generation service, which evalgate does not call (a run must be offline and replayable); write the conversation as a native task with `simulated_user` (a model of the suite plays the user, recorded in cassettes: docs/conversations.md)"
         );
     }
-    if id.starts_with("openai:responses:") {
-        return format!(
-            "provider `{id}`: OpenAI's Responses API is not supported yet (evalgate's model plumbing speaks chat completions and Anthropic messages): use `openai:chat:MODEL`, or an `http` provider posting to `/v1/responses` with `transformResponse: json.output[0].content[0].text`"
-        );
-    }
     if id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
         return format!(
             "provider `{id}`: script providers are not supported yet: run the script with `exec:COMMAND`, or write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
         );
     }
     format!(
-        "provider `{id}` is not supported (openai:chat:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)"
+        "provider `{id}` is not supported (openai:chat:MODEL, openai:responses:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)"
     )
 }
 
@@ -120,14 +116,13 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
             ["echo"] => Some((json!({"command": ["cat"], "stdin": true}), false)),
             _ if id.starts_with("exec:") => exec(&id["exec:".len()..], &id, &config, &at, problems).map(|a| (a, false)),
             _ if http_provider::is_http(&id) => http_provider::agent(&id, &config, &at, problems).map(|a| (a, false)),
-            ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
-                Some((model_agent("openai", model, &config, &at, problems), true))
-            }
-            ["anthropic", "messages", model] => Some((model_agent("anthropic", model, &config, &at, problems), true)),
-            _ => {
-                problems.push((at.clone(), refusal(&id)));
-                None
-            }
+            _ => match model_provider(&id) {
+                Some((provider, model)) => Some((model_agent(provider, model, &config, &at, problems), true)),
+                None => {
+                    problems.push((at.clone(), refusal(&id)));
+                    None
+                }
+            },
         };
         let Some((agent, model)) = agent else { continue };
         if !model && !config.is_empty() && !id.starts_with("exec:") && !http_provider::is_http(&id) {
@@ -194,23 +189,70 @@ pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Opti
     let mut found = Vec::new();
     let list = json!([provider]);
     for (id, _, config, _) in entries(&list, problems) {
-        match id.split(':').collect::<Vec<_>>().as_slice() {
-            ["openai", "chat", model] | ["openai", model] if !model.is_empty() && *model != "chat" => {
-                found.push(model_agent("openai", model, &config, at, problems))
-            }
-            ["anthropic", "messages", model] => found.push(model_agent("anthropic", model, &config, at, problems)),
-            _ => problems.push((at.to_owned(), format!("the grading {}", refusal(&id)))),
+        match model_provider(&id) {
+            Some((provider, model)) => found.push(model_agent(provider, model, &config, at, problems)),
+            None => problems.push((at.to_owned(), format!("the grading {}", refusal(&id)))),
         }
     }
     found.pop()
 }
 
+/// The evalgate provider and model of a model provider's id, as promptfoo 0.123.1 loads it:
+/// `openai:MODEL` is the Responses API for `gpt-X.Y` from 5.6 on (`shouldDefaultToOpenAiResponses`)
+/// and chat completions otherwise.
+fn model_provider(id: &str) -> Option<(&'static str, &str)> {
+    match id.split(':').collect::<Vec<_>>().as_slice() {
+        ["openai", "chat", model] if !model.is_empty() => Some(("openai", model)),
+        ["openai", "responses", model] if !model.is_empty() => Some(("openai-responses", model)),
+        ["openai", model] if !model.is_empty() && !matches!(*model, "chat" | "responses") => {
+            Some((if responses_by_default(model) { "openai-responses" } else { "openai" }, model))
+        }
+        ["anthropic", "messages", model] if !model.is_empty() => Some(("anthropic", model)),
+        _ => None,
+    }
+}
+
+/// promptfoo's `shouldDefaultToOpenAiResponses`: `gpt-MAJOR[.MINOR]` from 5.6 on (not `gpt-35`).
+fn responses_by_default(model: &str) -> bool {
+    static VERSION: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^gpt-(\d+)(?:\.(\d+))?(?:-|$)").expect("valid"));
+    if model == "gpt-35" || model.starts_with("gpt-35-") {
+        return false;
+    }
+    let Some(found) = VERSION.captures(model) else { return false };
+    let number = |i| found.get(i).map_or(Some(0.0), |m| m.as_str().parse::<f64>().ok());
+    match (number(1), number(2)) {
+        (Some(major), Some(minor)) => major > 5.0 || (major == 5.0 && minor >= 6.0),
+        _ => false,
+    }
+}
+
 /// A model agent from a provider's model and `config`.
 fn model_agent(provider: &str, model: &str, config: &Map<String, Value>, at: &str, problems: &mut Problems) -> Value {
     let mut agent = json!({"provider": provider, "model": model});
+    let responses = provider == "openai-responses";
     for (key, value) in config {
-        match MODEL_CONFIG.iter().find(|(k, _)| k == key) {
-            Some((_, to)) => agent[*to] = value.clone(),
+        let own = match key.as_str() {
+            "instructions" if responses => Some("system"),
+            "max_output_tokens" if responses => Some("max_tokens"),
+            _ => None,
+        };
+        match MODEL_CONFIG.iter().find(|(k, _)| k == key).map(|(_, to)| *to).or(own) {
+            Some(to) => agent[to] = value.clone(),
+            None if key == "tools" && provider != "anthropic" => {
+                if let Some(tools) =
+                    super::declared_tools::tools(value, responses, &format!("{at}/config/tools"), problems)
+                {
+                    agent["declared_tools"] = tools;
+                }
+            }
+            None if key == "tool_choice" && provider != "anthropic" => {
+                if let Some(choice) =
+                    super::declared_tools::choice(value, &format!("{at}/config/tool_choice"), problems)
+                {
+                    agent["tool_choice"] = choice;
+                }
+            }
             None if key == "apiKey" => problems.push((
                 format!("{at}/config/apiKey"),
                 "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
@@ -234,18 +276,40 @@ mod tests {
             {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "http://x/v1", "temperature": 0}},
             {"anthropic:messages:claude-3-5-haiku": {"label": "Haiku"}},
             "vertex:gemini",
-            "openai:responses:gpt-4.1"
+            {"id": "openai:responses:gpt-4.1", "config": {"instructions": "brief", "max_output_tokens": 9}},
+            "openai:gpt-5.6-mini",
+            "openai:gpt-5.5"
         ]);
         let agents = agents(&list, &mut problems);
         let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, ["echo", "openai-chat-gpt-4o-mini", "haiku"]);
+        assert_eq!(
+            names,
+            [
+                "echo",
+                "openai-chat-gpt-4o-mini",
+                "haiku",
+                "openai-responses-gpt-4.1",
+                "openai-gpt-5.6-mini",
+                "openai-gpt-5.5"
+            ]
+        );
         assert_eq!(
             agents[1].agent,
             json!({"provider": "openai", "model": "gpt-4o-mini", "base_url": "http://x/v1", "temperature": 0})
         );
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(
+            agents[3].agent,
+            json!({"provider": "openai-responses", "model": "gpt-4.1", "system": "brief", "max_tokens": 9})
+        );
+        assert_eq!(agents[4].agent["provider"], "openai-responses");
+        assert_eq!(agents[5].agent["provider"], "openai");
+        assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].0, "/providers/3");
-        assert!(problems[1].1.contains("Responses API"));
+        for (model, responses) in
+            [("gpt-6", true), ("gpt-5.10-x", true), ("gpt-5", false), ("gpt-35-turbo", false), ("o3", false)]
+        {
+            assert_eq!(responses_by_default(model), responses, "{model}");
+        }
     }
 
     #[test]
