@@ -293,10 +293,12 @@ differential! {
     json_yaml: "json.yaml",
     metrics_yaml: "metrics.yaml",
     provider_yaml: "provider.yaml",
+    responses_yaml: "responses.yaml",
     rubric_yaml: "rubric.yaml",
     scoring_yaml: "scoring.yaml",
     scripts_yaml: "scripts.yaml",
     text_yaml: "text.yaml",
+    tools_yaml: "tools.yaml",
 }
 
 #[test]
