@@ -12,6 +12,7 @@ use super::llm_rubric::llm_rubric;
 use super::overlap::{bleu, levenshtein, rouge_n};
 use super::model_graded::{Graded as ModelKind, ModelGraded};
 use super::script_assertion::{Language, Script};
+use super::similarity::{Similar, answer_relevance};
 use crate::grade::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
@@ -34,7 +35,7 @@ pub struct RawPromptfoo {
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
-pub const SUPPORTED: [&str; 23] = [
+pub const SUPPORTED: [&str; 25] = [
     "equals",
     "contains",
     "icontains",
@@ -58,6 +59,8 @@ pub const SUPPORTED: [&str; 23] = [
     "model-graded-closedqa",
     "factuality",
     "g-eval",
+    "similar",
+    "answer-relevance",
 ];
 
 /// A checked assertion.
@@ -97,6 +100,10 @@ enum Kind {
     Script(Script),
     /// `model-graded-closedqa`, `factuality` or `g-eval`, asked of the suite's judge.
     ModelGraded(ModelGraded),
+    /// `similar[:METRIC]`, by the judge's embedding model.
+    Similar(Similar),
+    /// `answer-relevance` (its `rubricPrompt`), by the judge and its embedding model.
+    AnswerRelevance(Option<Value>),
 }
 
 /// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
@@ -202,9 +209,6 @@ fn refusal(base: &str) -> String {
         "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
         "is-valid-openai-tools-call" | "is-valid-openai-function-call" | "is-valid-function-call" => format!(
             "the `{base}` assertion checks the tool calls a model answered with against the provider's `tools`: a converted agent's answer reaches graders as text and a provider's `tools` are not carried; check the calls with a native `tool_sequence` grader"
-        ),
-        "answer-relevance" | "similar" => format!(
-            "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
         ),
         "select-best"
         | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
@@ -330,6 +334,10 @@ impl Assertion {
                 let rubric_prompt = a.get("rubricPrompt").cloned().filter(|p| !p.is_null());
                 Kind::ModelGraded(ModelGraded { kind, value, rubric_prompt })
             }
+            "similar" | "similar:cosine" | "similar:dot" | "similar:euclidean" => {
+                Kind::Similar(Similar::read(base, value).map_err(|e| ("/value".to_owned(), e))?)
+            }
+            "answer-relevance" => Kind::AnswerRelevance(a.get("rubricPrompt").cloned().filter(|p| !p.is_null())),
             other => return Err(("/type".into(), refusal(other))),
         };
         Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
@@ -354,10 +362,11 @@ impl Assertion {
         }
     }
 
-    /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
+    /// Whether it asks the suite's judge (a model-graded or embedding assertion, here or in
+    /// its set).
     fn judged(&self) -> bool {
         match &self.kind {
-            Kind::LlmRubric(..) | Kind::ModelGraded(_) => true,
+            Kind::LlmRubric(..) | Kind::ModelGraded(_) | Kind::Similar(_) | Kind::AnswerRelevance(_) => true,
             Kind::Set(items) => items.iter().any(Assertion::judged),
             _ => false,
         }
@@ -475,6 +484,10 @@ impl Assertion {
                 script.verdict(output, &scope.context, self.threshold, inv, &scope.dir, timeout).await?
             }
             Kind::ModelGraded(graded) => graded.verdict(input, &scope.context, self.threshold, inv, judge_calls).await?,
+            Kind::Similar(similar) => similar.verdict(input, self.threshold, inv, judge_calls).await?,
+            Kind::AnswerRelevance(prompt) => {
+                answer_relevance(prompt.as_ref(), &scope.context, self.threshold, inv, input, judge_calls).await?
+            }
         };
         Ok((pass, score, reason))
     }

@@ -189,8 +189,23 @@ fn exec(command: &str, id: &str, config: &Map<String, Value>, at: &str, problems
 }
 
 /// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a
-/// model provider; `None` (with the problem) for any other.
+/// model provider, or one by output type (`{text: …, embedding: …}`: the judge, and its
+/// `embedding` model; without `text`, a placeholder judge); `None` (with the problem) for
+/// any other.
 pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    if let Some(typed) = provider.as_object().filter(|o| o.contains_key("text") || o.contains_key("embedding")) {
+        let mut judge = match typed.get("text") {
+            Some(text) => judge(text, &format!("{at}/text"), problems)?,
+            None => super::super::native_text::placeholder_model(),
+        };
+        if let Some(e) = typed.get("embedding") {
+            judge["embedding"] = embedding_model(e, &format!("{at}/embedding"), problems)?;
+        }
+        for key in typed.keys().filter(|k| !matches!(k.as_str(), "text" | "embedding")) {
+            problems.push((format!("{at}/{key}"), format!("a grading provider for `{key}` is not supported (`text` and `embedding` are)")));
+        }
+        return Some(judge);
+    }
     let mut found = Vec::new();
     let list = json!([provider]);
     for (id, _, config, _) in entries(&list, problems) {
@@ -203,6 +218,38 @@ pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Opti
         }
     }
     found.pop()
+}
+
+/// promptfoo's default embedding model (`DefaultEmbeddingProvider`), that of an
+/// `openai:embedding` provider without a model too.
+pub(super) const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
+
+/// An embedding provider (`openai:embedding:MODEL`, `openai:embeddings:MODEL`; its
+/// `apiBaseUrl`, `apiKeyEnvar`) as the judge's `embedding` model.
+fn embedding_model(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    let list = json!([provider]);
+    let (id, _, config, _) = entries(&list, problems).pop()?;
+    let model = match id.split(':').collect::<Vec<_>>().as_slice() {
+        ["openai", "embedding" | "embeddings"] => DEFAULT_EMBEDDING_MODEL,
+        ["openai", "embedding" | "embeddings", model] if !model.is_empty() => *model,
+        _ => {
+            problems.push((at.to_owned(), format!("the embedding provider `{id}` is not supported (`openai:embedding:MODEL` is, at any OpenAI-compatible `apiBaseUrl`)")));
+            return None;
+        }
+    };
+    let mut embedding = json!({"provider": "openai", "model": model});
+    for (key, value) in &config {
+        match key.as_str() {
+            "apiBaseUrl" | "apiHost" => embedding["base_url"] = value.clone(),
+            "apiKeyEnvar" => embedding["api_key_env"] = value.clone(),
+            "apiKey" => problems.push((
+                format!("{at}/config/apiKey"),
+                "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
+            )),
+            _ => problems.push((format!("{at}/config/{key}"), format!("the embedding provider config key `{key}` is not supported"))),
+        }
+    }
+    Some(embedding)
 }
 
 /// A model agent from a provider's model and `config`.
