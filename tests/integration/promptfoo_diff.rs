@@ -149,6 +149,43 @@ fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
     }
 }
 
+/// stand_in.py's answer-relevance rule: asked promptfoo's question prompt, the question is
+/// what follows the last `Answer:` (none when it holds `noq`).
+fn question_reply(user: &str) -> Option<String> {
+    if !user.contains("Generate question for the given answer.") {
+        return None;
+    }
+    let tail = user.rsplit_once("Answer:").map_or(user, |(_, t)| t);
+    Some(if tail.contains("noq") { String::new() } else { format!("Q: {tail}") })
+}
+
+/// stand_in.py's `embedding`: `[vec:A,B,…]` in the text is its vector, `[bad:KIND]` a
+/// malformed answer; any other text counts its words (ASCII case ignored), then a 1.
+fn embedding_reply(text: &str) -> String {
+    const WORDS: [&str; 7] = ["paris", "capital", "france", "lyon", "city", "what", "is"];
+    let one = |embedding: Value| json!([{"object": "embedding", "index": 0, "embedding": embedding}]);
+    let data = match between(text, "[bad:", "]") {
+        "nodata" => json!([]),
+        "null" => one(Value::Null),
+        "text" => one(json!("0.5,0.5")),
+        "short" => one(json!([1.0])),
+        "zero" => one(json!([0, 0])),
+        "empty" => one(json!([])),
+        _ if text.contains("[vec:") => {
+            let vec: Vec<f64> = between(text, "[vec:", "]").split(',').map(|x| x.parse().unwrap()).collect();
+            one(json!(vec))
+        }
+        _ => {
+            let low = text.to_ascii_lowercase();
+            let mut counts: Vec<usize> = WORDS.iter().map(|w| low.matches(w).count()).collect();
+            counts.push(1);
+            one(json!(counts))
+        }
+    };
+    json!({"object": "list", "data": data, "model": "stand-in-embed", "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+        .to_string()
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
@@ -156,10 +193,14 @@ fn stand_in() -> Server {
             return http_reply(r);
         }
         let body: Value = serde_json::from_str(&r.body).unwrap();
+        if r.path.ends_with("/embeddings") {
+            return (200, embedding_reply(body["input"].as_str().unwrap()));
+        }
         let messages = body["messages"].as_array().unwrap();
         let user = messages.iter().rev().find(|m| m["role"] == "user").map_or("", |m| m["content"].as_str().unwrap());
         let text: Vec<&str> = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
-        let content = graded_reply(&text.join("\n"))
+        let content = question_reply(user)
+            .or_else(|| graded_reply(&text.join("\n")))
             .unwrap_or_else(|| stand_in_reply(user, body["model"].as_str().unwrap_or_default()));
         let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},

@@ -190,16 +190,22 @@ fn exec(command: &str, id: &str, config: &Map<String, Value>, at: &str, problems
 
 /// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a
 /// model provider, or one by output type (`{text: …, embedding: …}`: the judge, and its
-/// `embedding` model; without `text`, a placeholder judge); `None` (with the problem) for
-/// any other.
+/// `embedding` model); `None` (with the problem) for any other.
 pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
     if let Some(typed) = provider.as_object().filter(|o| o.contains_key("text") || o.contains_key("embedding")) {
-        let mut judge = match typed.get("text") {
-            Some(text) => judge(text, &format!("{at}/text"), problems)?,
-            None => super::super::native_text::placeholder_model(),
+        let embedding = match typed.get("embedding") {
+            Some(e) => Some(embedding_model(e, &format!("{at}/embedding"), problems)?),
+            None => None,
         };
-        if let Some(e) = typed.get("embedding") {
-            judge["embedding"] = embedding_model(e, &format!("{at}/embedding"), problems)?;
+        // Without `text`, the judge is the embedding model's endpoint: it needs no other key,
+        // and a text-graded assertion asking it gets that endpoint's error (promptfoo errors).
+        let mut judge = match (typed.get("text"), &embedding) {
+            (Some(text), _) => judge(text, &format!("{at}/text"), problems)?,
+            (None, Some(e)) => e.clone(),
+            (None, None) => super::super::native_text::placeholder_model(),
+        };
+        if let Some(e) = embedding {
+            judge["embedding"] = e;
         }
         for key in typed.keys().filter(|k| !matches!(k.as_str(), "text" | "embedding")) {
             problems.push((format!("{at}/{key}"), format!("a grading provider for `{key}` is not supported (`text` and `embedding` are)")));
