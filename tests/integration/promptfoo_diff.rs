@@ -224,8 +224,18 @@ fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
     tasks.iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned())).collect()
 }
 
-/// The disagreements known and why: (file, task, class). None on promptfoo 0.123.1.
-const CLASSIFIED: &[(&str, &str, &str)] = &[];
+/// The disagreements known and why: (file, task, class).
+const CLASSIFIED: &[(&str, &str, &str)] = &[
+    ("embed.yaml", "answer-relevance-malformed.v6.bare", EMPTY_EMBEDDING),
+    ("embed.yaml", "answer-relevance-malformed.v6.prefixed", EMPTY_EMBEDDING),
+    ("embed.yaml", "not-answer-relevance-malformed.v6.bare", EMPTY_EMBEDDING),
+    ("embed.yaml", "not-answer-relevance-malformed.v6.prefixed", EMPTY_EMBEDDING),
+];
+
+/// An endpoint answering `[]` for both the query and the questions: promptfoo compares the
+/// two empty vectors (cosine 0: fails, and `not-` passes); evalgate refuses an empty
+/// embedding (an error), so a broken endpoint never passes an assertion.
+const EMPTY_EMBEDDING: &str = "an empty embedding is an error in evalgate";
 
 #[test]
 fn evalgate_gives_promptfoo_s_verdicts_and_never_passes_what_promptfoo_fails() {
