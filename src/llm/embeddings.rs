@@ -49,7 +49,8 @@ pub fn to_wire(request: &EmbeddingRequest) -> Value {
 
 /// An OpenAI embeddings answer: JSON, else an error; its embedding as it is.
 pub fn from_wire(provider: &'static str, status: u16, body: &str) -> Result<EmbeddingResponse, LlmError> {
-    let v: Value = serde_json::from_str(body).map_err(|e| malformed(provider, status, body)(format!("not JSON: {e}")))?;
+    let v: Value =
+        serde_json::from_str(body).map_err(|e| malformed(provider, status, body)(format!("not JSON: {e}")))?;
     let n = |path: &str| v.pointer(path).and_then(Value::as_u64).unwrap_or(0);
     Ok(EmbeddingResponse {
         embedding: v.pointer("/data/0/embedding").cloned().unwrap_or(Value::Null),
@@ -68,15 +69,21 @@ impl Vector {
     /// An answered embedding, or why it is none.
     pub fn read(embedding: &Value) -> Result<Vector, String> {
         let Value::Array(items) = embedding else {
-            return Err(format!("the embedding is not a list of numbers: {}", super::wire::excerpt(&embedding.to_string())));
+            return Err(format!(
+                "the embedding is not a list of numbers: {}",
+                super::wire::excerpt(&embedding.to_string())
+            ));
         };
         if items.is_empty() {
             return Err("the embedding is an empty list".into());
         }
         let numbers: Option<Vec<f64>> = items.iter().map(|x| x.as_f64().filter(|f| f.is_finite())).collect();
-        numbers
-            .map(Vector)
-            .ok_or_else(|| format!("the embedding holds something other than numbers: {}", super::wire::excerpt(&embedding.to_string())))
+        numbers.map(Vector).ok_or_else(|| {
+            format!(
+                "the embedding holds something other than numbers: {}",
+                super::wire::excerpt(&embedding.to_string())
+            )
+        })
     }
 
     fn pair<'a>(&'a self, other: &'a Vector) -> Result<impl Iterator<Item = (f64, f64)> + 'a, String> {
@@ -115,7 +122,9 @@ mod tests {
     #[test]
     fn only_a_list_of_finite_numbers_is_a_vector() {
         assert!(Vector::read(&json!([0.5, -1, 2e-3])).is_ok());
-        for bad in [json!(null), json!([]), json!("0.1,0.2"), json!({"0": 1}), json!([1, "2"]), json!([1, null]), json!([[1]])] {
+        for bad in
+            [json!(null), json!([]), json!("0.1,0.2"), json!({"0": 1}), json!([1, "2"]), json!([1, null]), json!([[1]])]
+        {
             assert!(Vector::read(&bad).is_err(), "{bad}");
         }
     }

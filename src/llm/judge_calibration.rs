@@ -150,7 +150,9 @@ fn embedding_spec(
         cx.error(&path.key("provider"), format!("{} has no embeddings API: an embedding model is `provider: openai` (or a server speaking its API, at `base_url`)", spec.provider.label()));
         return None;
     }
-    for key in raw.given().into_iter().filter(|k| matches!(*k, "temperature" | "max_tokens" | "seed" | "system" | "cache")) {
+    for key in
+        raw.given().into_iter().filter(|k| matches!(*k, "temperature" | "max_tokens" | "seed" | "system" | "cache"))
+    {
         cx.error(&path.key(key), format!("an embedding model takes no `{key}`"));
     }
     Some(spec)

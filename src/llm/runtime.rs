@@ -10,10 +10,10 @@ use serde::de::DeserializeOwned;
 
 use super::cache::ResponseCache;
 use super::client::{LlmClient, LlmError};
+use super::embeddings::{Embedded, EmbeddingRequest};
 use super::limiter::EndpointLimiter;
 use super::pricing::PriceTable;
 use super::retry::Retrying;
-use super::embeddings::{Embedded, EmbeddingRequest};
 use super::types::{ChatRequest, ChatResponse, TokenUsage};
 use super::wire::HttpSettings;
 use crate::cassette::{Cassette, Door, Miss, Traffic};
@@ -70,7 +70,12 @@ impl LlmRuntime {
     /// The embedding of `request.input` by the model of `spec` (the judge's `embedding`),
     /// through the same walk as a completion: the cassette (`embeddings:PROVIDER` entries),
     /// else the cache when `use_cache`, else the endpoint with its retries and limit.
-    pub async fn embed(&self, spec: &LlmSpec, request: &EmbeddingRequest, use_cache: bool) -> Result<Embedded, LlmError> {
+    pub async fn embed(
+        &self,
+        spec: &LlmSpec,
+        request: &EmbeddingRequest,
+        use_cache: bool,
+    ) -> Result<Embedded, LlmError> {
         let traffic = Traffic::Embeddings(spec.provider.label());
         let asked = self.ask(spec, traffic, request, use_cache, |client| async move { client.embed(request).await });
         let Asked { answer, cached, replayed } = asked.await?;

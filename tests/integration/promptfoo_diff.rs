@@ -5,8 +5,8 @@
 //! each test × prompt × provider verdict is compared with promptfoo 0.123.1's own, recorded
 //! in VERDICTS.tsv by scripts/promptfoo-diff-record.sh (CI reads the record and never needs
 //! promptfoo). At least 99 % of at least 1,000 verdicts agree, evalgate never passes a
-//! run promptfoo fails, and every disagreement is one of the classified ones below (none
-//! on this version), so a new one fails the test even inside the 1 %.
+//! run promptfoo fails, and every disagreement is one of the classified ones below (four
+//! on this version: an empty embedding), so a new one fails the test even inside the 1 %.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

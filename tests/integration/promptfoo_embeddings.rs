@@ -72,7 +72,9 @@ fn evalgate(dir: &Path, args: &[&str], key: bool) -> Output {
 fn judge_cost(results: &Value) -> f64 {
     fn sum(v: &Value) -> f64 {
         match v {
-            Value::Object(o) => o.iter().map(|(k, x)| if k == "judge_cost_usd" { x.as_f64().unwrap() } else { sum(x) }).sum(),
+            Value::Object(o) => {
+                o.iter().map(|(k, x)| if k == "judge_cost_usd" { x.as_f64().unwrap() } else { sum(x) }).sum()
+            }
             Value::Array(l) => l.iter().map(sum).sum(),
             _ => 0.0,
         }
@@ -107,7 +109,8 @@ fn cassette(dir: &Path) -> String {
 fn embeddings_are_recorded_then_replayed_offline_with_no_key_and_priced_as_recorded() {
     let server = embeddings();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("promptfooconfig.yaml"), config(&server.url(), &["Paris it is", "Lyon it is"])).unwrap();
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config(&server.url(), &["Paris it is", "Lyon it is"]))
+        .unwrap();
     let recorded = evalgate(dir.path(), &["run", "promptfooconfig.yaml", "--record", "-j", "1"], true);
     assert_eq!(recorded.status.code(), Some(1), "{}", String::from_utf8_lossy(&recorded.stderr));
     let expected = [
@@ -128,8 +131,11 @@ fn embeddings_are_recorded_then_replayed_offline_with_no_key_and_priced_as_recor
     assert!((live_cost - asked as f64 * 2e-5).abs() < 1e-12, "the embeddings were priced: {live_cost}");
 
     // Offline: no key, and the endpoint no longer answers what it is asked.
-    std::fs::write(dir.path().join("promptfooconfig.yaml"), config("http://127.0.0.1:9", &["Paris it is", "Lyon it is"]))
-        .unwrap();
+    std::fs::write(
+        dir.path().join("promptfooconfig.yaml"),
+        config("http://127.0.0.1:9", &["Paris it is", "Lyon it is"]),
+    )
+    .unwrap();
     let replayed = evalgate(dir.path(), &["run", "promptfooconfig.yaml", "--replay", "-j", "2"], false);
     assert_eq!(replayed.status.code(), Some(1), "{}", String::from_utf8_lossy(&replayed.stderr));
     assert_eq!(statuses(&results(dir.path())), expected);
@@ -192,7 +198,8 @@ fn a_rate_limited_embedding_is_asked_again_after_retry_after() {
         Reply::json(200, json!({"data": [{"embedding": [1.0, 0.0]}], "usage": {"prompt_tokens": 1}}).to_string())
     });
     let dir = tempfile::tempdir().unwrap();
-    let only_similar = config(&server.url(), &["Paris"]).split("  - description: not similar").next().unwrap().to_owned();
+    let only_similar =
+        config(&server.url(), &["Paris"]).split("  - description: not similar").next().unwrap().to_owned();
     std::fs::write(dir.path().join("promptfooconfig.yaml"), only_similar).unwrap();
     let run = evalgate(dir.path(), &["run", "promptfooconfig.yaml", "-j", "1"], true);
     assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));

@@ -130,7 +130,8 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             },
             None => placeholder_model(),
         };
-        let embeds = tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| embeds(&g["assertion"]));
+        let embeds =
+            tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| embeds(&g["assertion"]));
         if embeds && doc.pointer("/defaultTest/options/provider").is_none() {
             // promptfoo's default embedding provider: OpenAI's, as the placeholder judge is.
             suite["judge"]["embedding"] = json!({"provider": "openai", "model": DEFAULT_EMBEDDING_MODEL});

@@ -58,7 +58,8 @@ fn base_type(a: &Value) -> &str {
 
 /// Whether an assertion (or one of its set) is of one of `types`.
 fn any_of(a: &Value, types: &[&str]) -> bool {
-    types.contains(&base_type(a)) || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| any_of(i, types)))
+    types.contains(&base_type(a))
+        || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| any_of(i, types)))
 }
 
 /// Whether an assertion (or one of its set) asks the judge (or its embedding model).

@@ -208,7 +208,10 @@ pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Opti
             judge["embedding"] = e;
         }
         for key in typed.keys().filter(|k| !matches!(k.as_str(), "text" | "embedding")) {
-            problems.push((format!("{at}/{key}"), format!("a grading provider for `{key}` is not supported (`text` and `embedding` are)")));
+            problems.push((
+                format!("{at}/{key}"),
+                format!("a grading provider for `{key}` is not supported (`text` and `embedding` are)"),
+            ));
         }
         return Some(judge);
     }
@@ -252,7 +255,10 @@ fn embedding_model(provider: &Value, at: &str, problems: &mut Problems) -> Optio
                 format!("{at}/config/apiKey"),
                 "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
             )),
-            _ => problems.push((format!("{at}/config/{key}"), format!("the embedding provider config key `{key}` is not supported"))),
+            _ => problems.push((
+                format!("{at}/config/{key}"),
+                format!("the embedding provider config key `{key}` is not supported"),
+            )),
         }
     }
     Some(embedding)
