@@ -308,6 +308,30 @@ mod tests {
     }
 
     #[test]
+    fn a_grading_provider_by_output_type_is_the_judge_and_its_embedding_model() {
+        let mut problems = Problems::new();
+        let typed = json!({
+            "text": {"id": "openai:chat:judge", "config": {"apiBaseUrl": "http://x/v1"}},
+            "embedding": {"id": "openai:embedding:e", "config": {"apiBaseUrl": "http://e/v1", "apiKeyEnvar": "E_KEY"}}
+        });
+        let both = judge(&typed, "/p", &mut problems).unwrap();
+        assert_eq!(
+            both,
+            json!({"provider": "openai", "model": "judge", "base_url": "http://x/v1",
+                "embedding": {"provider": "openai", "model": "e", "base_url": "http://e/v1", "api_key_env": "E_KEY"}})
+        );
+        // Without `text`, the embedding model's endpoint is the judge (no other key needed).
+        let alone = judge(&json!({"embedding": "openai:embeddings"}), "/p", &mut problems).unwrap();
+        assert_eq!(alone["model"], "text-embedding-3-large");
+        assert_eq!(alone["embedding"]["model"], "text-embedding-3-large");
+        assert!(problems.is_empty(), "{problems:?}");
+        judge(&json!({"embedding": "vertex:embedding:x", "moderation": "openai:moderation"}), "/p", &mut problems);
+        judge(&json!({"embedding": {"id": "openai:embedding:e", "config": {"apiKey": "sk-1"}}}), "/q", &mut problems);
+        let at: Vec<&str> = problems.iter().map(|(at, _)| at.as_str()).collect();
+        assert_eq!(at, ["/p/embedding", "/q/embedding/config/apiKey"], "{problems:?}");
+    }
+
+    #[test]
     fn the_simulated_user_is_refused_with_its_reason() {
         let mut problems = Problems::new();
         agents(&json!(["promptfoo:simulated-user"]), &mut problems);
