@@ -435,6 +435,52 @@ def tool_call_tests():
                      test("responses json", [{"type": "is-json"}, {"type": "contains-json"}], replies, threshold=0.5),
                  ]}
     return responses, tools
+def embed_config():
+    """`similar` (its metrics, lists, `not-`, thresholds near the score) and
+    `answer-relevance` against the stand-in's embeddings route (stand_in.py: `[vec:…]` in a
+    text is its vector, `[bad:…]` a malformed answer, other text counts words)."""
+    site = "http://127.0.0.1:18941/v1"
+    grading = {"text": {"id": "openai:chat:judge", "config": {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY"}},
+               "embedding": {"id": "openai:embedding:stand-in-embed", "config": {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY"}}}
+    texts = ["Paris is the capital of France.", "The capital is Lyon.", "paris, probably", "What is the capital city of France?"] + HOSTILE
+    near = ["[vec:3,4]", "[vec:4,3]", "[vec:1,1]", "[vec:0.75,0.6614378277661477]", "[vec:0.7500001,0.6614378]", "[vec:1,0]", "[vec:-1,0]", "[vec:0,0]"]
+    bad = ["[bad:nodata]", "[bad:null]", "[bad:text]", "[bad:short]", "[bad:zero]", "[bad:empty]", "[vec:1,0]"]
+    tests = []
+    for kind in ["similar", "not-similar", "similar:cosine"]:
+        tests.append(test(f"{kind} text", [{"type": kind, "value": "Paris is the capital of France."}], texts))
+    for t in [0.5, 0.9, 0.95]:
+        tests.append(test(f"similar text {t}", [{"type": "similar", "value": "What is the capital of France?", "threshold": t}], texts))
+    for kind in ["similar", "not-similar", "similar:dot", "not-similar:dot", "similar:euclidean", "not-similar:euclidean"]:
+        tests.append(test(f"{kind} near", [{"type": kind, "value": "[vec:1,0]"}], near))
+    for t in [0.6, 0.7071067811865476, 0.7071067811865475, 0.8, 1]:
+        tests.append(test(f"similar near {t}", [{"type": "similar", "value": "[vec:1,0]", "threshold": t}], near))
+        tests.append(test(f"not-similar near {t}", [{"type": "not-similar", "value": "[vec:1,0]", "threshold": t}], near))
+    for t in [0.25, 1.4142135623730951, 2]:
+        tests.append(test(f"euclidean near {t}", [{"type": "similar:euclidean", "value": "[vec:1,0]", "threshold": t}], near))
+    for kind in ["similar", "not-similar", "similar:dot"]:
+        tests.append(test(f"{kind} list", [{"type": kind, "value": ["[vec:1,0]", "[vec:0,1]"], "threshold": 0.7}], near))
+        tests.append(test(f"{kind} list text", [{"type": kind, "value": ["Lyon", "Paris is the capital of France."]}], texts))
+    for kind in ["similar", "not-similar", "similar:euclidean", "similar:dot", "answer-relevance", "not-answer-relevance"]:
+        tests.append(test(f"{kind} malformed", [{"type": kind, "value": "[vec:1,0]"}], bad))
+    tests.append(test("similar malformed value", [{"type": "similar", "value": "[bad:null]"}], near[:3]))
+    tests.append(test("similar in a set", [{"type": "assert-set", "threshold": 0.5, "assert": [
+        {"type": "similar", "value": "[vec:1,0]", "weight": 2}, {"type": "icontains", "value": "vec"}]}], near))
+    tests.append(test("similar weighted", [{"type": "similar", "value": "Paris", "weight": 3}, {"type": "contains", "value": "France"}], texts, threshold=0.6))
+    for kind in ["answer-relevance", "not-answer-relevance"]:
+        tests.append(test(f"{kind} prompt", [{"type": kind}], texts + near[:4]))
+        tests.append(test(f"{kind} query", [{"type": kind, "threshold": 0.3}], texts + near[:4]))
+        tests[-1]["vars"]["query"] = "What is the capital of France?"
+    tests.append(test("answer-relevance vec query", [{"type": "answer-relevance", "threshold": 0.7071067811865476}], near))
+    tests[-1]["vars"]["query"] = "[vec:1,1]"
+    tests.append(test("answer-relevance no question", [{"type": "answer-relevance"}, {"type": "contains", "value": "x"}], ["noq here", "fine x"]))
+    tests.append(test("answer-relevance threshold", [{"type": "answer-relevance", "threshold": 0.9}], texts))
+    tests.append(test("answer-relevance custom prompt", [{"type": "answer-relevance"}], texts[:4],
+                      options={"rubricPrompt": "Generate question for the given answer.\nAnswer:{{ answer }} (rewritten)\nQuestion:"}))
+    tests.append(test("similar text grading provider", [{"type": "similar", "value": "Paris"}], texts[:2],
+                      options={"provider": {"id": "openai:chat:judge", "config": {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY"}}}))
+    tests.append(test("similar own embedding provider", [{"type": "similar", "value": "[vec:1,0]"}], near[:4],
+                      options={"provider": {"embedding": {"id": "openai:embeddings:own-embed", "config": {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY"}}}}))
+    return {"description": "embeddings", "prompts": PROMPTS, "providers": ["echo"], "defaultTest": {"options": {"provider": grading}}, "tests": tests}
 
 
 if __name__ == "__main__":
@@ -442,3 +488,4 @@ if __name__ == "__main__":
     responses, tools = tool_call_tests()
     write("responses.yaml", responses)
     write("tools.yaml", tools)
+    write("embed.yaml", embed_config())

@@ -286,7 +286,12 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
     let judges = suite.judge.iter().map(|j| ("the judge".to_owned(), j));
     // A replayed run asks no model: it needs no key (a fork's pull request has none).
     let replayed = suite.cassettes.as_ref().is_some_and(|c| !c.mode.live());
-    for (who, spec) in models.chain(judges).chain(grader_judges(suite)).filter(|_| !replayed) {
+    // A judge's embedding model is asked with its own key.
+    let judges = judges.chain(grader_judges(suite)).flat_map(|(who, spec)| {
+        let embedding = spec.embedding.as_deref().map(|e| (format!("{who}'s embedding model"), e));
+        std::iter::once((who, spec)).chain(embedding)
+    });
+    for (who, spec) in models.chain(judges).filter(|_| !replayed) {
         if std::env::var_os(&spec.api_key_env).is_none_or(|v| v.is_empty()) {
             // The name only: the values of keys are never printed.
             misses.push(Miss {

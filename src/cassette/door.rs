@@ -27,6 +27,9 @@ impl std::fmt::Display for Miss {
 pub enum Traffic {
     /// evalgate's own model agents and judges, by provider label: `openai`.
     Model(&'static str),
+    /// evalgate's own judges' embeddings (`/embeddings`), by provider label:
+    /// `embeddings:openai`.
+    Embeddings(&'static str),
     /// A command agent's own model calls through its model endpoint, by provider label:
     /// `http:openai`.
     Endpoint(&'static str),
@@ -39,6 +42,7 @@ impl Traffic {
     pub fn label(&self) -> String {
         match self {
             Traffic::Model(provider) => (*provider).to_owned(),
+            Traffic::Embeddings(provider) => format!("embeddings:{provider}"),
             Traffic::Endpoint(provider) => format!("http:{provider}"),
             Traffic::Mcp(server) => format!("mcp:{server}"),
         }

@@ -1,11 +1,11 @@
-//! The response cache: judge responses (and, with `cache: true`, agent responses) on disk
+//! The response cache: judge responses and embeddings (and, with `cache: true`, agent responses) on disk
 //! under `.evalgate/cache/`, keyed by a hash of the exact request. A hit costs nothing.
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
-
-use super::types::{ChatRequest, ChatResponse};
 
 #[derive(Debug, Clone)]
 pub struct ResponseCache {
@@ -13,9 +13,10 @@ pub struct ResponseCache {
 }
 
 impl ResponseCache {
-    /// The key covers the provider and endpoint as well as the request (never the API key);
-    /// `None` if the request cannot be serialized (then it is not cached at all).
-    pub fn key(provider: &str, base_url: &str, request: &ChatRequest) -> Option<String> {
+    /// The key covers the kind of traffic (the provider's label for a chat, `embeddings:…`
+    /// for an embedding) and the endpoint as well as the request (never the API key); `None`
+    /// if the request cannot be serialized (then it is not cached at all).
+    pub fn key(provider: &str, base_url: &str, request: &impl Serialize) -> Option<String> {
         let mut hasher = Sha256::new();
         hasher.update(provider.as_bytes());
         hasher.update([0]);
@@ -27,7 +28,7 @@ impl ResponseCache {
 
     /// A missing, unreadable, truncated or corrupt entry is a miss: the request is made
     /// again and `put` replaces the entry.
-    pub fn get(&self, key: &str) -> Option<ChatResponse> {
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         let text = crate::files::read::text(&self.dir.join(format!("{key}.json")), crate::files::read::CACHE).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -35,7 +36,7 @@ impl ResponseCache {
     /// Best effort: a cache that cannot be written only costs a later re-request. Written
     /// whole (a temp file in the cache directory, renamed), so runs sharing the cache never
     /// read a torn entry; not synced to disk (an entry lost to a power cut is only a miss).
-    pub fn put(&self, key: &str, response: &ChatResponse) {
+    pub fn put(&self, key: &str, response: &impl Serialize) {
         if std::fs::create_dir_all(&self.dir).is_ok()
             && let Ok(json) = serde_json::to_vec(response)
         {
@@ -47,7 +48,7 @@ impl ResponseCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::types::{ChatMessage, Role};
+    use crate::llm::types::{ChatMessage, ChatRequest, Role};
 
     #[test]
     fn different_requests_get_different_keys() {

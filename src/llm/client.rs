@@ -1,5 +1,6 @@
 //! The one trait model providers implement, and its error.
 
+use super::embeddings::{EmbeddingRequest, EmbeddingResponse};
 use super::types::{ChatRequest, ChatResponse};
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -44,4 +45,16 @@ impl LlmError {
 #[async_trait::async_trait]
 pub trait LlmClient: Send + Sync {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// An embedding of the request's text (`/embeddings`); a provider without that API
+    /// (Anthropic) keeps this default, an error. A suite cannot name one: the judge's
+    /// `embedding` model is checked at load.
+    async fn embed(&self, _request: &EmbeddingRequest) -> Result<EmbeddingResponse, LlmError> {
+        Err(LlmError::Malformed {
+            provider: "model",
+            status: 0,
+            message: "this provider has no embeddings API".into(),
+            excerpt: String::new(),
+        })
+    }
 }

@@ -131,6 +131,30 @@ pub fn judge_spec(cx: &mut ValidateCx, raw: &crate::llm::spec::RawJudge, path: &
     if let Some(c) = &raw.calibration {
         spec.calibration = Some(Box::new(calibrated(cx, &spec, c, path)?));
     }
+    if let Some(e) = &raw.embedding {
+        spec.embedding = Some(Box::new(embedding_spec(cx, e, raw.timeout, &path.key("embedding"))?));
+    }
+    Some(spec)
+}
+
+/// A judge's `embedding` model: a provider with an embeddings API (OpenAI's, which every
+/// compatible server speaks), and none of the keys only a completion reads.
+fn embedding_spec(
+    cx: &mut ValidateCx,
+    raw: &crate::llm::spec::RawModel,
+    timeout: Option<crate::values::RawDuration>,
+    path: &KeyPath,
+) -> Option<LlmSpec> {
+    let spec = crate::llm::spec::llm_spec(cx, raw, timeout, path)?;
+    if spec.provider != crate::llm::provider::Provider::OpenAi {
+        cx.error(&path.key("provider"), format!("{} has no embeddings API: an embedding model is `provider: openai` (or a server speaking its API, at `base_url`)", spec.provider.label()));
+        return None;
+    }
+    for key in
+        raw.given().into_iter().filter(|k| matches!(*k, "temperature" | "max_tokens" | "seed" | "system" | "cache"))
+    {
+        cx.error(&path.key(key), format!("an embedding model takes no `{key}`"));
+    }
     Some(spec)
 }
 

@@ -1,9 +1,11 @@
-//! Language models: the wire protocols (OpenAI-compatible Chat Completions, OpenAI's
-//! Responses API and Anthropic Messages) behind one small `LlmClient` trait, with retries, prices and a response cache.
+//! Language models: the wire protocols (OpenAI-compatible Chat Completions, OpenAI's Responses
+//! API, Anthropic Messages and OpenAI-compatible embeddings) behind one small `LlmClient` trait,
+//! with retries, prices and a response cache.
 
 pub mod anthropic;
 pub mod cache;
 pub mod client;
+pub mod embeddings;
 pub mod judge_calibration;
 pub mod limiter;
 pub mod openai;

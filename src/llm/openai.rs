@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
+use super::embeddings::{EmbeddingRequest, EmbeddingResponse};
 use super::provider::Provider;
 use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage, ToolChoice};
 use super::wire::{HttpSettings, post_json};
@@ -20,6 +21,12 @@ impl LlmClient for OpenAi {
         let url = format!("{}/chat/completions", self.http.base_url.trim_end_matches('/'));
         let (status, body) = post_json(PROVIDER, &self.http, &url, &to_wire(request)).await?;
         from_wire(status, &body)
+    }
+
+    async fn embed(&self, request: &EmbeddingRequest) -> Result<EmbeddingResponse, LlmError> {
+        let url = format!("{}/embeddings", self.http.base_url.trim_end_matches('/'));
+        let (status, body) = post_json(PROVIDER, &self.http, &url, &super::embeddings::to_wire(request)).await?;
+        super::embeddings::from_wire(PROVIDER, status, &body)
     }
 }
 

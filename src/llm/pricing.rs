@@ -64,6 +64,10 @@ const BUILTIN: &[Builtin] = &[
     Builtin { prefix: "gpt-4.1", price: p(2.00, 8.00, 0.50, 2.00) },
     Builtin { prefix: "o3-mini", price: p(1.10, 4.40, 0.55, 1.10) },
     Builtin { prefix: "o4-mini", price: p(1.10, 4.40, 0.275, 1.10) },
+    // Embeddings: input tokens only.
+    Builtin { prefix: "text-embedding-3-small", price: p(0.02, 0.0, 0.02, 0.02) },
+    Builtin { prefix: "text-embedding-3-large", price: p(0.13, 0.0, 0.13, 0.13) },
+    Builtin { prefix: "text-embedding-ada-002", price: p(0.10, 0.0, 0.10, 0.10) },
     Builtin { prefix: "claude-3-haiku", price: p(0.25, 1.25, 0.03, 0.30) },
     Builtin { prefix: "claude-3-5-haiku", price: p(0.80, 4.00, 0.08, 1.00) },
     Builtin { prefix: "claude-3-5-sonnet", price: p(3.00, 15.00, 0.30, 3.75) },

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::client::{LlmClient, LlmError};
+use super::embeddings::{EmbeddingRequest, EmbeddingResponse};
 use super::types::{ChatRequest, ChatResponse};
 
 const BASE_BACKOFF: Duration = Duration::from_millis(250);
@@ -24,10 +25,22 @@ pub struct Retrying {
 #[async_trait::async_trait]
 impl LlmClient for Retrying {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.again(|| self.inner.complete(request)).await
+    }
+
+    async fn embed(&self, request: &EmbeddingRequest) -> Result<EmbeddingResponse, LlmError> {
+        self.again(|| self.inner.embed(request)).await
+    }
+}
+
+impl Retrying {
+    /// `call` asked, and asked again as the module says: the one retry loop of every kind of
+    /// request.
+    async fn again<T, F: Future<Output = Result<T, LlmError>>>(&self, call: impl Fn() -> F) -> Result<T, LlmError> {
         let deadline = Instant::now() + self.patience;
         let (mut failures, mut limited) = (0, 0);
         loop {
-            match self.inner.complete(request).await {
+            match call().await {
                 Err(e) if e.is_rate_limited() => {
                     let wait = delay(&e, limited);
                     if Instant::now() + wait > deadline {

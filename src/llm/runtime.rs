@@ -5,12 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use super::cache::ResponseCache;
 use super::client::{LlmClient, LlmError};
+use super::embeddings::{Embedded, EmbeddingRequest};
 use super::limiter::EndpointLimiter;
 use super::pricing::PriceTable;
 use super::retry::Retrying;
-use super::types::{ChatRequest, ChatResponse};
+use super::types::{ChatRequest, ChatResponse, TokenUsage};
 use super::wire::HttpSettings;
 use crate::cassette::{Cassette, Door, Miss, Traffic};
 use crate::llm::spec::LlmSpec;
@@ -56,51 +60,74 @@ impl LlmRuntime {
         request: &ChatRequest,
         use_cache: bool,
     ) -> Result<Completion, LlmError> {
+        let traffic = Traffic::Model(spec.provider.label());
+        let asked = self.ask(spec, traffic, request, use_cache, |client| async move { client.complete(request).await });
+        let Asked { answer, cached, replayed } = asked.await?;
+        let cost_usd = if cached { Some(0.0) } else { self.priced(spec, &answer.model, &answer.usage) };
+        Ok(Completion { response: answer, cost_usd, cached, replayed })
+    }
+
+    /// The embedding of `request.input` by the model of `spec` (the judge's `embedding`),
+    /// through the same walk as a completion: the cassette (`embeddings:PROVIDER` entries),
+    /// else the cache when `use_cache`, else the endpoint with its retries and limit.
+    pub async fn embed(
+        &self,
+        spec: &LlmSpec,
+        request: &EmbeddingRequest,
+        use_cache: bool,
+    ) -> Result<Embedded, LlmError> {
+        let traffic = Traffic::Embeddings(spec.provider.label());
+        let asked = self.ask(spec, traffic, request, use_cache, |client| async move { client.embed(request).await });
+        let Asked { answer, cached, replayed } = asked.await?;
+        let cost_usd = if cached { Some(0.0) } else { self.priced(spec, &answer.model, &answer.usage) };
+        Ok(Embedded { response: answer, cost_usd, cached, replayed })
+    }
+
+    /// The one walk of every model request: with a cassette, answered from it or asked live
+    /// and recorded (a request it does not hold in replay is an error, never a live call;
+    /// keyed on the traffic and the request, never on the endpoint, a header or a key);
+    /// else from the cache when `use_cache`, or asked and cached.
+    async fn ask<Q, A, F>(
+        &self,
+        spec: &LlmSpec,
+        traffic: Traffic,
+        request: &Q,
+        use_cache: bool,
+        live: impl FnOnce(Arc<dyn LlmClient>) -> F,
+    ) -> Result<Asked<A>, LlmError>
+    where
+        Q: Serialize,
+        A: Serialize + DeserializeOwned + Send + 'static,
+        F: Future<Output = Result<A, LlmError>>,
+    {
         let base_url = base_url(spec);
         if let Some(cassette) = &self.cassette {
-            return self.through_cassette(cassette, spec, base_url, request).await;
+            let as_json = serde_json::to_value(request).expect("a request serializes");
+            let door = ModelDoor(traffic);
+            let passed = crate::cassette::pass(cassette, &door, &as_json, || live(self.client(spec, base_url))).await?;
+            return Ok(Asked { answer: passed.answer, cached: false, replayed: passed.replayed });
         }
-        let key = ResponseCache::key(spec.provider.label(), &base_url, request);
+        let key = ResponseCache::key(&traffic.label(), &base_url, request);
         // Cache files are read and written off the async threads.
         let cache = self.cache.clone().filter(|_| use_cache).zip(key);
         if let Some((cache, key)) = cache.clone()
-            && let Ok(Some(hit)) = tokio::task::spawn_blocking(move || cache.get(&key)).await
+            && let Ok(Some(hit)) = tokio::task::spawn_blocking(move || cache.get::<A>(&key)).await
         {
-            return Ok(Completion { response: hit, cost_usd: Some(0.0), cached: true, replayed: false });
+            return Ok(Asked { answer: hit, cached: true, replayed: false });
         }
-        let client = self.client(spec, base_url);
-        let response = client.complete(request).await?;
-        if let Some((cache, key)) = cache {
-            let entry = response.clone();
-            let _ = tokio::task::spawn_blocking(move || cache.put(&key, &entry)).await;
-        }
-        Ok(self.priced(spec, response))
+        let answer = live(self.client(spec, base_url)).await?;
+        let Some((cache, key)) = cache else { return Ok(Asked { answer, cached: false, replayed: false }) };
+        let entry = serde_json::to_value(&answer).expect("an answer serializes");
+        let _ = tokio::task::spawn_blocking(move || cache.put(&key, &entry)).await;
+        Ok(Asked { answer, cached: false, replayed: false })
     }
 
-    /// `request` answered from the cassette, or asked live and recorded; a request the
-    /// cassette does not hold in replay is an error, never a live call. Keyed on the provider
-    /// and the request (model, messages, tools, forced tool, sampling parameters), never on
-    /// the endpoint, a header or a key.
-    async fn through_cassette(
-        &self,
-        cassette: &Cassette,
-        spec: &LlmSpec,
-        base_url: String,
-        request: &ChatRequest,
-    ) -> Result<Completion, LlmError> {
-        let as_json = serde_json::to_value(request).expect("a request serializes");
-        let live = || async { self.client(spec, base_url).complete(request).await };
-        let passed = crate::cassette::pass(cassette, &ModelDoor(spec.provider), &as_json, live).await?;
-        // A replay is priced as the answer was: a cost gate (a budget, an arm's cost) must
-        // not pass on a replay's $0; what the run spent is the cassette's line.
-        Ok(Completion { replayed: passed.replayed, ..self.priced(spec, passed.answer) })
-    }
-
-    fn priced(&self, spec: &LlmSpec, response: ChatResponse) -> Completion {
-        let model = if response.model.is_empty() { &spec.model } else { &response.model };
-        let cost_usd =
-            self.prices.cost(model, &response.usage).or_else(|| self.prices.cost(&spec.model, &response.usage));
-        Completion { response, cost_usd, cached: false, replayed: false }
+    /// What an answer cost: by the model that says it answered, else the one asked. A replay
+    /// is priced as the answer was: a cost gate (a budget, an arm's cost) must not pass on a
+    /// replay's $0; what the run spent is the cassette's line.
+    fn priced(&self, spec: &LlmSpec, answered: &str, usage: &TokenUsage) -> Option<f64> {
+        let model = if answered.is_empty() { &spec.model } else { answered };
+        self.prices.cost(model, usage).or_else(|| self.prices.cost(&spec.model, usage))
     }
 
     fn client(&self, spec: &LlmSpec, base_url: String) -> Arc<dyn LlmClient> {
@@ -126,12 +153,20 @@ impl LlmRuntime {
     }
 }
 
-/// The door of evalgate's own model requests (its model agents' and judges'), by provider.
-struct ModelDoor(super::provider::Provider);
+/// An answer through [`LlmRuntime::ask`], and where it came from.
+struct Asked<A> {
+    answer: A,
+    cached: bool,
+    replayed: bool,
+}
+
+/// The door of evalgate's own model requests (its model agents' and judges' completions,
+/// its judges' embeddings), by the traffic they are.
+struct ModelDoor(Traffic);
 
 impl Door for ModelDoor {
     fn traffic(&self) -> Traffic {
-        Traffic::Model(self.0.label())
+        self.0.clone()
     }
 }
 

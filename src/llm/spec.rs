@@ -36,6 +36,8 @@ pub struct LlmSpec {
     pub timeout: Option<Duration>,
     /// A judge's `calibration` (docs/llm.md "Calibrating a judge").
     pub calibration: Option<Box<crate::llm::judge_calibration::Calibrated>>,
+    /// A judge's `embedding` model.
+    pub embedding: Option<Box<LlmSpec>>,
 }
 
 /// Every model key, written once, handed to the macro `$then` after `$head`: [`RawModel`]
@@ -200,6 +202,10 @@ model_keys!(embeds_model! {
         /// Gate only when calibrated against human labels (`evalgate judge calibrate`): `required`,
         /// or `{file, min_kappa, min_labels, required}`. Without it the judge gates, as before.
         pub calibration: Option<crate::llm::judge_calibration::RawCalibration>,
+        /// The embedding model of the graders that compare embeddings (promptfoo's `similar`
+        /// and `answer-relevance`): `{provider: openai, model: text-embedding-3-large}`, with
+        /// its endpoint's keys (`base_url`, `api_key_env`, `headers`, `retries`, `max_concurrency`).
+        pub embedding: Option<crate::llm::spec::RawModel>,
     }
 });
 
@@ -244,6 +250,7 @@ pub fn llm_spec(cx: &mut ValidateCx, raw: &RawModel, timeout: Option<RawDuration
         cache: raw.cache.unwrap_or(false),
         timeout: timeout.map(|d| d.0),
         calibration: None,
+        embedding: None,
     })
 }
 

@@ -293,7 +293,7 @@ mod tests {
     #[test]
     fn agents_and_judges_have_the_same_model_keys() {
         let model: BTreeSet<String> = RawModel::KEYS.iter().map(|k| (*k).to_owned()).collect();
-        let judge_only = ["timeout", "calibration"];
+        let judge_only = ["timeout", "calibration", "embedding"];
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));
         assert_eq!(keys_of::<RawJudge>(), expected);

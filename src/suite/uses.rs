@@ -81,12 +81,15 @@ fn program_uses<'a>(
 }
 
 /// A model's endpoint and headers (whose values are secrets), its API key and its
-/// calibration file.
+/// calibration file; a judge's embedding model's too.
 fn model_uses(spec: &LlmSpec) -> Uses<'_> {
     let mut uses = Uses::templates(&spec.base_url).and(Uses::headers(&spec.headers));
     uses.secret_env.push(&spec.api_key_env);
     uses.files.extend(spec.calibration.iter().map(|c| c.file.as_path()));
-    uses
+    match &spec.embedding {
+        Some(embedding) => uses.and(model_uses(embedding)),
+        None => uses,
+    }
 }
 
 /// What one task reaches: its own uses with its agent's, those of the MCP servers it

@@ -6,8 +6,8 @@
 //! in VERDICTS.tsv by scripts/promptfoo-diff-record.sh (CI reads the record and never needs
 //! promptfoo), one test a file so that they run side by side. At least 1,000 verdicts are
 //! recorded; in each file at least 99 % agree, evalgate never passes a run promptfoo fails,
-//! and every disagreement is one of the classified ones below (none on this version), so a
-//! new one fails the test even inside the 1 %.
+//! and every disagreement is one of the classified ones below (four on this version: an
+//! empty embedding), so a new one fails the test even inside the 1 %.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -211,6 +211,43 @@ fn tools_reply(body: &Value, user: &str) -> Value {
         "choices": [{"index": 0, "message": message, "finish_reason": reason}]})
 }
 
+/// stand_in.py's answer-relevance rule: asked promptfoo's question prompt, the question is
+/// what follows the last `Answer:` (none when it holds `noq`).
+fn question_reply(user: &str) -> Option<String> {
+    if !user.contains("Generate question for the given answer.") {
+        return None;
+    }
+    let tail = user.rsplit_once("Answer:").map_or(user, |(_, t)| t);
+    Some(if tail.contains("noq") { String::new() } else { format!("Q: {tail}") })
+}
+
+/// stand_in.py's `embedding`: `[vec:A,B,…]` in the text is its vector, `[bad:KIND]` a
+/// malformed answer; any other text counts its words (ASCII case ignored), then a 1.
+fn embedding_reply(text: &str) -> String {
+    const WORDS: [&str; 7] = ["paris", "capital", "france", "lyon", "city", "what", "is"];
+    let one = |embedding: Value| json!([{"object": "embedding", "index": 0, "embedding": embedding}]);
+    let data = match between(text, "[bad:", "]") {
+        "nodata" => json!([]),
+        "null" => one(Value::Null),
+        "text" => one(json!("0.5,0.5")),
+        "short" => one(json!([1.0])),
+        "zero" => one(json!([0, 0])),
+        "empty" => one(json!([])),
+        _ if text.contains("[vec:") => {
+            let vec: Vec<f64> = between(text, "[vec:", "]").split(',').map(|x| x.parse().unwrap()).collect();
+            one(json!(vec))
+        }
+        _ => {
+            let low = text.to_ascii_lowercase();
+            let mut counts: Vec<usize> = WORDS.iter().map(|w| low.matches(w).count()).collect();
+            counts.push(1);
+            one(json!(counts))
+        }
+    };
+    json!({"object": "list", "data": data, "model": "stand-in-embed", "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+        .to_string()
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
@@ -221,13 +258,17 @@ fn stand_in() -> Server {
         if r.path.ends_with("/responses") {
             return (200, responses_reply(&body).to_string());
         }
+        if r.path.ends_with("/embeddings") {
+            return (200, embedding_reply(body["input"].as_str().unwrap()));
+        }
         let messages = body["messages"].as_array().unwrap();
         let user = messages.iter().rev().find(|m| m["role"] == "user").map_or("", |m| m["content"].as_str().unwrap());
         if body.get("tools").is_some_and(|t| t.as_array().is_some_and(|t| !t.is_empty())) {
             return (200, tools_reply(&body, user).to_string());
         }
         let text: Vec<&str> = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
-        let content = graded_reply(&text.join("\n"))
+        let content = question_reply(user)
+            .or_else(|| graded_reply(&text.join("\n")))
             .unwrap_or_else(|| stand_in_reply(user, body["model"].as_str().unwrap_or_default()));
         let reply = json!({"id": "s", "object": "chat.completion", "created": 0, "model": "judge",
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -251,8 +292,18 @@ fn evalgate_verdicts(file: &str, judge: &Server) -> BTreeMap<String, String> {
     tasks.iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["status"].as_str().unwrap().to_owned())).collect()
 }
 
-/// The disagreements known and why: (file, task, class). None on promptfoo 0.123.1.
-const CLASSIFIED: &[(&str, &str, &str)] = &[];
+/// The disagreements known and why: (file, task, class).
+const CLASSIFIED: &[(&str, &str, &str)] = &[
+    ("embed.yaml", "answer-relevance-malformed.v6.bare", EMPTY_EMBEDDING),
+    ("embed.yaml", "answer-relevance-malformed.v6.prefixed", EMPTY_EMBEDDING),
+    ("embed.yaml", "not-answer-relevance-malformed.v6.bare", EMPTY_EMBEDDING),
+    ("embed.yaml", "not-answer-relevance-malformed.v6.prefixed", EMPTY_EMBEDDING),
+];
+
+/// An endpoint answering `[]` for both the query and the questions: promptfoo compares the
+/// two empty vectors (cosine 0: fails, and `not-` passes); evalgate refuses an empty
+/// embedding (an error), so a broken endpoint never passes an assertion.
+const EMPTY_EMBEDDING: &str = "an empty embedding is an error in evalgate";
 
 /// Compares evalgate's verdicts on `file` with promptfoo's: every one agrees but the
 /// classified, none is a pass promptfoo failed, and at least 99 % agree.
@@ -286,6 +337,7 @@ macro_rules! differential {
 
 differential! {
     config_yaml: "config.yaml",
+    embed_yaml: "embed.yaml",
     exec_yaml: "exec.yaml",
     files_yaml: "files.yaml",
     graded_yaml: "graded.yaml",

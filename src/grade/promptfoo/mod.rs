@@ -5,7 +5,9 @@
 //! `promptfoo_check.rs` reads an assertion and runs it; `overlap.rs` holds the text-overlap
 //! metrics (Levenshtein, ROUGE-N, BLEU), `json_in_text.rs` promptfoo's JSON extraction and
 //! `script_assertion.rs` the `javascript` and `python` assertions (node and python3),
-//! `llm_rubric.rs` `llm-rubric`, `tools_call.rs` `is-valid-openai-tools-call`, `model_graded.rs` `model-graded-closedqa`, `factuality` and `g-eval` (promptfoo's prompts).
+//! `llm_rubric.rs` `llm-rubric`, `tools_call.rs` `is-valid-openai-tools-call`, `model_graded.rs`
+//! `model-graded-closedqa`, `factuality` and `g-eval` (promptfoo's prompts),
+//! `similarity.rs` `similar` and `answer-relevance` (embeddings).
 
 mod json_in_text;
 mod llm_rubric;
@@ -13,5 +15,6 @@ mod model_graded;
 mod overlap;
 mod promptfoo_check;
 mod script_assertion;
+mod similarity;
 mod tools_call;
 pub use promptfoo_check::*;

@@ -18,7 +18,7 @@ use crate::llm::types::{ChatMessage, ChatRequest, Role};
 static PROMPTS: LazyLock<Map<String, Value>> =
     LazyLock::new(|| serde_json::from_str(include_str!("grader_prompts.json")).expect("promptfoo's prompts are JSON"));
 
-fn default_prompt(name: &str) -> &'static str {
+pub(super) fn default_prompt(name: &str) -> &'static str {
     PROMPTS.get(name).and_then(Value::as_str).expect("a prompt of grader_prompts.json")
 }
 
@@ -50,7 +50,7 @@ pub(super) fn template_value(text: &str) -> Value {
 
 /// promptfoo's `renderLlmRubricPrompt`: a JSON prompt has each of its strings rendered and
 /// is written back as JSON; any other text is rendered whole.
-fn render(prompt: &str, vars: &Map<String, Value>) -> Result<String, String> {
+pub(super) fn render(prompt: &str, vars: &Map<String, Value>) -> Result<String, String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
     let one = |text: &str| env.render_str(text, vars).map_err(|e| format!("the grading prompt does not render: {e}"));
@@ -127,7 +127,7 @@ pub(super) async fn ask_with(
 
 /// The prompt to use: the test's `rubricPrompt` (text, or a chat as JSON; for `g-eval` its
 /// `steps` / `evaluate` part), else promptfoo's.
-fn prompt_of(rubric: Option<&Value>, part: Option<&str>, default: &str) -> String {
+pub(super) fn prompt_of(rubric: Option<&Value>, part: Option<&str>, default: &str) -> String {
     let chosen = match (rubric, part) {
         (Some(Value::Object(o)), Some(part)) => o.get(part),
         (Some(Value::Object(o)), None) if o.is_empty() => None,

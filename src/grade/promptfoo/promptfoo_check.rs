@@ -12,6 +12,7 @@ use super::llm_rubric::llm_rubric;
 use super::overlap::{bleu, levenshtein, rouge_n};
 use super::model_graded::{Graded as ModelKind, ModelGraded};
 use super::script_assertion::{Language, Script};
+use super::similarity::{Similar, answer_relevance};
 use crate::grade::{CompileGrader, Grade, GradeInput, GradeResult, Graded, JudgeCall, OutputRead};
 use crate::source::{KeyPath, ValidateCx};
 use crate::uses::Uses;
@@ -34,7 +35,7 @@ pub struct RawPromptfoo {
 }
 
 /// The assertion types this grader runs, as written (each also with `not-`).
-pub const SUPPORTED: [&str; 26] = [
+pub const SUPPORTED: [&str; 28] = [
     "equals",
     "contains",
     "icontains",
@@ -61,6 +62,8 @@ pub const SUPPORTED: [&str; 26] = [
     "is-valid-openai-tools-call",
     "is-valid-openai-function-call",
     "is-valid-function-call",
+    "similar",
+    "answer-relevance",
 ];
 
 /// A checked assertion.
@@ -106,6 +109,10 @@ enum Kind {
     /// legacy `functions` call through the provider, which fails on every provider and
     /// answer evalgate converts (`functions` is not carried).
     FunctionCall,
+    /// `similar[:METRIC]`, by the judge's embedding model.
+    Similar(Similar),
+    /// `answer-relevance` (its `rubricPrompt`), by the judge and its embedding model.
+    AnswerRelevance(Option<Value>),
 }
 
 /// A problem with an assertion: the JSON pointer below it (`/value`, `/assert/1/type`) and
@@ -209,9 +216,6 @@ fn refusal(base: &str) -> String {
     match base {
         "webhook" => "a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader".into(),
         "ruby" => "a `ruby` assertion is not supported: write it as a native `command` grader".into(),
-        "answer-relevance" | "similar" => format!(
-            "the `{base}` assertion compares embeddings, which evalgate does not ask a model for yet: write it as a native `rubric` grader"
-        ),
         "select-best"
         | "model-graded-factuality" | "context-faithfulness" | "context-recall" | "context-relevance" | "moderation" => {
             format!("the model-graded `{base}` assertion is not supported yet: write it as a native `rubric` grader")
@@ -338,6 +342,10 @@ impl Assertion {
             }
             "is-valid-openai-tools-call" => Kind::ToolsCall,
             "is-valid-openai-function-call" | "is-valid-function-call" => Kind::FunctionCall,
+            "similar" | "similar:cosine" | "similar:dot" | "similar:euclidean" => {
+                Kind::Similar(Similar::read(base, value).map_err(|e| ("/value".to_owned(), e))?)
+            }
+            "answer-relevance" => Kind::AnswerRelevance(a.get("rubricPrompt").cloned().filter(|p| !p.is_null())),
             other => return Err(("/type".into(), refusal(other))),
         };
         Ok(Assertion { kind, inverse, uncounted: weight == 0.0, weight, threshold })
@@ -373,9 +381,11 @@ impl Assertion {
     }
 
     /// Whether it asks the suite's judge (an `llm-rubric`, here or in its set).
+    /// Whether it asks the suite's judge (a model-graded or embedding assertion, here or in
+    /// its set).
     fn judged(&self) -> bool {
         match &self.kind {
-            Kind::LlmRubric(..) | Kind::ModelGraded(_) => true,
+            Kind::LlmRubric(..) | Kind::ModelGraded(_) | Kind::Similar(_) | Kind::AnswerRelevance(_) => true,
             Kind::Set(items) => items.iter().any(Assertion::judged),
             _ => false,
         }
@@ -499,6 +509,10 @@ impl Assertion {
                 binary(pass, why)
             }
             Kind::FunctionCall => binary(false, "OpenAI did not return a valid-looking function call".into()),
+            Kind::Similar(similar) => similar.verdict(input, self.threshold, inv, judge_calls).await?,
+            Kind::AnswerRelevance(prompt) => {
+                answer_relevance(prompt.as_ref(), &scope.context, self.threshold, inv, input, judge_calls).await?
+            }
         };
         Ok((pass, score, reason))
     }

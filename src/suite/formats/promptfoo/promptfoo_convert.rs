@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 use super::super::native_text::{glob_files, literal, placeholder_model, task_id};
 use super::super::{ConvertCx, Converted, ForeignFormat, Problems};
 use super::nunjucks::{prepare_vars, render};
-use super::promptfoo_graders::{Scripts, asks_judge, graders};
-use super::provider_agents::{ProviderAgent, agents, judge};
+use super::promptfoo_graders::{Scripts, asks_judge, embeds, graders};
+use super::provider_agents::{DEFAULT_EMBEDDING_MODEL, ProviderAgent, agents, judge};
 use super::test_rows::{Row, rows};
 
 pub struct Promptfoo;
@@ -130,6 +130,12 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
             },
             None => placeholder_model(),
         };
+        let embeds =
+            tasks.iter().flat_map(|t| t["grade"].as_array().into_iter().flatten()).any(|g| embeds(&g["assertion"]));
+        if embeds && doc.pointer("/defaultTest/options/provider").is_none() {
+            // promptfoo's default embedding provider: OpenAI's, as the placeholder judge is.
+            suite["judge"]["embedding"] = json!({"provider": "openai", "model": DEFAULT_EMBEDDING_MODEL});
+        }
     }
     suite["tasks"] = Value::Array(tasks);
     Ok(Converted { suite, origins })

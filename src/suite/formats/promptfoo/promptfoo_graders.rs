@@ -47,14 +47,29 @@ fn rebase_scripts(a: &mut Value, scripts: &Scripts, at: &str, problems: &mut Pro
 
 /// The assertions given the test's `context` (the rendered prompt, the vars): scripts and
 /// the model-graded ones.
-const GIVEN_CONTEXT: [&str; 6] =
-    ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric"];
+const GIVEN_CONTEXT: [&str; 7] =
+    ["javascript", "python", "model-graded-closedqa", "factuality", "g-eval", "llm-rubric", "answer-relevance"];
 
-/// Whether an assertion (or one of its set) asks the judge.
+/// An assertion's type without `not-` and a `:METRIC`.
+fn base_type(a: &Value) -> &str {
+    let written = a.get("type").and_then(Value::as_str).unwrap_or_default();
+    written.trim_start_matches("not-").split(':').next().unwrap_or_default()
+}
+
+/// Whether an assertion (or one of its set) is of one of `types`.
+fn any_of(a: &Value, types: &[&str]) -> bool {
+    types.contains(&base_type(a))
+        || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(|i| any_of(i, types)))
+}
+
+/// Whether an assertion (or one of its set) asks the judge (or its embedding model).
 pub(super) fn asks_judge(a: &Value) -> bool {
-    let judged = ["llm-rubric", "model-graded-closedqa", "factuality", "g-eval"];
-    a.get("type").and_then(Value::as_str).is_some_and(|t| judged.contains(&t.trim_start_matches("not-")))
-        || a.get("assert").and_then(Value::as_array).is_some_and(|l| l.iter().any(asks_judge))
+    any_of(a, &["llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance", "similar"])
+}
+
+/// Whether an assertion (or one of its set) compares embeddings.
+pub(super) fn embeds(a: &Value) -> bool {
+    any_of(a, &["similar", "answer-relevance"])
 }
 
 /// An assertion's type without `not-`, when it is one of `GIVEN_CONTEXT`.

@@ -184,8 +184,32 @@ fn exec(command: &str, id: &str, config: &Map<String, Value>, at: &str, problems
 }
 
 /// The suite's judge: promptfoo's grading provider (`defaultTest.options.provider`), a
-/// model provider; `None` (with the problem) for any other.
+/// model provider, or one by output type (`{text: …, embedding: …}`: the judge, and its
+/// `embedding` model); `None` (with the problem) for any other.
 pub(super) fn judge(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    if let Some(typed) = provider.as_object().filter(|o| o.contains_key("text") || o.contains_key("embedding")) {
+        let embedding = match typed.get("embedding") {
+            Some(e) => Some(embedding_model(e, &format!("{at}/embedding"), problems)?),
+            None => None,
+        };
+        // Without `text`, the judge is the embedding model's endpoint: it needs no other key,
+        // and a text-graded assertion asking it gets that endpoint's error (promptfoo errors).
+        let mut judge = match (typed.get("text"), &embedding) {
+            (Some(text), _) => judge(text, &format!("{at}/text"), problems)?,
+            (None, Some(e)) => e.clone(),
+            (None, None) => super::super::native_text::placeholder_model(),
+        };
+        if let Some(e) = embedding {
+            judge["embedding"] = e;
+        }
+        for key in typed.keys().filter(|k| !matches!(k.as_str(), "text" | "embedding")) {
+            problems.push((
+                format!("{at}/{key}"),
+                format!("a grading provider for `{key}` is not supported (`text` and `embedding` are)"),
+            ));
+        }
+        return Some(judge);
+    }
     let mut found = Vec::new();
     let list = json!([provider]);
     for (id, _, config, _) in entries(&list, problems) {
@@ -225,6 +249,41 @@ fn responses_by_default(model: &str) -> bool {
         (Some(major), Some(minor)) => major > 5.0 || (major == 5.0 && minor >= 6.0),
         _ => false,
     }
+}
+
+/// promptfoo's default embedding model (`DefaultEmbeddingProvider`), that of an
+/// `openai:embedding` provider without a model too.
+pub(super) const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
+
+/// An embedding provider (`openai:embedding:MODEL`, `openai:embeddings:MODEL`; its
+/// `apiBaseUrl`, `apiKeyEnvar`) as the judge's `embedding` model.
+fn embedding_model(provider: &Value, at: &str, problems: &mut Problems) -> Option<Value> {
+    let list = json!([provider]);
+    let (id, _, config, _) = entries(&list, problems).pop()?;
+    let model = match id.split(':').collect::<Vec<_>>().as_slice() {
+        ["openai", "embedding" | "embeddings"] => DEFAULT_EMBEDDING_MODEL,
+        ["openai", "embedding" | "embeddings", model] if !model.is_empty() => *model,
+        _ => {
+            problems.push((at.to_owned(), format!("the embedding provider `{id}` is not supported (`openai:embedding:MODEL` is, at any OpenAI-compatible `apiBaseUrl`)")));
+            return None;
+        }
+    };
+    let mut embedding = json!({"provider": "openai", "model": model});
+    for (key, value) in &config {
+        match key.as_str() {
+            "apiBaseUrl" | "apiHost" => embedding["base_url"] = value.clone(),
+            "apiKeyEnvar" => embedding["api_key_env"] = value.clone(),
+            "apiKey" => problems.push((
+                format!("{at}/config/apiKey"),
+                "a key written in the file is not read: name its environment variable with `apiKeyEnvar`".into(),
+            )),
+            _ => problems.push((
+                format!("{at}/config/{key}"),
+                format!("the embedding provider config key `{key}` is not supported"),
+            )),
+        }
+    }
+    Some(embedding)
 }
 
 /// A model agent from a provider's model and `config`.
@@ -310,6 +369,30 @@ mod tests {
         {
             assert_eq!(responses_by_default(model), responses, "{model}");
         }
+    }
+
+    #[test]
+    fn a_grading_provider_by_output_type_is_the_judge_and_its_embedding_model() {
+        let mut problems = Problems::new();
+        let typed = json!({
+            "text": {"id": "openai:chat:judge", "config": {"apiBaseUrl": "http://x/v1"}},
+            "embedding": {"id": "openai:embedding:e", "config": {"apiBaseUrl": "http://e/v1", "apiKeyEnvar": "E_KEY"}}
+        });
+        let both = judge(&typed, "/p", &mut problems).unwrap();
+        assert_eq!(
+            both,
+            json!({"provider": "openai", "model": "judge", "base_url": "http://x/v1",
+                "embedding": {"provider": "openai", "model": "e", "base_url": "http://e/v1", "api_key_env": "E_KEY"}})
+        );
+        // Without `text`, the embedding model's endpoint is the judge (no other key needed).
+        let alone = judge(&json!({"embedding": "openai:embeddings"}), "/p", &mut problems).unwrap();
+        assert_eq!(alone["model"], "text-embedding-3-large");
+        assert_eq!(alone["embedding"]["model"], "text-embedding-3-large");
+        assert!(problems.is_empty(), "{problems:?}");
+        judge(&json!({"embedding": "vertex:embedding:x", "moderation": "openai:moderation"}), "/p", &mut problems);
+        judge(&json!({"embedding": {"id": "openai:embedding:e", "config": {"apiKey": "sk-1"}}}), "/q", &mut problems);
+        let at: Vec<&str> = problems.iter().map(|(at, _)| at.as_str()).collect();
+        assert_eq!(at, ["/p/embedding", "/q/embedding/config/apiKey"], "{problems:?}");
     }
 
     #[test]
