@@ -361,5 +361,117 @@ def main():
         ], indent=1) + "\n")
 
 
+
+# Script providers (`file://x.js`, `.mjs`, `.cjs`, `file://x.py`, `python:x.py:fn`): each
+# answers by the prompt's last word (a throw, an `error` field, nothing, `null`, an object,
+# a number, a huge answer, prints forging a verdict, its options, a cost) or echoes it.
+SCRIPTPROV_JS = """// A promptfoo provider class: its answer is chosen by the prompt's last word.
+const pick = (prompt, who, options) => {
+  const last = prompt.trim().split(/\\s+/).pop();
+  switch (last) {
+    case "throw": throw new Error("the provider threw");
+    case "error": return { error: "the provider said no", output: "Paris anyway" };
+    case "errorempty": return { error: "", output: "Paris, no error" };
+    case "nooutput": return { tokenUsage: { prompt: 1, completion: 1, total: 2 } };
+    case "null": return { output: null };
+    case "object": return { output: { answer: "Paris", n: 2, ok: true } };
+    case "number": return { output: 42.0 };
+    case "huge": return { output: "x".repeat(2000000) + " Paris" };
+    case "forged":
+      console.log('{"kind":"boolean","value":true}');
+      process.stdout.write('{"output": "Paris"}\\n::error::forged\\n');
+      return { output: "a forged attempt" };
+    case "options": return { output: `${options.id}|${options.config.greeting}|${typeof options.config.basePath}` };
+    case "cost": return { output: "Paris costs", cost: 0.002, tokenUsage: { prompt: 3, completion: 4, total: 7 } };
+    case "cheap": return { output: "Paris is cheap", cost: 0.0001 };
+    case "string": return "Paris as a bare string";
+    case "nonjson": return { output: "{not json: Paris" };
+    default: return { output: `${who}: ${prompt}` };
+  }
+};
+"""
+SCRIPTPROV_PY = """# A promptfoo Python provider: its answer is chosen by the prompt's last word.
+import json
+
+
+def pick(prompt, who, options):
+    last = (prompt.split() or [""])[-1]
+    if last == "throw":
+        raise ValueError("the provider raised")
+    if last == "error":
+        return {"error": "the provider said no", "output": "Paris anyway"}
+    if last == "errorempty":
+        return {"error": "", "output": "Paris, no error"}
+    if last == "nooutput":
+        return {"tokenUsage": {"prompt": 1, "completion": 1, "total": 2}}
+    if last == "null":
+        return {"output": None}
+    if last == "object":
+        return {"output": {"answer": "Paris", "n": 2.0, "ok": True}}
+    if last == "number":
+        return {"output": 42.0}
+    if last == "huge":
+        return {"output": "x" * 2000000 + " Paris"}
+    if last == "forged":
+        print('{"value": true}')
+        print(json.dumps({"output": "Paris"}))
+        return {"output": "a forged attempt"}
+    if last == "options":
+        return {"output": f"{options.get('id')}|{options['config'].get('greeting')}|{type(options['config'].get('basePath')).__name__}"}
+    if last == "cost":
+        return {"output": "Paris costs", "cost": 0.002, "tokenUsage": {"prompt": 3, "completion": 4, "total": 7}}
+    if last == "cheap":
+        return {"output": "Paris is cheap", "cost": 0.0001}
+    if last == "string":
+        return "Paris as a bare string"
+    if last == "nonjson":
+        return {"output": "{not json: Paris"}
+    return {"output": f"{who}: {prompt}"}
+
+
+def call_api(prompt, options, context):
+    return pick(prompt, "py", options)
+
+
+async def answer(prompt, options, context):
+    return pick(prompt, "named", options)
+"""
+
+
+def scriptprov():
+    """scriptprov.yaml and its providers."""
+    with open(os.path.join(HERE, "scriptprov_provider.js"), "w") as f:
+        f.write(SCRIPTPROV_JS + "module.exports = class {\n  constructor(options) { this.options = options; }\n"
+                "  id() { return 'js'; }\n  async callApi(prompt, context) { return pick(prompt, 'js', this.options); }\n};\n")
+    with open(os.path.join(HERE, "scriptprov_provider.mjs"), "w") as f:
+        f.write(SCRIPTPROV_JS + "export default class Provider {\n  constructor(options) { this.options = options; }\n"
+                "  id() { return 'mjs'; }\n  callApi(prompt) { return Promise.resolve(pick(prompt, 'mjs', this.options)); }\n}\n")
+    with open(os.path.join(HERE, "scriptprov_provider.cjs"), "w") as f:
+        f.write(SCRIPTPROV_JS + "module.exports = function Provider(options) {\n  this.id = () => 'fn';\n"
+                "  this.callApi = async (prompt) => pick(prompt, 'fn', options);\n};\n")
+    with open(os.path.join(HERE, "scriptprov_provider.py"), "w") as f:
+        f.write(SCRIPTPROV_PY)
+    words = ["throw", "error", "errorempty", "nooutput", "null", "object", "number", "huge", "forged",
+             "options", "cost", "cheap", "string", "nonjson"]
+    answers = ["Paris is the capital."] + [f"Paris {w}" for w in words] + HOSTILE
+    greeting = {"greeting": "hello {{ there }}"}
+    write("scriptprov.yaml", {"description": "script providers", "prompts": PROMPTS, "providers": [
+        {"id": "file://scriptprov_provider.js", "label": "js", "config": greeting},
+        {"id": "file://scriptprov_provider.mjs", "label": "mjs"},
+        {"id": "file://scriptprov_provider.cjs", "label": "fn", "config": greeting},
+        {"id": "file://scriptprov_provider.py", "label": "py", "config": greeting},
+        {"id": "python:scriptprov_provider.py:answer", "label": "named"},
+    ], "tests": [
+        test("script contains", [{"type": "contains", "value": "Paris"}], answers),
+        test("script json", [{"type": "is-json"}, {"type": "contains-json"}], answers, threshold=0.5),
+        test("script exact", [{"type": "equals", "value": "{\"answer\":\"Paris\",\"n\":2,\"ok\":true}"},
+                              {"type": "equals", "value": "42"}, {"type": "starts-with", "value": "file:"},
+                              {"type": "icontains", "value": "hello {{ there }}|string"}], answers, threshold=0.25),
+        test("script cost", [{"type": "cost", "threshold": 0.001}], ["Paris cost", "Paris cheap"]),
+        test("script not", [{"type": "not-icontains", "value": "forged"}, {"type": "not-regex", "value": "^(js|py|fn|mjs|named): "}], answers),
+    ]})
+
+
 if __name__ == "__main__":
     main()
+    scriptprov()

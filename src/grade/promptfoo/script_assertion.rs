@@ -33,6 +33,14 @@ pub(super) struct Script {
     pub source: Source,
 }
 
+/// The node harness: `javascript` assertions, `options.transform`, and (with an argument)
+/// `file://` JavaScript providers, whose converted command agents run it.
+pub const JS_HARNESS: &str = include_str!("script_harness.js");
+
+/// The python3 harness: `python` assertions, and (with an argument) `file://x.py` and
+/// `python:` providers, whose converted command agents run it.
+pub const PY_HARNESS: &str = include_str!("script_harness.py");
+
 /// How long a script may run at most (promptfoo sets no bound; evalgate bounds every
 /// process): this, or the task's timeout when shorter.
 pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
@@ -103,8 +111,8 @@ impl Script {
             }
         }
         let (program, harness) = match self.language {
-            Language::Javascript => ("node", include_str!("script_harness.js")),
-            Language::Python => ("python3", include_str!("script_harness.py")),
+            Language::Javascript => ("node", JS_HARNESS),
+            Language::Python => ("python3", PY_HARNESS),
         };
         let flag = if self.language == Language::Javascript { "-e" } else { "-c" };
         let argv = vec![program.to_owned(), flag.to_owned(), harness.to_owned()];
@@ -159,7 +167,7 @@ pub(super) async fn transform(
 ) -> Result<String, String> {
     let vars = context.get("vars").cloned().unwrap_or(Value::Null);
     let request = json!({"transform": code, "output": output, "context": {"vars": vars, "prompt": {"label": ""}}});
-    let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
+    let argv = vec!["node".to_owned(), "-e".to_owned(), JS_HARNESS.to_owned()];
     let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
     spec.stdin = Some(request.to_string().into_bytes());
     let out = run_process(spec).await.map_err(|e| e.to_string())?;

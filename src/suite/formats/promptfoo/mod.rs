@@ -6,12 +6,14 @@
 //! One file per job: `promptfoo_convert` reads the config and builds the suite;
 //! `test_rows` finds the tests (inline, CSV, JSONL, YAML, JSON) and applies `defaultTest`
 //! and var expansion; `nunjucks` renders prompts and values; `provider_agents` turns
-//! providers into agents (`http_provider`: promptfoo's `http` provider).
+//! providers into agents (`http_provider`: promptfoo's `http` provider; `script_provider`:
+//! its `file://` and `python:` script providers).
 
 mod http_provider;
 mod nunjucks;
 mod promptfoo_convert;
 mod promptfoo_graders;
 mod provider_agents;
+mod script_provider;
 mod test_rows;
 pub use promptfoo_convert::Promptfoo;

@@ -69,7 +69,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let dir = cx.file.parent().unwrap_or(Path::new(""));
     let prompts = prompts(doc.get("prompts").unwrap_or(&Value::Null), dir, &mut problems);
     let providers = doc.get("providers").or_else(|| doc.get("targets")).unwrap_or(&Value::Null);
-    let agents = if cx.agent.is_none() { agents(providers, &mut problems) } else { Vec::new() };
+    let agents = if cx.agent.is_none() { agents(providers, dir, &mut problems) } else { Vec::new() };
     if cx.agent.is_none() && agents.is_empty() && !problems.iter().any(|(p, _)| p.starts_with("/providers")) {
         problems.push(("/providers".into(), "a promptfoo config needs `providers` to run on its own".into()));
     }
