@@ -52,6 +52,7 @@ mod paired_gate;
 mod papercuts;
 mod promptfoo;
 mod promptfoo_diff;
+mod promptfoo_script_providers;
 mod promptfoo_scripts;
 mod reader;
 mod regression;
