@@ -453,23 +453,51 @@ def scriptprov():
         f.write(SCRIPTPROV_PY)
     words = ["throw", "error", "errorempty", "nooutput", "null", "object", "number", "huge", "forged",
              "options", "cost", "cheap", "string", "nonjson"]
-    answers = ["Paris is the capital."] + [f"Paris {w}" for w in words] + HOSTILE
+    # One prompt, and the hostile answers only where they can tell: every run starts a process.
+    answers = ["Paris is the capital."] + [f"Paris {w}" for w in words]
+    hostile = answers + HOSTILE
     greeting = {"greeting": "hello {{ there }}"}
-    write("scriptprov.yaml", {"description": "script providers", "prompts": PROMPTS, "providers": [
+    grading = {"id": "openai:chat:judge", "config": {"apiBaseUrl": "http://127.0.0.1:18941/v1", "apiKeyEnvar": "STAND_IN_KEY"}}
+    write("scriptprov.yaml", {"description": "script providers", "prompts": PROMPTS[:1], "defaultTest": {"options": {"provider": grading}}, "providers": [
         {"id": "file://scriptprov_provider.js", "label": "js", "config": greeting},
         {"id": "file://scriptprov_provider.mjs", "label": "mjs"},
         {"id": "file://scriptprov_provider.cjs", "label": "fn", "config": greeting},
         {"id": "file://scriptprov_provider.py", "label": "py", "config": greeting},
         {"id": "python:scriptprov_provider.py:answer", "label": "named"},
     ], "tests": [
-        test("script contains", [{"type": "contains", "value": "Paris"}], answers),
+        test("script contains", [{"type": "contains", "value": "Paris"}], hostile),
         test("script json", [{"type": "is-json"}, {"type": "contains-json"}], answers, threshold=0.5),
         test("script exact", [{"type": "equals", "value": "{\"answer\":\"Paris\",\"n\":2,\"ok\":true}"},
                               {"type": "equals", "value": "42"}, {"type": "starts-with", "value": "file:"},
                               {"type": "icontains", "value": "hello {{ there }}|string"}], answers, threshold=0.25),
         test("script cost", [{"type": "cost", "threshold": 0.001}], ["Paris cost", "Paris cheap"]),
-        test("script not", [{"type": "not-icontains", "value": "forged"}, {"type": "not-regex", "value": "^(js|py|fn|mjs|named): "}], answers),
-    ]})
+        test("script not", [{"type": "not-icontains", "value": "forged"}, {"type": "not-regex", "value": "^(js|py|fn|mjs|named): "}], hostile),
+    ] + file_value_tests()})
+
+
+def file_value_tests():
+    """Assertion values and grading prompts read from `file://` (text trimmed and never
+    rendered, JSON and YAML parsed, a file in a list of values)."""
+    files = {"scriptprov_value.txt": "\n  Paris is  \n\n", "scriptprov_template.txt": "{{ answer }}\n",
+             "scriptprov_schema.yaml": "type: object\nrequired: [answer]\n", "scriptprov_list.json": "[\"Lyon\", \"capital\"]\n",
+             "scriptprov_rubric.txt": "Judge this file.\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ rubric }}\n</Rubric>\n",
+             "scriptprov_rubric.json": json.dumps([{"role": "system", "content": "Grade it."},
+                                                   {"role": "user", "content": "[Submission]: {{completion}}\n***\n[Criterion]: {{criteria}}\n***"}]) + "\n"}
+    for name, text in files.items():
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(text)
+    answers = ["Paris is the capital.", "Lyon is not", "Paris object"]
+    return [
+        test("file text", [{"type": "contains", "value": "file://scriptprov_value.txt"}], answers),
+        test("file text unrendered", [{"type": "not-contains", "value": "file://scriptprov_template.txt"}], answers),
+        test("file schema", [{"type": "is-json", "value": "file://scriptprov_schema.yaml"}], answers),
+        test("file list", [{"type": "icontains-any", "value": "file://scriptprov_list.json"},
+                           {"type": "contains-all", "value": ["file://scriptprov_value.txt", "Paris"]}], answers, threshold=0.5),
+        test("file rubric", [{"type": "llm-rubric", "value": "mentions `capital`"}], answers,
+             options={"rubricPrompt": "file://scriptprov_rubric.txt"}),
+        test("file chat rubric", [{"type": "model-graded-closedqa", "value": "mentions `Paris` [plain]"}], answers,
+             options={"rubricPrompt": "file://scriptprov_rubric.json"}),
+    ]
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@
 //!
 //! One file per job: `promptfoo_convert` reads the config and builds the suite;
 //! `test_rows` finds the tests (inline, CSV, JSONL, YAML, JSON) and applies `defaultTest`
-//! and var expansion; `nunjucks` renders prompts and values; `provider_agents` turns
+//! and var expansion; `nunjucks` renders prompts and values; `file_values` reads what a
+//! test takes from `file://` (assertion values, a grading prompt); `provider_agents` turns
 //! providers into agents (`http_provider`: promptfoo's `http` provider; `script_provider`:
 //! its `file://` and `python:` script providers).
 
+mod file_values;
 mod http_provider;
 mod nunjucks;
 mod promptfoo_convert;

@@ -419,12 +419,12 @@ fn task(
     let test = json!({"description": t.get("description"), "vars": loaded, "assert": t.get("assert"),
         "threshold": t.get("threshold"), "metadata": t.get("metadata")});
     let context = json!({"prompt": rendered_prompt, "vars": loaded, "test": test});
-    let rubric_prompt = options.get("rubricPrompt").cloned();
+    let mut rubric_prompt = options.get("rubricPrompt").cloned();
     if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
-        problems.push((
-            format!("{at}/options/rubricPrompt"),
-            format!("a grading prompt from a file (`{p}`) is not supported: write it in the config"),
-        ));
+        match super::file_values::rubric_prompt(p, config_dir) {
+            Ok(text) => rubric_prompt = Some(text),
+            Err(why) => problems.push((format!("{at}/options/rubricPrompt"), why)),
+        }
     }
     let transform = match options.get("transform") {
         None | Some(Value::Null) => None,

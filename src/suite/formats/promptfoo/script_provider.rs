@@ -19,10 +19,11 @@ use crate::grade::{PROMPTFOO_JS_HARNESS, PROMPTFOO_PY_HARNESS};
 /// promptfoo's JavaScript and TypeScript extensions (`isJavascriptFile`); node runs the first three.
 const JAVASCRIPT: [&str; 6] = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"];
 
-/// Whether promptfoo reads `id` as a script provider (its `python` factory and its
-/// JavaScript one), or names a provider config file (`file://x.yaml`).
+/// Whether promptfoo reads `id` as a script provider (its `python` factory: `python:` or a
+/// `file://` `.py`; its JavaScript one: any path ending in a JavaScript extension, `file://`
+/// or not), or names a provider config file (`file://x.yaml`).
 pub(super) fn is_script(id: &str) -> bool {
-    id.starts_with("python:") || id.starts_with("file://")
+    id.starts_with("python:") || id.starts_with("file://") || JAVASCRIPT.iter().any(|e| id.ends_with(e))
 }
 
 /// The command agent of a script provider; `None` (with the problem at `at`) for a file
@@ -98,6 +99,8 @@ mod tests {
         }
         let js = agent("file://p.js", &Map::new(), dir.path(), "/providers/1", &mut problems).unwrap();
         assert_eq!((js["command"][0].as_str(), js["stdin"].as_bool()), (Some("node"), Some(true)));
+        assert!(is_script("p.js") && agent("p.js", &Map::new(), dir.path(), "/providers/1", &mut problems).is_some());
+        assert!(!is_script("p.py") && !is_script("openai:chat:gpt-4o"));
         assert!(problems.is_empty(), "{problems:?}");
         for (id, why) in [
             ("file://p.ts", "TypeScript"),
