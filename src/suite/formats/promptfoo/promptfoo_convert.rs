@@ -77,7 +77,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if cx.agent.is_none() && agents.iter().any(|a| a.model) && agents.iter().any(|a| !a.model) {
         problems.push((
             "/providers".into(),
-            "`echo` beside a model provider is not supported: a task is a chat for a model and text for `echo`".into(),
+            "a provider that is not a model (`echo`, `exec:`, `http`, a script) beside a model provider is not supported: a task is a chat for a model and text for the others".into(),
         ));
     }
     let rows = rows(doc, cx.file, &mut problems);
