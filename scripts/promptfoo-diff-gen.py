@@ -483,6 +483,11 @@ def file_value_tests():
              "scriptprov_rubric.txt": "Judge this file.\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ rubric }}\n</Rubric>\n",
              "scriptprov_rubric.json": json.dumps([{"role": "system", "content": "Grade it."},
                                                    {"role": "user", "content": "[Submission]: {{completion}}\n***\n[Criterion]: {{criteria}}\n***"}]) + "\n"}
+    files["scriptprov_transform.js"] = ("// A transform module: a named function and a default one.\n"
+                                        "module.exports = (output, context) => ({ wrapped: output, n: context.vars.answer.length });\n"
+                                        "module.exports.shout = (output) => output.toUpperCase();\n")
+    files["scriptprov_transform.py"] = ("def get_transform(output, context):\n    if 'Lyon' in output:\n        return None\n"
+                                        "    if 'object' in output:\n        return {'len': len(output), 'x': 1.0}\n    return output.upper()\n")
     for name, text in files.items():
         with open(os.path.join(HERE, name), "w") as f:
             f.write(text)
@@ -495,6 +500,14 @@ def file_value_tests():
                            {"type": "contains-all", "value": ["file://scriptprov_value.txt", "Paris"]}], answers, threshold=0.5),
         test("file rubric", [{"type": "llm-rubric", "value": "mentions `capital`"}], answers,
              options={"rubricPrompt": "file://scriptprov_rubric.txt"}),
+        # A provider's object answer reaches a transform as the object in promptfoo, as its
+        # JSON text in evalgate (a documented difference): these two see text answers only.
+        test("file transform named", [{"type": "contains", "value": "PARIS"}], answers[:2] + ["an object of Paris"],
+             options={"transform": "file://scriptprov_transform.js:shout"}),
+        test("file transform default", [{"type": "is-json"}, {"type": "contains", "value": "\"n\":"}], answers,
+             options={"transform": "file://scriptprov_transform.js"}),
+        test("file transform python", [{"type": "contains", "value": "PARIS"}], answers[:2] + ["an object of Paris"],
+             options={"transform": "file://scriptprov_transform.py"}),
         test("file chat rubric", [{"type": "model-graded-closedqa", "value": "mentions `Paris` [plain]"}], answers,
              options={"rubricPrompt": "file://scriptprov_rubric.json"}),
     ]

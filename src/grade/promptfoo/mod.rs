@@ -14,4 +14,4 @@ mod overlap;
 mod promptfoo_check;
 mod script_assertion;
 pub use promptfoo_check::*;
-pub use script_assertion::{JS_HARNESS, PY_HARNESS};
+pub use script_assertion::{JS_HARNESS, PY_HARNESS, transform_file};

@@ -3,7 +3,8 @@
 // findLastStatementSemicolon are promptfoo's, MIT). evalgate's `promptfoo` grader starts it
 // with `node -e` and reads the one JSON line it writes on stdout: {"kind", "value"} (the
 // function's result, `typeof` and value) or {"threw": message}. Whatever the script prints
-// goes to stderr, so it cannot forge that line. stdin: {code | file, function, output, context}.
+// goes to stderr, so it cannot forge that line. stdin: {code | file, function, output, context};
+// for `options.transform`, {transform (inline code) | transform_file, function, output, context}.
 //
 // With an argument it is a `file://` script provider instead (src/providers/index.ts's
 // JavaScript factory, src/evaluator.ts): argv[1] is {file, options}, stdin the prompt; the
@@ -59,7 +60,23 @@ function buildFunctionBody(code) {
   return `return ${trimmed}`;
 }
 
+/** promptfoo's `getJavascriptTransformFunction`: the named export, the module, or its default. */
+async function fileTransform(file, name) {
+  const imported = await import(pathToFileURL(file).toString());
+  const mod = imported?.default?.default || imported?.default || imported;
+  if (name && Object.prototype.hasOwnProperty.call(mod, name) && typeof mod[name] === "function") return mod[name];
+  if (typeof mod === "function") return mod;
+  if (mod.default && typeof mod.default === "function") return mod.default;
+  throw new Error(`Transform ${file} must export a function, have a default export as a function, or export the specified function "${name}"`);
+}
+
 async function run(req) {
+  if (typeof req.transform_file === "string") {
+    const fn = await fileTransform(req.transform_file, req.function);
+    const result = await fn(req.output, req.context, process);
+    if (result === null || result === undefined) throw new Error("Transform function did not return a value");
+    return { transformed: typeof result === "string" ? result : JSON.stringify(result) };
+  }
   if (typeof req.transform === "string") {
     // promptfoo's `getInlineTransformFunction`; a transform must return a value.
     const code = req.transform;
@@ -123,7 +140,8 @@ process.stdin.on("end", async () => {
   try {
     const req = JSON.parse(input);
     const result = await run(req);
-    out = typeof req.transform === "string" ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
+    const transforming = typeof req.transform === "string" || typeof req.transform_file === "string";
+    out = transforming ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
   } catch (err) {
     out = { threw: String(err && err.message !== undefined ? err.message : err) };
   }

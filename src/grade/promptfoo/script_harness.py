@@ -3,7 +3,8 @@
 # context):` around it), a file's `get_assert` or named function. evalgate's `promptfoo`
 # grader starts it with `python3 -c` and reads the one JSON line it writes on stdout:
 # {"value": result} or {"threw": message}. What the script prints goes to stderr, so it
-# cannot forge that line. stdin: {code | file, function, output, context}.
+# cannot forge that line. stdin: {code | file, function, output, context}; for a `file://x.py`
+# `options.transform`, {transform_file, function, output, context}, answered {"transformed": text}.
 #
 # With an argument it is a `file://x.py` / `python:` script provider instead
 # (src/providers/pythonCompletion.ts, src/python/persistent_wrapper.py): argv[1] is
@@ -109,8 +110,24 @@ if len(sys.argv) > 1:
     sys.stderr.flush()
     os._exit(0)
 
+def transform(req):
+    """A `file://x.py` `options.transform` (promptfoo's `get_transform`): its result as text,
+    as node's `JSON.stringify` writes what is not a string; nothing returned is an error."""
+    method = named(load(req["transform_file"]), req.get("function") or "get_transform")
+    result = js_value(json.loads(json.dumps(call(method, [req["output"], req["context"]]))))
+    if result is None:
+        raise ValueError("Transform function did not return a value")
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+
+
 try:
-    text = json.dumps({"value": run(json.load(sys.stdin))}, ensure_ascii=False, allow_nan=False)
+    req = json.load(sys.stdin)
+    if "transform_file" in req:
+        text = json.dumps({"transformed": transform(req)}, ensure_ascii=False)
+    else:
+        text = json.dumps({"value": run(req)}, ensure_ascii=False, allow_nan=False)
 except BaseException as err:  # noqa: BLE001 - every failure is promptfoo's "execution failed"
     text = json.dumps({"threw": f"{type(err).__name__}: {err}"})
 reply.write(text + "\n")

@@ -83,6 +83,21 @@ pub(super) fn rubric_prompt(reference: &str, dir: &Path) -> Result<Value, String
     text(dir, path).map(Value::String)
 }
 
+/// A test's `options.transform`: inline code as it is; `file://PATH[:FUNCTION]` (a
+/// JavaScript or Python file beside the config, promptfoo's `getFileTransformFunction`)
+/// made relative to the suite (`rel_dir`).
+pub(super) fn transform(code: &str, rel_dir: &Path, dir: &Path) -> Result<String, String> {
+    let Some((path, function)) = crate::grade::promptfoo_transform_file(code) else { return Ok(code.to_owned()) };
+    if !matches!(extension(path).as_str(), "js" | "cjs" | "mjs" | "py") {
+        return Err(format!("a transform file runs as JavaScript (`.js`, `.cjs`, `.mjs`) or Python (`.py`), not `{path}`"));
+    }
+    if !dir.join(path).is_file() {
+        return Err(format!("no transform file `{path}` (beside the config)"));
+    }
+    let rebased = rel_dir.join(path).display().to_string();
+    Ok(format!("file://{rebased}{}", function.map(|f| format!(":{f}")).unwrap_or_default()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +128,11 @@ mod tests {
         assert_eq!(at, ["/tests/0/assert/0/assert/4/value", "/tests/0/assert/0/assert/5/value", "/tests/0/assert/0/assert/6/value"]);
         assert!(problems[0].1.contains("computed by a script") && problems[1].1.contains("gone.txt"), "{problems:?}");
         assert_eq!(rubric_prompt("file://r.txt", dir.path()).unwrap(), "Grade {{ output }}\n");
+        std::fs::write(dir.path().join("t.py"), "").unwrap();
+        assert_eq!(transform("file://t.py:shout", Path::new("pf"), dir.path()).unwrap(), "file://pf/t.py:shout");
+        assert_eq!(transform("output.trim()", Path::new("pf"), dir.path()).unwrap(), "output.trim()");
+        assert!(transform("file://gone.js", Path::new(""), dir.path()).unwrap_err().contains("no transform file"));
+        assert!(transform("file://t.ts", Path::new(""), dir.path()).unwrap_err().contains("not `t.ts`"));
         assert!(rubric_prompt("file://r.js", dir.path()).unwrap_err().contains("script"));
     }
 }

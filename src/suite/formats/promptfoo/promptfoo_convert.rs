@@ -428,11 +428,17 @@ fn task(
     }
     let transform = match options.get("transform") {
         None | Some(Value::Null) => None,
-        Some(Value::String(code)) if !code.starts_with("file://") => Some(code.clone()),
+        Some(Value::String(code)) => match super::file_values::transform(code, rel_dir, config_dir) {
+            Ok(code) => Some(code),
+            Err(why) => {
+                problems.push((format!("{at}/options/transform"), why));
+                None
+            }
+        },
         Some(_) => {
             problems.push((
                 format!("{at}/options/transform"),
-                "a transform evalgate runs is inline JavaScript (a file's transform is not supported)".into(),
+                "a transform is JavaScript, or `file://PATH[:FUNCTION]` (a `.js`, `.cjs`, `.mjs` or `.py` file)".into(),
             ));
             None
         }
