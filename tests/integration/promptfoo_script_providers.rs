@@ -81,7 +81,11 @@ fn script_providers_answer_as_promptfoo_reads_them() {
 fn converted_with_timeout(test: &Test, timeout: &str) {
     let out = test.command().args(["convert", "promptfooconfig.yaml"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let suite = String::from_utf8(out.stdout).unwrap().replacen("\nagents:", &format!("\ndefaults: {{timeout: {timeout}}}\nagents:"), 1);
+    let suite = String::from_utf8(out.stdout).unwrap().replacen(
+        "\nagents:",
+        &format!("\ndefaults: {{timeout: {timeout}}}\nagents:"),
+        1,
+    );
     std::fs::write(test.path().join("suite.yaml"), suite).unwrap();
 }
 

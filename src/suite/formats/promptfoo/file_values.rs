@@ -34,12 +34,17 @@ fn assertion_value(reference: &str, dir: &Path) -> Result<Value, String> {
     }
     match ext.as_str() {
         "json" | "yaml" | "yml" => {
-            let doc = crate::yaml::Document::parse(&text(dir, path)?).map_err(|e| format!("`{path}`: {}", e.message))?;
+            let doc =
+                crate::yaml::Document::parse(&text(dir, path)?).map_err(|e| format!("`{path}`: {}", e.message))?;
             serde::Deserialize::deserialize(doc.de(doc.root())).map_err(|e| format!("`{path}`: {e}"))
         }
         // JavaScript's `trim` also drops a byte-order mark.
-        "txt" => Ok(Value::String(text(dir, path)?.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}').to_owned())),
-        _ => Err(format!("an assertion value from `{path}`: promptfoo reads `.txt`, `.json`, `.yaml` and `.yml` files only")),
+        "txt" => {
+            Ok(Value::String(text(dir, path)?.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}').to_owned()))
+        }
+        _ => Err(format!(
+            "an assertion value from `{path}`: promptfoo reads `.txt`, `.json`, `.yaml` and `.yml` files only"
+        )),
     }
 }
 
@@ -47,9 +52,10 @@ fn assertion_value(reference: &str, dir: &Path) -> Result<Value, String> {
 /// promptfoo loads from it; a script assertion's file is its code and stays. Problems are
 /// at `at` (the assertion's pointer).
 pub(super) fn load_values(a: &mut Value, dir: &Path, at: &str, problems: &mut Problems) {
-    let script = a.get("type").and_then(Value::as_str).is_some_and(|t| {
-        matches!(t.trim_start_matches("not-"), "javascript" | "python" | "ruby")
-    });
+    let script = a
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| matches!(t.trim_start_matches("not-"), "javascript" | "python" | "ruby"));
     let mut load = |v: &mut Value, at: String| {
         if let Some(reference) = v.as_str().filter(|s| s.starts_with("file://")) {
             match assertion_value(reference, dir) {
@@ -78,7 +84,9 @@ pub(super) fn load_values(a: &mut Value, dir: &Path, at: &str, problems: &mut Pr
 pub(super) fn rubric_prompt(reference: &str, dir: &Path) -> Result<Value, String> {
     let path = reference.strip_prefix("file://").unwrap_or(reference);
     if SCRIPTS[..6].contains(&extension(path.split_once(':').map_or(path, |(p, _)| p)).as_str()) {
-        return Err(format!("a grading prompt made by a script (`{reference}`) is not supported: write it in a text file"));
+        return Err(format!(
+            "a grading prompt made by a script (`{reference}`) is not supported: write it in a text file"
+        ));
     }
     text(dir, path).map(Value::String)
 }
@@ -89,7 +97,9 @@ pub(super) fn rubric_prompt(reference: &str, dir: &Path) -> Result<Value, String
 pub(super) fn transform(code: &str, rel_dir: &Path, dir: &Path) -> Result<String, String> {
     let Some((path, function)) = crate::grade::promptfoo_transform_file(code) else { return Ok(code.to_owned()) };
     if !matches!(extension(path).as_str(), "js" | "cjs" | "mjs" | "py") {
-        return Err(format!("a transform file runs as JavaScript (`.js`, `.cjs`, `.mjs`) or Python (`.py`), not `{path}`"));
+        return Err(format!(
+            "a transform file runs as JavaScript (`.js`, `.cjs`, `.mjs`) or Python (`.py`), not `{path}`"
+        ));
     }
     if !dir.join(path).is_file() {
         return Err(format!("no transform file `{path}` (beside the config)"));
@@ -125,7 +135,14 @@ mod tests {
         assert_eq!(a["assert"][2]["value"], json!(["Paris {{ x }}", "Lyon"]));
         assert_eq!(a["assert"][3]["value"], "file://check.js");
         let at: Vec<&str> = problems.iter().map(|(at, _)| at.as_str()).collect();
-        assert_eq!(at, ["/tests/0/assert/0/assert/4/value", "/tests/0/assert/0/assert/5/value", "/tests/0/assert/0/assert/6/value"]);
+        assert_eq!(
+            at,
+            [
+                "/tests/0/assert/0/assert/4/value",
+                "/tests/0/assert/0/assert/5/value",
+                "/tests/0/assert/0/assert/6/value"
+            ]
+        );
         assert!(problems[0].1.contains("computed by a script") && problems[1].1.contains("gone.txt"), "{problems:?}");
         assert_eq!(rubric_prompt("file://r.txt", dir.path()).unwrap(), "Grade {{ output }}\n");
         std::fs::write(dir.path().join("t.py"), "").unwrap();
