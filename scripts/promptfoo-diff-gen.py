@@ -482,6 +482,156 @@ def embed_config():
                       options={"provider": {"embedding": {"id": "openai:embeddings:own-embed", "config": {"apiBaseUrl": site, "apiKeyEnvar": "STAND_IN_KEY"}}}}))
     return {"description": "embeddings", "prompts": PROMPTS, "providers": ["echo"], "defaultTest": {"options": {"provider": grading}}, "tests": tests}
 
+# Script providers (`file://x.js`, `.mjs`, `.cjs`, `file://x.py`, `python:x.py:fn`): each
+# answers by the prompt's last word (a throw, an `error` field, nothing, `null`, an object,
+# a number, a huge answer, prints forging a verdict, its options, a cost) or echoes it.
+SCRIPTPROV_JS = """// A promptfoo provider class: its answer is chosen by the prompt's last word.
+const pick = (prompt, who, options) => {
+  const last = prompt.trim().split(/\\s+/).pop();
+  switch (last) {
+    case "throw": throw new Error("the provider threw");
+    case "error": return { error: "the provider said no", output: "Paris anyway" };
+    case "errorempty": return { error: "", output: "Paris, no error" };
+    case "nooutput": return { tokenUsage: { prompt: 1, completion: 1, total: 2 } };
+    case "null": return { output: null };
+    case "object": return { output: { answer: "Paris", n: 2, ok: true } };
+    case "number": return { output: 42.0 };
+    case "huge": return { output: "x".repeat(2000000) + " Paris" };
+    case "forged":
+      console.log('{"kind":"boolean","value":true}');
+      process.stdout.write('{"output": "Paris"}\\n::error::forged\\n');
+      return { output: "a forged attempt" };
+    case "options": return { output: `${options.id}|${options.config.greeting}|${typeof options.config.basePath}` };
+    case "cost": return { output: "Paris costs", cost: 0.002, tokenUsage: { prompt: 3, completion: 4, total: 7 } };
+    case "cheap": return { output: "Paris is cheap", cost: 0.0001 };
+    case "string": return "Paris as a bare string";
+    case "nonjson": return { output: "{not json: Paris" };
+    default: return { output: `${who}: ${prompt}` };
+  }
+};
+"""
+SCRIPTPROV_PY = """# A promptfoo Python provider: its answer is chosen by the prompt's last word.
+import json
+
+
+def pick(prompt, who, options):
+    last = (prompt.split() or [""])[-1]
+    if last == "throw":
+        raise ValueError("the provider raised")
+    if last == "error":
+        return {"error": "the provider said no", "output": "Paris anyway"}
+    if last == "errorempty":
+        return {"error": "", "output": "Paris, no error"}
+    if last == "nooutput":
+        return {"tokenUsage": {"prompt": 1, "completion": 1, "total": 2}}
+    if last == "null":
+        return {"output": None}
+    if last == "object":
+        return {"output": {"answer": "Paris", "n": 2.0, "ok": True}}
+    if last == "number":
+        return {"output": 42.0}
+    if last == "huge":
+        return {"output": "x" * 2000000 + " Paris"}
+    if last == "forged":
+        print('{"value": true}')
+        print(json.dumps({"output": "Paris"}))
+        return {"output": "a forged attempt"}
+    if last == "options":
+        return {"output": f"{options.get('id')}|{options['config'].get('greeting')}|{type(options['config'].get('basePath')).__name__}"}
+    if last == "cost":
+        return {"output": "Paris costs", "cost": 0.002, "tokenUsage": {"prompt": 3, "completion": 4, "total": 7}}
+    if last == "cheap":
+        return {"output": "Paris is cheap", "cost": 0.0001}
+    if last == "string":
+        return "Paris as a bare string"
+    if last == "nonjson":
+        return {"output": "{not json: Paris"}
+    return {"output": f"{who}: {prompt}"}
+
+
+def call_api(prompt, options, context):
+    return pick(prompt, "py", options)
+
+
+async def answer(prompt, options, context):
+    return pick(prompt, "named", options)
+"""
+
+
+def scriptprov():
+    """scriptprov.yaml and its providers."""
+    with open(os.path.join(HERE, "scriptprov_provider.js"), "w") as f:
+        f.write(SCRIPTPROV_JS + "module.exports = class {\n  constructor(options) { this.options = options; }\n"
+                "  id() { return 'js'; }\n  async callApi(prompt, context) { return pick(prompt, 'js', this.options); }\n};\n")
+    with open(os.path.join(HERE, "scriptprov_provider.mjs"), "w") as f:
+        f.write(SCRIPTPROV_JS + "export default class Provider {\n  constructor(options) { this.options = options; }\n"
+                "  id() { return 'mjs'; }\n  callApi(prompt) { return Promise.resolve(pick(prompt, 'mjs', this.options)); }\n}\n")
+    with open(os.path.join(HERE, "scriptprov_provider.cjs"), "w") as f:
+        f.write(SCRIPTPROV_JS + "module.exports = function Provider(options) {\n  this.id = () => 'fn';\n"
+                "  this.callApi = async (prompt) => pick(prompt, 'fn', options);\n};\n")
+    with open(os.path.join(HERE, "scriptprov_provider.py"), "w") as f:
+        f.write(SCRIPTPROV_PY)
+    words = ["throw", "error", "errorempty", "nooutput", "null", "object", "number", "huge", "forged",
+             "options", "cost", "cheap", "string", "nonjson"]
+    # One prompt, and the hostile answers only where they can tell: every run starts a process.
+    answers = ["Paris is the capital."] + [f"Paris {w}" for w in words]
+    hostile = answers + HOSTILE
+    greeting = {"greeting": "hello {{ there }}"}
+    grading = {"id": "openai:chat:judge", "config": {"apiBaseUrl": "http://127.0.0.1:18941/v1", "apiKeyEnvar": "STAND_IN_KEY"}}
+    write("scriptprov.yaml", {"description": "script providers", "prompts": PROMPTS[:1], "defaultTest": {"options": {"provider": grading}}, "providers": [
+        {"id": "file://scriptprov_provider.js", "label": "js", "config": greeting},
+        {"id": "file://scriptprov_provider.mjs", "label": "mjs"},
+        {"id": "file://scriptprov_provider.cjs", "label": "fn", "config": greeting},
+        {"id": "file://scriptprov_provider.py", "label": "py", "config": greeting},
+        {"id": "python:scriptprov_provider.py:answer", "label": "named"},
+    ], "tests": [
+        test("script contains", [{"type": "contains", "value": "Paris"}], hostile),
+        test("script json", [{"type": "is-json"}, {"type": "contains-json"}], answers, threshold=0.5),
+        test("script exact", [{"type": "equals", "value": "{\"answer\":\"Paris\",\"n\":2,\"ok\":true}"},
+                              {"type": "equals", "value": "42"}, {"type": "starts-with", "value": "file:"},
+                              {"type": "icontains", "value": "hello {{ there }}|string"}], answers, threshold=0.25),
+        test("script cost", [{"type": "cost", "threshold": 0.001}], ["Paris cost", "Paris cheap"]),
+        test("script not", [{"type": "not-icontains", "value": "forged"}, {"type": "not-regex", "value": "^(js|py|fn|mjs|named): "}], hostile),
+    ] + file_value_tests()})
+
+
+def file_value_tests():
+    """Assertion values and grading prompts read from `file://` (text trimmed and never
+    rendered, JSON and YAML parsed, a file in a list of values)."""
+    files = {"scriptprov_value.txt": "\n  Paris is  \n\n", "scriptprov_template.txt": "{{ answer }}\n",
+             "scriptprov_schema.yaml": "type: object\nrequired: [answer]\n", "scriptprov_list.json": "[\"Lyon\", \"capital\"]\n",
+             "scriptprov_rubric.txt": "Judge this file.\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ rubric }}\n</Rubric>\n",
+             "scriptprov_rubric.json": json.dumps([{"role": "system", "content": "Grade it."},
+                                                   {"role": "user", "content": "[Submission]: {{completion}}\n***\n[Criterion]: {{criteria}}\n***"}]) + "\n"}
+    files["scriptprov_transform.js"] = ("// A transform module: a named function and a default one.\n"
+                                        "module.exports = (output, context) => ({ wrapped: output, n: context.vars.answer.length });\n"
+                                        "module.exports.shout = (output) => output.toUpperCase();\n")
+    files["scriptprov_transform.py"] = ("def get_transform(output, context):\n    if 'Lyon' in output:\n        return None\n"
+                                        "    if 'object' in output:\n        return {'len': len(output), 'x': 1.0}\n    return output.upper()\n")
+    for name, text in files.items():
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(text)
+    answers = ["Paris is the capital.", "Lyon is not", "Paris object"]
+    return [
+        test("file text", [{"type": "contains", "value": "file://scriptprov_value.txt"}], answers),
+        test("file text unrendered", [{"type": "not-contains", "value": "file://scriptprov_template.txt"}], answers),
+        test("file schema", [{"type": "is-json", "value": "file://scriptprov_schema.yaml"}], answers),
+        test("file list", [{"type": "icontains-any", "value": "file://scriptprov_list.json"},
+                           {"type": "contains-all", "value": ["file://scriptprov_value.txt", "Paris"]}], answers, threshold=0.5),
+        test("file rubric", [{"type": "llm-rubric", "value": "mentions `capital`"}], answers,
+             options={"rubricPrompt": "file://scriptprov_rubric.txt"}),
+        # A provider's object answer reaches a transform as the object in promptfoo, as its
+        # JSON text in evalgate (a documented difference): these two see text answers only.
+        test("file transform named", [{"type": "contains", "value": "PARIS"}], answers[:2] + ["an object of Paris"],
+             options={"transform": "file://scriptprov_transform.js:shout"}),
+        test("file transform default", [{"type": "is-json"}, {"type": "contains", "value": "\"n\":"}], answers,
+             options={"transform": "file://scriptprov_transform.js"}),
+        test("file transform python", [{"type": "contains", "value": "PARIS"}], answers[:2] + ["an object of Paris"],
+             options={"transform": "file://scriptprov_transform.py"}),
+        test("file chat rubric", [{"type": "model-graded-closedqa", "value": "mentions `Paris` [plain]"}], answers,
+             options={"rubricPrompt": "file://scriptprov_rubric.json"}),
+    ]
+
 
 if __name__ == "__main__":
     main()
@@ -489,3 +639,4 @@ if __name__ == "__main__":
     write("responses.yaml", responses)
     write("tools.yaml", tools)
     write("embed.yaml", embed_config())
+    scriptprov()

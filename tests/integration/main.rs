@@ -54,6 +54,7 @@ mod promptfoo;
 mod promptfoo_diff;
 mod promptfoo_embeddings;
 mod promptfoo_gate;
+mod promptfoo_script_providers;
 mod promptfoo_scripts;
 mod reader;
 mod regression;

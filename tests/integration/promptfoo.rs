@@ -170,7 +170,7 @@ fn what_evalgate_does_not_run_is_refused_at_its_line() {
     run.expect_code(2);
     run.expect_messages(
         "error: promptfooconfig.yaml: invalid promptfoo config:
-  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:responses:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)
+  promptfooconfig.yaml:4:5: /providers/1: provider `vertex:gemini-pro` is not supported (openai:chat:MODEL, openai:responses:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http, file:// and python: scripts, and echo are)
   rows.csv:2:1: /0: the CSV column `__prefixx` is not supported (`__expected…`, `__description`, `__threshold`, `__metric`, `__prefix`, `__suffix` and `__metadata:…` are)
   promptfooconfig.yaml:10:15: /tests/0/options/postprocess: the option `postprocess`: `postprocess` is not supported: write it as `transform`
   promptfooconfig.yaml:8:10: /tests/0/assert/0/type: a `webhook` assertion sends the output to a server evalgate does not call; run it as a `command` grader

@@ -348,6 +348,7 @@ differential! {
     responses_yaml: "responses.yaml",
     rubric_yaml: "rubric.yaml",
     scoring_yaml: "scoring.yaml",
+    scriptprov_yaml: "scriptprov.yaml",
     scripts_yaml: "scripts.yaml",
     text_yaml: "text.yaml",
     tools_yaml: "tools.yaml",

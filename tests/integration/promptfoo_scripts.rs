@@ -157,7 +157,7 @@ fn a_missing_script_file_and_a_file_transform_are_refused_at_their_lines() {
         .args(&["run", "promptfooconfig.yaml"])
         .expect_messages(
             "error: promptfooconfig.yaml: invalid promptfoo config:
-  promptfooconfig.yaml:6:15: /tests/0/options/transform: a transform evalgate runs is inline JavaScript (a file's transform is not supported)
+  promptfooconfig.yaml:6:15: /tests/0/options/transform: no transform file `t.js` (beside the config)
   promptfooconfig.yaml:8:28: /tests/0/assert/0/value: no script file `missing.js` (beside the config)
   promptfooconfig.yaml:9:24: /tests/0/assert/1/value: `file://check.ts`: this assertion runs a `.py` file (TypeScript and other files are not run)
 1 error in the suite; nothing ran

@@ -18,3 +18,4 @@ mod script_assertion;
 mod similarity;
 mod tools_call;
 pub use promptfoo_check::*;
+pub use script_assertion::{JS_HARNESS, PY_HARNESS, transform_file};

@@ -28,7 +28,8 @@ pub struct RawPromptfoo {
     /// `vars`, `test`), written by the converter.
     #[serde(default)]
     pub context: serde_json::Map<String, Value>,
-    /// The test's `options.transform` (inline JavaScript): the output the assertion sees.
+    /// The test's `options.transform` (inline JavaScript, or `file://PATH[:FUNCTION]`, a
+    /// `.js`/`.cjs`/`.mjs` or `.py` file relative to the suite): the output the assertion sees.
     pub transform: Option<String>,
     /// The test's own grading provider (`options.provider`), in place of the suite's judge.
     pub judge: Option<crate::llm::spec::RawJudge>,
@@ -577,6 +578,11 @@ impl CompileGrader for RawPromptfoo {
                         cx.error(&path.key("assertion").key("value"), format!("no script file `{}`", file.display()));
                     }
                 }
+                if let Some((file, _)) = self.transform.as_deref().and_then(super::script_assertion::transform_file)
+                    && !dir.join(file).is_file()
+                {
+                    cx.error(&path.key("transform"), format!("no transform file `{file}`"));
+                }
                 let judge = match &self.judge {
                     Some(j) => Some(crate::llm::judge_calibration::judge_spec(cx, j, &path.key("judge"))?),
                     None => None,
@@ -622,7 +628,7 @@ impl Grade for PromptfooCheck {
             (Some(own), true) => vec![crate::uses::Judge::Own(own)],
             (None, true) => vec![crate::uses::Judge::SuiteDefault],
         };
-        let transform = self.transform.as_ref().map(|_| "node");
+        let transform = self.transform.as_deref().map(super::script_assertion::transform_program);
         let programs = self.assertion.programs().into_iter().chain(transform);
         let programs = programs
             .map(|p| crate::uses::Program { what: "promptfoo script assertion", command: crate::uses::ProgramCommand::Literal(p), workdir: None })

@@ -33,6 +33,14 @@ pub(super) struct Script {
     pub source: Source,
 }
 
+/// The node harness: `javascript` assertions, `options.transform`, and (with an argument)
+/// `file://` JavaScript providers, whose converted command agents run it.
+pub const JS_HARNESS: &str = include_str!("script_harness.js");
+
+/// The python3 harness: `python` assertions, and (with an argument) `file://x.py` and
+/// `python:` providers, whose converted command agents run it.
+pub const PY_HARNESS: &str = include_str!("script_harness.py");
+
 /// How long a script may run at most (promptfoo sets no bound; evalgate bounds every
 /// process): this, or the task's timeout when shorter.
 pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
@@ -103,8 +111,8 @@ impl Script {
             }
         }
         let (program, harness) = match self.language {
-            Language::Javascript => ("node", include_str!("script_harness.js")),
-            Language::Python => ("python3", include_str!("script_harness.py")),
+            Language::Javascript => ("node", JS_HARNESS),
+            Language::Python => ("python3", PY_HARNESS),
         };
         let flag = if self.language == Language::Javascript { "-e" } else { "-c" };
         let argv = vec![program.to_owned(), flag.to_owned(), harness.to_owned()];
@@ -147,9 +155,28 @@ impl Script {
     }
 }
 
-/// promptfoo's `options.transform` (inline JavaScript) applied to the output before the
-/// assertions see it: its result as text (`JSON.stringify` of a value that is not a
-/// string); `Err` where promptfoo's run errors (it throws, or returns nothing).
+/// A `file://PATH[:FUNCTION]` transform's file and function, as promptfoo's
+/// `parseFilePathAndFunctionName` splits it (at the last `:` past the second character).
+pub fn transform_file(code: &str) -> Option<(&str, Option<&str>)> {
+    let reference = code.strip_prefix("file://")?;
+    Some(match reference.rfind(':').filter(|i| *i > 1) {
+        Some(i) => (&reference[..i], Some(&reference[i + 1..])),
+        None => (reference, None),
+    })
+}
+
+/// The program a transform runs in: `python3` for a `file://` `.py`, else `node`.
+pub fn transform_program(code: &str) -> &'static str {
+    match transform_file(code) {
+        Some((path, _)) if path.ends_with(".py") => "python3",
+        _ => "node",
+    }
+}
+
+/// promptfoo's `options.transform` (inline JavaScript, or a `file://` JavaScript or Python
+/// function, relative to `cwd`) applied to the output before the assertions see it: its
+/// result as text (`JSON.stringify` of a value that is not a string); `Err` where
+/// promptfoo's run errors (it throws, or returns nothing).
 pub(super) async fn transform(
     code: &str,
     output: &str,
@@ -158,8 +185,19 @@ pub(super) async fn transform(
     timeout: Duration,
 ) -> Result<String, String> {
     let vars = context.get("vars").cloned().unwrap_or(Value::Null);
-    let request = json!({"transform": code, "output": output, "context": {"vars": vars, "prompt": {"label": ""}}});
-    let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
+    let mut request = json!({"output": output, "context": {"vars": vars, "prompt": {"label": ""}}});
+    match transform_file(code) {
+        Some((path, function)) => {
+            request["transform_file"] = json!(cwd.join(path).to_string_lossy());
+            request["function"] = json!(function);
+        }
+        None => request["transform"] = json!(code),
+    }
+    let (flag, harness) = match transform_program(code) {
+        "python3" => ("-c", PY_HARNESS),
+        _ => ("-e", JS_HARNESS),
+    };
+    let argv = vec![transform_program(code).to_owned(), flag.to_owned(), harness.to_owned()];
     let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
     spec.stdin = Some(request.to_string().into_bytes());
     let out = run_process(spec).await.map_err(|e| e.to_string())?;

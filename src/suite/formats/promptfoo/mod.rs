@@ -5,15 +5,19 @@
 //!
 //! One file per job: `promptfoo_convert` reads the config and builds the suite;
 //! `test_rows` finds the tests (inline, CSV, JSONL, YAML, JSON) and applies `defaultTest`
-//! and var expansion; `nunjucks` renders prompts and values; `provider_agents` turns
-//! providers into agents (`http_provider`: promptfoo's `http` provider; `declared_tools`:
-//! an OpenAI provider's `tools` and `tool_choice`).
+//! and var expansion; `nunjucks` renders prompts and values; `file_values` reads what a
+//! test takes from `file://` (assertion values, a grading prompt); `provider_agents` turns
+//! providers into agents (`http_provider`: promptfoo's `http` provider; `script_provider`:
+//! its `file://` and `python:` script providers; `declared_tools`: an OpenAI provider's
+//! `tools` and `tool_choice`).
 
 mod declared_tools;
+mod file_values;
 mod http_provider;
 mod nunjucks;
 mod promptfoo_convert;
 mod promptfoo_graders;
 mod provider_agents;
+mod script_provider;
 mod test_rows;
 pub use promptfoo_convert::Promptfoo;

@@ -69,7 +69,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     let dir = cx.file.parent().unwrap_or(Path::new(""));
     let prompts = prompts(doc.get("prompts").unwrap_or(&Value::Null), dir, &mut problems);
     let providers = doc.get("providers").or_else(|| doc.get("targets")).unwrap_or(&Value::Null);
-    let agents = if cx.agent.is_none() { agents(providers, &mut problems) } else { Vec::new() };
+    let agents = if cx.agent.is_none() { agents(providers, dir, &mut problems) } else { Vec::new() };
     if cx.agent.is_none() && agents.is_empty() && !problems.iter().any(|(p, _)| p.starts_with("/providers")) {
         problems.push(("/providers".into(), "a promptfoo config needs `providers` to run on its own".into()));
     }
@@ -77,7 +77,7 @@ fn convert(doc: &Value, cx: &ConvertCx) -> Result<Converted, Problems> {
     if cx.agent.is_none() && agents.iter().any(|a| a.model) && agents.iter().any(|a| !a.model) {
         problems.push((
             "/providers".into(),
-            "`echo` beside a model provider is not supported: a task is a chat for a model and text for `echo`".into(),
+            "a provider that is not a model (`echo`, `exec:`, `http`, a script) beside a model provider is not supported: a task is a chat for a model and text for the others".into(),
         ));
     }
     let rows = rows(doc, cx.file, &mut problems);
@@ -425,20 +425,26 @@ fn task(
     let test = json!({"description": t.get("description"), "vars": loaded, "assert": t.get("assert"),
         "threshold": t.get("threshold"), "metadata": t.get("metadata")});
     let context = json!({"prompt": rendered_prompt, "vars": loaded, "test": test});
-    let rubric_prompt = options.get("rubricPrompt").cloned();
+    let mut rubric_prompt = options.get("rubricPrompt").cloned();
     if let Some(p) = rubric_prompt.as_ref().and_then(Value::as_str).filter(|p| p.starts_with("file://")) {
-        problems.push((
-            format!("{at}/options/rubricPrompt"),
-            format!("a grading prompt from a file (`{p}`) is not supported: write it in the config"),
-        ));
+        match super::file_values::rubric_prompt(p, config_dir) {
+            Ok(text) => rubric_prompt = Some(text),
+            Err(why) => problems.push((format!("{at}/options/rubricPrompt"), why)),
+        }
     }
     let transform = match options.get("transform") {
         None | Some(Value::Null) => None,
-        Some(Value::String(code)) if !code.starts_with("file://") => Some(code.clone()),
+        Some(Value::String(code)) => match super::file_values::transform(code, rel_dir, config_dir) {
+            Ok(code) => Some(code),
+            Err(why) => {
+                problems.push((format!("{at}/options/transform"), why));
+                None
+            }
+        },
         Some(_) => {
             problems.push((
                 format!("{at}/options/transform"),
-                "a transform evalgate runs is inline JavaScript (a file's transform is not supported)".into(),
+                "a transform is JavaScript, or `file://PATH[:FUNCTION]` (a `.js`, `.cjs`, `.mjs` or `.py` file)".into(),
             ));
             None
         }

@@ -128,6 +128,8 @@ pub(super) fn graders(
                 }
             }
         }
+        // After rendering: what a file holds is not rendered with the vars, as in promptfoo.
+        super::file_values::load_values(&mut a, scripts.config_dir, &a_at, problems);
         for key in a.as_object().into_iter().flatten().map(|(k, _)| k.as_str()) {
             if !matches!(key, "type" | "value" | "threshold" | "weight" | "metric" | "assert" | "config") {
                 problems.push((format!("{a_at}/{key}"), format!("the assertion key `{key}` is not supported")));

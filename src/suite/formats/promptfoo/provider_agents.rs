@@ -3,12 +3,13 @@
 //! `temperature`, `max_tokens`, `seed`; OpenAI's `tools` and `tool_choice` as declared
 //! tools, whose calls are the answer, as promptfoo returns them), `echo` a command agent that prints its prompt, `exec:` a command agent run as
 //! promptfoo runs the command, `http` a command agent making promptfoo's request
-//! (`http_provider`); any other is refused by name.
+//! (`http_provider`), `file://` and `python:` scripts command agents calling them as
+//! promptfoo does (`script_provider`); any other is refused by name.
 
 use serde_json::{Map, Value, json};
 
 use super::super::Problems;
-use super::http_provider;
+use super::{http_provider, script_provider};
 
 /// One provider as an agent: its name (also the arm's) and the native agent.
 pub(super) struct ProviderAgent {
@@ -51,13 +52,8 @@ fn refusal(id: &str) -> String {
             "provider `{id}` is not supported: promptfoo plays the user through its remote generation service, which evalgate does not call (a run must be offline and replayable); write the conversation as a native task with `simulated_user` (a model of the suite plays the user, recorded in cassettes: docs/conversations.md)"
         );
     }
-    if id.starts_with("file://") || id.starts_with("python:") || id.ends_with(".py") || id.ends_with(".js") {
-        return format!(
-            "provider `{id}`: script providers are not supported yet: run the script with `exec:COMMAND`, or write a native command agent (`agents: {{NAME: {{command: [...]}}}}`)"
-        );
-    }
     format!(
-        "provider `{id}` is not supported (openai:chat:MODEL, openai:responses:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http and echo are)"
+        "provider `{id}` is not supported (openai:chat:MODEL, openai:responses:MODEL, openai:MODEL, anthropic:messages:MODEL, exec:COMMAND, http, file:// and python: scripts, and echo are)"
     )
 }
 
@@ -108,14 +104,17 @@ fn arm_name(text: &str) -> String {
     if name.is_empty() { "provider".into() } else { name }
 }
 
-/// The agents of `providers`, in order.
-pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<ProviderAgent> {
+/// The agents of `providers`, in order; `dir` is the config's directory (scripts are beside it).
+pub(super) fn agents(providers: &Value, dir: &std::path::Path, problems: &mut Problems) -> Vec<ProviderAgent> {
     let mut out: Vec<ProviderAgent> = Vec::new();
     for (id, label, config, at) in entries(providers, problems) {
         let agent = match id.split(':').collect::<Vec<_>>().as_slice() {
             ["echo"] => Some((json!({"command": ["cat"], "stdin": true}), false)),
             _ if id.starts_with("exec:") => exec(&id["exec:".len()..], &id, &config, &at, problems).map(|a| (a, false)),
             _ if http_provider::is_http(&id) => http_provider::agent(&id, &config, &at, problems).map(|a| (a, false)),
+            _ if script_provider::is_script(&id) => {
+                script_provider::agent(&id, &config, dir, &at, problems).map(|a| (a, false))
+            }
             _ => match model_provider(&id) {
                 Some((provider, model)) => Some((model_agent(provider, model, &config, &at, problems), true)),
                 None => {
@@ -125,7 +124,8 @@ pub(super) fn agents(providers: &Value, problems: &mut Problems) -> Vec<Provider
             },
         };
         let Some((agent, model)) = agent else { continue };
-        if !model && !config.is_empty() && !id.starts_with("exec:") && !http_provider::is_http(&id) {
+        let configured = id.starts_with("exec:") || http_provider::is_http(&id) || script_provider::is_script(&id);
+        if !model && !config.is_empty() && !configured {
             problems.push((format!("{at}/config"), format!("provider `{id}` takes no `config`")));
         }
         let mut name = arm_name(label.as_deref().unwrap_or(&id));
@@ -339,7 +339,7 @@ mod tests {
             "openai:gpt-5.6-mini",
             "openai:gpt-5.5"
         ]);
-        let agents = agents(&list, &mut problems);
+        let agents = agents(&list, std::path::Path::new("."), &mut problems);
         let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(
             names,
@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn the_simulated_user_is_refused_with_its_reason() {
         let mut problems = Problems::new();
-        agents(&json!(["promptfoo:simulated-user"]), &mut problems);
+        agents(&json!(["promptfoo:simulated-user"]), std::path::Path::new("."), &mut problems);
         assert!(problems[0].1.contains("remote generation service"), "{problems:?}");
         for written in
             [json!("promptfoo:simulated-user"), json!({"id": "promptfoo:simulated-user", "config": {"maxTurns": 3}})]
