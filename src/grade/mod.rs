@@ -13,7 +13,7 @@ pub use grader::{GRADER_COMMON_KEYS, Grader, RawGrader, RawGraderCommon};
 pub use grader_kind::{CallEffect, CompileGrader, Grade, OutputRead};
 pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
 pub use no_leak::leaked;
-pub use promptfoo::{Assertion as PromptfooAssertion, js_string as promptfoo_js_string};
+pub use promptfoo::{Assertion as PromptfooAssertion, js_string as promptfoo_js_string, transform_response};
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).
 #[cfg(any(test, feature = "fuzzing"))]

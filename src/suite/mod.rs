@@ -9,6 +9,7 @@ mod assemble;
 mod conversation;
 mod definition;
 mod extension_config;
+mod http_agent;
 pub mod formats;
 mod ids;
 mod imports;

@@ -62,6 +62,7 @@ fn agent_uses(agent: &Agent) -> Uses<'_> {
         Agent::Command(a) => program_uses("agent command", &a.command, &a.env, &a.workdir),
         Agent::Acp(a) => program_uses("ACP agent command", &a.command, &a.env, &a.workdir),
         Agent::Llm(a) => model_uses(&a.spec),
+        Agent::Http(a) => Uses::templates(a.templates()).and(Uses::headers(&a.headers)),
         // Its arguments belong to its task.
         Agent::Call(_) => Uses::default(),
     }
@@ -153,7 +154,7 @@ fn task_uses(task: &Task) -> Uses<'_> {
             uses.and(Uses::templates(call.arguments.templates()))
         }
         Agent::Llm(agent) => Uses { offered: agent.mcp.iter().map(String::as_str).collect(), ..uses },
-        Agent::Command(_) | Agent::Acp(_) => uses,
+        Agent::Command(_) | Agent::Acp(_) | Agent::Http(_) => uses,
     }
 }
 

@@ -14,3 +14,4 @@ mod overlap;
 mod promptfoo_check;
 mod script_assertion;
 pub use promptfoo_check::*;
+pub use script_assertion::transform_response;

@@ -52,6 +52,16 @@ function buildFunctionBody(code) {
 }
 
 async function run(req) {
+  if (typeof req.transformResponse === "string") {
+    // promptfoo's `createTransformResponse` (src/providers/http.ts): an expression of
+    // `json`, `text` and `context`, or a function given them. Its value goes back as
+    // {"returned": VALUE} (absent when undefined), so null and undefined stay apart.
+    const parser = req.transformResponse.trim();
+    const isFunctionExpression = /^(\(.*?\)\s*=>|function\s*\(.*?\))/.test(parser);
+    const body = isFunctionExpression ? `return (${parser})(json, text, context);` : `return (${parser});`;
+    const value = new Function("json", "text", "context", "process", body)(req.json || null, req.text, req.context, process);
+    return value === undefined ? {} : { returned: value };
+  }
   if (typeof req.transform === "string") {
     // promptfoo's `getInlineTransformFunction`; a transform must return a value.
     const code = req.transform;
@@ -81,7 +91,7 @@ process.stdin.on("end", async () => {
   try {
     const req = JSON.parse(input);
     const result = await run(req);
-    out = typeof req.transform === "string" ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
+    out = typeof req.transform === "string" || typeof req.transformResponse === "string" ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
   } catch (err) {
     out = { threw: String(err && err.message !== undefined ? err.message : err) };
   }

@@ -1,7 +1,7 @@
 //! promptfoo providers as evalgate agents: `openai:chat:*` and `anthropic:messages:*`
 //! become model agents (their `apiBaseUrl`, `apiKeyEnvar`, `temperature`, `max_tokens`,
 //! `seed`), `echo` a command agent that prints its prompt, `exec:` a command agent run as
-//! promptfoo runs the command, `http` a command agent making promptfoo's request
+//! promptfoo runs the command, `http` a native `http` agent making promptfoo's request
 //! (`http_provider`); any other is refused by name.
 
 use serde_json::{Map, Value, json};
