@@ -24,7 +24,7 @@ pub struct RawHttpAgent {
     /// Query parameters added to the URL, encoded (values are templates).
     #[serde(default)]
     pub query: BTreeMap<String, String>,
-    /// Request headers (values are templates, and secrets: never shown).
+    /// Request headers (values are templates; the `{env.NAME}` they read are secrets).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// `Authorization` made from `{bearer: TOKEN}` or `{basic: {username, password}}`
@@ -89,7 +89,7 @@ pub struct HttpAgent {
 }
 
 impl HttpAgent {
-    /// Every template it renders, the url first.
+    /// Every template it renders but the headers', the url first.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
         let body: Vec<&Template> = match &self.body {
             Some(HttpBody::Text(t)) => vec![t],

@@ -62,7 +62,9 @@ fn agent_uses(agent: &Agent) -> Uses<'_> {
         Agent::Command(a) => program_uses("agent command", &a.command, &a.env, &a.workdir),
         Agent::Acp(a) => program_uses("ACP agent command", &a.command, &a.env, &a.workdir),
         Agent::Llm(a) => model_uses(&a.spec),
-        Agent::Http(a) => Uses::templates(a.templates()).and(Uses::headers(&a.headers)),
+        // Its secrets are the `{env.NAME}` it reads: a header as written is the suite's text,
+        // and hiding a value rendered without its variables would hide a piece of the key.
+        Agent::Http(a) => Uses::templates(a.templates().chain(a.headers.iter().map(|(_, t)| t))),
         // Its arguments belong to its task.
         Agent::Call(_) => Uses::default(),
     }

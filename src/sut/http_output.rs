@@ -49,9 +49,11 @@ pub(super) async fn output(agent: &HttpAgent, answer: &Answer, left: Duration) -
             }
         },
     };
-    // promptfoo reads a value with `output` or `error` as the provider's whole answer.
+    // promptfoo reads a transform's value with `output` or `error` as the provider's whole answer.
     let value = match value {
-        Some(Value::Object(mut o)) if agent.promptfoo && (o.contains_key("output") || o.contains_key("error")) => {
+        Some(Value::Object(mut o))
+            if agent.promptfoo && agent.transform.is_some() && (o.contains_key("output") || o.contains_key("error")) =>
+        {
             if let Some(error) = o.remove("error").filter(|e| !e.is_null()) {
                 return Err(format!("the http agent's answer is an error: {}", crate::grade::promptfoo_js_string(&error)));
             }

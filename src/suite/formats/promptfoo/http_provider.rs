@@ -55,8 +55,8 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
         problems.push((format!("{at}/config/method"), format!("`method` is one of {}, in capitals", METHODS.join(", "))));
     }
     let body = config.get("body").filter(|b| !b.is_null());
-    if body.is_none() && method != "GET" {
-        problems.push((format!("{at}/config"), format!("provider `{id}` has no `body` (promptfoo needs one unless the method is GET)")));
+    if body.is_none() && config.get("method").and_then(Value::as_str) != Some("GET") {
+        problems.push((format!("{at}/config"), format!("provider `{id}` has no `body` (promptfoo needs one unless `method: GET` is written)")));
     }
     // promptfoo's `getDefaultHeaders`, then the config's headers (their names lowercased).
     let mut headers = Map::new();
