@@ -325,7 +325,8 @@ fn environment(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<M
     // A replayed http agent sends nothing: its `{env.NAME}` are not read (its key holds them as written).
     let replayed = suite.cassettes.as_ref().is_some_and(|c| !c.mode.live());
     let unread = |place: &Place<'_>| {
-        replayed && matches!(place, Place::Agent(name) if matches!(suite.agents.get(*name).map(|a| &**a), Some(Agent::Http(_))))
+        replayed
+            && matches!(place, Place::Agent(name) if matches!(suite.agents.get(*name).map(|a| &**a), Some(Agent::Http(_))))
     };
     for (place, uses) in uses.iter().filter(|(place, _)| !unread(place)) {
         for name in uses.env_vars() {

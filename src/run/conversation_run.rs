@@ -153,7 +153,8 @@ pub(super) async fn run_conversation(
         }
         Agent::Acp(agent) => Speaker::Acp(AcpSut { agent, servers, cassette, workspace }, None),
         Agent::Http(_) => {
-            trial.reason = Some("a conversation needs an agent that keeps a session; an http agent makes one request".into());
+            trial.reason =
+                Some("a conversation needs an agent that keeps a session; an http agent makes one request".into());
             return;
         }
         Agent::Call(_) => {

@@ -257,7 +257,8 @@ mod tests {
         let mut expected = model.clone();
         expected.extend(judge_only.map(String::from));
         assert_eq!(keys_of::<RawJudge>(), expected);
-        let agent_only = ["command", "acp", "http", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
+        let agent_only =
+            ["command", "acp", "http", "stdin", "env", "workdir", "timeout", "max_turns", "mcp", "cache_repeats"];
         let mut expected = model;
         expected.extend(agent_only.map(String::from));
         assert_eq!(keys_of::<RawAgent>(), expected);

@@ -112,7 +112,8 @@ pub(super) fn compile_http(
     let scope = Scope::Agent;
     let url = cx.template(&raw.url, scope, &path.key("url"));
     let query = cx.env_templates(&raw.query, scope, &path.key("query"));
-    let lowered: BTreeMap<String, String> = raw.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    let lowered: BTreeMap<String, String> =
+        raw.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
     if lowered.len() < raw.headers.len() {
         cx.error(&path.key("headers"), "a header is written twice (names are read in any case)");
     }

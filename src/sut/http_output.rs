@@ -52,10 +52,15 @@ pub(super) async fn output(agent: &HttpAgent, answer: &Answer, left: Duration) -
     // promptfoo reads a transform's value with `output` or `error` as the provider's whole answer.
     let value = match value {
         Some(Value::Object(mut o))
-            if agent.promptfoo && agent.transform.is_some() && (o.contains_key("output") || o.contains_key("error")) =>
+            if agent.promptfoo
+                && agent.transform.is_some()
+                && (o.contains_key("output") || o.contains_key("error")) =>
         {
             if let Some(error) = o.remove("error").filter(|e| !e.is_null()) {
-                return Err(format!("the http agent's answer is an error: {}", crate::grade::promptfoo_js_string(&error)));
+                return Err(format!(
+                    "the http agent's answer is an error: {}",
+                    crate::grade::promptfoo_js_string(&error)
+                ));
             }
             o.remove("output")
         }

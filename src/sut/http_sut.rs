@@ -84,7 +84,8 @@ impl SystemUnderTest for HttpSut<'_> {
         })?;
         let started = Instant::now();
         let live = || async {
-            let sent = bindings.render_with(|lookup| request(agent, lookup)).map_err(|m| Failed::Other(m.to_string()))?;
+            let sent =
+                bindings.render_with(|lookup| request(agent, lookup)).map_err(|m| Failed::Other(m.to_string()))?;
             send(sent).await.map_err(Failed::Other)
         };
         let key = serde_json::to_value(&keyed).expect("a request serializes");
@@ -95,9 +96,16 @@ impl SystemUnderTest for HttpSut<'_> {
             }
         };
         let passed = match tokio::time::timeout(timeout, asked).await {
-            Err(_) => return Err(error(format!("the http agent's request timed out after {}", humantime::format_duration(timeout)))),
+            Err(_) => {
+                return Err(error(format!(
+                    "the http agent's request timed out after {}",
+                    humantime::format_duration(timeout)
+                )));
+            }
             Ok(Err(Failed::Miss(message))) => return Err(error(message)),
-            Ok(Err(Failed::Other(message))) => return Err(error(format!("the http agent's request failed: {message}"))),
+            Ok(Err(Failed::Other(message))) => {
+                return Err(error(format!("the http agent's request failed: {message}")));
+            }
             Ok(Ok(passed)) => passed,
         };
         let left = timeout.saturating_sub(started.elapsed());

@@ -15,7 +15,9 @@ const SECRET: &str = "http-agent-secret-5c0ffee";
 fn suite(url: &str, http: &str, tasks: &[(&str, &str, &str)]) -> String {
     let tasks: String = tasks
         .iter()
-        .map(|(id, prompt, want)| format!("  - {{id: {id}, prompt: '{prompt}', grade: [{{type: contains, value: '{want}'}}]}}\n"))
+        .map(|(id, prompt, want)| {
+            format!("  - {{id: {id}, prompt: '{prompt}', grade: [{{type: contains, value: '{want}'}}]}}\n")
+        })
         .collect();
     unindent(&format!(
         "
@@ -41,7 +43,8 @@ fn keyed_endpoint() -> Server {
     })
 }
 
-const KEYED: &str = "method: post, query: {lang: en}, auth: {bearer: '{env.HTTP_KEY}'}, json: {q: '{prompt}'}, transform: json.answer";
+const KEYED: &str =
+    "method: post, query: {lang: en}, auth: {bearer: '{env.HTTP_KEY}'}, json: {q: '{prompt}'}, transform: json.answer";
 
 fn files_hold(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -87,7 +90,8 @@ fn an_http_agent_records_then_replays_offline_with_no_key_and_a_miss_is_an_error
     assert_eq!(server.requests(), 2, "a replay went live");
 
     // A prompt the cassette does not hold: the task errors, naming what missed; nothing is asked.
-    let missing = Test::new().file("evalgate.yaml", &suite(&server.url(), KEYED, &[tasks[0], ("rome", "Oslo?", "Oslo")]));
+    let missing =
+        Test::new().file("evalgate.yaml", &suite(&server.url(), KEYED, &[tasks[0], ("rome", "Oslo?", "Oslo")]));
     copy_cassette(&dir, missing.path());
     let missed = missing.args(&["run", "--replay"]).run();
     assert_ne!(missed.code, 0);
@@ -95,7 +99,10 @@ fn an_http_agent_records_then_replays_offline_with_no_key_and_a_miss_is_an_error
     let task = missed.task("rome");
     assert_eq!(task["status"], "error", "{task}");
     let reason = task["reason"].as_str().unwrap();
-    assert!(reason.contains("not in cassette cassettes/t.jsonl: http-agent:api request") && reason.contains("Oslo"), "{reason}");
+    assert!(
+        reason.contains("not in cassette cassettes/t.jsonl: http-agent:api request") && reason.contains("Oslo"),
+        "{reason}"
+    );
     assert_eq!(server.requests(), 2, "a miss went live");
 }
 
@@ -114,7 +121,10 @@ fn an_endpoint_that_echoes_the_key_leaks_it_nowhere() {
         (200, serde_json::json!({"answer": format!("you sent {auth} ({encoded})")}).to_string())
     });
     let test = Test::new()
-        .file("evalgate.yaml", &suite(&server.url(), KEYED.replace("query: {lang: en}, ", "").as_str(), &[("t", "hi", "you sent")]))
+        .file(
+            "evalgate.yaml",
+            &suite(&server.url(), KEYED.replace("query: {lang: en}, ", "").as_str(), &[("t", "hi", "you sent")]),
+        )
         .env("HTTP_KEY", SECRET);
     let dir = test.path().to_owned();
     let run = test.args(&["run", "--record"]).run();
@@ -129,7 +139,8 @@ fn an_endpoint_that_echoes_the_key_leaks_it_nowhere() {
 #[test]
 fn a_huge_or_slow_answer_is_bounded() {
     let huge = Server::start_with(|_| Reply::json(200, "x".repeat(17 << 20)));
-    let run = Test::new().file("evalgate.yaml", &suite(&huge.url(), "method: get", &[("t", "hi", "x")])).args(&["run"]).run();
+    let run =
+        Test::new().file("evalgate.yaml", &suite(&huge.url(), "method: get", &[("t", "hi", "x")])).args(&["run"]).run();
     assert_ne!(run.code, 0);
     run.take_stderr();
     let reason = run.task("t")["reason"].as_str().unwrap().to_owned();
@@ -140,7 +151,10 @@ fn a_huge_or_slow_answer_is_bounded() {
         (200, "late".into())
     });
     let started = Instant::now();
-    let run = Test::new().file("evalgate.yaml", &suite(&slow.url(), "method: get", &[("t", "hi", "late")])).args(&["run"]).run();
+    let run = Test::new()
+        .file("evalgate.yaml", &suite(&slow.url(), "method: get", &[("t", "hi", "late")]))
+        .args(&["run"])
+        .run();
     assert!(started.elapsed() < Duration::from_secs(20), "the 3s timeout did not end the request");
     assert_ne!(run.code, 0);
     run.take_stderr();
@@ -152,7 +166,10 @@ fn a_huge_or_slow_answer_is_bounded() {
 fn a_javascript_transform_reads_the_answer_and_no_output_fails_the_task() {
     let server = Server::start(|r| (200, serde_json::json!({"items": [{"t": r.body.clone()}], "n": 2}).to_string()));
     let http = "method: post, body: '{prompt}', transform: '(json, text, context) => json.items.map(i => i.t.toUpperCase()).join() + context.response.status'";
-    let run = Test::new().file("evalgate.yaml", &suite(&server.url(), http, &[("t", "shout", "SHOUT200")])).args(&["run"]).run();
+    let run = Test::new()
+        .file("evalgate.yaml", &suite(&server.url(), http, &[("t", "shout", "SHOUT200")]))
+        .args(&["run"])
+        .run();
     run.expect_code(0);
     let http = "method: post, body: '{prompt}', transform: 'json.missing?.x'";
     let run = Test::new().file("evalgate.yaml", &suite(&server.url(), http, &[("t", "x", "x")])).args(&["run"]).run();

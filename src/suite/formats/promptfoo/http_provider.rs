@@ -15,7 +15,8 @@ use super::super::Problems;
 use super::super::native_text::literal;
 
 /// The `config` keys the provider carries.
-const KEYS: [&str; 8] = ["url", "method", "headers", "body", "transformResponse", "responseParser", "queryParams", "auth"];
+const KEYS: [&str; 8] =
+    ["url", "method", "headers", "body", "transformResponse", "responseParser", "queryParams", "auth"];
 
 /// The methods a native `http` agent sends, as promptfoo compares them (in capitals).
 const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -52,16 +53,22 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
     // promptfoo 0.123.1 sends a GET when `method` is not written (and then no body).
     let method = text("method", problems).unwrap_or_else(|| "GET".into());
     if !METHODS.contains(&method.as_str()) {
-        problems.push((format!("{at}/config/method"), format!("`method` is one of {}, in capitals", METHODS.join(", "))));
+        problems
+            .push((format!("{at}/config/method"), format!("`method` is one of {}, in capitals", METHODS.join(", "))));
     }
     let body = config.get("body").filter(|b| !b.is_null());
     if body.is_none() && config.get("method").and_then(Value::as_str) != Some("GET") {
-        problems.push((format!("{at}/config"), format!("provider `{id}` has no `body` (promptfoo needs one unless `method: GET` is written)")));
+        problems.push((
+            format!("{at}/config"),
+            format!("provider `{id}` has no `body` (promptfoo needs one unless `method: GET` is written)"),
+        ));
     }
     // promptfoo's `getDefaultHeaders`, then the config's headers (their names lowercased).
     let mut headers = Map::new();
     match body {
-        Some(Value::Object(_) | Value::Array(_)) if method != "GET" => drop(headers.insert("content-type".into(), json!("application/json"))),
+        Some(Value::Object(_) | Value::Array(_)) if method != "GET" => {
+            drop(headers.insert("content-type".into(), json!("application/json")))
+        }
         Some(Value::String(_)) if method != "GET" => {
             drop(headers.insert("content-type".into(), json!("application/x-www-form-urlencoded")))
         }
@@ -82,21 +89,27 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
             Map::new()
         }
     };
-    let auth = config.get("auth").and_then(|a| auth(a, &format!("{at}/config/auth"), &mut headers, &mut query, problems));
-    let json_type = headers.iter().any(|(k, v)| k.starts_with("content-type") && v.as_str().is_some_and(|v| v.contains("application/json")));
+    let auth =
+        config.get("auth").and_then(|a| auth(a, &format!("{at}/config/auth"), &mut headers, &mut query, problems));
+    let json_type = headers
+        .iter()
+        .any(|(k, v)| k.starts_with("content-type") && v.as_str().is_some_and(|v| v.contains("application/json")));
     let mut http = Map::new();
     // promptfoo's `determineRequestBody`: JSON text with a JSON `Content-Type` is read as JSON first.
     match body.map(|b| match b {
         Value::String(s) if json_type => serde_json::from_str(s).unwrap_or_else(|_| b.clone()),
         _ => b.clone(),
     }) {
-        Some(Value::String(text)) => drop(http.insert("body".into(), json!(templated(&text, &format!("{at}/config/body"), problems)))),
+        Some(Value::String(text)) => {
+            drop(http.insert("body".into(), json!(templated(&text, &format!("{at}/config/body"), problems))))
+        }
         Some(value) if json_type => {
             drop(http.insert("json".into(), templates(&value, &format!("{at}/config/body"), problems)))
         }
         Some(_) => problems.push((
             format!("{at}/config/body"),
-            "the body is an object, but the `Content-Type` is not application/json (promptfoo refuses such a request)".into(),
+            "the body is an object, but the `Content-Type` is not application/json (promptfoo refuses such a request)"
+                .into(),
         )),
         None => {}
     }
@@ -107,7 +120,11 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
         let value = config.get(key)?;
         let code = value.as_str().filter(|c| !c.trim().is_empty() && !c.starts_with("file://"));
         if code.is_none() {
-            let why = if value.as_str().is_some_and(|c| c.starts_with("file://")) { "a transform from a file is not run" } else { "is JavaScript, as text" };
+            let why = if value.as_str().is_some_and(|c| c.starts_with("file://")) {
+                "a transform from a file is not run"
+            } else {
+                "is JavaScript, as text"
+            };
             problems.push((format!("{at}/config/{key}"), format!("`{key}`: {why}")));
         }
         code.map(str::to_owned)
@@ -134,7 +151,13 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
 
 /// promptfoo's `auth`: bearer and basic as the agent's own `auth`, an API key written
 /// into the headers (its name lowercased) or the query.
-fn auth(auth: &Value, at: &str, headers: &mut Map<String, Value>, query: &mut Map<String, Value>, problems: &mut Problems) -> Option<Value> {
+fn auth(
+    auth: &Value,
+    at: &str,
+    headers: &mut Map<String, Value>,
+    query: &mut Map<String, Value>,
+    problems: &mut Problems,
+) -> Option<Value> {
     let field = |key: &str, problems: &mut Problems| match auth.get(key) {
         Some(Value::String(s)) => Some(s.clone()),
         _ => {
@@ -162,7 +185,10 @@ fn auth(auth: &Value, at: &str, headers: &mut Map<String, Value>, query: &mut Ma
         }
         other => {
             let named = other.map_or_else(|| "without a `type`".to_owned(), |t| format!("`{t}`"));
-            problems.push((format!("{at}/type"), format!("the http provider's auth {named} is not supported (bearer, basic and api_key are)")));
+            problems.push((
+                format!("{at}/type"),
+                format!("the http provider's auth {named} is not supported (bearer, basic and api_key are)"),
+            ));
             None
         }
     }
@@ -172,10 +198,14 @@ fn auth(auth: &Value, at: &str, headers: &mut Map<String, Value>, query: &mut Ma
 fn templates(value: &Value, at: &str, problems: &mut Problems) -> Value {
     match value {
         Value::String(text) => json!(templated(text, at, problems)),
-        Value::Array(list) => list.iter().enumerate().map(|(i, v)| templates(v, &format!("{at}/{i}"), problems)).collect(),
+        Value::Array(list) => {
+            list.iter().enumerate().map(|(i, v)| templates(v, &format!("{at}/{i}"), problems)).collect()
+        }
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), templates(v, &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), problems)))
+                .map(|(k, v)| {
+                    (k.clone(), templates(v, &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), problems))
+                })
                 .collect(),
         ),
         other => other.clone(),
