@@ -60,6 +60,9 @@ async function run(req) {
     const isFunctionExpression = /^(\(.*?\)\s*=>|function\s*\(.*?\))/.test(parser);
     const body = isFunctionExpression ? `return (${parser})(json, text, context);` : `return (${parser});`;
     const value = new Function("json", "text", "context", "process", body)(req.json || null, req.text, req.context, process);
+    // `{output: undefined}` is a provider's answer without output: kept as a null `output`.
+    const answer = value !== null && typeof value === "object" && !Array.isArray(value) && "output" in value;
+    if (answer && value.output === undefined) return { returned: { ...value, output: null } };
     return value === undefined ? {} : { returned: value };
   }
   if (typeof req.transform === "string") {

@@ -91,6 +91,8 @@ pub(super) fn agent(id: &str, config: &Map<String, Value>, at: &str, problems: &
     };
     let auth =
         config.get("auth").and_then(|a| auth(a, &format!("{at}/config/auth"), &mut headers, &mut query, problems));
+    // Its token, user name and password are templates too.
+    let auth = auth.map(|a| templates(&a, &format!("{at}/config/auth"), problems));
     let json_type = headers
         .iter()
         .any(|(k, v)| k.starts_with("content-type") && v.as_str().is_some_and(|v| v.contains("application/json")));
