@@ -281,7 +281,7 @@ pub fn preflight(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)]) -> Result<(), Pr
     }
     let models = suite.agents.values().filter_map(|a| match &**a {
         Agent::Llm(l) => Some((format!("agent `{}`", l.name), &l.spec)),
-        Agent::Command(_) | Agent::Acp(_) | Agent::Call(_) => None,
+        Agent::Command(_) | Agent::Acp(_) | Agent::Http(_) | Agent::Call(_) => None,
     });
     let judges = suite.judge.iter().map(|j| ("the judge".to_owned(), j));
     // A replayed run asks no model: it needs no key (a fork's pull request has none).
@@ -327,7 +327,13 @@ fn environment(suite: &Suite, uses: &[(Place<'_>, Uses<'_>)], misses: &mut Vec<M
     for name in &suite.env.env_vars {
         places.entry(name).or_default().push("`env.required_env`".into());
     }
-    for (place, uses) in uses {
+    // A replayed http agent sends nothing: its `{env.NAME}` are not read (its key holds them as written).
+    let replayed = suite.cassettes.as_ref().is_some_and(|c| !c.mode.live());
+    let unread = |place: &Place<'_>| {
+        replayed
+            && matches!(place, Place::Agent(name) if matches!(suite.agents.get(*name).map(|a| &**a), Some(Agent::Http(_))))
+    };
+    for (place, uses) in uses.iter().filter(|(place, _)| !unread(place)) {
         for name in uses.env_vars() {
             let list = places.entry(name).or_default();
             let place = place.to_string();

@@ -1,5 +1,5 @@
 //! The doors: every place traffic meets the cassette (a model request of evalgate's own,
-//! a command agent's model endpoint, an MCP server's session) is a [`Door`], and [`pass`]
+//! a command agent's model endpoint, an MCP server's session, an `http` agent's requests) is a [`Door`], and [`pass`]
 //! is the one walk each takes: look the request up, then replay, miss or ask live and
 //! record. A door says only what traffic it passes and which live answers it keeps; a new
 //! door is an impl and a [`Traffic`] variant.
@@ -35,6 +35,8 @@ pub enum Traffic {
     Endpoint(&'static str),
     /// An MCP server's session, by the server's name in the cassette: `mcp:NAME`.
     Mcp(String),
+    /// An `http` agent's requests, by the agent's name: `http-agent:NAME`.
+    HttpAgent(String),
 }
 
 impl Traffic {
@@ -45,6 +47,7 @@ impl Traffic {
             Traffic::Embeddings(provider) => format!("embeddings:{provider}"),
             Traffic::Endpoint(provider) => format!("http:{provider}"),
             Traffic::Mcp(server) => format!("mcp:{server}"),
+            Traffic::HttpAgent(agent) => format!("http-agent:{agent}"),
         }
     }
 }

@@ -119,7 +119,7 @@ pub fn budget_warnings(suite: &Suite) -> Vec<String> {
         let agents: Vec<&Agent> = suite.tasks.iter().map(|t| &*t.agent).collect();
         let reports = |a: &&Agent| match a {
             Agent::Llm(llm) => prices.price(&llm.spec.model).is_some(),
-            Agent::Command(_) | Agent::Acp(_) | Agent::Call(_) => false,
+            Agent::Command(_) | Agent::Acp(_) | Agent::Http(_) | Agent::Call(_) => false,
         };
         if !agents.is_empty() && !agents.iter().any(reports) {
             warnings.push(

@@ -15,7 +15,7 @@ pub use input::{GradeInput, GradeResult, Graded, JudgeCall};
 pub use no_leak::leaked;
 pub use promptfoo::{
     Assertion as PromptfooAssertion, JS_HARNESS as PROMPTFOO_JS_HARNESS, PY_HARNESS as PROMPTFOO_PY_HARNESS,
-    js_string as promptfoo_js_string, transform_file as promptfoo_transform_file,
+    js_string as promptfoo_js_string, transform_file as promptfoo_transform_file, transform_response,
 };
 
 /// The reply parsers, for the fuzz targets (`src/fuzz_targets.rs`).

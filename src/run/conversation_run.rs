@@ -152,6 +152,11 @@ pub(super) async fn run_conversation(
             Speaker::Command(CommandSut { agent, scratch_dir, servers, cassette, workspace, conversation: None })
         }
         Agent::Acp(agent) => Speaker::Acp(AcpSut { agent, servers, cassette, workspace }, None),
+        Agent::Http(_) => {
+            trial.reason =
+                Some("a conversation needs an agent that keeps a session; an http agent makes one request".into());
+            return;
+        }
         Agent::Call(_) => {
             trial.reason = Some("a conversation needs an agent; an execution-level task calls a tool".into());
             return;

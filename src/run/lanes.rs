@@ -24,7 +24,7 @@ impl Lane {
     pub fn of(agent: &Agent) -> Lane {
         match agent {
             Agent::Command(_) | Agent::Acp(_) => Lane::Cpu,
-            Agent::Llm(_) | Agent::Call(_) => Lane::Io,
+            Agent::Llm(_) | Agent::Http(_) | Agent::Call(_) => Lane::Io,
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::process::reaper;
 use crate::results::{GraderResult, Phase, Status, TaskResult, TrialResult};
 use crate::step::{run_cleanup, run_sequence};
 use crate::suite::model::{Agent, Suite, Task};
-use crate::sut::{AcpSut, AgentRun, CommandSut, LlmSut, McpCallSut, SystemUnderTest};
+use crate::sut::{AcpSut, AgentRun, CommandSut, HttpSut, LlmSut, McpCallSut, SystemUnderTest};
 use crate::template::Bindings;
 use crate::trace::ToolCall;
 use crate::workspace::{FileChanges, TrialWorkspace};
@@ -53,7 +53,7 @@ impl RunContext {
 /// tool itself.
 pub fn agent_for<'a>(agent_override: Option<&'a Arc<Agent>>, task: &'a Task) -> &'a Arc<Agent> {
     match (agent_override, &*task.agent) {
-        (Some(agent), Agent::Command(_) | Agent::Acp(_) | Agent::Llm(_)) => agent,
+        (Some(agent), Agent::Command(_) | Agent::Acp(_) | Agent::Llm(_) | Agent::Http(_)) => agent,
         _ => &task.agent,
     }
 }
@@ -302,6 +302,7 @@ async fn run_body(
         Agent::Llm(agent) => {
             LlmSut { agent, task, trial: trial_index, llm: &ctx.llm, servers }.run(bindings, task.timeout).await
         }
+        Agent::Http(agent) => HttpSut { agent, cassette: ctx.llm.cassette.as_ref() }.run(bindings, task.timeout).await,
         Agent::Call(call) => McpCallSut { call, servers }.run(bindings, task.timeout).await,
     };
     // The graders see the workspace as the agent left it, its processes gone.

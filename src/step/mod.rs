@@ -14,7 +14,7 @@ mod text_expect;
 pub use compiled_step::{Step, compile_steps};
 pub use env::StepEnv;
 pub use file_step::{FileExpect, FileMiss, RawFileExpect, check_file};
-pub use http::{HttpRequest, RawHttp, send};
+pub use http::{HttpBody, HttpMethod, HttpRequest, RawHttp, send};
 pub use kind::{CompileStep, RunStep};
 pub use leaf::Leaf;
 pub use mcp_step::{McpAction, RawMcpCall, call as call_tool};

@@ -21,6 +21,8 @@ crate::llm::spec::model_keys!(embeds_model! {
         pub command: Option<Vec<String>>,
         /// A coding agent spoken to over the Agent Client Protocol.
         pub acp: Option<super::acp_agent::RawAcp>,
+        /// An HTTP endpoint: one request a trial, its answer the output.
+        pub http: Option<super::http_agent::RawHttpAgent>,
         /// Write the prompt to the agent's stdin.
         #[serde(default)]
         pub stdin: bool,
@@ -68,6 +70,8 @@ pub enum Agent {
     /// A coding agent over the Agent Client Protocol.
     Acp(super::acp_agent::AcpAgent),
     Llm(LlmAgent),
+    /// An HTTP endpoint, one request a trial.
+    Http(super::http_agent::HttpAgent),
     /// An execution-level task's one `tools/call`.
     Call(ToolCallSpec),
 }
@@ -78,6 +82,7 @@ impl Agent {
             Agent::Command(a) => &a.name,
             Agent::Acp(a) => &a.name,
             Agent::Llm(a) => &a.name,
+            Agent::Http(a) => &a.name,
             Agent::Call(c) => &c.name,
         }
     }
@@ -87,6 +92,7 @@ impl Agent {
             Agent::Command(a) => a.timeout,
             Agent::Acp(a) => a.timeout,
             Agent::Llm(a) => a.spec.timeout,
+            Agent::Http(a) => a.timeout,
             Agent::Call(_) => None,
         }
     }
@@ -155,6 +161,7 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
     if let Some(acp) = &raw.acp {
         let given = [
             ("command", raw.command.is_some()),
+            ("http", raw.http.is_some()),
             ("stdin", raw.stdin),
             ("env", !raw.env.is_empty()),
             ("max_turns", raw.max_turns.is_some()),
@@ -172,11 +179,28 @@ pub(super) fn validate_agent(cx: &mut ValidateCx, name: &str, raw: RawAgent) -> 
         let rest = (mcp, workdir, raw.timeout.map(|d| d.0));
         return super::acp_agent::compile_acp(cx, name, acp, &path.key("acp"), rest).map(Agent::Acp);
     }
+    if let Some(http) = &raw.http {
+        let given = [
+            ("command", raw.command.is_some()),
+            ("stdin", raw.stdin),
+            ("env", !raw.env.is_empty()),
+            ("workdir", raw.workdir.is_some()),
+            ("max_turns", raw.max_turns.is_some()),
+            ("mcp", raw.mcp.is_some()),
+            ("cache_repeats", raw.cache_repeats.is_some()),
+        ];
+        let keys = raw.model.given().into_iter().chain(given.into_iter().filter_map(|(k, given)| given.then_some(k)));
+        for key in keys {
+            cx.error(&path.key(key), format!("`{key}` does not belong to an http agent"));
+        }
+        let timeout = raw.timeout.map(|d| d.0);
+        return super::http_agent::compile_http(cx, name, http, &path.key("http"), timeout).map(Agent::Http);
+    }
     let Some(command) = &raw.command else {
         if raw.model.provider.is_none() {
             cx.error(
                 &path,
-                "an agent needs `command` (a CLI), `acp` (an ACP agent) or `provider` and `model` (a model)",
+                "an agent needs `command` (a CLI), `acp` (an ACP agent), `http` (an HTTP endpoint) or `provider` and `model` (a model)",
             );
             return None;
         }
@@ -300,6 +324,7 @@ mod tests {
         let agent_only = [
             "command",
             "acp",
+            "http",
             "stdin",
             "env",
             "workdir",

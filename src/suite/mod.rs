@@ -10,6 +10,7 @@ mod conversation;
 mod definition;
 mod extension_config;
 pub mod formats;
+mod http_agent;
 mod ids;
 mod imports;
 mod load;

@@ -11,6 +11,7 @@ pub use super::acp_agent::{AcpAgent, Decision, PermissionPolicy, Ruling, ToolKin
 pub use super::agent::{Agent, CommandAgent, DEFAULT_MAX_TURNS, LlmAgent, ToolCallSpec};
 pub use super::conversation::{Aggregation, Conversation, SimulatedUser, Turn, Verdict, transcript};
 pub use super::extension_config::ExtensionSpec;
+pub use super::http_agent::HttpAgent;
 pub use super::mcp_server::McpServer;
 pub use super::raw::Mode;
 pub use super::tasks::{DEFAULT_TASK_TIMEOUT, Level, Prompt, Task};

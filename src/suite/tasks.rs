@@ -539,6 +539,7 @@ pub(super) fn task_eras(
 ) -> Option<(String, Vec<String>)> {
     let mut used: Vec<&str> = match &*task.agent {
         Agent::Call(call) => vec![call.server.as_str()],
+        Agent::Http(_) => Vec::new(),
         Agent::Command(a) => a.mcp.iter().map(String::as_str).collect(),
         Agent::Acp(a) => a.mcp.iter().map(String::as_str).collect(),
         Agent::Llm(a) => a.mcp.iter().map(String::as_str).collect(),

@@ -62,6 +62,9 @@ fn agent_uses(agent: &Agent) -> Uses<'_> {
         Agent::Command(a) => program_uses("agent command", &a.command, &a.env, &a.workdir),
         Agent::Acp(a) => program_uses("ACP agent command", &a.command, &a.env, &a.workdir),
         Agent::Llm(a) => model_uses(&a.spec),
+        // Its secrets are the `{env.NAME}` it reads: a header as written is the suite's text,
+        // and hiding a value rendered without its variables would hide a piece of the key.
+        Agent::Http(a) => Uses::templates(a.templates().chain(a.headers.iter().map(|(_, t)| t))),
         // Its arguments belong to its task.
         Agent::Call(_) => Uses::default(),
     }
@@ -156,7 +159,7 @@ fn task_uses(task: &Task) -> Uses<'_> {
             uses.and(Uses::templates(call.arguments.templates()))
         }
         Agent::Llm(agent) => Uses { offered: agent.mcp.iter().map(String::as_str).collect(), ..uses },
-        Agent::Command(_) | Agent::Acp(_) => uses,
+        Agent::Command(_) | Agent::Acp(_) | Agent::Http(_) => uses,
     }
 }
 

@@ -3,6 +3,8 @@
 mod acp;
 mod agent_run_setup;
 mod command_agent;
+mod http_output;
+mod http_sut;
 mod llm_agent;
 mod mcp_call;
 mod model_endpoint;
@@ -12,6 +14,7 @@ use std::time::Duration;
 pub use crate::trace::{ToolCall, Trace, Usage};
 pub use acp::{AcpSession, AcpSut};
 pub use command_agent::CommandSut;
+pub use http_sut::HttpSut;
 pub use llm_agent::LlmSut;
 pub use mcp_call::McpCallSut;
 

@@ -33,6 +33,7 @@ mod gate;
 mod github;
 mod graders;
 mod html;
+mod http_agent;
 mod install;
 mod interrupt;
 mod invalid_input;

@@ -272,14 +272,14 @@ fn an_http_provider_is_requested_by_evalgate_and_its_credential_never_shows() {
     let converted = Test::new().file("promptfooconfig.yaml", &config).args(&["convert", "promptfooconfig.yaml"]).run();
     converted.expect_code(0);
     assert!(
-        converted.stdout.contains(r#"PF_HTTP_KEY: "{env.PF_HTTP_KEY}""#) && !converted.stdout.contains(secret),
+        converted.stdout.contains(r#"x-key: "{env.PF_HTTP_KEY}""#) && !converted.stdout.contains(secret),
         "{}",
         converted.stdout
     );
 }
 
 #[test]
-fn an_http_provider_s_code_and_test_vars_are_refused_at_their_line() {
+fn an_http_provider_s_test_vars_and_file_transforms_are_refused_at_their_line() {
     let config = unindent(
         "
         prompts: ['{{ q }}']
@@ -303,8 +303,7 @@ fn an_http_provider_s_code_and_test_vars_are_refused_at_their_line() {
         "error: promptfooconfig.yaml: invalid promptfoo config:
   promptfooconfig.yaml:9:7: /providers/0/config/tls: the http provider's `tls` is not supported
   promptfooconfig.yaml:7:14: /providers/0/config/body/q: the http provider's template `{{ q }}` is not supported: one agent serves every test, so its templates name only `{{prompt}}` and `{{env.NAME}}`
-  promptfooconfig.yaml:8:7: /providers/0/config/transformResponse: a JavaScript transform is not run: write `transformResponse` as a path into the answer (`json.output`, `json.choices[0].message.content`, `text`)
-  promptfooconfig.yaml:11:23: /providers/1/config/transformResponse: a transform from a file is not run: write `transformResponse` as a path into the answer (`json.output`, `json.choices[0].message.content`, `text`)
+  promptfooconfig.yaml:11:23: /providers/1/config/transformResponse: `transformResponse`: a transform from a file is not run
 1 error in the suite; nothing ran
 ",
     );

@@ -248,11 +248,63 @@ fn embedding_reply(text: &str) -> String {
         .to_string()
 }
 
+/// http2.yaml's routes, as stand_in.py's `http2_reply` answers them: 401 without each
+/// route's credential, else the input (the query's `q`, the JSON body's `input`, or the
+/// text body) with the method and the query's `lang`.
+fn http2_reply(r: &crate::common::server::Request) -> (u16, String) {
+    use base64::Engine as _;
+    let query: BTreeMap<String, String> = url_pairs(&r.query);
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("u:local"));
+    let wanted = match r.path.as_str() {
+        "/http2/bearer" => Some(("authorization", "Bearer local")),
+        "/http2/header" => Some(("x-api-key", "local")),
+        "/http2/basic" => Some(("authorization", basic.as_str())),
+        _ => None,
+    };
+    let denied = wanted.is_some_and(|(name, value)| r.header(name) != Some(value))
+        || (r.path == "/http2/query" && query.get("key").map(String::as_str) != Some("local"));
+    if denied {
+        return (401, "denied".into());
+    }
+    let said = if r.path == "/http2/query" {
+        json!(query.get("q").cloned().unwrap_or_default())
+    } else if r.header("content-type").is_some_and(|t| t.starts_with("application/json")) {
+        serde_json::from_str::<Value>(&r.body).unwrap()["input"].clone()
+    } else {
+        json!(r.body)
+    };
+    let ends = |tail: &str| said.as_str().is_some_and(|s| s.ends_with(tail));
+    if ends("fail500") {
+        (500, json!({"output": "server said no"}).to_string())
+    } else if ends("nooutput") {
+        (200, json!({"other": 1}).to_string())
+    } else if ends("null") {
+        (200, json!({"output": null}).to_string())
+    } else {
+        (200, json!({"output": said, "method": r.method, "lang": query.get("lang")}).to_string())
+    }
+}
+
+/// A query string's pairs, decoded as a form (`+` a space), the first of each name kept.
+fn url_pairs(query: &str) -> BTreeMap<String, String> {
+    let mut pairs = BTreeMap::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode =
+            |t: &str| percent_encoding::percent_decode_str(&t.replace('+', " ")).decode_utf8_lossy().into_owned();
+        pairs.entry(decode(k)).or_insert_with(|| decode(v));
+    }
+    pairs
+}
+
 /// The model and judge stand-in, answering as stand_in.py answered promptfoo.
 fn stand_in() -> Server {
     Server::start(|r| {
         if r.path.starts_with("/http/") {
             return http_reply(r);
+        }
+        if r.path.starts_with("/http2/") {
+            return http2_reply(r);
         }
         let body: Value = serde_json::from_str(&r.body).unwrap();
         if r.path.ends_with("/responses") {
@@ -342,6 +394,7 @@ differential! {
     files_yaml: "files.yaml",
     graded_yaml: "graded.yaml",
     http_yaml: "http.yaml",
+    http2_yaml: "http2.yaml",
     json_yaml: "json.yaml",
     metrics_yaml: "metrics.yaml",
     provider_yaml: "provider.yaml",

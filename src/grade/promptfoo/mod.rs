@@ -18,4 +18,4 @@ mod script_assertion;
 mod similarity;
 mod tools_call;
 pub use promptfoo_check::*;
-pub use script_assertion::{JS_HARNESS, PY_HARNESS, transform_file};
+pub use script_assertion::{JS_HARNESS, PY_HARNESS, transform_file, transform_response};

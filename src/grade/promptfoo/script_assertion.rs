@@ -212,6 +212,37 @@ pub(super) async fn transform(
     }
 }
 
+/// An `http` agent's JavaScript `transform` (promptfoo's `transformResponse`) applied to
+/// an answer, run by node through the script harness: `Ok(None)` when it returns
+/// `undefined`, `Err` when it throws (the message, as promptfoo words it) or cannot run.
+pub async fn transform_response(
+    code: &str,
+    answer: (&Value, &str),
+    context: &Value,
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<Option<Value>, String> {
+    let request = json!({"transformResponse": code, "json": answer.0, "text": answer.1, "context": context});
+    let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
+    let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
+    spec.stdin = Some(request.to_string().into_bytes());
+    let out = run_process(spec).await.map_err(|e| e.to_string())?;
+    let line = out.stdout.text.lines().last().unwrap_or_default();
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(mut reply)) if !out.timed_out && !out.stdout.is_truncated() => match reply.remove("threw") {
+            Some(threw) => {
+                let threw = super::promptfoo_check::js_string(&threw);
+                Err(format!("Failed to transform response: Error: Transform failed: {threw}"))
+            }
+            None => Ok(reply.remove("returned")),
+        },
+        _ => {
+            let said = crate::excerpt::excerpt_with_last_line(out.stderr.text.trim(), 200);
+            Err(format!("the transform gave no answer ({}): {said}", out.describe_end(timeout)))
+        }
+    }
+}
+
 /// promptfoo's `buildPythonScript`: a one-line value is `return VALUE`; several lines are
 /// the body, indented as the value's first indented line is (four spaces if none is).
 fn python_module(code: &str) -> String {

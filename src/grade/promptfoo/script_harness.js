@@ -77,6 +77,19 @@ async function run(req) {
     if (result === null || result === undefined) throw new Error("Transform function did not return a value");
     return { transformed: typeof result === "string" ? result : JSON.stringify(result) };
   }
+  if (typeof req.transformResponse === "string") {
+    // promptfoo's `createTransformResponse` (src/providers/http.ts): an expression of
+    // `json`, `text` and `context`, or a function given them. Its value goes back as
+    // {"returned": VALUE} (absent when undefined), so null and undefined stay apart.
+    const parser = req.transformResponse.trim();
+    const isFunctionExpression = /^(\(.*?\)\s*=>|function\s*\(.*?\))/.test(parser);
+    const body = isFunctionExpression ? `return (${parser})(json, text, context);` : `return (${parser});`;
+    const value = new Function("json", "text", "context", "process", body)(req.json || null, req.text, req.context, process);
+    // `{output: undefined}` is a provider's answer without output: kept as a null `output`.
+    const answer = value !== null && typeof value === "object" && !Array.isArray(value) && "output" in value;
+    if (answer && value.output === undefined) return { returned: { ...value, output: null } };
+    return value === undefined ? {} : { returned: value };
+  }
   if (typeof req.transform === "string") {
     // promptfoo's `getInlineTransformFunction`; a transform must return a value.
     const code = req.transform;
@@ -140,7 +153,7 @@ process.stdin.on("end", async () => {
   try {
     const req = JSON.parse(input);
     const result = await run(req);
-    const transforming = typeof req.transform === "string" || typeof req.transform_file === "string";
+    const transforming = ["transform", "transform_file", "transformResponse"].some((k) => typeof req[k] === "string");
     out = transforming ? result : { kind: result === null ? "null" : typeof result, value: typeof result === "number" ? String(result) : result };
   } catch (err) {
     out = { threw: String(err && err.message !== undefined ? err.message : err) };

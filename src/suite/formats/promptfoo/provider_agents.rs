@@ -2,8 +2,8 @@
 //! `anthropic:messages:*` become model agents (their `apiBaseUrl`, `apiKeyEnvar`,
 //! `temperature`, `max_tokens`, `seed`; OpenAI's `tools` and `tool_choice` as declared
 //! tools, whose calls are the answer, as promptfoo returns them), `echo` a command agent that prints its prompt, `exec:` a command agent run as
-//! promptfoo runs the command, `http` a command agent making promptfoo's request
-//! (`http_provider`), `file://` and `python:` scripts command agents calling them as
+//! promptfoo runs the command, `http` a native `http` agent making promptfoo's
+//! request (`http_provider`), `file://` and `python:` scripts command agents calling them as
 //! promptfoo does (`script_provider`); any other is refused by name.
 
 use serde_json::{Map, Value, json};
