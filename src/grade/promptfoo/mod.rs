@@ -2,8 +2,9 @@
 //! 0.123.1 scores it. The promptfoo converter writes one a top-level assertion; the test's
 //! verdict is then the task's (`threshold`, weights), which reads the scores as promptfoo does.
 //!
-//! `promptfoo_check.rs` reads an assertion and runs it; `overlap.rs` holds the text-overlap
-//! metrics (Levenshtein, ROUGE-N, BLEU), `json_in_text.rs` promptfoo's JSON extraction and
+//! `promptfoo_check.rs` runs an assertion (`promptfoo_check/assertion_read.rs` reads it as
+//! written); `overlap.rs` holds the text-overlap metrics (Levenshtein, ROUGE-N, BLEU),
+//! `json_in_text.rs` promptfoo's JSON extraction and
 //! `script_assertion.rs` the `javascript` and `python` assertions (node and python3),
 //! `llm_rubric.rs` `llm-rubric`, `tools_call.rs` `is-valid-openai-tools-call`, `model_graded.rs`
 //! `model-graded-closedqa`, `factuality` and `g-eval` (promptfoo's prompts),
