@@ -14,6 +14,18 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// The one client of the requests a suite writes (a step's `http` calls, an `http` agent's),
+/// with evalgate's user agent; its connections are kept between requests.
+pub fn suite_client() -> &'static reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| {
+        client_builder()
+            .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("a client with a static user agent builds")
+    })
+}
+
 /// Why a body was not read whole.
 #[derive(Debug)]
 pub enum BodyError {

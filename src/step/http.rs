@@ -1,7 +1,6 @@
 //! `http` steps (and the `http` grader): one request, its response checked against `expect`.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -193,22 +192,12 @@ impl RunStep for HttpRequest {
     }
 }
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        crate::http_body::client_builder()
-            .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("a client with a static user agent builds")
-    })
-}
-
 /// Sends `req`; `timeout` overrides the request's own when the step sets one.
 pub async fn send(req: &HttpRequest, timeout: Option<Duration>, bindings: &Bindings) -> Leaf {
     let rendered = bindings.render_with(|lookup| {
         let url = req.url.render(lookup);
         let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut builder = client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
+        let mut builder = crate::http_body::suite_client().request(method, &url).timeout(timeout.unwrap_or(req.timeout));
         for (name, value) in &req.headers {
             builder = builder.header(name, value.render(lookup));
         }

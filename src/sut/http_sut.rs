@@ -5,7 +5,7 @@
 //! (`http_output.rs`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -192,21 +192,11 @@ fn with_query(url: &str, pairs: &[(String, String)]) -> String {
     }
 }
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        crate::http_body::client_builder()
-            .user_agent(concat!("evalgate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("a client with a static user agent builds")
-    })
-}
-
 /// `request` sent, its answer read up to [`BODY_CAP`]. An error names no header, body or
 /// URL: they may hold a credential.
 async fn send(request: Request) -> Result<Answer, String> {
     let method = reqwest::Method::from_bytes(request.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-    let mut builder = client().request(method, &request.url);
+    let mut builder = crate::http_body::suite_client().request(method, &request.url);
     for (name, value) in &request.headers {
         builder = builder.header(name, value);
     }

@@ -138,6 +138,12 @@ fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
         _ => {}
     }
     let said = serde_json::from_str::<Value>(&r.body).unwrap()["input"].clone();
+    scripted(&said, json!({"output": said}))
+}
+
+/// The `/http/` and `/http2/` routes' answer to `said`: a 500, no `output` or a `null` one
+/// when it ends in `fail500`, `nooutput` or `null`, else `ok`.
+fn scripted(said: &Value, ok: Value) -> (u16, String) {
     let ends = |tail: &str| said.as_str().is_some_and(|s| s.ends_with(tail));
     if ends("fail500") {
         (500, json!({"output": "server said no"}).to_string())
@@ -146,7 +152,7 @@ fn http_reply(r: &crate::common::server::Request) -> (u16, String) {
     } else if ends("null") {
         (200, json!({"output": null}).to_string())
     } else {
-        (200, json!({"output": said}).to_string())
+        (200, ok.to_string())
     }
 }
 
@@ -273,16 +279,7 @@ fn http2_reply(r: &crate::common::server::Request) -> (u16, String) {
     } else {
         json!(r.body)
     };
-    let ends = |tail: &str| said.as_str().is_some_and(|s| s.ends_with(tail));
-    if ends("fail500") {
-        (500, json!({"output": "server said no"}).to_string())
-    } else if ends("nooutput") {
-        (200, json!({"other": 1}).to_string())
-    } else if ends("null") {
-        (200, json!({"output": null}).to_string())
-    } else {
-        (200, json!({"output": said, "method": r.method, "lang": query.get("lang")}).to_string())
-    }
+    scripted(&said, json!({"output": said, "method": r.method, "lang": query.get("lang")}))
 }
 
 /// A query string's pairs, decoded as a form (`+` a space), the first of each name kept.
