@@ -1,8 +1,8 @@
 //! The doors: every place traffic meets the cassette (a model request of evalgate's own,
 //! a command agent's model endpoint, an MCP server's session, an `http` agent's requests)
 //! is a [`Door`], and [`pass`] is the one walk each takes: look the request up, then
-//! replay, miss or ask live and record. A door says only what traffic it passes and which live answers it keeps; a new
-//! door is an impl and a [`Traffic`] variant.
+//! replay, miss or ask live and record. A door says only what traffic it passes and which
+//! live answers it keeps; a new door is an impl and a [`Traffic`] variant.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
