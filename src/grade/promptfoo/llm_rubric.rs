@@ -61,23 +61,11 @@ pub(super) async fn llm_rubric(
 
 /// `llm-rubric` with promptfoo's default prompt: the judge's reply.
 async fn default_llm_rubric(rubric: &str, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<String, String> {
-    use crate::llm::types::{ChatMessage, ChatRequest, Role};
+    use crate::llm::types::{ChatMessage, Role};
     let spec = input.judge.ok_or("no judge is configured (promptfoo's grading provider: `defaultTest.options.provider`)")?;
     let user = format!("<Output>\n{}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>", output_for_grading(input.output));
-    let request = ChatRequest {
-        model: spec.model.clone(),
-        system: Some(RUBRIC_SYSTEM.into()),
-        messages: vec![ChatMessage::text(Role::User, user)],
-        tools: Vec::new(),
-        force_tool: None,
-        tool_choice: None,
-        temperature: spec.temperature,
-        max_tokens: spec.max_tokens,
-        seed: spec.seed,
-    };
-    let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
-    judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
-    Ok(completion.response.text)
+    let request = super::model_graded::judge_request(spec, Some(RUBRIC_SYSTEM.into()), vec![ChatMessage::text(Role::User, user)]);
+    super::model_graded::send(&request, input, judge_calls).await
 }
 
 /// The judge's `llm-rubric` reply read as promptfoo reads it.

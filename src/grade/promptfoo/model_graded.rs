@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use super::json_in_text::json_objects;
 use super::promptfoo_check::js_string;
 use crate::grade::{GradeInput, JudgeCall};
+use crate::llm::spec::LlmSpec;
 use crate::llm::types::{ChatMessage, ChatRequest, Role};
 
 /// promptfoo's grading prompts, by its constant's name.
@@ -91,9 +92,14 @@ fn request(prompt: &str, input: &GradeInput<'_>) -> Result<ChatRequest, String> 
         }
         _ => messages.push(ChatMessage::text(Role::User, prompt)),
     }
-    Ok(ChatRequest {
+    Ok(judge_request(spec, (!system.is_empty()).then(|| system.join("\n\n")), messages))
+}
+
+/// A request to the judge `spec` with its model and sampling settings, no tools.
+pub(super) fn judge_request(spec: &LlmSpec, system: Option<String>, messages: Vec<ChatMessage>) -> ChatRequest {
+    ChatRequest {
         model: spec.model.clone(),
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        system,
         messages,
         tools: Vec::new(),
         force_tool: None,
@@ -101,16 +107,20 @@ fn request(prompt: &str, input: &GradeInput<'_>) -> Result<ChatRequest, String> 
         temperature: spec.temperature,
         max_tokens: spec.max_tokens,
         seed: spec.seed,
-    })
+    }
+}
+
+/// Sends `request` to the suite's judge, its call counted in `judge_calls`; its reply's text.
+pub(super) async fn send(request: &ChatRequest, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<String, String> {
+    let spec = input.judge.ok_or("no judge is configured")?;
+    let completion = input.llm.complete(spec, request, true).await.map_err(|e| format!("judge: {e}"))?;
+    judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
+    Ok(completion.response.text)
 }
 
 /// Asks the suite's judge a rendered promptfoo prompt; its reply's text.
 pub(super) async fn ask(prompt: &str, input: &GradeInput<'_>, judge_calls: &mut Vec<JudgeCall>) -> Result<String, String> {
-    let request = request(prompt, input)?;
-    let spec = input.judge.ok_or("no judge is configured")?;
-    let completion = input.llm.complete(spec, &request, true).await.map_err(|e| format!("judge: {e}"))?;
-    judge_calls.push(JudgeCall { cost_usd: completion.cost_usd, cached: completion.cached });
-    Ok(completion.response.text)
+    send(&request(prompt, input)?, input, judge_calls).await
 }
 
 /// Asks the suite's judge the test's `rubricPrompt` (text, or a chat as JSON) rendered with
