@@ -95,7 +95,7 @@ impl Vector {
 
     /// The dot product, summed left to right as promptfoo sums it (the same rounding).
     pub fn dot(&self, other: &Vector) -> Result<f64, String> {
-        Ok(self.pair(other)?.fold(0.0, |acc, (a, b)| acc + a * b))
+        finite(self.pair(other)?.fold(0.0, |acc, (a, b)| acc + a * b))
     }
 
     fn magnitude(&self) -> f64 {
@@ -106,12 +106,23 @@ impl Vector {
     pub fn cosine(&self, other: &Vector) -> Result<f64, String> {
         let dot = self.dot(other)?;
         let (a, b) = (self.magnitude(), other.magnitude());
-        Ok(if a == 0.0 || b == 0.0 { 0.0 } else { dot / (a * b) })
+        finite(if a == 0.0 || b == 0.0 { 0.0 } else { dot / (a * b) })
     }
 
     /// The Euclidean distance.
     pub fn euclidean(&self, other: &Vector) -> Result<f64, String> {
-        Ok(self.pair(other)?.fold(0.0, |acc, (a, b)| acc + (a - b) * (a - b)).sqrt())
+        finite(self.pair(other)?.fold(0.0, |acc, (a, b)| acc + (a - b) * (a - b)).sqrt())
+    }
+}
+
+/// A comparison's value, or an error when finite numbers overflowed on the way (`[1e200]`
+/// has an infinite magnitude, and its cosine is NaN): a comparison is never a NaN or
+/// infinite score, which no threshold test reads the right way.
+fn finite(value: f64) -> Result<f64, String> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(format!("two embeddings compare to {value} (their numbers overflow)"))
     }
 }
 
@@ -133,6 +144,13 @@ mod tests {
     fn vectors_of_two_lengths_are_never_compared() {
         let (a, b) = (Vector::read(&json!([1, 0])).unwrap(), Vector::read(&json!([1, 0, 0])).unwrap());
         assert!(a.cosine(&b).is_err() && a.dot(&b).is_err() && a.euclidean(&b).is_err());
+    }
+
+    #[test]
+    fn numbers_that_overflow_are_an_error_never_a_score() {
+        let (big, other) =
+            (Vector::read(&json!([1e200, 1e200])).unwrap(), Vector::read(&json!([-1e200, 1e200])).unwrap());
+        assert!(big.dot(&big).is_err() && big.cosine(&big).is_err() && big.euclidean(&other).is_err());
     }
 
     #[test]

@@ -92,12 +92,15 @@ pub fn conversation_verdict(
             scores.extend(whole.as_ref().map(|(_, s, _)| *s));
             let score = match aggregation {
                 _ if scores.is_empty() => 0.0,
-                Aggregation::Mean => scores.iter().sum::<f64>() / scores.len() as f64,
+                // `f64::min` and `max` pass a NaN over: one NaN makes the score NaN (a fail).
+                _ if scores.iter().any(|s| s.is_nan()) => f64::NAN,
+                Aggregation::Mean => mean_with_whole(&scripted),
                 Aggregation::Min => scores.iter().copied().fold(f64::INFINITY, f64::min),
                 Aggregation::Max => scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             };
             let bar = threshold.unwrap_or(1.0);
-            if score + 1e-9 < bar {
+            // A NaN score (a grader's, or their mean) compares to nothing: it fails.
+            if score.is_nan() || score + 1e-9 < bar {
                 (Status::Failed, score, Some(format!("score {score:.2} below threshold {bar:.2}")))
             } else if simulated && !whole_passed {
                 (Status::Failed, score, Some(whole_failure()))
@@ -158,6 +161,11 @@ mod tests {
         let error: Whole = Some((Status::Error, 0.0, Some("uses {turns.2.output}".into())));
         assert_eq!(passed(&error, Verdict::All, &stopped, false), Status::Failed);
         assert_eq!(passed(&error, Verdict::All, &turns, false), Status::Error);
+        // A NaN score compares to nothing: under every aggregation it fails.
+        let nan = [turn(1, Status::Passed, f64::NAN)];
+        for aggregation in [Aggregation::Mean, Aggregation::Min, Aggregation::Max] {
+            assert_eq!(passed(&None, Verdict::Score(aggregation), &nan, false), Status::Failed);
+        }
     }
 
     /// A simulated user's turns count in no rule: the whole-conversation graders decide,
