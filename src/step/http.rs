@@ -110,6 +110,29 @@ pub enum HttpBody {
     Json(JsonTemplate),
 }
 
+impl HttpBody {
+    /// A request's `body` (text) or `json` as written, for a step and an `http` agent:
+    /// `None` without either, else the compiled body (`None` inside when it did not
+    /// compile). Both written is an error, and then there is no body.
+    pub fn compile(
+        cx: &mut ValidateCx,
+        text: Option<&String>,
+        json: Option<&serde_json::Value>,
+        scope: Scope,
+        path: &KeyPath,
+    ) -> Option<Option<HttpBody>> {
+        match (text, json) {
+            (Some(_), Some(_)) => {
+                cx.error(path, "set either `body` or `json`, not both");
+                None
+            }
+            (Some(text), None) => Some(cx.template(text, scope, &path.key("body")).map(HttpBody::Text)),
+            (None, Some(json)) => Some(JsonTemplate::compile(cx, json, scope, &path.key("json")).map(HttpBody::Json)),
+            (None, None) => None,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct HttpExpect {
     /// `None`: any 2xx.
@@ -126,17 +149,7 @@ impl CompileStep for RawHttp {
         let url = cx.template(&self.url, scope, &path.key("url"));
         let method = self.method.unwrap_or_default();
         let headers = cx.env_templates(&self.headers, scope, &path.key("headers"));
-        let body = match (&self.body, &self.json) {
-            (Some(_), Some(_)) => {
-                cx.error(path, "set either `body` or `json`, not both");
-                None
-            }
-            (Some(text), None) => Some(cx.template(text, scope, &path.key("body")).map(HttpBody::Text)),
-            (None, Some(json)) => {
-                Some(JsonTemplate::compile(cx, json, scope, &path.key("json")).map(HttpBody::Json))
-            }
-            (None, None) => None,
-        };
+        let body = HttpBody::compile(cx, self.body.as_ref(), self.json.as_ref(), scope, path);
         let expect = match &self.expect {
             None => Some(HttpExpect::default()),
             Some(e) => {

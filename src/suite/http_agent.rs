@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::source::{KeyPath, ValidateCx};
 use crate::step::{HttpBody, HttpMethod};
-use crate::template::{JsonTemplate, Scope, Template};
+use crate::template::{Scope, Template};
 
 /// An HTTP endpoint as the agent: one request a trial.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -139,20 +139,12 @@ pub(super) fn compile_http(
         }
         None => {}
     }
-    let body = match (&raw.body, &raw.json) {
-        (Some(_), Some(_)) => {
-            cx.error(path, "set either `body` or `json`, not both");
-            None
-        }
-        (Some(text), None) => Some(cx.template(text, scope, &path.key("body")).map(HttpBody::Text)),
-        (None, Some(json)) => Some(JsonTemplate::compile(cx, json, scope, &path.key("json")).map(HttpBody::Json)),
-        (None, None) => None,
-    };
+    let body = HttpBody::compile(cx, raw.body.as_ref(), raw.json.as_ref(), scope, path);
     if matches!(body, Some(Some(HttpBody::Json(_)))) && !headers.iter().any(|(k, _)| k == "content-type") {
         headers.push(("content-type".into(), Template::literal("application/json")));
     }
     if let Some(transform) = raw.transform.as_deref().filter(|t| t.trim().is_empty() || t.starts_with("file://")) {
-        let why = if transform.is_empty() { "is empty" } else { "is JavaScript written here, not a file" };
+        let why = if transform.trim().is_empty() { "is empty" } else { "is JavaScript written here, not a file" };
         cx.error(&path.key("transform"), format!("`transform` {why}"));
     }
     let body = match body {

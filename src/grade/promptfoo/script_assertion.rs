@@ -223,7 +223,7 @@ pub async fn transform_response(
     timeout: Duration,
 ) -> Result<Option<Value>, String> {
     let request = json!({"transformResponse": code, "json": answer.0, "text": answer.1, "context": context});
-    let argv = vec!["node".to_owned(), "-e".to_owned(), include_str!("script_harness.js").to_owned()];
+    let argv = vec!["node".to_owned(), "-e".to_owned(), JS_HARNESS.to_owned()];
     let mut spec = ProcessSpec::argv(argv, cwd.to_owned(), timeout);
     spec.stdin = Some(request.to_string().into_bytes());
     let out = run_process(spec).await.map_err(|e| e.to_string())?;
