@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::client::{LlmClient, LlmError};
 use super::provider::Provider;
-use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage};
+use super::types::{ChatRequest, ChatResponse, ModelToolCall, Part, Role, TokenUsage, ToolChoice};
 use super::wire::{HttpSettings, post_json};
 
 const PROVIDER: &str = Provider::Anthropic.label();
@@ -62,11 +62,17 @@ pub fn to_wire(request: &ChatRequest) -> Value {
         body["tools"] = request
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .map(|t| {
+                // Anthropic requires a schema where OpenAI takes a function without one.
+                let schema = if t.parameters.is_null() { json!({"type": "object"}) } else { t.parameters.clone() };
+                json!({"name": t.name, "description": t.description, "input_schema": schema})
+            })
             .collect();
-        body["tool_choice"] = match &request.force_tool {
-            Some(name) => json!({"type": "tool", "name": name}),
-            None => json!({"type": "auto"}),
+        body["tool_choice"] = match request.effective_tool_choice() {
+            ToolChoice::Tool { name } => json!({"type": "tool", "name": name}),
+            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::None => json!({"type": "none"}),
+            ToolChoice::Required => json!({"type": "any"}),
         };
     }
     if let Some(t) = request.temperature {
@@ -140,4 +146,34 @@ fn shaped(blocks: &[Value]) -> Option<Value> {
         .filter(|t| !t.is_empty())
         .collect();
     Some(Value::String(shown.join("\n\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{ChatMessage, ToolDef};
+
+    /// A declared `tool_choice` reaches Anthropic in its own words, and a tool declared
+    /// without parameters gets the object schema Anthropic requires.
+    #[test]
+    fn a_declared_tool_choice_is_sent_in_anthropic_s_words() {
+        let request = |choice: Option<ToolChoice>, force: Option<&str>| ChatRequest {
+            model: "claude".into(),
+            system: None,
+            messages: vec![ChatMessage::text(Role::User, "hi")],
+            tools: vec![ToolDef { name: "f".into(), description: String::new(), parameters: Value::Null }],
+            force_tool: force.map(str::to_owned),
+            tool_choice: choice,
+            temperature: None,
+            max_tokens: None,
+            seed: None,
+        };
+        let sent = |choice, force| to_wire(&request(choice, force))["tool_choice"].clone();
+        assert_eq!(sent(None, None), json!({"type": "auto"}));
+        assert_eq!(sent(Some(ToolChoice::Required), None), json!({"type": "any"}));
+        assert_eq!(sent(Some(ToolChoice::None), None), json!({"type": "none"}));
+        assert_eq!(sent(Some(ToolChoice::Tool { name: "f".into() }), None), json!({"type": "tool", "name": "f"}));
+        assert_eq!(sent(Some(ToolChoice::Required), Some("g")), json!({"type": "tool", "name": "g"}));
+        assert_eq!(to_wire(&request(None, None))["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
 }

@@ -90,11 +90,9 @@ pub fn to_wire(request: &ChatRequest) -> Value {
                 json!({"type": "function", "function": function})
             })
             .collect();
-        body["tool_choice"] = match (&request.force_tool, &request.tool_choice) {
-            (Some(name), _) | (None, Some(ToolChoice::Tool { name })) => {
-                json!({"type": "function", "function": {"name": name}})
-            }
-            (None, choice) => json!(choice.as_ref().unwrap_or(&ToolChoice::Auto)),
+        body["tool_choice"] = match request.effective_tool_choice() {
+            ToolChoice::Tool { name } => json!({"type": "function", "function": {"name": name}}),
+            choice => json!(choice),
         };
     }
     if let Some(t) = request.temperature {

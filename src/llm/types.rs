@@ -26,6 +26,17 @@ pub struct ChatRequest {
     pub seed: Option<u64>,
 }
 
+impl ChatRequest {
+    /// How the model may use `tools`, as every wire sends it: the forced tool, else the
+    /// declared `tool_choice`, else `auto`.
+    pub fn effective_tool_choice(&self) -> ToolChoice {
+        match (&self.force_tool, &self.tool_choice) {
+            (Some(name), _) => ToolChoice::Tool { name: name.clone() },
+            (None, choice) => choice.clone().unwrap_or(ToolChoice::Auto),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: Role,
